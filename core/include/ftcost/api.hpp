@@ -1,0 +1,25 @@
+// JSON-in / JSON-out entry points shared by every front end (the browser calculator's
+// window.ftcost.estimate, tests, scripting). Never throws; errors come back as
+// {"error": {"code": "...", "field": "...", "message": "..."}}.
+#pragma once
+
+#include <string>
+
+namespace ftcost::api {
+
+// `request_json` is an object whose keys are the `ftcost estimate` flag names without the leading
+// dashes ("model", "gpu", "method", "lora-rank", "lora-targets", "moe", "seq", "dataset",
+// "checkpointing", "attention", "batch", "queries", "epochs", "price-per-hour", "stack", ...);
+// values are strings or numbers. Returns exactly what `ftcost estimate --json` prints.
+std::string estimate_json(const std::string& request_json);
+
+// Lists of the embedded database, as JSON arrays.
+std::string models_json();
+std::string gpus_json();
+std::string datasets_json();
+std::string prices_json();
+
+// The paper's Table IV (arXiv 2408.04693), as `ftcost paper table4 --json` prints it.
+std::string paper_table4_json();
+
+}  // namespace ftcost::api

@@ -1,0 +1,61 @@
+// The GPU database: GPUs, prices, model presets, datasets and stack profiles, loaded from the
+// copy compiled into the binary or from a gpu-db/ directory (through a file-reading callback so
+// that the core itself does no I/O).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ftcost/dataset.hpp"
+#include "ftcost/error.hpp"
+#include "ftcost/gpu.hpp"
+#include "ftcost/model.hpp"
+#include "ftcost/prices.hpp"
+#include "ftcost/stack.hpp"
+
+namespace ftcost {
+
+struct DbProblem {
+  std::string file;
+  Error error;
+};
+
+class Database {
+ public:
+  // Loads from (relative path, content) pairs; every file is checked, problems are collected.
+  static Database from_files(const std::vector<std::pair<std::string, std::string>>& files);
+  // The database compiled into this binary. Parsed once, then shared.
+  static const Database& embedded();
+
+  const std::vector<DbProblem>& problems() const { return problems_; }
+
+  const GpuSpec* gpu(const std::string& id) const;
+  const ModelSpec* model(const std::string& id) const;
+  const Dataset* dataset(const std::string& id) const;
+  const StackProfile* stack(const std::string& id) const;
+  std::vector<PriceOffer> offers_for(const std::string& gpu_id) const;
+
+  const std::map<std::string, GpuSpec>& gpus() const { return gpus_; }
+  const std::map<std::string, ModelSpec>& models() const { return models_; }
+  const std::map<std::string, Dataset>& datasets() const { return datasets_; }
+  const std::map<std::string, StackProfile>& stacks() const { return stacks_; }
+  const std::vector<PriceProvider>& providers() const { return providers_; }
+
+  std::vector<std::string> gpu_ids() const;
+  std::vector<std::string> model_ids() const;
+
+ private:
+  std::map<std::string, GpuSpec> gpus_;
+  std::map<std::string, ModelSpec> models_;
+  std::map<std::string, Dataset> datasets_;
+  std::map<std::string, StackProfile> stacks_;
+  std::vector<PriceProvider> providers_;
+  std::vector<DbProblem> problems_;
+};
+
+// "a, b, c" for messages.
+std::string join_ids(const std::vector<std::string>& ids);
+
+}  // namespace ftcost

@@ -1,0 +1,40 @@
+// GPU spec sheets (gpu-db/gpus/<id>.json).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ftcost/error.hpp"
+#include "ftcost/json_util.hpp"
+
+namespace ftcost {
+
+struct GpuSpec {
+  std::string id;
+  std::string vendor;
+  std::string name;
+  std::string architecture;
+  std::string compute_capability;
+  double memory_gib = 0;           // vendor label, binary GiB
+  double usable_memory_mib = 0;    // nvidia-smi memory.total; 0 when unknown
+  double memory_bandwidth_gbps = 0;
+  double fp32_tflops = 0, tf32_tflops = 0, fp16_tflops = 0, bf16_tflops = 0, fp8_tflops = 0;
+  double sm_count = 0;
+  double boost_clock_mhz = 0;
+  double l2_cache_mb = 0;
+  double tdp_w = 0;
+  std::vector<std::string> sources;
+  std::string notes;
+
+  // Memory the process can allocate before the CUDA context: nvidia-smi's total when known, else the
+  // label less the typical ECC/driver reservation (2.5%, the median of the known label/total ratios).
+  double usable_bytes() const;
+  bool usable_memory_estimated() const { return usable_memory_mib <= 0; }
+  // Dense tensor peak for a compute precision ("bf16", "fp16", "fp32", "tf32", "fp8"); 0 if unsupported.
+  double peak_tflops(const std::string& precision) const;
+  json to_json() const;
+};
+
+Result<GpuSpec> parse_gpu(const json& doc, const std::string& source);
+
+}  // namespace ftcost

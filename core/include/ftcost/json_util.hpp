@@ -1,0 +1,38 @@
+// Checked access to JSON values: every failure names the JSON path and what was expected.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "ftcost/error.hpp"
+
+namespace ftcost {
+
+using json = nlohmann::json;
+
+// Parses text (size-limited, depth-limited) into JSON; `source` names the file/flag in errors.
+Result<json> parse_json_text(const std::string& text, const std::string& source,
+                             std::size_t max_bytes = 8u * 1024u * 1024u, int max_depth = 64);
+
+std::string join_path(const std::string& base, const std::string& key);
+
+// Required fields.
+Result<double> get_number(const json& obj, const std::string& key, const std::string& path);
+Result<std::int64_t> get_count(const json& obj, const std::string& key, const std::string& path,
+                               std::int64_t min_value = 1, std::int64_t max_value = (std::int64_t{1} << 40));
+Result<std::string> get_string(const json& obj, const std::string& key, const std::string& path);
+
+// Optional fields: absent or null -> fallback; present but wrong -> error.
+Result<double> opt_number(const json& obj, const std::string& key, const std::string& path, double fallback);
+Result<std::int64_t> opt_count(const json& obj, const std::string& key, const std::string& path,
+                               std::int64_t fallback, std::int64_t min_value = 0,
+                               std::int64_t max_value = (std::int64_t{1} << 40));
+Result<bool> opt_bool(const json& obj, const std::string& key, const std::string& path, bool fallback);
+Result<std::string> opt_string(const json& obj, const std::string& key, const std::string& path,
+                               const std::string& fallback);
+
+bool has(const json& obj, const std::string& key);  // present and not null
+
+}  // namespace ftcost

@@ -1,0 +1,74 @@
+// What is being run: method, LoRA, precision, optimizer, checkpointing, attention, MoE mode,
+// sequence lengths and padding, batch, dataset size and epochs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ftcost/dataset.hpp"
+#include "ftcost/error.hpp"
+#include "ftcost/model.hpp"
+
+namespace ftcost {
+
+enum class Method { full, lora, qlora };
+enum class Quant { none, nf4_dq, nf4, int8 };
+enum class Optimizer { adamw, adamw_mixed, adamw_8bit, sgd, sgd_momentum };
+enum class Padding { longest, max_length, packing };
+enum class MoeMode { sparse, dense };
+enum class Attention { flash, eager };
+
+// LoRA target modules, canonical (PEFT names map onto these).
+struct LoraTargets {
+  bool q = false, k = false, v = false, o = false;
+  bool mlp = false;       // dense FFN gate/up/down
+  bool mlp_down = false;  // only down_proj (when gate/up not chosen)
+  bool mlp_gate_up = false;
+  bool expert_gate_up = false, expert_down = false;
+  bool shared = false;
+  bool router = false;
+  bool mamba = false;
+  bool lm_head = false;
+  std::vector<std::string> names;  // as given, for display
+  bool any() const;
+};
+
+// Parses a comma-separated list of PEFT module names (q_proj, w1, gate, ...) or groups (attention,
+// experts, router, mlp, mamba, all-linear). `field` names the flag in errors.
+Result<LoraTargets> parse_lora_targets(const std::string& list, const std::string& field);
+
+struct Workload {
+  Method method = Method::qlora;
+  Quant quant = Quant::nf4_dq;
+  std::int64_t lora_rank = 16;
+  LoraTargets lora_targets;
+  std::string precision = "bf16";  // compute dtype: bf16 | fp16 | fp32
+  Optimizer optimizer = Optimizer::adamw;
+  bool checkpointing = true;
+  Attention attention = Attention::flash;
+  MoeMode moe = MoeMode::sparse;
+  std::int64_t top_k_override = 0;  // 0 = the model's configured top-k
+  // Sequence lengths: a fixed length (dataset == nullptr) or a dataset's distribution.
+  double seq_len = 0;                  // fixed length, tokens (0 when a dataset is used)
+  LengthDistribution lengths = LengthDistribution::fixed(512);
+  Padding padding = Padding::longest;
+  double max_length = 1024;            // truncation (cutoff_len)
+  std::int64_t batch = 0;              // 0 = the maximum that fits
+  double queries = 0;
+  double epochs = 1;
+
+  double compute_bytes() const;        // bytes per activation element
+  std::int64_t active_experts(const ModelSpec& m) const;  // experts per token in this run
+  // Padded length that sets peak memory: the longest batch an epoch will meet.
+  double memory_seq_len() const;
+  // Mean padded length per sample for a batch of `b` (compute and throughput use this).
+  double mean_padded_len(std::int64_t b) const;
+};
+
+const char* method_name(Method m);
+const char* quant_name(Quant q);
+const char* optimizer_name(Optimizer o);
+const char* padding_name(Padding p);
+
+}  // namespace ftcost

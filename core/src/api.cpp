@@ -1,0 +1,75 @@
+#include "ftcost/api.hpp"
+
+#include <exception>
+
+#include "ftcost/database.hpp"
+#include "ftcost/estimate.hpp"
+#include "ftcost/paper.hpp"
+
+namespace ftcost::api {
+
+namespace {
+std::string error_json(const Error& e) {
+  return json{{"error", {{"code", errc_name(e.code)}, {"field", e.field}, {"message", e.to_string()}}}}.dump();
+}
+}  // namespace
+
+std::string estimate_json(const std::string& request_json) {
+  try {
+    auto req_doc = parse_json_text(request_json, "request", 1u << 20, 16);
+    if (!req_doc.ok()) return error_json(req_doc.error());
+    auto req = request_from_json(req_doc.value());
+    if (!req.ok()) return error_json(req.error());
+    const Database& db = Database::embedded();
+    auto in = resolve_request(req.value(), db, nullptr);
+    if (!in.ok()) return error_json(in.error());
+    auto est = estimate(in.value(), db);
+    if (!est.ok()) return error_json(est.error());
+    return estimate_to_json(est.value()).dump();
+  } catch (const std::exception& ex) {
+    return error_json(make_error(Errc::internal, "", ex.what()));
+  }
+}
+
+std::string models_json() {
+  json a = json::array();
+  for (const auto& [id, m] : Database::embedded().models()) {
+    a.push_back(json{{"id", id}, {"name", m.display_name}, {"kind", m.kind()}, {"hf_repo", m.hf_repo},
+                     {"total_params", m.params().total()},
+                     {"active_params", m.active_params(m.moe.top_k)},
+                     {"experts", m.moe.experts}, {"top_k", m.moe.top_k}});
+  }
+  return a.dump();
+}
+
+std::string gpus_json() {
+  json a = json::array();
+  for (const auto& [id, g] : Database::embedded().gpus()) {
+    json j = g.to_json();
+    j["sources"] = g.sources;
+    a.push_back(j);
+  }
+  return a.dump();
+}
+
+std::string datasets_json() {
+  json a = json::array();
+  for (const auto& [id, d] : Database::embedded().datasets()) a.push_back(d.to_json());
+  return a.dump();
+}
+
+std::string prices_json() {
+  json a = json::array();
+  for (const auto& p : Database::embedded().providers()) {
+    for (const auto& o : p.offers) {
+      a.push_back(json{{"provider", o.provider}, {"provider_id", o.provider_id}, {"gpu_id", o.gpu_id},
+                       {"on_demand_usd_per_gpu_hour", o.on_demand_usd_per_gpu_hour},
+                       {"spot_usd_per_gpu_hour", o.spot_usd_per_gpu_hour}, {"date", o.date}, {"source", o.source}});
+    }
+  }
+  return a.dump();
+}
+
+std::string paper_table4_json() { return paper::table4_json().dump(); }
+
+}  // namespace ftcost::api

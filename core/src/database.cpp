@@ -1,0 +1,146 @@
+#include "ftcost/database.hpp"
+
+#include "ftcost/embedded_db.hpp"
+
+namespace ftcost {
+
+namespace {
+
+std::string basename_no_ext(const std::string& path) {
+  std::size_t slash = path.find_last_of('/');
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  std::size_t dot = base.rfind(".json");
+  return dot == std::string::npos ? base : base.substr(0, dot);
+}
+
+std::string folder_of(const std::string& path) {
+  std::size_t slash = path.find('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash);
+}
+
+template <class T>
+void add_checked(std::map<std::string, T>& into, const std::string& file, const std::string& id, T value,
+                 std::vector<DbProblem>& problems) {
+  if (basename_no_ext(file) != id) {
+    problems.push_back({file, make_error(Errc::invalid_value, "id", "\"" + id + "\" does not match the file name")});
+    return;
+  }
+  if (into.count(id) != 0) {
+    problems.push_back({file, make_error(Errc::invalid_value, "id", "duplicate id \"" + id + "\"")});
+    return;
+  }
+  into.emplace(id, std::move(value));
+}
+
+}  // namespace
+
+std::string join_ids(const std::vector<std::string>& ids) {
+  std::string s;
+  for (const auto& id : ids) {
+    if (!s.empty()) s += ", ";
+    s += id;
+  }
+  return s;
+}
+
+Database Database::from_files(const std::vector<std::pair<std::string, std::string>>& files) {
+  Database db;
+  for (const auto& [path, text] : files) {
+    const std::string folder = folder_of(path);
+    if (folder == "schema" || folder == "calibrations") continue;  // documentation / loaded on demand
+    auto parsed = parse_json_text(text, path);
+    if (!parsed.ok()) {
+      db.problems_.push_back({path, parsed.error()});
+      continue;
+    }
+    const json& doc = parsed.value();
+    if (folder == "gpus") {
+      auto g = parse_gpu(doc, path);
+      if (!g.ok()) db.problems_.push_back({path, g.error()});
+      else add_checked(db.gpus_, path, g->id, g.value(), db.problems_);
+    } else if (folder == "models") {
+      auto m = parse_model_file(doc, path);
+      if (!m.ok()) db.problems_.push_back({path, m.error()});
+      else add_checked(db.models_, path, m->id, m.value(), db.problems_);
+    } else if (folder == "datasets") {
+      auto d = parse_dataset(doc, path);
+      if (!d.ok()) db.problems_.push_back({path, d.error()});
+      else add_checked(db.datasets_, path, d->id, d.value(), db.problems_);
+    } else if (folder == "stacks") {
+      auto s = parse_stack(doc, path);
+      if (!s.ok()) db.problems_.push_back({path, s.error()});
+      else add_checked(db.stacks_, path, s->id, s.value(), db.problems_);
+    } else if (folder == "prices") {
+      auto p = parse_prices(doc, path);
+      if (!p.ok()) {
+        db.problems_.push_back({path, p.error()});
+      } else if (basename_no_ext(path) != p->id) {
+        db.problems_.push_back({path, make_error(Errc::invalid_value, "id", "\"" + p->id + "\" does not match the file name")});
+      } else {
+        db.providers_.push_back(p.value());
+      }
+    } else {
+      db.problems_.push_back({path, make_error(Errc::unknown_key, path, "unknown folder in gpu-db/")});
+    }
+  }
+  // Cross-references: every offer's GPU exists.
+  for (const auto& prov : db.providers_) {
+    for (std::size_t i = 0; i < prov.offers.size(); ++i) {
+      if (db.gpus_.count(prov.offers[i].gpu_id) == 0) {
+        db.problems_.push_back({"prices/" + prov.id + ".json",
+                                make_error(Errc::unknown_id, "offers[" + std::to_string(i) + "].gpu_id",
+                                           "\"" + prov.offers[i].gpu_id + "\" is not a GPU in gpus/")});
+      }
+    }
+  }
+  return db;
+}
+
+const Database& Database::embedded() {
+  static const Database db = [] {
+    std::vector<std::pair<std::string, std::string>> files;
+    for (std::size_t i = 0; i < kEmbeddedDbFileCount; ++i)
+      files.emplace_back(kEmbeddedDbFiles[i].path, kEmbeddedDbFiles[i].content);
+    return from_files(files);
+  }();
+  return db;
+}
+
+const GpuSpec* Database::gpu(const std::string& id) const {
+  auto it = gpus_.find(id);
+  return it == gpus_.end() ? nullptr : &it->second;
+}
+const ModelSpec* Database::model(const std::string& id) const {
+  auto it = models_.find(id);
+  return it == models_.end() ? nullptr : &it->second;
+}
+const Dataset* Database::dataset(const std::string& id) const {
+  auto it = datasets_.find(id);
+  return it == datasets_.end() ? nullptr : &it->second;
+}
+const StackProfile* Database::stack(const std::string& id) const {
+  auto it = stacks_.find(id);
+  return it == stacks_.end() ? nullptr : &it->second;
+}
+
+std::vector<PriceOffer> Database::offers_for(const std::string& gpu_id) const {
+  std::vector<PriceOffer> out;
+  for (const auto& p : providers_)
+    for (const auto& o : p.offers)
+      if (o.gpu_id == gpu_id) out.push_back(o);
+  return out;
+}
+
+std::vector<std::string> Database::gpu_ids() const {
+  std::vector<std::string> v;
+  for (const auto& [id, g] : gpus_) v.push_back(id);
+  return v;
+}
+
+std::vector<std::string> Database::model_ids() const {
+  std::vector<std::string> v;
+  for (const auto& [id, m] : models_) v.push_back(id);
+  return v;
+}
+
+}  // namespace ftcost

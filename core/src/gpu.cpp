@@ -1,0 +1,115 @@
+#include "ftcost/gpu.hpp"
+
+namespace ftcost {
+
+double GpuSpec::usable_bytes() const {
+  const double mib = 1024.0 * 1024.0;
+  if (usable_memory_mib > 0) return usable_memory_mib * mib;
+  return memory_gib * 1024.0 * mib * 0.975;
+}
+
+double GpuSpec::peak_tflops(const std::string& precision) const {
+  if (precision == "bf16") return bf16_tflops;
+  if (precision == "fp16") return fp16_tflops;
+  if (precision == "fp32") return fp32_tflops;
+  if (precision == "tf32") return tf32_tflops;
+  if (precision == "fp8") return fp8_tflops;
+  return 0;
+}
+
+json GpuSpec::to_json() const {
+  return json{{"id", id},
+              {"name", name},
+              {"vendor", vendor},
+              {"architecture", architecture},
+              {"memory_gib", memory_gib},
+              {"usable_memory_gib", usable_bytes() / (1024.0 * 1024.0 * 1024.0)},
+              {"usable_memory_estimated", usable_memory_estimated()},
+              {"memory_bandwidth_gbps", memory_bandwidth_gbps},
+              {"bf16_dense_tflops", bf16_tflops},
+              {"fp16_dense_tflops", fp16_tflops},
+              {"fp32_tflops", fp32_tflops},
+              {"sm_count", sm_count}};
+}
+
+namespace {
+
+// A number that may be null (unsupported): null -> 0; otherwise must be a finite number in [lo, hi].
+Result<double> spec_number(const json& obj, const std::string& key, const std::string& path, double lo, double hi,
+                           bool required) {
+  if (!has(obj, key)) {
+    if (required) return make_error(Errc::missing_field, join_path(path, key), "required number is missing");
+    return 0.0;
+  }
+  FTCOST_TRY(v, get_number(obj, key, path));
+  if (v < lo || v > hi) {
+    return make_error(Errc::out_of_range, join_path(path, key),
+                      "must be between " + json(lo).dump() + " and " + json(hi).dump() + ", got " + json(v).dump());
+  }
+  return v;
+}
+
+}  // namespace
+
+Result<GpuSpec> parse_gpu(const json& doc, const std::string& source) {
+  if (!doc.is_object()) return make_error(Errc::wrong_type, source, "must be a JSON object");
+  const std::string p;
+  GpuSpec g;
+  FTCOST_TRY(schema, opt_string(doc, "schema", p, "ftcost.gpu/1"));
+  if (schema != "ftcost.gpu/1")
+    return make_error(Errc::schema_mismatch, source + ": schema", "expected \"ftcost.gpu/1\", got \"" + schema + "\"");
+  FTCOST_TRY(id, get_string(doc, "id", p));
+  FTCOST_TRY(name, get_string(doc, "name", p));
+  FTCOST_TRY(vendor, opt_string(doc, "vendor", p, ""));
+  FTCOST_TRY(arch, opt_string(doc, "architecture", p, ""));
+  FTCOST_TRY(cc, opt_string(doc, "compute_capability", p, ""));
+  g.id = id;
+  g.name = name;
+  g.vendor = vendor;
+  g.architecture = arch;
+  g.compute_capability = cc;
+  FTCOST_TRY(mem, spec_number(doc, "memory_gib", p, 1, 4096, true));
+  FTCOST_TRY(usable, spec_number(doc, "usable_memory_mib_nvidia_smi", p, 512, 4096.0 * 1024, false));
+  FTCOST_TRY(bw, spec_number(doc, "memory_bandwidth_gbps", p, 10, 100000, true));
+  g.memory_gib = mem;
+  g.usable_memory_mib = usable;
+  g.memory_bandwidth_gbps = bw;
+  if (usable > mem * 1024.0 * 1.001) {
+    return make_error(Errc::out_of_range, "usable_memory_mib_nvidia_smi",
+                      "is larger than memory_gib (" + json(mem).dump() + " GiB)");
+  }
+  if (!has(doc, "dense_tflops") || !doc.at("dense_tflops").is_object())
+    return make_error(Errc::missing_field, "dense_tflops", "required object with fp32/tf32/fp16/bf16/fp8 peaks");
+  const json& t = doc.at("dense_tflops");
+  FTCOST_TRY(fp32, spec_number(t, "fp32", "dense_tflops", 0.1, 1000, false));
+  FTCOST_TRY(tf32, spec_number(t, "tf32", "dense_tflops", 0.1, 10000, false));
+  FTCOST_TRY(fp16, spec_number(t, "fp16", "dense_tflops", 0.1, 20000, false));
+  FTCOST_TRY(bf16, spec_number(t, "bf16", "dense_tflops", 0.1, 20000, false));
+  FTCOST_TRY(fp8, spec_number(t, "fp8", "dense_tflops", 0.1, 40000, false));
+  g.fp32_tflops = fp32;
+  g.tf32_tflops = tf32;
+  g.fp16_tflops = fp16;
+  g.bf16_tflops = bf16;
+  g.fp8_tflops = fp8;
+  if (fp16 <= 0 && bf16 <= 0 && fp32 <= 0)
+    return make_error(Errc::missing_field, "dense_tflops", "needs at least one of fp32, fp16, bf16");
+  FTCOST_TRY(sms, spec_number(doc, "sm_count", p, 1, 10000, false));
+  FTCOST_TRY(clk, spec_number(doc, "boost_clock_mhz", p, 100, 10000, false));
+  FTCOST_TRY(l2, spec_number(doc, "l2_cache_mb", p, 0.1, 4096, false));
+  FTCOST_TRY(tdp, spec_number(doc, "tdp_w", p, 1, 10000, false));
+  g.sm_count = sms;
+  g.boost_clock_mhz = clk;
+  g.l2_cache_mb = l2;
+  g.tdp_w = tdp;
+  if (!has(doc, "sources") || !doc.at("sources").is_array() || doc.at("sources").empty())
+    return make_error(Errc::missing_field, "sources", "every GPU needs at least one source");
+  for (const auto& s : doc.at("sources")) {
+    if (!s.is_string() || s.get<std::string>().empty()) return make_error(Errc::wrong_type, "sources", "must be non-empty strings");
+    g.sources.push_back(s.get<std::string>());
+  }
+  FTCOST_TRY(notes, opt_string(doc, "notes", p, ""));
+  g.notes = notes;
+  return g;
+}
+
+}  // namespace ftcost

@@ -1,0 +1,125 @@
+#include "ftcost/json_util.hpp"
+
+#include <cmath>
+
+namespace ftcost {
+
+namespace {
+
+// Depth check without recursion on the parser: nlohmann's SAX-free parser recurses, so we first scan
+// the text for bracket depth (strings skipped) and refuse pathological nesting before parsing.
+bool depth_ok(const std::string& text, int max_depth) {
+  int depth = 0;
+  bool in_string = false;
+  bool escape = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escape) {
+        escape = false;
+      } else if (c == '\\') {
+        escape = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) return false;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<json> parse_json_text(const std::string& text, const std::string& source, std::size_t max_bytes,
+                             int max_depth) {
+  if (text.size() > max_bytes) {
+    return make_error(Errc::too_large, source,
+                      "file is " + std::to_string(text.size()) + " bytes; the limit is " +
+                          std::to_string(max_bytes) + " bytes");
+  }
+  if (!depth_ok(text, max_depth)) {
+    return make_error(Errc::too_large, source,
+                      "JSON nested deeper than " + std::to_string(max_depth) + " levels");
+  }
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false, /*ignore_comments=*/false);
+  if (j.is_discarded()) {
+    return make_error(Errc::malformed_json, source, "not valid JSON (syntax error or invalid UTF-8)");
+  }
+  return j;
+}
+
+std::string join_path(const std::string& base, const std::string& key) {
+  if (base.empty()) return key;
+  return base + "." + key;
+}
+
+bool has(const json& obj, const std::string& key) {
+  if (!obj.is_object()) return false;
+  auto it = obj.find(key);
+  return it != obj.end() && !it->is_null();
+}
+
+Result<double> get_number(const json& obj, const std::string& key, const std::string& path) {
+  std::string p = join_path(path, key);
+  if (!obj.is_object()) return make_error(Errc::wrong_type, path, "must be an object");
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return make_error(Errc::missing_field, p, "required number is missing");
+  if (!it->is_number()) return make_error(Errc::wrong_type, p, "must be a number, got " + std::string(it->type_name()));
+  double v = it->get<double>();
+  if (!std::isfinite(v)) return make_error(Errc::invalid_value, p, "must be a finite number");
+  return v;
+}
+
+Result<double> opt_number(const json& obj, const std::string& key, const std::string& path, double fallback) {
+  if (!has(obj, key)) return fallback;
+  return get_number(obj, key, path);
+}
+
+Result<std::int64_t> get_count(const json& obj, const std::string& key, const std::string& path,
+                               std::int64_t min_value, std::int64_t max_value) {
+  std::string p = join_path(path, key);
+  FTCOST_TRY(v, get_number(obj, key, path));
+  if (std::floor(v) != v) return make_error(Errc::invalid_value, p, "must be a whole number, got " + obj.at(key).dump());
+  if (v < static_cast<double>(min_value) || v > static_cast<double>(max_value)) {
+    return make_error(Errc::out_of_range, p,
+                      "must be between " + std::to_string(min_value) + " and " + std::to_string(max_value) +
+                          ", got " + obj.at(key).dump());
+  }
+  return static_cast<std::int64_t>(v);
+}
+
+Result<std::int64_t> opt_count(const json& obj, const std::string& key, const std::string& path,
+                               std::int64_t fallback, std::int64_t min_value, std::int64_t max_value) {
+  if (!has(obj, key)) return fallback;
+  return get_count(obj, key, path, min_value, max_value);
+}
+
+Result<std::string> get_string(const json& obj, const std::string& key, const std::string& path) {
+  std::string p = join_path(path, key);
+  if (!obj.is_object()) return make_error(Errc::wrong_type, path, "must be an object");
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return make_error(Errc::missing_field, p, "required string is missing");
+  if (!it->is_string()) return make_error(Errc::wrong_type, p, "must be a string, got " + std::string(it->type_name()));
+  return it->get<std::string>();
+}
+
+Result<std::string> opt_string(const json& obj, const std::string& key, const std::string& path,
+                               const std::string& fallback) {
+  if (!has(obj, key)) return fallback;
+  return get_string(obj, key, path);
+}
+
+Result<bool> opt_bool(const json& obj, const std::string& key, const std::string& path, bool fallback) {
+  if (!has(obj, key)) return fallback;
+  const json& v = obj.at(key);
+  if (!v.is_boolean()) return make_error(Errc::wrong_type, join_path(path, key), "must be true or false");
+  return v.get<bool>();
+}
+
+}  // namespace ftcost

@@ -1,0 +1,287 @@
+#include "ftcost/memory.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ftcost {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// bitsandbytes NF4: 4 bits + one fp32 absmax per 64 values; with double quantization the absmax is
+// stored as 8-bit with one fp32 scale per 256 blocks (stack-facts 2.1): 0.5 + 1/64 + 4/(64*256) bytes.
+constexpr double kNf4DqBytes = 0.5 + 1.0 / 64.0 + 4.0 / (64.0 * 256.0);
+constexpr double kNf4Bytes = 0.5 + 4.0 / 64.0;
+
+double d(std::int64_t v) { return static_cast<double>(v); }
+
+// Linear weights of a Mamba layer (in, x, dt, out projections), excluding conv, A_log, D and biases.
+double mamba_linear(const ModelSpec& m) {
+  const MambaSpec& s = m.mamba;
+  return d(m.hidden * 2 * s.d_inner + s.d_inner * (s.dt_rank + 2 * s.d_state) + s.dt_rank * s.d_inner +
+           s.d_inner * m.hidden);
+}
+
+// Linear (quantizable) parameters: bitsandbytes replaces every nn.Linear except lm_head (stack-facts 2.2),
+// the router included.
+double quantizable_params(const ModelSpec& m) {
+  ParamCounts c = m.params();
+  double q = d(c.attention) + d(c.mlp) + d(c.experts) + d(c.shared_experts) + d(c.router);
+  q += d(m.layers_with(Mixer::mamba)) * mamba_linear(m);
+  return q;
+}
+
+double norm_bytes(const ModelSpec& m, const StackProfile& s, double a) {
+  const bool own_norm = m.family == "blackmamba" || m.family == "mamba";
+  const double in = (s.norm_saves_fp32_input && !own_norm) ? 4.0 : a;
+  return (in + a) * d(m.hidden);
+}
+
+struct LayerAct {
+  double attention = 0, mamba = 0, mlp = 0, moe = 0;
+};
+
+LayerAct layer_activations(const ModelSpec& m, const Workload& w, const StackProfile& s, double seq_len) {
+  const double a = w.compute_bytes();
+  const double H = d(m.hidden);
+  const double r = w.method == Method::full ? 0.0 : d(w.lora_rank);
+  const LoraTargets& t = w.lora_targets;
+  const bool lora = w.method != Method::full;
+  LayerAct out;
+  // Attention block: norm, q/k/v after rotary, attention output (o_proj input), softmax LSE.
+  {
+    const AttentionSpec& at = m.attn;
+    double v = norm_bytes(m, s, a) + a * d(at.q_dim() + 2 * at.kv_dim()) + a * d(at.v_dim()) + 4.0 * d(at.heads);
+    if (at.mla) v += a * d(at.kv_lora_rank + at.qk_rope_head_dim) + a * d(at.kv_lora_rank);
+    if (w.attention == Attention::eager) {
+      if (at.kv_heads < at.heads) v += 2.0 * a * d(at.heads * at.head_dim);  // repeat_kv copies
+      v += (4.0 + a) * d(at.heads) * seq_len;  // fp32 softmax + its 16-bit copy, per query row
+    }
+    if (lora) v += a * r * ((t.q ? 1 : 0) + (t.k ? 1 : 0) + (t.v ? 1 : 0) + (t.o ? 1 : 0));
+    out.attention = v;
+  }
+  // Mamba block: norm, xz, scan output, x_dbl, B/C copies, chunk states (fp32, 2048-token chunks).
+  {
+    const MambaSpec& ms = m.mamba;
+    double v = norm_bytes(m, s, a) + a * d(3 * ms.d_inner) + a * d(ms.dt_rank + 2 * ms.d_state) + a * d(4 * ms.d_state);
+    if (seq_len > 0) v += 4.0 * d(ms.d_inner * 2 * ms.d_state) * std::ceil(seq_len / 2048.0) / seq_len;
+    if (lora && t.mamba) v += a * r * 4;
+    out.mamba = v;
+  }
+  // Dense FFN: norm, gate/up outputs, activation, product (down_proj input).
+  {
+    const double F = d(m.mlp.intermediate);
+    double v = norm_bytes(m, s, a) + (m.mlp.gated ? 4.0 : 2.0) * a * F;
+    if (lora) v += a * r * ((t.mlp || t.mlp_gate_up ? 2 : 0) + (t.mlp || t.mlp_down ? 1 : 0));
+    out.mlp = v;
+  }
+  // MoE: norm, router logits + fp32 softmax, top-k; per routed (token, expert) pair: the gathered input,
+  // gate/up outputs, activation, product and the expert output kept for the routing-weight product.
+  if (m.moe.experts > 0) {
+    const double E = d(m.moe.experts);
+    const double F = d(m.moe.expert_intermediate);
+    const double k = d(w.active_experts(m));
+    double pair = a * (2.0 * H + (m.moe.gated ? 4.0 : 2.0) * F);
+    if (lora) pair += a * r * ((t.expert_gate_up ? (m.family == "blackmamba" ? 1 : 2) : 0) + (t.expert_down ? 1 : 0));
+    double v = norm_bytes(m, s, a) + a * E + 4.0 * E + 12.0 * k + k * pair;
+    if (m.moe.shared_experts > 0) {
+      const double Fs = d(m.moe.shared_intermediate);
+      v += d(m.moe.shared_experts) * a * 4.0 * Fs + (m.moe.shared_gate ? 2.0 * a : 0.0);
+      if (lora && t.shared) v += d(m.moe.shared_experts) * a * r * 3;
+    }
+    out.moe = v;
+  }
+  return out;
+}
+
+}  // namespace
+
+double MemoryBreakdown::total() const {
+  return weights + trainable_params + gradients + optimizer_states + autocast_copies + activations + logits +
+         dequant_buffers + cuda_context + allocator_overhead;
+}
+
+json MemoryBreakdown::to_json_gib() const {
+  return json{{"total", total() / kGiB},
+              {"weights", weights / kGiB},
+              {"trainable_params", trainable_params / kGiB},
+              {"gradients", gradients / kGiB},
+              {"optimizer_states", optimizer_states / kGiB},
+              {"autocast_copies", autocast_copies / kGiB},
+              {"activations", activations / kGiB},
+              {"logits", logits / kGiB},
+              {"dequant_buffers", dequant_buffers / kGiB},
+              {"cuda_context", cuda_context / kGiB},
+              {"allocator_overhead", allocator_overhead / kGiB}};
+}
+
+double lora_params(const ModelSpec& m, const Workload& w) {
+  if (w.method == Method::full) return 0;
+  const LoraTargets& t = w.lora_targets;
+  const double r = d(w.lora_rank);
+  const double H = d(m.hidden);
+  double per_rank = 0;
+  const double A = d(m.layers_with(Mixer::attention));
+  if (A > 0) {
+    const AttentionSpec& at = m.attn;
+    double q = 0, k = 0, v = 0, o = 0;
+    if (at.mla) {
+      const double qk_head = d(at.qk_nope_head_dim + at.qk_rope_head_dim);
+      q = at.q_lora_rank > 0 ? (H + d(at.q_lora_rank)) + (d(at.q_lora_rank) + d(at.heads) * qk_head)
+                             : H + d(at.heads) * qk_head;
+      k = H + d(at.kv_lora_rank + at.qk_rope_head_dim);
+      v = d(at.kv_lora_rank) + d(at.heads * (at.qk_nope_head_dim + at.v_head_dim));
+      o = d(at.heads * at.v_head_dim) + H;
+    } else {
+      q = H + d(at.q_dim());
+      k = H + d(at.kv_dim());
+      v = H + d(at.kv_dim());
+      o = d(at.q_dim()) + H;
+    }
+    per_rank += A * ((t.q ? q : 0) + (t.k ? k : 0) + (t.v ? v : 0) + (t.o ? o : 0));
+  }
+  const double Lm = d(m.layers_with(Ffn::mlp));
+  if (Lm > 0) {
+    const double F = d(m.mlp.intermediate);
+    const double gate_up = m.mlp.gated ? 2 * (H + F) : (H + F);
+    per_rank += Lm * ((t.mlp || t.mlp_gate_up ? gate_up : 0) + (t.mlp || t.mlp_down ? F + H : 0));
+  }
+  const double Le = d(m.layers_with(Ffn::moe));
+  if (Le > 0 && m.moe.experts > 0) {
+    const double F = d(m.moe.expert_intermediate);
+    const double E = d(m.moe.experts);
+    double gate_up = m.moe.gated ? 2 * (H + F) : (H + F);
+    if (m.family == "blackmamba" && m.moe.gated) gate_up = H + 2 * F;  // fused fc1: H -> 2F
+    per_rank += Le * E * ((t.expert_gate_up ? gate_up : 0) + (t.expert_down ? F + H : 0));
+    if (t.router) per_rank += Le * (H + E);
+    if (t.shared && m.moe.shared_experts > 0) {
+      const double Fs = d(m.moe.shared_intermediate);
+      per_rank += Le * d(m.moe.shared_experts) * (2 * (H + Fs) + Fs + H);
+    }
+  }
+  const double Lmb = d(m.layers_with(Mixer::mamba));
+  if (Lmb > 0 && t.mamba) {
+    const MambaSpec& s = m.mamba;
+    per_rank += Lmb * ((H + 2 * d(s.d_inner)) + (d(s.d_inner) + d(s.dt_rank + 2 * s.d_state)) +
+                       (d(s.dt_rank) + d(s.d_inner)) + (d(s.d_inner) + H));
+  }
+  if (t.lm_head) per_rank += H + d(m.vocab);
+  return r * per_rank;
+}
+
+ParamBreakdown param_breakdown(const ModelSpec& m, const Workload& w) {
+  ParamBreakdown p;
+  const double total = d(m.params().total());
+  if (w.method == Method::full) {
+    p.trainable = total;
+    return p;
+  }
+  p.frozen = total;
+  p.lora = lora_params(m, w);
+  p.trainable = p.lora;
+  if (w.method == Method::qlora) p.quantized = quantizable_params(m);
+  return p;
+}
+
+ActivationDetail activation_detail(const ModelSpec& m, const Workload& w, const StackProfile& s, double seq_len) {
+  const LayerAct la = layer_activations(m, w, s, seq_len);
+  const double a = w.compute_bytes();
+  double sum = 0, mx = 0;
+  for (const auto& g : m.groups) {
+    double layer = 0;
+    if (g.mixer == Mixer::attention) layer += la.attention;
+    if (g.mixer == Mixer::mamba) layer += la.mamba;
+    if (g.ffn == Ffn::mlp) layer += la.mlp;
+    if (g.ffn == Ffn::moe) layer += la.moe;
+    sum += d(g.count) * layer;
+    mx = std::max(mx, layer);
+  }
+  ActivationDetail out;
+  out.per_layer_max_bytes = mx;
+  const bool own_code = m.family == "blackmamba" || m.family == "mamba";
+  out.logits_per_token_bytes =
+      d(m.vocab) * (own_code ? s.own_code_logits_bytes_per_vocab_entry : s.logits_bytes_per_vocab_entry);
+  if (w.checkpointing) {
+    // Per-layer checkpoints (the hidden state entering each layer), what the stack keeps beyond them,
+    // and one layer recomputed during backward with its gradients in flight (~half its activations).
+    const double ckpt = (m.residual_fp32 ? 4.0 : a) * d(m.hidden);
+    out.per_token_bytes = d(m.layers()) * ckpt + s.gc_retained_fraction * sum + 1.5 * mx;
+  } else {
+    out.per_token_bytes = sum + 0.5 * mx;
+  }
+  return out;
+}
+
+MemoryBreakdown memory_for_batch(const ModelSpec& m, const Workload& w, const StackProfile& s, std::int64_t batch,
+                                 double seq_len) {
+  MemoryBreakdown mb;
+  const ParamBreakdown p = param_breakdown(m, w);
+  const double total = d(m.params().total());
+  const double wbytes = w.precision == "fp32" ? 4.0 : 2.0;  // storage dtype of the base weights
+  switch (w.method) {
+    case Method::full: {
+      mb.weights = total * wbytes;
+      mb.gradients = total * wbytes;
+      switch (w.optimizer) {
+        case Optimizer::adamw: mb.optimizer_states = 2 * wbytes * total; break;  // torch: states like the param
+        case Optimizer::adamw_mixed: mb.optimizer_states = (wbytes < 4 ? 12.0 : 8.0) * total; break;
+        case Optimizer::adamw_8bit: mb.optimizer_states = 2.0 * total; break;
+        case Optimizer::sgd: mb.optimizer_states = 0; break;
+        case Optimizer::sgd_momentum: mb.optimizer_states = wbytes * total; break;
+      }
+      break;
+    }
+    case Method::lora:
+    case Method::qlora: {
+      if (w.method == Method::qlora) {
+        double qbytes = kNf4DqBytes;
+        if (w.quant == Quant::nf4) qbytes = kNf4Bytes;
+        if (w.quant == Quant::int8) qbytes = 1.0 + 4.0 / d(m.hidden);  // LLM.int8: int8 + fp32 row scale
+        mb.weights = p.quantized * qbytes + (total - p.quantized) * wbytes;
+        double largest = d(m.largest_linear());
+        mb.dequant_buffers = largest * s.dequant_temp_bytes_per_param + 4.0 * largest / 64.0;
+      } else {
+        mb.weights = total * wbytes;
+      }
+      const double tb = s.trainable_param_bytes;
+      mb.trainable_params = p.lora * tb;
+      mb.gradients = p.lora * tb;
+      switch (w.optimizer) {
+        case Optimizer::adamw:
+        case Optimizer::adamw_mixed: mb.optimizer_states = 2 * tb * p.lora; break;
+        case Optimizer::adamw_8bit: mb.optimizer_states = 2.0 * p.lora; break;
+        case Optimizer::sgd: mb.optimizer_states = 0; break;
+        case Optimizer::sgd_momentum: mb.optimizer_states = tb * p.lora; break;
+      }
+      if (w.precision != "fp32" && tb > s.autocast_weight_copy_bytes)
+        mb.autocast_copies = p.lora * s.autocast_weight_copy_bytes;
+      break;
+    }
+  }
+  const ActivationDetail ad = activation_detail(m, w, s, seq_len);
+  const double tokens = d(batch) * seq_len;
+  mb.activations = tokens * ad.per_token_bytes;
+  mb.logits = tokens * ad.logits_per_token_bytes;
+  mb.cuda_context = s.cuda_context_gib * kGiB;
+  mb.allocator_overhead = s.allocator_overhead_fraction * (mb.activations + mb.logits + mb.dequant_buffers);
+  return mb;
+}
+
+MaxBatch max_batch_size(const ModelSpec& m, const Workload& w, const StackProfile& s, const GpuSpec& g) {
+  MaxBatch out;
+  out.seq_len = w.memory_seq_len();
+  out.usable_bytes = g.usable_bytes();
+  out.fixed_bytes = memory_for_batch(m, w, s, 0, out.seq_len).total();
+  out.per_sample_bytes = memory_for_batch(m, w, s, 1, out.seq_len).total() - out.fixed_bytes;
+  if (out.per_sample_bytes <= 0 || out.fixed_bytes >= out.usable_bytes) return out;
+  double b = std::floor((out.usable_bytes - out.fixed_bytes) / out.per_sample_bytes);
+  b = std::min(b, 1.0e7);
+  auto bi = static_cast<std::int64_t>(b);
+  // Memory is linear in the batch; guard against rounding at the boundary.
+  while (bi > 0 && memory_for_batch(m, w, s, bi, out.seq_len).total() > out.usable_bytes) --bi;
+  out.batch = bi;
+  return out;
+}
+
+}  // namespace ftcost

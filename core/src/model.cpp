@@ -1,0 +1,676 @@
+#include "ftcost/model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ftcost {
+
+const char* mixer_name(Mixer m) {
+  switch (m) {
+    case Mixer::none: return "none";
+    case Mixer::attention: return "attention";
+    case Mixer::mamba: return "mamba";
+  }
+  return "none";
+}
+
+const char* ffn_name(Ffn f) {
+  switch (f) {
+    case Ffn::none: return "none";
+    case Ffn::mlp: return "mlp";
+    case Ffn::moe: return "moe";
+  }
+  return "none";
+}
+
+std::int64_t AttentionSpec::q_dim() const { return mla ? heads * (qk_nope_head_dim + qk_rope_head_dim) : heads * head_dim; }
+std::int64_t AttentionSpec::kv_dim() const { return mla ? heads * (qk_nope_head_dim + qk_rope_head_dim) : kv_heads * head_dim; }
+std::int64_t AttentionSpec::v_dim() const { return mla ? heads * v_head_dim : heads * head_dim; }
+
+std::int64_t ParamCounts::total() const {
+  return embedding + lm_head + attention + mamba + mlp + experts + shared_experts + router + norms;
+}
+
+json ParamCounts::to_json() const {
+  return json{{"embedding", embedding}, {"lm_head", lm_head},       {"attention", attention},
+              {"mamba", mamba},         {"mlp", mlp},               {"experts", experts},
+              {"shared_experts", shared_experts}, {"router", router}, {"norms", norms},
+              {"total", total()}};
+}
+
+std::int64_t ModelSpec::layers() const {
+  std::int64_t n = 0;
+  for (const auto& g : groups) n += g.count;
+  return n;
+}
+
+std::int64_t ModelSpec::layers_with(Ffn f) const {
+  std::int64_t n = 0;
+  for (const auto& g : groups)
+    if (g.ffn == f) n += g.count;
+  return n;
+}
+
+std::int64_t ModelSpec::layers_with(Mixer m) const {
+  std::int64_t n = 0;
+  for (const auto& g : groups)
+    if (g.mixer == m) n += g.count;
+  return n;
+}
+
+std::string ModelSpec::kind() const {
+  bool has_mamba = layers_with(Mixer::mamba) > 0;
+  bool has_attn = layers_with(Mixer::attention) > 0;
+  if (has_mamba && has_attn) return "hybrid";
+  if (has_mamba) return is_moe() ? "mamba-moe" : "mamba";
+  return is_moe() ? "moe" : "dense";
+}
+
+std::int64_t ModelSpec::norm_params() const {
+  return norm == NormKind::layer ? 2 * hidden : hidden;
+}
+
+std::int64_t ModelSpec::attention_params_per_layer() const {
+  const AttentionSpec& a = attn;
+  const std::int64_t H = hidden;
+  std::int64_t p = 0;
+  if (a.mla) {
+    const std::int64_t qk_head = a.qk_nope_head_dim + a.qk_rope_head_dim;
+    if (a.q_lora_rank > 0) {
+      p += H * a.q_lora_rank + a.q_lora_rank + a.q_lora_rank * a.heads * qk_head;
+    } else {
+      p += H * a.heads * qk_head;
+    }
+    p += H * (a.kv_lora_rank + a.qk_rope_head_dim) + a.kv_lora_rank;
+    p += a.kv_lora_rank * a.heads * (a.qk_nope_head_dim + a.v_head_dim);
+    p += a.heads * a.v_head_dim * H;
+    return p;
+  }
+  const std::int64_t q = a.heads * a.head_dim;
+  const std::int64_t kv = a.kv_heads * a.head_dim;
+  p += H * q + 2 * H * kv + q * H;
+  if (a.qkv_bias) p += q + 2 * kv;
+  if (a.o_bias) p += H;
+  p += a.qk_norm_params + a.sinks;
+  return p;
+}
+
+std::int64_t ModelSpec::mamba_params_per_layer() const {
+  const MambaSpec& m = mamba;
+  const std::int64_t H = hidden;
+  std::int64_t p = H * 2 * m.d_inner;                        // in_proj
+  if (m.proj_bias) p += 2 * m.d_inner;
+  p += m.d_inner * m.d_conv + (m.conv_bias ? m.d_inner : 0);  // depthwise conv
+  p += m.d_inner * (m.dt_rank + 2 * m.d_state);              // x_proj
+  p += m.dt_rank * m.d_inner + m.d_inner;                     // dt_proj (+bias)
+  p += m.d_inner * m.d_state + m.d_inner;                     // A_log, D
+  p += m.d_inner * H + (m.proj_bias ? H : 0);                 // out_proj
+  if (family == "jamba") p += m.dt_rank + 2 * m.d_state;      // dt/B/C layernorms
+  return p;
+}
+
+std::int64_t ModelSpec::mlp_params_per_layer() const {
+  const std::int64_t H = hidden;
+  const std::int64_t F = mlp.intermediate;
+  std::int64_t p = (mlp.gated ? 3 : 2) * H * F;
+  if (mlp.bias) p += (mlp.gated ? 2 * F : F) + H;
+  return p;
+}
+
+std::int64_t ModelSpec::expert_params() const {
+  const std::int64_t H = hidden;
+  const std::int64_t F = moe.expert_intermediate;
+  std::int64_t p = (moe.gated ? 3 : 2) * H * F;
+  if (moe.expert_bias) p += (moe.gated ? 2 * F : F) + H;
+  return p;
+}
+
+std::int64_t ModelSpec::shared_expert_params_per_layer() const {
+  const std::int64_t H = hidden;
+  std::int64_t p = moe.shared_experts * 3 * H * moe.shared_intermediate;
+  if (moe.shared_gate) p += H;
+  return p;
+}
+
+std::int64_t ModelSpec::router_params_per_layer() const {
+  return hidden * moe.experts + (moe.router_bias ? moe.experts : 0);
+}
+
+std::int64_t ModelSpec::largest_linear() const {
+  const std::int64_t H = hidden;
+  std::int64_t m = 0;
+  if (layers_with(Mixer::attention) > 0) m = std::max(m, H * std::max(attn.q_dim(), attn.v_dim()));
+  if (layers_with(Mixer::mamba) > 0) m = std::max(m, H * 2 * mamba.d_inner);
+  if (layers_with(Ffn::mlp) > 0) m = std::max(m, H * mlp.intermediate * (family == "blackmamba" ? 2 : 1));
+  if (layers_with(Ffn::moe) > 0) {
+    // gpt-oss and BlackMamba fuse gate+up into one [2F, H] weight.
+    std::int64_t fused = (family == "gpt_oss" || family == "blackmamba") ? 2 : 1;
+    m = std::max(m, H * moe.expert_intermediate * fused);
+    m = std::max(m, H * moe.shared_intermediate);
+  }
+  return m;
+}
+
+ParamCounts ModelSpec::params() const {
+  ParamCounts c;
+  c.embedding = vocab * hidden;
+  c.lm_head = tied_embeddings ? 0 : vocab * hidden + (lm_head_bias ? vocab : 0);
+  const std::int64_t np = norm_params();
+  for (const auto& g : groups) {
+    std::int64_t norms_per_layer = 0;
+    if (g.mixer == Mixer::attention) {
+      c.attention += g.count * attention_params_per_layer();
+      norms_per_layer += norms_per_attention_layer;
+    } else if (g.mixer == Mixer::mamba) {
+      c.mamba += g.count * mamba_params_per_layer();
+      norms_per_layer += 1;
+      if (g.ffn != Ffn::none) norms_per_layer += 1;  // pre-FFN norm of hybrid layers
+    } else {
+      norms_per_layer += 1;  // MoE-only block (BlackMamba): one pre-norm
+    }
+    if (g.ffn == Ffn::mlp) {
+      c.mlp += g.count * mlp_params_per_layer();
+    } else if (g.ffn == Ffn::moe) {
+      c.experts += g.count * moe.experts * expert_params();
+      c.shared_experts += g.count * shared_expert_params_per_layer();
+      c.router += g.count * router_params_per_layer();
+    }
+    c.norms += g.count * norms_per_layer * np;
+  }
+  c.norms += family == "blackmamba" ? 2 * hidden : np;  // final norm (BlackMamba: LayerNorm with bias)
+  return c;
+}
+
+std::int64_t ModelSpec::active_params(std::int64_t top_k) const {
+  ParamCounts c = params();
+  std::int64_t active = c.total() - c.experts;
+  if (moe.experts > 0) active += layers_with(Ffn::moe) * std::min(top_k, moe.experts) * expert_params();
+  return active;
+}
+
+namespace {
+
+// Adds `count` layers, merging with the previous group when identical.
+void push_layers(std::vector<LayerGroup>& groups, Mixer m, Ffn f, std::int64_t count) {
+  if (count <= 0) return;
+  if (!groups.empty() && groups.back().mixer == m && groups.back().ffn == f) {
+    groups.back().count += count;
+  } else {
+    groups.push_back(LayerGroup{m, f, count});
+  }
+}
+
+#define FTCOST_GET(var, expr) FTCOST_TRY(var, expr)
+
+// Standard decoder-only attention fields (Llama family naming).
+Status read_attention(const json& c, ModelSpec& m, const std::string& p) {
+  FTCOST_GET(heads, get_count(c, "num_attention_heads", p, 1, 4096));
+  FTCOST_GET(kv, opt_count(c, "num_key_value_heads", p, heads, 1, 4096));
+  if (heads % kv != 0) {
+    return make_error(Errc::invalid_value, join_path(p, "num_key_value_heads"),
+                      "must divide num_attention_heads (" + std::to_string(heads) + "), got " + std::to_string(kv));
+  }
+  std::int64_t default_hd = m.hidden / heads;
+  FTCOST_GET(hd, opt_count(c, "head_dim", p, default_hd, 1, 4096));
+  m.attn.heads = heads;
+  m.attn.kv_heads = kv;
+  m.attn.head_dim = hd;
+  FTCOST_GET(bias, opt_bool(c, "attention_bias", p, false));
+  m.attn.qkv_bias = bias;
+  m.attn.o_bias = bias;
+  FTCOST_GET(sw, opt_count(c, "sliding_window", p, 0, 0, std::int64_t{1} << 32));
+  FTCOST_GET(use_sw, opt_bool(c, "use_sliding_window", p, true));
+  m.attn.sliding_window = use_sw ? sw : 0;
+  return Ok{};
+}
+
+Status read_common(const json& c, ModelSpec& m, const std::string& p, const char* hidden_key = "hidden_size",
+                   const char* vocab_key = "vocab_size") {
+  FTCOST_GET(hidden, get_count(c, hidden_key, p, 1, 1 << 20));
+  FTCOST_GET(vocab, get_count(c, vocab_key, p, 1, 1 << 24));
+  m.hidden = hidden;
+  m.vocab = vocab;
+  FTCOST_GET(tied, opt_bool(c, "tie_word_embeddings", p, false));
+  m.tied_embeddings = tied;
+  return Ok{};
+}
+
+Status read_mlp(const json& c, ModelSpec& m, const std::string& p) {
+  FTCOST_GET(f, get_count(c, "intermediate_size", p, 1, 1 << 22));
+  m.mlp.intermediate = f;
+  m.mlp.gated = true;
+  FTCOST_GET(bias, opt_bool(c, "mlp_bias", p, false));
+  m.mlp.bias = bias;
+  return Ok{};
+}
+
+Result<std::int64_t> read_top_k(const json& c, const std::string& p, std::int64_t experts) {
+  std::int64_t k = 0;
+  if (has(c, "num_experts_per_tok")) {
+    FTCOST_GET(v, get_count(c, "num_experts_per_tok", p, 1, 1 << 12));
+    k = v;
+  } else if (has(c, "experts_per_token")) {
+    FTCOST_GET(v, get_count(c, "experts_per_token", p, 1, 1 << 12));
+    k = v;
+  } else {
+    return make_error(Errc::missing_field, join_path(p, "num_experts_per_tok"), "MoE config needs the experts per token");
+  }
+  if (k > experts) {
+    return make_error(Errc::invalid_value, join_path(p, "num_experts_per_tok"),
+                      "is " + std::to_string(k) + " but the model has only " + std::to_string(experts) + " experts");
+  }
+  return k;
+}
+
+Status parse_llama_like(const json& c, ModelSpec& m, const std::string& p) {
+  FTCOST_TRY(ok1, read_common(c, m, p));
+  (void)ok1;
+  FTCOST_GET(layers, get_count(c, "num_hidden_layers", p, 1, 100000));
+  FTCOST_TRY(ok2, read_attention(c, m, p));
+  (void)ok2;
+  FTCOST_TRY(ok3, read_mlp(c, m, p));
+  (void)ok3;
+  const std::string& f = m.family;
+  if (f == "qwen2") {
+    m.attn.qkv_bias = true;  // Qwen2 has biases on q, k, v (not o)
+    m.attn.o_bias = false;
+  }
+  if (f == "gemma2" || f == "gemma") {
+    if (!has(c, "tie_word_embeddings")) m.tied_embeddings = true;  // Gemma configs default to tied
+    if (f == "gemma2") m.norms_per_attention_layer = 4;
+  }
+  push_layers(m.groups, Mixer::attention, Ffn::mlp, layers);
+  return Ok{};
+}
+
+Status parse_mixtral_like(const json& c, ModelSpec& m, const std::string& p) {
+  FTCOST_TRY(ok1, read_common(c, m, p));
+  (void)ok1;
+  FTCOST_GET(layers, get_count(c, "num_hidden_layers", p, 1, 100000));
+  FTCOST_TRY(ok2, read_attention(c, m, p));
+  (void)ok2;
+  FTCOST_GET(experts, get_count(c, "num_local_experts", p, 1, 1 << 12));
+  FTCOST_GET(k, read_top_k(c, p, experts));
+  FTCOST_GET(f, get_count(c, "intermediate_size", p, 1, 1 << 22));
+  m.moe.experts = experts;
+  m.moe.top_k = k;
+  m.moe.expert_intermediate = f;
+  m.moe.gated = true;
+  if (m.family == "phimoe") {
+    m.norm = NormKind::layer;
+    m.lm_head_bias = true;  // PhiMoE: lm_head_bias true in the config
+    FTCOST_GET(lmb, opt_bool(c, "lm_head_bias", p, true));
+    m.lm_head_bias = lmb;
+  }
+  if (m.family == "gpt_oss") {
+    m.moe.expert_bias = true;
+    m.moe.router_bias = true;
+    m.attn.qkv_bias = true;
+    m.attn.o_bias = true;
+    m.attn.sinks = m.attn.heads;
+  }
+  push_layers(m.groups, Mixer::attention, Ffn::moe, layers);
+  return Ok{};
+}
+
+Status parse_qwen_moe(const json& c, ModelSpec& m, const std::string& p) {
+  FTCOST_TRY(ok1, read_common(c, m, p));
+  (void)ok1;
+  FTCOST_GET(layers, get_count(c, "num_hidden_layers", p, 1, 100000));
+  FTCOST_TRY(ok2, read_attention(c, m, p));
+  (void)ok2;
+  FTCOST_TRY(ok3, read_mlp(c, m, p));
+  (void)ok3;
+  FTCOST_GET(experts, get_count(c, "num_experts", p, 1, 1 << 12));
+  FTCOST_GET(k, read_top_k(c, p, experts));
+  FTCOST_GET(fe, get_count(c, "moe_intermediate_size", p, 1, 1 << 22));
+  FTCOST_GET(step, opt_count(c, "decoder_sparse_step", p, 1, 1, 100000));
+  m.moe.experts = experts;
+  m.moe.top_k = k;
+  m.moe.expert_intermediate = fe;
+  if (m.family == "qwen2_moe") {
+    m.attn.qkv_bias = true;
+    m.attn.o_bias = false;
+    FTCOST_GET(shared, opt_count(c, "shared_expert_intermediate_size", p, 0, 0, 1 << 22));
+    if (shared > 0) {
+      m.moe.shared_experts = 1;
+      m.moe.shared_intermediate = shared;
+      m.moe.shared_gate = true;
+    }
+  } else {  // qwen3_moe: per-head q/k RMSNorm, no shared expert
+    m.attn.qk_norm = true;
+    m.attn.qk_norm_params = 2 * m.attn.head_dim;
+  }
+  std::vector<std::int64_t> mlp_only;
+  if (has(c, "mlp_only_layers")) {
+    const json& a = c.at("mlp_only_layers");
+    if (!a.is_array()) return make_error(Errc::wrong_type, join_path(p, "mlp_only_layers"), "must be an array of layer indices");
+    for (const auto& v : a) {
+      if (!v.is_number_integer()) return make_error(Errc::wrong_type, join_path(p, "mlp_only_layers"), "must hold integers");
+      mlp_only.push_back(v.get<std::int64_t>());
+    }
+  }
+  for (std::int64_t i = 0; i < layers; ++i) {
+    bool is_moe = std::find(mlp_only.begin(), mlp_only.end(), i) == mlp_only.end() && (i + 1) % step == 0;
+    push_layers(m.groups, Mixer::attention, is_moe ? Ffn::moe : Ffn::mlp, 1);
+  }
+  return Ok{};
+}
+
+Status parse_deepseek(const json& c, ModelSpec& m, const std::string& p) {
+  FTCOST_TRY(ok1, read_common(c, m, p));
+  (void)ok1;
+  FTCOST_GET(layers, get_count(c, "num_hidden_layers", p, 1, 100000));
+  FTCOST_TRY(ok2, read_attention(c, m, p));
+  (void)ok2;
+  FTCOST_TRY(ok3, read_mlp(c, m, p));
+  (void)ok3;
+  FTCOST_GET(experts, get_count(c, "n_routed_experts", p, 1, 1 << 12));
+  FTCOST_GET(k, read_top_k(c, p, experts));
+  FTCOST_GET(fe, get_count(c, "moe_intermediate_size", p, 1, 1 << 22));
+  FTCOST_GET(shared, opt_count(c, "n_shared_experts", p, 0, 0, 1 << 12));
+  FTCOST_GET(first_dense, opt_count(c, "first_k_dense_replace", p, 0, 0, 100000));
+  FTCOST_GET(freq, opt_count(c, "moe_layer_freq", p, 1, 1, 100000));
+  m.moe.experts = experts;
+  m.moe.top_k = k;
+  m.moe.expert_intermediate = fe;
+  m.moe.shared_experts = shared;
+  m.moe.shared_intermediate = fe;  // each shared expert has the routed expert's width
+  if (m.family == "deepseek_v2" || m.family == "deepseek_v3") {
+    m.attn.mla = true;
+    FTCOST_GET(ql, opt_count(c, "q_lora_rank", p, 0, 0, 1 << 20));
+    FTCOST_GET(kvl, get_count(c, "kv_lora_rank", p, 1, 1 << 20));
+    FTCOST_GET(nope, get_count(c, "qk_nope_head_dim", p, 1, 4096));
+    FTCOST_GET(rope, get_count(c, "qk_rope_head_dim", p, 1, 4096));
+    FTCOST_GET(vh, get_count(c, "v_head_dim", p, 1, 4096));
+    m.attn.q_lora_rank = ql;
+    m.attn.kv_lora_rank = kvl;
+    m.attn.qk_nope_head_dim = nope;
+    m.attn.qk_rope_head_dim = rope;
+    m.attn.v_head_dim = vh;
+    m.attn.kv_heads = m.attn.heads;
+    m.attn.head_dim = nope + rope;
+  }
+  for (std::int64_t i = 0; i < layers; ++i) {
+    bool is_moe = i >= first_dense && i % freq == 0;
+    push_layers(m.groups, Mixer::attention, is_moe ? Ffn::moe : Ffn::mlp, 1);
+  }
+  return Ok{};
+}
+
+Status parse_olmoe(const json& c, ModelSpec& m, const std::string& p) {
+  FTCOST_TRY(ok1, read_common(c, m, p));
+  (void)ok1;
+  FTCOST_GET(layers, get_count(c, "num_hidden_layers", p, 1, 100000));
+  FTCOST_TRY(ok2, read_attention(c, m, p));
+  (void)ok2;
+  FTCOST_GET(experts, get_count(c, "num_experts", p, 1, 1 << 12));
+  FTCOST_GET(k, read_top_k(c, p, experts));
+  FTCOST_GET(f, get_count(c, "intermediate_size", p, 1, 1 << 22));
+  m.moe.experts = experts;
+  m.moe.top_k = k;
+  m.moe.expert_intermediate = f;
+  m.attn.qk_norm = true;  // OLMoE normalises full q and k (not per head)
+  m.attn.qk_norm_params = m.attn.q_dim() + m.attn.kv_dim();
+  push_layers(m.groups, Mixer::attention, Ffn::moe, layers);
+  return Ok{};
+}
+
+Status parse_dbrx(const json& c, ModelSpec& m, const std::string& p) {
+  FTCOST_GET(hidden, get_count(c, "d_model", p, 1, 1 << 20));
+  FTCOST_GET(vocab, get_count(c, "vocab_size", p, 1, 1 << 24));
+  FTCOST_GET(layers, get_count(c, "n_layers", p, 1, 100000));
+  FTCOST_GET(heads, get_count(c, "n_heads", p, 1, 4096));
+  m.hidden = hidden;
+  m.vocab = vocab;
+  FTCOST_GET(tied, opt_bool(c, "tie_word_embeddings", p, false));
+  m.tied_embeddings = tied;
+  if (!has(c, "attn_config") || !c.at("attn_config").is_object())
+    return make_error(Errc::missing_field, join_path(p, "attn_config"), "DBRX config needs attn_config");
+  if (!has(c, "ffn_config") || !c.at("ffn_config").is_object())
+    return make_error(Errc::missing_field, join_path(p, "ffn_config"), "DBRX config needs ffn_config");
+  const json& ac = c.at("attn_config");
+  const json& fc = c.at("ffn_config");
+  FTCOST_GET(kv, opt_count(ac, "kv_n_heads", join_path(p, "attn_config"), heads, 1, 4096));
+  FTCOST_GET(ffn, get_count(fc, "ffn_hidden_size", join_path(p, "ffn_config"), 1, 1 << 22));
+  FTCOST_GET(experts, get_count(fc, "moe_num_experts", join_path(p, "ffn_config"), 1, 1 << 12));
+  FTCOST_GET(k, get_count(fc, "moe_top_k", join_path(p, "ffn_config"), 1, experts));
+  m.attn.heads = heads;
+  m.attn.kv_heads = kv;
+  m.attn.head_dim = hidden / heads;
+  m.norm = NormKind::layer_no_bias;
+  m.moe.experts = experts;
+  m.moe.top_k = k;
+  m.moe.expert_intermediate = ffn;
+  push_layers(m.groups, Mixer::attention, Ffn::moe, layers);
+  return Ok{};
+}
+
+Status parse_mamba(const json& c, ModelSpec& m, const std::string& p) {
+  // mamba_ssm format (d_model, n_layer) or transformers' MambaConfig (hidden_size, num_hidden_layers).
+  const bool ssm_format = has(c, "d_model");
+  FTCOST_GET(hidden, get_count(c, ssm_format ? "d_model" : "hidden_size", p, 1, 1 << 20));
+  FTCOST_GET(layers, get_count(c, ssm_format ? "n_layer" : "num_hidden_layers", p, 1, 100000));
+  FTCOST_GET(vocab, get_count(c, "vocab_size", p, 1, 1 << 24));
+  FTCOST_GET(pad, opt_count(c, "pad_vocab_size_multiple", p, 1, 1, 1 << 16));
+  m.hidden = hidden;
+  m.vocab = (vocab + pad - 1) / pad * pad;
+  m.tied_embeddings = true;
+  m.residual_fp32 = true;
+  const json* ssm = &c;
+  if (ssm_format && has(c, "ssm_cfg") && c.at("ssm_cfg").is_object()) ssm = &c.at("ssm_cfg");
+  FTCOST_GET(expand, opt_count(*ssm, ssm_format ? "expand" : "expand", p, 2, 1, 64));
+  FTCOST_GET(d_state, opt_count(*ssm, ssm_format ? "d_state" : "state_size", p, 16, 1, 4096));
+  FTCOST_GET(d_conv, opt_count(*ssm, ssm_format ? "d_conv" : "conv_kernel", p, 4, 1, 64));
+  std::int64_t default_dt = (hidden + 15) / 16;
+  FTCOST_GET(dt_rank, opt_count(*ssm, ssm_format ? "dt_rank" : "time_step_rank", p, default_dt, 1, 1 << 20));
+  m.mamba.d_inner = expand * hidden;
+  m.mamba.d_state = d_state;
+  m.mamba.d_conv = d_conv;
+  m.mamba.dt_rank = dt_rank;
+  m.mamba.conv_bias = true;
+  m.mamba.proj_bias = false;
+  push_layers(m.groups, Mixer::mamba, Ffn::none, layers);
+  return Ok{};
+}
+
+Status parse_blackmamba(const json& c, ModelSpec& m, const std::string& p) {
+  FTCOST_GET(hidden, get_count(c, "hidden_size", p, 1, 1 << 20));
+  FTCOST_GET(vocab, get_count(c, "vocab_size", p, 1, 1 << 24));
+  FTCOST_GET(num_layers, get_count(c, "num_layers", p, 1, 100000));
+  FTCOST_GET(d_state, opt_count(c, "state_size", p, 16, 1, 4096));
+  FTCOST_GET(d_conv, opt_count(c, "conv_dimension", p, 4, 1, 64));
+  FTCOST_GET(expand, opt_count(c, "expansion_factor", p, 2, 1, 64));
+  FTCOST_GET(ffn, get_count(c, "ffn_hidden_size", p, 1, 1 << 22));
+  FTCOST_GET(swiglu, opt_bool(c, "swiglu", p, true));
+  m.hidden = hidden;
+  m.vocab = vocab;
+  m.tied_embeddings = true;
+  m.residual_fp32 = true;
+  m.mamba.d_inner = expand * hidden;
+  m.mamba.d_state = d_state;
+  m.mamba.d_conv = d_conv;
+  m.mamba.dt_rank = (hidden + 15) / 16;
+  m.mamba.conv_bias = true;
+  const json& pattern = c.at("mamba_moe_layers");
+  if (!pattern.is_array())
+    return make_error(Errc::wrong_type, join_path(p, "mamba_moe_layers"), "must be an array such as [\"r\", \"8\", ...]");
+  if (static_cast<std::int64_t>(pattern.size()) != num_layers) {
+    return make_error(Errc::invalid_value, join_path(p, "mamba_moe_layers"),
+                      "has " + std::to_string(pattern.size()) + " entries but num_layers is " + std::to_string(num_layers));
+  }
+  std::int64_t experts = 0;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    const json& e = pattern[i];
+    std::string path = join_path(p, "mamba_moe_layers[" + std::to_string(i) + "]");
+    if (!e.is_string()) return make_error(Errc::wrong_type, path, "must be \"r\" (Mamba) or an expert count such as \"8\"");
+    std::string s = e.get<std::string>();
+    if (s == "r") {
+      push_layers(m.groups, Mixer::mamba, Ffn::none, 1);
+      continue;
+    }
+    std::int64_t n = 0;
+    for (char ch : s) {
+      if (ch < '0' || ch > '9' || n > 100000) return make_error(Errc::invalid_value, path, "must be \"r\" or an expert count, got \"" + s + "\"");
+      n = n * 10 + (ch - '0');
+    }
+    if (n < 1) return make_error(Errc::invalid_value, path, "expert count must be at least 1");
+    if (experts != 0 && experts != n) return make_error(Errc::invalid_value, path, "mixed expert counts are not supported");
+    experts = n;
+    push_layers(m.groups, Mixer::none, Ffn::moe, 1);
+  }
+  if (experts > 0) {
+    // The pretrained model routes top-1 (Sinkhorn); a `topk` key, when present, sets it.
+    FTCOST_GET(k, opt_count(c, "topk", p, 1, 1, experts));
+    m.moe.experts = experts;
+    m.moe.top_k = k;
+    m.moe.expert_intermediate = ffn;
+    m.moe.gated = swiglu;
+    m.moe.router_bias = true;  // nn.Linear(hidden, experts) with torch's default bias
+  }
+  return Ok{};
+}
+
+Status parse_jamba(const json& c, ModelSpec& m, const std::string& p) {
+  FTCOST_TRY(ok1, read_common(c, m, p));
+  (void)ok1;
+  FTCOST_GET(layers, get_count(c, "num_hidden_layers", p, 1, 100000));
+  FTCOST_TRY(ok2, read_attention(c, m, p));
+  (void)ok2;
+  FTCOST_TRY(ok3, read_mlp(c, m, p));
+  (void)ok3;
+  FTCOST_GET(experts, get_count(c, "num_experts", p, 1, 1 << 12));
+  FTCOST_GET(k, read_top_k(c, p, experts));
+  FTCOST_GET(ap, get_count(c, "attn_layer_period", p, 1, 100000));
+  FTCOST_GET(ao, opt_count(c, "attn_layer_offset", p, 0, 0, 100000));
+  FTCOST_GET(ep, get_count(c, "expert_layer_period", p, 1, 100000));
+  FTCOST_GET(eo, opt_count(c, "expert_layer_offset", p, 0, 0, 100000));
+  FTCOST_GET(expand, opt_count(c, "mamba_expand", p, 2, 1, 64));
+  FTCOST_GET(d_state, opt_count(c, "mamba_d_state", p, 16, 1, 4096));
+  FTCOST_GET(d_conv, opt_count(c, "mamba_d_conv", p, 4, 1, 64));
+  FTCOST_GET(dt_rank, opt_count(c, "mamba_dt_rank", p, (m.hidden + 15) / 16, 1, 1 << 20));
+  FTCOST_GET(conv_bias, opt_bool(c, "mamba_conv_bias", p, true));
+  FTCOST_GET(proj_bias, opt_bool(c, "mamba_proj_bias", p, false));
+  m.moe.experts = experts;
+  m.moe.top_k = k;
+  m.moe.expert_intermediate = m.mlp.intermediate;
+  m.mamba = MambaSpec{expand * m.hidden, d_state, d_conv, dt_rank, conv_bias, proj_bias};
+  for (std::int64_t i = 0; i < layers; ++i) {
+    Mixer mix = (i % ap == ao) ? Mixer::attention : Mixer::mamba;
+    Ffn f = (i % ep == eo) ? Ffn::moe : Ffn::mlp;
+    push_layers(m.groups, mix, f, 1);
+  }
+  return Ok{};
+}
+
+std::string supported_list() {
+  return "llama, mistral, qwen2, gemma2, mixtral, phimoe, gpt_oss, qwen2_moe, qwen3_moe, deepseek, deepseek_v2, "
+         "olmoe, dbrx, mamba, jamba, BlackMamba (mamba_moe_layers)";
+}
+
+}  // namespace
+
+Result<ModelSpec> parse_model_config(const json& c, const std::string& id) {
+  const std::string p = "config";
+  if (!c.is_object()) return make_error(Errc::wrong_type, id, "config.json must be a JSON object");
+  ModelSpec m;
+  m.id = id;
+  m.display_name = id;
+  std::string mt;
+  if (has(c, "model_type")) {
+    FTCOST_GET(v, get_string(c, "model_type", p));
+    mt = v;
+  }
+  Status st = Ok{};
+  if (has(c, "mamba_moe_layers")) {
+    m.family = "blackmamba";
+    st = parse_blackmamba(c, m, p);
+  } else if (mt == "llama" || mt == "mistral" || mt == "qwen2" || mt == "gemma2" || mt == "gemma" || mt == "qwen3") {
+    m.family = mt;
+    st = parse_llama_like(c, m, p);
+    if (st.ok() && mt == "qwen3") {
+      m.attn.qk_norm = true;
+      m.attn.qk_norm_params = 2 * m.attn.head_dim;
+    }
+  } else if (mt == "mixtral" || mt == "phimoe" || mt == "gpt_oss") {
+    m.family = mt;
+    st = parse_mixtral_like(c, m, p);
+  } else if (mt == "qwen2_moe" || mt == "qwen3_moe") {
+    m.family = mt;
+    st = parse_qwen_moe(c, m, p);
+  } else if (mt == "deepseek" || mt == "deepseek_v2" || mt == "deepseek_v3") {
+    m.family = mt;
+    st = parse_deepseek(c, m, p);
+  } else if (mt == "olmoe") {
+    m.family = mt;
+    st = parse_olmoe(c, m, p);
+  } else if (mt == "dbrx") {
+    m.family = mt;
+    st = parse_dbrx(c, m, p);
+  } else if (mt == "jamba") {
+    m.family = mt;
+    st = parse_jamba(c, m, p);
+  } else if (mt == "mamba" || (mt.empty() && has(c, "d_model") && has(c, "n_layer"))) {
+    m.family = "mamba";
+    st = parse_mamba(c, m, p);
+  } else if (has(c, "hidden_size") && has(c, "num_hidden_layers") && has(c, "num_attention_heads") &&
+             has(c, "intermediate_size") && has(c, "vocab_size")) {
+    // Generic reading of the standard fields, with a visible warning.
+    bool moe = has(c, "num_local_experts") || has(c, "num_experts");
+    m.family = mt.empty() ? "generic" : mt;
+    if (moe) {
+      json c2 = c;
+      if (!has(c2, "num_local_experts")) c2["num_local_experts"] = c.at("num_experts");
+      st = parse_mixtral_like(c2, m, p);
+    } else {
+      st = parse_llama_like(c, m, p);
+    }
+    m.warnings.push_back("model_type '" + (mt.empty() ? std::string("(none)") : mt) +
+                         "' is not one ftcost knows; read as a generic " + (moe ? "MoE" : "dense") +
+                         " decoder (Llama-style layers" + (moe ? ", Mixtral-style experts" : "") +
+                         "): check the parameter count");
+  } else {
+    return make_error(Errc::unsupported_architecture, join_path(p, "model_type"),
+                      "'" + (mt.empty() ? std::string("(missing)") : mt) + "' is not supported; supported: " +
+                          supported_list());
+  }
+  if (!st.ok()) return st.error();
+  if (m.layers() == 0) return make_error(Errc::invalid_value, p, "model has no layers");
+  if (m.layers_with(Mixer::attention) > 0 && m.attn.heads <= 0)
+    return make_error(Errc::invalid_value, join_path(p, "num_attention_heads"), "must be positive");
+  return m;
+}
+
+Result<ModelSpec> parse_model_file(const json& doc, const std::string& source) {
+  if (!doc.is_object()) return make_error(Errc::wrong_type, source, "must be a JSON object");
+  if (!has(doc, "config")) return parse_model_config(doc, source);  // a bare config.json
+  FTCOST_GET(schema, get_string(doc, "schema", ""));
+  if (schema != "ftcost.model/1")
+    return make_error(Errc::schema_mismatch, source + ": schema", "expected \"ftcost.model/1\", got \"" + schema + "\"");
+  FTCOST_GET(id, get_string(doc, "id", ""));
+  FTCOST_TRY(m, parse_model_config(doc.at("config"), id));
+  ModelSpec out = std::move(m);
+  FTCOST_GET(dn, opt_string(doc, "display_name", "", id));
+  FTCOST_GET(repo, opt_string(doc, "hf_repo", "", ""));
+  out.display_name = dn;
+  out.hf_repo = repo;
+  if (has(doc, "published")) {
+    const json& pub = doc.at("published");
+    FTCOST_GET(total, opt_number(pub, "total_params", "published", 0));
+    FTCOST_GET(active, opt_number(pub, "active_params", "published", 0));
+    FTCOST_GET(ptk, opt_count(pub, "top_k", "published", 0, 0, 1 << 12));
+    out.published_total = total;
+    out.published_active = active;
+    out.published_top_k = ptk;
+  }
+  if (has(doc, "overrides")) {
+    const json& ov = doc.at("overrides");
+    if (has(ov, "top_k")) {
+      FTCOST_GET(k, get_count(ov, "top_k", "overrides", 1, std::max<std::int64_t>(1, out.moe.experts)));
+      out.moe.top_k = k;
+    }
+  }
+  return out;
+}
+
+}  // namespace ftcost

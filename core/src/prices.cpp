@@ -1,0 +1,81 @@
+#include "ftcost/prices.hpp"
+
+namespace ftcost {
+
+long days_from_civil(int y, int m, int d) {
+  // Howard Hinnant's algorithm.
+  y -= m <= 2 ? 1 : 0;
+  const long era = (y >= 0 ? y : y - 399) / 400;
+  const long yoe = y - era * 400;
+  const long doy = (153L * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const long doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+Result<long> parse_date_days(const std::string& s, const std::string& field) {
+  auto digits = [&](std::size_t pos, std::size_t n, int& out) {
+    if (pos + n > s.size()) return false;
+    out = 0;
+    for (std::size_t i = pos; i < pos + n; ++i) {
+      if (s[i] < '0' || s[i] > '9') return false;
+      out = out * 10 + (s[i] - '0');
+    }
+    return true;
+  };
+  int y = 0, m = 0, d = 1;
+  bool ok = (s.size() == 7 || s.size() == 10) && digits(0, 4, y) && s[4] == '-' && digits(5, 2, m);
+  if (ok && s.size() == 10) ok = s[7] == '-' && digits(8, 2, d);
+  if (!ok || m < 1 || m > 12 || d < 1 || d > 31 || y < 1990 || y > 2200)
+    return make_error(Errc::invalid_value, field, "must be a date YYYY-MM or YYYY-MM-DD, got \"" + s + "\"");
+  return days_from_civil(y, m, d);
+}
+
+Result<PriceProvider> parse_prices(const json& doc, const std::string& source) {
+  if (!doc.is_object()) return make_error(Errc::wrong_type, source, "must be a JSON object");
+  FTCOST_TRY(schema, get_string(doc, "schema", ""));
+  if (schema != "ftcost.prices/1")
+    return make_error(Errc::schema_mismatch, "schema", "expected \"ftcost.prices/1\", got \"" + schema + "\"");
+  PriceProvider p;
+  FTCOST_TRY(id, get_string(doc, "id", ""));
+  FTCOST_TRY(name, get_string(doc, "provider", ""));
+  FTCOST_TRY(currency, opt_string(doc, "currency", "", "USD"));
+  if (currency != "USD") return make_error(Errc::invalid_value, "currency", "only USD prices are supported, got " + currency);
+  p.id = id;
+  p.name = name;
+  if (!has(doc, "offers") || !doc.at("offers").is_array())
+    return make_error(Errc::missing_field, "offers", "required array of price offers");
+  const json& offers = doc.at("offers");
+  for (std::size_t i = 0; i < offers.size(); ++i) {
+    const std::string path = "offers[" + std::to_string(i) + "]";
+    const json& o = offers[i];
+    if (!o.is_object()) return make_error(Errc::wrong_type, path, "must be an object");
+    PriceOffer off;
+    off.provider_id = id;
+    off.provider = name;
+    FTCOST_TRY(gpu, get_string(o, "gpu_id", path));
+    FTCOST_TRY(od, opt_number(o, "on_demand_usd_per_gpu_hour", path, 0));
+    FTCOST_TRY(spot, opt_number(o, "spot_usd_per_gpu_hour", path, 0));
+    if (od < 0 || od > 1000) return make_error(Errc::out_of_range, path + ".on_demand_usd_per_gpu_hour", "must be between 0 and 1000 USD");
+    if (spot < 0 || spot > 1000) return make_error(Errc::out_of_range, path + ".spot_usd_per_gpu_hour", "must be between 0 and 1000 USD");
+    if (od == 0 && spot == 0) return make_error(Errc::missing_field, path, "needs an on-demand or a spot price");
+    FTCOST_TRY(date, opt_string(o, "date", path, ""));
+    FTCOST_TRY(src, get_string(o, "source", path));
+    FTCOST_TRY(it, opt_string(o, "instance_type", path, ""));
+    FTCOST_TRY(region, opt_string(o, "region", path, ""));
+    off.gpu_id = gpu;
+    off.on_demand_usd_per_gpu_hour = od;
+    off.spot_usd_per_gpu_hour = spot;
+    off.date = date;
+    if (!date.empty()) {
+      FTCOST_TRY(days, parse_date_days(date, path + ".date"));
+      off.date_days = days;
+    }
+    off.source = src;
+    off.instance_type = it;
+    off.region = region;
+    p.offers.push_back(off);
+  }
+  return p;
+}
+
+}  // namespace ftcost

@@ -1,0 +1,157 @@
+#include "ftcost/workload.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ftcost {
+
+const char* method_name(Method m) {
+  switch (m) {
+    case Method::full: return "full";
+    case Method::lora: return "lora";
+    case Method::qlora: return "qlora";
+  }
+  return "full";
+}
+
+const char* quant_name(Quant q) {
+  switch (q) {
+    case Quant::none: return "none";
+    case Quant::nf4_dq: return "nf4-dq";
+    case Quant::nf4: return "nf4";
+    case Quant::int8: return "int8";
+  }
+  return "none";
+}
+
+const char* optimizer_name(Optimizer o) {
+  switch (o) {
+    case Optimizer::adamw: return "adamw";
+    case Optimizer::adamw_mixed: return "adamw-mixed";
+    case Optimizer::adamw_8bit: return "adamw-8bit";
+    case Optimizer::sgd: return "sgd";
+    case Optimizer::sgd_momentum: return "sgd-momentum";
+  }
+  return "adamw";
+}
+
+const char* padding_name(Padding p) {
+  switch (p) {
+    case Padding::longest: return "longest";
+    case Padding::max_length: return "max-length";
+    case Padding::packing: return "packing";
+  }
+  return "longest";
+}
+
+bool LoraTargets::any() const {
+  return q || k || v || o || mlp || mlp_down || mlp_gate_up || expert_gate_up || expert_down || shared || router ||
+         mamba || lm_head;
+}
+
+Result<LoraTargets> parse_lora_targets(const std::string& list, const std::string& field) {
+  LoraTargets t;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    std::size_t end = list.find(',', start);
+    if (end == std::string::npos) end = list.size();
+    std::string name = list.substr(start, end - start);
+    name.erase(0, name.find_first_not_of(" \t"));
+    name.erase(name.find_last_not_of(" \t") + 1);
+    start = end + 1;
+    if (name.empty()) {
+      if (end == list.size()) break;
+      return make_error(Errc::invalid_value, field, "empty module name in \"" + list + "\"");
+    }
+    t.names.push_back(name);
+    if (name == "q_proj" || name == "q_a_proj" || name == "q_b_proj") {
+      t.q = true;
+    } else if (name == "k_proj" || name == "kv_a_proj_with_mqa") {
+      t.k = true;
+    } else if (name == "v_proj" || name == "kv_b_proj") {
+      t.v = true;
+    } else if (name == "o_proj" || name == "Wqkv") {
+      if (name == "Wqkv") t.q = t.k = t.v = true;
+      else t.o = true;
+    } else if (name == "gate_proj" || name == "up_proj") {
+      // PEFT matches by suffix: dense MLP, routed experts and shared experts with these names.
+      t.mlp_gate_up = true;
+      t.expert_gate_up = true;
+      t.shared = true;
+    } else if (name == "down_proj") {
+      t.mlp_down = true;
+      t.expert_down = true;
+      t.shared = true;
+    } else if (name == "w1" || name == "w3" || name == "v1" || name == "fc1") {
+      t.expert_gate_up = true;
+    } else if (name == "w2" || name == "fc2") {
+      t.expert_down = true;
+    } else if (name == "gate" || name == "router") {
+      t.router = true;
+    } else if (name == "in_proj" || name == "x_proj" || name == "dt_proj" || name == "out_proj") {
+      t.mamba = true;
+    } else if (name == "lm_head") {
+      t.lm_head = true;
+    } else if (name == "attention") {
+      t.q = t.k = t.v = t.o = true;
+    } else if (name == "experts") {
+      t.expert_gate_up = t.expert_down = true;
+    } else if (name == "mlp") {
+      t.mlp = t.shared = true;
+    } else if (name == "mamba") {
+      t.mamba = true;
+    } else if (name == "all-linear" || name == "all") {
+      t.q = t.k = t.v = t.o = t.mlp = t.expert_gate_up = t.expert_down = t.shared = t.router = t.mamba = true;
+    } else {
+      return make_error(Errc::invalid_value, field,
+                        "unknown module \"" + name +
+                            "\"; use PEFT names (q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj,w1,w2,w3,"
+                            "gate,router,in_proj,x_proj,dt_proj,out_proj,lm_head) or groups (attention, experts, "
+                            "router, mlp, mamba, all-linear)");
+    }
+  }
+  if (t.mlp_gate_up && t.mlp_down) t.mlp = true;
+  if (!t.any()) return make_error(Errc::invalid_value, field, "no LoRA target modules given");
+  return t;
+}
+
+double Workload::compute_bytes() const { return precision == "fp32" ? 4.0 : 2.0; }
+
+std::int64_t Workload::active_experts(const ModelSpec& m) const {
+  if (m.moe.experts <= 0) return 0;
+  if (moe == MoeMode::dense) return m.moe.experts;
+  return top_k_override > 0 ? std::min(top_k_override, m.moe.experts) : m.moe.top_k;
+}
+
+namespace {
+double round_up8(double x) { return std::ceil(x / 8.0) * 8.0; }
+}  // namespace
+
+double Workload::memory_seq_len() const {
+  if (seq_len > 0) return seq_len;
+  switch (padding) {
+    case Padding::max_length:
+    case Padding::packing:
+      return max_length;
+    case Padding::longest:
+      // DataCollatorForSeq2Seq pads to the longest sample, rounded up to a multiple of 8; over an epoch
+      // some batch holds the longest (truncated) sample, and that batch sets the peak.
+      return std::min(round_up8(lengths.max()), round_up8(max_length));
+  }
+  return max_length;
+}
+
+double Workload::mean_padded_len(std::int64_t b) const {
+  if (seq_len > 0) return seq_len;
+  switch (padding) {
+    case Padding::max_length:
+    case Padding::packing:
+      return max_length;
+    case Padding::longest:
+      return std::min(round_up8(lengths.expected_max(static_cast<double>(std::max<std::int64_t>(b, 1)), max_length)),
+                      round_up8(max_length));
+  }
+  return max_length;
+}
+
+}  // namespace ftcost

@@ -1,0 +1,26 @@
+// Human-readable output: aligned tables with units.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace ftcost::cli {
+
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header, std::vector<bool> right_align = {});
+  void row(std::vector<std::string> cells);
+  std::string str() const;
+
+ private:
+  std::vector<std::string> header_;
+  std::vector<bool> right_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+std::string fixed(double v, int decimals);
+std::string group_thousands(double v);  // 46702792704 -> 46,702,792,704
+std::string human_count(double v);      // 46.7B, 12.9M
+std::string money(double usd);          // $1,234.56
+
+}  // namespace ftcost::cli

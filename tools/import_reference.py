@@ -1,0 +1,540 @@
+#!/usr/bin/env python3
+"""Build gpu-db/ (GPU spec sheets, prices, model presets, datasets) from the reference data.
+
+The reference folder (by default ../shared/reference next to the repository) holds:
+
+    gpu-specs.json      GPU spec records with their sources
+    cloud-prices.json   dated cloud GPU prices, one record per offer
+    models/*.json       Hugging Face config.json copies, each with a `_source` object
+    paper.md            arXiv 2408.04693 (dataset statistics, the paper's CUDO prices)
+
+What this script writes under gpu-db/ (one pretty-printed JSON file per thing, file name = id):
+
+    gpus/<id>.json           ftcost.gpu/1       the reference record verbatim, "schema" key first
+    prices/<provider>.json   ftcost.prices/1    offers of one provider, in reference order
+    models/<id>.json         ftcost.model/1     config (minus `_source`) + published parameter counts
+    datasets/<id>.json       ftcost.dataset/1   CS15K and MATH14K length statistics (paper + its repo)
+
+The formats are documented in gpu-db/schema/*.schema.json (hand-written, not generated).
+What the reference files do not carry (published parameter counts, display names, dataset
+statistics) is kept in the tables below, each with its source.
+
+The output is deterministic: running the script twice gives byte-identical files. It never deletes
+anything; files in the generated folders that it did not write are listed as warnings.
+
+Usage:
+    python3 tools/import_reference.py [--reference DIR] [--out DIR] [--check]
+
+    --check   write nothing; exit 1 if any generated file is missing or differs from its content
+"""
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_REFERENCE = REPO.parent / "shared" / "reference"
+DEFAULT_OUT = REPO / "gpu-db"
+
+GPU_SCHEMA = "ftcost.gpu/1"
+PRICES_SCHEMA = "ftcost.prices/1"
+MODEL_SCHEMA = "ftcost.model/1"
+DATASET_SCHEMA = "ftcost.dataset/1"
+
+DATE_RE = re.compile(r"^\d{4}-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?$")
+ID_RE = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
+
+# --------------------------------------------------------------------------------------------
+# Models: reference file stem -> preset metadata. `total` / `active` are the parameter counts the
+# model's authors publish (model card, paper or release post), not counts derived from the config.
+# `active` is None for models without routed experts. `top_k` (optional) is the number of experts
+# per token the published active count refers to, where it differs from the config's routing.
+# --------------------------------------------------------------------------------------------
+B = 1_000_000_000
+M = 1_000_000
+
+MODELS = {
+    "BlackMamba-2.8B": dict(
+        id="blackmamba-2.8b", display_name="BlackMamba-2.8B", family="blackmamba", kind="hybrid",
+        total=2.8 * B, active=630 * M, top_k=1,
+        source="Zyphra, 'BlackMamba: Mixture of Experts for State-Space Models', arXiv 2402.01771 "
+               "(https://arxiv.org/abs/2402.01771): BlackMamba 630M/2.8B (active/total); "
+               "arXiv 2408.04693 Table I: 2.8B",
+        note="Mamba blocks alternating with 8-expert MoE blocks (no attention). The active count is for "
+             "top-1 routing, as pretrained. The config is the paper's copy with topk 8 (its dense "
+             "fine-tuning, all experts active); the paper's sparse runs use top-2. Only GLU experts "
+             "(swiglu: true, 3 matrices of 1472 x 3872) reproduce the 2.8B total."),
+    "DeepSeek-V2-Lite": dict(
+        id="deepseek-v2-lite", display_name="DeepSeek-V2-Lite", family="deepseek-v2", kind="moe",
+        total=15.7 * B, active=2.4 * B,
+        source="DeepSeek-AI, 'DeepSeek-V2: A Strong, Economical, and Efficient Mixture-of-Experts Language "
+               "Model', arXiv 2405.04434 (https://arxiv.org/abs/2405.04434), DeepSeek-V2-Lite: 15.7B total, "
+               "2.4B activated per token; same on the model card "
+               "https://huggingface.co/deepseek-ai/DeepSeek-V2-Lite",
+        note="Counting every weight of this config gives about 2.66B active; the published 2.4B appears "
+             "to leave out the input embedding (102400 x 2048 = 0.21B)."),
+    "Jamba-v0.1": dict(
+        id="jamba-v0.1", display_name="Jamba-v0.1", family="jamba", kind="hybrid",
+        total=52 * B, active=12 * B,
+        source="AI21 Labs model card https://huggingface.co/ai21labs/Jamba-v0.1 ('12B active parameters and "
+               "a total of 52B parameters across all experts'); Jamba paper arXiv 2403.19887",
+        note="Attention + Mamba + MoE hybrid: 4 attention and 28 Mamba layers; MoE (16 experts, top-2) "
+             "on every second layer."),
+    "Llama-2-13b-hf": dict(
+        id="llama-2-13b", display_name="Llama-2-13B", family="llama-2", kind="dense",
+        total=13.0 * B, active=None,
+        source="Meta, 'Llama 2: Open Foundation and Fine-Tuned Chat Models', arXiv 2307.09288 "
+               "(https://arxiv.org/abs/2307.09288): 13B; model page "
+               "https://huggingface.co/meta-llama/Llama-2-13b-hf (safetensors count 13B)",
+        note=None),
+    "Llama-2-70b-hf": dict(
+        id="llama-2-70b", display_name="Llama-2-70B", family="llama-2", kind="dense",
+        total=69 * B, active=None,
+        source="Model page https://huggingface.co/meta-llama/Llama-2-70b-hf (safetensors count '69B "
+               "params'); named 70B in Meta's Llama 2 paper arXiv 2307.09288",
+        note=None),
+    "Llama-2-7b-hf": dict(
+        id="llama-2-7b", display_name="Llama-2-7B", family="llama-2", kind="dense",
+        total=6.74 * B, active=None,
+        source="Model page https://huggingface.co/meta-llama/Llama-2-7b-hf (safetensors count '6.74B "
+               "params'); named 7B in Meta's Llama 2 paper arXiv 2307.09288",
+        note=None),
+    "Meta-Llama-3.1-405B": dict(
+        id="llama-3.1-405b", display_name="Llama-3.1-405B", family="llama-3.1", kind="dense",
+        total=406 * B, active=None,
+        source="Model page https://huggingface.co/meta-llama/Llama-3.1-405B (safetensors count '406B "
+               "params'); named 405B in Meta's 'The Llama 3 Herd of Models', arXiv 2407.21783",
+        note="With 8 KV heads as in this config; the launch-day upload's 16 KV heads would add weights "
+             "(see config_source.notes)."),
+    "Meta-Llama-3.1-70B": dict(
+        id="llama-3.1-70b", display_name="Llama-3.1-70B", family="llama-3.1", kind="dense",
+        total=70.6 * B, active=None,
+        source="Model page https://huggingface.co/meta-llama/Llama-3.1-70B (safetensors count '70.6B "
+               "params'); arXiv 2407.21783",
+        note=None),
+    "Meta-Llama-3.1-8B": dict(
+        id="llama-3.1-8b", display_name="Llama-3.1-8B", family="llama-3.1", kind="dense",
+        total=8.03 * B, active=None,
+        source="Model page https://huggingface.co/meta-llama/Llama-3.1-8B (safetensors count '8.03B "
+               "params'); arXiv 2407.21783",
+        note=None),
+    "Mistral-7B-v0.1": dict(
+        id="mistral-7b", display_name="Mistral-7B-v0.1", family="mistral", kind="dense",
+        total=7.24 * B, active=None,
+        source="Model card https://huggingface.co/mistralai/Mistral-7B-v0.1 ('7.24B params'); Mistral AI "
+               "announcement https://mistral.ai/news/announcing-mistral-7b/ calls it a 7.3B model",
+        note=None),
+    "Mixtral-8x22B-v0.1": dict(
+        id="mixtral-8x22b", display_name="Mixtral-8x22B", family="mixtral", kind="moe",
+        total=141 * B, active=39 * B,
+        source="Mistral AI, 'Cheaper, Better, Faster, Stronger' https://mistral.ai/news/mixtral-8x22b/ "
+               "('39B active parameters out of 141B')",
+        note=None),
+    "Mixtral-8x7B-v0.1": dict(
+        id="mixtral-8x7b", display_name="Mixtral-8x7B", family="mixtral", kind="moe",
+        total=46.7 * B, active=12.9 * B,
+        source="Mistral AI, 'Mixtral of experts' https://mistral.ai/news/mixtral-of-experts/ ('46.7B total "
+               "parameters but only uses 12.9B parameters per token'); arXiv 2401.04088",
+        note="arXiv 2408.04693 Table I rounds the total to 47B; its 4-bit QLoRA footprint is 23.35 GB."),
+    "OLMoE-1B-7B-0924": dict(
+        id="olmoe-1b-7b", display_name="OLMoE-1B-7B-0924", family="olmoe", kind="moe",
+        total=6.9 * B, active=1.3 * B,
+        source="Allen AI, 'OLMoE: Open Mixture-of-Experts Language Models', arXiv 2409.02060 "
+               "(https://arxiv.org/abs/2409.02060): 6.9B total, 1.3B active; model card "
+               "https://huggingface.co/allenai/OLMoE-1B-7B-0924",
+        note=None),
+    "Phi-3.5-MoE-instruct": dict(
+        id="phi-3.5-moe", display_name="Phi-3.5-MoE-instruct", family="phi-3.5", kind="moe",
+        total=41.9 * B, active=6.6 * B,
+        source="Model card https://huggingface.co/microsoft/Phi-3.5-MoE-instruct ('16x3.8B parameters with "
+               "6.6B active parameters'; safetensors count 41.9B); Phi-3 technical report arXiv 2404.14219",
+        note="Only an instruct model was released (no base)."),
+    "Qwen1.5-MoE-A2.7B": dict(
+        id="qwen1.5-moe-a2.7b", display_name="Qwen1.5-MoE-A2.7B", family="qwen1.5", kind="moe",
+        total=14.3 * B, active=2.7 * B,
+        source="Model card https://huggingface.co/Qwen/Qwen1.5-MoE-A2.7B and Qwen blog "
+               "https://qwenlm.github.io/blog/qwen-moe/ (14.3B total, 2.7B activated)",
+        note=None),
+    "Qwen2-57B-A14B": dict(
+        id="qwen2-57b-a14b", display_name="Qwen2-57B-A14B", family="qwen2", kind="moe",
+        total=57.4 * B, active=14 * B,
+        source="Model page https://huggingface.co/Qwen/Qwen2-57B-A14B (safetensors count '57.4B params'); "
+               "Qwen2 technical report arXiv 2407.10671 (57B total, 14B activated)",
+        note=None),
+    "Qwen2.5-7B": dict(
+        id="qwen2.5-7b", display_name="Qwen2.5-7B", family="qwen2.5", kind="dense",
+        total=7.61 * B, active=None,
+        source="Model card https://huggingface.co/Qwen/Qwen2.5-7B ('Number of Parameters: 7.61B; "
+               "Non-Embedding: 6.53B')",
+        note=None),
+    "Qwen3-30B-A3B": dict(
+        id="qwen3-30b-a3b", display_name="Qwen3-30B-A3B", family="qwen3", kind="moe",
+        total=30.5 * B, active=3.3 * B,
+        source="Model card https://huggingface.co/Qwen/Qwen3-30B-A3B ('Number of Parameters: 30.5B in total "
+               "and 3.3B activated')",
+        note=None),
+    "dbrx-base": dict(
+        id="dbrx-base", display_name="DBRX Base", family="dbrx", kind="moe",
+        total=132 * B, active=36 * B,
+        source="Databricks, 'Introducing DBRX' https://www.databricks.com/blog/introducing-dbrx-new-state-art-"
+               "open-llm ('132B total parameters of which 36B are active on any input')",
+        note=None),
+    "deepseek-moe-16b-base": dict(
+        id="deepseek-moe-16b", display_name="DeepSeekMoE-16B-Base", family="deepseek-moe", kind="moe",
+        total=16.4 * B, active=2.8 * B,
+        source="DeepSeek-AI, 'DeepSeekMoE', arXiv 2401.06066 (https://arxiv.org/abs/2401.06066): "
+               "DeepSeekMoE 16B, 16.4B total, 2.8B activated; model card "
+               "https://huggingface.co/deepseek-ai/deepseek-moe-16b-base",
+        note=None),
+    "gemma-2-9b": dict(
+        id="gemma-2-9b", display_name="Gemma-2-9B", family="gemma-2", kind="dense",
+        total=9.24 * B, active=None,
+        source="Model page https://huggingface.co/google/gemma-2-9b (safetensors count '9.24B params'); "
+               "Gemma 2 report arXiv 2408.00118",
+        note="Input and output embeddings are tied (Gemma default; not listed in the config)."),
+    "gpt-oss-120b": dict(
+        id="gpt-oss-120b", display_name="gpt-oss-120b", family="gpt-oss", kind="moe",
+        total=116.83 * B, active=5.13 * B,
+        source="OpenAI, 'gpt-oss-120b & gpt-oss-20b Model Card', arXiv 2508.10925 "
+               "(https://openai.com/index/gpt-oss-model-card/): 116.83B total, 5.13B active per token",
+        note="The published active count matches this config's weights without the input embedding "
+             "(201088 x 2880 = 0.58B). "
+             "Released with MXFP4 expert weights (see config.quantization_config)."),
+    "gpt-oss-20b": dict(
+        id="gpt-oss-20b", display_name="gpt-oss-20b", family="gpt-oss", kind="moe",
+        total=20.91 * B, active=3.61 * B,
+        source="OpenAI, 'gpt-oss-120b & gpt-oss-20b Model Card', arXiv 2508.10925 "
+               "(https://openai.com/index/gpt-oss-model-card/): 20.91B total, 3.61B active per token",
+        note="The published active count matches this config's weights without the input embedding "
+             "(201088 x 2880 = 0.58B). "
+             "Released with MXFP4 expert weights (see config.quantization_config)."),
+    "mamba-2.8b": dict(
+        id="mamba-2.8b", display_name="Mamba-2.8B", family="mamba", kind="mamba",
+        total=2.8 * B, active=None,
+        source="Gu & Dao, 'Mamba: Linear-Time Sequence Modeling with Selective State Spaces', arXiv "
+               "2312.00752 (https://arxiv.org/abs/2312.00752): 2.8B model; "
+               "https://huggingface.co/state-spaces/mamba-2.8b",
+        note="Nominal size; the weights of this config (d_model 2560, 64 layers, tied embeddings) "
+             "come to about 2.77B. The config is in mamba_ssm format; the transformers-format port "
+             "is kept in config._hf_transformers_variant."),
+}
+
+# --------------------------------------------------------------------------------------------
+# Datasets: arXiv 2408.04693 Table II (query counts, medians) and the Fig. 2 histogram data of
+# the paper's repository, as summarised in paper.md section 1.3. The `evidence` strings must
+# appear in paper.md, so that a changed reference is noticed.
+# --------------------------------------------------------------------------------------------
+TOKENIZER = ("Mixtral-8x7B / Mistral SentencePiece tokenizer (32,000-token vocabulary), "
+             "assumed: the paper's profiling model")
+TOKENIZER_NOTE = ("The reference does not name the tokenizer behind the Fig. 2 histogram; the Mixtral "
+                  "tokenizer (the paper's profiling model, LLaMA-Factory template 'mistral') is "
+                  "assumed. BlackMamba's GPT-NeoX tokenizer gives different counts.")
+
+DATASETS = [
+    dict(
+        schema=DATASET_SCHEMA, id="cs15k", display_name="Commonsense 15K (LLM-Adapters)",
+        queries=15119, queries_published=15000,
+        length_tokens=dict(min=42, median=79, mean=100, p90=171, p99=318, max=512),
+        quantiles=[[0.0, 42], [0.5, 79], [0.9, 171], [0.99, 318], [1.0, 512]],
+        tokenizer=TOKENIZER,
+        source="arXiv 2408.04693 Table II (15K queries, median 79) and Fig. 2 histogram data from "
+               "github.com/stsxxx/finetune (15,119 samples, 42-512 tokens, mean ~100, p90 171, p99 318)",
+        notes="Fine-tuning set of the paper (common sense). A query is a prompt joined with its "
+              "ground-truth answer; lengths are tokens per query. The mean is approximate. The "
+              "histogram stops at 512, so the maximum may be the histogram's edge rather than the "
+              "longest query. " + TOKENIZER_NOTE,
+        evidence=["15,119 samples", "42–512", "p90 171", "p99 318"],
+    ),
+    dict(
+        schema=DATASET_SCHEMA, id="math14k", display_name="Math 14K (LLM-Adapters)",
+        queries=13921, queries_published=14000,
+        length_tokens=dict(min=55, median=174, mean=187, p90=271, p99=411, max=1470),
+        quantiles=[[0.0, 55], [0.5, 174], [0.9, 271], [0.99, 411], [0.997, 512], [1.0, 1470]],
+        tokenizer=TOKENIZER,
+        source="arXiv 2408.04693 Table II (14K queries, median 174) and Fig. 2 histogram data from "
+               "github.com/stsxxx/finetune (13,921 samples, 55-1470 tokens, mean ~187, p90 271, p99 411, "
+               "41 samples longer than 512)",
+        notes="Fine-tuning set of the paper (math; the paper also calls the workload 'GS'). A query is a "
+              "prompt joined with its ground-truth answer; lengths are tokens per query. The mean is "
+              "approximate. 41 of 13,921 samples (0.29%) are longer than 512 tokens, hence the "
+              "[0.997, 512] point. The paper trains with cutoff_len 1024, so the longest queries are "
+              "truncated to 1024 tokens. The paper's Table IV costs use 15,000 queries although its "
+              "caption names this data set. " + TOKENIZER_NOTE,
+        evidence=["13,921 samples", "55–1470", "p90 271", "p99 411", "41 samples longer than 512"],
+    ),
+]
+
+# The paper's cost-model prices (Table IV): they must end up in the CUDO Compute file.
+PAPER_PRICES = [("a40", 0.79), ("a100-sxm4-80gb", 1.67), ("h100-sxm5-80gb", 2.1)]
+PAPER_PRICE_PROVIDER = "cudo-compute"
+PAPER_PRICE_DATE = "2024-07"
+
+OFFER_KEYS = ["gpu_id", "on_demand_usd_per_gpu_hour", "spot_usd_per_gpu_hour", "date", "date_note",
+              "instance_type", "gpu_count", "region", "source", "notes"]
+
+
+class ReferenceDataError(Exception):
+    pass
+
+
+def fail(msg):
+    raise ReferenceDataError(msg)
+
+
+def info(msg):
+    print(msg)
+
+
+def warn(msg):
+    print(msg, file=sys.stderr)
+
+
+def load_json(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def dump(obj):
+    return json.dumps(obj, indent=2, ensure_ascii=False) + "\n"
+
+
+def slug(name):
+    s = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    if not ID_RE.match(s):
+        fail(f"cannot make an id from provider name {name!r}")
+    return s
+
+
+def check_id(kind, ident):
+    if not isinstance(ident, str) or not ID_RE.match(ident):
+        fail(f"{kind} id {ident!r} is not lower-case [a-z0-9.-]")
+
+
+# ------------------------------------------------------------------------------------------ gpus
+def build_gpus(ref):
+    data = load_json(ref / "gpu-specs.json")
+    records = data["gpus"]
+    expected = data.get("_meta", {}).get("count")
+    if expected is not None and expected != len(records):
+        fail(f"gpu-specs.json: _meta.count {expected} but {len(records)} records")
+    out = {}
+    for rec in records:
+        gid = rec.get("id")
+        check_id("gpu", gid)
+        if gid in out:
+            fail(f"gpu-specs.json: duplicate id {gid}")
+        if not rec.get("sources"):
+            fail(f"gpu-specs.json: {gid} has no sources")
+        if "schema" in rec:
+            fail(f"gpu-specs.json: {gid} already has a 'schema' key")
+        out[gid] = {"schema": GPU_SCHEMA, **rec}
+    return out
+
+
+# ---------------------------------------------------------------------------------------- prices
+def provider_url(provider, sources):
+    """Homepage (scheme://host) of the first URL in the provider's sources whose host names it."""
+    words = [w for w in re.findall(r"[a-z0-9]+", provider.lower()) if len(w) >= 3]
+    for src in sources:
+        for url in re.findall(r"https?://[^\s'\")\]]+", src):
+            parts = urlsplit(url)
+            if any(w in parts.netloc.lower() for w in words):
+                return f"{parts.scheme}://{parts.netloc}"
+    return None
+
+
+def build_prices(ref, gpu_ids):
+    data = load_json(ref / "cloud-prices.json")
+    records = data["prices"]
+    expected = data.get("_meta", {}).get("count")
+    if expected is not None and expected != len(records):
+        fail(f"cloud-prices.json: _meta.count {expected} but {len(records)} records")
+    files = {}
+    seen_refs = set()
+    dropped = []
+    for rec in records:
+        ref_id = rec["id"]
+        if ref_id in seen_refs:
+            fail(f"cloud-prices.json: duplicate id {ref_id}")
+        seen_refs.add(ref_id)
+        pid = slug(rec["provider"])
+        entry = files.setdefault(pid, {"provider": rec["provider"], "offers": [], "sources": []})
+        if entry["provider"] != rec["provider"]:
+            fail(f"providers {entry['provider']!r} and {rec['provider']!r} map to the same id {pid}")
+        entry["sources"].append(rec["source"])
+        gid = rec.get("gpu_id")
+        if gid is None or gid not in gpu_ids:
+            dropped.append(f"{ref_id} ({rec['provider']}: {rec.get('gpu_as_listed')}, gpu_id {gid})")
+            continue
+        date = rec.get("date")
+        if date is not None and not DATE_RE.match(date):
+            fail(f"cloud-prices.json: {ref_id} date {date!r} is not YYYY-MM or YYYY-MM-DD")
+        if date is None and not rec.get("date_note"):
+            fail(f"cloud-prices.json: {ref_id} has neither date nor date_note")
+        if not isinstance(rec.get("on_demand_usd_per_gpu_hour"), (int, float)):
+            fail(f"cloud-prices.json: {ref_id} has no on-demand price")
+        offer = {k: rec.get(k) for k in OFFER_KEYS}
+        offer["reference_id"] = ref_id
+        entry["offers"].append(offer)
+
+    listed = data.get("_meta", {}).get("providers")
+    if listed is not None and sorted(listed) != sorted(e["provider"] for e in files.values()):
+        fail("cloud-prices.json: _meta.providers does not match the providers of the records")
+
+    out = {}
+    for pid in sorted(files):
+        entry = files[pid]
+        if not entry["offers"]:
+            warn(f"warning: provider {entry['provider']} has no offer for a known GPU; no file written")
+            continue
+        out[pid] = {
+            "schema": PRICES_SCHEMA,
+            "id": pid,
+            "provider": entry["provider"],
+            "url": provider_url(entry["provider"], entry["sources"]),
+            "currency": "USD",
+            "offers": entry["offers"],
+        }
+
+    cudo = out.get(PAPER_PRICE_PROVIDER)
+    for gid, price in PAPER_PRICES:
+        if not cudo or not any(o["gpu_id"] == gid and o["on_demand_usd_per_gpu_hour"] == price
+                               and o["date"] == PAPER_PRICE_DATE for o in cudo["offers"]):
+            fail(f"the paper's price {gid} ${price}/h ({PAPER_PRICE_DATE}) is missing from "
+                 f"{PAPER_PRICE_PROVIDER}")
+
+    info(f"prices: {len(records)} reference offers, {len(records) - len(dropped)} kept in "
+        f"{len(out)} provider files, {len(dropped)} dropped (gpu_id null or not in gpus/):")
+    for d in dropped:
+        info(f"  dropped {d}")
+    return out
+
+
+# ---------------------------------------------------------------------------------------- models
+def published(meta):
+    out = {
+        "total_params": int(round(meta["total"])),
+        "active_params": None if meta["active"] is None else int(round(meta["active"])),
+    }
+    if "top_k" in meta:
+        out["top_k"] = meta["top_k"]
+    out["source"] = meta["source"]
+    out["note"] = meta["note"]
+    return out
+
+
+def build_models(ref):
+    paths = sorted((ref / "models").glob("*.json"))
+    stems = {p.stem for p in paths}
+    unknown = sorted(stems - MODELS.keys())
+    missing = sorted(MODELS.keys() - stems)
+    if unknown:
+        fail(f"reference models without an entry in MODELS: {', '.join(unknown)}")
+    if missing:
+        fail(f"MODELS entries without a reference file: {', '.join(missing)}")
+    out = {}
+    for path in paths:
+        meta = MODELS[path.stem]
+        mid = meta["id"]
+        check_id("model", mid)
+        if mid in out:
+            fail(f"duplicate model id {mid}")
+        if meta["kind"] not in ("dense", "moe", "mamba", "hybrid"):
+            fail(f"{mid}: unknown kind {meta['kind']}")
+        if (meta["active"] is None) != (meta["kind"] in ("dense", "mamba")):
+            fail(f"{mid}: active_params must be null exactly for dense and mamba models")
+        config = load_json(path)
+        source = config.pop("_source", None)
+        if not isinstance(source, dict) or not source.get("model_id"):
+            fail(f"{path.name}: no _source.model_id")
+        out[mid] = {
+            "schema": MODEL_SCHEMA,
+            "id": mid,
+            "display_name": meta["display_name"],
+            "hf_repo": source["model_id"].split()[0],
+            "family": meta["family"],
+            "kind": meta["kind"],
+            "published": published(meta),
+            "config": config,
+            "config_source": source,
+        }
+    return out
+
+
+# -------------------------------------------------------------------------------------- datasets
+def build_datasets(ref):
+    paper = (ref / "paper.md").read_text(encoding="utf-8")
+    out = {}
+    for ds in DATASETS:
+        ds = dict(ds)
+        for snippet in ds.pop("evidence"):
+            if snippet not in paper:
+                fail(f"dataset {ds['id']}: paper.md no longer says {snippet!r}; re-check the numbers")
+        lt = ds["length_tokens"]
+        q = ds["quantiles"]
+        if q[0] != [0.0, lt["min"]] or q[-1] != [1.0, lt["max"]]:
+            fail(f"dataset {ds['id']}: quantiles must start at min and end at max")
+        if [0.5, lt["median"]] not in q or [0.9, lt["p90"]] not in q or [0.99, lt["p99"]] not in q:
+            fail(f"dataset {ds['id']}: quantiles disagree with length_tokens")
+        if any(a[0] >= b[0] or a[1] > b[1] for a, b in zip(q, q[1:])):
+            fail(f"dataset {ds['id']}: quantiles must increase")
+        out[ds["id"]] = ds
+    return out
+
+
+# ------------------------------------------------------------------------------------------ main
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--reference", type=Path, default=DEFAULT_REFERENCE,
+                    help=f"reference folder (default: {DEFAULT_REFERENCE})")
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"gpu-db folder (default: {DEFAULT_OUT})")
+    ap.add_argument("--check", action="store_true",
+                    help="write nothing; exit 1 if a generated file is missing or out of date")
+    args = ap.parse_args(argv)
+
+    try:
+        gpus = build_gpus(args.reference)
+        groups = {
+            "gpus": gpus,
+            "prices": build_prices(args.reference, set(gpus)),
+            "models": build_models(args.reference),
+            "datasets": build_datasets(args.reference),
+        }
+    except (ReferenceDataError, OSError, KeyError, json.JSONDecodeError) as e:
+        warn(f"import_reference: error: {e}")
+        return 2
+
+    stale = changed = 0
+    for folder, items in groups.items():
+        d = args.out / folder
+        wanted = {f"{i}.json" for i in items}
+        for name in sorted(p.name for p in d.glob("*.json")) if d.is_dir() else []:
+            if name not in wanted:
+                warn(f"warning: {folder}/{name} is not produced from the reference (left in place)")
+                stale += 1
+        for ident in sorted(items):
+            path = d / f"{ident}.json"
+            text = dump(items[ident])
+            old = path.read_text(encoding="utf-8") if path.exists() else None
+            if old == text:
+                continue
+            changed += 1
+            if args.check:
+                warn(f"out of date: {folder}/{ident}.json")
+            else:
+                d.mkdir(parents=True, exist_ok=True)
+                tmp = path.with_suffix(".json.tmp")
+                tmp.write_text(text, encoding="utf-8")
+                tmp.replace(path)
+
+    counts = ", ".join(f"{len(v)} {k}" for k, v in groups.items())
+    verb = "out of date" if args.check else "written"
+    info(f"import_reference: {counts}; {changed} file(s) {verb}, {stale} not from the reference")
+    return 1 if args.check and changed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
