@@ -50,6 +50,19 @@ int fail(const Error& e) {
 
 void print_json(const json& j) { std::cout << j.dump(2) << "\n"; }
 
+// A number validator whose message says what is allowed (CLI11's built-in ranges print DBL_MAX).
+CLI::Validator number_in(double lo, double hi, const std::string& what) {
+  return CLI::Validator(
+      [lo, hi, what](std::string& s) -> std::string {
+        char* end = nullptr;
+        double v = std::strtod(s.c_str(), &end);
+        if (s.empty() || end == nullptr || *end != '\0' || !std::isfinite(v)) return "must be a number, got \"" + s + "\"";
+        if (v < lo || v > hi) return "must be " + what + ", got " + s;
+        return std::string();
+      },
+      what);
+}
+
 std::string gib(double bytes) { return fixed(bytes / kGiB, 2); }
 
 // ---------------------------------------------------------------- estimate
@@ -226,20 +239,20 @@ int main(int argc, char** argv) {
     double eq1_mem = 48, eq1_seq = 512, eq1_sparsity = 0.25;
     double eq1_model_mem = -1;
     std::string eq1_model = "mixtral", eq1_coeffs = "code";
-    eq1->add_option("--gpu-mem", eq1_mem, "GPU memory in GB")->check(CLI::PositiveNumber);
+    eq1->add_option("--gpu-mem", eq1_mem, "GPU memory in GB")->check(number_in(1e-9, 1e12, "> 0"));
     eq1->add_option("--model", eq1_model, "mixtral | blackmamba")->check(CLI::IsMember({"mixtral", "blackmamba"}));
     eq1->add_option("--coeffs", eq1_coeffs, "Mixtral coefficients: code (C0=62, C1=0.89; reproduce Fig. 13) | paper (82, 0.95)")
         ->check(CLI::IsMember({"code", "paper"}));
-    eq1->add_option("--seq", eq1_seq, "sequence length (the padded/maximum length)")->check(CLI::PositiveNumber);
-    eq1->add_option("--sparsity", eq1_sparsity, "fraction of experts active: 0.25 sparse, 1 dense")->check(CLI::Range(0.001, 1.0));
-    eq1->add_option("--model-mem", eq1_model_mem, "model memory in GB (default: Table I, 23.35 / 5.6)")->check(CLI::NonNegativeNumber);
+    eq1->add_option("--seq", eq1_seq, "sequence length (the padded/maximum length)")->check(number_in(1e-9, 1e12, "> 0"));
+    eq1->add_option("--sparsity", eq1_sparsity, "fraction of experts active: 0.25 sparse, 1 dense")->check(number_in(0.001, 1.0, "in (0, 1]"));
+    eq1->add_option("--model-mem", eq1_model_mem, "model memory in GB (default: Table I, 23.35 / 5.6)")->check(number_in(0, 1e12, ">= 0"));
     eq1->add_flag("--json", as_json, "JSON output");
     auto* eq2 = paper_cmd->add_subcommand("eq2", "Eq. (2): the A40 throughput fits (C2, C4, RMSE) and predictions");
     eq2->add_flag("--json", as_json, "JSON output");
     auto* t4 = paper_cmd->add_subcommand("table4", "Table IV: cost of fine-tuning Mixtral on A40, A100, H100");
     double t4_queries = 15000, t4_epochs = 10;
-    t4->add_option("--queries", t4_queries, "queries (the table is exact with 15,000)")->check(CLI::PositiveNumber);
-    t4->add_option("--epochs", t4_epochs, "epochs")->check(CLI::PositiveNumber);
+    t4->add_option("--queries", t4_queries, "queries (the table is exact with 15,000)")->check(number_in(1e-9, 1e12, "> 0"));
+    t4->add_option("--epochs", t4_epochs, "epochs")->check(number_in(1e-9, 1e12, "> 0"));
     t4->add_flag("--json", as_json, "JSON output");
 
     // fit
@@ -247,7 +260,7 @@ int main(int argc, char** argv) {
     std::string points_file;
     double c3 = paper::kC3Mixtral;
     fit->add_option("--points", points_file, "CSV with header batch,throughput[,sparsity]")->required();
-    fit->add_option("--c3", c3, "MoE attenuation C3 (Mixtral 1.8, BlackMamba 2.5)")->check(CLI::PositiveNumber);
+    fit->add_option("--c3", c3, "MoE attenuation C3 (Mixtral 1.8, BlackMamba 2.5)")->check(number_in(1e-9, 1e12, "> 0"));
     fit->add_flag("--json", as_json, "JSON output");
 
     auto* models = app.add_subcommand("models", "List model presets");
@@ -256,9 +269,18 @@ int main(int argc, char** argv) {
     gpus->add_flag("--json", as_json, "JSON output");
     auto* bench = app.add_subcommand("bench", "Benchmark the estimator (estimates per second)");
     int iterations = 20000;
-    bench->add_option("--iterations", iterations, "iterations")->check(CLI::Range(1, 100000000));
+    bench->add_option("--iterations", iterations, "iterations")->check(number_in(1, 1e8, "between 1 and 100000000"));
     bench->add_flag("--json", as_json, "JSON output");
 
+    if (argc > 1 && argv[1][0] != '-') {
+      const std::string cmd = argv[1];
+      bool known = false;
+      for (const auto* sc : app.get_subcommands({})) known = known || sc->get_name() == cmd;
+      if (!known) {
+        std::cerr << "ftcost: error: unknown command \"" << cmd << "\"; commands: estimate, paper, fit, models, gpus, bench\n";
+        return 2;
+      }
+    }
     try {
       app.parse(argc, argv);
     } catch (const CLI::CallForHelp&) {

@@ -1,0 +1,161 @@
+// Golden tests of the `ftcost` command line: JSON shape, exit codes and messages for bad input.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+using json = nlohmann::json;
+
+namespace {
+
+struct Run {
+  int code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+Run run(const std::string& args) {
+  static int n = 0;
+  const std::string err_file = std::string(FTCOST_TEST_TMP) + "/stderr_" + std::to_string(n++) + ".txt";
+  const std::string cmd = std::string(FTCOST_BIN) + " " + args + " 2>" + err_file;
+  Run r;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::array<char, 4096> buf{};
+  std::size_t got = 0;
+  while ((got = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), got);
+  int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  if (FILE* f = fopen(err_file.c_str(), "r")) {
+    while ((got = fread(buf.data(), 1, buf.size(), f)) > 0) r.err.append(buf.data(), got);
+    fclose(f);
+  }
+  return r;
+}
+
+const std::string kData = std::string(FTCOST_SOURCE_DIR) + "/tests/data";
+
+void expect_bad(const std::string& args, const std::string& must_mention) {
+  CAPTURE(args);
+  Run r = run(args);
+  CHECK(r.code == 2);
+  CHECK(r.err.find(must_mention) != std::string::npos);
+  CHECK(r.err.find("ftcost: error:") == 0);
+  CHECK(r.out.empty());
+}
+
+}  // namespace
+
+TEST_CASE("estimate --json: the contracted fields") {
+  Run r = run("estimate --model mixtral-8x7b --gpu a40 --method qlora --moe sparse --dataset math14k --batch max "
+              "--queries 15000 --epochs 10 --json");
+  REQUIRE(r.code == 0);
+  json j = json::parse(r.out);
+  for (const char* key : {"max_batch_size", "batch_size", "memory_gib", "step_time_s", "throughput_queries_per_s",
+                          "throughput_tokens_per_s", "time_hours", "cost_usd", "model", "gpu", "warnings"}) {
+    CAPTURE(key);
+    CHECK(j.contains(key));
+  }
+  CHECK(std::abs(j["max_batch_size"].get<int>() - 4) <= 1);
+  CHECK(j["memory_gib"]["total"].get<double>() < 45.0);
+  CHECK(j["gpu"]["id"] == "a40");
+  CHECK(j["model"]["id"] == "mixtral-8x7b");
+  CHECK(j["costs"].size() >= 2);
+}
+
+TEST_CASE("estimate: human output is a table with units and lists the defaults") {
+  Run r = run("estimate --model blackmamba-2.8b --gpu a40 --method full --dataset cs15k");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("max batch size:") != std::string::npos);
+  CHECK(r.out.find("GiB") != std::string::npos);
+  CHECK(r.out.find("queries/s") != std::string::npos);
+  CHECK(r.out.find("defaults:") != std::string::npos);
+  CHECK(r.out.find("checkpointing=off") != std::string::npos);
+}
+
+TEST_CASE("estimate reads a Hugging Face config.json from a path") {
+  Run r = run("estimate --model " + std::string(FTCOST_SOURCE_DIR) +
+              "/tests/data/tiny-llama-config.json --gpu rtx-4090 --method lora --seq 256 --json");
+  REQUIRE(r.code == 0);
+  json j = json::parse(r.out);
+  CHECK(j["model"]["total_params"].get<long long>() > 0);
+}
+
+TEST_CASE("paper table4 --json reproduces Table IV to the cent") {
+  Run r = run("paper table4 --json");
+  REQUIRE(r.code == 0);
+  json j = json::parse(r.out);
+  REQUIRE(j["rows"].size() == 3);
+  const double published[] = {32.7, 25.4, 17.9};
+  for (int i = 0; i < 3; ++i) {
+    CHECK(j["rows"][i]["cost_usd"].get<double>() == doctest::Approx(published[i]).epsilon(1e-9));
+    CHECK(std::fabs(j["rows"][i]["cost_usd_unrounded"].get<double>() - published[i]) < 0.05);
+  }
+}
+
+TEST_CASE("paper eq1 and eq2") {
+  Run r = run("paper eq1 --gpu-mem 120 --seq 512 --json");
+  REQUIRE(r.code == 0);
+  CHECK(std::lround(json::parse(r.out)["raw"].get<double>()) == 35);
+  Run r2 = run("paper eq2 --json");
+  REQUIRE(r2.code == 0);
+  CHECK(json::parse(r2.out)["fits"].size() == 4);
+}
+
+TEST_CASE("fit --points") {
+  Run r = run("fit --points " + kData + "/a40-mixtral-cs-sparse.csv --json");
+  REQUIRE(r.code == 0);
+  json j = json::parse(r.out);
+  CHECK(j["points"] == 8);
+  CHECK(j["rmse"].get<double>() < 0.1);
+  expect_bad("fit --points " + kData + "/bad/points-nan.csv", "points-nan.csv:3");
+  expect_bad("fit --points /nonexistent.csv", "--points");
+}
+
+TEST_CASE("models and gpus list the presets") {
+  Run m = run("models --json");
+  REQUIRE(m.code == 0);
+  CHECK(json::parse(m.out).size() >= 20);
+  Run g = run("gpus");
+  REQUIRE(g.code == 0);
+  CHECK(g.out.find("h200-sxm-141gb") != std::string::npos);
+}
+
+TEST_CASE("bench reports estimates per second") {
+  Run r = run("bench --iterations 200 --json");
+  REQUIRE(r.code == 0);
+  CHECK(json::parse(r.out)["estimates_per_s"].get<double>() > 0);
+}
+
+TEST_CASE("bad input: exit code 2 and a message naming the flag or field, never a crash") {
+  const std::string base = "estimate --model mixtral-8x7b --gpu a40 --method qlora ";
+  expect_bad("estimate --model nope --gpu a40 --method qlora", "--model");
+  expect_bad("estimate --model mixtral-8x7b --gpu h900 --method qlora", "--gpu");
+  expect_bad(base + "--batch 0", "--batch");
+  expect_bad(base + "--batch -4", "--batch");
+  expect_bad(base + "--batch nan", "--batch");
+  expect_bad(base + "--batch 4GB", "--batch");
+  expect_bad(base + "--queries 4000000000000000", "--queries");
+  expect_bad(base + "--epochs NaN", "--epochs");
+  expect_bad(base + "--seq 0", "--seq");
+  expect_bad(base + "--lora-targets q_proj,nope", "--lora-targets");
+  expect_bad(base + "--price-per-hour -2", "--price-per-hour");
+  expect_bad(base + "--frobnicate 3", "frobnicate");
+  expect_bad("estimate --gpu a40 --method qlora", "--model");
+  expect_bad("estimate --model " + kData + "/bad/malformed.json --gpu a40 --method qlora", "malformed.json");
+  expect_bad("estimate --model " + kData + "/bad/missing-hidden.json --gpu a40 --method qlora", "hidden_size");
+  expect_bad("estimate --model " + kData + "/bad/layers-string.json --gpu a40 --method qlora", "num_hidden_layers");
+  expect_bad("estimate --model " + kData + "/bad/unknown-arch.json --gpu a40 --method qlora", "model_type");
+  expect_bad("estimate --model /nonexistent/config.json --gpu a40 --method qlora", "cannot open");
+  expect_bad("estimate --model mixtral-8x7b --gpu " + kData + "/bad/gpu-negative-bandwidth.json --method qlora",
+             "memory_bandwidth_gbps");
+  expect_bad("paper eq1 --gpu-mem -5", "gpu-mem");
+  expect_bad("nonsense", "nonsense");
+}

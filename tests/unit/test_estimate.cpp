@@ -1,0 +1,166 @@
+// Requests: defaults, bad input (each gives a message naming the flag), the JSON contract.
+#include <doctest/doctest.h>
+
+#include "ftcost/api.hpp"
+#include "ftcost/database.hpp"
+#include "ftcost/estimate.hpp"
+
+using namespace ftcost;
+
+namespace {
+Error bad(Request r) {
+  auto in = resolve_request(r, Database::embedded(), nullptr);
+  REQUIRE_FALSE(in.ok());
+  return in.error();
+}
+const Request kBase = {{"model", "mixtral-8x7b"}, {"gpu", "a40"}, {"method", "qlora"}};
+Request with(const char* k, const char* v) {
+  Request r = kBase;
+  r[k] = v;
+  return r;
+}
+}  // namespace
+
+TEST_CASE("bad input names the flag and what is allowed") {
+  CHECK(bad({{"gpu", "a40"}, {"method", "qlora"}}).field == "--model");
+  CHECK(bad(with("model", "gpt-5")).field == "--model");
+  CHECK(bad(with("model", "gpt-5")).code == Errc::unknown_id);
+  CHECK(bad(with("gpu", "tpu-v9")).field == "--gpu");
+  CHECK(bad(with("method", "dpo")).message.find("full, lora, qlora") != std::string::npos);
+  CHECK(bad(with("batch", "0")).field == "--batch");
+  CHECK(bad(with("batch", "-3")).field == "--batch");
+  CHECK(bad(with("batch", "nan")).field == "--batch");
+  CHECK(bad(with("batch", "4GB")).field == "--batch");
+  CHECK(bad(with("batch", "4000000000")).code == Errc::out_of_range);
+  CHECK(bad(with("seq", "1.5")).field == "--seq");
+  CHECK(bad(with("epochs", "nan")).field == "--epochs");
+  CHECK(bad(with("epochs", "inf")).field == "--epochs");
+  CHECK(bad(with("epochs", "0")).field == "--epochs");
+  CHECK(bad(with("queries", "4 GB")).field == "--queries");
+  CHECK(bad(with("price-per-hour", "-1")).field == "--price-per-hour");
+  CHECK(bad(with("lora-targets", "q_proj,bogus")).field == "--lora-targets");
+  CHECK(bad(with("lora-rank", "0")).field == "--lora-rank");
+  CHECK(bad(with("moe", "half")).field == "--moe");
+  CHECK(bad(with("dataset", "alpaca")).field == "--dataset");
+  CHECK(bad(with("stack", "jax")).field == "--stack");
+  CHECK(bad(with("top-k", "9")).field == "--top-k");
+  Request both = with("seq", "128");
+  both["dataset"] = "cs15k";
+  CHECK(bad(both).field == "--seq");
+  Request full = kBase;
+  full["method"] = "full";
+  full["lora-rank"] = "8";
+  CHECK(bad(full).field == "--lora-rank");
+  // a path needs a file system; the web build has none
+  CHECK(bad(with("model", "/tmp/config.json")).code == Errc::io_error);
+}
+
+TEST_CASE("defaults are applied and reported") {
+  auto in = resolve_request(kBase, Database::embedded(), nullptr);
+  REQUIRE(in.ok());
+  CHECK(in->workload.quant == Quant::nf4_dq);
+  CHECK(in->workload.checkpointing);
+  CHECK(in->workload.attention == Attention::flash);
+  CHECK(in->workload.lora_rank == 16);
+  CHECK(in->defaults.size() >= 8);
+}
+
+TEST_CASE("estimate --json has the contracted fields") {
+  Request r = kBase;
+  r["dataset"] = "math14k";
+  r["queries"] = "15000";
+  r["epochs"] = "10";
+  auto in = resolve_request(r, Database::embedded(), nullptr, 20790);
+  REQUIRE(in.ok());
+  auto e = estimate(in.value(), Database::embedded());
+  REQUIRE(e.ok());
+  json j = estimate_to_json(e.value());
+  for (const char* key : {"max_batch_size", "batch_size", "memory_gib", "step_time_s", "throughput_queries_per_s",
+                          "throughput_tokens_per_s", "time_hours", "cost_usd", "model", "gpu", "warnings"}) {
+    CAPTURE(key);
+    CHECK(j.contains(key));
+  }
+  CHECK(j["memory_gib"].contains("total"));
+  CHECK(j["memory_gib"].contains("weights"));
+  CHECK(j["memory_gib"].contains("activations"));
+  CHECK(j["warnings"].is_array());
+  CHECK(j["max_batch_size"].get<int>() >= 3);
+  CHECK(j["cost_usd"].get<double>() > 0);
+  CHECK(j["time_hours"].get<double>() == doctest::Approx(15000.0 * 10 / j["throughput_queries_per_s"].get<double>() / 3600));
+  // components add up
+  double sum = 0;
+  for (auto it = j["memory_gib"].begin(); it != j["memory_gib"].end(); ++it)
+    if (it.key() != "total") sum += it.value().get<double>();
+  CHECK(sum == doctest::Approx(j["memory_gib"]["total"].get<double>()));
+}
+
+TEST_CASE("throughput sanity: faster GPU is not slower; more experts is not faster") {
+  auto qps = [](Request r) {
+    auto in = resolve_request(r, Database::embedded(), nullptr);
+    REQUIRE(in.ok());
+    return estimate(in.value(), Database::embedded()).value().step.total_s;
+  };
+  Request r = {{"model", "mixtral-8x7b"}, {"method", "qlora"}, {"seq", "512"}, {"batch", "2"}};
+  r["gpu"] = "a100-sxm4-80gb";
+  double a100 = qps(r);
+  r["gpu"] = "h100-sxm5-80gb";
+  double h100 = qps(r);
+  CHECK(h100 <= a100);
+  r["moe"] = "dense";
+  CHECK(qps(r) >= h100);
+}
+
+TEST_CASE("JS/web API: estimate_json returns the CLI's JSON or an error object, never throws") {
+  std::string ok = api::estimate_json(R"({"model": "mixtral-8x7b", "gpu": "a40", "method": "qlora", "moe": "sparse", "dataset": "math14k", "batch": "max"})");
+  json j = json::parse(ok);
+  CHECK_FALSE(j.contains("error"));
+  CHECK(j["max_batch_size"].get<int>() >= 3);
+  json e1 = json::parse(api::estimate_json("{not json"));
+  CHECK(e1["error"]["code"] == "malformed_json");
+  json e2 = json::parse(api::estimate_json(R"({"model": "mixtral-8x7b", "gpu": "a40", "method": "qlora", "batchsize": 4})"));
+  CHECK(e2["error"]["field"] == "batchsize");
+  json e3 = json::parse(api::estimate_json(R"({"model": "mixtral-8x7b", "gpu": "a40", "method": "qlora", "batch": -1})"));
+  CHECK(e3["error"]["field"] == "--batch");
+  json e4 = json::parse(api::estimate_json(R"([1,2,3])"));
+  CHECK(e4.contains("error"));
+  std::string deep(100, '[');
+  json e5 = json::parse(api::estimate_json(deep));
+  CHECK(e5["error"]["code"] == "too_large");
+  CHECK(json::parse(api::models_json()).size() >= 20);
+  CHECK(json::parse(api::gpus_json()).size() >= 25);
+  CHECK(json::parse(api::paper_table4_json())["rows"].size() == 3);
+}
+
+TEST_CASE("database: required GPUs present with sources; loader rejects corrupted files naming the field") {
+  const Database& db = Database::embedded();
+  CHECK(db.problems().empty());
+  for (const char* id : {"a40", "a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-80gb", "h100-sxm5-80gb", "h100-pcie-80gb",
+                         "h200-sxm-141gb", "l40s", "rtx-4090"}) {
+    CAPTURE(id);
+    const GpuSpec* g = db.gpu(id);
+    REQUIRE(g != nullptr);
+    CHECK_FALSE(g->sources.empty());
+  }
+  CHECK(db.providers().size() >= 6);
+  const std::string good = R"({"schema":"ftcost.gpu/1","id":"x","name":"X","memory_gib":48,"memory_bandwidth_gbps":696,
+    "dense_tflops":{"bf16":150},"sources":["s"]})";
+  auto load = [](const std::string& file, const std::string& text) { return Database::from_files({{file, text}}); };
+  CHECK(load("gpus/x.json", good).problems().empty());
+  auto expect_problem = [&](const std::string& file, const std::string& text, const std::string& field) {
+    Database d = load(file, text);
+    REQUIRE(d.problems().size() == 1);
+    CHECK(d.problems()[0].error.field.find(field) != std::string::npos);
+  };
+  std::string neg = good;
+  neg.replace(neg.find("696"), 3, "-5");
+  expect_problem("gpus/x.json", neg, "memory_bandwidth_gbps");
+  std::string nosrc = good;
+  nosrc.replace(nosrc.find(R"(["s"])"), 5, "[]");
+  expect_problem("gpus/x.json", nosrc, "sources");
+  expect_problem("gpus/y.json", good, "id");
+  expect_problem("gpus/x.json", "{\"schema\": \"ftcost.gpu/1\", \"id\": \"x\"\xff}", "gpus/x.json");
+  Database dup = Database::from_files({{"gpus/x.json", good}, {"gpus/x.json", good}});
+  CHECK(dup.problems().size() == 1);
+  std::string big(9u * 1024 * 1024, ' ');
+  expect_problem("gpus/x.json", big, "gpus/x.json");
+}

@@ -1,0 +1,130 @@
+// Model presets: parsing and parameter counts against published sizes.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "ftcost/database.hpp"
+
+using namespace ftcost;
+
+TEST_CASE("every model preset parses and matches its published size") {
+  const Database& db = Database::embedded();
+  REQUIRE(db.problems().empty());
+  REQUIRE(db.models().size() >= 20);
+  for (const auto& [id, m] : db.models()) {
+    CAPTURE(id);
+    REQUIRE(m.published_total > 0);
+    const double total = static_cast<double>(m.params().total());
+    // Published sizes are rounded to 2-3 significant digits: 2.5% covers the rounding, not structure errors.
+    CHECK(std::fabs(total - m.published_total) / m.published_total < 0.025);
+    if (m.published_active > 0) {
+      const std::int64_t k = m.published_top_k > 0 ? m.published_top_k : m.moe.top_k;
+      const double active = static_cast<double>(m.active_params(k));
+      // Some vendors leave the input embedding out of "active" (DeepSeek-V2-Lite, gpt-oss).
+      const double active_no_embed = active - static_cast<double>(m.params().embedding);
+      const double err = std::min(std::fabs(active - m.published_active), std::fabs(active_no_embed - m.published_active));
+      CHECK(err / m.published_active < 0.05);
+    }
+  }
+}
+
+TEST_CASE("Mixtral-8x7B parameter count is exact (stack-facts 1.1)") {
+  const ModelSpec* m = Database::embedded().model("mixtral-8x7b");
+  REQUIRE(m != nullptr);
+  CHECK(m->params().total() == 46702792704);
+  CHECK(m->active_params(2) == 12879925248);
+  CHECK(m->attention_params_per_layer() == 41943040);
+  CHECK(m->expert_params() == 176160768);
+  CHECK(m->router_params_per_layer() == 32768);
+  CHECK(m->kind() == "moe");
+  CHECK(m->moe.top_k == 2);
+}
+
+TEST_CASE("BlackMamba-2.8B parameter count is exact (stack-facts 5.4)") {
+  const ModelSpec* m = Database::embedded().model("blackmamba-2.8b");
+  REQUIRE(m != nullptr);
+  CHECK(m->params().total() == 2783213584);
+  CHECK(m->active_params(1) == 628770832);
+  CHECK(m->mamba_params_per_layer() + m->norm_params() == 13705792);
+  CHECK(m->layers_with(Mixer::mamba) == 18);
+  CHECK(m->layers_with(Ffn::moe) == 18);
+  CHECK(m->moe.top_k == 2);  // the paper's sparse setting (preset override)
+}
+
+TEST_CASE("architecture details: shared experts, sparse steps, first_k_dense_replace, MLA") {
+  const Database& db = Database::embedded();
+  const ModelSpec* q = db.model("qwen1.5-moe-a2.7b");
+  REQUIRE(q != nullptr);
+  CHECK(q->moe.shared_experts == 1);
+  CHECK(q->moe.shared_gate);
+  const ModelSpec* ds = db.model("deepseek-v2-lite");
+  REQUIRE(ds != nullptr);
+  CHECK(ds->attn.mla);
+  CHECK(ds->layers_with(Ffn::mlp) == 1);  // first_k_dense_replace = 1
+  CHECK(ds->layers_with(Ffn::moe) == 26);
+  CHECK(ds->moe.shared_experts == 2);
+  const ModelSpec* j = db.model("jamba-v0.1");
+  REQUIRE(j != nullptr);
+  CHECK(j->layers_with(Mixer::attention) == 4);
+  CHECK(j->layers_with(Mixer::mamba) == 28);
+  CHECK(j->layers_with(Ffn::moe) == 16);
+  CHECK(j->kind() == "hybrid");
+
+  json cfg = db.model("qwen3-30b-a3b") != nullptr ? json::object() : json::object();
+  (void)cfg;
+  // decoder_sparse_step = 2 and mlp_only_layers on a Qwen2-MoE config
+  json c = {{"model_type", "qwen2_moe"}, {"hidden_size", 64},        {"num_hidden_layers", 6},
+            {"num_attention_heads", 4},  {"num_key_value_heads", 4}, {"intermediate_size", 128},
+            {"vocab_size", 100},         {"num_experts", 4},         {"num_experts_per_tok", 2},
+            {"moe_intermediate_size", 32}, {"decoder_sparse_step", 2}, {"mlp_only_layers", {3}}};
+  auto m = parse_model_config(c, "tiny");
+  REQUIRE(m.ok());
+  CHECK(m->layers_with(Ffn::moe) == 2);  // layers 1 and 5 (3 is mlp-only)
+  CHECK(m->layers_with(Ffn::mlp) == 4);
+}
+
+TEST_CASE("unknown architectures: generic reading with a warning, or a clear error") {
+  json generic = {{"model_type", "newarch"}, {"hidden_size", 64}, {"num_hidden_layers", 2}, {"num_attention_heads", 4},
+                  {"intermediate_size", 128}, {"vocab_size", 100}};
+  auto g = parse_model_config(generic, "x");
+  REQUIRE(g.ok());
+  REQUIRE(g->warnings.size() == 1);
+  CHECK(g->warnings[0].find("generic") != std::string::npos);
+
+  json bad = {{"model_type", "wavenet"}};
+  auto b = parse_model_config(bad, "x");
+  REQUIRE_FALSE(b.ok());
+  CHECK(b.error().code == Errc::unsupported_architecture);
+  CHECK(b.error().field == "config.model_type");
+  CHECK(b.error().message.find("mixtral") != std::string::npos);
+}
+
+TEST_CASE("malformed configs name the field") {
+  auto check = [](json c, const std::string& field) {
+    auto r = parse_model_config(c, "x");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().field == field);
+  };
+  json base = {{"model_type", "llama"}, {"hidden_size", 64}, {"num_hidden_layers", 2}, {"num_attention_heads", 4},
+               {"intermediate_size", 128}, {"vocab_size", 100}};
+  json c1 = base;
+  c1.erase("hidden_size");
+  check(c1, "config.hidden_size");
+  json c2 = base;
+  c2["num_hidden_layers"] = -3;
+  check(c2, "config.num_hidden_layers");
+  json c3 = base;
+  c3["vocab_size"] = "32000";
+  check(c3, "config.vocab_size");
+  json c4 = base;
+  c4["num_key_value_heads"] = 3;
+  check(c4, "config.num_key_value_heads");
+  json c5 = base;
+  c5["hidden_size"] = 4.5;
+  check(c5, "config.hidden_size");
+  json c6 = {{"model_type", "mixtral"}, {"hidden_size", 64}, {"num_hidden_layers", 2}, {"num_attention_heads", 4},
+             {"intermediate_size", 128}, {"vocab_size", 100}, {"num_local_experts", 4}, {"num_experts_per_tok", 6}};
+  check(c6, "config.num_experts_per_tok");
+  auto r = parse_model_config(json::array(), "x");
+  CHECK_FALSE(r.ok());
+}
