@@ -60,6 +60,7 @@ MODELS = {
     "BlackMamba-2.8B": dict(
         id="blackmamba-2.8b", display_name="BlackMamba-2.8B", family="blackmamba", kind="hybrid",
         total=2.8 * B, active=630 * M, top_k=1,
+        overrides={"top_k": 2, "reason": "The paper's 'sparse' BlackMamba fine-tuning routes top-2 of 8 experts (paper.md 1.1; its scripts set topk 2 / 8). The config's topk 8 was set by the paper's authors for dense runs; pretraining used top-1. --top-k overrides this."},
         source="Zyphra, 'BlackMamba: Mixture of Experts for State-Space Models', arXiv 2402.01771 "
                "(https://arxiv.org/abs/2402.01771): BlackMamba 630M/2.8B (active/total); "
                "arXiv 2408.04693 Table I: 2.8B",
@@ -461,6 +462,8 @@ def build_models(ref):
             "config": config,
             "config_source": source,
         }
+        if "overrides" in meta:
+            out[mid]["overrides"] = meta["overrides"]
     return out
 
 
