@@ -1,5 +1,6 @@
 #include "ftcost/api.hpp"
 
+#include <ctime>
 #include <exception>
 
 #include "ftcost/database.hpp"
@@ -14,14 +15,15 @@ std::string error_json(const Error& e) {
 }
 }  // namespace
 
-std::string estimate_json(const std::string& request_json) {
+std::string estimate_json(const std::string& request_json, long today_days) {
+  if (today_days < 0) today_days = static_cast<long>(std::time(nullptr) / 86400);
   try {
     auto req_doc = parse_json_text(request_json, "request", 1u << 20, 16);
     if (!req_doc.ok()) return error_json(req_doc.error());
     auto req = request_from_json(req_doc.value());
     if (!req.ok()) return error_json(req.error());
     const Database& db = Database::embedded();
-    auto in = resolve_request(req.value(), db, nullptr);
+    auto in = resolve_request(req.value(), db, nullptr, today_days);
     if (!in.ok()) return error_json(in.error());
     auto est = estimate(in.value(), db);
     if (!est.ok()) return error_json(est.error());

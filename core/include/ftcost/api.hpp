@@ -11,7 +11,8 @@ namespace ftcost::api {
 // dashes ("model", "gpu", "method", "lora-rank", "lora-targets", "moe", "seq", "dataset",
 // "checkpointing", "attention", "batch", "queries", "epochs", "price-per-hour", "stack", ...);
 // values are strings or numbers. Returns exactly what `ftcost estimate --json` prints.
-std::string estimate_json(const std::string& request_json);
+// `today_days` (days since 1970-01-01) dates the price ages; -1 takes the system clock.
+std::string estimate_json(const std::string& request_json, long today_days = -1);
 
 // Lists of the embedded database, as JSON arrays.
 std::string models_json();
