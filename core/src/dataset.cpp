@@ -84,6 +84,9 @@ Result<Dataset> parse_dataset(const json& doc, const std::string& source) {
   d.queries = static_cast<double>(queries);
   d.queries_published = static_cast<double>(qp);
   d.source = src;
+  FTCOST_TRY(tt, opt_number(doc, "template_tokens", "", 0));
+  if (tt < 0 || tt > 100000) return make_error(Errc::out_of_range, "template_tokens", "must be between 0 and 100000");
+  d.template_tokens = tt;
   if (!has(doc, "quantiles") || !doc.at("quantiles").is_array())
     return make_error(Errc::missing_field, "quantiles", "required array of [quantile, tokens] pairs");
   std::vector<std::pair<double, double>> pts;

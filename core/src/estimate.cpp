@@ -5,6 +5,10 @@
 #include <set>
 
 #include "ftcost/paper.hpp"
+#if __has_include("ftcost/calibration.hpp")
+#include "ftcost/calibration.hpp"
+#define FTCOST_HAS_CALIBRATION 1
+#endif
 
 namespace ftcost {
 
@@ -64,7 +68,8 @@ const std::vector<std::string>& request_keys() {
   static const std::vector<std::string> keys = {
       "model",  "gpu",    "method",     "quant",   "lora-rank",      "lora-targets", "precision",  "optimizer",
       "checkpointing", "attention", "moe", "top-k", "seq", "dataset", "padding", "max-length", "batch",
-      "queries", "epochs", "price-per-hour", "provider", "spot", "stack", "calibration", "model-kind", "stale-days"};
+      "queries", "epochs", "price-per-hour", "provider", "spot", "stack", "calibration", "model-kind", "routing", "template-tokens",
+      "stale-days"};
   return keys;
 }
 
@@ -262,6 +267,8 @@ Result<Inputs> resolve_request(const Request& req, const Database& db, const Fil
     w.max_length = w.seq_len;
     if (!padding.empty()) return make_error(Errc::invalid_value, "--padding", "applies only with --dataset (a fixed --seq needs no padding)");
     if (!maxlen.empty()) return make_error(Errc::invalid_value, "--max-length", "applies only with --dataset");
+    if (!get(req, "template-tokens").empty())
+      return make_error(Errc::invalid_value, "--template-tokens", "applies only with --dataset (include it in --seq)");
   } else {
     std::string dsid = ds;
     if (dsid.empty()) {
@@ -276,6 +283,15 @@ Result<Inputs> resolve_request(const Request& req, const Database& db, const Fil
     }
     in.dataset_id = dsid;
     w.lengths = d->lengths;
+    std::string tt = get(req, "template-tokens");
+    if (tt.empty()) {
+      w.template_tokens = d->template_tokens;
+      if (d->template_tokens > 0)
+        in.defaults.push_back("template-tokens=" + std::to_string(static_cast<long>(d->template_tokens)) + " (prompt template, from the " + dsid + " preset)");
+    } else {
+      FTCOST_TRY(t, parse_count(tt, "--template-tokens", 0, 100000));
+      w.template_tokens = static_cast<double>(t);
+    }
     if (maxlen.empty()) {
       maxlen = "1024";
       in.defaults.push_back("max-length=1024 (LLaMA-Factory cutoff_len)");
@@ -336,9 +352,21 @@ Result<Inputs> resolve_request(const Request& req, const Database& db, const Fil
   }
   in.stack = *sp;
   std::string kind = get(req, "model-kind");
-  if (kind.empty()) kind = "roofline-lite";
-  FTCOST_TRY(kv, parse_choice(kind, "--model-kind", {"roofline-lite", "paper"}));
+  if (kind.empty()) kind = "step";
+  FTCOST_TRY(kv, parse_choice(kind, "--model-kind", {"step", "paper"}));
   in.model_kind = kv;
+  std::string routing = get(req, "routing");
+  if (routing.empty()) {
+    routing = "uniform";
+    if (in.model.is_moe()) in.defaults.push_back("routing=uniform (tokens spread evenly over the experts)");
+  }
+  if (in.model.is_moe()) {
+    FTCOST_TRY(shares, expert_shares(routing, in.model.moe.experts));
+    in.expert_shares = shares;
+  } else if (routing != "uniform") {
+    return make_error(Errc::invalid_value, "--routing", "applies only to MoE models");
+  }
+  in.routing = routing;
 
   // --- prices
   std::string pph = get(req, "price-per-hour");
@@ -353,11 +381,22 @@ Result<Inputs> resolve_request(const Request& req, const Database& db, const Fil
   }
   std::string calib = get(req, "calibration");
   if (!calib.empty()) {
-    // The calibrated step model belongs to the throughput issue; until then the file is read and checked
-    // so that a bad file is reported, and the estimate says it was not used.
-    FTCOST_TRY(doc, read_doc(calib, "--calibration"));
-    (void)doc;
-    in.warnings.push_back("--calibration was read but the roofline-lite stand-in does not use kernel calibrations yet");
+#ifdef FTCOST_HAS_CALIBRATION
+    if (!reader) return make_error(Errc::io_error, "--calibration", "file paths are not available here; load the file in the UI");
+    FTCOST_TRY(text, reader(calib));
+    auto cal = parse_calibration(text, calib);
+    if (!cal.ok()) return cal.error();
+    FTCOST_TRY(spec_ok, check_against_spec(cal.value(), in.gpu.bf16_tflops, in.gpu.memory_bandwidth_gbps));
+    (void)spec_ok;
+    const double cal_gib = static_cast<double>(cal->device.memory_bytes) / (1024.0 * 1024.0 * 1024.0);
+    if (std::fabs(cal_gib - in.gpu.memory_gib) > 0.1 * in.gpu.memory_gib)
+      in.warnings.push_back("calibration " + calib + " was measured on \"" + cal->device.name + "\" (" +
+                            std::to_string(static_cast<int>(cal_gib)) + " GiB), which does not look like " + in.gpu.id);
+    in.calibration = std::make_shared<const Calibration>(std::move(cal).value());
+    in.calibration_source = calib;
+#else
+    return make_error(Errc::invalid_value, "--calibration", "this build has no calibration support");
+#endif
   }
   const std::string provider = get(req, "provider");
   in.provider = provider;
@@ -418,8 +457,31 @@ Result<Estimate> estimate(const Inputs& in, const Database& db) {
     e.step.range_fraction = rmse / qps;
     e.step.range_note = "RMSE of the Eq. (2) fit on the paper's A40 sweep";
   } else {
-    e.step = roofline_lite_step(m, w, in.stack, in.gpu, e.batch, e.padded_len);
+    e.step = step_model(m, w, in.stack, in.gpu, in.calibration.get(), e.batch, e.padded_len, in.expert_shares);
     e.throughput_qps = static_cast<double>(e.batch) * queries_per_row / e.step.total_s;
+    // Range: the stack profile's fit residual (log-space RMS on the data it was fitted to) and, with a
+    // calibration, the spread of its measurements; unfitted profiles get a wide default.
+    double fit_rel = 0.35;
+    std::string fit_note = "stack profile " + in.stack.id + " is not fitted to measurements";
+    if (in.stack.fit.is_object() && in.stack.fit.contains("rms_log_residual") && in.stack.fit["rms_log_residual"].is_number()) {
+      fit_rel = std::exp(in.stack.fit["rms_log_residual"].get<double>()) - 1.0;
+      fit_note = "fit residual of " + in.stack.id + " on its training data";
+      if (in.gpu.id != "a40") {
+        // Transfer to another GPU adds the uncertainty of the default efficiency curves (no calibration).
+        fit_rel = std::sqrt(fit_rel * fit_rel + (in.calibration ? 0.0 : 0.15 * 0.15));
+        if (!in.calibration) fit_note += " + spec-only efficiencies on a GPU it was not fitted on (no calibration)";
+      }
+    }
+    double cal_rel = 0;
+#ifdef FTCOST_HAS_CALIBRATION
+    if (in.calibration) {
+      for (const auto& g : in.calibration->measurements.gemm)
+        if (g.tflops.median > 0) cal_rel = std::max(cal_rel, (g.tflops.p90 - g.tflops.p10) / (2 * g.tflops.median));
+    }
+#endif
+    e.step.range_fraction = std::sqrt(fit_rel * fit_rel + cal_rel * cal_rel);
+    e.step.dominant_uncertainty = cal_rel > fit_rel ? "calibration spread" : fit_note;
+    e.step.range_note = e.step.dominant_uncertainty;
   }
   e.throughput_tps = e.throughput_qps / queries_per_row * e.padded_len;
   e.throughput_low = e.throughput_qps / (1.0 + e.step.range_fraction);
@@ -493,6 +555,7 @@ json estimate_to_json(const Estimate& e) {
                  {"queries", w.queries},
                  {"epochs", w.epochs},
                  {"stack", in.stack.id},
+                 {"routing", in.routing},
                  {"model_kind", in.model_kind}};
   if (w.method == Method::qlora) inputs["quant"] = quant_name(w.quant);
   if (w.method != Method::full) {
@@ -509,6 +572,7 @@ json estimate_to_json(const Estimate& e) {
     inputs["dataset"] = in.dataset_id;
     inputs["padding"] = padding_name(w.padding);
     inputs["max_length"] = w.max_length;
+    inputs["template_tokens"] = w.template_tokens;
   }
   ParamCounts pc = m.params();
   json j = {{"model", {{"id", m.id}, {"name", m.display_name}, {"kind", m.kind()},
@@ -542,12 +606,43 @@ json estimate_to_json(const Estimate& e) {
   j["fits"] = e.max_batch.batch >= e.batch;
   j["mean_padded_len"] = e.padded_len;
   j["step_time_s"] = e.step.total_s;
-  j["step_model"] = {{"name", e.step.model}, {"range_fraction", e.step.range_fraction}, {"note", e.step.range_note}};
-  if (e.step.model == "roofline-lite") {
-    j["step_breakdown_s"] = {{"forward", e.step.forward_s}, {"recompute", e.step.recompute_s},
-                             {"backward", e.step.backward_s}, {"optimizer", e.step.optimizer_s}};
-    j["kernel_classes_s"] = {{"gemm", e.step.gemm_s}, {"dequant", e.step.dequant_s},
-                             {"elementwise", e.step.elementwise_s}, {"launch_overhead", e.step.launch_s}};
+  j["step_model"] = {{"name", e.step.model}, {"range_fraction", e.step.range_fraction}, {"note", e.step.range_note}, {"dominant_uncertainty", e.step.dominant_uncertainty}};
+  if (e.step.model == "step-model") {
+    json st = json::object(), lt = json::object(), kc = json::object();
+    for (int i = 0; i < kStages; ++i) st[stage_name(static_cast<Stage>(i))] = e.step.by_stage[static_cast<std::size_t>(i)];
+    for (int i = 0; i < kLayerTypes; ++i) lt[layer_type_name(static_cast<LayerType>(i))] = e.step.by_layer[static_cast<std::size_t>(i)];
+    for (int i = 0; i < kKernelClasses; ++i)
+      kc[kernel_class_name(static_cast<KernelClass>(i))] = e.step.by_class[static_cast<std::size_t>(i)];
+    j["step_breakdown_s"] = st;
+    j["layer_breakdown_s"] = lt;
+    j["kernel_classes_s"] = kc;
+    // The ops, merged by (stage, name): device time, FLOPs, bytes, launches, bound.
+    json ops = json::array();
+    std::map<std::pair<int, std::string>, Op> merged;
+    for (const auto& op : e.step.ops) {
+      auto key = std::make_pair(static_cast<int>(op.stage), std::string(op.name));
+      auto it = merged.find(key);
+      if (it == merged.end()) {
+        merged.emplace(key, op);
+      } else {
+        it->second.flops += op.flops;
+        it->second.bytes += op.bytes;
+        it->second.kernels += op.kernels;
+        it->second.gpu_s += op.gpu_s;
+        it->second.compute_bound = it->second.compute_bound || op.compute_bound;
+      }
+    }
+    for (const auto& [key, op] : merged) {
+      if (op.gpu_s <= 0 && op.kernels <= 0) continue;
+      ops.push_back(json{{"stage", stage_name(op.stage)}, {"name", op.name}, {"layer", layer_type_name(op.layer)},
+                         {"class", kernel_class_name(op.kclass)}, {"time_s", op.gpu_s}, {"flops", op.flops},
+                         {"bytes", op.bytes}, {"kernels", op.kernels}, {"bound", op.compute_bound ? "compute" : "memory"}});
+    }
+    j["ops"] = ops;
+    j["device_time_s"] = e.step.gpu_s;
+    j["host_wait_s"] = e.step.host_s;
+    j["kernels_per_step"] = e.step.kernels;
+    j["calibrated"] = e.step.calibrated;
   }
   j["throughput_queries_per_s"] = e.throughput_qps;
   j["throughput_queries_per_s_range"] = {e.throughput_low, e.throughput_high};

@@ -69,21 +69,41 @@ Result<StackProfile> parse_stack(const json& doc, const std::string& source) {
     return make_error(Errc::missing_field, "throughput", "required object");
   const json& t = doc.at("throughput");
   const std::string tp = "throughput";
-  FTCOST_TRY(ge, bounded(t, "gemm_efficiency", tp, 0.01, 1));
-  FTCOST_TRY(me, bounded(t, "memory_efficiency", tp, 0.01, 1));
-  FTCOST_TRY(lo, bounded(t, "launch_overhead_us", tp, 0, 1000));
-  FTCOST_TRY(kpe, bounded(t, "kernels_per_expert_per_pass", tp, 0, 10000));
-  FTCOST_TRY(kpl, bounded(t, "kernels_per_layer_per_pass", tp, 0, 10000));
-  FTCOST_TRY(dq2, bounded(t, "dequant_bytes_per_param", tp, 0, 64));
-  FTCOST_TRY(opt, bounded(t, "optimizer_bytes_per_param", tp, 0, 256));
+  struct Field {
+    const char* key;
+    double* dst;
+    double lo, hi;
+  };
+  const Field fields[] = {
+      {"host_us_per_kernel", &s.host_us_per_kernel, 0, 1000},
+      {"backward_host_factor", &s.backward_host_factor, 0, 4},
+      {"host_sync_us", &s.host_sync_us, 0, 10000},
+      {"kernel_floor_us", &s.kernel_floor_us, 0, 1000},
+      {"host_device_overlap", &s.host_device_overlap, 0, 1},
+      {"kernels_per_linear", &s.kernels_per_linear, 0, 100},
+      {"kernels_per_quantized_linear_extra", &s.kernels_per_quantized_linear_extra, 0, 100},
+      {"kernels_per_lora_module", &s.kernels_per_lora_module, 0, 100},
+      {"kernels_per_expert_overhead", &s.kernels_per_expert_overhead, 0, 1000},
+      {"kernels_per_attention_block", &s.kernels_per_attention_block, 0, 1000},
+      {"kernels_per_mamba_block", &s.kernels_per_mamba_block, 0, 1000},
+      {"kernels_per_router", &s.kernels_per_router, 0, 1000},
+      {"kernels_per_norm", &s.kernels_per_norm, 0, 100},
+      {"gemm_efficiency", &s.gemm_efficiency, 0.01, 1},
+      {"attention_efficiency_factor", &s.attention_efficiency_factor, 0.01, 1.5},
+      {"memory_efficiency", &s.memory_efficiency, 0.01, 1},
+      {"dequant_efficiency", &s.dequant_efficiency, 0.01, 1},
+      {"optimizer_efficiency", &s.optimizer_efficiency, 0.01, 1},
+      {"dequant_bytes_per_param", &s.dequant_bytes_per_param, 0, 64},
+      {"optimizer_bytes_per_param_fp32", &s.optimizer_bytes_per_param_fp32, 0, 512},
+      {"optimizer_bytes_per_param_16bit", &s.optimizer_bytes_per_param_16bit, 0, 512},
+      {"loss_bytes_per_vocab_entry", &s.loss_bytes_per_vocab_entry, 0, 512},
+  };
+  for (const auto& f : fields) {
+    FTCOST_TRY(v, bounded(t, f.key, tp, f.lo, f.hi));
+    *f.dst = v;
+  }
   FTCOST_TRY(note, opt_string(t, "note", tp, ""));
-  s.gemm_efficiency = ge;
-  s.memory_efficiency = me;
-  s.launch_overhead_us = lo;
-  s.kernels_per_expert_per_pass = kpe;
-  s.kernels_per_layer_per_pass = kpl;
-  s.dequant_bytes_per_param = dq2;
-  s.optimizer_bytes_per_param = opt;
+  if (has(t, "fit")) s.fit = t.at("fit");
   s.throughput_note = note;
   return s;
 }

@@ -5,100 +5,476 @@
 
 #include "ftcost/memory.hpp"
 #include "ftcost/paper.hpp"
+#if __has_include("ftcost/calibration.hpp")
+#include "ftcost/calibration.hpp"
+#define FTCOST_HAS_CALIBRATION 1
+#endif
 
 namespace ftcost {
 
+const char* stage_name(Stage s) {
+  switch (s) {
+    case Stage::forward: return "forward";
+    case Stage::recompute: return "recompute";
+    case Stage::backward: return "backward";
+    case Stage::optimizer: return "optimizer";
+  }
+  return "forward";
+}
+
+const char* layer_type_name(LayerType l) {
+  switch (l) {
+    case LayerType::attention: return "attention";
+    case LayerType::moe: return "moe";
+    case LayerType::mamba: return "mamba";
+    case LayerType::mlp: return "mlp";
+    case LayerType::norm: return "norm";
+    case LayerType::other: return "other";
+  }
+  return "other";
+}
+
+const char* kernel_class_name(KernelClass k) {
+  switch (k) {
+    case KernelClass::gemm: return "gemm";
+    case KernelClass::expert_gemm: return "expert_gemm";
+    case KernelClass::attention: return "attention";
+    case KernelClass::dequant: return "dequant";
+    case KernelClass::elementwise: return "elementwise";
+    case KernelClass::scan: return "selective_scan";
+    case KernelClass::routing: return "routing";
+    case KernelClass::loss: return "loss";
+    case KernelClass::optimizer: return "optimizer";
+  }
+  return "elementwise";
+}
+
+Result<std::vector<double>> expert_shares(const std::string& routing, std::int64_t experts) {
+  std::vector<double> s;
+  if (experts <= 0) return s;
+  const auto E = static_cast<std::size_t>(experts);
+  auto normalise = [&](std::vector<double> v) {
+    double t = 0;
+    for (double x : v) t += x;
+    for (double& x : v) x /= t;
+    return v;
+  };
+  if (routing.empty() || routing == "uniform") return std::vector<double>(E, 1.0 / static_cast<double>(E));
+  // paper.md §2.6 (Fig. 11): average tokens per query routed to each expert, before fine-tuning.
+  if (routing == "paper-mixtral" || routing == "paper-blackmamba") {
+    if (experts != 8)
+      return make_error(Errc::invalid_value, "--routing", routing + " is a measured 8-expert distribution; this model has " +
+                                                              std::to_string(experts) + " experts");
+    if (routing == "paper-mixtral") return normalise({46.2, 50.5, 52.7, 59.2, 38.6, 62.9, 50.2, 51.2});
+    return normalise({44.7, 61.5, 59.7, 56.2, 27.4, 35.4, 42.0, 39.0});
+  }
+  if (routing.rfind("skew:", 0) == 0) {
+    const std::string v = routing.substr(5);
+    char* end = nullptr;
+    double a = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end != '\0' || !std::isfinite(a) || a < 0 || a > 4)
+      return make_error(Errc::invalid_value, "--routing", "skew:S needs 0 <= S <= 4 (Zipf exponent), got \"" + v + "\"");
+    std::vector<double> z(E);
+    for (std::size_t i = 0; i < E; ++i) z[i] = std::pow(static_cast<double>(i + 1), -a);
+    return normalise(z);
+  }
+  return make_error(Errc::invalid_value, "--routing",
+                    "must be uniform, paper-mixtral, paper-blackmamba or skew:S, got \"" + routing + "\"");
+}
+
 namespace {
+
 double d(std::int64_t v) { return static_cast<double>(v); }
+
+// Per-op device time.
+struct Rates {
+  double peak = 0;       // FLOP/s of the compute dtype
+  double bw = 0;         // B/s, spec
+  double sms = 108;
+  double eta_c = 0.75;   // large-GEMM fraction of peak
+  double eta_attn = 0.8;
+  double eta_m = 0.75;   // streaming fraction of bandwidth
+  double eta_dq = 0.65;
+  double eta_opt = 0.75;
+  const Calibration* cal = nullptr;
+  std::string dtype = "bf16";
+
+  // Wave quantization: output tiles of 128x128 spread over the SMs.
+  double wave_efficiency(double M, double N) const {
+    const double tiles = std::ceil(M / 128.0) * std::ceil(N / 128.0);
+    const double waves = std::ceil(tiles / sms);
+    return tiles / (waves * sms);
+  }
+  double gemm_compute_rate(double M, double N, double K) const {
+#ifdef FTCOST_HAS_CALIBRATION
+    if (cal != nullptr) {
+      auto r = gemm_tflops(cal->derived, dtype, 2 * M * N * K);
+      if (r) return *r * 1e12;
+    }
+#endif
+    (void)K;
+    // Small-M GEMMs use smaller tiles: count the tile rows actually filled.
+    const double m_fill = std::min(1.0, M / (std::ceil(M / 16.0) * 16.0));
+    return peak * eta_c * wave_efficiency(M, N) * m_fill;
+  }
+  double stream_bw(double eta) const {
+#ifdef FTCOST_HAS_CALIBRATION
+    if (cal != nullptr && cal->derived.memory_bandwidth_gbps) return *cal->derived.memory_bandwidth_gbps * 1e9 * (eta / eta_m);
+#endif
+    return bw * eta;
+  }
+  double dequant_bw() const {
+#ifdef FTCOST_HAS_CALIBRATION
+    if (cal != nullptr && cal->derived.nf4_dequant_gbps) return *cal->derived.nf4_dequant_gbps * 1e9;
+#endif
+    return bw * eta_dq;
+  }
+};
+
+class Builder {
+ public:
+  Builder(const ModelSpec& m, const Workload& w, const StackProfile& s, const Rates& r, std::int64_t batch, double len,
+          const std::vector<double>& shares)
+      : m_(m), w_(w), s_(s), r_(r), N_(d(batch) * len), L_(len), shares_(shares) {
+    a_ = w.compute_bytes();
+    qlora_ = w.method == Method::qlora;
+    full_ = w.method == Method::full;
+    lora_ = !full_;
+    r_lora_ = lora_ ? d(w.lora_rank) : 0;
+    floor_s_ = s.kernel_floor_us * 1e-6;
+#ifdef FTCOST_HAS_CALIBRATION
+    if (r.cal != nullptr && r.cal->derived.launch_overhead_us) floor_s_ = *r.cal->derived.launch_overhead_us * 1e-6;
+#endif
+  }
+
+  StepTime run() {
+    ops_.reserve(256);
+    for (Stage st : {Stage::forward, Stage::recompute, Stage::backward}) {
+      if (st == Stage::recompute && !w_.checkpointing) continue;
+      pass(st);
+    }
+    optimizer();
+    StepTime t;
+    t.model = "step-model";
+    for (const auto& op : ops_) {
+      t.by_layer[static_cast<int>(op.layer)] += op.gpu_s;
+      t.by_class[static_cast<int>(op.kclass)] += op.gpu_s;
+      t.gpu_s += op.gpu_s;
+      t.flops += op.flops;
+      t.bytes += op.bytes;
+      t.kernels += op.kernels;
+    }
+    for (int i = 0; i < kStages; ++i) t.by_stage[static_cast<std::size_t>(i)] = stage_wall_[i];
+    t.total_s = 0;
+    for (double v : stage_wall_) t.total_s += v;
+    t.host_s = std::max(0.0, t.total_s - t.gpu_s);
+    t.ops = std::move(ops_);
+    return t;
+  }
+
+ private:
+  const ModelSpec& m_;
+  const Workload& w_;
+  const StackProfile& s_;
+  const Rates& r_;
+  double N_, L_;
+  const std::vector<double>& shares_;
+  double a_ = 2;
+  bool qlora_ = false, full_ = false, lora_ = false;
+  double r_lora_ = 0;
+  std::vector<Op> ops_;
+  double stage_wall_[kStages] = {0, 0, 0, 0};
+  // segment accumulators (between host syncs)
+  double seg_gpu_ = 0, seg_host_ = 0;
+  double expert_kernel_scale_ = 1;
+  double floor_s_ = 0;  // grouped GEMM: one launch per projection for all experts
+
+  double host_per_kernel(Stage st) const {
+    return s_.host_us_per_kernel * 1e-6 * (st == Stage::backward ? s_.backward_host_factor : 1.0);
+  }
+  void flush(Stage st) {
+    // host_device_overlap 1: the device runs while the host launches (async); 0: they alternate (an eager
+    // loop with a host sync per expert drains the queue, so launch time adds to device time).
+    const double ov = s_.host_device_overlap;
+    stage_wall_[static_cast<int>(st)] += ov * std::max(seg_gpu_, seg_host_) + (1 - ov) * (seg_gpu_ + seg_host_);
+    seg_gpu_ = seg_host_ = 0;
+  }
+  void add(const char* name, Stage st, LayerType l, KernelClass k, double flops, double bytes, double kernels, double gpu_s,
+           bool compute_bound, double reps) {
+    Op op;
+    op.name = name;
+    op.stage = st;
+    op.layer = l;
+    op.kclass = k;
+    op.flops = flops * reps;
+    op.bytes = bytes * reps;
+    op.kernels = kernels * reps * (k == KernelClass::expert_gemm ? expert_kernel_scale_ : 1.0);
+    // every launched kernel occupies the device for at least the floor (launch latency, tail effects)
+    op.gpu_s = std::max(gpu_s, kernels * floor_s_) * reps;
+    op.compute_bound = compute_bound;
+    seg_gpu_ += op.gpu_s;
+    seg_host_ += op.kernels * host_per_kernel(st);
+    ops_.push_back(op);
+  }
+  // A GEMM [M x K] @ [K x N]; bytes read/written at 16-bit.
+  void gemm(const char* name, Stage st, LayerType l, KernelClass k, double M, double N, double K, double reps,
+            double kernels = 1) {
+    if (M <= 0 || N <= 0 || K <= 0 || reps <= 0) return;
+    const double flops = 2 * M * N * K;
+    const double bytes = 2.0 * (M * K + K * N + M * N);
+    const double tc = flops / r_.gemm_compute_rate(M, N, K);
+    const double tm = bytes / r_.stream_bw(r_.eta_m);
+    add(name, st, l, k, flops, bytes, kernels, std::max(tc, tm), tc >= tm, reps);
+  }
+  void stream(const char* name, Stage st, LayerType l, KernelClass k, double bytes, double kernels, double reps,
+              double flops = 0) {
+    if (reps <= 0) return;
+    add(name, st, l, k, flops, bytes, kernels, bytes / r_.stream_bw(r_.eta_m), false, reps);
+  }
+  void dequant(const char* name, Stage st, LayerType l, double params, double reps) {
+    if (!qlora_ || reps <= 0) return;
+    const double bytes = params * s_.dequant_bytes_per_param * (w_.quant == Quant::int8 ? 0.6 : 1.0);
+    add(name, st, l, KernelClass::dequant, 0, bytes, s_.kernels_per_quantized_linear_extra, bytes / r_.dequant_bw(), false, reps);
+  }
+
+  // A linear layer applied to M tokens (in -> out), its QLoRA dequantization, LoRA adapter and backward.
+  void linear(const char* name, Stage st, LayerType l, KernelClass k, double M, double in, double out, double reps,
+              bool lora_here, bool quantized = true) {
+    const bool bwd = st == Stage::backward;
+    const double base_kernels = s_.kernels_per_linear;
+    if (quantized) dequant(name, st, l, in * out, reps);
+    if (!bwd) {
+      gemm(name, st, l, k, M, out, in, reps, base_kernels);
+    } else {
+      gemm(name, st, l, k, M, in, out, reps, base_kernels);              // dX = dY W
+      if (full_) gemm(name, st, l, k, out, in, M, reps, base_kernels);   // dW = dY^T X
+    }
+    if (lora_ && lora_here && r_lora_ > 0) {
+      const double r = r_lora_;
+      if (!bwd) {
+        gemm("lora", st, l, KernelClass::gemm, M, r, in, reps, 1);
+        gemm("lora", st, l, KernelClass::gemm, M, out, r, reps, 1);
+        stream("lora", st, l, KernelClass::elementwise, 3 * a_ * M * out, s_.kernels_per_lora_module - 2, reps);
+      } else {
+        gemm("lora", st, l, KernelClass::gemm, M, r, out, reps, 1);   // dH = dY B
+        gemm("lora", st, l, KernelClass::gemm, r, out, M, reps, 1);   // dB
+        gemm("lora", st, l, KernelClass::gemm, M, in, r, reps, 1);    // dX += dH A
+        gemm("lora", st, l, KernelClass::gemm, r, in, M, reps, 1);    // dA
+        stream("lora", st, l, KernelClass::elementwise, 2 * a_ * M * out, 2, reps);
+      }
+    }
+  }
+
+  void norm(Stage st, double reps) {
+    const double H = d(m_.hidden);
+    const double f = st == Stage::backward ? 2.0 : 1.0;
+    stream("norm", st, LayerType::norm, KernelClass::elementwise, f * N_ * H * (2 * a_ + 4), s_.kernels_per_norm, reps);
+  }
+
+  void attention_block(Stage st, double reps) {
+    const AttentionSpec& at = m_.attn;
+    const double H = d(m_.hidden);
+    const LoraTargets& t = w_.lora_targets;
+    const bool bwd = st == Stage::backward;
+    norm(st, reps);
+    if (at.mla) {
+      const double qk = d(at.qk_nope_head_dim + at.qk_rope_head_dim);
+      if (at.q_lora_rank > 0) {
+        linear("q_proj", st, LayerType::attention, KernelClass::gemm, N_, H, d(at.q_lora_rank), reps, t.q);
+        linear("q_proj", st, LayerType::attention, KernelClass::gemm, N_, d(at.q_lora_rank), d(at.heads) * qk, reps, t.q);
+      } else {
+        linear("q_proj", st, LayerType::attention, KernelClass::gemm, N_, H, d(at.heads) * qk, reps, t.q);
+      }
+      linear("kv_a_proj", st, LayerType::attention, KernelClass::gemm, N_, H, d(at.kv_lora_rank + at.qk_rope_head_dim), reps, t.k);
+      linear("kv_b_proj", st, LayerType::attention, KernelClass::gemm, N_, d(at.kv_lora_rank),
+             d(at.heads * (at.qk_nope_head_dim + at.v_head_dim)), reps, t.v);
+      linear("o_proj", st, LayerType::attention, KernelClass::gemm, N_, d(at.v_dim()), H, reps, t.o);
+    } else {
+      linear("q_proj", st, LayerType::attention, KernelClass::gemm, N_, H, d(at.q_dim()), reps, t.q);
+      linear("k_proj", st, LayerType::attention, KernelClass::gemm, N_, H, d(at.kv_dim()), reps, t.k);
+      linear("v_proj", st, LayerType::attention, KernelClass::gemm, N_, H, d(at.kv_dim()), reps, t.v);
+      linear("o_proj", st, LayerType::attention, KernelClass::gemm, N_, d(at.q_dim()), H, reps, t.o);
+    }
+    // rotary + residual adds
+    stream("rotary_residual", st, LayerType::attention, KernelClass::elementwise,
+           (bwd ? 2.0 : 1.0) * a_ * N_ * (3 * d(at.q_dim() + at.kv_dim()) + 3 * H), s_.kernels_per_attention_block - 2, reps);
+    // the attention kernel itself
+    const double window = at.sliding_window > 0 ? std::min(L_, d(at.sliding_window)) : L_;
+    double flops = 2.0 * N_ * window * (d(at.q_dim()) + d(at.v_dim()));  // QK^T and PV, causal half
+    double bytes = a_ * N_ * (2 * d(at.q_dim()) + 2 * d(at.kv_dim()));
+    if (w_.attention == Attention::eager) {
+      flops *= 2;  // the full L x L scores are computed, masked afterwards
+      bytes += N_ * d(at.heads) * L_ * (4 + 4 + a_ + a_ + 4);  // scores fp32, softmax r/w, 16-bit probs, read for PV
+    }
+    if (bwd) {
+      flops *= 2.5;
+      bytes *= 2.5;
+    }
+    const double rate = r_.gemm_compute_rate(N_, d(at.q_dim()), window) * s_.attention_efficiency_factor;
+    const double tc = flops / rate;
+    const double tm = bytes / r_.stream_bw(r_.eta_m);
+    add(w_.attention == Attention::flash ? "flash_attention" : "eager_attention", st, LayerType::attention,
+        KernelClass::attention, flops, bytes, w_.attention == Attention::flash ? 2 : 6, std::max(tc, tm), tc >= tm, reps);
+  }
+
+  void mlp_block(Stage st, double reps) {
+    const double H = d(m_.hidden), F = d(m_.mlp.intermediate);
+    const LoraTargets& t = w_.lora_targets;
+    const bool gu = t.mlp || t.mlp_gate_up, dn = t.mlp || t.mlp_down;
+    norm(st, reps);
+    const double up = (m_.mlp.gated ? 2.0 : 1.0);
+    linear("mlp_up", st, LayerType::mlp, KernelClass::gemm, N_, H, F * up, reps, gu);
+    linear("mlp_down", st, LayerType::mlp, KernelClass::gemm, N_, F, H, reps, dn);
+    stream("mlp_act", st, LayerType::mlp, KernelClass::elementwise, (st == Stage::backward ? 2.0 : 1.0) * a_ * N_ * F * 4, 3, reps);
+  }
+
+  void moe_block(Stage st, double reps) {
+    const double H = d(m_.hidden), F = d(m_.moe.expert_intermediate), E = d(m_.moe.experts);
+    const double k = d(w_.active_experts(m_));
+    const LoraTargets& t = w_.lora_targets;
+    const bool bwd = st == Stage::backward;
+    norm(st, reps);
+    // router GEMM (quantized in QLoRA: bitsandbytes converts every nn.Linear except lm_head) + softmax/top-k
+    linear("router", st, LayerType::moe, KernelClass::routing, N_, H, E, reps, t.router);
+    stream("router_topk", st, LayerType::moe, KernelClass::routing, N_ * E * 16, s_.kernels_per_router, reps);
+    // shared experts (always active)
+    if (m_.moe.shared_experts > 0) {
+      const double Fs = d(m_.moe.shared_intermediate) * d(m_.moe.shared_experts);
+      linear("shared_expert_up", st, LayerType::moe, KernelClass::gemm, N_, H, 2 * Fs, reps, t.shared);
+      linear("shared_expert_down", st, LayerType::moe, KernelClass::gemm, N_, Fs, H, reps, t.shared);
+      stream("shared_expert_act", st, LayerType::moe, KernelClass::elementwise, (bwd ? 2.0 : 1.0) * a_ * N_ * Fs * 4, 3, reps);
+    }
+    const bool fused_up = m_.family == "blackmamba" || m_.family == "gpt_oss";
+    const double up_mult = m_.moe.gated ? 2.0 : 1.0;
+    const bool dense_mode = w_.moe == MoeMode::dense;
+    if (s_.moe_execution == "loop") {
+      flush(st);
+      // One segment per expert: the eager loop syncs on torch.where/nonzero before each expert.
+      const std::size_t Eu = static_cast<std::size_t>(m_.moe.experts);
+      for (std::size_t e = 0; e < Eu; ++e) {
+        const double n = dense_mode ? N_ : N_ * k * (shares_.empty() ? 1.0 / E : shares_[e]);
+        // P(expert receives no token) ~ exp(-n): an empty expert skips dequant and GEMMs but still loops
+        const double hit = 1.0 - std::exp(-n);
+        const double ne = n > 0 ? n / std::max(hit, 1e-12) : 0;
+        seg_host_ += reps * s_.host_sync_us * 1e-6 * (bwd ? 0.0 : 1.0);
+        stream("expert_loop", st, LayerType::moe, KernelClass::routing, a_ * ne * H * 4 * hit, s_.kernels_per_expert_overhead, reps);
+        if (fused_up) {
+          linear("expert_up", st, LayerType::moe, KernelClass::expert_gemm, ne, H, up_mult * F, reps * hit, t.expert_gate_up);
+        } else {
+          linear("expert_gate", st, LayerType::moe, KernelClass::expert_gemm, ne, H, F, reps * hit, t.expert_gate_up);
+          if (m_.moe.gated) linear("expert_up", st, LayerType::moe, KernelClass::expert_gemm, ne, H, F, reps * hit, t.expert_gate_up);
+        }
+        linear("expert_down", st, LayerType::moe, KernelClass::expert_gemm, ne, F, H, reps * hit, t.expert_down);
+        stream("expert_act", st, LayerType::moe, KernelClass::elementwise, (bwd ? 2.0 : 1.0) * a_ * ne * (F * 4 + H * 3), 0, reps * hit);
+        flush(st);
+      }
+    } else {
+      // Grouped GEMM over all experts: sort/permute, one GEMM per projection, unpermute; no host sync.
+      const double pairs = dense_mode ? N_ * E : N_ * k;
+      stream("permute", st, LayerType::moe, KernelClass::routing, (bwd ? 2.0 : 1.0) * a_ * pairs * H * 4, 6, reps);
+      const double hit_experts = dense_mode ? E : E * (1.0 - std::exp(-pairs / E));
+      const double ne = pairs / std::max(hit_experts, 1.0);
+      // quantized expert weights are dequantized per expert that is hit; the grouped GEMM reads all of them
+      const double reps_e = reps * hit_experts;
+      expert_kernel_scale_ = 1.0 / std::max(hit_experts, 1.0);
+      if (fused_up || !m_.moe.gated) {
+        linear("expert_up", st, LayerType::moe, KernelClass::expert_gemm, ne, H, up_mult * F, reps_e, t.expert_gate_up);
+      } else {
+        linear("expert_gate_up", st, LayerType::moe, KernelClass::expert_gemm, ne, H, 2 * F, reps_e, t.expert_gate_up);
+      }
+      linear("expert_down", st, LayerType::moe, KernelClass::expert_gemm, ne, F, H, reps_e, t.expert_down);
+      expert_kernel_scale_ = 1;
+      stream("expert_act", st, LayerType::moe, KernelClass::elementwise, (bwd ? 2.0 : 1.0) * a_ * pairs * (F * 4 + H * 3), 4, reps);
+    }
+  }
+
+  void mamba_block(Stage st, double reps) {
+    const MambaSpec& ms = m_.mamba;
+    const double H = d(m_.hidden), Di = d(ms.d_inner);
+    const bool lora_m = w_.lora_targets.mamba;
+    const bool bwd = st == Stage::backward;
+    norm(st, reps);
+    linear("mamba_in_proj", st, LayerType::mamba, KernelClass::gemm, N_, H, 2 * Di, reps, lora_m);
+    stream("mamba_conv", st, LayerType::mamba, KernelClass::elementwise, (bwd ? 3.0 : 1.0) * a_ * N_ * Di * 3, 2, reps);
+    linear("mamba_x_proj", st, LayerType::mamba, KernelClass::gemm, N_, Di, d(ms.dt_rank + 2 * ms.d_state), reps, lora_m);
+    linear("mamba_dt_proj", st, LayerType::mamba, KernelClass::gemm, N_, d(ms.dt_rank), Di, reps, lora_m);
+    // selective scan: memory-bound; ~10 d_inner bytes per token forward, ~16 backward plus the conv recompute
+    const double scan_bytes = N_ * Di * (bwd ? 20.0 : 10.0);
+    const double scan_flops = N_ * Di * d(ms.d_state) * (bwd ? 20.0 : 10.0);
+    stream("selective_scan", st, LayerType::mamba, KernelClass::scan, scan_bytes, 2, reps, scan_flops);
+    linear("mamba_out_proj", st, LayerType::mamba, KernelClass::gemm, N_, Di, H, reps, lora_m);
+    stream("mamba_misc", st, LayerType::mamba, KernelClass::elementwise, (bwd ? 2.0 : 1.0) * a_ * N_ * (Di * 2 + H * 3),
+           s_.kernels_per_mamba_block, reps);
+  }
+
+  void pass(Stage st) {
+    const bool head = st != Stage::recompute;
+    const double H = d(m_.hidden), V = d(m_.vocab);
+    if (head && st == Stage::forward) stream("embedding", st, LayerType::other, KernelClass::elementwise, a_ * N_ * H * 2, 1, 1);
+    // Identical layer types are summed: time is additive over layers (their order does not matter).
+    std::vector<LayerGroup> kinds;
+    for (const auto& g : m_.groups) {
+      auto it = std::find_if(kinds.begin(), kinds.end(), [&](const LayerGroup& k) { return k.mixer == g.mixer && k.ffn == g.ffn; });
+      if (it == kinds.end()) kinds.push_back(g);
+      else it->count += g.count;
+    }
+    for (const auto& g : kinds) {
+      const double reps = d(g.count);
+      if (g.mixer == Mixer::attention) attention_block(st, reps);
+      if (g.mixer == Mixer::mamba) mamba_block(st, reps);
+      if (g.ffn == Ffn::mlp) mlp_block(st, reps);
+      if (g.ffn == Ffn::moe) moe_block(st, reps);
+    }
+    if (head) {
+      norm(st, 1);
+      // lm_head stays 16-bit in QLoRA (bitsandbytes skips the output embedding)
+      linear("lm_head", st, LayerType::other, KernelClass::gemm, N_, H, V, 1, w_.lora_targets.lm_head, false);
+      const bool own = m_.family == "blackmamba" || m_.family == "mamba";
+      const double loss_bytes = N_ * V * (own ? s_.loss_bytes_per_vocab_entry * 0.4 : s_.loss_bytes_per_vocab_entry);
+      stream("cross_entropy", st, LayerType::other, KernelClass::loss, loss_bytes * (st == Stage::backward ? 0.55 : 0.45), 6, 1);
+      if (st == Stage::backward && full_) stream("embedding_grad", st, LayerType::other, KernelClass::elementwise, N_ * H * 8, 2, 1);
+    }
+    flush(st);
+  }
+
+  void optimizer() {
+    const Stage st = Stage::optimizer;
+    double trainable = full_ ? d(m_.params().total()) : lora_params(m_, w_);
+    const bool sixteen = full_ && w_.precision != "fp32" && w_.optimizer == Optimizer::adamw;
+    double bpp = sixteen ? s_.optimizer_bytes_per_param_16bit : s_.optimizer_bytes_per_param_fp32;
+    if (w_.optimizer == Optimizer::sgd) bpp *= 0.25;
+    if (w_.optimizer == Optimizer::sgd_momentum) bpp *= 0.5;
+    if (w_.optimizer == Optimizer::adamw_8bit) bpp *= 0.6;
+    const double bytes = trainable * bpp;
+    // multi-tensor (foreach) launches: ~a dozen passes over lists of up to 128 tensors, plus grad-norm clipping
+    const double tensors = full_ ? d(m_.layers()) * 12 : d(m_.layers()) * 20;
+    stream("adamw", st, LayerType::other, KernelClass::optimizer, bytes, 14 * std::ceil(tensors / 128.0) + 10, 1);
+    ops_.back().gpu_s = bytes / r_.stream_bw(r_.eta_opt);
+    seg_gpu_ = ops_.back().gpu_s;
+    flush(st);
+  }
+};
+
 }  // namespace
 
-StepTime roofline_lite_step(const ModelSpec& m, const Workload& w, const StackProfile& s, const GpuSpec& g,
-                            std::int64_t batch, double mean_len) {
-  StepTime st;
-  st.model = "roofline-lite";
-  const double N = d(batch) * mean_len;  // padded tokens per step
-  const double H = d(m.hidden);
-  const double k = d(w.active_experts(m));
-  const double E = d(m.moe.experts);
-  const double peak = g.peak_tflops(w.precision == "fp32" ? "tf32" : w.precision) * 1e12;
-  const double bw = g.memory_bandwidth_gbps * 1e9;
-  const double gemm_rate = std::max(peak, 1e9) * s.gemm_efficiency;
-  const double mem_rate = bw * s.memory_efficiency;
-
-  // Linear weights touched per forward pass and FLOPs per token (2 per weight per token).
-  ParamCounts pc = m.params();
-  const double mamba_lin = d(m.layers_with(Mixer::mamba)) *
-                           d(m.hidden * 2 * m.mamba.d_inner + m.mamba.d_inner * (m.mamba.dt_rank + 2 * m.mamba.d_state) +
-                             m.mamba.dt_rank * m.mamba.d_inner + m.mamba.d_inner * m.hidden);
-  const double expert_p = d(m.expert_params());
-  const double moe_layers = d(m.layers_with(Ffn::moe));
-  const double active_experts_lin = moe_layers * k * expert_p;
-  // Experts that receive at least one token (uniform routing): E * (1 - (1 - k/E)^N).
-  const double hit = E > 0 ? E * (1.0 - std::pow(1.0 - k / E, N)) : 0;
-  const double touched_experts_lin = moe_layers * hit * expert_p;
-  const double body_lin = d(pc.attention) + d(pc.mlp) + d(pc.shared_experts) + d(pc.router) + mamba_lin;
-  const double head_lin = H * d(m.vocab);
-  const double flops_tok_body = 2.0 * (body_lin + active_experts_lin);
-  const double flops_tok_head = 2.0 * head_lin;
-  double attn_flops = 0;
-  if (m.layers_with(Mixer::attention) > 0) attn_flops = d(m.layers_with(Mixer::attention)) * 2.0 * N * mean_len * d(m.attn.q_dim());
-  const double wbytes = 2.0;  // GEMMs read 16-bit weights
-  const double weights_touched = (body_lin + touched_experts_lin) * wbytes;
-
-  auto gemm_pass = [&](double flops, double bytes) { return std::max(flops / gemm_rate, bytes / mem_rate); };
-  // forward
-  const double f_fwd = N * (flops_tok_body + flops_tok_head) + attn_flops;
-  const double t_fwd_gemm = gemm_pass(f_fwd, weights_touched + head_lin * wbytes);
-  // recompute (checkpointing): the layers again, not the head
-  const double f_rec = w.checkpointing ? N * flops_tok_body + attn_flops : 0;
-  const double t_rec_gemm = w.checkpointing ? gemm_pass(f_rec, weights_touched) : 0;
-  // backward: input gradients always; weight gradients only when the base weights train
-  const bool full = w.method == Method::full;
-  const double lora_p = lora_params(m, w);
-  const double f_bwd = N * (flops_tok_body + flops_tok_head) * (full ? 2.0 : 1.0) + 2.5 * attn_flops + N * 4.0 * lora_p;
-  const double t_bwd_gemm = gemm_pass(f_bwd, (weights_touched + head_lin * wbytes) * (full ? 2.0 : 1.0));
-
-  // QLoRA: every quantized weight is dequantized at each use (forward, recompute, backward).
-  double t_dq = 0;
-  if (w.method == Method::qlora) {
-    const double qparams = body_lin + touched_experts_lin;
-    const double passes = w.checkpointing ? 3.0 : 2.0;
-    const double dq_bytes = (w.quant == Quant::int8 ? 0.6 : 1.0) * s.dequant_bytes_per_param;
-    t_dq = passes * qparams * dq_bytes / mem_rate;
-  }
-  // Activation traffic of the non-GEMM ops: ~3 touches of every saved byte per pass.
-  Workload w_nogc = w;
-  w_nogc.checkpointing = false;
-  const ActivationDetail ad = activation_detail(m, w_nogc, s, mean_len);
-  const double act_bytes = N * (ad.per_token_bytes + ad.logits_per_token_bytes) * 3.0;
-  const double passes_act = w.checkpointing ? 3.0 : 2.0;
-  const double t_elem = act_bytes * passes_act / mem_rate;
-  // Optimizer: a memory-bound pass over trainable parameters and their states.
-  const double trainable = full ? d(pc.total()) : lora_p;
-  const double opt_bytes = trainable * s.optimizer_bytes_per_param * (full && w.precision != "fp32" ? 0.5 : 1.0);
-  const double t_opt = opt_bytes / mem_rate;
-  // Kernel launches (host-bound in an eager stack).
-  const double loop_kernels = s.kernels_per_expert_per_pass * moe_layers * (s.moe_execution == "loop" ? hit : 0.0);
-  const double kernels_per_pass = s.kernels_per_layer_per_pass * d(m.layers()) + loop_kernels;
-  const double launch_pass = kernels_per_pass * s.launch_overhead_us * 1e-6;
-  const double passes_fb = w.checkpointing ? 3.0 : 2.0;
-
-  const double dq_per_pass = w.method == Method::qlora ? t_dq / (w.checkpointing ? 3.0 : 2.0) : 0;
-  const double el_per_pass = t_elem / passes_act;
-  st.forward_s = t_fwd_gemm + dq_per_pass + el_per_pass + launch_pass;
-  st.recompute_s = w.checkpointing ? t_rec_gemm + dq_per_pass + el_per_pass + launch_pass : 0;
-  st.backward_s = t_bwd_gemm + dq_per_pass + el_per_pass + launch_pass;
-  st.optimizer_s = t_opt + 1e-6 * s.launch_overhead_us * 4.0 * (full ? d(m.layers()) * 10.0 : 200.0);
-  st.total_s = st.forward_s + st.recompute_s + st.backward_s + st.optimizer_s;
-  st.gemm_s = t_fwd_gemm + t_rec_gemm + t_bwd_gemm;
-  st.dequant_s = t_dq;
-  st.elementwise_s = t_elem;
-  st.launch_s = launch_pass * passes_fb;
-  st.flops = f_fwd + f_rec + f_bwd;
-  st.bytes = weights_touched * passes_fb + act_bytes * passes_act + opt_bytes;
-  st.range_fraction = 0.35;
-  st.range_note = "roofline-lite stand-in with unfitted stack constants: +/-35% until the step-time model and calibration replace it";
-  return st;
+StepTime step_model(const ModelSpec& m, const Workload& w, const StackProfile& s, const GpuSpec& g,
+                    const Calibration* cal, std::int64_t batch, double mean_len, const std::vector<double>& shares) {
+  Rates r;
+  r.dtype = w.precision == "fp32" ? "tf32" : w.precision;
+  r.peak = std::max(g.peak_tflops(r.dtype), g.fp32_tflops) * 1e12;
+  if (r.peak <= 0) r.peak = 1e12;
+  r.bw = g.memory_bandwidth_gbps * 1e9;
+  r.sms = g.sm_count > 0 ? g.sm_count : 108;
+  r.eta_c = s.gemm_efficiency;
+  r.eta_attn = s.attention_efficiency_factor;
+  r.eta_m = s.memory_efficiency;
+  r.eta_dq = s.dequant_efficiency;
+  r.eta_opt = s.optimizer_efficiency;
+  r.cal = cal;
+  Builder b(m, w, s, r, batch, mean_len, shares);
+  StepTime t = b.run();
+  t.calibrated = cal != nullptr;
+  return t;
 }
 
 Result<double> paper_eq2_qps(const std::string& model_id, const std::string& dataset_id, const std::string& gpu_id,

@@ -16,6 +16,8 @@
 #include "ftcost/database.hpp"
 #include "ftcost/estimate.hpp"
 #include "ftcost/paper.hpp"
+#include "ftcost/validate.hpp"
+#include "report.hpp"
 
 using namespace ftcost;
 using cli::fixed;
@@ -105,6 +107,31 @@ int print_estimate(const Estimate& e) {
   if (e.batch > 0) {
     std::cout << "step time: " << fixed(e.step.total_s, 3) << " s at batch " << e.batch << " (" << e.step.model << ", ±"
               << fixed(e.step.range_fraction * 100, 0) << "%)\n";
+    if (e.step.model == "step-model") {
+      const double tot = e.step.total_s;
+      auto pct = [&](double v) { return fixed(100.0 * v / (tot > 0 ? tot : 1), 0) + "%"; };
+      Table st({"stage", "s", "share"}, {false, true, true});
+      for (int i = 0; i < kStages; ++i) {
+        double v = e.step.by_stage[static_cast<std::size_t>(i)];
+        if (v > 0) st.row({stage_name(static_cast<Stage>(i)), fixed(v, 3), pct(v)});
+      }
+      std::cout << st.str();
+      Table lt({"layer type", "device s"}, {false, true});
+      for (int i = 0; i < kLayerTypes; ++i) {
+        double v = e.step.by_layer[static_cast<std::size_t>(i)];
+        if (v > 0) lt.row({layer_type_name(static_cast<LayerType>(i)), fixed(v, 3)});
+      }
+      Table kt({"kernel class", "device s"}, {false, true});
+      for (int i = 0; i < kKernelClasses; ++i) {
+        double v = e.step.by_class[static_cast<std::size_t>(i)];
+        if (v > 0) kt.row({kernel_class_name(static_cast<KernelClass>(i)), fixed(v, 3)});
+      }
+      std::cout << lt.str() << kt.str();
+      std::cout << "device busy " << fixed(e.step.gpu_s, 3) << " s, host-bound wait " << fixed(e.step.host_s, 3) << " s, "
+                << cli::group_thousands(e.step.kernels) << " kernel launches per step"
+                << (e.step.calibrated ? " (calibrated)" : " (spec efficiencies, no calibration)") << "\n";
+      std::cout << "range dominated by: " << e.step.dominant_uncertainty << "\n";
+    }
     std::cout << "throughput: " << fixed(e.throughput_qps, 3) << " queries/s [" << fixed(e.throughput_low, 3) << "–"
               << fixed(e.throughput_high, 3) << "], " << fixed(e.throughput_tps, 0) << " tokens/s\n";
     std::cout << "time: " << fixed(e.time_hours, 2) << " h for " << cli::group_thousands(w.queries) << " queries × "
@@ -214,6 +241,7 @@ int main(int argc, char** argv) {
         {"dataset", "dataset preset: cs15k | math14k (length distribution and size)"},
         {"padding", "longest (default) | max-length | packing"},
         {"max-length", "truncation length in tokens (default 1024)"},
+        {"template-tokens", "tokens the prompt template adds to every sample (default: the dataset preset's)"},
         {"batch", "micro-batch size N, or max (default)"},
         {"queries", "number of training samples (default: the dataset's size)"},
         {"epochs", "number of epochs (default 1)"},
@@ -222,7 +250,8 @@ int main(int argc, char** argv) {
         {"spot", "on | off: use spot prices"},
         {"stack", "software stack profile: hf-transformers-2024 (default) | grouped-gemm-2025"},
         {"calibration", "calibration JSON from ftcost-calibrate"},
-        {"model-kind", "roofline-lite (default stand-in) | paper (Eq. (2), A40 only)"},
+        {"model-kind", "step (default: the step-time model) | paper (Eq. (2), A40 only)"},
+        {"routing", "expert load: uniform (default) | paper-mixtral | paper-blackmamba (Fig. 11) | skew:S (Zipf exponent)"},
         {"stale-days", "prices older than this many days are flagged stale (default 365)"},
     };
     for (const auto& o : opts) {
@@ -267,6 +296,18 @@ int main(int argc, char** argv) {
     models->add_flag("--json", as_json, "JSON output");
     auto* gpus = app.add_subcommand("gpus", "List GPUs in the database");
     gpus->add_flag("--json", as_json, "JSON output");
+    auto* validate = app.add_subcommand("validate", "Predicted vs measured on every reference measurement (tests/data/reference)");
+    std::string ref_dir = FTCOST_SOURCE_DIR "/tests/data/reference";
+    std::string md_out, svg_out;
+    validate->add_option("--dir", ref_dir, "folder of reference JSON files");
+    validate->add_option("--markdown", md_out, "also write the report as Markdown to this file");
+    validate->add_option("--svg", svg_out, "also write a predicted-vs-measured plot (SVG) to this file");
+    validate->add_flag("--json", as_json, "JSON output");
+    auto* fitstack = app.add_subcommand("fit-stack", "Fit a stack profile's free parameters to the training reference rows");
+    std::string fit_stack_id = "hf-transformers-2024", fit_write;
+    fitstack->add_option("--stack", fit_stack_id, "stack profile id");
+    fitstack->add_option("--dir", ref_dir, "folder of reference JSON files");
+    fitstack->add_option("--write", fit_write, "write the fitted profile to this stack JSON file (atomically)");
     auto* bench = app.add_subcommand("bench", "Benchmark the estimator (estimates per second)");
     int iterations = 20000;
     bench->add_option("--iterations", iterations, "iterations")->check(number_in(1, 1e8, "between 1 and 100000000"));
@@ -431,6 +472,12 @@ int main(int argc, char** argv) {
       return 0;
     }
 
+    if (validate->parsed() || fitstack->parsed()) {
+      auto rows = cli::load_reference_dir(ref_dir, read_file);
+      if (!rows.ok()) return fail(rows.error());
+      if (validate->parsed()) return cli::run_validate(rows.value(), db, as_json, md_out, svg_out);
+      return cli::run_fit_stack(rows.value(), db, fit_stack_id, fit_write, read_file);
+    }
     if (bench->parsed()) return run_bench(iterations, as_json);
     return 0;
   } catch (const std::exception& ex) {

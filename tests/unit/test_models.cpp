@@ -11,7 +11,9 @@ TEST_CASE("every model preset parses and matches its published size") {
   const Database& db = Database::embedded();
   REQUIRE(db.problems().empty());
   REQUIRE(db.models().size() >= 20);
-  for (const auto& [id, m] : db.models()) {
+  for (const auto& entry : db.models()) {
+    const std::string& id = entry.first;
+    const ModelSpec& m = entry.second;
     CAPTURE(id);
     REQUIRE(m.published_total > 0);
     const double total = static_cast<double>(m.params().total());

@@ -39,6 +39,7 @@ struct Dataset {
   double queries_published = 0;
   LengthDistribution lengths = LengthDistribution::fixed(128);
   double median = 0;
+  double template_tokens = 0;  // added to every sample by the prompt template
   std::string source;
   json to_json() const;
 };

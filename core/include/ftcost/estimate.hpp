@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -45,7 +46,11 @@ struct Inputs {
   StackProfile stack;
   Workload workload;
   std::string dataset_id;          // empty for a fixed --seq
-  std::string model_kind = "roofline-lite";  // roofline-lite | paper
+  std::string model_kind = "step";  // step | paper
+  std::string routing = "uniform";   // expert load distribution
+  std::vector<double> expert_shares;
+  std::shared_ptr<const Calibration> calibration;  // --calibration, checked against the GPU's spec
+  std::string calibration_source;
   double price_per_hour = 0;       // from --price-per-hour (0 = use the price table)
   long today_days = -1;            // for price ages; -1 = unknown
   long stale_days = 365;

@@ -25,14 +25,24 @@ struct StackProfile {
   double gc_retained_fraction = 0;
   std::string gc_retained_provenance;
   double gc_retained_fit_residual_batches = 0;
-  // step time (roofline-lite stand-in)
-  double gemm_efficiency = 0.65;
-  double memory_efficiency = 0.7;
-  double launch_overhead_us = 7;
-  double kernels_per_expert_per_pass = 40;
-  double kernels_per_layer_per_pass = 60;
-  double dequant_bytes_per_param = 8.7;
-  double optimizer_bytes_per_param = 36;
+  // step time
+  double host_us_per_kernel = 7;         // host (Python + launch) time per forward kernel
+  double backward_host_factor = 0.5;     // autograd issues backward kernels from C++
+  double host_sync_us = 20;              // one device->host sync (per expert in the eager loop)
+  double host_device_overlap = 1;        // 1: launches overlap device work; 0: they add up
+  double kernel_floor_us = 3;            // minimum device time of any kernel (launch latency, tail)
+  double kernels_per_linear = 1, kernels_per_quantized_linear_extra = 4, kernels_per_lora_module = 5;
+  double kernels_per_expert_overhead = 9, kernels_per_attention_block = 23, kernels_per_mamba_block = 20;
+  double kernels_per_router = 20, kernels_per_norm = 8;
+  double gemm_efficiency = 0.75;         // fraction of dense peak for large GEMMs (before wave quantization)
+  double attention_efficiency_factor = 0.8;  // flash attention relative to GEMM efficiency
+  double memory_efficiency = 0.75;       // fraction of spec bandwidth for streaming kernels
+  double dequant_efficiency = 0.65;      // fraction of spec bandwidth reached by the NF4 dequant kernels
+  double optimizer_efficiency = 0.5;     // fraction of spec bandwidth reached by the optimizer step
+  double dequant_bytes_per_param = 6.7;  // DRAM bytes per param per dequantization, GEMM read excluded
+  double optimizer_bytes_per_param_fp32 = 36, optimizer_bytes_per_param_16bit = 18;
+  double loss_bytes_per_vocab_entry = 40;  // cross-entropy forward+backward traffic per token and vocab entry
+  json fit;                              // provenance of fitted values
   std::string throughput_note;
   json to_json() const;
 };

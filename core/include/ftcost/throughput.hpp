@@ -1,12 +1,14 @@
-// Step time and throughput. Until the step-time model (throughput issue) lands, the default is a
-// labelled "roofline-lite" stand-in: per pass, GEMM time = max(FLOPs at a fixed fraction of the dense
-// peak, weight bytes at a fixed fraction of bandwidth), plus QLoRA dequantization traffic, activation
-// traffic, the optimizer pass and per-kernel launch overhead, with the stack profile's constants.
-// `--model-kind paper` uses the paper's Eq. (2) fitted to its A40 sweeps (A40 only).
+// The step-time model: a training step as a list of operations (forward, recompute, backward,
+// optimizer), each with FLOPs, bytes moved, kernel count and shape; per-op time from a roofline with
+// shape-dependent GEMM efficiency (wave quantization over the GPU's SMs, or a loaded calibration) and
+// memory efficiency, plus host launch/loop overheads from the software stack profile.
+// `--model-kind paper` instead uses the paper's Eq. (2) fitted to its A40 sweeps (A40 only).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "ftcost/gpu.hpp"
 #include "ftcost/model.hpp"
@@ -15,19 +17,63 @@
 
 namespace ftcost {
 
-struct StepTime {
-  std::string model;        // "roofline-lite" | "paper-eq2"
-  double total_s = 0;
-  double forward_s = 0, recompute_s = 0, backward_s = 0, optimizer_s = 0;
-  double gemm_s = 0, dequant_s = 0, elementwise_s = 0, launch_s = 0;
-  double flops = 0;          // per step
-  double bytes = 0;          // DRAM bytes per step
-  double range_fraction = 0; // +/- relative uncertainty of total_s
-  std::string range_note;
+struct Calibration;  // ftcost/calibration.hpp
+
+enum class Stage { forward, recompute, backward, optimizer };
+enum class LayerType { attention, moe, mamba, mlp, norm, other };
+enum class KernelClass { gemm, expert_gemm, attention, dequant, elementwise, scan, routing, loss, optimizer };
+constexpr int kStages = 4;
+constexpr int kLayerTypes = 6;
+constexpr int kKernelClasses = 9;
+const char* stage_name(Stage s);
+const char* layer_type_name(LayerType l);
+const char* kernel_class_name(KernelClass k);
+
+// One operation of the step, aggregated over identical layers (count) and kernels.
+struct Op {
+  const char* name = "";
+  Stage stage = Stage::forward;
+  LayerType layer = LayerType::other;
+  KernelClass kclass = KernelClass::elementwise;
+  double flops = 0;         // total over its repetitions
+  double bytes = 0;         // DRAM bytes, total
+  double kernels = 0;       // kernel launches, total
+  double gpu_s = 0;         // device time, total
+  bool compute_bound = false;
 };
 
-StepTime roofline_lite_step(const ModelSpec& m, const Workload& w, const StackProfile& s, const GpuSpec& g,
-                            std::int64_t batch, double mean_len);
+// Where the efficiencies come from.
+struct DeviceRates {
+  double peak_flops = 0;       // dense peak of the compute dtype, FLOP/s
+  double bandwidth = 0;        // spec DRAM bandwidth, B/s
+  double sms = 0;
+  const Calibration* calibration = nullptr;
+  std::string dtype = "bf16";
+};
+
+// Expert load distribution: share of routed (token, expert) pairs per expert.
+Result<std::vector<double>> expert_shares(const std::string& routing, std::int64_t experts);
+
+struct StepTime {
+  std::string model;         // "step-model" | "paper-eq2"
+  double total_s = 0;
+  std::array<double, kStages> by_stage{};            // wall time per stage (host overhead included)
+  std::array<double, kLayerTypes> by_layer{};        // device time per layer type
+  std::array<double, kKernelClasses> by_class{};     // device time per kernel class
+  double gpu_s = 0;          // device busy time
+  double host_s = 0;         // host launch/loop time that the device waits for
+  double flops = 0;          // per step
+  double bytes = 0;          // DRAM bytes per step
+  double kernels = 0;        // launches per step
+  double range_fraction = 0; // +/- relative uncertainty of total_s
+  std::string range_note;
+  std::string dominant_uncertainty;
+  bool calibrated = false;
+  std::vector<Op> ops;
+};
+
+StepTime step_model(const ModelSpec& m, const Workload& w, const StackProfile& s, const GpuSpec& g,
+                    const Calibration* cal, std::int64_t batch, double mean_len, const std::vector<double>& shares);
 
 // Eq. (2) on the A40 with coefficients fitted to the paper's sweep for (model, dataset); error when no fit
 // applies. Returns queries/s.

@@ -54,6 +54,7 @@ struct Workload {
   LengthDistribution lengths = LengthDistribution::fixed(512);
   Padding padding = Padding::longest;
   double max_length = 1024;            // truncation (cutoff_len)
+  double template_tokens = 0;          // prompt-template tokens added to every sample
   std::int64_t batch = 0;              // 0 = the maximum that fits
   double queries = 0;
   double epochs = 1;

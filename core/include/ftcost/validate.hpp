@@ -1,0 +1,54 @@
+// Reference measurements (tests/data/reference/*.json), predictions against them, error statistics,
+// and the least-squares fit of a stack profile's free parameters to its training rows.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ftcost/database.hpp"
+#include "ftcost/estimate.hpp"
+
+namespace ftcost {
+
+struct RefRow {
+  std::string id;
+  std::string role;    // "training" (the stack profile was fitted on it) | "validation"
+  std::string group;
+  Request request;     // `ftcost estimate` flags
+  std::string metric;  // throughput_queries_per_s | step_time_s | stage_forward_s | stage_backward_s |
+                       // stage_optimizer_s | max_batch_size
+  double measured = 0;
+  std::string source;
+};
+
+Result<std::vector<RefRow>> parse_reference(const std::string& text, const std::string& source);
+
+// The predicted value of a row's metric. `stack_override` replaces the request's stack profile.
+Result<double> predict(const RefRow& row, const Database& db, const StackProfile* stack_override = nullptr);
+Result<double> predict_resolved(const RefRow& row, const Inputs& in, const Database& db);
+
+struct RowResult {
+  const RefRow* row = nullptr;
+  double predicted = 0;
+  double rel_error = 0;  // (predicted - measured) / measured
+  std::string error;     // non-empty when the prediction failed
+};
+
+struct GroupStats {
+  std::string group;
+  std::string role;
+  int n = 0;
+  double mape = 0;      // mean |relative error|
+  double max_abs = 0;   // max |relative error|
+  std::string worst_id;
+};
+
+std::vector<RowResult> evaluate(const std::vector<RefRow>& rows, const Database& db, const StackProfile* stack_override = nullptr);
+std::vector<GroupStats> group_stats(const std::vector<RowResult>& results);
+
+// Fits host_us_per_kernel, gemm_efficiency, memory_efficiency, dequant_efficiency and
+// optimizer_efficiency of `stack` to the training rows with a time/throughput metric (Nelder-Mead on the
+// mean squared log error). Returns the fitted profile; `fit` records the provenance and residual.
+Result<StackProfile> fit_stack(const std::vector<RefRow>& rows, const Database& db, const StackProfile& stack);
+
+}  // namespace ftcost
