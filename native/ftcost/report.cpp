@@ -111,6 +111,8 @@ int run_validate(const std::vector<RefRow>& rows, const Database& db, bool as_js
                  const std::string& svg_path) {
   auto res = evaluate(rows, db);
   auto groups = group_stats(res);
+  int failed = 0;
+  for (const auto& r : res) failed += r.error.empty() ? 0 : 1;
   if (as_json) {
     json jr = json::array();
     for (const auto& r : res)
@@ -153,6 +155,10 @@ int run_validate(const std::vector<RefRow>& rows, const Database& db, bool as_js
       std::cerr << "ftcost: error: " << st.error().to_string() << "\n";
       return 2;
     }
+  }
+  if (failed > 0) {
+    std::cerr << "ftcost: error: " << failed << " reference row(s) could not be predicted (see the table)\n";
+    return 1;
   }
   return 0;
 }

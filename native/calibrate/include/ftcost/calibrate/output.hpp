@@ -1,0 +1,41 @@
+// Writing the calibration: atomic file write, the summary table, metadata helpers (host-only).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ftcost/calibration.hpp"
+#include "ftcost/error.hpp"
+
+namespace ftcost::calib {
+
+// Writes `text` to `path` atomically: a temporary file in the same folder, flushed to disk, then
+// renamed over `path`. On failure nothing is left behind and `path` is untouched.
+Status atomic_write_file(const std::string& path, const std::string& text);
+
+// Checks a finished calibration with the core's loader (round trip through JSON) and writes it
+// atomically. Returns the loader's error (nothing written) if it rejects the document.
+Status check_and_write(const Calibration& cal, const std::string& path);
+
+std::string sha256_hex(const std::string& data);
+// "sha256:<hex>" of the device UUID with a fixed salt: identifies the same device across runs
+// without publishing the UUID.
+std::string uuid_hash(const unsigned char uuid[16]);
+
+std::string utc_now_iso();  // "2025-06-01T12:00:00Z"
+// "calibration-<device-slug>-<YYYYMMDDTHHMMSSZ>.json"
+std::string default_output_name(const std::string& device_name, const std::string& created_utc);
+std::string slugify(const std::string& s);
+std::string host_cpu_name();  // /proc/cpuinfo "model name", else "unknown"
+std::string shell_join(const std::vector<std::string>& args);
+
+// Version of this tool and the git revision it was built from (configure time).
+std::string tool_version();
+std::string git_revision();
+bool git_dirty();
+
+// The table printed at the end of a run (one line per family: the numbers a reader looks for).
+std::string summary_table(const Calibration& cal);
+
+}  // namespace ftcost::calib

@@ -1,0 +1,203 @@
+// ftcost-calibrate: measures the kernels LLM fine-tuning spends its time in on this GPU and writes a
+// calibration JSON (schema ftcost.calibration/1) that `ftcost --calibration FILE` and the browser
+// calculator load. See docs/calibrate.md.
+//
+// Exit codes: 0 written; 1 a CUDA/cuBLAS error stopped the run or a kernel failed its correctness check
+// (what finished is still written, marked partial); 2 bad arguments; 3 no usable GPU (nothing written);
+// 130 interrupted by Ctrl-C (what finished is written, marked partial).
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "device.hpp"
+#include "ftcost/calibrate/bench.hpp"
+#include "ftcost/calibrate/nvml.hpp"
+#include "ftcost/calibrate/output.hpp"
+#include "ftcost/calibrate/plan.hpp"
+#include "ftcost/calibrate/progress.hpp"
+#include "kernels.hpp"
+
+namespace {
+
+volatile std::sig_atomic_t g_cancel = 0;
+
+extern "C" void on_signal(int) {
+  if (g_cancel) std::_Exit(130);  // second Ctrl-C: leave at once
+  g_cancel = 1;
+  const char msg[] = "\nftcost-calibrate: interrupted: finishing the current measurement, then writing what finished "
+                     "(Ctrl-C again to quit without writing)\n";
+  ssize_t ignored = ::write(2, msg, sizeof msg - 1);
+  (void)ignored;
+}
+
+void say(const std::string& line) { std::fprintf(stderr, "ftcost-calibrate: %s\n", line.c_str()); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace ftcost;
+  using namespace ftcost::calib;
+
+  CLI::App app{"ftcost-calibrate: measure the kernels LLM fine-tuning spends its time in (GEMMs, MoE layers, "
+               "NF4 dequantization, AdamW, elementwise, launches) on this GPU and write a calibration JSON"};
+  bool quick = false, full = false, smoke = false;
+  int device = 0;
+  std::string out;
+  std::vector<std::string> only;
+  auto* q = app.add_flag("--quick", quick, "a subset of sizes: under 3 minutes on an H100-class GPU (the default)");
+  auto* f = app.add_flag("--full", full, "every size and shape: under 15 minutes on an H100-class GPU");
+  auto* s = app.add_flag("--smoke", smoke, "tiny sizes in seconds: a test of the tool, not a calibration");
+  s->group("");  // hidden: for the device tests
+  q->excludes(f);
+  s->excludes(q);
+  s->excludes(f);
+  app.add_option("--device", device, "CUDA device index (default 0)")->check(CLI::NonNegativeNumber);
+  app.add_option("--out", out, "output file (default: calibration-<gpu>-<UTC time>.json here)");
+  app.add_option("--only", only,
+                 "comma-separated benchmark families to run: launch, host, bandwidth, elementwise, adamw, nf4, gemm, moe")
+      ->delimiter(',');
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    say(std::string(e.what()) + " (see --help)");
+    return 2;
+  }
+  auto fams = parse_only(only);
+  if (!fams.ok()) {
+    say(fams.error().to_string());
+    return 2;
+  }
+  const Mode mode = smoke ? Mode::smoke : full ? Mode::full : Mode::quick;
+
+  // ---- the device ----
+  auto count = cuda_device_count();
+  if (!count.ok()) {
+    say("no usable CUDA GPU (" + count.error().field + ": " + count.error().message + "); nothing was measured");
+    return 3;
+  }
+  if (device >= count.value()) {
+    say("--device " + std::to_string(device) + ": there are " + std::to_string(count.value()) + " CUDA device(s), 0.." +
+        std::to_string(count.value() - 1));
+    return 2;
+  }
+  auto info = describe_device(device);
+  if (!info.ok()) {
+    say("cannot describe device " + std::to_string(device) + ": " + info.error().to_string());
+    return 1;
+  }
+
+  Calibration cal;
+  cal.device = info.value().device;
+  CalMeta& meta = cal.meta;
+  meta.tool_version = tool_version();
+  meta.git_revision = git_revision();
+  meta.git_dirty = git_dirty();
+  meta.created_utc = utc_now_iso();
+  meta.command_line = shell_join(std::vector<std::string>(argv, argv + argc));
+  meta.mode = mode_name(mode);
+  meta.only = only.empty() ? std::vector<std::string>{} : fams.value();
+
+  Plan plan = make_plan(mode, info.value().facts, fams.value());
+  for (const auto& n : plan.notes) meta.notes.push_back(n);
+
+  try {
+    gpu_init(device);
+  } catch (const DeviceError& e) {
+    say("cannot set up device " + std::to_string(device) + ": " + e.call + ": " + e.what());
+    return 1;
+  }
+
+  std::unique_ptr<Nvml> nvml = Nvml::load();
+  if (nvml && nvml->attach(info.value().pci_bus_id)) {
+    cal.conditions.nvml = true;
+    cal.device.pci_device_id = nvml->pci_device_id();
+    cal.device.power_limit_w = nvml->power_limit_w();
+    if (auto v = nvml->driver_version()) cal.device.driver_version = *v;
+    if (!cal.device.sm_clock_max_mhz) cal.device.sm_clock_max_mhz = nvml->max_sm_clock_mhz();
+    if (!cal.device.memory_clock_max_mhz) cal.device.memory_clock_max_mhz = nvml->max_memory_clock_mhz();
+    if (auto n = nvml->compute_processes(); n && *n >= 1) cal.conditions.other_processes = *n - 1;  // less this one
+    cal.conditions.start = nvml->sample();
+  } else {
+    nvml.reset();
+    meta.notes.push_back("NVML (libnvidia-ml.so.1) not available: clocks, temperature, power and throttling unknown");
+  }
+  NvmlMonitor monitor(nvml.get());
+
+  const bool tty = ::isatty(2) != 0;
+  const DeviceInfo& di = info.value();
+  char head[256];
+  std::snprintf(head, sizeof head, "%s (cc %d.%d, %d SMs, %.1f GiB), %s: %zu families, about %s", di.device.name.c_str(),
+                di.device.cc_major, di.device.cc_minor, di.device.sm_count,
+                static_cast<double>(di.device.memory_bytes) / 1073741824.0, meta.mode.c_str(), plan.families.size(),
+                format_duration(plan.estimate_seconds()).c_str());
+  say(head);
+
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  Progress progress(stderr, tty, plan.estimate_seconds());
+  progress.set_total_units(1.0);
+  Env env(plan, cal, &progress, &g_cancel);
+  monitor.start();
+  const auto t0 = std::chrono::steady_clock::now();
+  std::string fatal;
+  for (const auto& family : plan.families) {
+    if (env.cancelled()) break;
+    env.set_family(family);
+    try {
+      run_family(family, env);
+    } catch (const DeviceError& e) {
+      fatal = "error in " + env.label() + ": " + e.call + " failed: " + e.what();
+    } catch (const std::exception& e) {
+      fatal = "error in " + env.label() + ": " + e.what();
+    }
+    if (!fatal.empty()) {
+      meta.notes.push_back("stopped: " + fatal);
+      break;
+    }
+  }
+  progress.finish();
+  monitor.stop();
+  monitor.fill(cal.conditions);
+  if (nvml) cal.conditions.end = nvml->sample();
+  gpu_shutdown();
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+
+  meta.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  meta.partial = env.cancelled() || !fatal.empty();
+  cal.derived = derive_calibration(cal.measurements);
+  const std::string path = out.empty() ? default_output_name(cal.device.name, meta.created_utc) : out;
+  Status written = check_and_write(cal, path);
+  if (!written.ok()) {
+    const Error& e = written.error();
+    if (e.code == Errc::io_error) {
+      say("cannot write " + path + ": " + e.message);
+    } else {  // the core's loader rejects what was measured: keep it for a bug report, beside the target
+      std::string rejected = path + ".rejected";
+      (void)atomic_write_file(rejected, to_json_text(cal));
+      say("the calibration fails the core's checks (" + e.to_string() + "); not written as " + path + ", kept as " +
+          rejected);
+    }
+    return 1;
+  }
+  std::fputs(summary_table(cal).c_str(), stdout);
+  std::fflush(stdout);
+  say("wrote " + path + (meta.partial ? " (partial)" : ""));
+  if (!fatal.empty()) {
+    say(fatal);
+    return 1;
+  }
+  if (env.failures() > 0) {
+    say(std::to_string(env.failures()) + " measurement(s) failed their correctness check and were not recorded (see meta.notes)");
+    return 1;
+  }
+  if (env.cancelled()) return 130;
+  return 0;
+}

@@ -1,0 +1,309 @@
+#include "ftcost/calibrate/output.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <map>
+
+#ifndef FTCOST_VERSION
+#define FTCOST_VERSION "0.0.0"
+#endif
+#ifndef FTCOST_GIT_REVISION
+#define FTCOST_GIT_REVISION "unknown"
+#endif
+#ifndef FTCOST_GIT_DIRTY
+#define FTCOST_GIT_DIRTY 0
+#endif
+
+namespace ftcost::calib {
+
+std::string tool_version() { return FTCOST_VERSION; }
+std::string git_revision() { return FTCOST_GIT_REVISION; }
+bool git_dirty() { return FTCOST_GIT_DIRTY != 0; }
+
+// ---- files ----
+
+Status atomic_write_file(const std::string& path, const std::string& text) {
+  std::string dir = ".";
+  std::size_t slash = path.find_last_of('/');
+  if (slash != std::string::npos) dir = slash == 0 ? "/" : path.substr(0, slash);
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (base.empty()) return make_error(Errc::io_error, path, "is a folder, not a file name");
+  std::string tmp = (dir == "/" ? "" : dir) + "/." + base + ".tmp." + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return make_error(Errc::io_error, path, std::string("cannot create a file in ") + dir + ": " + std::strerror(errno));
+  }
+  const char* p = text.data();
+  std::size_t left = text.size();
+  while (left > 0) {
+    ssize_t w = ::write(fd, p, left);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return make_error(Errc::io_error, path, std::string("write failed: ") + std::strerror(err));
+    }
+    p += w;
+    left -= static_cast<std::size_t>(w);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    return make_error(Errc::io_error, path, std::string("cannot flush to disk: ") + std::strerror(err));
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    return make_error(Errc::io_error, path, std::string("cannot rename the temporary file into place: ") + std::strerror(err));
+  }
+  return Ok{};
+}
+
+Status check_and_write(const Calibration& cal, const std::string& path) {
+  std::string text = to_json_text(cal);
+  auto back = parse_calibration(text, path);
+  if (!back.ok()) return back.error();
+  return atomic_write_file(path, text);
+}
+
+// ---- SHA-256 (FIPS 180-4) ----
+
+namespace {
+constexpr std::uint32_t kK[64] = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01,
+    0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc,
+    0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147,
+    0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08,
+    0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
+    0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+inline std::uint32_t rotr(std::uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+}  // namespace
+
+std::string sha256_hex(const std::string& data) {
+  std::uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  std::string msg = data;
+  std::uint64_t bits = static_cast<std::uint64_t>(data.size()) * 8;
+  msg.push_back(static_cast<char>(0x80));
+  while (msg.size() % 64 != 56) msg.push_back('\0');
+  for (int i = 7; i >= 0; --i) msg.push_back(static_cast<char>((bits >> (8 * i)) & 0xFF));
+  for (std::size_t off = 0; off < msg.size(); off += 64) {
+    std::uint32_t w[64];
+    for (int i = 0; i < 16; ++i) {
+      const auto* b = reinterpret_cast<const unsigned char*>(msg.data() + off + 4 * static_cast<std::size_t>(i));
+      w[i] = (std::uint32_t{b[0]} << 24) | (std::uint32_t{b[1]} << 16) | (std::uint32_t{b[2]} << 8) | std::uint32_t{b[3]};
+    }
+    for (int i = 16; i < 64; ++i) {
+      std::uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+      std::uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    std::uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
+    for (int i = 0; i < 64; ++i) {
+      std::uint32_t S1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25);
+      std::uint32_t ch = (e & f) ^ (~e & g);
+      std::uint32_t t1 = hh + S1 + ch + kK[i] + w[i];
+      std::uint32_t S0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22);
+      std::uint32_t maj = (a & b) ^ (a & c) ^ (b & c);
+      std::uint32_t t2 = S0 + maj;
+      hh = g;
+      g = f;
+      f = e;
+      e = d + t1;
+      d = c;
+      c = b;
+      b = a;
+      a = t1 + t2;
+    }
+    h[0] += a;
+    h[1] += b;
+    h[2] += c;
+    h[3] += d;
+    h[4] += e;
+    h[5] += f;
+    h[6] += g;
+    h[7] += hh;
+  }
+  char out[65];
+  for (int i = 0; i < 8; ++i) std::snprintf(out + 8 * i, 9, "%08x", h[i]);
+  return std::string(out, 64);
+}
+
+std::string uuid_hash(const unsigned char uuid[16]) {
+  char hex[33];
+  for (int i = 0; i < 16; ++i) std::snprintf(hex + 2 * i, 3, "%02x", uuid[i]);
+  return "sha256:" + sha256_hex(std::string("ftcost-calibrate device uuid ") + std::string(hex, 32));
+}
+
+// ---- names and metadata ----
+
+std::string utc_now_iso() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string slugify(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    unsigned char u = static_cast<unsigned char>(c);
+    if (std::isalnum(u)) {
+      out += static_cast<char>(std::tolower(u));
+    } else if (!out.empty() && out.back() != '-') {
+      out += '-';
+    }
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out.empty() ? "gpu" : out;
+}
+
+std::string default_output_name(const std::string& device_name, const std::string& created_utc) {
+  std::string stamp;
+  for (char c : created_utc) {
+    if (c != '-' && c != ':') stamp += c;
+  }
+  return "calibration-" + slugify(device_name) + "-" + stamp + ".json";
+}
+
+std::string host_cpu_name() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      std::size_t colon = line.find(':');
+      if (colon != std::string::npos) {
+        std::string v = line.substr(colon + 1);
+        std::size_t a = v.find_first_not_of(" \t");
+        if (a != std::string::npos) return v.substr(a);
+      }
+    }
+  }
+  return "unknown";
+}
+
+std::string shell_join(const std::vector<std::string>& args) {
+  std::string out;
+  for (const auto& a : args) {
+    if (!out.empty()) out += ' ';
+    bool plain = !a.empty() && std::all_of(a.begin(), a.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("-_./=,:+@%", c) != nullptr;
+    });
+    if (plain) {
+      out += a;
+    } else {
+      out += '\'';
+      for (char c : a) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      out += '\'';
+    }
+  }
+  return out;
+}
+
+// ---- summary ----
+
+namespace {
+__attribute__((format(printf, 1, 2))) std::string fmt(const char* f, ...) {
+  char buf[128];
+  va_list ap;
+  va_start(ap, f);
+  std::vsnprintf(buf, sizeof buf, f, ap);
+  va_end(ap);
+  return buf;
+}
+std::string us_text(double us) { return us >= 1000 ? fmt("%.2f ms", us / 1000) : fmt("%.1f us", us); }
+}  // namespace
+
+std::string summary_table(const Calibration& cal) {
+  std::vector<std::pair<std::string, std::string>> rows;
+  const auto& m = cal.measurements;
+  auto add = [&](std::string a, std::string b) { rows.emplace_back(std::move(a), std::move(b)); };
+
+  for (const char* kind : {"copy", "triad"}) {
+    const BandwidthRow* best = nullptr;
+    for (const auto& r : m.bandwidth) {
+      if (r.kernel == kind && (!best || r.gbps.median > best->gbps.median)) best = &r;
+    }
+    if (best) {
+      add(std::string(kind) + " bandwidth (" + fmt("%.0f MiB", static_cast<double>(best->array_bytes) / 1048576.0) + " arrays)",
+          fmt("%.0f GB/s", best->gbps.median) + "  (p10-p90 " + fmt("%.0f", best->gbps.p10) + "-" + fmt("%.0f", best->gbps.p90) + ")");
+    }
+  }
+  for (const char* dt : {"bf16", "fp16", "tf32", "fp8_e4m3"}) {
+    const GemmRow* best = nullptr;
+    for (const auto& r : m.gemm) {
+      if (r.dtype == dt && (!best || r.tflops.median > best->tflops.median)) best = &r;
+    }
+    if (best) {
+      add(std::string("GEMM ") + dt + " best (" + best->shape + " " + best->pass + " " + std::to_string(best->m) + "x" +
+              std::to_string(best->n) + "x" + std::to_string(best->k) + ")",
+          fmt("%.1f TFLOP/s", best->tflops.median) +
+              (best->tflops_heuristic ? "  (heuristic's first: " + fmt("%.1f", *best->tflops_heuristic) + ")" : ""));
+    }
+  }
+  // expert GEMMs: loop vs grouped per (tokens, routing, distribution) for w1_w3 fwd
+  std::map<std::string, std::pair<double, double>> eg;
+  for (const auto& r : m.expert_gemm) {
+    if (r.proj != "w1_w3" || r.pass != "fwd") continue;
+    std::string key = "experts w1+w3 fwd T=" + std::to_string(r.tokens) + " " + r.routing + " " + r.distribution;
+    (r.impl == "loop" ? eg[key].first : eg[key].second) = r.time_us.median;
+  }
+  for (const auto& kv : eg) {
+    std::string v = "loop " + (kv.second.first > 0 ? us_text(kv.second.first) : "-") + ", grouped " +
+                    (kv.second.second > 0 ? us_text(kv.second.second) : "-");
+    if (kv.second.first > 0 && kv.second.second > 0) v += fmt("  (%.2fx)", kv.second.first / kv.second.second);
+    add(kv.first, v);
+  }
+  std::map<std::string, std::pair<double, double>> ml;
+  for (const auto& r : m.moe_layer) {
+    std::string key = "MoE layer " + std::string(r.direction == "forward" ? "fwd" : "bwd") + " T=" +
+                      std::to_string(r.tokens) + " " + r.routing + " " + r.distribution;
+    (r.impl == "loop" ? ml[key].first : ml[key].second) = r.time_us.median;
+  }
+  for (const auto& kv : ml) {
+    add(kv.first, "loop " + (kv.second.first > 0 ? us_text(kv.second.first) : "-") + ", grouped " +
+                      (kv.second.second > 0 ? us_text(kv.second.second) : "-"));
+  }
+  for (const auto& r : m.nf4_dequant) {
+    add("NF4 dequant " + r.variant + " (" + fmt("%.1fM", static_cast<double>(r.elements) / 1e6) + " params)",
+        fmt("%.0f GB/s", r.gbps.median) + ", " + us_text(r.time_us_median) + fmt(" (%.2f B/param)", r.bytes_per_param));
+  }
+  for (const auto& r : m.adamw) {
+    add("AdamW " + r.impl + " (" + fmt("%.0fM", static_cast<double>(r.params) / 1e6) + " params)",
+        fmt("%.0f GB/s", r.gbps.median) + ", " + us_text(r.time_us_median));
+  }
+  for (const auto& r : m.elementwise) {
+    add(r.op + " " + r.dtype + " (" + fmt("%.1fM", static_cast<double>(r.elements) / 1e6) + ")", fmt("%.0f GB/s", r.gbps.median));
+  }
+  for (const auto& r : m.launch) add("empty kernel launch, " + r.kind, fmt("%.2f us", r.us.median));
+  for (const auto& r : m.host) add("eager op (host work + launch)", fmt("%.2f us/op", r.us.median));
+  for (const auto& r : m.cpu) add("CPU single-thread score", fmt("%.1f", r.score.median));
+
+  std::size_t w = 10;
+  for (const auto& r : rows) w = std::max(w, r.first.size());
+  std::string out;
+  const auto& d = cal.device;
+  out += d.name + " (cc " + std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor) + ", " +
+         std::to_string(d.sm_count) + " SMs, " + fmt("%.1f GiB", static_cast<double>(d.memory_bytes) / 1073741824.0) +
+         "), " + cal.meta.mode + (cal.meta.partial ? " (partial)" : "") + ", " +
+         fmt("%.0f s", cal.meta.duration_s) + "\n";
+  for (const auto& r : rows) out += "  " + r.first + std::string(w - r.first.size() + 2, ' ') + r.second + "\n";
+  if (rows.empty()) out += "  (no measurements)\n";
+  if (!cal.meta.notes.empty()) out += "  notes: " + std::to_string(cal.meta.notes.size()) + " (in meta.notes of the JSON)\n";
+  return out;
+}
+
+}  // namespace ftcost::calib

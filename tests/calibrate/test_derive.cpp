@@ -1,0 +1,110 @@
+// derive_calibration (efficiency curves, effective bandwidths) and the model-side queries.
+#include <cmath>
+
+#include <doctest/doctest.h>
+
+#include "ftcost/calibrate/plan.hpp"
+#include "ftcost/calibration.hpp"
+#include "synthetic.hpp"
+
+namespace {
+ftcost::GemmRow row(const std::string& dtype, std::int64_t m, std::int64_t n, std::int64_t k, double tflops) {
+  ftcost::GemmRow r;
+  r.shape = "square";
+  r.dtype = dtype;
+  r.pass = "fwd";
+  r.transa = "T";
+  r.transb = "N";
+  r.m = m;
+  r.n = n;
+  r.k = k;
+  r.tflops = {tflops, tflops, tflops};
+  r.time_us_median = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) / (tflops * 1e6);
+  r.iterations = 1;
+  r.algos_tried = 1;
+  return r;
+}
+}  // namespace
+
+TEST_CASE("efficiency curve: one point per FLOP octave, median efficiency, peak = best row") {
+  ftcost::CalMeasurements m;
+  m.gemm.push_back(row("bf16", 1024, 1024, 1024, 200));  // 2^31 flops
+  m.gemm.push_back(row("bf16", 2048, 2048, 2048, 500));  // 2^34
+  m.gemm.push_back(row("bf16", 4096, 4096, 4096, 700));  // 2^37
+  m.gemm.push_back(row("bf16", 8192, 8192, 8192, 800));  // 2^40
+  auto d = ftcost::derive_calibration(m);
+  REQUIRE(d.gemm_efficiency.size() == 1);
+  const auto& c = d.gemm_efficiency[0];
+  CHECK(c.dtype == "bf16");
+  CHECK(c.peak_measured_tflops == doctest::Approx(800));
+  REQUIRE(c.points.size() == 4);
+  CHECK(c.points[0].flops == doctest::Approx(std::exp2(31.0)));
+  CHECK(c.points[0].efficiency == doctest::Approx(0.25));
+  CHECK(c.points[3].efficiency == doctest::Approx(1.0));
+}
+
+TEST_CASE("efficiency curve is made non-decreasing (pool adjacent violators)") {
+  ftcost::CalMeasurements m;
+  m.gemm.push_back(row("fp16", 1024, 1024, 1024, 300));  // eff .375
+  m.gemm.push_back(row("fp16", 2048, 2048, 2048, 200));  // eff .25  -> pooled with the one before: .3125
+  m.gemm.push_back(row("fp16", 4096, 4096, 4096, 800));  // eff 1
+  auto c = ftcost::derive_calibration(m).gemm_efficiency.at(0);
+  REQUIRE(c.points.size() == 3);
+  CHECK(c.points[0].efficiency == doctest::Approx(0.3125));
+  CHECK(c.points[1].efficiency == doctest::Approx(0.3125));
+  CHECK(c.points[2].efficiency == doctest::Approx(1.0));
+  for (std::size_t i = 1; i < c.points.size(); ++i) {
+    CHECK(c.points[i].flops > c.points[i - 1].flops);
+    CHECK(c.points[i].efficiency >= c.points[i - 1].efficiency);
+  }
+}
+
+TEST_CASE("curves come in dtype order and rows of one octave share a point") {
+  ftcost::CalMeasurements m;
+  m.gemm.push_back(row("tf32", 4096, 4096, 4096, 300));
+  m.gemm.push_back(row("bf16", 4096, 4096, 4096, 600));
+  m.gemm.push_back(row("bf16", 4096, 4096, 6000, 700));  // same octave as 4096^3 (2^37..2^38)
+  m.gemm.push_back(row("bf16", 4096, 4096, 7000, 650));
+  auto d = ftcost::derive_calibration(m);
+  REQUIRE(d.gemm_efficiency.size() == 2);
+  CHECK(d.gemm_efficiency[0].dtype == "bf16");
+  CHECK(d.gemm_efficiency[1].dtype == "tf32");
+  REQUIRE(d.gemm_efficiency[0].points.size() == 1);
+  CHECK(d.gemm_efficiency[0].points[0].efficiency == doctest::Approx(650.0 / 700.0));
+}
+
+TEST_CASE("interpolation over the curve") {
+  ftcost::CalMeasurements m;
+  m.gemm.push_back(row("bf16", 1024, 1024, 1024, 400));  // 2^31, eff .5
+  m.gemm.push_back(row("bf16", 8192, 8192, 8192, 800));  // 2^40, eff 1
+  auto d = ftcost::derive_calibration(m);
+  CHECK(*ftcost::gemm_efficiency(d, "bf16", std::exp2(31.0)) == doctest::Approx(0.5));
+  CHECK(*ftcost::gemm_efficiency(d, "bf16", std::exp2(35.5)) == doctest::Approx(0.75));  // halfway in log
+  CHECK(*ftcost::gemm_efficiency(d, "bf16", std::exp2(45.0)) == doctest::Approx(1.0));   // flat above
+  CHECK(*ftcost::gemm_efficiency(d, "bf16", std::exp2(30.0)) == doctest::Approx(0.25));  // constant time below
+  CHECK(*ftcost::gemm_tflops(d, "bf16", std::exp2(35.5)) == doctest::Approx(600));
+  CHECK(!ftcost::gemm_efficiency(d, "fp8_e4m3", 1e12));
+}
+
+TEST_CASE("bandwidth-type derived values") {
+  ftcost::Calibration c = ftcost::test::synthetic_calibration();
+  const auto& d = c.derived;
+  CHECK(*d.memory_bandwidth_gbps == doctest::Approx(3010 + 1024.0 / 20));  // best of copy/triad
+  CHECK(*d.nf4_dequant_gbps == doctest::Approx(2700));
+  CHECK(*d.adamw_fused_gbps == doctest::Approx(2900));
+  CHECK(*d.adamw_unfused_gbps == doctest::Approx(2800));
+  CHECK(*d.elementwise_gbps == doctest::Approx((2750.0 + 2800.0) / 2));  // median of 2300 2750 2800 2850
+  CHECK(*d.launch_overhead_us == doctest::Approx(2.2));
+  CHECK(*d.host_op_overhead_us == doctest::Approx(5.6));
+  CHECK(*d.cpu_score == doctest::Approx(41));
+  CHECK(*d.grouped_over_loop_speedup == doctest::Approx(610.0 / 540.0).epsilon(1e-6));
+}
+
+TEST_CASE("measured_gemm_tflops finds an exact row") {
+  ftcost::Calibration c = ftcost::test::synthetic_calibration();
+  auto s = ftcost::calib::make_gemm("mixtral-8x7b.w1", "bf16", "dgrad", 4096, 4096, 14336);
+  auto v = ftcost::measured_gemm_tflops(c, "bf16", "dgrad", s.m, s.n, s.k);
+  REQUIRE(v);
+  CHECK(*v > 100);
+  CHECK(!ftcost::measured_gemm_tflops(c, "bf16", "dgrad", 1, 2, 3));
+}

@@ -1,0 +1,154 @@
+// The step-time model: consistency of its breakdowns and the sanity properties a user relies on.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "ftcost/database.hpp"
+#include "ftcost/estimate.hpp"
+
+using namespace ftcost;
+
+namespace {
+Estimate run(Request r) {
+  auto in = resolve_request(r, Database::embedded(), nullptr);
+  REQUIRE_MESSAGE(in.ok(), (in.ok() ? std::string() : in.error().to_string()));
+  auto e = estimate(in.value(), Database::embedded());
+  REQUIRE(e.ok());
+  return e.value();
+}
+const Request kMixtral = {{"model", "mixtral-8x7b"}, {"method", "qlora"}, {"seq", "512"}, {"batch", "4"},
+                          {"lora-targets", "w1,w2,w3,gate"}};
+Request with(Request r, const char* k, const char* v) {
+  r[k] = v;
+  return r;
+}
+}  // namespace
+
+TEST_CASE("breakdowns add up: stages to the step, layer types and kernel classes to device time") {
+  for (const char* gpu : {"a40", "h100-sxm5-80gb"}) {
+    for (const char* stack : {"hf-transformers-2024", "grouped-gemm-2025"}) {
+      CAPTURE(gpu);
+      CAPTURE(stack);
+      Request r = with(with(kMixtral, "gpu", gpu), "stack", stack);
+      Estimate e = run(r);
+      double stages = 0, layers = 0, classes = 0, ops = 0;
+      for (double v : e.step.by_stage) stages += v;
+      for (double v : e.step.by_layer) layers += v;
+      for (double v : e.step.by_class) classes += v;
+      for (const auto& op : e.step.ops) ops += op.gpu_s;
+      CHECK(stages == doctest::Approx(e.step.total_s));
+      CHECK(layers == doctest::Approx(e.step.gpu_s));
+      CHECK(classes == doctest::Approx(e.step.gpu_s));
+      CHECK(ops == doctest::Approx(e.step.gpu_s));
+      CHECK(e.step.total_s >= e.step.gpu_s * (1 - 1e-9));
+      CHECK(e.throughput_qps == doctest::Approx(4.0 / e.step.total_s));
+    }
+  }
+}
+
+TEST_CASE("QLoRA at small batch is dominated by dequantization and the MoE layer (paper.md §2.3)") {
+  Estimate e = run(with(with(kMixtral, "gpu", "a40"), "batch", "1"));
+  const double dq = e.step.by_class[static_cast<std::size_t>(KernelClass::dequant)];
+  const double moe = e.step.by_layer[static_cast<std::size_t>(LayerType::moe)];
+  CHECK(dq > 0.3 * e.step.gpu_s);
+  CHECK(moe > 0.8 * e.step.gpu_s);
+  Estimate lora = run(with(with(with(kMixtral, "gpu", "a100-sxm4-80gb"), "method", "lora"), "batch", "1"));
+  CHECK(lora.step.by_class[static_cast<std::size_t>(KernelClass::dequant)] == 0);
+}
+
+TEST_CASE("a faster GPU of equal memory is never slower") {
+  const std::pair<const char*, const char*> pairs[] = {{"a100-pcie-80gb", "a100-sxm4-80gb"},
+                                                       {"h100-pcie-80gb", "h100-sxm5-80gb"},
+                                                       {"a100-sxm4-80gb", "h100-sxm5-80gb"},
+                                                       {"a100-sxm4-40gb", "a100-sxm4-80gb"}};
+  for (const auto& [slow, fast] : pairs) {
+    for (const char* method : {"qlora", "lora", "full"}) {
+      CAPTURE(slow);
+      CAPTURE(method);
+      Request r = with(with(kMixtral, "method", method), "model", std::string(method) == "full" ? "mistral-7b" : "mixtral-8x7b");
+      if (std::string(method) == "full") r.erase("lora-targets");
+      CHECK(run(with(r, "gpu", fast)).step.total_s <= run(with(r, "gpu", slow)).step.total_s * (1 + 1e-9));
+    }
+  }
+}
+
+TEST_CASE("more experts per token never make a step faster") {
+  double prev = 0;
+  for (int k = 1; k <= 8; ++k) {
+    Estimate e = run(with(with(kMixtral, "gpu", "a40"), "top-k", std::to_string(k).c_str()));
+    CHECK(e.step.total_s >= prev);
+    prev = e.step.total_s;
+  }
+  CHECK(run(with(with(kMixtral, "gpu", "a40"), "moe", "dense")).step.total_s >= prev * (1 - 1e-9));
+}
+
+TEST_CASE("grouped-GEMM stack launches far fewer kernels than the per-expert loop and is not slower") {
+  Estimate loop = run(with(kMixtral, "gpu", "h100-sxm5-80gb"));
+  Estimate grouped = run(with(with(kMixtral, "gpu", "h100-sxm5-80gb"), "stack", "grouped-gemm-2025"));
+  CHECK(grouped.step.kernels < 0.5 * loop.step.kernels);
+  CHECK(grouped.step.total_s < loop.step.total_s);
+}
+
+TEST_CASE("expert load imbalance and longer sequences cost time") {
+  const Request r = with(kMixtral, "gpu", "a40");
+  const double uniform = run(r).step.total_s;
+  CHECK(run(with(r, "routing", "skew:1.5")).step.gpu_s >= run(r).step.gpu_s * 0.999);
+  CHECK(run(with(r, "routing", "paper-mixtral")).step.total_s == doctest::Approx(uniform).epsilon(0.05));
+  CHECK(run(with(r, "seq", "1024")).step.total_s > uniform);
+  auto bad = resolve_request(with(with(r, "model", "olmoe-1b-7b"), "routing", "paper-mixtral"), Database::embedded(), nullptr);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().field == "--routing");
+}
+
+TEST_CASE("full fine-tuning computes weight gradients; LoRA backward only input gradients") {
+  Request full = {{"model", "mistral-7b"}, {"gpu", "h100-sxm5-80gb"}, {"seq", "1024"}, {"batch", "8"}, {"method", "full"}};
+  Request lora = with(full, "method", "lora");
+  Estimate f = run(full), l = run(lora);
+  const double fb = f.step.by_stage[static_cast<std::size_t>(Stage::backward)];
+  const double lb = l.step.by_stage[static_cast<std::size_t>(Stage::backward)];
+  CHECK(fb > 1.2 * lb);
+  // weight + input gradients: well above the forward's work
+  CHECK(fb > 1.5 * f.step.by_stage[static_cast<std::size_t>(Stage::forward)]);
+  CHECK(f.step.by_stage[static_cast<std::size_t>(Stage::optimizer)] > 20 * l.step.by_stage[static_cast<std::size_t>(Stage::optimizer)]);
+}
+
+TEST_CASE("padding to the longest sample: the padded length grows with batch size") {
+  Request r = {{"model", "mixtral-8x7b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "qlora"}, {"dataset", "math14k"}};
+  double prev = 0;
+  for (int b : {1, 2, 4, 8}) {
+    Estimate e = run(with(r, "batch", std::to_string(b).c_str()));
+    CHECK(e.padded_len > prev);
+    prev = e.padded_len;
+  }
+  Estimate maxlen = run(with(with(r, "batch", "8"), "padding", "max-length"));
+  CHECK(maxlen.padded_len == doctest::Approx(1024));
+}
+
+#if __has_include("ftcost/calibration.hpp")
+#include <fstream>
+#include <sstream>
+
+TEST_CASE("a loaded calibration replaces the spec efficiencies (fixture: tests/data/calibration)") {
+  std::ifstream f(std::string(FTCOST_SOURCE_DIR) + "/tests/data/calibration/h100-sxm-synthetic.json");
+  REQUIRE(f.good());
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string text = ss.str();
+  FileReader reader = [&](const std::string&) -> Result<std::string> { return text; };
+  Request r = with(with(kMixtral, "gpu", "h100-sxm5-80gb"), "calibration", "fixture.json");
+  auto in = resolve_request(r, Database::embedded(), reader);
+  REQUIRE_MESSAGE(in.ok(), (in.ok() ? std::string() : in.error().to_string()));
+  REQUIRE(in->calibration != nullptr);
+  auto cal = estimate(in.value(), Database::embedded());
+  REQUIRE(cal.ok());
+  CHECK(cal->step.calibrated);
+  Estimate spec = run(with(kMixtral, "gpu", "h100-sxm5-80gb"));
+  CHECK_FALSE(spec.step.calibrated);
+  CHECK(cal->step.gpu_s != doctest::Approx(spec.step.gpu_s).epsilon(0.001));
+  // a calibration whose GEMMs exceed the GPU's spec peak is rejected, naming the field
+  Request r2 = with(with(kMixtral, "gpu", "a40"), "calibration", "fixture.json");
+  auto bad = resolve_request(r2, Database::embedded(), reader);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().to_string().find("measurements.") != std::string::npos);
+}
+#endif
