@@ -10,14 +10,16 @@ The reference folder (by default ../shared/reference next to the repository) hol
 
 What this script writes under gpu-db/ (one pretty-printed JSON file per thing, file name = id):
 
-    gpus/<id>.json           ftcost.gpu/1       the reference record verbatim, "schema" key first
+    gpus/<id>.json           ftcost.gpu/1       the reference record verbatim, "schema" key first, plus
+                                                `chosen_values` (CHOSEN below) where its sources disagree
     prices/<provider>.json   ftcost.prices/1    offers of one provider, in reference order
     models/<id>.json         ftcost.model/1     config (minus `_source`) + published parameter counts
     datasets/<id>.json       ftcost.dataset/1   CS15K and MATH14K length statistics (paper + its repo)
 
 The formats are documented in gpu-db/schema/*.schema.json (hand-written, not generated).
 What the reference files do not carry (published parameter counts, display names, dataset
-statistics) is kept in the tables below, each with its source.
+statistics, which value was chosen where GPU sources disagree and why) is kept in the tables below,
+each with its source.
 
 The output is deterministic: running the script twice gives byte-identical files. It never deletes
 anything; files in the generated folders that it did not write are listed as warnings.
@@ -224,6 +226,129 @@ MODELS = {
 }
 
 # --------------------------------------------------------------------------------------------
+# GPUs: where the sources of a record disagree (its `disagreements` text, kept verbatim), the value
+# chosen and why, as `chosen_values` entries {field, value, alternatives, why}. `value` must equal
+# the record's value at `field` (checked here and by `ftcost db check`), so a changed reference is
+# noticed; every record with `disagreements` needs at least one entry.
+# --------------------------------------------------------------------------------------------
+def chosen(field, value, alternatives, why):
+    return dict(field=field, value=value, alternatives=alternatives, why=why)
+
+
+CHOSEN = {
+    "a10": [
+        chosen("memory_gib", 24,
+               ["28 and 40 (github:cli99/llm-analysis gpu_configs a10-pcie-28gb.json, a10-pcie-40gb.json)"],
+               "NVIDIA's A10 datasheet lists one model with 24 GB GDDR6, and public nvidia-smi printouts show "
+               "23028 MiB; the llm-analysis files describe no product."),
+    ],
+    "a10g": [
+        chosen("dense_tflops.bf16", 70,
+               ["125 (github:ritikmahy5/ftune gpus.yaml: the A10 datasheet value)"],
+               "NVIDIA publishes no A10G datasheet. llm-analysis (a10g-pcie-24gb.json) gives 70 dense, the "
+               "GeForce-like FP32-accumulate rate (half of the A10's 125); ftune's 125 is the A10 datasheet "
+               "value copied over. 70 is also the lower, safer number for time and cost estimates."),
+        chosen("dense_tflops.fp16", 70,
+               ["125 (github:ritikmahy5/ftune gpus.yaml: the A10 datasheet value)"],
+               "As for bf16: the A10G's FP32-accumulate tensor rate; 125 is the A10's datasheet value."),
+        chosen("dense_tflops.fp32", 31.52,
+               ["31.2 (ftune, the A10 datasheet value)", "35 (Baseten A10 vs A10G table)"],
+               "Kept as in the reference record, which does not say which source gives 31.52. Baseten's 35 "
+               "equals 80 SMs x 256 FLOP per clock x 1710 MHz; 31.2 is the A10's value. The non-tensor fp32 "
+               "rate does not enter fine-tuning estimates (they use the tensor peaks), so the choice changes "
+               "no result; re-check against a measurement."),
+    ],
+    "b200": [
+        chosen("dense_tflops.fp32", 75,
+               ["80 (github:stas00/ml-engineering TFLOPS table, derived from GB200)"],
+               "NVIDIA's HGX B200 sheet gives 600 TFLOPS FP32 for 8 GPUs = 75 per GPU; 80 is the GB200 "
+               "(higher-power) figure."),
+        chosen("memory_gib", 180,
+               ["192 (8 HBM3e stacks of 24 GiB physically present)"],
+               "180 GB is what NVIDIA lists as enabled and what nvidia-smi shows (183359 MiB = 179.1 GiB); "
+               "192 GB is the physical capacity, not usable."),
+        chosen("sm_count", None,
+               ["148 (third-party reports)"],
+               "NVIDIA does not publish the SM count; null keeps an unverified number out of the estimates."),
+    ],
+    "b300": [
+        chosen("dense_tflops.int8_tops", None,
+               ["4500 (stas00 table, Glenn Lockwood: the B200 value)",
+                "about 125 (HGX B300 sheet: 2 POPS sparse for 8 GPUs)"],
+               "The HGX B300 sheet cuts INT8 far below B200 and the secondary sources repeat the B200 value; "
+               "with no consistent figure the field is null (INT8 is not used by the estimates)."),
+        chosen("dense_tflops.fp4", 13125,
+               ["12600 (stas00 table)", "15000 (NVFP4 marketing figure)"],
+               "HGX B300 sheet: 105 PFLOPS dense FP4 for 8 GPUs = 13125 per GPU; Glenn Lockwood gives the same."),
+        chosen("tdp_w", 1100,
+               ["1400 (GB300 superchip configurations)"],
+               "1100 W is the HGX B300 module power; 1400 W applies to GB300 NVL72 boards."),
+    ],
+    "gaudi3": [
+        chosen("dense_tflops.bf16", 1835,
+               ["1677 (github:stas00/ml-engineering: at the 1600 MHz MME clock of shipping parts)"],
+               "1835 is Intel's whitepaper peak (MME at 1750 MHz), the vendor figure used for every other GPU "
+               "here; the lower shipping-clock figure is noted in sparsity_note and disagreements."),
+        chosen("dense_tflops.fp8", 1835,
+               ["1677 (github:stas00/ml-engineering: at the 1600 MHz MME clock)"],
+               "As for bf16: Intel's whitepaper peak."),
+    ],
+    "gh200-144gb": [
+        chosen("memory_gib", 144,
+               ["141 (github:stas00/ml-engineering memory table)"],
+               "NVIDIA markets the HBM3e GH200 with 144 GB; 141 GB is the H200's capacity, which stas00's table "
+               "lists as usable."),
+        chosen("memory_bandwidth_gbps", 4900,
+               ["4800 (github:stas00/ml-engineering memory table)"],
+               "4.9 TB/s is NVIDIA's GH200 (HBM3e) figure; 4.8 TB/s is the H200's."),
+    ],
+    "h100-nvl": [
+        chosen("memory_gib", 94,
+               ["188 (2023 launch material: the pair of cards)"],
+               "The current datasheet and stas00 give 94 GB per GPU; 188 GB was the NVLink-bridged pair."),
+        chosen("memory_bandwidth_gbps", 3900,
+               ["7800 (launch material, per pair)", "4800 (gpu.blog estimator table)"],
+               "NVIDIA's current datasheet: 3.9 TB/s per GPU; 7.8 TB/s is the pair; 4.8 TB/s is the H200 NVL's."),
+        chosen("tdp_w", 400,
+               ["350 (lower end of the configurable range)"],
+               "The datasheet gives 350-400 W configurable; the maximum is the board power."),
+    ],
+    "h100-sxm5-80gb": [
+        chosen("boost_clock_mhz", 1980,
+               ["1830 (the clock the tensor-core peak corresponds to, per stas00)"],
+               "1980 MHz is the published maximum SM boost clock; the dense peaks stored here are NVIDIA's "
+               "figures and do not depend on this field."),
+        chosen("memory_bandwidth_gbps", 3350,
+               ["3000 (some estimator tables, e.g. gpu.blog)"],
+               "NVIDIA's datasheet, stas00 and llm-analysis all give 3.35 TB/s for the SXM5 part."),
+    ],
+    "mi250x": [
+        chosen("memory_bandwidth_gbps", 3276.8,
+               ["3200 (github:cli99/llm-analysis mi250x-128gb.json)"],
+               "AMD's product page: 3.2768 TB/s (8 HBM2e stacks x 409.6 GB/s); 3200 is a rounded value."),
+    ],
+    "rtx-5090": [
+        chosen("dense_tflops.bf16", 209.5,
+               ["419 (dense with FP16 accumulate)", "838 (marketing figure: sparse, FP16 accumulate)"],
+               "Training accumulates in FP32, which GeForce cards run at half rate: 419 / 2 = 209.5 (Blackwell "
+               "whitepaper appendix, as recorded in the reference; disagreements asks to re-check it)."),
+        chosen("dense_tflops.fp16", 209.5,
+               ["419 (dense with FP16 accumulate)"],
+               "As for bf16: the FP32-accumulate rate that training uses."),
+    ],
+    "t4": [
+        chosen("memory_bandwidth_gbps", 320,
+               ["300 (ftune gpus.yaml)", "298 (benchmark_lib)"],
+               "NVIDIA's T4 datasheet: 320+ GB/s (256-bit GDDR6 at 10 Gbps = 320 GB/s)."),
+    ],
+    "v100-sxm2-16gb": [
+        chosen("memory_gib", 16,
+               ["32 (github:cli99/llm-analysis v100-sxm-16gb.json: a copy error)"],
+               "The 16 GB SKU has 16 GB HBM2 (NVIDIA datasheet); the 32 GB part is v100-sxm2-32gb."),
+    ],
+}
+
+# --------------------------------------------------------------------------------------------
 # Datasets: arXiv 2408.04693 Table II (query counts, medians) and the Fig. 2 histogram data of
 # the paper's repository, as summarised in paper.md section 1.3. The `evidence` strings must
 # appear in paper.md, so that a changed reference is noticed.
@@ -233,6 +358,15 @@ TOKENIZER = ("Mixtral-8x7B / Mistral SentencePiece tokenizer (32,000-token vocab
 TOKENIZER_NOTE = ("The reference does not name the tokenizer behind the Fig. 2 histogram; the Mixtral "
                   "tokenizer (the paper's profiling model, LLaMA-Factory template 'mistral') is "
                   "assumed. BlackMamba's GPT-NeoX tokenizer gives different counts.")
+
+# Prompt-template tokens the paper's pipeline adds to every query (used by the core's padding model).
+TEMPLATE_TOKENS = 80
+TEMPLATE_TOKENS_NOTE = ("Tokens the paper's training pipeline adds to every sample beyond the histogram lengths "
+                        "(prompt template and instruction wrapper of LLaMA-Factory / LLM-Adapters). Inferred, not "
+                        "fitted: the paper's A40 step time at batch 1 on this data (paper.md 2.4: CS 2.93 s, MATH "
+                        "2.99 s for Mixtral) exceeds its 128-token profiling step (2.87 s, 2.3) by what 67-94 more "
+                        "tokens cost on the S1->S10 slope, while the histogram means are 100 and 187; 80 is the "
+                        "rounded middle. Override with --template-tokens.")
 
 DATASETS = [
     dict(
@@ -247,6 +381,8 @@ DATASETS = [
               "ground-truth answer; lengths are tokens per query. The mean is approximate. The "
               "histogram stops at 512, so the maximum may be the histogram's edge rather than the "
               "longest query. " + TOKENIZER_NOTE,
+        template_tokens=TEMPLATE_TOKENS,
+        template_tokens_note=TEMPLATE_TOKENS_NOTE,
         evidence=["15,119 samples", "42–512", "p90 171", "p99 318"],
     ),
     dict(
@@ -264,6 +400,8 @@ DATASETS = [
               "[0.997, 512] point. The paper trains with cutoff_len 1024, so the longest queries are "
               "truncated to 1024 tokens. The paper's Table IV costs use 15,000 queries although its "
               "caption names this data set. " + TOKENIZER_NOTE,
+        template_tokens=TEMPLATE_TOKENS,
+        template_tokens_note=TEMPLATE_TOKENS_NOTE,
         evidence=["13,921 samples", "55–1470", "p90 271", "p99 411", "41 samples longer than 512"],
     ),
 ]
@@ -332,7 +470,31 @@ def build_gpus(ref):
         if "schema" in rec:
             fail(f"gpu-specs.json: {gid} already has a 'schema' key")
         out[gid] = {"schema": GPU_SCHEMA, **rec}
+        choices = CHOSEN.get(gid)
+        if rec.get("disagreements") and not choices:
+            fail(f"gpu-specs.json: {gid} lists disagreements; add the chosen values and why to CHOSEN")
+        if choices:
+            for c in choices:
+                if lookup(rec, c["field"]) != ("found", c["value"]):
+                    fail(f"CHOSEN[{gid!r}]: {c['field']} is {lookup(rec, c['field'])[1]!r} in the reference, "
+                         f"not {c['value']!r}; re-check the choice")
+                if not c["alternatives"] or not c["why"]:
+                    fail(f"CHOSEN[{gid!r}]: {c['field']} needs alternatives and why")
+            out[gid]["chosen_values"] = choices
+    unknown = sorted(set(CHOSEN) - set(out))
+    if unknown:
+        fail(f"CHOSEN has entries for GPUs not in the reference: {', '.join(unknown)}")
     return out
+
+
+def lookup(rec, dotted):
+    """("found", value) for a dotted path into a record, ("missing", None) when absent."""
+    cur = rec
+    for key in dotted.split("."):
+        if not isinstance(cur, dict) or key not in cur:
+            return ("missing", None)
+        cur = cur[key]
+    return ("found", cur)
 
 
 # ---------------------------------------------------------------------------------------- prices

@@ -12,6 +12,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "db_check_cmd.hpp"
 #include "format.hpp"
 #include "ftcost/database.hpp"
 #include "ftcost/estimate.hpp"
@@ -308,6 +309,13 @@ int main(int argc, char** argv) {
     fitstack->add_option("--stack", fit_stack_id, "stack profile id");
     fitstack->add_option("--dir", ref_dir, "folder of reference JSON files");
     fitstack->add_option("--write", fit_write, "write the fitted profile to this stack JSON file (atomically)");
+    auto* db_cmd = app.add_subcommand("db", "The GPU database (gpu-db/)");
+    db_cmd->require_subcommand(1);
+    auto* db_check = db_cmd->add_subcommand(
+        "check", "Validate gpu-db files (schema, units, physical plausibility, ids, sources, calibrations); exit 2 on any problem");
+    std::vector<std::string> db_paths;
+    db_check->add_option("paths", db_paths, "files or folders to check (default: the repository's gpu-db/, else the built-in database)");
+    db_check->add_flag("--json", as_json, "JSON output");
     auto* bench = app.add_subcommand("bench", "Benchmark the estimator (estimates per second)");
     int iterations = 20000;
     bench->add_option("--iterations", iterations, "iterations")->check(number_in(1, 1e8, "between 1 and 100000000"));
@@ -318,7 +326,7 @@ int main(int argc, char** argv) {
       bool known = false;
       for (const auto* sc : app.get_subcommands({})) known = known || sc->get_name() == cmd;
       if (!known) {
-        std::cerr << "ftcost: error: unknown command \"" << cmd << "\"; commands: estimate, paper, fit, models, gpus, bench\n";
+        std::cerr << "ftcost: error: unknown command \"" << cmd << "\"; commands: estimate, paper, fit, validate, fit-stack, models, gpus, db, bench\n";
         return 2;
       }
     }
@@ -339,6 +347,7 @@ int main(int argc, char** argv) {
       return 2;
     }
 
+    if (db_check->parsed()) return run_db_check(db_paths, as_json);
     const Database& db = Database::embedded();
     if (!db.problems().empty()) {
       for (const auto& p : db.problems()) std::cerr << "ftcost: internal database problem: " << p.file << ": " << p.error.to_string() << "\n";
