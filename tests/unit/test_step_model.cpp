@@ -61,7 +61,9 @@ TEST_CASE("a faster GPU of equal memory is never slower") {
                                                        {"h100-pcie-80gb", "h100-sxm5-80gb"},
                                                        {"a100-sxm4-80gb", "h100-sxm5-80gb"},
                                                        {"a100-sxm4-40gb", "a100-sxm4-80gb"}};
-  for (const auto& [slow, fast] : pairs) {
+  for (const auto& pair : pairs) {
+    const char* slow = pair.first;
+    const char* fast = pair.second;
     for (const char* method : {"qlora", "lora", "full"}) {
       CAPTURE(slow);
       CAPTURE(method);
