@@ -524,22 +524,28 @@ Result<Estimate> estimate(const Inputs& in, const Database& db) {
     e.chosen = make_cost(p);
     e.has_price = true;
   } else {
-    for (const auto& c : e.costs) {
-      if (c.price.spot == in.spot && (in.provider.empty() || c.price.provider_id == in.provider)) {
+    // Headline price: the cheapest matching offer, preferring dated and fresh ones (an undated or stale
+    // price is only used when nothing better exists, and then with a warning).
+    for (int pass = 0; pass < 3 && !e.has_price; ++pass) {
+      for (const auto& c : e.costs) {
+        if (c.price.spot != in.spot || (!in.provider.empty() && c.price.provider_id != in.provider)) continue;
+        const bool dated = !c.price.date.empty();
+        if ((pass == 0 && (!dated || c.price.stale)) || (pass == 1 && !dated)) continue;
         e.chosen = c;
         e.has_price = true;
         break;
       }
     }
+    if (e.has_price && e.chosen.price.date.empty())
+      e.warnings.push_back("the price used (" + e.chosen.price.provider + ") has no date in its source");
+    else if (e.has_price && e.chosen.price.stale)
+      e.warnings.push_back("the price used (" + e.chosen.price.provider + ", " + e.chosen.price.date + ") is older than " +
+                           std::to_string(in.stale_days) + " days");
   }
   if (!e.has_price)
     e.warnings.push_back("no " + std::string(in.spot ? "spot " : "") + "price for " + in.gpu.id +
                          (in.provider.empty() ? std::string() : " from " + in.provider) +
                          " in the database: give --price-per-hour for a cost");
-  for (const auto& c : e.costs)
-    if (c.price.stale && &c == &e.costs.front())
-      e.warnings.push_back("the cheapest price (" + c.price.provider + ", " + c.price.date + ") is older than " +
-                           std::to_string(in.stale_days) + " days");
   return e;
 }
 
@@ -661,7 +667,7 @@ json estimate_to_json(const Estimate& e) {
     json cj = {{"provider", c.price.provider}, {"provider_id", c.price.provider_id},
                {"usd_per_gpu_hour", c.price.usd_per_hour}, {"spot", c.price.spot},
                {"date", c.price.date.empty() ? json(nullptr) : json(c.price.date)},
-               {"stale", c.price.stale}, {"hours", c.hours}, {"cost_usd", c.cost_usd},
+               {"stale", c.price.stale}, {"undated", c.price.date.empty()}, {"hours", c.hours}, {"cost_usd", c.cost_usd},
                {"cost_usd_range", {c.cost_low, c.cost_high}}};
     if (c.price.age_days >= 0) cj["age_days"] = c.price.age_days;
     costs.push_back(cj);
