@@ -51,7 +51,7 @@ std::string pct(double v) { return fixed(100.0 * v, 1) + "%"; }
 
 std::string svg_plot(const std::vector<RowResult>& res) {
   // log-log predicted vs measured for the time/throughput rows, training vs validation marked.
-  const double W = 560, H = 560, pad = 60;
+  const double W = 560, H = 580, pad = 70;
   double lo = 1e9, hi = 1e-9;
   for (const auto& r : res) {
     if (!r.error.empty() || r.row->metric == "max_batch_size") continue;
@@ -100,7 +100,8 @@ std::string svg_plot(const std::vector<RowResult>& res) {
   o << "<text x='" << pad << "' y='24' font-size='14'>ftcost validate: predicted vs measured (dashed: ±15%)</text>\n";
   o << "<circle cx='" << pad + 10 << "' cy='40' r='4' fill='#1f77b4'/><text x='" << pad + 20 << "' y='44'>A40 throughput (training)</text>\n";
   o << "<circle cx='" << pad + 190 << "' cy='40' r='4' fill='#e08a00'/><text x='" << pad + 200 << "' y='44'>A40 stage times (training)</text>\n";
-  o << "<rect x='" << pad + 375 << "' y='35' width='9' height='9' fill='#d62728'/><text x='" << pad + 390 << "' y='44'>other GPUs (validation)</text>\n";
+  o << "<rect x='" << pad + 5 << "' y='51' width='9' height='9' fill='#d62728'/><text x='" << pad + 20
+    << "' y='60'>Table IV throughput on A100-80GB and H100 (validation, not fitted)</text>\n";
   o << "</svg>\n";
   return o.str();
 }
