@@ -1,9 +1,12 @@
 # Thin wrapper over CMakePresets.json and scripts/setup.sh. Everything here can be run by hand:
 #   scripts/setup.sh && cmake --preset native && cmake --build --preset native && ctest --preset native
 #
-#   make serve    build the native CLI; print the paper's Table IV and an example estimate
-#   make test     native build + tests, wasm core build + tests under node, cuda build + tests (if nvcc)
-#                 (test-native, test-wasm, test-cuda: one part each)
+#   make serve    set up, build the browser calculator (build/wasm/site) and serve it on
+#                 http://127.0.0.1:8080/ (PORT=N for another port); Ctrl+C stops it
+#   make site     only build the calculator's static site (build/wasm/site)
+#   make test     native build + tests (with the UI's headless smoke test), wasm build + core tests under
+#                 node, browser end-to-end tests (Playwright + Chromium), cuda build + tests (if nvcc)
+#                 (test-native, test-wasm, test-web, test-cuda: one part each)
 #   make format   clang-format -i on the project's C++/CUDA sources (format-check: list what differs)
 #   make clean    remove build/
 
@@ -19,13 +22,13 @@ CLANG_FORMAT ?= clang-format
 FORMAT_DIRS := core native kernels tests web
 FORMAT_GLOBS := '*.cpp' '*.hpp' '*.h' '*.cc' '*.cu' '*.cuh'
 
-.PHONY: setup setup-native setup-wasm native wasm cuda serve test test-native test-wasm test-cuda \
-	format format-check clean
+.PHONY: setup setup-native setup-wasm setup-browser setup-cuda native wasm site cuda serve test test-native test-wasm \
+	test-web test-cuda format format-check clean
 
 # `setup` installs what all of `make test` needs with one apt-get run; the parts ask only for theirs.
 setup:
 	@bash scripts/setup.sh
-setup-native setup-wasm: setup-%:
+setup-native setup-wasm setup-browser: setup-%:
 	@bash scripts/setup.sh --$*
 
 native: setup-native
@@ -36,7 +39,16 @@ native: setup-native
 wasm: setup-wasm
 	. cmake/emscripten-env.sh && cmake --preset wasm && cmake --build --preset wasm
 
-cuda: setup-native
+# The calculator's static site alone: ftcost.js/.wasm and site/'s files, in build/wasm/site.
+SITE := build/wasm/site
+site: setup-wasm
+	. cmake/emscripten-env.sh && cmake --preset wasm && cmake --build --preset wasm --target ftcost_web
+
+# The cuda preset does not build the UI: no ImGui sources or SDL2 needed.
+setup-cuda:
+	@bash scripts/setup.sh --native --no-ui
+
+cuda: setup-cuda
 	@if [ -z "$(NVCC)" ]; then \
 	  echo "cuda: skipped: nvcc not found (looked in /usr/local/cuda/bin and PATH)"; \
 	elif [ ! -f kernels/CMakeLists.txt ]; then \
@@ -49,17 +61,25 @@ cuda: setup-native
 
 FTCOST := build/native/bin/ftcost
 
-serve: native
-	$(FTCOST) paper table4
-	$(FTCOST) estimate --model mixtral-8x7b --gpu a40 --method qlora --moe sparse --dataset math14k --batch max
+PORT ?= 8080
 
-test: setup test-native test-wasm test-cuda
+# A static server is all the calculator needs: everything runs in the page.
+serve: site
+	@echo "ftcost calculator: http://127.0.0.1:$(PORT)/   (serving $(SITE); Ctrl+C to stop)"
+	@python3 -m http.server $(PORT) --bind 127.0.0.1 --directory $(SITE)
+
+test: setup test-native test-wasm test-web test-cuda
 
 test-native: native
 	ctest --preset native
 
 test-wasm: wasm
 	. cmake/emscripten-env.sh && ctest --preset wasm
+
+# Browser end-to-end: serves build/wasm/site on 127.0.0.1, drives Debian's Chromium with playwright-core,
+# compares window.ftcost.estimate with build/native/bin/ftcost; screenshots + report in build/web-test/.
+test-web: native site setup-browser
+	node tests/web/browser_test.mjs --site $(SITE) --cli $(FTCOST) --out build/web-test
 
 test-cuda: cuda
 	@if [ -n "$(NVCC)" ] && [ -f kernels/CMakeLists.txt ]; then set -x; ctest --preset cuda; fi

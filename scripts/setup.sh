@@ -2,9 +2,13 @@
 # Installs what ftcost's builds and tests need, from Debian's packages, and prepares the Emscripten
 # configuration that Debian's package needs to be usable (see build/emscripten/ below).
 #
-#   scripts/setup.sh [--native] [--wasm] [--cuda] [--browser] [--all]
+#   scripts/setup.sh [--native] [--wasm] [--cuda] [--browser] [--no-ui] [--all]
 #
-# With no option: what `make test` needs (--native --wasm --cuda).
+#   --native   g++, CMake, ...; the UI's Dear ImGui sources and libsdl2-dev (desktop app, headless UI test)
+#   --wasm     Debian's Emscripten, its config fix, and SDL2 built for wasm (scripts/web-deps.sh)
+#   --browser  Chromium and npm, and `npm ci` in tests/web (playwright-core; it downloads no browser)
+#   --no-ui    with --native: skip the UI's packages and sources (for builds without web/, e.g. the cuda preset)
+# With no option: what `make test` needs (--native --wasm --cuda --browser).
 # Idempotent: checks with dpkg first, runs `apt-get update` at most once and only when something is
 # missing, and prints nothing when there is nothing to do. Works as root with no standard input (CI);
 # as another user it uses sudo when it has to install.
@@ -12,9 +16,9 @@ set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
-want_native=0 want_wasm=0 want_cuda=0 want_browser=0 explicit_cuda=0
+want_native=0 want_wasm=0 want_cuda=0 want_browser=0 explicit_cuda=0 want_ui=1
 if [ $# -eq 0 ]; then
-  want_native=1 want_wasm=1 want_cuda=1
+  want_native=1 want_wasm=1 want_cuda=1 want_browser=1
 fi
 for arg in "$@"; do
   case "$arg" in
@@ -22,13 +26,14 @@ for arg in "$@"; do
     --wasm) want_wasm=1 ;;
     --cuda) want_cuda=1 explicit_cuda=1 ;;
     --browser) want_browser=1 ;;
+    --no-ui) want_ui=0 ;;
     --all) want_native=1 want_wasm=1 want_cuda=1 want_browser=1 ;;
     -h | --help)
-      sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+      sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)
-      echo "setup.sh: unknown option '$arg' (use --native, --wasm, --cuda, --browser, --all)" >&2
+      echo "setup.sh: unknown option '$arg' (use --native, --wasm, --cuda, --browser, --no-ui, --all)" >&2
       exit 2
       ;;
   esac
@@ -49,17 +54,23 @@ need_pkg() {  # need_pkg PACKAGE...: queue the packages that dpkg does not list 
 
 # Both builds need make (the Makefile), a C++ compiler, cmake, ninja and the header-only libraries.
 common=(make g++ cmake ninja-build nlohmann-json3-dev doctest-dev)
+# The calculator's UI (web/) is built natively too (headless smoke test, desktop app): Dear ImGui's
+# sources come from Debian's source package (dpkg-dev unpacks it), SDL2 + OpenGL from libsdl2-dev.
+# A TrueType font for the UI (embedded at build time; without it ImGui's built-in bitmap font is used).
+web_common=(dpkg-dev fonts-roboto-unhinted)
 if [ $want_native = 1 ]; then
   need_pkg "${common[@]}" libcli11-dev
+  [ $want_ui = 0 ] || need_pkg "${web_common[@]}" libsdl2-dev
 fi
 if [ $want_wasm = 1 ]; then
   # emscripten depends on node-acorn (the JS optimizer's parser, in /usr/share/nodejs/acorn).
-  need_pkg "${common[@]}" emscripten node-acorn
+  need_pkg "${common[@]}" emscripten node-acorn "${web_common[@]}"
   # A node from another packager (e.g. NodeSource's "nodejs", which also provides npm) is fine too.
   command -v node >/dev/null 2>&1 || need_pkg nodejs
 fi
 if [ $want_browser = 1 ]; then
   need_pkg chromium
+  command -v node >/dev/null 2>&1 || need_pkg nodejs
   # Debian's npm conflicts with a NodeSource nodejs, which ships its own npm: install only if absent.
   command -v npm >/dev/null 2>&1 || need_pkg npm
 fi
@@ -158,6 +169,29 @@ if [ $want_wasm = 1 ]; then
       if cmp -s "$dest/.new" "$dest/$(basename "$f")"; then rm "$dest/.new"; else mv "$dest/.new" "$dest/$(basename "$f")"; fi
     done
   done
+fi
+
+# ---- the UI's third-party sources (Dear ImGui, SDL2) and SDL2 built for wasm ---------------------
+# From Debian's source packages, prepared once in build/web-deps/ (see scripts/web-deps.sh).
+if [ $want_wasm = 1 ]; then
+  bash "$root/scripts/web-deps.sh" --sdl2-wasm
+elif [ $want_native = 1 ] && [ $want_ui = 1 ]; then
+  bash "$root/scripts/web-deps.sh" --sources
+fi
+
+# ---- browser tests: playwright-core from the committed package-lock.json (no browser download) ------
+if [ $want_browser = 1 ]; then
+  web_tests="$root/tests/web"
+  stamp="$web_tests/node_modules/.ftcost-lock"
+  if [ ! -f "$stamp" ] || ! cmp -s "$web_tests/package-lock.json" "$stamp"; then
+    say "npm ci in tests/web (playwright-core)"
+    # PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: the tests drive Debian's /usr/bin/chromium.
+    if ! (cd "$web_tests" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error </dev/null); then
+      echo "setup: npm ci in tests/web failed" >&2
+      exit 1
+    fi
+    cp "$web_tests/package-lock.json" "$stamp"
+  fi
 fi
 
 # ---- CUDA: nothing to install (nvcc comes with the CUDA Toolkit); only detect ---------------------

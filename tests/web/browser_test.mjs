@@ -1,0 +1,347 @@
+// Browser end-to-end test of the ftcost calculator: playwright-core drives Debian's /usr/bin/chromium
+// (WebGL2 through SwiftShader) against the built site, served over HTTP on 127.0.0.1.
+//
+//   node tests/web/browser_test.mjs [--site build/wasm/site] [--cli build/native/bin/ftcost] [--out build/web-test]
+//   FTCOST_SITE_URL=http://127.0.0.1:8080/ node tests/web/browser_test.mjs   (use a running server instead)
+//
+// Checks: the page loads with no page error and no console error; a screenshot is kept (OUT/*.png);
+// window.ftcost.estimate returns exactly what `ftcost estimate --json` prints for three configurations
+// (native/wasm parity); a real click on the canvas changes the result; a malformed calibration file
+// chosen with the file picker shows an error naming the field and the app keeps working; a dropped
+// config.json becomes the model; a shared URL restores its state; an invalid URL gives a visible message.
+// Measures (printed and written to OUT/report.json): wasm + js size (fails above 3 MB) and the time to
+// the first frame (reported; the budget is 2 s on a local server).
+import { spawn, execFileSync } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, "../..");
+const args = process.argv.slice(2);
+const opt = (name, def) => {
+  const i = args.indexOf(name);
+  return i >= 0 && i + 1 < args.length ? args[i + 1] : def;
+};
+const siteDir = path.resolve(root, opt("--site", "build/wasm/site"));
+const cli = path.resolve(root, opt("--cli", "build/native/bin/ftcost"));
+const outDir = path.resolve(root, opt("--out", "build/web-test"));
+const chromiumPath = process.env.CHROMIUM || "/usr/bin/chromium";
+const SIZE_BUDGET = 3 * 1024 * 1024;
+const FIRST_FRAME_BUDGET_MS = 2000;
+
+fs.mkdirSync(outDir, { recursive: true });
+let failures = 0;
+const report = { checks: [], measurements: {} };
+function check(ok, what, detail) {
+  report.checks.push({ ok: !!ok, what, detail: detail === undefined ? null : detail });
+  console.log((ok ? "ok    " : "FAIL  ") + what + (detail !== undefined && !ok ? ": " + JSON.stringify(detail) : ""));
+  if (!ok) failures++;
+}
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// ---- the site: size budget ----
+for (const f of ["index.html", "app.js", "ftcost.js", "ftcost.wasm"]) {
+  if (!fs.existsSync(path.join(siteDir, f))) {
+    console.error(`browser_test: ${path.join(siteDir, f)} is missing: build the wasm preset first (make wasm)`);
+    process.exit(1);
+  }
+}
+const wasmBytes = fs.statSync(path.join(siteDir, "ftcost.wasm")).size;
+const jsBytes = fs.statSync(path.join(siteDir, "ftcost.js")).size;
+report.measurements.wasm_bytes = wasmBytes;
+report.measurements.js_bytes = jsBytes;
+check(wasmBytes + jsBytes <= SIZE_BUDGET, `wasm + js = ${((wasmBytes + jsBytes) / 1048576).toFixed(2)} MiB (budget 3 MiB)`);
+
+// ---- a static server (python3 -m http.server, like `make serve`) unless a URL is given ----
+async function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, "127.0.0.1", () => {
+      const p = s.address().port;
+      s.close(() => resolve(p));
+    });
+    s.on("error", reject);
+  });
+}
+let server = null;
+let baseUrl = process.env.FTCOST_SITE_URL || "";
+if (!baseUrl) {
+  const port = await freePort();
+  server = spawn("python3", ["-m", "http.server", String(port), "--bind", "127.0.0.1", "--directory", siteDir], {
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  baseUrl = `http://127.0.0.1:${port}/`;
+  for (let i = 0; i < 100; i++) {
+    const up = await new Promise((resolve) => {
+      const c = net.connect(port, "127.0.0.1", () => {
+        c.end();
+        resolve(true);
+      });
+      c.on("error", () => resolve(false));
+    });
+    if (up) break;
+    await sleep(100);
+  }
+}
+console.log(`site: ${baseUrl} (${siteDir})`);
+
+const browser = await chromium.launch({
+  executablePath: chromiumPath,
+  args: [
+    "--no-sandbox",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--use-gl=angle",
+    "--use-angle=swiftshader",
+    "--enable-unsafe-swiftshader",
+  ],
+});
+
+const consoleErrors = [];
+const pageErrors = [];
+async function openPage(hash, viewport = { width: 1440, height: 900 }) {
+  const context = await browser.newContext({ viewport, deviceScaleFactor: 1 });
+  const page = await context.newPage();
+  page.on("console", (m) => {
+    if (m.type() === "error") consoleErrors.push(m.text());
+  });
+  page.on("pageerror", (e) => pageErrors.push(String(e && e.stack ? e.stack : e)));
+  const t0 = Date.now();
+  await page.goto(baseUrl + (hash ? "#" + hash : ""));
+  await page.waitForFunction(() => window.ftcost && window.ftcost.timing && window.ftcost.timing.firstFrameMs !== null, null, {
+    timeout: 60000,
+  });
+  // wait for the first estimate (the frame after the first one)
+  await page.waitForFunction(() => {
+    const u = window.ftcost.ui();
+    return u && u.app && u.app.recomputes > 0;
+  }, null, { timeout: 60000 });
+  const timing = await page.evaluate(() => {
+    const nav = performance.getEntriesByType("navigation")[0];
+    return { app_js_ms: window.ftcost.timing.start, first_frame_ms: window.ftcost.timing.start + window.ftcost.timing.firstFrameMs,
+             dom_interactive_ms: nav ? nav.domInteractive : null, marks: window.ftcost.timing.marks };
+  });
+  return { context, page, timing, wallMs: Date.now() - t0 };
+}
+const ui = (page) => page.evaluate(() => window.ftcost.ui());
+async function clickAnchor(page, name) {
+  const u = await ui(page);
+  const a = u.app.anchors[name];
+  if (!a) throw new Error(`no anchor ${name} in this frame (anchors: ${Object.keys(u.app.anchors).join(", ")})`);
+  const box = await page.locator("#canvas").boundingBox();
+  await page.mouse.move(box.x + (a[0] + a[2]) / 2, box.y + (a[1] + a[3]) / 2);
+  await sleep(100);
+  await page.mouse.down();
+  await sleep(100);
+  await page.mouse.up();
+}
+async function waitFor(page, pred, what, timeout = 15000) {
+  const t0 = Date.now();
+  let last = null;
+  while (Date.now() - t0 < timeout) {
+    last = await ui(page);
+    if (last && pred(last)) {
+      check(true, what);
+      return last;
+    }
+    await sleep(150);
+  }
+  check(false, what + " (timed out)", last && last.app ? { request: last.app.request, result: last.app.result, notices: last.app.notices } : last);
+  return null;
+}
+
+try {
+  // ---- 1. load, first frame, screenshot ----
+  const main = await openPage("");
+  const page = main.page;
+  report.measurements.first_frame_ms = Math.round(main.timing.first_frame_ms);
+  report.measurements.app_js_start_ms = Math.round(main.timing.app_js_ms);
+  report.measurements.marks_ms = main.timing.marks;
+  console.log("start-up marks (ms after navigation start): " + JSON.stringify(main.timing.marks));
+  console.log(`first frame ${main.timing.first_frame_ms.toFixed(0)} ms after navigation start (app.js ran at ${main.timing.app_js_ms.toFixed(0)} ms); budget ${FIRST_FRAME_BUDGET_MS} ms`);
+  let u = await ui(page);
+  check(u && u.app && !u.app.result.error && u.app.result.max_batch_size > 0, "the default estimate is shown", u && u.app && u.app.result);
+  await sleep(800);
+  await page.screenshot({ path: path.join(outDir, "calculator.png") });
+  check(fs.statSync(path.join(outDir, "calculator.png")).size > 20000, "screenshot kept: " + path.relative(root, path.join(outDir, "calculator.png")));
+  // the canvas really shows the UI (WebGL2 through SwiftShader): an empty canvas compresses to a tiny PNG
+  const canvasPng = await page.locator("#canvas").screenshot();
+  check(canvasPng.length > 40000, `the canvas shows the UI (${canvasPng.length} bytes of PNG)`);
+
+  // ---- 2. native/wasm parity ----
+  const configs = [
+    { model: "mixtral-8x7b", gpu: "a40", method: "qlora", moe: "sparse", dataset: "math14k", batch: "max" },
+    { model: "llama-3.1-8b", gpu: "h100-sxm5-80gb", method: "lora", "lora-rank": "64", seq: "2048", batch: "8", queries: "50000", epochs: "3" },
+    { model: "qwen3-30b-a3b", gpu: "l40s", method: "qlora", dataset: "cs15k", padding: "max-length", "max-length": "512", optimizer: "adamw-8bit", provider: "runpod" },
+  ];
+  if (!fs.existsSync(cli)) {
+    check(false, `native CLI ${cli} exists (build the native preset first)`);
+  } else {
+    for (const cfg of configs) {
+      const flags = [];
+      for (const [k, v] of Object.entries(cfg)) flags.push("--" + k, String(v));
+      let native;
+      try {
+        native = JSON.parse(execFileSync(cli, ["estimate", ...flags, "--json"], { encoding: "utf8" }));
+      } catch (e) {
+        native = { cli_failed: String(e.stderr || e.message) };
+      }
+      const wasmText = await page.evaluate((req) => window.ftcost.estimate(req), JSON.stringify(cfg));
+      const wasm = JSON.parse(wasmText);
+      const same = JSON.stringify(native) === JSON.stringify(wasm);
+      let detail;
+      if (!same) {
+        const diffs = [];
+        const walk = (a, b, p) => {
+          if (typeof a === "object" && a && typeof b === "object" && b) {
+            for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) walk(a[k], b[k], p + "." + k);
+          } else if (a !== b) diffs.push({ path: p, native: a, wasm: b });
+        };
+        walk(native, wasm, "");
+        detail = diffs.slice(0, 10);
+      }
+      check(same && !wasm.error, `parity: ftcost estimate ${flags.join(" ")} --json == window.ftcost.estimate(...)`, detail);
+    }
+    // errors come back as JSON, never as exceptions
+    const bad = await page.evaluate(() => [
+      window.ftcost.estimate('{"model": "mixtral-8x7b", "gpu": "a40", "method": "qlora", "batch": -1}'),
+      window.ftcost.estimate("not json at all"),
+      window.ftcost.estimate({ model: "no-such-model", gpu: "a40", method: "full" }),
+      window.ftcost.estimate(undefined),
+    ]);
+    check(bad.every((t) => JSON.parse(t).error && JSON.parse(t).error.message), "invalid requests return {error: {...}} JSON", bad);
+    const cliBad = (() => {
+      try {
+        execFileSync(cli, ["estimate", "--model", "mixtral-8x7b", "--gpu", "a40", "--method", "qlora", "--batch", "-1", "--json"], { encoding: "utf8", stdio: "pipe" });
+        return null;
+      } catch (e) {
+        return e.status;
+      }
+    })();
+    check(cliBad === 2, "the CLI rejects the same bad batch with exit code 2", cliBad);
+  }
+
+  // ---- 3. a click on the canvas changes the result ----
+  u = await ui(page);
+  const before = u.app.result;
+  await clickAnchor(page, "method.lora");
+  u = await waitFor(page, (x) => x.app.request.method === "lora" && x.app.recomputes > 1, "clicking LoRA on the canvas changes the method");
+  if (u) {
+    check(JSON.stringify(u.app.result) !== JSON.stringify(before), "clicking LoRA changes the estimate", { before, after: u.app.result });
+    check(/method=lora/.test(await page.evaluate(() => location.hash)), "the URL hash follows the inputs");
+  }
+  await clickAnchor(page, "method.qlora");
+  await waitFor(page, (x) => x.app.request.method === "qlora", "clicking QLoRA switches back");
+
+  // ---- 4. malformed calibration through the file picker: error naming the field, app keeps working ----
+  await clickAnchor(page, "tab.calibrations");
+  await waitFor(page, (x) => x.app.view === "calibrations" && x.app.anchors["calibration.load"], "the Calibrations tab opens");
+  const uploads = [
+    { name: "bad-syntax.json", text: '{"meta": {"schema": "ftcost.calibration/1",', field: null },
+    { name: "bad-field.json", text: '{"meta": {"schema": 42}}', field: "meta" },
+  ];
+  for (const up of uploads) {
+    const chooser = page.waitForEvent("filechooser", { timeout: 10000 });
+    await clickAnchor(page, "calibration.load");
+    const fc = await chooser;
+    await fc.setFiles({ name: up.name, mimeType: "application/json", buffer: Buffer.from(up.text) });
+    u = await waitFor(page, (x) => x.app.calibration_error && x.app.calibration_error.includes(up.name), `malformed ${up.name} is rejected with a message`);
+    if (u) {
+      const msg = u.app.calibration_error;
+      console.log(`      message: ${msg}`);
+      if (up.field) check(msg.includes(up.field), `the message names the field (${up.field})`, msg);
+      check(u.app.calibrations.length === 0, "nothing was stored", u.app.calibrations);
+      check(u.app.notices.some((n) => n.level === "error" && n.text.includes(up.name)), "an error notice is shown", u.app.notices);
+    }
+  }
+  await page.screenshot({ path: path.join(outDir, "calibration-error.png") });
+  // (the page draws only when something happens: move the mouse over the canvas and count frames)
+  const framesBefore = (await ui(page)).frames;
+  const cbox = await page.locator("#canvas").boundingBox();
+  for (let i = 0; i < 5; i++) {
+    await page.mouse.move(cbox.x + 300 + 40 * i, cbox.y + 300);
+    await sleep(80);
+  }
+  await sleep(300);
+  u = await ui(page);
+  check(u.frames > framesBefore, `the app keeps drawing after the bad uploads (${framesBefore} -> ${u.frames} frames)`);
+  const still = JSON.parse(await page.evaluate(() => window.ftcost.estimate('{"model":"mixtral-8x7b","gpu":"a40","method":"qlora"}')));
+  check(still.max_batch_size > 0, "the JS API still answers after the bad uploads");
+  await clickAnchor(page, "tab.calculator");
+  await waitFor(page, (x) => x.app.view === "calculator" && x.app.anchors["method.full"], "back to the calculator");
+  await clickAnchor(page, "method.full");
+  await waitFor(page, (x) => x.app.request.method === "full" && !x.app.result.error, "inputs still work after the bad uploads");
+
+  // ---- 5. drag and drop a Hugging Face config.json onto the page ----
+  const tinyConfig = fs.readFileSync(path.join(root, "tests/data/tiny-llama-config.json"), "utf8");
+  await page.evaluate((text) => {
+    const dt = new DataTransfer();
+    dt.items.add(new File([text], "tiny-llama-config.json", { type: "application/json" }));
+    for (const type of ["dragenter", "dragover", "drop"]) window.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
+  }, tinyConfig);
+  await waitFor(page, (x) => x.app.request.model === "uploaded/tiny-llama-config.json" && !x.app.result.error,
+    "a dropped config.json becomes the model");
+
+  // ---- 6. a shared URL restores its state; an invalid one gives a message and the defaults ----
+  const link = "v=1&model=olmoe-1b-7b&gpu=l40s&method=lora&lora-rank=32&dataset=cs15k&batch=max&epochs=3";
+  const shared = await openPage(link);
+  report.measurements.warm_first_frame_ms = Math.round(shared.timing.first_frame_ms);
+  report.measurements.warm_marks_ms = shared.timing.marks;
+  console.log("second page (browser already running), marks: " + JSON.stringify(shared.timing.marks));
+  u = await ui(shared.page);
+  const r = u.app.request;
+  check(r.model === "olmoe-1b-7b" && r.gpu === "l40s" && r.method === "lora" && r["lora-rank"] === "32" && r.epochs === "3" && !u.app.result.error,
+    "a shared URL restores its inputs", r);
+  const direct = JSON.parse(await shared.page.evaluate((req) => window.ftcost.estimate(req), JSON.stringify(r)));
+  check(direct.max_batch_size === u.app.result.max_batch_size && direct.throughput_queries_per_s === u.app.result.throughput_queries_per_s,
+    "the restored page shows the estimate for those inputs");
+  await shared.context.close();
+
+  const invalid = await openPage("v=7&model=gpt-5&batch=lots");
+  u = await ui(invalid.page);
+  check(u.app.notices.some((n) => /another version/.test(n.text)) && !u.app.result.error && u.app.request.model === "mixtral-8x7b",
+    "an invalid URL gives a visible message and the defaults", u.app.notices);
+  await invalid.page.screenshot({ path: path.join(outDir, "invalid-link.png") });
+  await invalid.context.close();
+
+  const broken = await openPage("v=1&model=mixtral-8x7b&gpu=a40&method=qlora&batch=-5");
+  u = await ui(broken.page);
+  check(u.app.notices.some((n) => /could not be fully restored/.test(n.text)) && !u.app.result.error,
+    "a link with an invalid value gives a message and the defaults", u.app.notices);
+  await broken.context.close();
+
+  // ---- 7. the paper view and a phone-sized window render without errors ----
+  await clickAnchor(page, "tab.paper");
+  await waitFor(page, (x) => x.app.view === "paper" && x.app.panels.includes("paper_eq2"), "the Paper tab draws Table IV and both equations");
+  await sleep(500);
+  await page.screenshot({ path: path.join(outDir, "paper.png") });
+  await main.context.close();
+  const phone = await openPage("", { width: 390, height: 844 });
+  await sleep(500);
+  await phone.page.screenshot({ path: path.join(outDir, "phone.png") });
+  u = await ui(phone.page);
+  check(u.app.panels.includes("inputs") && u.app.panels.includes("results"), "a phone-sized window shows inputs and results");
+  await phone.context.close();
+} catch (e) {
+  check(false, "test script error", String(e && e.stack ? e.stack : e));
+} finally {
+  check(pageErrors.length === 0, "no page errors", pageErrors);
+  check(consoleErrors.length === 0, "no console errors", consoleErrors);
+  await browser.close();
+  if (server) server.kill();
+  report.failures = failures;
+  fs.writeFileSync(path.join(outDir, "report.json"), JSON.stringify(report, null, 2) + "\n");
+  const m = report.measurements;
+  console.log(`\nmeasured: wasm ${m.wasm_bytes} B + js ${m.js_bytes} B = ${((m.wasm_bytes + m.js_bytes) / 1048576).toFixed(2)} MiB; ` +
+    `first frame ${m.first_frame_ms} ms after navigation start in a just-started browser, ${m.warm_first_frame_ms} ms in a running one ` +
+    `(budget ${FIRST_FRAME_BUDGET_MS} ms${Math.min(m.first_frame_ms || 1e9, m.warm_first_frame_ms || 1e9) > FIRST_FRAME_BUDGET_MS ? ": OVER, see tests/web/README.md" : ""})`);
+  console.log(`screenshots and report: ${path.relative(root, outDir)}/`);
+  console.log(failures === 0 ? "browser_test: OK" : `browser_test: ${failures} check(s) failed`);
+  process.exit(failures === 0 ? 0 : 1);
+}

@@ -1,0 +1,642 @@
+#include "app.hpp"
+
+#include "calibration_check.hpp"
+#include "ftcost/model.hpp"
+#include "imgui.h"
+#include "json_get.hpp"
+#include "plot.hpp"
+#include "style.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <exception>
+
+namespace ftcost::web {
+
+namespace {
+
+constexpr const char* kStoreCalibrations = "ftcost.calibrations";
+constexpr const char* kStoreModelConfig = "ftcost.model_config";
+
+std::string today_text() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+#if defined(_WIN32)
+  gmtime_s(&tm, &t);
+#else
+  gmtime_r(&t, &tm);
+#endif
+  char b[16];
+  std::strftime(b, sizeof b, "%Y-%m-%d", &tm);
+  return b;
+}
+
+std::string base_name(const std::string& name) {
+  auto p = name.find_last_of("/\\");
+  std::string b = p == std::string::npos ? name : name.substr(p + 1);
+  // keep the names the core sees simple (they are also shown in messages)
+  std::string out;
+  for (char c : b) out += (c == '/' || c == '\\' || static_cast<unsigned char>(c) < 32) ? '_' : c;
+  if (out.empty()) out = "file.json";
+  if (out.size() < 5 || out.substr(out.size() - 5) != ".json") out += ".json";
+  return out;
+}
+
+}  // namespace
+
+App::App(Host& host) : host_(host) {
+  state_.request = default_request();
+  load_persisted();
+}
+
+void App::notify(Notice::Level level, std::string text) {
+  // one copy of a message is enough
+  for (const auto& n : notices_)
+    if (n.text == text) return;
+  notices_.push_back(Notice{level, std::move(text)});
+  if (notices_.size() > 6) notices_.erase(notices_.begin());
+}
+
+void App::load_persisted() {
+  // the user's calibrations
+  std::string stored = host_.load(kStoreCalibrations);
+  if (!stored.empty()) {
+    auto doc = parse_json_text(stored, "stored calibrations");
+    if (doc.ok() && doc.value().is_array()) {
+      for (const auto& c : doc.value()) {
+        if (!c.is_object()) continue;
+        YourCalibration y;
+        y.name = jstr(c, "name");
+        y.gpu = jstr(c, "gpu");
+        y.device = jstr(c, "device");
+        y.added = jstr(c, "added");
+        y.enabled = jflag(c, "enabled", true);
+        y.text = jstr(c, "text");
+        if (y.name.empty() || y.text.empty()) continue;
+        // checked again: a stored file is trusted no more than an uploaded one
+        CalibrationCheck chk = check_calibration(y.text, y.name, engine_.db(), y.gpu);
+        if (!chk.accepted) {
+          notify(Notice::warning,
+                 "Your stored calibration " + y.name + " is no longer accepted: " + chk.message);
+          continue;
+        }
+        y.summary = chk.message;
+        calibrations_.push_back(y);
+      }
+    } else {
+      notify(Notice::warning, "Stored calibrations could not be read and were ignored");
+    }
+  }
+  // the last uploaded model config
+  std::string model = host_.load(kStoreModelConfig);
+  if (!model.empty()) {
+    auto doc = parse_json_text(model, "stored model config");
+    if (doc.ok() && doc.value().is_object() && doc.value().contains("name") && doc.value().contains("text") &&
+        doc.value()["name"].is_string() && doc.value()["text"].is_string()) {
+      model_config_name_ = doc.value()["name"].get<std::string>();
+      model_config_text_ = doc.value()["text"].get<std::string>();
+      engine_.put_file(std::string(kUploadedModelPrefix) + model_config_name_, model_config_text_);
+    }
+  }
+  save_calibrations();  // also refreshes the engine's files
+}
+
+void App::save_calibrations() {
+  json a = json::array();
+  for (const auto& c : calibrations_)
+    a.push_back(json{{"name", c.name},
+                     {"gpu", c.gpu},
+                     {"device", c.device},
+                     {"added", c.added},
+                     {"enabled", c.enabled},
+                     {"text", c.text}});
+  host_.save(kStoreCalibrations, calibrations_.empty() ? std::string() : a.dump());
+  for (const auto& [id, g] : engine_.db().gpus())
+    engine_.remove_file(std::string(kYoursPrefix) + id + ".json");
+  for (const auto& c : calibrations_)
+    if (c.enabled) engine_.put_file(std::string(kYoursPrefix) + c.gpu + ".json", c.text);
+  dirty_ = true;
+}
+
+Request App::effective_request() const {
+  Request r = state_.request;
+  r.erase("calibration");
+  auto g = r.find("gpu");
+  if (g != r.end()) {
+    for (const auto& c : calibrations_)
+      if (c.enabled && c.gpu == g->second) r["calibration"] = std::string(kYoursPrefix) + c.gpu + ".json";
+  }
+  return r;
+}
+
+void App::set_request(const Request& r) {
+  state_.request = r;
+  state_.request.erase("calibration");
+  changed();
+}
+
+void App::set_view(View v) {
+  if (state_.view == v) return;
+  state_.view = v;
+  changed();
+}
+
+void App::changed() {
+  dirty_ = true;
+  std::string h = encode_hash(state_);
+  if (h != last_hash_) {
+    last_hash_ = h;
+    host_.set_state_hash(h);
+  }
+}
+
+void App::set_key(const std::string& key, const std::string& value) {
+  auto it = state_.request.find(key);
+  if (it != state_.request.end() && it->second == value) return;
+  state_.request[key] = value;
+  changed();
+}
+
+void App::erase_key(const std::string& key) {
+  if (state_.request.erase(key) > 0) changed();
+}
+
+std::string App::effective(const std::string& key) const {
+  auto it = state_.request.find(key);
+  if (it != state_.request.end()) return it->second;
+  if (!result_.is_object()) return {};
+  auto in = result_.find("inputs");
+  if (in == result_.end() || !in->is_object()) return {};
+  std::string k = key;
+  std::replace(k.begin(), k.end(), '-', '_');
+  auto v = in->find(k);
+  if (v == in->end()) return {};
+  if (v->is_boolean()) return v->get<bool>() ? "on" : "off";
+  if (v->is_string()) return v->get<std::string>();
+  if (v->is_number()) {
+    double d = v->get<double>();
+    if (d == static_cast<double>(static_cast<long long>(d))) return std::to_string(static_cast<long long>(d));
+    return v->dump();
+  }
+  if (v->is_array()) {
+    std::string s;
+    for (const auto& x : *v) s += (s.empty() ? "" : ",") + (x.is_string() ? x.get<std::string>() : x.dump());
+    return s;
+  }
+  return {};
+}
+
+void App::on_hash(const std::string& hash_in) {
+  std::string hash = hash_in;
+  if (!hash.empty() && hash[0] == '#') hash.erase(0, 1);
+  if (hash == last_hash_) return;
+  HashDecode d = decode_hash(hash);
+  if (!d.present) return;
+  state_ = d.state;
+  // values are checked by the core: a link whose settings do not give an estimate falls back to the defaults
+  json probe = engine_.estimate(effective_request());
+  if (probe.contains("error")) {
+    std::string msg = jstr(probe["error"], "message", "invalid settings");
+    d.problems.push_back("its settings do not give an estimate (" + msg + ")");
+    state_.request = default_request();
+  }
+  if (!d.problems.empty()) {
+    std::string text = "This link could not be fully restored: ";
+    for (std::size_t i = 0; i < d.problems.size(); ++i) text += (i ? "; " : "") + d.problems[i];
+    const bool said = std::any_of(d.problems.begin(), d.problems.end(), [](const std::string& p) {
+      return p.find("defaults") != std::string::npos;
+    });
+    if (state_.request == default_request() && !said) text += "; showing the default settings";
+    notify(Notice::warning, text);
+  }
+  last_hash_.clear();
+  changed();
+}
+
+void App::on_clipboard_text(const std::string& text) {
+  paste_buffer_ = text;
+  show_paste_ = true;
+}
+
+void App::on_file(const std::string& purpose_in, const std::string& name_in, const std::string& text) {
+  std::string name = base_name(name_in);
+  std::string purpose = purpose_in;
+  if (purpose.empty()) {
+    auto doc = parse_json_text(text, name);
+    if (!doc.ok()) {
+      calibration_error_ = doc.error().to_string();
+      notify(Notice::error, "Could not read " + name + ": " + doc.error().to_string());
+      return;
+    }
+    const json& j = doc.value();
+    if (j.is_object() && (j.contains("measurements") || j.contains("meta") || j.contains("device")))
+      purpose = "calibration";
+    else if (j.is_object() && (j.contains("model_type") || j.contains("architectures") ||
+                               j.contains("hidden_size") || j.contains("d_model")))
+      purpose = "model";
+    else {
+      notify(Notice::error,
+             name + " is neither a calibration (ftcost-calibrate output) nor a Hugging Face config.json");
+      return;
+    }
+  }
+  if (purpose == "calibration")
+    add_calibration(name, text);
+  else
+    set_model_config(name, text);
+}
+
+void App::add_calibration(const std::string& name, const std::string& text) {
+  CalibrationCheck chk = check_calibration(text, name, engine_.db(), "");
+  if (!chk.accepted) {
+    calibration_error_ = chk.message;
+    notify(Notice::error, "Calibration rejected: " + chk.message);
+    return;
+  }
+  calibration_error_.clear();
+  YourCalibration y;
+  y.name = name;
+  y.gpu = chk.suggested_gpu;
+  y.device = chk.device_name;
+  y.summary = chk.message;
+  y.added = today_text();
+  y.text = text;
+  if (y.gpu.empty()) {
+    y.enabled = false;
+    notify(Notice::warning, "Calibration " + name + " accepted, but its device (" + y.device +
+                                ") matches no GPU of the database: pick one on the Calibrations page");
+  } else {
+    for (auto& c : calibrations_)
+      if (c.gpu == y.gpu) c.enabled = false;
+    notify(Notice::info,
+           "Calibration " + name + " accepted for " + y.gpu + " (marked \"yours\" in the GPU list)");
+  }
+  calibrations_.push_back(y);
+  save_calibrations();
+}
+
+void App::set_model_config(const std::string& name, const std::string& text) {
+  auto doc = parse_json_text(text, name);
+  if (!doc.ok()) {
+    notify(Notice::error, "Model config rejected: " + doc.error().to_string());
+    return;
+  }
+  auto m = parse_model_file(doc.value(), name);
+  if (!m.ok()) {
+    notify(Notice::error, "Model config rejected: " + m.error().to_string());
+    return;
+  }
+  model_config_name_ = name;
+  model_config_text_ = text;
+  engine_.put_file(std::string(kUploadedModelPrefix) + name, text);
+  host_.save(kStoreModelConfig, json{{"name", name}, {"text", text}}.dump());
+  Request r = state_.request;
+  r["model"] = std::string(kUploadedModelPrefix) + name;
+  if (!m.value().is_moe()) {
+    r.erase("moe");
+    r.erase("top-k");
+    r.erase("routing");
+  }
+  notify(Notice::info,
+         "Using your model config " + name + " (" + m.value().display_name + ", " + m.value().kind() + ")");
+  set_request(r);
+}
+
+void App::recompute() {
+  auto t0 = std::chrono::steady_clock::now();
+  Request eff = effective_request();
+  result_ = engine_.estimate(eff);
+  if (!result_.contains("error")) {
+    sweep_ = engine_.sweep(eff);
+    std::map<std::string, std::string> cal;
+    for (const auto& c : calibrations_)
+      if (c.enabled) cal[c.gpu] = std::string(kYoursPrefix) + c.gpu + ".json";
+    compare_ = engine_.compare(eff, cal);
+  } else {
+    sweep_ = Sweep{};
+    compare_.clear();
+  }
+  compare_sort_dirty_ = true;
+  dirty_ = false;
+  ++recompute_count_;
+  last_compute_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::string App::debug_json() const {
+  json j;
+  j["request"] = json::object();
+  for (const auto& [k, v] : state_.request) j["request"][k] = v;
+  j["effective_request"] = json::object();
+  for (const auto& [k, v] : effective_request()) j["effective_request"][k] = v;
+  j["view"] = view_name(state_.view);
+  j["hash"] = encode_hash(state_);
+  j["notices"] = json::array();
+  for (const auto& n : notices_)
+    j["notices"].push_back(json{{"level", n.level == Notice::error     ? "error"
+                                          : n.level == Notice::warning ? "warning"
+                                                                       : "info"},
+                                {"text", n.text}});
+  j["calibration_error"] = calibration_error_;
+  j["calibrations"] = json::array();
+  for (const auto& c : calibrations_)
+    j["calibrations"].push_back(json{{"name", c.name}, {"gpu", c.gpu}, {"enabled", c.enabled}});
+  json r = json::object();
+  if (result_.is_object()) {
+    for (const char* k : {"max_batch_size", "batch_size", "throughput_queries_per_s", "time_hours",
+                          "cost_usd", "error", "fits"})
+      if (result_.contains(k)) r[k] = result_[k];
+  }
+  j["result"] = r;
+  j["recomputes"] = recompute_count_;
+  j["compute_ms"] = last_compute_ms_;
+  j["panels"] = panels_;
+  j["anchors"] = anchors_;
+  return j.dump();
+}
+
+void App::anchor(const char* name) {
+  ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+  anchors_[name] = {a.x, a.y, b.x, b.y};
+}
+
+// ---- frame ------------------------------------------------------------------------------------------
+
+void App::frame() {
+  panels_.clear();
+  anchors_.clear();
+  // The first frame shows the page at once; the first estimate (and the code paths it takes for the
+  // first time, compiled lazily by the browser) follows on the next frame.
+  const bool first_frame = frames_++ == 0;
+  if (dirty_ && !first_frame) {
+    try {
+      recompute();
+    } catch (const std::exception& ex) {
+      result_ = json{{"error", {{"code", "internal"}, {"field", ""}, {"message", ex.what()}}}};
+      dirty_ = false;
+    }
+  }
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  ImGui::SetNextWindowPos(vp->WorkPos);
+  ImGui::SetNextWindowSize(vp->WorkSize);
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(0, 0));
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowRounding, 0);
+  ImGui::Begin("ftcost", nullptr,
+               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
+                   ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoScrollbar);
+  ImGui::PopStyleVar(2);
+  draw_top_bar();
+  draw_notices();
+  const float fh = ImGui::GetFontSize();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(fh * 0.8f, fh * 0.6f));
+  if (state_.view == View::calculator) {
+    const bool wide = avail.x >= fh * 62;
+    if (wide) {
+      const float left_w = std::min(fh * 25.0f, avail.x * 0.34f);
+      ImGui::BeginChild("inputs", ImVec2(left_w, avail.y), false, ImGuiWindowFlags_AlwaysUseWindowPadding);
+      draw_inputs();
+      ImGui::EndChild();
+      ImGui::SameLine(0, 0);
+      ImGui::BeginChild("results", ImVec2(avail.x - left_w, avail.y), false,
+                        ImGuiWindowFlags_AlwaysUseWindowPadding);
+      draw_results();
+      ImGui::EndChild();
+    } else {
+      // narrow screens (phones), one scrolling column: the answer first, then the inputs, then the details
+      ImGui::BeginChild("column", avail, false, ImGuiWindowFlags_AlwaysUseWindowPadding);
+      const bool ok = result_.is_object() && !result_.contains("error");
+      if (ok) {
+        draw_headline();
+        ImGui::Separator();
+      }
+      draw_inputs();
+      ImGui::Separator();
+      skip_headline_ = ok;
+      draw_results();
+      ImGui::EndChild();
+    }
+  } else if (state_.view == View::paper) {
+    ImGui::BeginChild("paper", avail, false, ImGuiWindowFlags_AlwaysUseWindowPadding);
+    draw_paper_view();
+    ImGui::EndChild();
+  } else {
+    ImGui::BeginChild("calibrations", avail, false, ImGuiWindowFlags_AlwaysUseWindowPadding);
+    draw_calibrations_view();
+    ImGui::EndChild();
+  }
+  ImGui::PopStyleVar();
+  ImGui::End();
+}
+
+void App::draw_top_bar() {
+  mark("top_bar");
+  const float fh = ImGui::GetFontSize();
+  ImGui::PushStyleColor(ImGuiCol_ChildBg, style::kTopBar);
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(fh * 0.8f, fh * 0.45f));
+  ImGui::BeginChild("top", ImVec2(0, fh * 2.4f), false,
+                    ImGuiWindowFlags_AlwaysUseWindowPadding | ImGuiWindowFlags_NoScrollbar);
+  ImGui::AlignTextToFramePadding();
+  auto tab = [&](const char* label, View v, const char* tip) {
+    const bool on = state_.view == v;
+    ImGui::PushStyleColor(ImGuiCol_Button, on ? style::kTabActive : style::kTab);
+    if (ImGui::Button(label)) set_view(v);
+    anchor((std::string("tab.") + view_name(v)).c_str());
+    ImGui::PopStyleColor();
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip);
+    ImGui::SameLine();
+  };
+  const bool narrow_tabs = ImGui::GetContentRegionAvail().x < fh * 30;
+  tab(narrow_tabs ? "Calc###calc" : "Calculator###calc", View::calculator,
+      "Memory, maximum batch, throughput, time and cost of one fine-tuning job");
+  tab("Paper", View::paper,
+      "The paper's analytical model (arXiv 2408.04693): Table IV and the Eq. (1)/(2) curves");
+  std::string cal_label = narrow_tabs ? "Calib." : "Calibrations";
+  if (!calibrations_.empty()) cal_label += " (" + std::to_string(calibrations_.size()) + ")";
+  cal_label += "###cal";
+  tab(cal_label.c_str(), View::calibrations, "Load the JSON that ftcost-calibrate measured on your GPU");
+
+  // right-aligned actions (short labels when the window is narrow)
+  const bool short_labels = ImGui::GetWindowContentRegionMax().x - ImGui::GetCursorPosX() <
+                            ImGui::CalcTextSize("Copy link  Export JSON  Export CSV").x + fh * 3.5f;
+  const char* l_copy = short_labels ? "Link" : "Copy link";
+  const char* l_json = short_labels ? "JSON" : "Export JSON";
+  const char* l_csv = short_labels ? "CSV" : "Export CSV";
+  const float bw = ImGui::CalcTextSize(l_copy).x + ImGui::CalcTextSize(l_json).x +
+                   ImGui::CalcTextSize(l_csv).x + ImGui::GetStyle().FramePadding.x * 6 +
+                   ImGui::GetStyle().ItemSpacing.x * 2 + 2;
+  float x = ImGui::GetWindowContentRegionMax().x - bw;
+  if (x > ImGui::GetCursorPosX()) ImGui::SetCursorPosX(x);
+  const bool copy = ImGui::Button(l_copy);
+  anchor("copy_link");
+  if (copy) {
+    std::string url = host_.share_url(encode_hash(state_));
+    host_.copy_to_clipboard(url);
+    notify(Notice::info, "Link copied: " + url);
+  }
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "Copy a link that opens the calculator with these inputs.\nThe link holds the settings only: your "
+        "uploaded files stay in this browser.");
+  ImGui::SameLine();
+  const bool has_result = result_.is_object() && !result_.contains("error");
+  ImGui::BeginDisabled(!has_result);
+  if (ImGui::Button(l_json))
+    host_.download("ftcost-estimate.json", "application/json", result_.dump(2) + "\n");
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip("Download this estimate as JSON: the same document as `ftcost estimate --json`");
+  ImGui::SameLine();
+  if (ImGui::Button(l_csv)) ImGui::OpenPopup("csv");
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip("Download as CSV: this estimate, or the all-GPU comparison table");
+  ImGui::EndDisabled();
+  if (ImGui::BeginPopup("csv")) {
+    if (ImGui::MenuItem("This estimate (field,value)"))
+      host_.download("ftcost-estimate.csv", "text/csv", estimate_to_csv(result_));
+    if (ImGui::MenuItem("All GPUs x providers"))
+      host_.download("ftcost-compare.csv", "text/csv", compare_to_csv(compare_));
+    ImGui::EndPopup();
+  }
+  ImGui::EndChild();
+  ImGui::PopStyleVar();
+  ImGui::PopStyleColor();
+}
+
+void App::draw_notices() {
+  if (notices_.empty()) return;
+  mark("notices");
+  const float fh = ImGui::GetFontSize();
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(fh * 0.8f, fh * 0.3f));
+  int remove = -1;
+  for (std::size_t i = 0; i < notices_.size(); ++i) {
+    const Notice& n = notices_[i];
+    ImVec4 bg = n.level == Notice::error     ? style::kErrorBg
+                : n.level == Notice::warning ? style::kWarnBg
+                                             : style::kInfoBg;
+    ImGui::PushStyleColor(ImGuiCol_ChildBg, bg);
+    ImGui::PushID(static_cast<int>(i));
+    const float wrap_w = ImGui::GetContentRegionAvail().x - fh * 4.5f;
+    const float h = ImGui::CalcTextSize(n.text.c_str(), nullptr, false, wrap_w).y + fh * 0.7f;
+    ImGui::BeginChild("notice", ImVec2(0, h), false,
+                      ImGuiWindowFlags_AlwaysUseWindowPadding | ImGuiWindowFlags_NoScrollbar);
+    ImGui::PushTextWrapPos(wrap_w);
+    ImGui::TextUnformatted(n.text.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::SameLine(ImGui::GetWindowContentRegionMax().x - fh * 3.0f);
+    if (ImGui::SmallButton("close")) remove = static_cast<int>(i);
+    ImGui::EndChild();
+    ImGui::PopID();
+    ImGui::PopStyleColor();
+  }
+  ImGui::PopStyleVar();
+  if (remove >= 0) notices_.erase(notices_.begin() + remove);
+}
+
+void App::draw_calibrations_view() {
+  mark("calibrations");
+  const float fh = ImGui::GetFontSize();
+  ImGui::PushTextWrapPos(std::min(ImGui::GetContentRegionAvail().x, fh * 50));
+  ImGui::TextColored(style::kAccent, "Your GPU's measured speeds");
+  ImGui::TextWrapped(
+      "ftcost-calibrate (native, CUDA) benchmarks the kernels fine-tuning spends its time in on your GPU and "
+      "writes a "
+      "calibration JSON. Load it here (button below, or drop the file anywhere on the page): it is checked "
+      "by the same "
+      "code as the command-line tool, kept in %s, and the GPU it belongs to is marked \"yours\" in the GPU "
+      "list. "
+      "Nothing is uploaded anywhere.",
+      host_.storage_description().c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::Spacing();
+  if (ImGui::Button("Load a calibration file...")) host_.open_file_picker("calibration");
+  anchor("calibration.load");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("A JSON file written by ftcost-calibrate (schema ftcost.calibration/1)");
+  ImGui::SameLine();
+  ImGui::TextDisabled("or drag and drop it onto the page");
+  if (!calibration_error_.empty()) {
+    mark("calibration_error");
+    ImGui::Spacing();
+    ImGui::PushStyleColor(ImGuiCol_ChildBg, style::kErrorBg);
+    const float wrap_w = ImGui::GetContentRegionAvail().x - fh;
+    const float h = ImGui::CalcTextSize(calibration_error_.c_str(), nullptr, false, wrap_w).y + fh * 2.2f;
+    ImGui::BeginChild("calerr", ImVec2(0, h), false, ImGuiWindowFlags_AlwaysUseWindowPadding);
+    ImGui::TextUnformatted("The last file was rejected:");
+    ImGui::PushTextWrapPos(wrap_w);
+    ImGui::TextUnformatted(calibration_error_.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::EndChild();
+    ImGui::PopStyleColor();
+  }
+  ImGui::Spacing();
+  ImGui::Separator();
+  if (calibrations_.empty()) {
+    ImGui::TextDisabled(
+        "No calibration loaded. Estimates use the GPUs' spec sheets and the software stack profile.");
+    return;
+  }
+  int remove = -1;
+  bool changed_any = false;
+  if (ImGui::BeginTable(
+          "yours", 6, ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchProp)) {
+    ImGui::TableSetupColumn("Use", ImGuiTableColumnFlags_WidthFixed);
+    ImGui::TableSetupColumn("File");
+    ImGui::TableSetupColumn("Device");
+    ImGui::TableSetupColumn("For GPU");
+    ImGui::TableSetupColumn("Check");
+    ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthFixed);
+    ImGui::TableHeadersRow();
+    for (std::size_t i = 0; i < calibrations_.size(); ++i) {
+      auto& c = calibrations_[i];
+      ImGui::PushID(static_cast<int>(i));
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      if (ImGui::Checkbox("##use", &c.enabled)) {
+        if (c.enabled)
+          for (auto& o : calibrations_)
+            if (&o != &c && o.gpu == c.gpu) o.enabled = false;
+        changed_any = true;
+      }
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Use this calibration for estimates on %s", c.gpu.c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(c.name.c_str());
+      ImGui::TextDisabled("added %s", c.added.c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextWrapped("%s", c.device.c_str());
+      ImGui::TableNextColumn();
+      ImGui::SetNextItemWidth(-1);
+      if (ImGui::BeginCombo("##gpu", c.gpu.empty() ? "(choose)" : c.gpu.c_str())) {
+        for (const auto& [id, g] : engine_.db().gpus()) {
+          if (ImGui::Selectable(id.c_str(), id == c.gpu)) {
+            CalibrationCheck chk = check_calibration(c.text, c.name, engine_.db(), id);
+            if (chk.accepted) {
+              c.gpu = id;
+              c.summary = chk.message;
+              changed_any = true;
+            } else {
+              notify(Notice::error, "Not valid for " + id + ": " + chk.message);
+            }
+          }
+        }
+        ImGui::EndCombo();
+      }
+      ImGui::TableNextColumn();
+      ImGui::TextWrapped("%s", c.summary.c_str());
+      ImGui::TableNextColumn();
+      if (ImGui::SmallButton("remove")) remove = static_cast<int>(i);
+      ImGui::PopID();
+    }
+    ImGui::EndTable();
+  }
+  if (remove >= 0) {
+    calibrations_.erase(calibrations_.begin() + remove);
+    changed_any = true;
+  }
+  if (changed_any) {
+    save_calibrations();
+    changed();
+  }
+}
+
+}  // namespace ftcost::web

@@ -1,0 +1,197 @@
+// The paper's analytical model (arXiv 2408.04693, §V), reproduced by the core: Table IV, Eq. (1) maximum
+// batch size against sequence length, Eq. (2) throughput against batch size fitted to the A40 sweeps.
+#include "app.hpp"
+#include "ftcost/paper.hpp"
+#include "imgui.h"
+#include "plot.hpp"
+#include "style.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ftcost::web {
+
+namespace {
+void tip(const char* text) {
+  if (ImGui::IsItemHovered()) {
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 26);
+    ImGui::TextUnformatted(text);
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+  }
+}
+}  // namespace
+
+void App::draw_paper_view() {
+  const float fh = ImGui::GetFontSize();
+  const float avail = ImGui::GetContentRegionAvail().x;
+  ImGui::PushTextWrapPos(std::min(avail, fh * 60));
+  ImGui::TextColored(style::kAccent,
+                     "The paper's model: \"Understanding the performance and estimating the cost of LLM "
+                     "fine-tuning\" (arXiv 2408.04693)");
+  ImGui::TextWrapped(
+      "The paper fits two formulas to fine-tuning sweeps on an A40: Eq. (1) for the maximum batch size and "
+      "Eq. (2) for "
+      "throughput, then prices the job (Table IV). ftcost reproduces them here, next to its own "
+      "first-principles model "
+      "(the Calculator page), which needs no sweep per GPU.");
+  ImGui::PopTextWrapPos();
+
+  // ---- Table IV ----
+  mark("paper_table4");
+  ImGui::Spacing();
+  ImGui::TextColored(style::kAccent, "Table IV: cost of fine-tuning Mixtral-8x7B (QLoRA, sparse, math data)");
+  ImGui::SetNextItemWidth(fh * 8);
+  ImGui::InputDouble("queries##p", &paper_queries_, 1000, 10000, "%.0f");
+  tip("Dataset size used for the cost (the paper uses 15,000 queries)");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(fh * 6);
+  ImGui::InputDouble("epochs##p", &paper_epochs_, 1, 5, "%.3g");
+  tip("Epochs (the paper uses 10)");
+  paper_queries_ = std::clamp(paper_queries_, 1.0, 1e12);
+  paper_epochs_ = std::clamp(paper_epochs_, 0.001, 1e6);
+  const auto rows = paper::table4(paper_queries_, paper_epochs_);
+  if (ImGui::BeginTable(
+          "t4", 8, ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchProp)) {
+    for (const char* h : {"GPU", "Memory", "Max batch", "Throughput (q/s)", "$/GPU-h (CUDO, 2024)", "Hours",
+                          "Cost (ours)", "Cost (paper)"})
+      ImGui::TableSetupColumn(h);
+    ImGui::TableHeadersRow();
+    double cheapest = 1e300;
+    for (const auto& r : rows) cheapest = std::min(cheapest, r.cost);
+    for (const auto& r : rows) {
+      ImGui::TableNextRow();
+      if (r.cost == cheapest) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, IM_COL32(40, 120, 70, 150));
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(r.gpu.c_str());
+      ImGui::TableNextColumn();
+      ImGui::Text("%s GB", plot::fmt(r.memory_gb).c_str());
+      ImGui::TableNextColumn();
+      ImGui::Text("%ld", r.max_batch);
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(plot::fmt(r.throughput_qps).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(plot::fmt_usd(r.usd_per_hour).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(plot::fmt(r.hours).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(plot::fmt_usd(r.cost).c_str());
+      ImGui::TableNextColumn();
+      const bool default_size = paper_queries_ == 15000 && paper_epochs_ == 10;
+      if (default_size) {
+        const bool same = std::fabs(std::round(r.cost * 10) / 10 - r.published_cost) < 0.051;
+        ImGui::TextColored(same ? style::kGood : style::kBad, "%s %s",
+                           plot::fmt_usd(r.published_cost).c_str(), same ? "(matches)" : "(differs)");
+      } else {
+        ImGui::TextDisabled("%s at 15,000 x 10", plot::fmt_usd(r.published_cost).c_str());
+      }
+    }
+    ImGui::EndTable();
+  }
+  ImGui::TextDisabled(
+      "cost = queries x epochs / throughput / 3600 x price; throughputs measured at the maximum batch");
+
+  const bool two = avail > fh * 48;
+  const float pw = two ? (avail - ImGui::GetStyle().ItemSpacing.x) * 0.5f : avail;
+  // ---- Eq. (1) ----
+  mark("paper_eq1");
+  ImGui::Spacing();
+  ImGui::BeginGroup();
+  ImGui::TextColored(style::kAccent, "Eq. (1): maximum batch size vs sequence length");
+  tip("MaxBSZ = floor(C0 x (GPU_mem - model_mem) / (seq_len x ((1 - C1) + C1 x sparsity)))");
+  const paper::Eq1Coeffs sets[] = {paper::kEq1MixtralPaper, paper::kEq1MixtralCode, paper::kEq1BlackMamba};
+  ImGui::SetNextItemWidth(pw * 0.55f);
+  if (ImGui::BeginCombo("##eq1", sets[eq1_coeffs_].label)) {
+    for (int i = 0; i < 3; ++i)
+      if (ImGui::Selectable(sets[i].label, i == eq1_coeffs_)) {
+        eq1_coeffs_ = i;
+        eq1_model_mem_gb_ =
+            static_cast<float>(i == 2 ? paper::kBlackMambaModelMemGB : paper::kMixtralModelMemGB);
+      }
+    ImGui::EndCombo();
+  }
+  tip("Coefficients C0, C1 as published (two variants for Mixtral) or for BlackMamba");
+  ImGui::SameLine();
+  ImGui::Checkbox("dense", &eq1_dense_);
+  tip("Dense MoE (sparsity 1: every expert active) instead of sparse top-2 of 8 (sparsity 0.25)");
+  ImGui::SetNextItemWidth(pw * 0.55f);
+  ImGui::SliderFloat("model memory (GB)", &eq1_model_mem_gb_, 1.0f, 40.0f, "%.2f");
+  tip("Memory of the model itself (Table I: 23.35 GB for Mixtral in 4 bits, 5.6 GB for BlackMamba)");
+  {
+    std::vector<plot::Series> series;
+    const double mems[] = {24, 40, 48, 80, 141};
+    double ymax = 1;
+    int ci = 0;
+    for (double mem : mems) {
+      plot::Series s;
+      s.name = plot::fmt(mem) + " GB";
+      s.color = plot::color(ci++);
+      s.unit = "samples";
+      for (double L = 64; L <= 2048; L += 32) {
+        auto r = paper::eq1_max_batch(sets[eq1_coeffs_], mem, static_cast<double>(eq1_model_mem_gb_), L,
+                                      eq1_dense_ ? 1.0 : 0.25);
+        if (!r.ok()) continue;
+        s.x.push_back(L);
+        s.y.push_back(static_cast<double>(std::max(0L, r.value().batch)));
+        ymax = std::max(ymax, s.y.back());
+      }
+      if (!s.x.empty()) series.push_back(s);
+    }
+    ymax = std::min(ymax, 256.0);
+    plot::line_plot("eq1", ImVec2(pw, fh * 17), plot::Axis{"sequence length (tokens)", 64, 2048, false, true},
+                    plot::Axis{"max batch (samples)", 0, ymax * 1.08, false, true}, series);
+  }
+  ImGui::EndGroup();
+  if (two) ImGui::SameLine();
+  // ---- Eq. (2) ----
+  mark("paper_eq2");
+  ImGui::BeginGroup();
+  ImGui::TextColored(style::kAccent, "Eq. (2): throughput vs batch size, fitted to the A40 sweeps");
+  tip("throughput = C2 x ln(bsz^(1/(sparsity x C3))) + C4; C3 fixed per model (1.8 Mixtral, 2.5 BlackMamba), "
+      "C2 and C4 by least squares");
+  {
+    std::vector<plot::Series> series;
+    double ymax = 1, xmax = 1;
+    int ci = 0;
+    std::string fits_text;
+    for (const auto& sw : paper::a40_sweeps()) {
+      auto fit = paper::fit_eq2(sw.points, sw.c3);
+      plot::Series pts;
+      pts.name = sw.id;
+      pts.color = plot::color(ci);
+      pts.line = false;
+      pts.markers = true;
+      pts.unit = "queries/s";
+      for (const auto& p : sw.points) {
+        if (p.sparsity >= 0.99) continue;  // sparse points: the fitted curve below is for sparsity 0.25
+        pts.x.push_back(p.batch);
+        pts.y.push_back(p.throughput);
+        ymax = std::max(ymax, p.throughput);
+        xmax = std::max(xmax, p.batch);
+      }
+      series.push_back(pts);
+      if (fit.ok()) {
+        const auto& f = fit.value();
+        plot::Series curve;
+        curve.color = plot::color(ci, 0.8f);
+        curve.unit = "queries/s (Eq. 2)";
+        for (double b = 1; b <= xmax + 0.5; b += 0.5) {
+          curve.x.push_back(b);
+          curve.y.push_back(paper::eq2_throughput(f.c2, f.c3, f.c4, 0.25, b));
+        }
+        series.push_back(curve);
+        fits_text += sw.id + std::string(": C2=") + plot::fmt(f.c2) + ", C4=" + plot::fmt(f.c4) + ", RMSE " +
+                     plot::fmt(f.rmse) + " q/s\n";
+      }
+      ++ci;
+    }
+    plot::line_plot("eq2", ImVec2(pw, fh * 17), plot::Axis{"batch size (samples)", 0, xmax + 1, false, true},
+                    plot::Axis{"queries/s", 0, ymax * 1.1, false, false}, series);
+    ImGui::TextDisabled("%s", fits_text.c_str());
+    ImGui::TextDisabled("points: measured (sparse); lines: Eq. (2) fitted by ftcost's fit_eq2");
+  }
+  ImGui::EndGroup();
+}
+
+}  // namespace ftcost::web

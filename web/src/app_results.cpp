@@ -1,0 +1,592 @@
+// The results: headline numbers, warnings, the memory breakdown against the GPU's capacity, step-time
+// breakdowns, throughput against batch size, and every GPU x provider for the same job. Everything is
+// read from the core's estimate JSON, so new fields of the core show up without changes here.
+#include "app.hpp"
+#include "ftcost/paper.hpp"
+#include "imgui.h"
+#include "json_get.hpp"
+#include "plot.hpp"
+#include "style.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ftcost::web {
+
+namespace {
+
+double num(const json& j, const char* key, double fallback = 0) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number()) return fallback;
+  return it->get<double>();
+}
+
+bool range_of(const json& j, const std::string& key, double* lo, double* hi) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_array() || it->size() != 2 || !(*it)[0].is_number() || !(*it)[1].is_number())
+    return false;
+  *lo = (*it)[0].get<double>();
+  *hi = (*it)[1].get<double>();
+  return true;
+}
+
+void tip(const char* text) {
+  if (ImGui::IsItemHovered()) {
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 26);
+    ImGui::TextUnformatted(text);
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+  }
+}
+
+void panel_title(const char* title, const char* tooltip = nullptr) {
+  ImGui::TextColored(style::kAccent, "%s", title);
+  if (tooltip != nullptr) tip(tooltip);
+}
+
+// A headline card: title, big value with its unit, up to two short lines under it.
+void card(const char* id, float w, float h, const char* title, const std::string& value, const char* unit,
+          const std::string& sub1, const std::string& sub2, const std::string& tooltip,
+          const ImVec4& value_color) {
+  ImGui::PushStyleColor(ImGuiCol_ChildBg, style::kCard);
+  ImGui::BeginChild(id, ImVec2(w, h), false,
+                    ImGuiWindowFlags_AlwaysUseWindowPadding | ImGuiWindowFlags_NoScrollbar);
+  ImGui::TextDisabled("%s", title);
+  ImFont* big = style::big_font();
+  if (big != nullptr) ImGui::PushFont(big);
+  ImGui::TextColored(value_color, "%s", value.c_str());
+  const float big_h = ImGui::GetTextLineHeight();
+  if (big != nullptr) ImGui::PopFont();
+  if (unit != nullptr && *unit != 0) {
+    ImGui::SameLine(0, 5);
+    // align the unit's baseline with the big number's
+    ImGui::SetCursorPosY(ImGui::GetCursorPosY() + big_h - ImGui::GetTextLineHeight() - 2);
+    ImGui::TextColored(value_color, "%s", unit);
+  }
+  if (!sub1.empty()) ImGui::TextDisabled("%s", sub1.c_str());
+  if (!sub2.empty()) ImGui::TextDisabled("%s", sub2.c_str());
+  ImGui::EndChild();
+  ImGui::PopStyleColor();
+  if (!tooltip.empty()) tip(tooltip.c_str());
+}
+
+struct MemInfo {
+  const char* key;
+  const char* label;
+  const char* tip;
+};
+constexpr MemInfo kMem[] = {
+    {"weights", "weights",
+     "Base model weights as stored: 16-bit, or NF4/int8 with block scales for QLoRA (parts that stay 16-bit "
+     "included)."},
+    {"trainable_params", "adapters",
+     "Trainable parameters kept apart from the weights (LoRA adapters, fp32)."},
+    {"gradients", "gradients", "Gradients of the trainable parameters."},
+    {"optimizer_states", "optimizer",
+     "Optimizer states of the trainable parameters (AdamW: two per parameter)."},
+    {"autocast_copies", "autocast copies", "16-bit copies of fp32 trainable weights made by autocast."},
+    {"activations", "activations",
+     "Activations saved for the backward pass (with checkpointing: layer inputs + one layer's recompute "
+     "peak), MoE routed copies and expert intermediates."},
+    {"logits", "logits + loss",
+     "Logits and loss over the vocabulary, often upcast to fp32: large for big vocabularies."},
+    {"dequant_buffers", "dequant buffers", "QLoRA: temporary dequantized weights."},
+    {"cuda_context", "CUDA context", "CUDA context and library workspaces (cuBLAS, ...)."},
+    {"allocator_overhead", "allocator", "PyTorch caching-allocator fragmentation and reserve."},
+};
+
+struct BreakdownInfo {
+  const char* key;
+  const char* title;
+};
+constexpr BreakdownInfo kBreakdowns[] = {
+    {"step_breakdown_s", "By stage (the paper's Fig. 4)"},
+    {"layer_types_s", "By layer type (Fig. 5)"},
+    {"layer_breakdown_s", "By layer type (Fig. 5)"},
+    {"kernel_classes_s", "By kernel class (Fig. 6)"},
+};
+
+std::string nice_key(std::string k) {
+  if (k.size() > 2 && k.compare(k.size() - 2, 2, "_s") == 0) k.resize(k.size() - 2);
+  std::replace(k.begin(), k.end(), '_', ' ');
+  return k;
+}
+
+}  // namespace
+
+void App::draw_results() {
+  mark("results");
+  const bool skip_headline = skip_headline_;
+  skip_headline_ = false;
+  if (!result_.is_object()) {
+    ImGui::TextDisabled("Computing...");
+    return;
+  }
+  if (result_.contains("error")) {
+    mark("error");
+    const json& e = result_["error"];
+    ImGui::PushStyleColor(ImGuiCol_ChildBg, style::kErrorBg);
+    const float fh = ImGui::GetFontSize();
+    std::string msg = jstr(e, "message", "error");
+    const float h =
+        ImGui::CalcTextSize(msg.c_str(), nullptr, false, ImGui::GetContentRegionAvail().x - fh).y + fh * 3.2f;
+    ImGui::BeginChild("err", ImVec2(0, h), false, ImGuiWindowFlags_AlwaysUseWindowPadding);
+    ImGui::Text("No estimate for these inputs (%s%s%s)", jstr(e, "code").c_str(),
+                jstr(e, "field").empty() ? "" : ", ", jstr(e, "field").c_str());
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextUnformatted(msg.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::EndChild();
+    ImGui::PopStyleColor();
+    if (ImGui::Button("Reset to the paper's setup")) set_request(default_request());
+    return;
+  }
+  if (!skip_headline) draw_headline();
+  const float fh = ImGui::GetFontSize();
+  const bool fits = jnum(result_, "batch_size", 0.0) > 0;
+  if (ImGui::GetContentRegionAvail().x > fh * 44) {
+    if (ImGui::BeginTable("row2", 2, ImGuiTableFlags_SizingStretchProp)) {
+      ImGui::TableSetupColumn("left", ImGuiTableColumnFlags_WidthStretch, 1.35f);
+      ImGui::TableSetupColumn("right", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      draw_memory();
+      ImGui::Spacing();
+      ImGui::Spacing();
+      if (fits) draw_throughput_plot();
+      ImGui::TableNextColumn();
+      ImGui::Indent(fh * 0.6f);
+      if (fits) draw_step_time();
+      ImGui::Unindent(fh * 0.6f);
+      ImGui::EndTable();
+    }
+  } else {
+    draw_memory();
+    if (fits) draw_step_time();
+    ImGui::Spacing();
+    if (fits) draw_throughput_plot();
+  }
+  ImGui::Spacing();
+  draw_compare();
+  ImGui::Spacing();
+  draw_json();
+}
+
+void App::draw_headline() {
+  mark("headline");
+  const json& r = result_;
+  const float fh = ImGui::GetFontSize();
+  const float avail = ImGui::GetContentRegionAvail().x;
+  const int per_row = avail > fh * 52 ? 5 : avail > fh * 30 ? 3 : 2;
+  const float gap = ImGui::GetStyle().ItemSpacing.x;
+  const float w = (avail - gap * static_cast<float>(per_row - 1)) / static_cast<float>(per_row);
+  const ImGuiStyle& st = ImGui::GetStyle();
+  const float big_line =
+      style::big_font() != nullptr ? style::big_font()->FontSize * ImGui::GetIO().FontGlobalScale : fh * 1.6f;
+  const float h =
+      ImGui::GetTextLineHeight() * 3 + big_line + st.ItemSpacing.y * 3 + st.WindowPadding.y * 2 + 2;
+  int n = 0;
+  auto next = [&]() {
+    if (++n % per_row != 0) ImGui::SameLine();
+  };
+  const json& gpu = jat(r, "gpu");
+  const json& in = jat(r, "inputs");
+  const double maxb = num(r, "max_batch_size");
+  const double batch = num(r, "batch_size");
+  const bool fits = batch > 0;
+  {
+    std::string sub1 = maxb > 0 ? "of up to " + plot::fmt_int(num(r, "memory_seq_len")) + " tokens each"
+                                : "even 1 sample does not fit";
+    std::string sub2;
+    if (fits && batch != maxb)
+      sub2 = "running batch " + plot::fmt_int(batch) + (batch > maxb ? ": does NOT fit" : "");
+    card("c_batch", w, h, "Max batch size", maxb > 0 ? plot::fmt_int(maxb) : "none", "samples", sub1, sub2,
+         "The largest batch whose peak memory fits in the GPU's usable memory (first-principles memory "
+         "model).",
+         maxb > 0 ? style::kAccent : style::kBad);
+    next();
+  }
+  {
+    const json& mem = jat(r, "memory_gib");
+    const json& mm = jat(r, "memory_model");
+    double used = num(mem, "total"), usable = num(mm, "usable_gib");
+    card("c_mem", w, h, "Peak memory", plot::fmt(used), "GiB", "of " + plot::fmt(usable) + " GiB usable",
+         "on " + jstr(gpu, "name", "the GPU") + " (" + plot::fmt(num(gpu, "memory_gib")) + " GiB)",
+         "Peak memory of one training step at the batch size shown, against what the GPU lets a process "
+         "allocate.",
+         used <= usable ? style::kGood : style::kBad);
+    next();
+  }
+  if (fits) {
+    double q = num(r, "throughput_queries_per_s"), lo = q, hi = q;
+    range_of(r, "throughput_queries_per_s_range", &lo, &hi);
+    card("c_tp", w, h, "Throughput", plot::fmt(q), "queries/s",
+         plot::fmt(num(r, "throughput_tokens_per_s")) + " tokens/s",
+         "range " + plot::fmt(lo) + " to " + plot::fmt(hi) + " queries/s",
+         "Samples (queries) processed per second at this batch size, with the model's uncertainty range.",
+         style::kAccent);
+    next();
+    const double epochs = num(in, "epochs");
+    card("c_time", w, h, "Training time", plot::fmt_hours(num(r, "time_hours")), "",
+         plot::fmt_int(num(in, "queries")) + " queries",
+         "x " + plot::fmt_compact(epochs) + (epochs == 1 ? " epoch" : " epochs") + ", one GPU",
+         "Queries x epochs / throughput, on one GPU.", style::kAccent);
+    next();
+    if (r.contains("cost_usd") && r["cost_usd"].is_number()) {
+      double c = num(r, "cost_usd"), clo = c, chi = c;
+      range_of(r, "cost_usd_range", &clo, &chi);
+      const json& price = jat(r, "price");
+      std::string line =
+          jstr(price, "provider") + ", " + plot::fmt_usd(num(price, "usd_per_gpu_hour")) + "/GPU-h";
+      if (jflag(price, "stale", false)) line += " (stale)";
+      card("c_cost", w, h, "Cost", plot::fmt_usd(c), "", line,
+           "range " + plot::fmt_usd(clo) + " to " + plot::fmt_usd(chi),
+           "Training time x price per GPU-hour" +
+               (jstr(price, "date").empty() ? std::string() : " (price dated " + jstr(price, "date") + ")") +
+               "; range from the throughput range.",
+           style::kGood);
+    } else {
+      card("c_cost", w, h, "Cost", "no price", "", "no dated offer for this GPU",
+           "set \"my price\" under GPU and price", "No dated price for this GPU in the database.",
+           style::kWarn);
+    }
+    next();
+  }
+  if (n % per_row != 0) ImGui::NewLine();
+
+  // warnings from the core, always visible
+  const json& warnings = jat(r, "warnings");
+  if (warnings.is_array() && !warnings.empty()) {
+    mark("warnings");
+    ImGui::PushStyleColor(ImGuiCol_ChildBg, style::kWarnBg);
+    float hh = fh * 0.8f;
+    const float wrap = ImGui::GetContentRegionAvail().x - fh * 1.6f;
+    for (const auto& wmsg : warnings)
+      hh += ImGui::CalcTextSize(("! " + wmsg.get<std::string>()).c_str(), nullptr, false, wrap).y + 4;
+    ImGui::BeginChild("warnings", ImVec2(0, hh), false,
+                      ImGuiWindowFlags_AlwaysUseWindowPadding | ImGuiWindowFlags_NoScrollbar);
+    ImGui::PushTextWrapPos(wrap);
+    for (const auto& wmsg : warnings) ImGui::TextWrapped("! %s", wmsg.get<std::string>().c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::EndChild();
+    ImGui::PopStyleColor();
+  }
+  const json& defaults = jat(r, "defaults_applied");
+  if (defaults.is_array() && !defaults.empty()) {
+    std::string title = "Defaults applied (" + std::to_string(defaults.size()) + ")";
+    if (ImGui::TreeNode("defaults", "%s", title.c_str())) {
+      for (const auto& d : defaults) ImGui::BulletText("%s", d.get<std::string>().c_str());
+      ImGui::TreePop();
+    }
+    tip("Options you did not set and the values the core chose for them");
+  }
+}
+
+void App::draw_memory() {
+  mark("memory");
+  const json& mem = jat(result_, "memory_gib");
+  const json& mm = jat(result_, "memory_model");
+  const double batch = num(result_, "batch_size");
+  std::string title = batch > 0 ? "Memory at batch " + plot::fmt_int(batch) : "Memory at batch 1";
+  panel_title(title.c_str(),
+              "Every component of the peak memory of one step, in GiB, against the GPU's usable memory");
+  std::vector<plot::Segment> segs;
+  std::set<std::string> known;
+  int ci = 0;
+  for (const auto& m : kMem) {
+    known.insert(m.key);
+    if (mem.contains(m.key) && mem[m.key].is_number())
+      segs.push_back(plot::Segment{m.label, mem[m.key].get<double>(), plot::color(ci, 0.9f), m.tip});
+    ++ci;
+  }
+  for (auto it = mem.begin(); it != mem.end(); ++it)
+    if (it.key() != "total" && !known.count(it.key()) && it->is_number())
+      segs.push_back(plot::Segment{nice_key(it.key()), it->get<double>(), plot::color(ci++, 0.9f), ""});
+  plot::stacked_bar("mem", 0, segs, num(mm, "usable_gib"), "GiB", "usable");
+  if (mm.contains("fixed_gib") && mm.contains("per_sample_gib"))
+    ImGui::TextDisabled("fixed %s GiB + %s GiB per sample", plot::fmt(num(mm, "fixed_gib")).c_str(),
+                        plot::fmt(num(mm, "per_sample_gib")).c_str());
+  if (mm.contains("note") && mm["note"].is_string()) tip(mm["note"].get<std::string>().c_str());
+}
+
+void App::draw_step_time() {
+  mark("step_time");
+  const json& r = result_;
+  std::string title = "Step time: " + plot::fmt(num(r, "step_time_s")) + " s per step";
+  const json& sm = jat(r, "step_model");
+  panel_title(title.c_str(),
+              "Time of one optimizer step (forward, recompute, backward, optimizer) at this batch size");
+  if (sm.is_object() && sm.contains("name")) {
+    ImGui::SameLine();
+    std::string m = "model: " + jstr(sm, "name");
+    if (sm.contains("range_fraction") && sm["range_fraction"].is_number())
+      m += ", +/-" + plot::fmt(100.0 * sm["range_fraction"].get<double>(), 2) + "%";
+    ImGui::TextDisabled("(%s)", m.c_str());
+    if (sm.contains("note") && sm["note"].is_string()) tip(sm["note"].get<std::string>().c_str());
+  }
+  const std::string dominant = jstr(sm, "dominant_uncertainty");
+  if (!dominant.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+    ImGui::TextWrapped("uncertainty mostly from: %s", dominant.c_str());
+    ImGui::PopStyleColor();
+  }
+  // every "<name>_s" object of numbers is a breakdown: known ones first, in the paper's order
+  std::vector<std::pair<std::string, std::string>> found;
+  for (const auto& b : kBreakdowns)
+    if (r.contains(b.key) && r[b.key].is_object()) found.emplace_back(b.key, b.title);
+  for (auto it = r.begin(); it != r.end(); ++it) {
+    const std::string& k = it.key();
+    if (k.size() > 2 && k.compare(k.size() - 2, 2, "_s") == 0 && it->is_object() && k != "step_time_s" &&
+        std::none_of(found.begin(), found.end(), [&](const auto& f) { return f.first == k; }))
+      found.emplace_back(k, "By " + nice_key(k));
+  }
+  if (found.empty()) {
+    ImGui::TextDisabled("The step model gives no breakdown for this configuration.");
+    return;
+  }
+  int ci = 0;
+  for (const auto& [key, t] : found) {
+    std::vector<plot::Segment> items;
+    for (auto it = r[key].begin(); it != r[key].end(); ++it)
+      if (it->is_number() && it->get<double>() > 0)
+        items.push_back(plot::Segment{nice_key(it.key()), it->get<double>(), plot::color(ci++), ""});
+    if (items.empty()) continue;
+    ImGui::TextDisabled("%s", t.c_str());
+    plot::bar_list(key.c_str(), 0, items, "s");
+  }
+}
+
+void App::draw_throughput_plot() {
+  mark("throughput_plot");
+  const float fh = ImGui::GetFontSize();
+  panel_title("Throughput vs batch size",
+              "Predicted throughput for every batch size up to beyond the maximum (faded: does not fit). "
+              "Shaded: the model's uncertainty range. Points: measurements, when the GPU has them.");
+  ImGui::SameLine(0, fh * 1.5f);
+  ImGui::Checkbox("tokens/s", &plot_tokens_);
+  tip("Show tokens per second instead of queries (samples) per second");
+  if (sweep_.points.empty()) {
+    ImGui::TextDisabled("%s", sweep_.error.empty() ? "no points" : sweep_.error.c_str());
+    return;
+  }
+  plot::Series model;
+  model.name = jstr(jat(result_, "step_model"), "name", "model");
+  model.color = plot::color(0);
+  model.unit = plot_tokens_ ? "tokens/s" : "queries/s";
+  double ymax = 0, xmax = 1;
+  for (const auto& p : sweep_.points) {
+    double scale = plot_tokens_ && p.qps > 0 ? p.tokens_per_s / p.qps : 1.0;
+    model.x.push_back(p.batch);
+    model.y.push_back(p.qps * scale);
+    model.y_lo.push_back(p.qps_low * scale);
+    model.y_hi.push_back(p.qps_high * scale);
+    model.dim.push_back(p.fits ? 0 : 1);
+    ymax = std::max(ymax, p.qps_high * scale);
+    xmax = std::max(xmax, p.batch);
+  }
+  std::vector<plot::Series> series{model};
+  // measured points: the paper's A40 sweeps for the same model and dataset (queries/s)
+  const std::string gpu = effective("gpu"), model_id = effective("model"), dataset = effective("dataset");
+  if (!plot_tokens_ && gpu == "a40") {
+    const bool dense = effective("moe") == "dense";
+    for (const auto& sw : paper::a40_sweeps()) {
+      if (model_id != sw.model || dataset != sw.dataset) continue;
+      plot::Series m;
+      m.name = std::string("measured, paper A40 (") + (dense ? "dense" : "sparse") + ")";
+      m.color = plot::color(1);
+      m.line = false;
+      m.markers = true;
+      m.marker_radius = 4.5f;
+      m.unit = "queries/s";
+      for (const auto& p : sw.points) {
+        if ((p.sparsity >= 0.99) != dense) continue;
+        m.x.push_back(p.batch);
+        m.y.push_back(p.throughput);
+        ymax = std::max(ymax, p.throughput);
+        xmax = std::max(xmax, p.batch);
+      }
+      if (!m.x.empty()) series.push_back(m);
+    }
+  }
+  plot::Axis xa{"batch size (samples)", 1, xmax, xmax > 64, true};
+  if (!xa.log) xa.lo = 0;
+  plot::Axis ya{plot_tokens_ ? "tokens/s" : "queries/s", 0, ymax * 1.12, false, false};
+  std::vector<plot::VLine> vl;
+  if (sweep_.max_batch > 0)
+    vl.push_back(plot::VLine{sweep_.max_batch, "max batch " + plot::fmt_int(sweep_.max_batch),
+                             IM_COL32(255, 110, 110, 255)});
+  const double b = num(result_, "batch_size");
+  if (b > 0 && b != sweep_.max_batch)
+    vl.push_back(plot::VLine{b, "batch " + plot::fmt_int(b), IM_COL32(200, 200, 200, 255)});
+  plot::line_plot("tp", ImVec2(0, fh * 16), xa, ya, series, vl);
+}
+
+void App::draw_compare() {
+  mark("compare");
+  const float fh = ImGui::GetFontSize();
+  panel_title("Every GPU x provider for this job",
+              "The same job on every GPU of the database, with each dated price offer. "
+              "Click a GPU to select it. Sort by clicking a column header.");
+  ImGui::SameLine();
+  ImGui::Checkbox("fits only", &compare_fits_only_);
+  tip("Hide GPUs where the job does not fit");
+  ImGui::SameLine();
+  ImGui::Checkbox("spot prices", &compare_spot_);
+  tip("Include spot (interruptible) offers");
+  // cheapest offer that fits
+  int cheapest = -1;
+  for (std::size_t i = 0; i < compare_.size(); ++i) {
+    const auto& c = compare_[i];
+    if (!c.fits || !c.has_price || (!compare_spot_ && c.spot)) continue;
+    if (cheapest < 0 || c.cost < compare_[static_cast<std::size_t>(cheapest)].cost)
+      cheapest = static_cast<int>(i);
+  }
+  if (cheapest >= 0) {
+    const auto& c = compare_[static_cast<std::size_t>(cheapest)];
+    ImGui::TextColored(style::kGood, "Cheapest: %s on %s%s, %s (%s)", c.gpu_name.c_str(), c.provider.c_str(),
+                       c.spot ? " spot" : "", plot::fmt_usd(c.cost).c_str(),
+                       plot::fmt_hours(c.hours).c_str());
+  }
+  const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_RowBg |
+                                ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
+                                ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_BordersOuterH |
+                                ImGuiTableFlags_Hideable;
+  if (!ImGui::BeginTable("compare", 8, flags, ImVec2(0, fh * 22))) return;
+  ImGui::TableSetupScrollFreeze(0, 1);
+  ImGui::TableSetupColumn("GPU", ImGuiTableColumnFlags_WidthStretch, 2.2f);
+  ImGui::TableSetupColumn("Memory", ImGuiTableColumnFlags_WidthStretch, 0.8f);
+  ImGui::TableSetupColumn("Max batch", ImGuiTableColumnFlags_WidthStretch, 0.8f);
+  ImGui::TableSetupColumn("Queries/s", ImGuiTableColumnFlags_WidthStretch, 0.9f);
+  ImGui::TableSetupColumn("Time", ImGuiTableColumnFlags_WidthStretch, 0.9f);
+  ImGui::TableSetupColumn("Provider", ImGuiTableColumnFlags_WidthStretch, 1.5f);
+  ImGui::TableSetupColumn("$/GPU-h", ImGuiTableColumnFlags_WidthStretch, 0.8f);
+  ImGui::TableSetupColumn("Cost", ImGuiTableColumnFlags_WidthStretch | ImGuiTableColumnFlags_DefaultSort,
+                          1.2f);
+  ImGui::TableHeadersRow();
+
+  if (ImGuiTableSortSpecs* specs = ImGui::TableGetSortSpecs()) {
+    if (specs->SpecsDirty || compare_sort_dirty_ || compare_order_.size() != compare_.size()) {
+      compare_order_.resize(compare_.size());
+      for (std::size_t i = 0; i < compare_.size(); ++i) compare_order_[i] = static_cast<int>(i);
+      const int col = specs->SpecsCount > 0 ? specs->Specs[0].ColumnIndex : 7;
+      const bool asc =
+          specs->SpecsCount == 0 || specs->Specs[0].SortDirection == ImGuiSortDirection_Ascending;
+      auto key = [&](const CompareRow& c) -> double {
+        switch (col) {
+          case 1:
+            return c.memory_gib;
+          case 2:
+            return c.max_batch;
+          case 3:
+            return c.fits ? c.qps : -1;
+          case 4:
+            return c.fits ? c.hours : 1e300;
+          case 6:
+            return c.has_price ? c.usd_per_hour : 1e300;
+          case 7:
+            return c.fits && c.has_price ? c.cost : c.fits ? 1e299 : 1e300;
+          default:
+            return 0;
+        }
+      };
+      std::stable_sort(compare_order_.begin(), compare_order_.end(), [&](int a, int b) {
+        const auto& x = compare_[static_cast<std::size_t>(a)];
+        const auto& y = compare_[static_cast<std::size_t>(b)];
+        if (col == 0) return asc ? x.gpu_name < y.gpu_name : x.gpu_name > y.gpu_name;
+        if (col == 5) return asc ? x.provider < y.provider : x.provider > y.provider;
+        double kx = key(x), ky = key(y);
+        return asc ? kx < ky : kx > ky;
+      });
+      specs->SpecsDirty = false;
+      compare_sort_dirty_ = false;
+    }
+  }
+  const std::string selected = effective("gpu");
+  for (int idx : compare_order_) {
+    const auto& c = compare_[static_cast<std::size_t>(idx)];
+    if (compare_fits_only_ && !c.fits) continue;
+    if (!compare_spot_ && c.spot) continue;
+    ImGui::PushID(idx);
+    ImGui::TableNextRow();
+    if (idx == cheapest)
+      ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, IM_COL32(40, 120, 70, 150));
+    else if (c.gpu_id == selected)
+      ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, IM_COL32(40, 80, 130, 110));
+    const ImVec4 fade = ImGui::GetStyle().Colors[ImGuiCol_TextDisabled];
+    ImGui::TableNextColumn();
+    std::string name = c.gpu_name + (c.calibrated ? "  [yours]" : "");
+    if (ImGui::Selectable(name.c_str(), false,
+                          ImGuiSelectableFlags_SpanAllColumns | ImGuiSelectableFlags_AllowItemOverlap))
+      set_key("gpu", c.gpu_id);
+    if (ImGui::IsItemHovered()) {
+      ImGui::BeginTooltip();
+      ImGui::Text("%s (%s): click to select", c.gpu_name.c_str(), c.gpu_id.c_str());
+      if (!c.error.empty()) ImGui::TextUnformatted(c.error.c_str());
+      if (c.has_price)
+        ImGui::Text("cost range %s to %s%s", plot::fmt_usd(c.cost_low).c_str(),
+                    plot::fmt_usd(c.cost_high).c_str(),
+                    c.date.empty() ? "" : (", price dated " + c.date).c_str());
+      ImGui::EndTooltip();
+    }
+    ImGui::TableNextColumn();
+    ImGui::Text("%s GiB", plot::fmt(c.memory_gib).c_str());
+    ImGui::TableNextColumn();
+    if (!c.error.empty())
+      ImGui::TextColored(style::kBad, "error");
+    else if (c.max_batch <= 0)
+      ImGui::TextColored(style::kBad, "does not fit");
+    else
+      ImGui::TextColored(c.fits ? ImGui::GetStyle().Colors[ImGuiCol_Text] : style::kBad, "%s",
+                         plot::fmt_int(c.max_batch).c_str());
+    ImGui::TableNextColumn();
+    if (c.fits)
+      ImGui::TextUnformatted(plot::fmt(c.qps).c_str());
+    else
+      ImGui::TextColored(fade, "-");
+    ImGui::TableNextColumn();
+    if (c.fits)
+      ImGui::TextUnformatted(plot::fmt_hours(c.hours).c_str());
+    else
+      ImGui::TextColored(fade, "-");
+    ImGui::TableNextColumn();
+    if (c.has_price) {
+      ImGui::TextUnformatted((c.provider + (c.spot ? " (spot)" : "")).c_str());
+      if (c.stale) {
+        ImGui::SameLine();
+        ImGui::TextColored(style::kWarn, "stale");
+      }
+    } else {
+      ImGui::TextColored(fade, c.fits ? "no price" : "-");
+    }
+    ImGui::TableNextColumn();
+    if (c.has_price) ImGui::TextUnformatted(plot::fmt_usd(c.usd_per_hour).c_str());
+    ImGui::TableNextColumn();
+    if (c.has_price) {
+      std::string s = plot::fmt_usd(c.cost);
+      if (c.cost_high > c.cost_low)
+        s += "  (" + plot::fmt_usd(c.cost_low) + "-" + plot::fmt_usd(c.cost_high) + ")";
+      if (idx == cheapest)
+        ImGui::TextColored(style::kGood, "%s  cheapest", s.c_str());
+      else
+        ImGui::TextUnformatted(s.c_str());
+    }
+    ImGui::PopID();
+  }
+  ImGui::EndTable();
+}
+
+void App::draw_json() {
+  mark("json");
+  if (!ImGui::CollapsingHeader("Full estimate as JSON (what `ftcost estimate --json` prints)")) return;
+  static std::string text;
+  static int for_count = -1;
+  if (for_count != recompute_count_) {
+    text = result_.dump(2);
+    for_count = recompute_count_;
+  }
+  ImGui::InputTextMultiline("##json", text.data(), text.size() + 1, ImVec2(-1, ImGui::GetFontSize() * 20),
+                            ImGuiInputTextFlags_ReadOnly);
+}
+
+}  // namespace ftcost::web

@@ -1,0 +1,268 @@
+#include "engine.hpp"
+
+#include "calibration_check.hpp"
+#include "json_get.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <exception>
+#include <set>
+
+namespace ftcost::web {
+
+namespace {
+
+json error_json(const Error& e) {
+  return json{{"error", {{"code", errc_name(e.code)}, {"field", e.field}, {"message", e.to_string()}}}};
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string scalar_text(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_null()) return "";
+  return v.dump();
+}
+
+void flatten(const json& v, const std::string& path, std::string& out) {
+  if (v.is_object()) {
+    for (auto it = v.begin(); it != v.end(); ++it)
+      flatten(it.value(), path.empty() ? it.key() : path + "." + it.key(), out);
+  } else if (v.is_array()) {
+    bool scalars = std::all_of(v.begin(), v.end(), [](const json& x) { return !x.is_structured(); });
+    if (scalars) {
+      std::string joined;
+      for (const auto& x : v) joined += (joined.empty() ? "" : ";") + scalar_text(x);
+      out += csv_field(path) + "," + csv_field(joined) + "\n";
+    } else {
+      for (std::size_t i = 0; i < v.size(); ++i) flatten(v[i], path + "[" + std::to_string(i) + "]", out);
+    }
+  } else {
+    out += csv_field(path) + "," + csv_field(scalar_text(v)) + "\n";
+  }
+}
+
+std::vector<std::string> name_tokens(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char ch : s + " ") {
+    char c = (ch >= 'A' && ch <= 'Z') ? static_cast<char>(ch - 'A' + 'a') : ch;
+    if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) {
+      cur += c;
+    } else if (!cur.empty()) {
+      if (cur != "nvidia" && cur != "geforce" && cur != "tesla" && cur != "amd" && cur != "instinct")
+        out.push_back(cur);
+      cur.clear();
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string guess_gpu(const std::string& device_name, double memory_gib, const Database& db) {
+  const auto dev = name_tokens(device_name);
+  if (dev.empty()) return {};
+  auto has = [&](const std::string& t) { return std::find(dev.begin(), dev.end(), t) != dev.end(); };
+  std::string best;
+  double best_score = 0;
+  for (const auto& [id, g] : db.gpus()) {
+    const auto ids = name_tokens(id);
+    if (ids.empty() || !has(ids.front())) continue;  // the model number must match ("a100", "4090", ...)
+    double score = 10;
+    for (std::size_t i = 1; i < ids.size(); ++i) {
+      const std::string& t = ids[i];
+      // CUDA names say "PCIe" / "NVL" for those forms and often nothing for SXM ("NVIDIA H100 80GB HBM3")
+      const bool form = t == "pcie" || t == "nvl";
+      const bool sxm = t.rfind("sxm", 0) == 0;
+      score += has(t) ? 2.0 : form ? -2.0 : sxm ? -0.5 : -1.0;
+    }
+    if (memory_gib > 0 && g.memory_gib > 0) score -= std::fabs(g.memory_gib - memory_gib) / 8;
+    if (score > best_score) {
+      best_score = score;
+      best = id;
+    }
+  }
+  return best;
+}
+
+Engine::Engine(const Database& db) : db_(db) {}
+
+long Engine::today_days() { return static_cast<long>(std::time(nullptr) / 86400); }
+
+Result<Inputs> Engine::resolve(const Request& req) const {
+  FileReader reader = [this](const std::string& path) -> Result<std::string> {
+    auto it = files_.find(path);
+    if (it == files_.end())
+      return make_error(
+          Errc::io_error, path,
+          "is not loaded in this page (upload it again: files you give the calculator stay in this browser)");
+    return it->second;
+  };
+  return resolve_request(req, db_, reader, today_days());
+}
+
+json Engine::estimate(const Request& req) const {
+  try {
+    auto in = resolve(req);
+    if (!in.ok()) return error_json(in.error());
+    auto est = ftcost::estimate(in.value(), db_);
+    if (!est.ok()) return error_json(est.error());
+    return estimate_to_json(est.value());
+  } catch (const std::exception& ex) {
+    return error_json(make_error(Errc::internal, "", ex.what()));
+  }
+}
+
+Sweep Engine::sweep(const Request& req, int points) const {
+  Sweep s;
+  try {
+    Request base = req;
+    base["batch"] = "max";
+    auto in = resolve(base);
+    if (!in.ok()) {
+      s.error = in.error().to_string();
+      return s;
+    }
+    auto first = ftcost::estimate(in.value(), db_);
+    if (!first.ok()) {
+      s.error = first.error().to_string();
+      return s;
+    }
+    const double max_b = static_cast<double>(first.value().max_batch.batch);
+    s.max_batch = max_b;
+    if (max_b < 1) {
+      s.error = "does not fit at batch 1";
+      return s;
+    }
+    // Batches from 1 to 1.25 x max (at least max + 2): all of them when few, else log-spaced.
+    const double top = std::max(max_b + 2, std::ceil(max_b * 1.25));
+    std::set<std::int64_t> batches;
+    if (top <= points) {
+      for (std::int64_t b = 1; b <= static_cast<std::int64_t>(top); ++b) batches.insert(b);
+    } else {
+      for (int i = 0; i < points; ++i) {
+        double t = static_cast<double>(i) / (points - 1);
+        batches.insert(static_cast<std::int64_t>(std::llround(std::exp(t * std::log(top)))));
+      }
+      batches.insert(static_cast<std::int64_t>(max_b));
+    }
+    // The Estimate's numbers directly (no JSON): the sweep runs on every input change, in the browser too.
+    Inputs inputs = in.value();
+    for (std::int64_t b : batches) {
+      if (b < 1) continue;
+      inputs.workload.batch = b;
+      auto e = ftcost::estimate(inputs, db_);
+      if (!e.ok() || e.value().throughput_qps <= 0) continue;
+      const Estimate& est = e.value();
+      SweepPoint p;
+      p.batch = static_cast<double>(b);
+      p.qps = est.throughput_qps;
+      p.qps_low = est.throughput_low > 0 ? est.throughput_low : p.qps;
+      p.qps_high = est.throughput_high > 0 ? est.throughput_high : p.qps;
+      p.tokens_per_s = est.throughput_tps;
+      p.memory_gib = est.memory.total() / (1024.0 * 1024.0 * 1024.0);
+      p.fits = static_cast<double>(b) <= max_b;
+      s.points.push_back(p);
+    }
+  } catch (const std::exception& ex) {
+    s.error = std::string("internal error: ") + ex.what();
+  }
+  return s;
+}
+
+std::vector<CompareRow> Engine::compare(const Request& req,
+                                        const std::map<std::string, std::string>& calibration_for) const {
+  std::vector<CompareRow> rows;
+  for (const auto& [id, gpu] : db_.gpus()) {
+    Request r = req;
+    r["gpu"] = id;
+    r.erase("provider");
+    r.erase("price-per-hour");
+    r.erase("calibration");
+    auto cal = calibration_for.find(id);
+    if (cal != calibration_for.end() && !cal->second.empty()) r["calibration"] = cal->second;
+    CompareRow base;
+    base.gpu_id = id;
+    base.gpu_name = gpu.name;
+    base.memory_gib = gpu.memory_gib;
+    base.calibrated = r.count("calibration") > 0;
+    try {
+      // Estimate structs directly (no JSON): this table is recomputed on every input change.
+      auto in = resolve(r);
+      if (!in.ok()) {
+        base.error = in.error().to_string();
+        rows.push_back(base);
+        continue;
+      }
+      auto e = ftcost::estimate(in.value(), db_);
+      if (!e.ok()) {
+        base.error = e.error().to_string();
+        rows.push_back(base);
+        continue;
+      }
+      const Estimate& est = e.value();
+      base.max_batch = static_cast<double>(est.max_batch.batch);
+      base.fits = est.batch > 0 && est.batch <= est.max_batch.batch;
+      base.qps = est.throughput_qps;
+      base.hours = est.time_hours;
+      bool any = false;
+      if (base.fits) {
+        for (const auto& c : est.costs) {
+          CompareRow row = base;
+          row.has_price = true;
+          row.provider = c.price.provider;
+          row.spot = c.price.spot;
+          row.stale = c.price.stale;
+          row.date = c.price.date;
+          row.usd_per_hour = c.price.usd_per_hour;
+          row.cost = c.cost_usd;
+          row.cost_low = c.cost_low > 0 ? c.cost_low : c.cost_usd;
+          row.cost_high = c.cost_high > 0 ? c.cost_high : c.cost_usd;
+          rows.push_back(row);
+          any = true;
+        }
+      }
+      if (!any) rows.push_back(base);
+    } catch (const std::exception& ex) {
+      base.error = std::string("internal error: ") + ex.what();
+      rows.push_back(base);
+    }
+  }
+  return rows;
+}
+
+std::string estimate_to_csv(const json& estimate) {
+  std::string out = "field,value\n";
+  flatten(estimate, "", out);
+  return out;
+}
+
+std::string compare_to_csv(const std::vector<CompareRow>& rows) {
+  std::string out =
+      "gpu,gpu_name,memory_gib,fits,max_batch,throughput_queries_per_s,time_hours,provider,spot,price_date,"
+      "stale,usd_per_gpu_hour,cost_usd,cost_usd_low,cost_usd_high,calibrated,error\n";
+  auto n = [](double v) { return json(v).dump(); };
+  for (const auto& r : rows) {
+    out += csv_field(r.gpu_id) + "," + csv_field(r.gpu_name) + "," + n(r.memory_gib) + "," +
+           (r.fits ? "yes" : "no") + "," + n(r.max_batch) + "," + (r.fits ? n(r.qps) : "") + "," +
+           (r.fits ? n(r.hours) : "") + "," + csv_field(r.provider) + "," +
+           (r.has_price ? (r.spot ? "spot" : "on-demand") : "") + "," + csv_field(r.date) + "," +
+           (r.has_price ? (r.stale ? "yes" : "no") : "") + "," + (r.has_price ? n(r.usd_per_hour) : "") +
+           "," + (r.has_price ? n(r.cost) : "") + "," + (r.has_price ? n(r.cost_low) : "") + "," +
+           (r.has_price ? n(r.cost_high) : "") + "," + (r.calibrated ? "yes" : "no") + "," +
+           csv_field(r.error) + "\n";
+  }
+  return out;
+}
+
+}  // namespace ftcost::web

@@ -1,0 +1,92 @@
+// What the UI computes, on top of the core, with no UI code: the estimate for the current inputs,
+// throughput and memory against batch size, every GPU x provider offer for the same job, and the
+// files the user gave us (a Hugging Face config.json, calibrations) served to the core by name.
+// Results are the core's JSON (estimate_to_json), so the UI shows whatever fields the core emits.
+#pragma once
+
+#include "ftcost/database.hpp"
+#include "ftcost/estimate.hpp"
+#include "ftcost/json_util.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ftcost::web {
+
+// Names under which uploaded files are given to the core (they "look like paths" to resolve_request).
+inline constexpr const char* kUploadedModelPrefix = "uploaded/";
+inline constexpr const char* kYoursPrefix = "yours/";
+
+struct SweepPoint {
+  double batch = 0;
+  double qps = 0, qps_low = 0, qps_high = 0;
+  double tokens_per_s = 0;
+  double memory_gib = 0;
+  bool fits = false;
+};
+
+struct Sweep {
+  std::vector<SweepPoint> points;  // increasing batch; the last ones may not fit (shown dimmed)
+  double max_batch = 0;
+  std::string error;  // why there is no sweep (e.g. does not fit at batch 1)
+};
+
+struct CompareRow {
+  std::string gpu_id, gpu_name;
+  double memory_gib = 0;
+  double max_batch = 0;
+  double qps = 0;
+  double hours = 0;
+  bool fits = false;
+  bool has_price = false;
+  std::string provider;  // empty: no price in the database
+  bool spot = false;
+  bool stale = false;
+  std::string date;
+  double usd_per_hour = 0;
+  double cost = 0, cost_low = 0, cost_high = 0;
+  bool calibrated = false;  // a "yours" calibration is loaded for this GPU
+  std::string error;
+};
+
+class Engine {
+ public:
+  explicit Engine(const Database& db = Database::embedded());
+
+  const Database& db() const { return db_; }
+
+  // Files the core may read by name (uploaded model configs, the user's calibrations).
+  void put_file(const std::string& name, std::string text) { files_[name] = std::move(text); }
+  void remove_file(const std::string& name) { files_.erase(name); }
+  bool has_file(const std::string& name) const { return files_.count(name) > 0; }
+
+  // The core's estimate for a request, as JSON: estimate_to_json, or {"error": {code, field, message}}.
+  // Never throws.
+  json estimate(const Request& req) const;
+
+  // Throughput and memory for batch sizes from 1 to beyond the maximum (about `points` sizes, log-spaced
+  // when the range is large). `req` is used as is except for "batch".
+  Sweep sweep(const Request& req, int points = 36) const;
+
+  // The same job on every GPU of the database, one row per price offer (on-demand and spot) and one
+  // row for GPUs without a price. "gpu", "calibration", "provider" and "price-per-hour" of `req` are
+  // replaced. `calibration_for` gives the request's calibration name for a GPU id ("" when none).
+  std::vector<CompareRow> compare(const Request& req,
+                                  const std::map<std::string, std::string>& calibration_for) const;
+
+  // Days since 1970-01-01 that price ages are counted from (the system clock, like the CLI).
+  static long today_days();
+
+ private:
+  Result<Inputs> resolve(const Request& req) const;
+
+  const Database& db_;
+  std::map<std::string, std::string> files_;
+};
+
+// CSV exports: the estimate flattened to "field,value" rows, and the comparison table.
+std::string estimate_to_csv(const json& estimate);
+std::string compare_to_csv(const std::vector<CompareRow>& rows);
+
+}  // namespace ftcost::web

@@ -1,0 +1,58 @@
+// The calculator's JavaScript API (site/app.js wraps these as window.ftcost): the core's JSON entry
+// points, callable from the page. Strings in and out are UTF-8; a returned pointer stays valid until
+// the next call of the same function. Never throws: errors are {"error": {code, field, message}}.
+#include "ftcost/api.hpp"
+#include "ftcost/json_util.hpp"
+
+#include <emscripten/emscripten.h>
+
+#include <exception>
+#include <string>
+
+namespace {
+std::string error_text(const char* code, const std::string& message) {
+  return ftcost::json{{"error", {{"code", code}, {"field", ""}, {"message", message}}}}.dump();
+}
+}  // namespace
+
+extern "C" {
+
+// request: JSON object of `ftcost estimate` flag names -> values. Returns what `ftcost estimate --json`
+// prints.
+EMSCRIPTEN_KEEPALIVE const char* ftcost_estimate(const char* request) {
+  static std::string out;
+  try {
+    out = ftcost::api::estimate_json(request != nullptr ? request : "");
+  } catch (const std::exception& ex) {
+    out = error_text("internal", ex.what());
+  } catch (...) {
+    out = error_text("internal", "unknown error");
+  }
+  return out.c_str();
+}
+
+// what: "models", "gpus", "datasets", "prices" or "table4".
+EMSCRIPTEN_KEEPALIVE const char* ftcost_list(const char* what) {
+  static std::string out;
+  const std::string w = what != nullptr ? what : "";
+  try {
+    if (w == "models")
+      out = ftcost::api::models_json();
+    else if (w == "gpus")
+      out = ftcost::api::gpus_json();
+    else if (w == "datasets")
+      out = ftcost::api::datasets_json();
+    else if (w == "prices")
+      out = ftcost::api::prices_json();
+    else if (w == "table4")
+      out = ftcost::api::paper_table4_json();
+    else
+      out = error_text("invalid_value",
+                       "unknown list \"" + w + "\"; use models, gpus, datasets, prices or table4");
+  } catch (const std::exception& ex) {
+    out = error_text("internal", ex.what());
+  }
+  return out.c_str();
+}
+
+}  // extern "C"

@@ -1,0 +1,45 @@
+// The calculator's input state and its text forms: the URL hash (sharing) and JSON (the JS API, tests).
+// No UI code here.
+#pragma once
+
+#include "ftcost/estimate.hpp"
+
+#include <string>
+#include <vector>
+
+namespace ftcost::web {
+
+enum class View { calculator, paper, calibrations };
+const char* view_name(View v);
+
+struct UiState {
+  Request request;  // `ftcost estimate` flag names -> values; unset keys take the core's defaults
+  View view = View::calculator;
+};
+
+// The paper's headline configuration (Mixtral-8x7B QLoRA on the A40, MATH14K, the largest batch).
+Request default_request();
+
+// Version of the hash format. A link with another version is refused with a message.
+inline constexpr int kHashVersion = 1;
+
+// "v=1&model=mixtral-8x7b&gpu=a40&...&view=paper": keys in request_keys() order, values
+// percent-encoded. The "calibration" key is not shared (the file stays in the browser that loaded it).
+std::string encode_hash(const UiState& s);
+
+struct HashDecode {
+  bool present = false;               // the hash had any content
+  UiState state;                      // defaults where the hash had nothing usable
+  std::vector<std::string> problems;  // what was wrong with the link (shown to the user)
+};
+// Accepts a leading '#'. Never fails: problems are reported and the rest is kept; a link that is not
+// ours at all (wrong or missing version) gives the defaults and a problem.
+HashDecode decode_hash(const std::string& hash);
+
+std::string percent_encode(const std::string& s);
+std::string percent_decode(const std::string& s, bool* ok);
+
+// Request <-> JSON object text (values as strings).
+std::string request_to_json_text(const Request& r);
+
+}  // namespace ftcost::web
