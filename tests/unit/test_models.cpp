@@ -72,8 +72,6 @@ TEST_CASE("architecture details: shared experts, sparse steps, first_k_dense_rep
   CHECK(j->layers_with(Ffn::moe) == 16);
   CHECK(j->kind() == "hybrid");
 
-  json cfg = db.model("qwen3-30b-a3b") != nullptr ? json::object() : json::object();
-  (void)cfg;
   // decoder_sparse_step = 2 and mlp_only_layers on a Qwen2-MoE config
   json c = {{"model_type", "qwen2_moe"}, {"hidden_size", 64},        {"num_hidden_layers", 6},
             {"num_attention_heads", 4},  {"num_key_value_heads", 4}, {"intermediate_size", 128},
