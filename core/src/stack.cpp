@@ -102,6 +102,13 @@ Result<StackProfile> parse_stack(const json& doc, const std::string& source) {
     FTCOST_TRY(v, bounded(t, f.key, tp, f.lo, f.hi));
     *f.dst = v;
   }
+  FTCOST_TRY(hopper, opt_number(t, "hopper_tensor_peak_fraction", tp, 1.0));
+  if (!(hopper > 0.05 && hopper <= 1.0))
+    return make_error(Errc::out_of_range, join_path(tp, "hopper_tensor_peak_fraction"),
+                      "must be above 0.05 and at most 1, got " + json(hopper).dump());
+  s.hopper_tensor_peak_fraction = hopper;
+  FTCOST_TRY(hnote, opt_string(t, "hopper_tensor_note", tp, ""));
+  s.hopper_tensor_note = hnote;
   FTCOST_TRY(note, opt_string(t, "note", tp, ""));
   if (has(t, "fit")) s.fit = t.at("fit");
   s.throughput_note = note;

@@ -86,12 +86,27 @@ namespace {
 
 double d(std::int64_t v) { return static_cast<double>(v); }
 
+// Compute capability 9.x (Hopper) and 10.x (data-centre Blackwell) reach their tensor peak only with their own
+// instructions (wgmma, tcgen05); sm_120 consumer Blackwell and everything older use mma.sync natively.
+bool uses_hopper_tensor_instructions(const GpuSpec& g) {
+  const std::string& cc = g.compute_capability;
+  const auto dot = cc.find('.');
+  if (dot == std::string::npos || dot == 0) return false;
+  int major = 0;
+  for (std::size_t i = 0; i < dot; ++i) {
+    if (cc[i] < '0' || cc[i] > '9') return false;
+    major = major * 10 + (cc[i] - '0');
+  }
+  return g.vendor == "NVIDIA" && (major == 9 || major == 10);
+}
+
 // Per-op device time.
 struct Rates {
   double peak = 0;       // FLOP/s of the compute dtype
   double bw = 0;         // B/s, spec
   double sms = 108;
   double eta_c = 0.75;   // large-GEMM fraction of peak
+  double tensor_scale = 1;  // instruction-set limit of the stack on this architecture (hopper_tensor_peak_fraction)
   double eta_attn = 0.8;
   double eta_m = 0.75;   // streaming fraction of bandwidth
   double eta_dq = 0.65;
@@ -109,13 +124,13 @@ struct Rates {
 #ifdef FTCOST_HAS_CALIBRATION
     if (cal != nullptr) {
       auto r = gemm_tflops(cal->derived, dtype, 2 * M * N * K);
-      if (r) return *r * 1e12;
+      if (r) return *r * 1e12 * tensor_scale;
     }
 #endif
     (void)K;
     // Small-M GEMMs use smaller tiles: count the tile rows actually filled.
     const double m_fill = std::min(1.0, M / (std::ceil(M / 16.0) * 16.0));
-    return peak * eta_c * wave_efficiency(M, N) * m_fill;
+    return peak * tensor_scale * eta_c * wave_efficiency(M, N) * m_fill;
   }
   double stream_bw(double eta) const {
 #ifdef FTCOST_HAS_CALIBRATION
@@ -466,6 +481,7 @@ StepTime step_model(const ModelSpec& m, const Workload& w, const StackProfile& s
   r.bw = g.memory_bandwidth_gbps * 1e9;
   r.sms = g.sm_count > 0 ? g.sm_count : 108;
   r.eta_c = s.gemm_efficiency;
+  if (uses_hopper_tensor_instructions(g)) r.tensor_scale = s.hopper_tensor_peak_fraction;
   r.eta_attn = s.attention_efficiency_factor;
   r.eta_m = s.memory_efficiency;
   r.eta_dq = s.dequant_efficiency;

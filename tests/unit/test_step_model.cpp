@@ -91,6 +91,32 @@ TEST_CASE("grouped-GEMM stack launches far fewer kernels than the per-expert loo
   CHECK(grouped.step.total_s < loop.step.total_s);
 }
 
+TEST_CASE("the paper's stack reaches ~2/3 of the tensor peak on Hopper only: GEMM time on H100 grows, A100 unchanged") {
+  const auto& db = Database::embedded();
+  auto in_h = resolve_request(with(kMixtral, "gpu", "h100-sxm5-80gb"), db, nullptr);
+  REQUIRE(in_h.ok());
+  StackProfile native = in_h->stack;
+  REQUIRE(native.hopper_tensor_peak_fraction < 1.0);
+  native.hopper_tensor_peak_fraction = 1.0;
+  auto limited = estimate(in_h.value(), db);
+  Inputs in_native = in_h.value();
+  in_native.stack = native;
+  auto unlimited = estimate(in_native, db);
+  REQUIRE(limited.ok());
+  REQUIRE(unlimited.ok());
+  const auto gemm = static_cast<std::size_t>(KernelClass::expert_gemm);
+  // Expert GEMMs are compute-bound at this size: their time scales with 1/fraction (the kernel floor aside).
+  CHECK(limited->step.by_class[gemm] ==
+        doctest::Approx(unlimited->step.by_class[gemm] / in_h->stack.hopper_tensor_peak_fraction).epsilon(0.05));
+  CHECK(limited->step.by_class[gemm] > unlimited->step.by_class[gemm] * 1.3);
+  // Ampere (cc 8.0) is untouched by the Hopper limit.
+  auto in_a = resolve_request(with(kMixtral, "gpu", "a100-sxm4-80gb"), db, nullptr);
+  REQUIRE(in_a.ok());
+  Inputs in_a_native = in_a.value();
+  in_a_native.stack.hopper_tensor_peak_fraction = 1.0;
+  CHECK(estimate(in_a.value(), db)->step.total_s == doctest::Approx(estimate(in_a_native, db)->step.total_s));
+}
+
 TEST_CASE("expert load imbalance and longer sequences cost time") {
   const Request r = with(kMixtral, "gpu", "a40");
   const double uniform = run(r).step.total_s;

@@ -36,6 +36,11 @@ struct StackProfile {
   double kernels_per_router = 20, kernels_per_norm = 8;
   double gemm_efficiency = 0.75;         // fraction of dense peak for large GEMMs (before wave quantization)
   double attention_efficiency_factor = 0.8;  // flash attention relative to GEMM efficiency
+  // Fraction of the tensor-core peak the stack's GEMM/attention kernels can issue on compute capability 9.x/10.x
+  // data-centre GPUs: 1 when they use the architecture's native instructions (wgmma / tcgen05); ~2/3 when they
+  // are limited to Ampere-style mma.sync (CUDA < 12 toolchains, FlashAttention-2).
+  double hopper_tensor_peak_fraction = 1.0;
+  std::string hopper_tensor_note;
   double memory_efficiency = 0.75;       // fraction of spec bandwidth for streaming kernels
   double dequant_efficiency = 0.65;      // fraction of spec bandwidth reached by the NF4 dequant kernels
   double optimizer_efficiency = 0.5;     // fraction of spec bandwidth reached by the optimizer step
