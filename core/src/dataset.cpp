@@ -44,17 +44,27 @@ double LengthDistribution::truncated_mean(double cap) const { return expected_ma
 double LengthDistribution::mean() const { return expected_max(1.0, points_.back().second); }
 
 double LengthDistribution::expected_max(double n, double cap) const {
-  // Integrate min(Q(u), cap) against d(u^n) exactly per linear piece with Simpson's rule on a fine grid
-  // (the integrand is smooth within a piece).
+  // E[min(max of n draws, cap)] = integral over u of min(Q(u), cap) d(u^n). Q is linear on each piece, so each
+  // piece (split where Q crosses the cap) integrates in closed form:
+  //   int_a^b (alpha + beta u) n u^(n-1) du = alpha (b^n - a^n) + beta n/(n+1) (b^(n+1) - a^(n+1)).
+  auto piece = [n](double a, double b, double alpha, double beta) {
+    const double an = std::pow(a, n), bn = std::pow(b, n);
+    return alpha * (bn - an) + beta * n / (n + 1.0) * (bn * b - an * a);
+  };
   double total = 0;
   for (std::size_t i = 1; i < points_.size(); ++i) {
     const double a = points_[i - 1].first, b = points_[i].first;
-    const int steps = 32;
-    const double h = (b - a) / steps;
-    auto f = [&](double u) { return std::min(quantile(u), cap) * n * std::pow(u, n - 1.0); };
-    double s = f(a) + f(b);
-    for (int k = 1; k < steps; ++k) s += f(a + k * h) * (k % 2 == 1 ? 4.0 : 2.0);
-    total += s * h / 3.0;
+    const double qa = points_[i - 1].second, qb = points_[i].second;
+    if (b <= a) continue;
+    const double beta = (qb - qa) / (b - a), alpha = qa - beta * a;
+    if (qb <= cap) {
+      total += piece(a, b, alpha, beta);
+    } else if (qa >= cap) {
+      total += cap * (std::pow(b, n) - std::pow(a, n));
+    } else {
+      const double c = a + (cap - qa) / beta;  // Q(c) = cap; beta > 0 here
+      total += piece(a, c, alpha, beta) + cap * (std::pow(b, n) - std::pow(c, n));
+    }
   }
   return total;
 }

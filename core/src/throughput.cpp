@@ -163,7 +163,7 @@ class Builder {
   }
 
   StepTime run() {
-    ops_.reserve(256);
+    ops_.reserve(1024);
     for (Stage st : {Stage::forward, Stage::recompute, Stage::backward}) {
       if (st == Stage::recompute && !w_.checkpointing) continue;
       pass(st);
