@@ -7,12 +7,14 @@ namespace ftcost {
 
 Result<LengthDistribution> LengthDistribution::from_quantiles(std::vector<std::pair<double, double>> pts,
                                                               const std::string& path) {
-  if (pts.size() < 2) return make_error(Errc::invalid_value, path, "needs at least two quantile points, [0, min] and [1, max]");
+  if (pts.size() < 2)
+    return make_error(Errc::invalid_value, path, "needs at least two quantile points, [0, min] and [1, max]");
   if (pts.front().first != 0.0 || pts.back().first != 1.0)
     return make_error(Errc::invalid_value, path, "must start at quantile 0 and end at quantile 1");
   for (std::size_t i = 0; i < pts.size(); ++i) {
     if (!std::isfinite(pts[i].first) || !std::isfinite(pts[i].second) || pts[i].second < 1)
-      return make_error(Errc::invalid_value, path + "[" + std::to_string(i) + "]", "lengths must be finite and >= 1 token");
+      return make_error(Errc::invalid_value, path + "[" + std::to_string(i) + "]",
+                        "lengths must be finite and >= 1 token");
     if (i > 0 && (pts[i].first <= pts[i - 1].first || pts[i].second < pts[i - 1].second))
       return make_error(Errc::invalid_value, path + "[" + std::to_string(i) + "]",
                         "quantiles must increase and lengths must not decrease");
@@ -44,8 +46,8 @@ double LengthDistribution::truncated_mean(double cap) const { return expected_ma
 double LengthDistribution::mean() const { return expected_max(1.0, points_.back().second); }
 
 double LengthDistribution::expected_max(double n, double cap) const {
-  // E[min(max of n draws, cap)] = integral over u of min(Q(u), cap) d(u^n). Q is linear on each piece, so each
-  // piece (split where Q crosses the cap) integrates in closed form:
+  // E[min(max of n draws, cap)] = integral over u of min(Q(u), cap) d(u^n). Q is linear on each piece, so
+  // each piece (split where Q crosses the cap) integrates in closed form:
   //   int_a^b (alpha + beta u) n u^(n-1) du = alpha (b^n - a^n) + beta n/(n+1) (b^(n+1) - a^(n+1)).
   auto piece = [n](double a, double b, double alpha, double beta) {
     const double an = std::pow(a, n), bn = std::pow(b, n);
@@ -82,7 +84,8 @@ Result<Dataset> parse_dataset(const json& doc, const std::string& source) {
   if (!doc.is_object()) return make_error(Errc::wrong_type, source, "must be a JSON object");
   FTCOST_TRY(schema, get_string(doc, "schema", ""));
   if (schema != "ftcost.dataset/1")
-    return make_error(Errc::schema_mismatch, "schema", "expected \"ftcost.dataset/1\", got \"" + schema + "\"");
+    return make_error(Errc::schema_mismatch, "schema",
+                      "expected \"ftcost.dataset/1\", got \"" + schema + "\"");
   Dataset d;
   FTCOST_TRY(id, get_string(doc, "id", ""));
   FTCOST_TRY(name, opt_string(doc, "display_name", "", id));
@@ -95,7 +98,8 @@ Result<Dataset> parse_dataset(const json& doc, const std::string& source) {
   d.queries_published = static_cast<double>(qp);
   d.source = src;
   FTCOST_TRY(tt, opt_number(doc, "template_tokens", "", 0));
-  if (tt < 0 || tt > 100000) return make_error(Errc::out_of_range, "template_tokens", "must be between 0 and 100000");
+  if (tt < 0 || tt > 100000)
+    return make_error(Errc::out_of_range, "template_tokens", "must be between 0 and 100000");
   d.template_tokens = tt;
   if (!has(doc, "quantiles") || !doc.at("quantiles").is_array())
     return make_error(Errc::missing_field, "quantiles", "required array of [quantile, tokens] pairs");
@@ -104,7 +108,8 @@ Result<Dataset> parse_dataset(const json& doc, const std::string& source) {
   for (std::size_t i = 0; i < q.size(); ++i) {
     const json& e = q[i];
     if (!e.is_array() || e.size() != 2 || !e[0].is_number() || !e[1].is_number())
-      return make_error(Errc::wrong_type, "quantiles[" + std::to_string(i) + "]", "must be a [quantile, tokens] pair");
+      return make_error(Errc::wrong_type, "quantiles[" + std::to_string(i) + "]",
+                        "must be a [quantile, tokens] pair");
     pts.emplace_back(e[0].get<double>(), e[1].get<double>());
   }
   FTCOST_TRY(dist, LengthDistribution::from_quantiles(std::move(pts), "quantiles"));

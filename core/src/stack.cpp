@@ -15,11 +15,13 @@ json StackProfile::to_json() const {
 }
 
 namespace {
-Result<double> bounded(const json& obj, const std::string& key, const std::string& path, double lo, double hi) {
+Result<double> bounded(const json& obj, const std::string& key, const std::string& path, double lo,
+                       double hi) {
   FTCOST_TRY(v, get_number(obj, key, path));
   if (v < lo || v > hi)
-    return make_error(Errc::out_of_range, join_path(path, key),
-                      "must be between " + json(lo).dump() + " and " + json(hi).dump() + ", got " + json(v).dump());
+    return make_error(
+        Errc::out_of_range, join_path(path, key),
+        "must be between " + json(lo).dump() + " and " + json(hi).dump() + ", got " + json(v).dump());
   return v;
 }
 }  // namespace
@@ -35,12 +37,14 @@ Result<StackProfile> parse_stack(const json& doc, const std::string& source) {
   FTCOST_TRY(desc, opt_string(doc, "description", "", ""));
   FTCOST_TRY(exec, get_string(doc, "moe_execution", ""));
   if (exec != "loop" && exec != "grouped")
-    return make_error(Errc::invalid_value, "moe_execution", "must be \"loop\" or \"grouped\", got \"" + exec + "\"");
+    return make_error(Errc::invalid_value, "moe_execution",
+                      "must be \"loop\" or \"grouped\", got \"" + exec + "\"");
   s.id = id;
   s.display_name = name;
   s.description = desc;
   s.moe_execution = exec;
-  if (!has(doc, "memory") || !doc.at("memory").is_object()) return make_error(Errc::missing_field, "memory", "required object");
+  if (!has(doc, "memory") || !doc.at("memory").is_object())
+    return make_error(Errc::missing_field, "memory", "required object");
   const json& m = doc.at("memory");
   const std::string p = "memory";
   FTCOST_TRY(ctx, bounded(m, "cuda_context_gib", p, 0, 16));

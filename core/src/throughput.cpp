@@ -1,10 +1,10 @@
 #include "ftcost/throughput.hpp"
 
-#include <algorithm>
-#include <cmath>
-
 #include "ftcost/memory.hpp"
 #include "ftcost/paper.hpp"
+
+#include <algorithm>
+#include <cmath>
 #if __has_include("ftcost/calibration.hpp")
 #include "ftcost/calibration.hpp"
 #define FTCOST_HAS_CALIBRATION 1
@@ -14,37 +14,56 @@ namespace ftcost {
 
 const char* stage_name(Stage s) {
   switch (s) {
-    case Stage::forward: return "forward";
-    case Stage::recompute: return "recompute";
-    case Stage::backward: return "backward";
-    case Stage::optimizer: return "optimizer";
+    case Stage::forward:
+      return "forward";
+    case Stage::recompute:
+      return "recompute";
+    case Stage::backward:
+      return "backward";
+    case Stage::optimizer:
+      return "optimizer";
   }
   return "forward";
 }
 
 const char* layer_type_name(LayerType l) {
   switch (l) {
-    case LayerType::attention: return "attention";
-    case LayerType::moe: return "moe";
-    case LayerType::mamba: return "mamba";
-    case LayerType::mlp: return "mlp";
-    case LayerType::norm: return "norm";
-    case LayerType::other: return "other";
+    case LayerType::attention:
+      return "attention";
+    case LayerType::moe:
+      return "moe";
+    case LayerType::mamba:
+      return "mamba";
+    case LayerType::mlp:
+      return "mlp";
+    case LayerType::norm:
+      return "norm";
+    case LayerType::other:
+      return "other";
   }
   return "other";
 }
 
 const char* kernel_class_name(KernelClass k) {
   switch (k) {
-    case KernelClass::gemm: return "gemm";
-    case KernelClass::expert_gemm: return "expert_gemm";
-    case KernelClass::attention: return "attention";
-    case KernelClass::dequant: return "dequant";
-    case KernelClass::elementwise: return "elementwise";
-    case KernelClass::scan: return "selective_scan";
-    case KernelClass::routing: return "routing";
-    case KernelClass::loss: return "loss";
-    case KernelClass::optimizer: return "optimizer";
+    case KernelClass::gemm:
+      return "gemm";
+    case KernelClass::expert_gemm:
+      return "expert_gemm";
+    case KernelClass::attention:
+      return "attention";
+    case KernelClass::dequant:
+      return "dequant";
+    case KernelClass::elementwise:
+      return "elementwise";
+    case KernelClass::scan:
+      return "selective_scan";
+    case KernelClass::routing:
+      return "routing";
+    case KernelClass::loss:
+      return "loss";
+    case KernelClass::optimizer:
+      return "optimizer";
   }
   return "elementwise";
 }
@@ -63,8 +82,9 @@ Result<std::vector<double>> expert_shares(const std::string& routing, std::int64
   // paper.md §2.6 (Fig. 11): average tokens per query routed to each expert, before fine-tuning.
   if (routing == "paper-mixtral" || routing == "paper-blackmamba") {
     if (experts != 8)
-      return make_error(Errc::invalid_value, "--routing", routing + " is a measured 8-expert distribution; this model has " +
-                                                              std::to_string(experts) + " experts");
+      return make_error(Errc::invalid_value, "--routing",
+                        routing + " is a measured 8-expert distribution; this model has " +
+                            std::to_string(experts) + " experts");
     if (routing == "paper-mixtral") return normalise({46.2, 50.5, 52.7, 59.2, 38.6, 62.9, 50.2, 51.2});
     return normalise({44.7, 61.5, 59.7, 56.2, 27.4, 35.4, 42.0, 39.0});
   }
@@ -73,7 +93,8 @@ Result<std::vector<double>> expert_shares(const std::string& routing, std::int64
     char* end = nullptr;
     double a = std::strtod(v.c_str(), &end);
     if (v.empty() || *end != '\0' || !std::isfinite(a) || a < 0 || a > 4)
-      return make_error(Errc::invalid_value, "--routing", "skew:S needs 0 <= S <= 4 (Zipf exponent), got \"" + v + "\"");
+      return make_error(Errc::invalid_value, "--routing",
+                        "skew:S needs 0 <= S <= 4 (Zipf exponent), got \"" + v + "\"");
     std::vector<double> z(E);
     for (std::size_t i = 0; i < E; ++i) z[i] = std::pow(static_cast<double>(i + 1), -a);
     return normalise(z);
@@ -86,8 +107,8 @@ namespace {
 
 double d(std::int64_t v) { return static_cast<double>(v); }
 
-// Compute capability 9.x (Hopper) and 10.x (data-centre Blackwell) reach their tensor peak only with their own
-// instructions (wgmma, tcgen05); sm_120 consumer Blackwell and everything older use mma.sync natively.
+// Compute capability 9.x (Hopper) and 10.x (data-centre Blackwell) reach their tensor peak only with their
+// own instructions (wgmma, tcgen05); sm_120 consumer Blackwell and everything older use mma.sync natively.
 bool uses_hopper_tensor_instructions(const GpuSpec& g) {
   const std::string& cc = g.compute_capability;
   const auto dot = cc.find('.');
@@ -102,13 +123,14 @@ bool uses_hopper_tensor_instructions(const GpuSpec& g) {
 
 // Per-op device time.
 struct Rates {
-  double peak = 0;       // FLOP/s of the compute dtype
-  double bw = 0;         // B/s, spec
+  double peak = 0;  // FLOP/s of the compute dtype
+  double bw = 0;    // B/s, spec
   double sms = 108;
-  double eta_c = 0.75;   // large-GEMM fraction of peak
-  double tensor_scale = 1;  // instruction-set limit of the stack on this architecture (hopper_tensor_peak_fraction)
+  double eta_c = 0.75;  // large-GEMM fraction of peak
+  double tensor_scale =
+      1;  // instruction-set limit of the stack on this architecture (hopper_tensor_peak_fraction)
   double eta_attn = 0.8;
-  double eta_m = 0.75;   // streaming fraction of bandwidth
+  double eta_m = 0.75;  // streaming fraction of bandwidth
   double eta_dq = 0.65;
   double eta_opt = 0.75;
   const Calibration* cal = nullptr;
@@ -134,7 +156,8 @@ struct Rates {
   }
   double stream_bw(double eta) const {
 #ifdef FTCOST_HAS_CALIBRATION
-    if (cal != nullptr && cal->derived.memory_bandwidth_gbps) return *cal->derived.memory_bandwidth_gbps * 1e9 * (eta / eta_m);
+    if (cal != nullptr && cal->derived.memory_bandwidth_gbps)
+      return *cal->derived.memory_bandwidth_gbps * 1e9 * (eta / eta_m);
 #endif
     return bw * eta;
   }
@@ -148,8 +171,8 @@ struct Rates {
 
 class Builder {
  public:
-  Builder(const ModelSpec& m, const Workload& w, const StackProfile& s, const Rates& r, std::int64_t batch, double len,
-          const std::vector<double>& shares)
+  Builder(const ModelSpec& m, const Workload& w, const StackProfile& s, const Rates& r, std::int64_t batch,
+          double len, const std::vector<double>& shares)
       : m_(m), w_(w), s_(s), r_(r), N_(d(batch) * len), L_(len), shares_(shares) {
     a_ = w.compute_bytes();
     qlora_ = w.method == Method::qlora;
@@ -158,7 +181,8 @@ class Builder {
     r_lora_ = lora_ ? d(w.lora_rank) : 0;
     floor_s_ = s.kernel_floor_us * 1e-6;
 #ifdef FTCOST_HAS_CALIBRATION
-    if (r.cal != nullptr && r.cal->derived.launch_overhead_us) floor_s_ = *r.cal->derived.launch_overhead_us * 1e-6;
+    if (r.cal != nullptr && r.cal->derived.launch_overhead_us)
+      floor_s_ = *r.cal->derived.launch_overhead_us * 1e-6;
 #endif
   }
 
@@ -211,11 +235,12 @@ class Builder {
     // host_device_overlap 1: the device runs while the host launches (async); 0: they alternate (an eager
     // loop with a host sync per expert drains the queue, so launch time adds to device time).
     const double ov = s_.host_device_overlap;
-    stage_wall_[static_cast<int>(st)] += ov * std::max(seg_gpu_, seg_host_) + (1 - ov) * (seg_gpu_ + seg_host_);
+    stage_wall_[static_cast<int>(st)] +=
+        ov * std::max(seg_gpu_, seg_host_) + (1 - ov) * (seg_gpu_ + seg_host_);
     seg_gpu_ = seg_host_ = 0;
   }
-  void add(const char* name, Stage st, LayerType l, KernelClass k, double flops, double bytes, double kernels, double gpu_s,
-           bool compute_bound, double reps) {
+  void add(const char* name, Stage st, LayerType l, KernelClass k, double flops, double bytes, double kernels,
+           double gpu_s, bool compute_bound, double reps) {
     Op op;
     op.name = name;
     op.stage = st;
@@ -241,40 +266,42 @@ class Builder {
     const double tm = bytes / r_.stream_bw(r_.eta_m);
     add(name, st, l, k, flops, bytes, kernels, std::max(tc, tm), tc >= tm, reps);
   }
-  void stream(const char* name, Stage st, LayerType l, KernelClass k, double bytes, double kernels, double reps,
-              double flops = 0) {
+  void stream(const char* name, Stage st, LayerType l, KernelClass k, double bytes, double kernels,
+              double reps, double flops = 0) {
     if (reps <= 0) return;
     add(name, st, l, k, flops, bytes, kernels, bytes / r_.stream_bw(r_.eta_m), false, reps);
   }
   void dequant(const char* name, Stage st, LayerType l, double params, double reps) {
     if (!qlora_ || reps <= 0) return;
     const double bytes = params * s_.dequant_bytes_per_param * (w_.quant == Quant::int8 ? 0.6 : 1.0);
-    add(name, st, l, KernelClass::dequant, 0, bytes, s_.kernels_per_quantized_linear_extra, bytes / r_.dequant_bw(), false, reps);
+    add(name, st, l, KernelClass::dequant, 0, bytes, s_.kernels_per_quantized_linear_extra,
+        bytes / r_.dequant_bw(), false, reps);
   }
 
   // A linear layer applied to M tokens (in -> out), its QLoRA dequantization, LoRA adapter and backward.
-  void linear(const char* name, Stage st, LayerType l, KernelClass k, double M, double in, double out, double reps,
-              bool lora_here, bool quantized = true) {
+  void linear(const char* name, Stage st, LayerType l, KernelClass k, double M, double in, double out,
+              double reps, bool lora_here, bool quantized = true) {
     const bool bwd = st == Stage::backward;
     const double base_kernels = s_.kernels_per_linear;
     if (quantized) dequant(name, st, l, in * out, reps);
     if (!bwd) {
       gemm(name, st, l, k, M, out, in, reps, base_kernels);
     } else {
-      gemm(name, st, l, k, M, in, out, reps, base_kernels);              // dX = dY W
-      if (full_) gemm(name, st, l, k, out, in, M, reps, base_kernels);   // dW = dY^T X
+      gemm(name, st, l, k, M, in, out, reps, base_kernels);             // dX = dY W
+      if (full_) gemm(name, st, l, k, out, in, M, reps, base_kernels);  // dW = dY^T X
     }
     if (lora_ && lora_here && r_lora_ > 0) {
       const double r = r_lora_;
       if (!bwd) {
         gemm("lora", st, l, KernelClass::gemm, M, r, in, reps, 1);
         gemm("lora", st, l, KernelClass::gemm, M, out, r, reps, 1);
-        stream("lora", st, l, KernelClass::elementwise, 3 * a_ * M * out, s_.kernels_per_lora_module - 2, reps);
+        stream("lora", st, l, KernelClass::elementwise, 3 * a_ * M * out, s_.kernels_per_lora_module - 2,
+               reps);
       } else {
-        gemm("lora", st, l, KernelClass::gemm, M, r, out, reps, 1);   // dH = dY B
-        gemm("lora", st, l, KernelClass::gemm, r, out, M, reps, 1);   // dB
-        gemm("lora", st, l, KernelClass::gemm, M, in, r, reps, 1);    // dX += dH A
-        gemm("lora", st, l, KernelClass::gemm, r, in, M, reps, 1);    // dA
+        gemm("lora", st, l, KernelClass::gemm, M, r, out, reps, 1);  // dH = dY B
+        gemm("lora", st, l, KernelClass::gemm, r, out, M, reps, 1);  // dB
+        gemm("lora", st, l, KernelClass::gemm, M, in, r, reps, 1);   // dX += dH A
+        gemm("lora", st, l, KernelClass::gemm, r, in, M, reps, 1);   // dA
         stream("lora", st, l, KernelClass::elementwise, 2 * a_ * M * out, 2, reps);
       }
     }
@@ -283,7 +310,8 @@ class Builder {
   void norm(Stage st, double reps) {
     const double H = d(m_.hidden);
     const double f = st == Stage::backward ? 2.0 : 1.0;
-    stream("norm", st, LayerType::norm, KernelClass::elementwise, f * N_ * H * (2 * a_ + 4), s_.kernels_per_norm, reps);
+    stream("norm", st, LayerType::norm, KernelClass::elementwise, f * N_ * H * (2 * a_ + 4),
+           s_.kernels_per_norm, reps);
   }
 
   void attention_block(Stage st, double reps) {
@@ -296,11 +324,13 @@ class Builder {
       const double qk = d(at.qk_nope_head_dim + at.qk_rope_head_dim);
       if (at.q_lora_rank > 0) {
         linear("q_proj", st, LayerType::attention, KernelClass::gemm, N_, H, d(at.q_lora_rank), reps, t.q);
-        linear("q_proj", st, LayerType::attention, KernelClass::gemm, N_, d(at.q_lora_rank), d(at.heads) * qk, reps, t.q);
+        linear("q_proj", st, LayerType::attention, KernelClass::gemm, N_, d(at.q_lora_rank), d(at.heads) * qk,
+               reps, t.q);
       } else {
         linear("q_proj", st, LayerType::attention, KernelClass::gemm, N_, H, d(at.heads) * qk, reps, t.q);
       }
-      linear("kv_a_proj", st, LayerType::attention, KernelClass::gemm, N_, H, d(at.kv_lora_rank + at.qk_rope_head_dim), reps, t.k);
+      linear("kv_a_proj", st, LayerType::attention, KernelClass::gemm, N_, H,
+             d(at.kv_lora_rank + at.qk_rope_head_dim), reps, t.k);
       linear("kv_b_proj", st, LayerType::attention, KernelClass::gemm, N_, d(at.kv_lora_rank),
              d(at.heads * (at.qk_nope_head_dim + at.v_head_dim)), reps, t.v);
       linear("o_proj", st, LayerType::attention, KernelClass::gemm, N_, d(at.v_dim()), H, reps, t.o);
@@ -312,14 +342,16 @@ class Builder {
     }
     // rotary + residual adds
     stream("rotary_residual", st, LayerType::attention, KernelClass::elementwise,
-           (bwd ? 2.0 : 1.0) * a_ * N_ * (3 * d(at.q_dim() + at.kv_dim()) + 3 * H), s_.kernels_per_attention_block - 2, reps);
+           (bwd ? 2.0 : 1.0) * a_ * N_ * (3 * d(at.q_dim() + at.kv_dim()) + 3 * H),
+           s_.kernels_per_attention_block - 2, reps);
     // the attention kernel itself
     const double window = at.sliding_window > 0 ? std::min(L_, d(at.sliding_window)) : L_;
     double flops = 2.0 * N_ * window * (d(at.q_dim()) + d(at.v_dim()));  // QK^T and PV, causal half
     double bytes = a_ * N_ * (2 * d(at.q_dim()) + 2 * d(at.kv_dim()));
     if (w_.attention == Attention::eager) {
       flops *= 2;  // the full L x L scores are computed, masked afterwards
-      bytes += N_ * d(at.heads) * L_ * (4 + 4 + a_ + a_ + 4);  // scores fp32, softmax r/w, 16-bit probs, read for PV
+      bytes += N_ * d(at.heads) * L_ *
+               (4 + 4 + a_ + a_ + 4);  // scores fp32, softmax r/w, 16-bit probs, read for PV
     }
     if (bwd) {
       flops *= 2.5;
@@ -329,7 +361,8 @@ class Builder {
     const double tc = flops / rate;
     const double tm = bytes / r_.stream_bw(r_.eta_m);
     add(w_.attention == Attention::flash ? "flash_attention" : "eager_attention", st, LayerType::attention,
-        KernelClass::attention, flops, bytes, w_.attention == Attention::flash ? 2 : 6, std::max(tc, tm), tc >= tm, reps);
+        KernelClass::attention, flops, bytes, w_.attention == Attention::flash ? 2 : 6, std::max(tc, tm),
+        tc >= tm, reps);
   }
 
   void mlp_block(Stage st, double reps) {
@@ -340,7 +373,8 @@ class Builder {
     const double up = (m_.mlp.gated ? 2.0 : 1.0);
     linear("mlp_up", st, LayerType::mlp, KernelClass::gemm, N_, H, F * up, reps, gu);
     linear("mlp_down", st, LayerType::mlp, KernelClass::gemm, N_, F, H, reps, dn);
-    stream("mlp_act", st, LayerType::mlp, KernelClass::elementwise, (st == Stage::backward ? 2.0 : 1.0) * a_ * N_ * F * 4, 3, reps);
+    stream("mlp_act", st, LayerType::mlp, KernelClass::elementwise,
+           (st == Stage::backward ? 2.0 : 1.0) * a_ * N_ * F * 4, 3, reps);
   }
 
   void moe_block(Stage st, double reps) {
@@ -357,7 +391,8 @@ class Builder {
       const double Fs = d(m_.moe.shared_intermediate) * d(m_.moe.shared_experts);
       linear("shared_expert_up", st, LayerType::moe, KernelClass::gemm, N_, H, 2 * Fs, reps, t.shared);
       linear("shared_expert_down", st, LayerType::moe, KernelClass::gemm, N_, Fs, H, reps, t.shared);
-      stream("shared_expert_act", st, LayerType::moe, KernelClass::elementwise, (bwd ? 2.0 : 1.0) * a_ * N_ * Fs * 4, 3, reps);
+      stream("shared_expert_act", st, LayerType::moe, KernelClass::elementwise,
+             (bwd ? 2.0 : 1.0) * a_ * N_ * Fs * 4, 3, reps);
     }
     const bool fused_up = m_.family == "blackmamba" || m_.family == "gpt_oss";
     const double up_mult = m_.moe.gated ? 2.0 : 1.0;
@@ -372,34 +407,45 @@ class Builder {
         const double hit = 1.0 - std::exp(-n);
         const double ne = n > 0 ? n / std::max(hit, 1e-12) : 0;
         seg_host_ += reps * s_.host_sync_us * 1e-6 * (bwd ? 0.0 : 1.0);
-        stream("expert_loop", st, LayerType::moe, KernelClass::routing, a_ * ne * H * 4 * hit, s_.kernels_per_expert_overhead, reps);
+        stream("expert_loop", st, LayerType::moe, KernelClass::routing, a_ * ne * H * 4 * hit,
+               s_.kernels_per_expert_overhead, reps);
         if (fused_up) {
-          linear("expert_up", st, LayerType::moe, KernelClass::expert_gemm, ne, H, up_mult * F, reps * hit, t.expert_gate_up);
+          linear("expert_up", st, LayerType::moe, KernelClass::expert_gemm, ne, H, up_mult * F, reps * hit,
+                 t.expert_gate_up);
         } else {
-          linear("expert_gate", st, LayerType::moe, KernelClass::expert_gemm, ne, H, F, reps * hit, t.expert_gate_up);
-          if (m_.moe.gated) linear("expert_up", st, LayerType::moe, KernelClass::expert_gemm, ne, H, F, reps * hit, t.expert_gate_up);
+          linear("expert_gate", st, LayerType::moe, KernelClass::expert_gemm, ne, H, F, reps * hit,
+                 t.expert_gate_up);
+          if (m_.moe.gated)
+            linear("expert_up", st, LayerType::moe, KernelClass::expert_gemm, ne, H, F, reps * hit,
+                   t.expert_gate_up);
         }
-        linear("expert_down", st, LayerType::moe, KernelClass::expert_gemm, ne, F, H, reps * hit, t.expert_down);
-        stream("expert_act", st, LayerType::moe, KernelClass::elementwise, (bwd ? 2.0 : 1.0) * a_ * ne * (F * 4 + H * 3), 0, reps * hit);
+        linear("expert_down", st, LayerType::moe, KernelClass::expert_gemm, ne, F, H, reps * hit,
+               t.expert_down);
+        stream("expert_act", st, LayerType::moe, KernelClass::elementwise,
+               (bwd ? 2.0 : 1.0) * a_ * ne * (F * 4 + H * 3), 0, reps * hit);
         flush(st);
       }
     } else {
       // Grouped GEMM over all experts: sort/permute, one GEMM per projection, unpermute; no host sync.
       const double pairs = dense_mode ? N_ * E : N_ * k;
-      stream("permute", st, LayerType::moe, KernelClass::routing, (bwd ? 2.0 : 1.0) * a_ * pairs * H * 4, 6, reps);
+      stream("permute", st, LayerType::moe, KernelClass::routing, (bwd ? 2.0 : 1.0) * a_ * pairs * H * 4, 6,
+             reps);
       const double hit_experts = dense_mode ? E : E * (1.0 - std::exp(-pairs / E));
       const double ne = pairs / std::max(hit_experts, 1.0);
       // quantized expert weights are dequantized per expert that is hit; the grouped GEMM reads all of them
       const double reps_e = reps * hit_experts;
       expert_kernel_scale_ = 1.0 / std::max(hit_experts, 1.0);
       if (fused_up || !m_.moe.gated) {
-        linear("expert_up", st, LayerType::moe, KernelClass::expert_gemm, ne, H, up_mult * F, reps_e, t.expert_gate_up);
+        linear("expert_up", st, LayerType::moe, KernelClass::expert_gemm, ne, H, up_mult * F, reps_e,
+               t.expert_gate_up);
       } else {
-        linear("expert_gate_up", st, LayerType::moe, KernelClass::expert_gemm, ne, H, 2 * F, reps_e, t.expert_gate_up);
+        linear("expert_gate_up", st, LayerType::moe, KernelClass::expert_gemm, ne, H, 2 * F, reps_e,
+               t.expert_gate_up);
       }
       linear("expert_down", st, LayerType::moe, KernelClass::expert_gemm, ne, F, H, reps_e, t.expert_down);
       expert_kernel_scale_ = 1;
-      stream("expert_act", st, LayerType::moe, KernelClass::elementwise, (bwd ? 2.0 : 1.0) * a_ * pairs * (F * 4 + H * 3), 4, reps);
+      stream("expert_act", st, LayerType::moe, KernelClass::elementwise,
+             (bwd ? 2.0 : 1.0) * a_ * pairs * (F * 4 + H * 3), 4, reps);
     }
   }
 
@@ -410,28 +456,34 @@ class Builder {
     const bool bwd = st == Stage::backward;
     norm(st, reps);
     linear("mamba_in_proj", st, LayerType::mamba, KernelClass::gemm, N_, H, 2 * Di, reps, lora_m);
-    stream("mamba_conv", st, LayerType::mamba, KernelClass::elementwise, (bwd ? 3.0 : 1.0) * a_ * N_ * Di * 3, 2, reps);
-    linear("mamba_x_proj", st, LayerType::mamba, KernelClass::gemm, N_, Di, d(ms.dt_rank + 2 * ms.d_state), reps, lora_m);
+    stream("mamba_conv", st, LayerType::mamba, KernelClass::elementwise, (bwd ? 3.0 : 1.0) * a_ * N_ * Di * 3,
+           2, reps);
+    linear("mamba_x_proj", st, LayerType::mamba, KernelClass::gemm, N_, Di, d(ms.dt_rank + 2 * ms.d_state),
+           reps, lora_m);
     linear("mamba_dt_proj", st, LayerType::mamba, KernelClass::gemm, N_, d(ms.dt_rank), Di, reps, lora_m);
     // selective scan: memory-bound; ~10 d_inner bytes per token forward, ~16 backward plus the conv recompute
     const double scan_bytes = N_ * Di * (bwd ? 20.0 : 10.0);
     const double scan_flops = N_ * Di * d(ms.d_state) * (bwd ? 20.0 : 10.0);
     stream("selective_scan", st, LayerType::mamba, KernelClass::scan, scan_bytes, 2, reps, scan_flops);
     linear("mamba_out_proj", st, LayerType::mamba, KernelClass::gemm, N_, Di, H, reps, lora_m);
-    stream("mamba_misc", st, LayerType::mamba, KernelClass::elementwise, (bwd ? 2.0 : 1.0) * a_ * N_ * (Di * 2 + H * 3),
-           s_.kernels_per_mamba_block, reps);
+    stream("mamba_misc", st, LayerType::mamba, KernelClass::elementwise,
+           (bwd ? 2.0 : 1.0) * a_ * N_ * (Di * 2 + H * 3), s_.kernels_per_mamba_block, reps);
   }
 
   void pass(Stage st) {
     const bool head = st != Stage::recompute;
     const double H = d(m_.hidden), V = d(m_.vocab);
-    if (head && st == Stage::forward) stream("embedding", st, LayerType::other, KernelClass::elementwise, a_ * N_ * H * 2, 1, 1);
+    if (head && st == Stage::forward)
+      stream("embedding", st, LayerType::other, KernelClass::elementwise, a_ * N_ * H * 2, 1, 1);
     // Identical layer types are summed: time is additive over layers (their order does not matter).
     std::vector<LayerGroup> kinds;
     for (const auto& g : m_.groups) {
-      auto it = std::find_if(kinds.begin(), kinds.end(), [&](const LayerGroup& k) { return k.mixer == g.mixer && k.ffn == g.ffn; });
-      if (it == kinds.end()) kinds.push_back(g);
-      else it->count += g.count;
+      auto it = std::find_if(kinds.begin(), kinds.end(),
+                             [&](const LayerGroup& k) { return k.mixer == g.mixer && k.ffn == g.ffn; });
+      if (it == kinds.end())
+        kinds.push_back(g);
+      else
+        it->count += g.count;
     }
     for (const auto& g : kinds) {
       const double reps = d(g.count);
@@ -445,9 +497,12 @@ class Builder {
       // lm_head stays 16-bit in QLoRA (bitsandbytes skips the output embedding)
       linear("lm_head", st, LayerType::other, KernelClass::gemm, N_, H, V, 1, w_.lora_targets.lm_head, false);
       const bool own = m_.family == "blackmamba" || m_.family == "mamba";
-      const double loss_bytes = N_ * V * (own ? s_.loss_bytes_per_vocab_entry * 0.4 : s_.loss_bytes_per_vocab_entry);
-      stream("cross_entropy", st, LayerType::other, KernelClass::loss, loss_bytes * (st == Stage::backward ? 0.55 : 0.45), 6, 1);
-      if (st == Stage::backward && full_) stream("embedding_grad", st, LayerType::other, KernelClass::elementwise, N_ * H * 8, 2, 1);
+      const double loss_bytes =
+          N_ * V * (own ? s_.loss_bytes_per_vocab_entry * 0.4 : s_.loss_bytes_per_vocab_entry);
+      stream("cross_entropy", st, LayerType::other, KernelClass::loss,
+             loss_bytes * (st == Stage::backward ? 0.55 : 0.45), 6, 1);
+      if (st == Stage::backward && full_)
+        stream("embedding_grad", st, LayerType::other, KernelClass::elementwise, N_ * H * 8, 2, 1);
     }
     flush(st);
   }
@@ -461,9 +516,11 @@ class Builder {
     if (w_.optimizer == Optimizer::sgd_momentum) bpp *= 0.5;
     if (w_.optimizer == Optimizer::adamw_8bit) bpp *= 0.6;
     const double bytes = trainable * bpp;
-    // multi-tensor (foreach) launches: ~a dozen passes over lists of up to 128 tensors, plus grad-norm clipping
+    // multi-tensor (foreach) launches: ~a dozen passes over lists of up to 128 tensors, plus grad-norm
+    // clipping
     const double tensors = full_ ? d(m_.layers()) * 12 : d(m_.layers()) * 20;
-    stream("adamw", st, LayerType::other, KernelClass::optimizer, bytes, 14 * std::ceil(tensors / 128.0) + 10, 1);
+    stream("adamw", st, LayerType::other, KernelClass::optimizer, bytes, 14 * std::ceil(tensors / 128.0) + 10,
+           1);
     ops_.back().gpu_s = bytes / r_.stream_bw(r_.eta_opt);
     seg_gpu_ = ops_.back().gpu_s;
     flush(st);
@@ -473,7 +530,8 @@ class Builder {
 }  // namespace
 
 StepTime step_model(const ModelSpec& m, const Workload& w, const StackProfile& s, const GpuSpec& g,
-                    const Calibration* cal, std::int64_t batch, double mean_len, const std::vector<double>& shares) {
+                    const Calibration* cal, std::int64_t batch, double mean_len,
+                    const std::vector<double>& shares) {
   Rates r;
   r.dtype = w.precision == "fp32" ? "tf32" : w.precision;
   r.peak = std::max(g.peak_tflops(r.dtype), g.fp32_tflops) * 1e12;
@@ -493,12 +551,15 @@ StepTime step_model(const ModelSpec& m, const Workload& w, const StackProfile& s
   return t;
 }
 
-Result<double> paper_eq2_qps(const std::string& model_id, const std::string& dataset_id, const std::string& gpu_id,
-                             double sparsity, std::int64_t batch, double* rmse_out) {
+Result<double> paper_eq2_qps(const std::string& model_id, const std::string& dataset_id,
+                             const std::string& gpu_id, double sparsity, std::int64_t batch,
+                             double* rmse_out) {
   if (gpu_id != "a40")
-    return make_error(Errc::invalid_value, "--model-kind",
-                      "paper: Eq. (2) has coefficients only for the A40 (the paper re-fits C2/C4 per GPU from a sweep); "
-                      "use `ftcost fit` with your own sweep for " + gpu_id);
+    return make_error(
+        Errc::invalid_value, "--model-kind",
+        "paper: Eq. (2) has coefficients only for the A40 (the paper re-fits C2/C4 per GPU from a sweep); "
+        "use `ftcost fit` with your own sweep for " +
+            gpu_id);
   for (const auto& sw : paper::a40_sweeps()) {
     if (model_id == sw.model && dataset_id == sw.dataset) {
       auto fit = paper::fit_eq2(sw.points, sw.c3);

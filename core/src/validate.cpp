@@ -10,8 +10,10 @@ Result<std::vector<RefRow>> parse_reference(const std::string& text, const std::
   FTCOST_TRY(doc, parse_json_text(text, source));
   FTCOST_TRY(schema, get_string(doc, "schema", ""));
   if (schema != "ftcost.reference/1")
-    return make_error(Errc::schema_mismatch, source + ": schema", "expected \"ftcost.reference/1\", got \"" + schema + "\"");
-  if (!has(doc, "rows") || !doc.at("rows").is_array()) return make_error(Errc::missing_field, source + ": rows", "required array");
+    return make_error(Errc::schema_mismatch, source + ": schema",
+                      "expected \"ftcost.reference/1\", got \"" + schema + "\"");
+  if (!has(doc, "rows") || !doc.at("rows").is_array())
+    return make_error(Errc::missing_field, source + ": rows", "required array");
   std::vector<RefRow> out;
   const json& rows = doc.at("rows");
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -26,8 +28,10 @@ Result<std::vector<RefRow>> parse_reference(const std::string& text, const std::
     FTCOST_TRY(src, get_string(r, "source", p));
     if (role != "training" && role != "validation")
       return make_error(Errc::invalid_value, source + ": " + p + ".role", "must be training or validation");
-    if (!(measured > 0)) return make_error(Errc::out_of_range, source + ": " + p + ".measured", "must be > 0");
-    if (!has(r, "request")) return make_error(Errc::missing_field, source + ": " + p + ".request", "required object");
+    if (!(measured > 0))
+      return make_error(Errc::out_of_range, source + ": " + p + ".measured", "must be > 0");
+    if (!has(r, "request"))
+      return make_error(Errc::missing_field, source + ": " + p + ".request", "required object");
     FTCOST_TRY(req, request_from_json(r.at("request")));
     row.id = id;
     row.role = role;
@@ -45,13 +49,16 @@ Result<double> predict_resolved(const RefRow& row, const Inputs& in, const Datab
   FTCOST_TRY(e, estimate(in, db));
   const std::string& m = row.metric;
   if (m == "max_batch_size") return static_cast<double>(e.max_batch.batch);
-  if (e.batch <= 0) return make_error(Errc::does_not_fit, row.id, "does not fit in the model's memory estimate");
+  if (e.batch <= 0)
+    return make_error(Errc::does_not_fit, row.id, "does not fit in the model's memory estimate");
   if (m == "throughput_queries_per_s") return e.throughput_qps;
   if (m == "step_time_s") return e.step.total_s;
-  if (e.step.model != "step-model") return make_error(Errc::invalid_value, row.id, "stage metrics need the step model");
+  if (e.step.model != "step-model")
+    return make_error(Errc::invalid_value, row.id, "stage metrics need the step model");
   if (m == "stage_forward_s") return e.step.by_stage[static_cast<std::size_t>(Stage::forward)];
   if (m == "stage_backward_s")  // the paper's backward bar includes the checkpointing recompute
-    return e.step.by_stage[static_cast<std::size_t>(Stage::backward)] + e.step.by_stage[static_cast<std::size_t>(Stage::recompute)];
+    return e.step.by_stage[static_cast<std::size_t>(Stage::backward)] +
+           e.step.by_stage[static_cast<std::size_t>(Stage::recompute)];
   if (m == "stage_optimizer_s") return e.step.by_stage[static_cast<std::size_t>(Stage::optimizer)];
   return make_error(Errc::invalid_value, row.id + ": metric", "unknown metric \"" + m + "\"");
 }
@@ -62,7 +69,8 @@ Result<double> predict(const RefRow& row, const Database& db, const StackProfile
   return predict_resolved(row, in, db);
 }
 
-std::vector<RowResult> evaluate(const std::vector<RefRow>& rows, const Database& db, const StackProfile* stack_override) {
+std::vector<RowResult> evaluate(const std::vector<RefRow>& rows, const Database& db,
+                                const StackProfile* stack_override) {
   std::vector<RowResult> out;
   for (const auto& r : rows) {
     RowResult res;
@@ -136,7 +144,8 @@ double from_x(const Param& p, double x) { return p.lo + (p.hi - p.lo) / (1 + std
 
 }  // namespace
 
-Result<StackProfile> fit_stack(const std::vector<RefRow>& rows, const Database& db, const StackProfile& stack) {
+Result<StackProfile> fit_stack(const std::vector<RefRow>& rows, const Database& db,
+                               const StackProfile& stack) {
   struct Prepared {
     const RefRow* row;
     Inputs in;
@@ -149,7 +158,8 @@ Result<StackProfile> fit_stack(const std::vector<RefRow>& rows, const Database& 
     if (in->stack.id != stack.id) continue;
     prep.push_back({&r, in.value()});
   }
-  if (prep.size() < kNp + 1) return make_error(Errc::fit_failed, "rows", "too few training rows for " + stack.id);
+  if (prep.size() < kNp + 1)
+    return make_error(Errc::fit_failed, "rows", "too few training rows for " + stack.id);
   auto objective = [&](const std::vector<double>& x, StackProfile& s) {
     s = stack;
     for (std::size_t i = 0; i < kNp; ++i) s.*(kParams[i].field) = from_x(kParams[i], x[i]);
@@ -220,7 +230,8 @@ Result<StackProfile> fit_stack(const std::vector<RefRow>& rows, const Database& 
         f[kNp] = fc;
       } else {
         for (std::size_t j = 1; j <= kNp; ++j) {
-          for (std::size_t i = 0; i < kNp; ++i) simplex[j][i] = simplex[0][i] + 0.5 * (simplex[j][i] - simplex[0][i]);
+          for (std::size_t i = 0; i < kNp; ++i)
+            simplex[j][i] = simplex[0][i] + 0.5 * (simplex[j][i] - simplex[0][i]);
           f[j] = objective(simplex[j], scratch);
         }
       }
