@@ -106,6 +106,16 @@ Result<StackProfile> parse_stack(const json& doc, const std::string& source) {
     FTCOST_TRY(v, bounded(t, f.key, tp, f.lo, f.hi));
     *f.dst = v;
   }
+  FTCOST_TRY(wrapper_us, opt_number(t, "host_us_per_wrapper_kernel", tp, 0.0));
+  if (!(wrapper_us >= 0 && wrapper_us <= 1000))
+    return make_error(Errc::out_of_range, join_path(tp, "host_us_per_wrapper_kernel"),
+                      "must be between 0 and 1000, got " + json(wrapper_us).dump());
+  s.host_us_per_wrapper_kernel = wrapper_us;
+  FTCOST_TRY(gemm_mem, opt_number(t, "gemm_memory_efficiency", tp, s.memory_efficiency));
+  if (!(gemm_mem >= 0.01 && gemm_mem <= 1.0))
+    return make_error(Errc::out_of_range, join_path(tp, "gemm_memory_efficiency"),
+                      "must be between 0.01 and 1, got " + json(gemm_mem).dump());
+  s.gemm_memory_efficiency = gemm_mem;
   FTCOST_TRY(hopper, opt_number(t, "hopper_tensor_peak_fraction", tp, 1.0));
   if (!(hopper > 0.05 && hopper <= 1.0))
     return make_error(Errc::out_of_range, join_path(tp, "hopper_tensor_peak_fraction"),

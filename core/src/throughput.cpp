@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #if __has_include("ftcost/calibration.hpp")
 #include "ftcost/calibration.hpp"
 #define FTCOST_HAS_CALIBRATION 1
@@ -130,17 +131,23 @@ struct Rates {
   double tensor_scale =
       1;  // instruction-set limit of the stack on this architecture (hopper_tensor_peak_fraction)
   double eta_attn = 0.8;
-  double eta_m = 0.75;  // streaming fraction of bandwidth
+  double eta_m = 0.75;   // streaming fraction of bandwidth
+  double eta_gm = 0.75;  // memory-bound GEMMs: fraction of bandwidth for their operands
   double eta_dq = 0.65;
   double eta_opt = 0.75;
   const Calibration* cal = nullptr;
   std::string dtype = "bf16";
 
-  // Wave quantization: output tiles of 128x128 spread over the SMs.
-  double wave_efficiency(double M, double N) const {
+  // Wave quantization: output tiles of 128x128 spread over the SMs. When the output has fewer tiles than the
+  // GPU has SMs and K is long, cuBLAS splits K across CTAs (split-K / stream-K) so that more SMs work; each
+  // split keeps at least 256 of K (several main-loop iterations of a 32-64 deep tile).
+  double wave_efficiency(double M, double N, double K) const {
     const double tiles = std::ceil(M / 128.0) * std::ceil(N / 128.0);
-    const double waves = std::ceil(tiles / sms);
-    return tiles / (waves * sms);
+    double split = 1;
+    if (tiles < sms) split = std::max(1.0, std::min(std::floor(sms / tiles), std::floor(K / 256.0)));
+    const double ctas = tiles * split;
+    const double waves = std::ceil(ctas / sms);
+    return ctas / (waves * sms);
   }
   double gemm_compute_rate(double M, double N, double K) const {
 #ifdef FTCOST_HAS_CALIBRATION
@@ -149,10 +156,9 @@ struct Rates {
       if (r) return *r * 1e12 * tensor_scale;
     }
 #endif
-    (void)K;
     // Small-M GEMMs use smaller tiles: count the tile rows actually filled.
     const double m_fill = std::min(1.0, M / (std::ceil(M / 16.0) * 16.0));
-    return peak * tensor_scale * eta_c * wave_efficiency(M, N) * m_fill;
+    return peak * tensor_scale * eta_c * wave_efficiency(M, N, K) * m_fill;
   }
   double stream_bw(double eta) const {
 #ifdef FTCOST_HAS_CALIBRATION
@@ -254,6 +260,10 @@ class Builder {
     op.compute_bound = compute_bound;
     seg_gpu_ += op.gpu_s;
     seg_host_ += op.kernels * host_per_kernel(st);
+    // Kernels issued from Python wrapper code (bitsandbytes' functional layer, which also runs in backward;
+    // PEFT's LoRA forward) cost more host time than a plain torch op.
+    if (k == KernelClass::dequant || (st != Stage::backward && std::strcmp(name, "lora") == 0))
+      seg_host_ += op.kernels * s_.host_us_per_wrapper_kernel * 1e-6;
     ops_.push_back(op);
   }
   // A GEMM [M x K] @ [K x N]; bytes read/written at 16-bit.
@@ -263,7 +273,7 @@ class Builder {
     const double flops = 2 * M * N * K;
     const double bytes = 2.0 * (M * K + K * N + M * N);
     const double tc = flops / r_.gemm_compute_rate(M, N, K);
-    const double tm = bytes / r_.stream_bw(r_.eta_m);
+    const double tm = bytes / r_.stream_bw(r_.eta_gm);
     add(name, st, l, k, flops, bytes, kernels, std::max(tc, tm), tc >= tm, reps);
   }
   void stream(const char* name, Stage st, LayerType l, KernelClass k, double bytes, double kernels,
@@ -542,6 +552,7 @@ StepTime step_model(const ModelSpec& m, const Workload& w, const StackProfile& s
   if (uses_hopper_tensor_instructions(g)) r.tensor_scale = s.hopper_tensor_peak_fraction;
   r.eta_attn = s.attention_efficiency_factor;
   r.eta_m = s.memory_efficiency;
+  r.eta_gm = s.gemm_memory_efficiency;
   r.eta_dq = s.dequant_efficiency;
   r.eta_opt = s.optimizer_efficiency;
   r.cal = cal;

@@ -60,6 +60,24 @@ Result<double> predict_resolved(const RefRow& row, const Inputs& in, const Datab
     return e.step.by_stage[static_cast<std::size_t>(Stage::backward)] +
            e.step.by_stage[static_cast<std::size_t>(Stage::recompute)];
   if (m == "stage_optimizer_s") return e.step.by_stage[static_cast<std::size_t>(Stage::optimizer)];
+  if (m == "moe_expert_gemm_call_us" || m == "moe_dequant_call_us") {
+    // Kernel-level: forward device time of one expert invocation (the paper's Fig. 6 "per call"), i.e. the
+    // forward MoE ops of that class over (MoE layers x experts that receive tokens).
+    const ModelSpec& md = in.model;
+    if (!md.is_moe()) return make_error(Errc::invalid_value, row.id + ": metric", m + " needs an MoE model");
+    const bool gemm = m == "moe_expert_gemm_call_us";
+    double t = 0;
+    for (const auto& op : e.step.ops) {
+      if (op.stage != Stage::forward || op.layer != LayerType::moe) continue;
+      if (gemm ? op.kclass == KernelClass::expert_gemm : op.kclass == KernelClass::dequant) t += op.gpu_s;
+    }
+    const double experts = static_cast<double>(md.moe.experts);
+    const double k = static_cast<double>(in.workload.active_experts(md));
+    const double tokens = static_cast<double>(e.batch) * e.padded_len;
+    const double called = experts * (1.0 - std::pow(1.0 - k / experts, tokens));  // uniform routing
+    const double layers = static_cast<double>(md.layers_with(Ffn::moe));
+    return t / (layers * called) * 1e6;
+  }
   return make_error(Errc::invalid_value, row.id + ": metric", "unknown metric \"" + m + "\"");
 }
 
@@ -125,10 +143,12 @@ struct Param {
 };
 const Param kParams[] = {
     {"host_us_per_kernel", &StackProfile::host_us_per_kernel, 0.5, 60},
+    {"host_us_per_wrapper_kernel", &StackProfile::host_us_per_wrapper_kernel, 0, 100},
     // Physical ranges: what dense GEMMs and streaming kernels reach on NVIDIA GPUs (cuBLAS 60-90% of
     // the dense peak, STREAM-like kernels 50-92% of the spec bandwidth); the fit may not leave them.
     {"gemm_efficiency", &StackProfile::gemm_efficiency, 0.5, 0.9},
     {"memory_efficiency", &StackProfile::memory_efficiency, 0.5, 0.92},
+    {"gemm_memory_efficiency", &StackProfile::gemm_memory_efficiency, 0.5, 0.92},
     {"dequant_efficiency", &StackProfile::dequant_efficiency, 0.3, 0.92},
     {"optimizer_efficiency", &StackProfile::optimizer_efficiency, 0.05, 0.92},
 };
@@ -176,70 +196,85 @@ Result<StackProfile> fit_stack(const std::vector<RefRow>& rows, const Database& 
     }
     return sse / static_cast<double>(prep.size());
   };
-  // Nelder-Mead
-  std::vector<std::vector<double>> simplex(kNp + 1, std::vector<double>(kNp));
-  for (std::size_t i = 0; i < kNp; ++i) simplex[0][i] = to_x(kParams[i], stack.*(kParams[i].field));
-  for (std::size_t j = 1; j <= kNp; ++j) {
-    simplex[j] = simplex[0];
-    simplex[j][j - 1] += 0.8;
-  }
+  // Nelder-Mead from two starts (the middle of every range, and the stack file's values), each restarted
+  // around its best point (a collapsed simplex stalls; restarts are cheap); the better end point wins.
+  std::vector<double> mid(kNp, 0.0), current(kNp);
+  for (std::size_t i = 0; i < kNp; ++i) current[i] = to_x(kParams[i], stack.*(kParams[i].field));
   StackProfile scratch;
+  std::vector<double> best_x;
+  double best_f = 0;
+  std::vector<std::vector<double>> simplex(kNp + 1, std::vector<double>(kNp));
   std::vector<double> f(kNp + 1);
-  for (std::size_t j = 0; j <= kNp; ++j) f[j] = objective(simplex[j], scratch);
-  for (int iter = 0; iter < 1500; ++iter) {
-    std::vector<std::size_t> order(kNp + 1);
-    for (std::size_t i = 0; i <= kNp; ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return f[a] < f[b]; });
-    std::vector<std::vector<double>> s2;
-    std::vector<double> f2;
-    for (auto o : order) {
-      s2.push_back(simplex[o]);
-      f2.push_back(f[o]);
-    }
-    simplex = s2;
-    f = f2;
-    if (f[kNp] - f[0] < 1e-10) break;
-    std::vector<double> c(kNp, 0.0);
-    for (std::size_t j = 0; j < kNp; ++j)
-      for (std::size_t i = 0; i < kNp; ++i) c[i] += simplex[j][i] / static_cast<double>(kNp);
-    auto lerp = [&](double t) {
-      std::vector<double> x(kNp);
-      for (std::size_t i = 0; i < kNp; ++i) x[i] = c[i] + t * (simplex[kNp][i] - c[i]);
-      return x;
-    };
-    auto xr = lerp(-1.0);
-    double fr = objective(xr, scratch);
-    if (fr < f[0]) {
-      auto xe = lerp(-2.0);
-      double fe = objective(xe, scratch);
-      if (fe < fr) {
-        simplex[kNp] = xe;
-        f[kNp] = fe;
-      } else {
-        simplex[kNp] = xr;
-        f[kNp] = fr;
+  for (const auto& first : {mid, current}) {
+    std::vector<double> start = first;
+    for (int restart = 0; restart < 6; ++restart) {
+      simplex[0] = start;
+      for (std::size_t j = 1; j <= kNp; ++j) {
+        simplex[j] = simplex[0];
+        simplex[j][j - 1] += restart == 0 ? 1.5 : 0.5;
       }
-    } else if (fr < f[kNp - 1]) {
-      simplex[kNp] = xr;
-      f[kNp] = fr;
-    } else {
-      auto xc = lerp(fr < f[kNp] ? -0.5 : 0.5);
-      double fc = objective(xc, scratch);
-      if (fc < std::min(fr, f[kNp])) {
-        simplex[kNp] = xc;
-        f[kNp] = fc;
-      } else {
-        for (std::size_t j = 1; j <= kNp; ++j) {
-          for (std::size_t i = 0; i < kNp; ++i)
-            simplex[j][i] = simplex[0][i] + 0.5 * (simplex[j][i] - simplex[0][i]);
-          f[j] = objective(simplex[j], scratch);
+      for (std::size_t j = 0; j <= kNp; ++j) f[j] = objective(simplex[j], scratch);
+      for (int iter = 0; iter < 1500; ++iter) {
+        std::vector<std::size_t> order(kNp + 1);
+        for (std::size_t i = 0; i <= kNp; ++i) order[i] = i;
+        std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return f[a] < f[b]; });
+        std::vector<std::vector<double>> s2;
+        std::vector<double> f2;
+        for (auto o : order) {
+          s2.push_back(simplex[o]);
+          f2.push_back(f[o]);
+        }
+        simplex = s2;
+        f = f2;
+        if (f[kNp] - f[0] < 1e-10) break;
+        std::vector<double> c(kNp, 0.0);
+        for (std::size_t j = 0; j < kNp; ++j)
+          for (std::size_t i = 0; i < kNp; ++i) c[i] += simplex[j][i] / static_cast<double>(kNp);
+        auto lerp = [&](double t) {
+          std::vector<double> x(kNp);
+          for (std::size_t i = 0; i < kNp; ++i) x[i] = c[i] + t * (simplex[kNp][i] - c[i]);
+          return x;
+        };
+        auto xr = lerp(-1.0);
+        double fr = objective(xr, scratch);
+        if (fr < f[0]) {
+          auto xe = lerp(-2.0);
+          double fe = objective(xe, scratch);
+          if (fe < fr) {
+            simplex[kNp] = xe;
+            f[kNp] = fe;
+          } else {
+            simplex[kNp] = xr;
+            f[kNp] = fr;
+          }
+        } else if (fr < f[kNp - 1]) {
+          simplex[kNp] = xr;
+          f[kNp] = fr;
+        } else {
+          auto xc = lerp(fr < f[kNp] ? -0.5 : 0.5);
+          double fc = objective(xc, scratch);
+          if (fc < std::min(fr, f[kNp])) {
+            simplex[kNp] = xc;
+            f[kNp] = fc;
+          } else {
+            for (std::size_t j = 1; j <= kNp; ++j) {
+              for (std::size_t i = 0; i < kNp; ++i)
+                simplex[j][i] = simplex[0][i] + 0.5 * (simplex[j][i] - simplex[0][i]);
+              f[j] = objective(simplex[j], scratch);
+            }
+          }
         }
       }
+      start = simplex[static_cast<std::size_t>(std::min_element(f.begin(), f.end()) - f.begin())];
+    }
+    const double fs = objective(start, scratch);
+    if (best_x.empty() || fs < best_f) {
+      best_x = start;
+      best_f = fs;
     }
   }
-  std::size_t best = static_cast<std::size_t>(std::min_element(f.begin(), f.end()) - f.begin());
   StackProfile out;
-  const double mse = objective(simplex[best], out);
+  const double mse = objective(best_x, out);
   json params = json::object();
   for (const auto& p : kParams) params[p.name] = out.*(p.field);
   out.fit = json{{"method", "Nelder-Mead on the mean squared log error of throughput and stage times"},

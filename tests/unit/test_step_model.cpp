@@ -120,7 +120,10 @@ TEST_CASE("the paper's stack reaches ~2/3 of the tensor peak on Hopper only: GEM
 TEST_CASE("expert load imbalance and longer sequences cost time") {
   const Request r = with(kMixtral, "gpu", "a40");
   const double uniform = run(r).step.total_s;
-  CHECK(run(with(r, "routing", "skew:1.5")).step.gpu_s >= run(r).step.gpu_s * 0.999);
+  // Strong imbalance costs time (the busiest expert's GEMMs dominate). Mild imbalance can land on a better
+  // wave quantization of the expert GEMMs than the uniform split, as on real GPUs; it stays within 2%.
+  CHECK(run(with(r, "routing", "skew:3")).step.gpu_s > run(r).step.gpu_s * 1.02);
+  CHECK(run(with(r, "routing", "skew:1.5")).step.gpu_s == doctest::Approx(run(r).step.gpu_s).epsilon(0.02));
   CHECK(run(with(r, "routing", "paper-mixtral")).step.total_s == doctest::Approx(uniform).epsilon(0.05));
   CHECK(run(with(r, "seq", "1024")).step.total_s > uniform);
   auto bad = resolve_request(with(with(r, "model", "olmoe-1b-7b"), "routing", "paper-mixtral"), Database::embedded(), nullptr);

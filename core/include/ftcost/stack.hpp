@@ -28,6 +28,7 @@ struct StackProfile {
   // step time
   double host_us_per_kernel = 7;         // host (Python + launch) time per forward kernel
   double backward_host_factor = 0.5;     // autograd issues backward kernels from C++
+  double host_us_per_wrapper_kernel = 0;  // extra host time per kernel issued from bnb / PEFT Python wrappers
   double host_sync_us = 20;              // one device->host sync (per expert in the eager loop)
   double host_device_overlap = 1;        // 1: launches overlap device work; 0: they add up
   double kernel_floor_us = 3;            // minimum device time of any kernel (launch latency, tail)
@@ -42,6 +43,7 @@ struct StackProfile {
   double hopper_tensor_peak_fraction = 1.0;
   std::string hopper_tensor_note;
   double memory_efficiency = 0.75;       // fraction of spec bandwidth for streaming kernels
+  double gemm_memory_efficiency = 0.75;  // fraction of spec bandwidth a memory-bound GEMM streams its operands at
   double dequant_efficiency = 0.65;      // fraction of spec bandwidth reached by the NF4 dequant kernels
   double optimizer_efficiency = 0.5;     // fraction of spec bandwidth reached by the optimizer step
   double dequant_bytes_per_param = 6.7;  // DRAM bytes per param per dequantization, GEMM read excluded

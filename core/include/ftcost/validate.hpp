@@ -46,7 +46,7 @@ struct GroupStats {
 std::vector<RowResult> evaluate(const std::vector<RefRow>& rows, const Database& db, const StackProfile* stack_override = nullptr);
 std::vector<GroupStats> group_stats(const std::vector<RowResult>& results);
 
-// Fits host_us_per_kernel, gemm_efficiency, memory_efficiency, dequant_efficiency and
+// Fits host_us_per_kernel, gemm_efficiency, memory_efficiency, gemm_memory_efficiency, dequant_efficiency and
 // optimizer_efficiency of `stack` to the training rows with a time/throughput metric (Nelder-Mead on the
 // mean squared log error). Returns the fitted profile; `fit` records the provenance and residual.
 Result<StackProfile> fit_stack(const std::vector<RefRow>& rows, const Database& db, const StackProfile& stack);
