@@ -106,11 +106,24 @@ Result<StackProfile> parse_stack(const json& doc, const std::string& source) {
     FTCOST_TRY(v, bounded(t, f.key, tp, f.lo, f.hi));
     *f.dst = v;
   }
-  FTCOST_TRY(wrapper_us, opt_number(t, "host_us_per_wrapper_kernel", tp, 0.0));
-  if (!(wrapper_us >= 0 && wrapper_us <= 1000))
-    return make_error(Errc::out_of_range, join_path(tp, "host_us_per_wrapper_kernel"),
-                      "must be between 0 and 1000, got " + json(wrapper_us).dump());
-  s.host_us_per_wrapper_kernel = wrapper_us;
+  struct OwnCode {
+    const char* key;
+    double* dst;
+    double fallback;
+  };
+  const OwnCode own_code[] = {
+      {"kernels_per_gather_backward", &s.kernels_per_gather_backward, 0.0},
+      {"own_code_kernels_per_router", &s.own_code_kernels_per_router, s.kernels_per_router},
+      {"own_code_kernels_per_norm", &s.own_code_kernels_per_norm, s.kernels_per_norm},
+      {"own_code_kernels_per_expert_overhead", &s.own_code_kernels_per_expert_overhead,
+       s.kernels_per_expert_overhead}};
+  for (const auto& f : own_code) {
+    FTCOST_TRY(v, opt_number(t, f.key, tp, f.fallback));
+    if (!(v >= 0 && v <= 1000))
+      return make_error(Errc::out_of_range, join_path(tp, f.key),
+                        "must be between 0 and 1000, got " + json(v).dump());
+    *f.dst = v;
+  }
   FTCOST_TRY(gemm_mem, opt_number(t, "gemm_memory_efficiency", tp, s.memory_efficiency));
   if (!(gemm_mem >= 0.01 && gemm_mem <= 1.0))
     return make_error(Errc::out_of_range, join_path(tp, "gemm_memory_efficiency"),

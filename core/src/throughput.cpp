@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #if __has_include("ftcost/calibration.hpp")
 #include "ftcost/calibration.hpp"
 #define FTCOST_HAS_CALIBRATION 1
@@ -183,6 +182,7 @@ class Builder {
     a_ = w.compute_bytes();
     qlora_ = w.method == Method::qlora;
     full_ = w.method == Method::full;
+    own_code_ = m.family == "blackmamba" || m.family == "mamba";
     lora_ = !full_;
     r_lora_ = lora_ ? d(w.lora_rank) : 0;
     floor_s_ = s.kernel_floor_us * 1e-6;
@@ -226,6 +226,7 @@ class Builder {
   const std::vector<double>& shares_;
   double a_ = 2;
   bool qlora_ = false, full_ = false, lora_ = false;
+  bool own_code_ = false;  // BlackMamba / mamba_ssm training code, not transformers modules
   double r_lora_ = 0;
   std::vector<Op> ops_;
   double stage_wall_[kStages] = {0, 0, 0, 0};
@@ -260,10 +261,6 @@ class Builder {
     op.compute_bound = compute_bound;
     seg_gpu_ += op.gpu_s;
     seg_host_ += op.kernels * host_per_kernel(st);
-    // Kernels issued from Python wrapper code (bitsandbytes' functional layer, which also runs in backward;
-    // PEFT's LoRA forward) cost more host time than a plain torch op.
-    if (k == KernelClass::dequant || (st != Stage::backward && std::strcmp(name, "lora") == 0))
-      seg_host_ += op.kernels * s_.host_us_per_wrapper_kernel * 1e-6;
     ops_.push_back(op);
   }
   // A GEMM [M x K] @ [K x N]; bytes read/written at 16-bit.
@@ -321,7 +318,7 @@ class Builder {
     const double H = d(m_.hidden);
     const double f = st == Stage::backward ? 2.0 : 1.0;
     stream("norm", st, LayerType::norm, KernelClass::elementwise, f * N_ * H * (2 * a_ + 4),
-           s_.kernels_per_norm, reps);
+           own_code_ ? s_.own_code_kernels_per_norm : s_.kernels_per_norm, reps);
   }
 
   void attention_block(Stage st, double reps) {
@@ -395,7 +392,8 @@ class Builder {
     norm(st, reps);
     // router GEMM (quantized in QLoRA: bitsandbytes converts every nn.Linear except lm_head) + softmax/top-k
     linear("router", st, LayerType::moe, KernelClass::routing, N_, H, E, reps, t.router);
-    stream("router_topk", st, LayerType::moe, KernelClass::routing, N_ * E * 16, s_.kernels_per_router, reps);
+    stream("router_topk", st, LayerType::moe, KernelClass::routing, N_ * E * 16,
+           own_code_ ? s_.own_code_kernels_per_router : s_.kernels_per_router, reps);
     // shared experts (always active)
     if (m_.moe.shared_experts > 0) {
       const double Fs = d(m_.moe.shared_intermediate) * d(m_.moe.shared_experts);
@@ -418,7 +416,9 @@ class Builder {
         const double ne = n > 0 ? n / std::max(hit, 1e-12) : 0;
         seg_host_ += reps * s_.host_sync_us * 1e-6 * (bwd ? 0.0 : 1.0);
         stream("expert_loop", st, LayerType::moe, KernelClass::routing, a_ * ne * H * 4 * hit,
-               s_.kernels_per_expert_overhead, reps);
+               (own_code_ ? s_.own_code_kernels_per_expert_overhead : s_.kernels_per_expert_overhead) +
+                   (bwd ? s_.kernels_per_gather_backward * hit * (own_code_ ? 1.0 : 2.0) : 0.0),
+               reps);
         if (fused_up) {
           linear("expert_up", st, LayerType::moe, KernelClass::expert_gemm, ne, H, up_mult * F, reps * hit,
                  t.expert_gate_up);

@@ -143,7 +143,6 @@ struct Param {
 };
 const Param kParams[] = {
     {"host_us_per_kernel", &StackProfile::host_us_per_kernel, 0.5, 60},
-    {"host_us_per_wrapper_kernel", &StackProfile::host_us_per_wrapper_kernel, 0, 100},
     // Physical ranges: what dense GEMMs and streaming kernels reach on NVIDIA GPUs (cuBLAS 60-90% of
     // the dense peak, STREAM-like kernels 50-92% of the spec bandwidth); the fit may not leave them.
     {"gemm_efficiency", &StackProfile::gemm_efficiency, 0.5, 0.9},

@@ -1,10 +1,10 @@
 // Software stack profiles (gpu-db/stacks/<id>.json): how the training software behaves.
 #pragma once
 
-#include <string>
-
 #include "ftcost/error.hpp"
 #include "ftcost/json_util.hpp"
+
+#include <string>
 
 namespace ftcost {
 
@@ -26,30 +26,38 @@ struct StackProfile {
   std::string gc_retained_provenance;
   double gc_retained_fit_residual_batches = 0;
   // step time
-  double host_us_per_kernel = 7;         // host (Python + launch) time per forward kernel
-  double backward_host_factor = 0.5;     // autograd issues backward kernels from C++
-  double host_us_per_wrapper_kernel = 0;  // extra host time per kernel issued from bnb / PEFT Python wrappers
-  double host_sync_us = 20;              // one device->host sync (per expert in the eager loop)
-  double host_device_overlap = 1;        // 1: launches overlap device work; 0: they add up
-  double kernel_floor_us = 3;            // minimum device time of any kernel (launch latency, tail)
+  double host_us_per_kernel = 7;      // host (Python + launch) time per forward kernel
+  double backward_host_factor = 0.5;  // autograd issues backward kernels from C++
+  double host_sync_us = 20;           // one device->host sync (per expert in the eager loop)
+  double host_device_overlap = 1;     // 1: launches overlap device work; 0: they add up
+  double kernel_floor_us = 3;         // minimum device time of any kernel (launch latency, tail)
   double kernels_per_linear = 1, kernels_per_quantized_linear_extra = 4, kernels_per_lora_module = 5;
   double kernels_per_expert_overhead = 9, kernels_per_attention_block = 23, kernels_per_mamba_block = 20;
   double kernels_per_router = 20, kernels_per_norm = 8;
-  double gemm_efficiency = 0.75;         // fraction of dense peak for large GEMMs (before wave quantization)
+  // Models trained with their own code (BlackMamba, mamba_ssm) rather than transformers' modules: fused
+  // Triton RMSNorm, a sigmoid/max router, no routing-weight gather per expert (stack-facts 5.2, 5.3).
+  // Backward of an advanced-indexing gather (x[idx]) in the eager expert loop: index_put_ with accumulate,
+  // PyTorch's sort-based path (linear index, radix sort, scatter kernel, zero fill). HF's Mixtral loop
+  // gathers twice per expert (hidden states, routing weights), own-code loops once.
+  double kernels_per_gather_backward = 0;
+  double own_code_kernels_per_router = 20, own_code_kernels_per_norm = 8,
+         own_code_kernels_per_expert_overhead = 9;
+  double gemm_efficiency = 0.75;  // fraction of dense peak for large GEMMs (before wave quantization)
   double attention_efficiency_factor = 0.8;  // flash attention relative to GEMM efficiency
-  // Fraction of the tensor-core peak the stack's GEMM/attention kernels can issue on compute capability 9.x/10.x
-  // data-centre GPUs: 1 when they use the architecture's native instructions (wgmma / tcgen05); ~2/3 when they
-  // are limited to Ampere-style mma.sync (CUDA < 12 toolchains, FlashAttention-2).
+  // Fraction of the tensor-core peak the stack's GEMM/attention kernels can issue on compute
+  // capability 9.x/10.x data-centre GPUs: 1 when they use the architecture's native instructions (wgmma /
+  // tcgen05); ~2/3 when they are limited to Ampere-style mma.sync (CUDA < 12 toolchains, FlashAttention-2).
   double hopper_tensor_peak_fraction = 1.0;
   std::string hopper_tensor_note;
-  double memory_efficiency = 0.75;       // fraction of spec bandwidth for streaming kernels
-  double gemm_memory_efficiency = 0.75;  // fraction of spec bandwidth a memory-bound GEMM streams its operands at
-  double dequant_efficiency = 0.65;      // fraction of spec bandwidth reached by the NF4 dequant kernels
+  double memory_efficiency = 0.75;  // fraction of spec bandwidth for streaming kernels
+  double gemm_memory_efficiency =
+      0.75;                          // fraction of spec bandwidth a memory-bound GEMM streams its operands at
+  double dequant_efficiency = 0.65;  // fraction of spec bandwidth reached by the NF4 dequant kernels
   double optimizer_efficiency = 0.5;     // fraction of spec bandwidth reached by the optimizer step
   double dequant_bytes_per_param = 6.7;  // DRAM bytes per param per dequantization, GEMM read excluded
   double optimizer_bytes_per_param_fp32 = 36, optimizer_bytes_per_param_16bit = 18;
   double loss_bytes_per_vocab_entry = 40;  // cross-entropy forward+backward traffic per token and vocab entry
-  json fit;                              // provenance of fitted values
+  json fit;                                // provenance of fitted values
   std::string throughput_note;
   json to_json() const;
 };
