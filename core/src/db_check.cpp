@@ -277,33 +277,6 @@ std::string path_at(const std::string& text, std::size_t offset) {
   return render_path(parts);
 }
 
-// Offset of the bracket that first goes deeper than max_depth, or npos.
-std::size_t too_deep_at(const std::string& text, int max_depth) {
-  int depth = 0;
-  bool in_string = false, escape = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (escape) {
-        escape = false;
-      } else if (c == '\\') {
-        escape = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > max_depth) return i;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return std::string::npos;
-}
-
 // ------------------------------------------------------------------------------ problem lists
 
 struct Sink {
@@ -438,7 +411,7 @@ bool parse_text(const std::string& text, const DbCheckOptions& opt, Sink& sink, 
                  line_col(text, bad) + "): gpu-db files must be UTF-8 text");
     return false;
   }
-  const std::size_t deep = too_deep_at(text, opt.max_depth);
+  const std::size_t deep = json_too_deep_at(text, opt.max_depth);
   if (deep != std::string::npos) {
     sink.add(path_at(text, deep), Errc::too_large,
              "JSON nested deeper than " + std::to_string(opt.max_depth) + " levels (at " +

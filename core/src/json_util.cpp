@@ -4,15 +4,14 @@
 
 namespace ftcost {
 
-namespace {
-
 // Depth check without recursion on the parser: nlohmann's SAX-free parser recurses, so we first scan
 // the text for bracket depth (strings skipped) and refuse pathological nesting before parsing.
-bool depth_ok(const std::string& text, int max_depth) {
+std::size_t json_too_deep_at(const std::string& text, int max_depth) {
   int depth = 0;
   bool in_string = false;
   bool escape = false;
-  for (char c : text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
     if (in_string) {
       if (escape) {
         escape = false;
@@ -26,15 +25,13 @@ bool depth_ok(const std::string& text, int max_depth) {
     if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {
-      if (++depth > max_depth) return false;
+      if (++depth > max_depth) return i;
     } else if (c == ']' || c == '}') {
       --depth;
     }
   }
-  return true;
+  return std::string::npos;
 }
-
-}  // namespace
 
 Result<json> parse_json_text(const std::string& text, const std::string& source, std::size_t max_bytes,
                              int max_depth) {
@@ -43,7 +40,7 @@ Result<json> parse_json_text(const std::string& text, const std::string& source,
                       "file is " + std::to_string(text.size()) + " bytes; the limit is " +
                           std::to_string(max_bytes) + " bytes");
   }
-  if (!depth_ok(text, max_depth)) {
+  if (json_too_deep_at(text, max_depth) != std::string::npos) {
     return make_error(Errc::too_large, source,
                       "JSON nested deeper than " + std::to_string(max_depth) + " levels");
   }

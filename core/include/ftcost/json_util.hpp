@@ -12,6 +12,9 @@ namespace ftcost {
 
 using json = nlohmann::json;
 
+// Offset of the first bracket that nests deeper than max_depth (strings skipped), or npos.
+std::size_t json_too_deep_at(const std::string& text, int max_depth);
+
 // Parses text (size-limited, depth-limited) into JSON; `source` names the file/flag in errors.
 Result<json> parse_json_text(const std::string& text, const std::string& source,
                              std::size_t max_bytes = 8u * 1024u * 1024u, int max_depth = 64);
