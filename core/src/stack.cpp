@@ -15,14 +15,23 @@ json StackProfile::to_json() const {
 }
 
 namespace {
-Result<double> bounded(const json& obj, const std::string& key, const std::string& path, double lo,
-                       double hi) {
-  FTCOST_TRY(v, get_number(obj, key, path));
-  if (v < lo || v > hi)
+Result<double> check_range(double v, const std::string& path, const std::string& key, double lo, double hi) {
+  if (!(v >= lo && v <= hi))
     return make_error(
         Errc::out_of_range, join_path(path, key),
         "must be between " + json(lo).dump() + " and " + json(hi).dump() + ", got " + json(v).dump());
   return v;
+}
+Result<double> bounded(const json& obj, const std::string& key, const std::string& path, double lo,
+                       double hi) {
+  FTCOST_TRY(v, get_number(obj, key, path));
+  return check_range(v, path, key, lo, hi);
+}
+// Optional field: absent -> fallback (not range-checked: it comes from the code or another field).
+Result<double> opt_bounded(const json& obj, const std::string& key, const std::string& path, double fallback,
+                           double lo, double hi) {
+  if (!has(obj, key)) return fallback;
+  return bounded(obj, key, path, lo, hi);
 }
 }  // namespace
 
@@ -106,34 +115,25 @@ Result<StackProfile> parse_stack(const json& doc, const std::string& source) {
     FTCOST_TRY(v, bounded(t, f.key, tp, f.lo, f.hi));
     *f.dst = v;
   }
-  struct OwnCode {
+  // Optional throughput fields (older stack files do without them).
+  struct Optional {
     const char* key;
     double* dst;
-    double fallback;
+    double fallback, lo, hi;
   };
-  const OwnCode own_code[] = {
-      {"kernels_per_gather_backward", &s.kernels_per_gather_backward, 0.0},
-      {"own_code_kernels_per_router", &s.own_code_kernels_per_router, s.kernels_per_router},
-      {"own_code_kernels_per_norm", &s.own_code_kernels_per_norm, s.kernels_per_norm},
+  const Optional optional[] = {
+      {"kernels_per_gather_backward", &s.kernels_per_gather_backward, 0.0, 0, 1000},
+      {"own_code_kernels_per_router", &s.own_code_kernels_per_router, s.kernels_per_router, 0, 1000},
+      {"own_code_kernels_per_norm", &s.own_code_kernels_per_norm, s.kernels_per_norm, 0, 1000},
       {"own_code_kernels_per_expert_overhead", &s.own_code_kernels_per_expert_overhead,
-       s.kernels_per_expert_overhead}};
-  for (const auto& f : own_code) {
-    FTCOST_TRY(v, opt_number(t, f.key, tp, f.fallback));
-    if (!(v >= 0 && v <= 1000))
-      return make_error(Errc::out_of_range, join_path(tp, f.key),
-                        "must be between 0 and 1000, got " + json(v).dump());
+       s.kernels_per_expert_overhead, 0, 1000},
+      {"gemm_memory_efficiency", &s.gemm_memory_efficiency, s.memory_efficiency, 0.01, 1},
+      {"hopper_tensor_peak_fraction", &s.hopper_tensor_peak_fraction, 1.0, 0.05, 1},
+  };
+  for (const auto& f : optional) {
+    FTCOST_TRY(v, opt_bounded(t, f.key, tp, f.fallback, f.lo, f.hi));
     *f.dst = v;
   }
-  FTCOST_TRY(gemm_mem, opt_number(t, "gemm_memory_efficiency", tp, s.memory_efficiency));
-  if (!(gemm_mem >= 0.01 && gemm_mem <= 1.0))
-    return make_error(Errc::out_of_range, join_path(tp, "gemm_memory_efficiency"),
-                      "must be between 0.01 and 1, got " + json(gemm_mem).dump());
-  s.gemm_memory_efficiency = gemm_mem;
-  FTCOST_TRY(hopper, opt_number(t, "hopper_tensor_peak_fraction", tp, 1.0));
-  if (!(hopper > 0.05 && hopper <= 1.0))
-    return make_error(Errc::out_of_range, join_path(tp, "hopper_tensor_peak_fraction"),
-                      "must be above 0.05 and at most 1, got " + json(hopper).dump());
-  s.hopper_tensor_peak_fraction = hopper;
   FTCOST_TRY(hnote, opt_string(t, "hopper_tensor_note", tp, ""));
   s.hopper_tensor_note = hnote;
   FTCOST_TRY(note, opt_string(t, "note", tp, ""));

@@ -4,6 +4,7 @@
 #include "ftcost/api.hpp"
 #include "ftcost/database.hpp"
 #include "ftcost/estimate.hpp"
+#include "ftcost/stack.hpp"
 
 using namespace ftcost;
 
@@ -163,4 +164,40 @@ TEST_CASE("database: required GPUs present with sources; loader rejects corrupte
   CHECK(dup.problems().size() == 1);
   std::string big(9u * 1024 * 1024, ' ');
   expect_problem("gpus/x.json", big, "gpus/x.json");
+}
+
+TEST_CASE("stack profiles: optional throughput fields default sensibly and are range-checked by name") {
+  const StackProfile* shipped = Database::embedded().stack("hf-transformers-2024");
+  REQUIRE(shipped != nullptr);
+  json doc = json::parse(R"({"schema":"ftcost.stack/1","id":"s","display_name":"S","moe_execution":"loop"})");
+  doc["memory"] = {{"cuda_context_gib", 0.5},           {"allocator_overhead_fraction", 0.1},
+                   {"logits_bytes_per_vocab_entry", 14}, {"own_code_logits_bytes_per_vocab_entry", 6},
+                   {"trainable_param_bytes", 4},          {"autocast_weight_copy_bytes", 2},
+                   {"dequant_temp_bytes_per_param", 4},   {"gc_retained_fraction", 0}};
+  json t = json::object();
+  for (const char* k : {"host_us_per_kernel", "backward_host_factor", "host_sync_us", "kernel_floor_us",
+                        "host_device_overlap", "kernels_per_linear", "kernels_per_quantized_linear_extra",
+                        "kernels_per_lora_module", "kernels_per_expert_overhead", "kernels_per_attention_block",
+                        "kernels_per_mamba_block", "kernels_per_router", "kernels_per_norm", "gemm_efficiency",
+                        "attention_efficiency_factor", "memory_efficiency", "dequant_efficiency",
+                        "optimizer_efficiency", "dequant_bytes_per_param", "optimizer_bytes_per_param_fp32",
+                        "optimizer_bytes_per_param_16bit", "loss_bytes_per_vocab_entry"})
+    t[k] = 0.5;
+  doc["throughput"] = t;
+  auto ok = parse_stack(doc, "stacks/s.json");
+  REQUIRE_MESSAGE(ok.ok(), (ok.ok() ? std::string() : ok.error().to_string()));
+  CHECK(ok->hopper_tensor_peak_fraction == 1.0);                      // no instruction-set limit unless stated
+  CHECK(ok->gemm_memory_efficiency == ok->memory_efficiency);         // falls back to the streaming efficiency
+  CHECK(ok->own_code_kernels_per_router == ok->kernels_per_router);   // and to the transformers counts
+  CHECK(ok->kernels_per_gather_backward == 0);
+  CHECK(shipped->hopper_tensor_peak_fraction < 1.0);
+  for (const auto& bad : {std::pair<const char*, double>{"hopper_tensor_peak_fraction", 2.0},
+                          std::pair<const char*, double>{"gemm_memory_efficiency", -0.1},
+                          std::pair<const char*, double>{"kernels_per_gather_backward", 1e9}}) {
+    json d = doc;
+    d["throughput"][bad.first] = bad.second;
+    auto r = parse_stack(d, "stacks/s.json");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().field == std::string("throughput.") + bad.first);
+  }
 }
