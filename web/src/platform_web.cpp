@@ -206,12 +206,15 @@ class WebPlatform final : public Platform {
     if (frames_ >= 3 && idle_ > 20 && !ImGui::GetIO().WantTextInput &&
         (app_ == nullptr || !app_->needs_frame()))
       return;
-    ImGui_ImplOpenGL3_NewFrame();
+    const bool first = frames_ == 0;
+    ImGui_ImplOpenGL3_NewFrame();  // the first call compiles the shaders and uploads the font atlas
+    if (first) js_mark("gl_objects");
     ImGui_ImplSDL2_NewFrame();
     if (ImGui::GetIO().DeltaTime <= 0.0f) ImGui::GetIO().DeltaTime = 1.0f / 60.0f;
     ImGui::NewFrame();
     frame_();
     ImGui::Render();
+    if (first) js_mark("ui_built");
     int fb_w = 0, fb_h = 0;
     SDL_GL_GetDrawableSize(window_, &fb_w, &fb_h);
     glViewport(0, 0, fb_w, fb_h);
