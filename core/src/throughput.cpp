@@ -4,7 +4,10 @@
 #include "ftcost/paper.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #if __has_include("ftcost/calibration.hpp")
 #include "ftcost/calibration.hpp"
 #define FTCOST_HAS_CALIBRATION 1
@@ -193,7 +196,7 @@ class Builder {
   }
 
   StepTime run() {
-    ops_.reserve(1024);
+    ops_.reserve(128);
     for (Stage st : {Stage::forward, Stage::recompute, Stage::backward}) {
       if (st == Stage::recompute && !w_.checkpointing) continue;
       pass(st);
@@ -235,6 +238,32 @@ class Builder {
   double expert_kernel_scale_ = 1;
   double floor_s_ = 0;  // grouped GEMM: one launch per projection for all experts
 
+  // Ops with the same stage, layer type, kernel class and name are summed as they come (a step has a few
+  // dozen distinct ones but emits hundreds: one per expert, layer kind and projection).
+  static constexpr int kBuckets = kStages * kLayerTypes * kKernelClasses;
+  static constexpr int kPerBucket = 8;
+  std::array<std::array<std::int16_t, kPerBucket>, kBuckets> index_{};
+  std::array<std::uint8_t, kBuckets> used_{};
+  void merge(const Op& op) {
+    const int b = (static_cast<int>(op.stage) * kLayerTypes + static_cast<int>(op.layer)) * kKernelClasses +
+                  static_cast<int>(op.kclass);
+    auto& slots = index_[static_cast<std::size_t>(b)];
+    auto& n = used_[static_cast<std::size_t>(b)];
+    for (int i = 0; i < n; ++i) {
+      Op& o = ops_[static_cast<std::size_t>(slots[static_cast<std::size_t>(i)])];
+      if (o.name == op.name || std::strcmp(o.name, op.name) == 0) {
+        o.flops += op.flops;
+        o.bytes += op.bytes;
+        o.kernels += op.kernels;
+        o.gpu_s += op.gpu_s;
+        o.compute_bound = o.compute_bound || op.compute_bound;
+        return;
+      }
+    }
+    if (n < kPerBucket) slots[n++] = static_cast<std::int16_t>(ops_.size());
+    ops_.push_back(op);
+  }
+
   double host_per_kernel(Stage st) const {
     return s_.host_us_per_kernel * 1e-6 * (st == Stage::backward ? s_.backward_host_factor : 1.0);
   }
@@ -261,7 +290,7 @@ class Builder {
     op.compute_bound = compute_bound;
     seg_gpu_ += op.gpu_s;
     seg_host_ += op.kernels * host_per_kernel(st);
-    ops_.push_back(op);
+    merge(op);
   }
   // A GEMM [M x K] @ [K x N]; bytes read/written at 16-bit.
   void gemm(const char* name, Stage st, LayerType l, KernelClass k, double M, double N, double K, double reps,
