@@ -130,8 +130,8 @@ struct Rates {
   double bw = 0;    // B/s, spec
   double sms = 108;
   double eta_c = 0.75;  // large-GEMM fraction of peak
-  double tensor_scale =
-      1;  // instruction-set limit of the stack on this architecture (hopper_tensor_peak_fraction)
+  // instruction-set limit of the stack on this architecture (hopper_tensor_peak_fraction)
+  double tensor_scale = 1;
   double eta_attn = 0.8;
   double eta_m = 0.75;   // streaming fraction of bandwidth
   double eta_gm = 0.75;  // memory-bound GEMMs: fraction of bandwidth for their operands
