@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 
 namespace ftcost {
@@ -161,6 +162,63 @@ double to_x(const Param& p, double v) {
 }
 double from_x(const Param& p, double x) { return p.lo + (p.hi - p.lo) / (1 + std::exp(-x)); }
 
+// Nelder-Mead minimisation of f from `start` with an initial simplex of edge `step`; returns the best vertex.
+std::vector<double> nelder_mead(const std::function<double(const std::vector<double>&)>& f,
+                                std::vector<double> start, double step) {
+  const std::size_t n = start.size();
+  std::vector<std::vector<double>> simplex(n + 1, start);
+  for (std::size_t j = 1; j <= n; ++j) simplex[j][j - 1] += step;
+  std::vector<double> fv(n + 1);
+  for (std::size_t j = 0; j <= n; ++j) fv[j] = f(simplex[j]);
+  for (int iter = 0; iter < 1500; ++iter) {
+    std::vector<std::size_t> order(n + 1);
+    for (std::size_t i = 0; i <= n; ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return fv[a] < fv[b]; });
+    std::vector<std::vector<double>> s2;
+    std::vector<double> f2;
+    for (auto o : order) {
+      s2.push_back(simplex[o]);
+      f2.push_back(fv[o]);
+    }
+    simplex = s2;
+    fv = f2;
+    if (fv[n] - fv[0] < 1e-10) break;
+    std::vector<double> c(n, 0.0);
+    for (std::size_t j = 0; j < n; ++j)
+      for (std::size_t i = 0; i < n; ++i) c[i] += simplex[j][i] / static_cast<double>(n);
+    auto lerp = [&](double t) {
+      std::vector<double> x(n);
+      for (std::size_t i = 0; i < n; ++i) x[i] = c[i] + t * (simplex[n][i] - c[i]);
+      return x;
+    };
+    auto xr = lerp(-1.0);
+    const double fr = f(xr);
+    if (fr < fv[0]) {
+      auto xe = lerp(-2.0);
+      const double fe = f(xe);
+      simplex[n] = fe < fr ? xe : xr;
+      fv[n] = std::min(fe, fr);
+    } else if (fr < fv[n - 1]) {
+      simplex[n] = xr;
+      fv[n] = fr;
+    } else {
+      auto xc = lerp(fr < fv[n] ? -0.5 : 0.5);
+      const double fc = f(xc);
+      if (fc < std::min(fr, fv[n])) {
+        simplex[n] = xc;
+        fv[n] = fc;
+      } else {  // shrink towards the best vertex
+        for (std::size_t j = 1; j <= n; ++j) {
+          for (std::size_t i = 0; i < n; ++i)
+            simplex[j][i] = simplex[0][i] + 0.5 * (simplex[j][i] - simplex[0][i]);
+          fv[j] = f(simplex[j]);
+        }
+      }
+    }
+  }
+  return simplex[static_cast<std::size_t>(std::min_element(fv.begin(), fv.end()) - fv.begin())];
+}
+
 }  // namespace
 
 Result<StackProfile> fit_stack(const std::vector<RefRow>& rows, const Database& db,
@@ -197,91 +255,34 @@ Result<StackProfile> fit_stack(const std::vector<RefRow>& rows, const Database& 
   };
   // Nelder-Mead from two starts (the middle of every range, and the stack file's values), each restarted
   // around its best point (a collapsed simplex stalls; restarts are cheap); the better end point wins.
-  std::vector<double> mid(kNp, 0.0), current(kNp);
-  for (std::size_t i = 0; i < kNp; ++i) current[i] = to_x(kParams[i], stack.*(kParams[i].field));
   StackProfile scratch;
+  const std::function<double(const std::vector<double>&)> f = [&](const std::vector<double>& x) {
+    return objective(x, scratch);
+  };
+  std::vector<double> current(kNp);
+  for (std::size_t i = 0; i < kNp; ++i) current[i] = to_x(kParams[i], stack.*(kParams[i].field));
   std::vector<double> best_x;
   double best_f = 0;
-  std::vector<std::vector<double>> simplex(kNp + 1, std::vector<double>(kNp));
-  std::vector<double> f(kNp + 1);
-  for (const auto& first : {mid, current}) {
-    std::vector<double> start = first;
-    for (int restart = 0; restart < 6; ++restart) {
-      simplex[0] = start;
-      for (std::size_t j = 1; j <= kNp; ++j) {
-        simplex[j] = simplex[0];
-        simplex[j][j - 1] += restart == 0 ? 1.5 : 0.5;
-      }
-      for (std::size_t j = 0; j <= kNp; ++j) f[j] = objective(simplex[j], scratch);
-      for (int iter = 0; iter < 1500; ++iter) {
-        std::vector<std::size_t> order(kNp + 1);
-        for (std::size_t i = 0; i <= kNp; ++i) order[i] = i;
-        std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return f[a] < f[b]; });
-        std::vector<std::vector<double>> s2;
-        std::vector<double> f2;
-        for (auto o : order) {
-          s2.push_back(simplex[o]);
-          f2.push_back(f[o]);
-        }
-        simplex = s2;
-        f = f2;
-        if (f[kNp] - f[0] < 1e-10) break;
-        std::vector<double> c(kNp, 0.0);
-        for (std::size_t j = 0; j < kNp; ++j)
-          for (std::size_t i = 0; i < kNp; ++i) c[i] += simplex[j][i] / static_cast<double>(kNp);
-        auto lerp = [&](double t) {
-          std::vector<double> x(kNp);
-          for (std::size_t i = 0; i < kNp; ++i) x[i] = c[i] + t * (simplex[kNp][i] - c[i]);
-          return x;
-        };
-        auto xr = lerp(-1.0);
-        double fr = objective(xr, scratch);
-        if (fr < f[0]) {
-          auto xe = lerp(-2.0);
-          double fe = objective(xe, scratch);
-          if (fe < fr) {
-            simplex[kNp] = xe;
-            f[kNp] = fe;
-          } else {
-            simplex[kNp] = xr;
-            f[kNp] = fr;
-          }
-        } else if (fr < f[kNp - 1]) {
-          simplex[kNp] = xr;
-          f[kNp] = fr;
-        } else {
-          auto xc = lerp(fr < f[kNp] ? -0.5 : 0.5);
-          double fc = objective(xc, scratch);
-          if (fc < std::min(fr, f[kNp])) {
-            simplex[kNp] = xc;
-            f[kNp] = fc;
-          } else {
-            for (std::size_t j = 1; j <= kNp; ++j) {
-              for (std::size_t i = 0; i < kNp; ++i)
-                simplex[j][i] = simplex[0][i] + 0.5 * (simplex[j][i] - simplex[0][i]);
-              f[j] = objective(simplex[j], scratch);
-            }
-          }
-        }
-      }
-      start = simplex[static_cast<std::size_t>(std::min_element(f.begin(), f.end()) - f.begin())];
-    }
-    const double fs = objective(start, scratch);
-    if (best_x.empty() || fs < best_f) {
-      best_x = start;
-      best_f = fs;
+  for (const auto& first : {std::vector<double>(kNp, 0.0), current}) {
+    std::vector<double> x = first;
+    for (int restart = 0; restart < 6; ++restart) x = nelder_mead(f, x, restart == 0 ? 1.5 : 0.5);
+    const double fx = f(x);
+    if (best_x.empty() || fx < best_f) {
+      best_x = x;
+      best_f = fx;
     }
   }
   StackProfile out;
   const double mse = objective(best_x, out);
   json params = json::object();
   for (const auto& p : kParams) params[p.name] = out.*(p.field);
-  out.fit = json{{"method", "Nelder-Mead on the mean squared log error of throughput and stage times"},
-                 {"rows", prep.size()},
-                 {"data", "training rows of tests/data/reference/ (the paper's A40 measurements only)"},
-                 {"rms_log_residual", std::sqrt(mse)},
-                 {"parameters", params},
-                 {"command", "ftcost fit-stack --stack " + stack.id}};
+  out.fit =
+      json{{"method", "Nelder-Mead on the mean squared log error of throughput, stage and kernel times"},
+           {"rows", prep.size()},
+           {"data", "training rows of tests/data/reference/ (the paper's A40 measurements only)"},
+           {"rms_log_residual", std::sqrt(mse)},
+           {"parameters", params},
+           {"command", "ftcost fit-stack --stack " + stack.id}};
   return out;
 }
 
