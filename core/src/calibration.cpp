@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ftcost/gpu.hpp"
 #include "ftcost/json_util.hpp"
 
 namespace ftcost {
@@ -354,16 +355,11 @@ CalDevice read_device(const json* j, Ctx& ctx) {
   }
   std::string cc = o.str("compute_capability");
   if (ctx.ok()) {
-    bool good = cc.size() >= 3 && cc.size() <= 5;
-    std::size_t dot = cc.find('.');
-    good = good && dot != std::string::npos && dot >= 1 && dot + 1 < cc.size();
+    const auto parsed = cc.size() <= 5 ? parse_compute_capability(cc) : std::nullopt;
+    bool good = parsed.has_value();
     if (good) {
-      good = std::all_of(cc.begin(), cc.begin() + static_cast<std::ptrdiff_t>(dot), is_digit) &&
-             std::all_of(cc.begin() + static_cast<std::ptrdiff_t>(dot) + 1, cc.end(), is_digit);
-    }
-    if (good) {
-      d.cc_major = std::stoi(cc.substr(0, dot));
-      d.cc_minor = std::stoi(cc.substr(dot + 1));
+      d.cc_major = parsed->first;
+      d.cc_minor = parsed->second;
       good = d.cc_major >= 1 && d.cc_major <= 30;
     }
     if (!good) o.fail(Errc::invalid_value, "compute_capability", "must be \"major.minor\" like \"9.0\" (got \"" + cc + "\")");

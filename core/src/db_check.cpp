@@ -963,14 +963,6 @@ bool cc_matches(const std::string& cc, const std::string& prefixes) {
   return false;
 }
 
-bool cc_well_formed(const std::string& cc) {
-  const std::size_t dot = cc.find('.');
-  if (dot == std::string::npos || dot == 0 || dot + 1 >= cc.size() || cc.size() > 6) return false;
-  for (std::size_t i = 0; i < cc.size(); ++i)
-    if (i != dot && (cc[i] < '0' || cc[i] > '9')) return false;
-  return true;
-}
-
 std::string range_text(double lo, double hi, const char* unit) {
   return fmt_num(lo) + "-" + fmt_num(hi) + (unit[0] ? std::string(" ") + unit : std::string());
 }
@@ -1123,7 +1115,7 @@ void check_gpu_doc(const json& doc, const std::string& file, Sink& sink) {
     if (!ccv) {
       sink.add("compute_capability", Errc::missing_field,
                "NVIDIA GPUs need their CUDA compute capability, e.g. \"9.0\"");
-    } else if (!cc_well_formed(cc)) {
+    } else if (!parse_compute_capability(cc)) {
       sink.add("compute_capability", Errc::invalid_value,
                "must be \"major.minor\", e.g. \"8.6\", got " + in_quotes(cc));
     } else {

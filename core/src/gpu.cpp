@@ -2,6 +2,19 @@
 
 namespace ftcost {
 
+std::optional<std::pair<int, int>> parse_compute_capability(const std::string& cc) {
+  const std::size_t dot = cc.find('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 >= cc.size() || cc.size() > 6) return std::nullopt;
+  int major = 0, minor = 0;
+  for (std::size_t i = 0; i < cc.size(); ++i) {
+    if (i == dot) continue;
+    if (cc[i] < '0' || cc[i] > '9') return std::nullopt;
+    int& part = i < dot ? major : minor;
+    part = part * 10 + (cc[i] - '0');
+  }
+  return std::make_pair(major, minor);
+}
+
 double GpuSpec::usable_bytes() const {
   const double mib = 1024.0 * 1024.0;
   if (usable_memory_mib > 0) return usable_memory_mib * mib;
@@ -41,12 +54,7 @@ Result<double> spec_number(const json& obj, const std::string& key, const std::s
     if (required) return make_error(Errc::missing_field, join_path(path, key), "required number is missing");
     return 0.0;
   }
-  FTCOST_TRY(v, get_number(obj, key, path));
-  if (v < lo || v > hi) {
-    return make_error(Errc::out_of_range, join_path(path, key),
-                      "must be between " + json(lo).dump() + " and " + json(hi).dump() + ", got " + json(v).dump());
-  }
-  return v;
+  return get_number_in(obj, key, path, lo, hi);
 }
 
 }  // namespace

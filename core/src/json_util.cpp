@@ -73,6 +73,14 @@ Result<double> get_number(const json& obj, const std::string& key, const std::st
   return v;
 }
 
+Result<double> get_number_in(const json& obj, const std::string& key, const std::string& path, double lo, double hi) {
+  FTCOST_TRY(v, get_number(obj, key, path));
+  if (v < lo || v > hi)
+    return make_error(Errc::out_of_range, join_path(path, key),
+                      "must be between " + json(lo).dump() + " and " + json(hi).dump() + ", got " + json(v).dump());
+  return v;
+}
+
 Result<double> opt_number(const json& obj, const std::string& key, const std::string& path, double fallback) {
   if (!has(obj, key)) return fallback;
   return get_number(obj, key, path);

@@ -113,15 +113,8 @@ double d(std::int64_t v) { return static_cast<double>(v); }
 // Compute capability 9.x (Hopper) and 10.x (data-centre Blackwell) reach their tensor peak only with their
 // own instructions (wgmma, tcgen05); sm_120 consumer Blackwell and everything older use mma.sync natively.
 bool uses_hopper_tensor_instructions(const GpuSpec& g) {
-  const std::string& cc = g.compute_capability;
-  const auto dot = cc.find('.');
-  if (dot == std::string::npos || dot == 0) return false;
-  int major = 0;
-  for (std::size_t i = 0; i < dot; ++i) {
-    if (cc[i] < '0' || cc[i] > '9') return false;
-    major = major * 10 + (cc[i] - '0');
-  }
-  return g.vendor == "NVIDIA" && (major == 9 || major == 10);
+  const auto cc = parse_compute_capability(g.compute_capability);
+  return g.vendor == "NVIDIA" && cc && (cc->first == 9 || cc->first == 10);
 }
 
 // Per-op device time.

@@ -1,7 +1,9 @@
 // GPU spec sheets (gpu-db/gpus/<id>.json).
 #pragma once
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ftcost/error.hpp"
@@ -36,5 +38,9 @@ struct GpuSpec {
 };
 
 Result<GpuSpec> parse_gpu(const json& doc, const std::string& source);
+
+// A CUDA compute capability "major.minor" (digits, one dot, digits; at most 6 characters) as {major, minor};
+// nullopt when malformed or empty.
+std::optional<std::pair<int, int>> parse_compute_capability(const std::string& cc);
 
 }  // namespace ftcost
