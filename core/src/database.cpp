@@ -96,13 +96,15 @@ Database Database::from_files(const std::vector<std::pair<std::string, std::stri
   return db;
 }
 
+std::vector<std::pair<std::string, std::string>> Database::embedded_files() {
+  std::vector<std::pair<std::string, std::string>> files;
+  for (std::size_t i = 0; i < kEmbeddedDbFileCount; ++i)
+    files.emplace_back(kEmbeddedDbFiles[i].path, kEmbeddedDbFiles[i].content);
+  return files;
+}
+
 const Database& Database::embedded() {
-  static const Database db = [] {
-    std::vector<std::pair<std::string, std::string>> files;
-    for (std::size_t i = 0; i < kEmbeddedDbFileCount; ++i)
-      files.emplace_back(kEmbeddedDbFiles[i].path, kEmbeddedDbFiles[i].content);
-    return from_files(files);
-  }();
+  static const Database db = from_files(embedded_files());
   return db;
 }
 

@@ -1,7 +1,7 @@
 #include "db_check_cmd.hpp"
 
 #include "ftcost/db_check.hpp"
-#include "ftcost/embedded_db.hpp"
+#include "ftcost/database.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -135,12 +135,6 @@ std::string default_db_dir() {
   return "";
 }
 
-DbFiles embedded_files() {
-  DbFiles files;
-  for (std::size_t i = 0; i < kEmbeddedDbFileCount; ++i)
-    files.emplace_back(kEmbeddedDbFiles[i].path, kEmbeddedDbFiles[i].content);
-  return files;
-}
 
 }  // namespace
 
@@ -159,7 +153,7 @@ int run_db_check(const std::vector<std::string>& paths, bool as_json, std::ostre
         collect(shown, opt, checked);
         what = shown;
       } else {
-        for (auto& f : embedded_files()) checked.files.emplace_back("gpu-db/" + f.first, std::move(f.second));
+        for (auto& f : Database::embedded_files()) checked.files.emplace_back("gpu-db/" + f.first, std::move(f.second));
         what = "the database embedded in this binary";
       }
     } else {
@@ -183,7 +177,7 @@ int run_db_check(const std::vector<std::string>& paths, bool as_json, std::ostre
           context = std::move(ctx.files);
           what += " against " + display_dir(db_dir);
         } else {
-          context = embedded_files();
+          context = Database::embedded_files();
           what += " against the embedded database";
         }
       }

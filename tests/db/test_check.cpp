@@ -51,10 +51,7 @@ TEST_CASE("the shipped database passes db check") {
 }
 
 TEST_CASE("the embedded database passes db check and loads") {
-  DbFiles files;
-  for (std::size_t i = 0; i < ftcost::kEmbeddedDbFileCount; ++i)
-    files.emplace_back(ftcost::kEmbeddedDbFiles[i].path, ftcost::kEmbeddedDbFiles[i].content);
-  const auto r = check_db_files(files);
+  const auto r = check_db_files(ftcost::Database::embedded_files());
   INFO(listing(r.problems));
   CHECK(r.ok());
   CHECK(ftcost::Database::embedded().problems().empty());

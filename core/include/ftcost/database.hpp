@@ -28,6 +28,8 @@ class Database {
   static Database from_files(const std::vector<std::pair<std::string, std::string>>& files);
   // The database compiled into this binary. Parsed once, then shared.
   static const Database& embedded();
+  // The gpu-db/ files compiled into this binary, as (relative path, content) pairs.
+  static std::vector<std::pair<std::string, std::string>> embedded_files();
 
   const std::vector<DbProblem>& problems() const { return problems_; }
 
