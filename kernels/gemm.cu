@@ -212,15 +212,7 @@ void bench_gemm(Env& env) {
   for (const GemmSpec& s : plan.gemm) {
     run_item(env, s.label(), [&] {
       Measured m = measure(s, o, plan.gemm_algo_candidates, plan.timing);
-      GemmRow r;
-      r.shape = s.shape;
-      r.dtype = s.dtype;
-      r.pass = s.pass;
-      r.transa = std::string(1, s.transa);
-      r.transb = std::string(1, s.transb);
-      r.m = s.m;
-      r.n = s.n;
-      r.k = s.k;
+      GemmRow r = s.row();
       r.tflops = rate_stat(m.t, s.flops(), 1e12);
       r.time_us_median = m.t.median * 1e6;
       r.iterations = m.t.n;

@@ -72,15 +72,7 @@ inline Calibration synthetic_calibration() {
   }
   // GEMM rows from a smooth efficiency model: tflops = peak * f / (f + f_half)
   auto gemm_row = [&](const calib::GemmSpec& s, double peak) {
-    GemmRow r;
-    r.shape = s.shape;
-    r.dtype = s.dtype;
-    r.pass = s.pass;
-    r.transa = std::string(1, s.transa);
-    r.transb = std::string(1, s.transb);
-    r.m = s.m;
-    r.n = s.n;
-    r.k = s.k;
+    GemmRow r = s.row();
     double f = s.flops();
     double skinny = std::min({s.m, s.n, s.k}) < 64 ? 0.15 : 1.0;
     r.tflops = spread(peak * f / (f + 4e10) * skinny, 0.01);

@@ -24,24 +24,9 @@
 using namespace ftcost::calib;
 
 namespace {
-DeviceFacts h100() {
-  DeviceFacts d;
-  d.cc_major = 9;
-  d.cc_minor = 0;
-  d.memory_bytes = 85045460992ull;
-  d.l2_bytes = 52428800;
-  d.sm_count = 132;
-  return d;
-}
-DeviceFacts a100_40() {
-  DeviceFacts d;
-  d.cc_major = 8;
-  d.cc_minor = 0;
-  d.memory_bytes = 42505273344ull;
-  d.l2_bytes = 41943040;
-  d.sm_count = 108;
-  return d;
-}
+// {cc_major, cc_minor, memory_bytes, l2_bytes, sm_count}
+DeviceFacts h100() { return {9, 0, 85045460992ull, 52428800, 132}; }
+DeviceFacts a100_40() { return {8, 0, 42505273344ull, 41943040, 108}; }
 std::string tmpdir() {
   static std::string dir = [] {
     char tmpl[] = "/tmp/ftcost-calibrate-test-XXXXXX";

@@ -45,6 +45,19 @@ Result<std::vector<std::string>> parse_only(const std::vector<std::string>& item
   return out;
 }
 
+GemmRow GemmSpec::row() const {
+  GemmRow r;
+  r.shape = shape;
+  r.dtype = dtype;
+  r.pass = pass;
+  r.transa = std::string(1, transa);
+  r.transb = std::string(1, transb);
+  r.m = m;
+  r.n = n;
+  r.k = k;
+  return r;
+}
+
 std::string GemmSpec::label() const {
   return "gemm " + dtype + " " + shape + " " + pass + " m=" + std::to_string(m) + " n=" + std::to_string(n) +
          " k=" + std::to_string(k);

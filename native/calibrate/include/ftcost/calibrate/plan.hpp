@@ -50,6 +50,7 @@ struct GemmSpec {
   std::int64_t m = 0, n = 0, k = 0;
   double flops() const { return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k); }
   std::string label() const;
+  GemmRow row() const;  // a calibration row naming this GEMM (shape, dtype, pass, layout); no timings
 };
 // Fills transa/transb/m/n/k from pass, tokens, in, out.
 GemmSpec make_gemm(const std::string& shape, const std::string& dtype, const std::string& pass,
