@@ -5,18 +5,18 @@
 //                         d = sqrt(v)/sqrt(bc2) + eps; p -= lr/bc1 * m / d)  56 bytes / parameter
 // GB/s counts each variant's own traffic. Check: CPU reference (reference.cpp) on samples of the
 // benchmark's size and on every element of small odd sizes, after two steps.
-#include <cmath>
-
 #include "common.cuh"
 #include "families.hpp"
+
+#include <cmath>
 
 namespace ftcost::calib {
 
 namespace {
 
 struct Consts {
-  float decay;         // 1 - lr * wd
-  float b1, one_b1;    // beta1, 1 - beta1
+  float decay;       // 1 - lr * wd
+  float b1, one_b1;  // beta1, 1 - beta1
   float b2, one_b2;
   float step_size;     // lr / (1 - beta1^t)
   float inv_sqrt_bc2;  // 1 / sqrt(1 - beta2^t)
@@ -43,7 +43,7 @@ __device__ __forceinline__ void adamw_one(float& p, float g, float& m, float& v,
   p -= c.step_size * m / (sqrtf(v) * c.inv_sqrt_bc2 + c.eps);
 }
 
-#define GRID_STRIDE(i, n)                                                                  \
+#define GRID_STRIDE(i, n)                                                                        \
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < (n); \
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
 
@@ -68,9 +68,7 @@ __global__ void fused_kernel(float* __restrict__ p, const float* __restrict__ g,
 }
 
 // the five passes (scalar loops: each is trivially bandwidth bound; float4 would not change traffic)
-__global__ void pass_decay(float* p, std::size_t n, float decay) {
-  GRID_STRIDE(i, n) p[i] *= decay;
-}
+__global__ void pass_decay(float* p, std::size_t n, float decay) { GRID_STRIDE(i, n) p[i] *= decay; }
 __global__ void pass_m(float* m, const float* g, std::size_t n, float b1, float one_b1) {
   GRID_STRIDE(i, n) m[i] = b1 * m[i] + one_b1 * g[i];
 }
@@ -101,9 +99,7 @@ const Gen kM{43, 127, 1.0f / 16384};
 const Gen kV{44, 127, 1.0f / 131072};  // v must be >= 0: abs taken below
 const AdamwHyper kHyper{};
 
-__global__ void abs_kernel(float* x, std::size_t n) {
-  GRID_STRIDE(i, n) x[i] = fabsf(x[i]);
-}
+__global__ void abs_kernel(float* x, std::size_t n) { GRID_STRIDE(i, n) x[i] = fabsf(x[i]); }
 
 void init(State& s, std::size_t n) {
   s.reserve(n);
@@ -147,7 +143,8 @@ void validate(bool fused, State& s, std::size_t n, bool all) {
   } else {
     pos = sample_positions(static_cast<std::int64_t>(n), 4096, 45);
   }
-  auto gp = sample_to_host(s.p.get(), pos), gm = sample_to_host(s.m.get(), pos), gv = sample_to_host(s.v.get(), pos);
+  auto gp = sample_to_host(s.p.get(), pos), gm = sample_to_host(s.m.get(), pos),
+       gv = sample_to_host(s.v.get(), pos);
   Check c;
   for (std::size_t k = 0; k < pos.size(); ++k) {
     auto u = static_cast<std::uint64_t>(pos[k]);
@@ -169,20 +166,24 @@ void bench_adamw(Env& env) {
   for (std::int64_t params : plan.adamw_params) {
     const auto n = static_cast<std::size_t>(params);
     for (bool fused : {true, false}) {
-      run_item(env, std::string("adamw ") + (fused ? "fused" : "unfused") + " " + std::to_string(params) + " params", [&] {
-        validate(fused, s, n, false);
-        int t = 3;
-        Summary tm = time_op(plan.timing, [&] { step(fused, s, n, t++); });
-        AdamwRow r;
-        r.impl = fused ? "fused" : "unfused";
-        r.params = params;
-        r.bytes_per_param = fused ? 28 : 56;
-        r.bytes_moved = static_cast<std::uint64_t>(r.bytes_per_param) * static_cast<std::uint64_t>(params);
-        r.gbps = rate_stat(tm, static_cast<double>(r.bytes_moved), 1e9);
-        r.time_us_median = tm.median * 1e6;
-        r.iterations = tm.n;
-        env.rows().adamw.push_back(r);
-      });
+      run_item(
+          env,
+          std::string("adamw ") + (fused ? "fused" : "unfused") + " " + std::to_string(params) + " params",
+          [&] {
+            validate(fused, s, n, false);
+            int t = 3;
+            Summary tm = time_op(plan.timing, [&] { step(fused, s, n, t++); });
+            AdamwRow r;
+            r.impl = fused ? "fused" : "unfused";
+            r.params = params;
+            r.bytes_per_param = fused ? 28 : 56;
+            r.bytes_moved =
+                static_cast<std::uint64_t>(r.bytes_per_param) * static_cast<std::uint64_t>(params);
+            r.gbps = rate_stat(tm, static_cast<double>(r.bytes_moved), 1e9);
+            r.time_us_median = tm.median * 1e6;
+            r.iterations = tm.n;
+            env.rows().adamw.push_back(r);
+          });
     }
   }
 }

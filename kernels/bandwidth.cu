@@ -2,10 +2,10 @@
 // L2, 16-byte vectors, grid-stride loops. GB/s counts reads + writes (2x / 3x the array per run).
 // Check: every element against the generator (on the GPU, independent of the kernel under test) and a
 // sample on the CPU, before timing.
-#include <cstdio>
-
 #include "common.cuh"
 #include "families.hpp"
+
+#include <cstdio>
 
 namespace ftcost::calib {
 
@@ -18,8 +18,8 @@ __global__ void copy_kernel(const float4* __restrict__ a, float4* __restrict__ b
   }
 }
 
-__global__ void triad_kernel(float4* __restrict__ a, const float4* __restrict__ b, const float4* __restrict__ c,
-                             float s, std::size_t n4) {
+__global__ void triad_kernel(float4* __restrict__ a, const float4* __restrict__ b,
+                             const float4* __restrict__ c, float s, std::size_t n4) {
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n4;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
     float4 x = b[i], y = c[i];
@@ -28,7 +28,8 @@ __global__ void triad_kernel(float4* __restrict__ a, const float4* __restrict__ 
 }
 
 // counts elements of `out` that differ from expect(i) = gb(i) + s * gc(i) (s = 0: copy of gb)
-__global__ void verify_kernel(const float* out, std::size_t n, Gen gb, Gen gc, float s, unsigned long long* bad) {
+__global__ void verify_kernel(const float* out, std::size_t n, Gen gb, Gen gc, float s,
+                              unsigned long long* bad) {
   unsigned long long local = 0;
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
@@ -50,11 +51,13 @@ void run_kernel(bool triad, Arrays& x, std::size_t n) {
   std::size_t n4 = n / 4;
   unsigned grid = grid_for(n4, 256);
   if (triad) {
-    triad_kernel<<<grid, 256, 0, gpu().stream>>>(reinterpret_cast<float4*>(x.a.get()), reinterpret_cast<const float4*>(x.b.get()),
+    triad_kernel<<<grid, 256, 0, gpu().stream>>>(reinterpret_cast<float4*>(x.a.get()),
+                                                 reinterpret_cast<const float4*>(x.b.get()),
                                                  reinterpret_cast<const float4*>(x.c.get()), kScalar, n4);
     LAUNCH_CHECK("triad_kernel");
   } else {
-    copy_kernel<<<grid, 256, 0, gpu().stream>>>(reinterpret_cast<const float4*>(x.b.get()), reinterpret_cast<float4*>(x.a.get()), n4);
+    copy_kernel<<<grid, 256, 0, gpu().stream>>>(reinterpret_cast<const float4*>(x.b.get()),
+                                                reinterpret_cast<float4*>(x.a.get()), n4);
     LAUNCH_CHECK("copy_kernel");
   }
 }
@@ -68,7 +71,8 @@ void validate(bool triad, Arrays& x, std::size_t n) {
   run_kernel(triad, x, n);
   DevBuf<unsigned long long> bad(1);
   CUDA_CHECK(cudaMemsetAsync(bad.get(), 0, sizeof(unsigned long long), g.stream));
-  verify_kernel<<<grid_for(n, 256), 256, 0, g.stream>>>(x.a.get(), n, kB, kC, triad ? kScalar : 0.0f, bad.get());
+  verify_kernel<<<grid_for(n, 256), 256, 0, g.stream>>>(x.a.get(), n, kB, kC, triad ? kScalar : 0.0f,
+                                                        bad.get());
   LAUNCH_CHECK("verify_kernel");
   unsigned long long nbad = 0;
   CUDA_CHECK(cudaMemcpyAsync(&nbad, bad.get(), sizeof nbad, cudaMemcpyDeviceToHost, g.stream));
@@ -77,12 +81,15 @@ void validate(bool triad, Arrays& x, std::size_t n) {
   Check c;
   for (std::size_t i = 0; i < pos.size(); ++i) {
     auto u = static_cast<std::uint64_t>(pos[i]);
-    double want = triad ? static_cast<double>(kB(u)) + kScalar * static_cast<double>(kC(u)) : static_cast<double>(kB(u));
+    double want = triad ? static_cast<double>(kB(u)) + kScalar * static_cast<double>(kC(u))
+                        : static_cast<double>(kB(u));
     check_one(c, pos[i], got[i], want, 0.0);
   }
   const char* name = triad ? "triad" : "copy";
   if (!c.ok) throw ValidationFailure(c.describe(name));
-  if (nbad) throw ValidationFailure(std::string(name) + ": " + std::to_string(nbad) + " of " + std::to_string(n) + " elements wrong");
+  if (nbad)
+    throw ValidationFailure(std::string(name) + ": " + std::to_string(nbad) + " of " + std::to_string(n) +
+                            " elements wrong");
 }
 
 }  // namespace

@@ -1,12 +1,12 @@
 // Shared CUDA infrastructure (see common.cuh) and the family dispatcher.
+#include "common.cuh"
+#include "families.hpp"
+#include "kernels.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <memory>
 #include <string>
-
-#include "common.cuh"
-#include "families.hpp"
-#include "kernels.hpp"
 
 namespace ftcost::calib {
 
@@ -138,7 +138,8 @@ std::vector<float> sample_to_host(const T* src, const std::vector<std::int64_t>&
   DevBuf<std::int64_t> d_idx(idx.size());
   DevBuf<float> d_out(idx.size());
   cudaStream_t s = gpu().stream;
-  CUDA_CHECK(cudaMemcpyAsync(d_idx.get(), idx.data(), idx.size() * sizeof(std::int64_t), cudaMemcpyHostToDevice, s));
+  CUDA_CHECK(
+      cudaMemcpyAsync(d_idx.get(), idx.data(), idx.size() * sizeof(std::int64_t), cudaMemcpyHostToDevice, s));
   gather_kernel<T><<<(n + 255) / 256, 256, 0, s>>>(src, d_idx.get(), d_out.get(), n);
   LAUNCH_CHECK("gather_kernel");
   CUDA_CHECK(cudaMemcpyAsync(out.data(), d_out.get(), out.size() * sizeof(float), cudaMemcpyDeviceToHost, s));
@@ -170,7 +171,9 @@ std::vector<std::int64_t> sample_positions(std::int64_t n, int count, std::uint3
   if (n <= 0) return v;
   v.push_back(0);
   v.push_back(n - 1);
-  for (int i = 0; i < count; ++i) v.push_back(static_cast<std::int64_t>(hash32(seed, static_cast<std::uint64_t>(i)) % static_cast<std::uint64_t>(n)));
+  for (int i = 0; i < count; ++i)
+    v.push_back(static_cast<std::int64_t>(hash32(seed, static_cast<std::uint64_t>(i)) %
+                                          static_cast<std::uint64_t>(n)));
   return v;
 }
 
@@ -193,8 +196,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 }  // namespace
 
-StagedTiming time_staged(const TimingPolicy& p, int stages, const std::function<void(const std::function<void()>&)>& op,
-                         bool flush) {
+StagedTiming time_staged(const TimingPolicy& p, int stages,
+                         const std::function<void(const std::function<void()>&)>& op, bool flush) {
   Gpu& g = gpu();
   Events evs(stages + 1);
   int marks = 0;
@@ -215,8 +218,8 @@ StagedTiming time_staged(const TimingPolicy& p, int stages, const std::function<
     marks = 0;
     op(mark);
     if (marks != stages + 1) {
-      throw DeviceError("time_staged", "the benchmark marked " + std::to_string(marks) + " points, expected " +
-                                           std::to_string(stages + 1));
+      throw DeviceError("time_staged", "the benchmark marked " + std::to_string(marks) +
+                                           " points, expected " + std::to_string(stages + 1));
     }
     CUDA_CHECK(cudaEventSynchronize(evs.ev.back()));
     float ms = 0;
@@ -224,7 +227,8 @@ StagedTiming time_staged(const TimingPolicy& p, int stages, const std::function<
     total.add(ms * 1e-3);
     for (int s = 0; s < stages; ++s) {
       float sm = 0;
-      CUDA_CHECK(cudaEventElapsedTime(&sm, evs.ev[static_cast<std::size_t>(s)], evs.ev[static_cast<std::size_t>(s) + 1]));
+      CUDA_CHECK(cudaEventElapsedTime(&sm, evs.ev[static_cast<std::size_t>(s)],
+                                      evs.ev[static_cast<std::size_t>(s) + 1]));
       per_stage[static_cast<std::size_t>(s)].push_back(sm * 1e-3);
     }
   } while (!total.done(seconds_since(start)));

@@ -4,6 +4,11 @@
 // sample, noise-based stopping).
 #pragma once
 
+#include "ftcost/calibrate/bench.hpp"
+#include "ftcost/calibrate/hd.hpp"
+#include "ftcost/calibrate/reference.hpp"
+#include "ftcost/calibrate/stats.hpp"
+
 #include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -17,11 +22,6 @@
 #include <utility>
 #include <vector>
 
-#include "ftcost/calibrate/bench.hpp"
-#include "ftcost/calibrate/hd.hpp"
-#include "ftcost/calibrate/reference.hpp"
-#include "ftcost/calibrate/stats.hpp"
-
 namespace ftcost::calib {
 
 using bf16 = __nv_bfloat16;
@@ -33,7 +33,8 @@ void cuda_check(cudaError_t e, const char* call, const char* file, int line);
 void cublas_check(cublasStatus_t s, const char* call, const char* file, int line);
 #define CUDA_CHECK(x) ::ftcost::calib::cuda_check((x), #x, __FILE__, __LINE__)
 #define CUBLAS_CHECK(x) ::ftcost::calib::cublas_check((x), #x, __FILE__, __LINE__)
-#define LAUNCH_CHECK(kernel_name) ::ftcost::calib::cuda_check(cudaGetLastError(), kernel_name "<<<>>>", __FILE__, __LINE__)
+#define LAUNCH_CHECK(kernel_name) \
+  ::ftcost::calib::cuda_check(cudaGetLastError(), kernel_name "<<<>>>", __FILE__, __LINE__)
 
 // ---- memory ----
 template <class T>
@@ -88,7 +89,7 @@ struct Gpu {
   DevBuf<unsigned char> workspace;  // cuBLASLt / cuBLAS workspace
   DevBuf<unsigned char> flush_buf;  // written before every timed sample to evict L2
   std::size_t flush_bytes = 0;
-  int max_blocks = 0;               // grid cap for grid-stride kernels
+  int max_blocks = 0;  // grid cap for grid-stride kernels
   void flush_l2();
 };
 Gpu& gpu();

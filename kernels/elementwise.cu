@@ -1,11 +1,11 @@
 // Memory-bound elementwise kernels of a transformer layer: SwiGLU forward and backward, GELU (tanh),
 // RMSNorm. GB/s counts each kernel's reads + writes. Checks: CPU references (reference.cpp) on samples
 // at the benchmark's size, every element at small odd sizes in the self-test.
-#include <cmath>
-
 #include "common.cuh"
 #include "elementwise.cuh"
 #include "families.hpp"
+
+#include <cmath>
 
 namespace ftcost::calib {
 
@@ -90,8 +90,8 @@ void launch(Streams<Op> st, std::size_t n, cudaStream_t s, const char* name) {
 }
 
 // one block per row; cols % 8 == 0 uses 16-byte vectors
-__global__ void rmsnorm_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w, bf16* __restrict__ y, int cols,
-                               float eps) {
+__global__ void rmsnorm_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w, bf16* __restrict__ y,
+                               int cols, float eps) {
   const bf16* xr = x + static_cast<std::size_t>(blockIdx.x) * cols;
   bf16* yr = y + static_cast<std::size_t>(blockIdx.x) * cols;
   const bool vec = cols % 8 == 0;
@@ -149,7 +149,7 @@ const Gen kB{32, 127, 1.0f / 32};
 const Gen kD{33, 127, 1.0f / 64};
 const Gen kW{34, 127, 1.0f / 64};
 constexpr float kEps = 1e-5f;
-constexpr double kRtol = 1.0 / 64;   // bf16 output: float vs double math can round to neighbours
+constexpr double kRtol = 1.0 / 64;  // bf16 output: float vs double math can round to neighbours
 constexpr double kAtol = 1e-6;
 
 // Checks the op `name` on rows x cols at the given element positions (all when `pos` is empty).
@@ -167,10 +167,14 @@ struct Bufs {
 void run_op(const std::string& op, Bufs& x, std::int64_t rows, std::int64_t cols) {
   const std::size_t n = static_cast<std::size_t>(rows * cols);
   cudaStream_t s = gpu().stream;
-  if (op == "swiglu") launch_swiglu(x.a.get(), x.b.get(), x.c.get(), n, s);
-  else if (op == "swiglu_bwd") launch_swiglu_bwd(x.c.get(), x.a.get(), x.b.get(), x.d.get(), x.e.get(), n, s);
-  else if (op == "gelu") launch_gelu(x.a.get(), x.c.get(), n, s);
-  else launch_rmsnorm(x.a.get(), x.b.get(), x.c.get(), static_cast<int>(rows), static_cast<int>(cols), kEps, s);
+  if (op == "swiglu")
+    launch_swiglu(x.a.get(), x.b.get(), x.c.get(), n, s);
+  else if (op == "swiglu_bwd")
+    launch_swiglu_bwd(x.c.get(), x.a.get(), x.b.get(), x.d.get(), x.e.get(), n, s);
+  else if (op == "gelu")
+    launch_gelu(x.a.get(), x.c.get(), n, s);
+  else
+    launch_rmsnorm(x.a.get(), x.b.get(), x.c.get(), static_cast<int>(rows), static_cast<int>(cols), kEps, s);
 }
 
 void prepare(const std::string& op, Bufs& x, std::int64_t rows, std::int64_t cols) {
@@ -197,8 +201,10 @@ void validate(const std::string& op, Bufs& x, std::int64_t rows, std::int64_t co
     } else {
       rws = sample_positions(rows, 6, 35);
     }
-    std::vector<float> xin(static_cast<std::size_t>(cols)), w(static_cast<std::size_t>(cols)), want(static_cast<std::size_t>(cols));
-    for (std::int64_t i = 0; i < cols; ++i) w[static_cast<std::size_t>(i)] = kW(static_cast<std::uint64_t>(i));
+    std::vector<float> xin(static_cast<std::size_t>(cols)), w(static_cast<std::size_t>(cols)),
+        want(static_cast<std::size_t>(cols));
+    for (std::int64_t i = 0; i < cols; ++i)
+      w[static_cast<std::size_t>(i)] = kW(static_cast<std::uint64_t>(i));
     std::vector<std::int64_t> pos;
     for (auto r : rws) {
       for (std::int64_t i = 0; i < cols; ++i) pos.push_back(r * cols + i);
@@ -206,10 +212,12 @@ void validate(const std::string& op, Bufs& x, std::int64_t rows, std::int64_t co
     auto got = sample_to_host(x.c.get(), pos);
     std::size_t k = 0;
     for (auto r : rws) {
-      for (std::int64_t i = 0; i < cols; ++i) xin[static_cast<std::size_t>(i)] = kA(static_cast<std::uint64_t>(r * cols + i));
+      for (std::int64_t i = 0; i < cols; ++i)
+        xin[static_cast<std::size_t>(i)] = kA(static_cast<std::uint64_t>(r * cols + i));
       rmsnorm_ref(xin.data(), w.data(), want.data(), cols, kEps);
       for (std::int64_t i = 0; i < cols; ++i, ++k) {
-        check_one(c, r * cols + i, got[k], want[static_cast<std::size_t>(i)], kAtol + kRtol * std::fabs(want[static_cast<std::size_t>(i)]));
+        check_one(c, r * cols + i, got[k], want[static_cast<std::size_t>(i)],
+                  kAtol + kRtol * std::fabs(want[static_cast<std::size_t>(i)]));
       }
     }
   } else {
@@ -225,8 +233,10 @@ void validate(const std::string& op, Bufs& x, std::int64_t rows, std::int64_t co
     for (std::size_t k = 0; k < pos.size(); ++k) {
       auto u = static_cast<std::uint64_t>(pos[k]);
       double a = kA(u), b = kB(u), want = 0, want2 = 0;
-      if (op == "swiglu") want = silu_ref(a) * b;
-      else if (op == "gelu") want = gelu_tanh_ref(a);
+      if (op == "swiglu")
+        want = silu_ref(a) * b;
+      else if (op == "gelu")
+        want = gelu_tanh_ref(a);
       else {
         double d = kD(u);
         want = d * b * dsilu_ref(a);
@@ -272,19 +282,21 @@ void bench_elementwise(Env& env) {
   for (std::int64_t tokens : plan.elementwise_tokens) {
     for (const char* op : {"swiglu", "swiglu_bwd", "gelu", "rmsnorm"}) {
       const std::int64_t cols = std::string(op) == "rmsnorm" ? m.hidden : m.ffn;
-      run_item(env, std::string("elementwise ") + op + " " + std::to_string(tokens) + "x" + std::to_string(cols), [&] {
-        validate(op, x, tokens, cols, false);
-        Summary t = time_op(plan.timing, [&] { run_op(op, x, tokens, cols); });
-        ElementwiseRow r;
-        r.op = op;
-        r.dtype = "bf16";
-        r.elements = tokens * cols;
-        r.bytes_moved = bytes_of(op, tokens, cols);
-        r.gbps = rate_stat(t, static_cast<double>(r.bytes_moved), 1e9);
-        r.time_us_median = t.median * 1e6;
-        r.iterations = t.n;
-        env.rows().elementwise.push_back(r);
-      });
+      run_item(env,
+               std::string("elementwise ") + op + " " + std::to_string(tokens) + "x" + std::to_string(cols),
+               [&] {
+                 validate(op, x, tokens, cols, false);
+                 Summary t = time_op(plan.timing, [&] { run_op(op, x, tokens, cols); });
+                 ElementwiseRow r;
+                 r.op = op;
+                 r.dtype = "bf16";
+                 r.elements = tokens * cols;
+                 r.bytes_moved = bytes_of(op, tokens, cols);
+                 r.gbps = rate_stat(t, static_cast<double>(r.bytes_moved), 1e9);
+                 r.time_us_median = t.median * 1e6;
+                 r.iterations = t.n;
+                 env.rows().elementwise.push_back(r);
+               });
     }
   }
 }
@@ -296,7 +308,8 @@ void selftest_elementwise(Report& rep) {
   };
   for (const Case& cs : {Case{1, 7}, Case{3, 40}, Case{5, 1000}, Case{17, 4096}}) {
     for (const char* op : {"swiglu", "swiglu_bwd", "gelu", "rmsnorm"}) {
-      std::string name = std::string("elementwise ") + op + " " + std::to_string(cs.rows) + "x" + std::to_string(cs.cols);
+      std::string name =
+          std::string("elementwise ") + op + " " + std::to_string(cs.rows) + "x" + std::to_string(cs.cols);
       try {
         validate(op, x, cs.rows, cs.cols, true);
         rep.push_back("ok: " + name);

@@ -1,10 +1,10 @@
 // The benchmark families, one .cu each (internal to kernels/).
 #pragma once
 
+#include "ftcost/calibrate/bench.hpp"
+
 #include <string>
 #include <vector>
-
-#include "ftcost/calibrate/bench.hpp"
 
 namespace ftcost::calib {
 

@@ -8,10 +8,10 @@
 // product of the generated inputs in row-major semantics (reference.cpp linear_ref), which is written
 // independently of the cuBLAS argument mapping: a wrong transpose, leading dimension or operand order
 // gives wrong values, not just a different speed.
-#include <cmath>
-
 #include "common.cuh"
 #include "families.hpp"
+
+#include <cmath>
 
 namespace ftcost::calib {
 
@@ -30,7 +30,8 @@ DtypeCfg cfg(const std::string& d) {
   if (d == "bf16") return {CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, 2, 2, 127, 1.0f / 128, 1.0 / 128};
   if (d == "fp16") return {CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, 2, 2, 127, 1.0f / 128, 1.0 / 1024};
   if (d == "tf32") return {CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, 4, 4, 127, 1.0f / 128, 1e-5};
-  if (d == "fp8_e4m3") return {CUDA_R_8F_E4M3, CUDA_R_16BF, CUBLAS_COMPUTE_32F, 1, 2, 15, 1.0f / 16, 1.0 / 128};
+  if (d == "fp8_e4m3")
+    return {CUDA_R_8F_E4M3, CUDA_R_16BF, CUBLAS_COMPUTE_32F, 1, 2, 15, 1.0f / 16, 1.0 / 128};
   throw Unsupported("gemm dtype", "unknown dtype " + d);
 }
 
@@ -55,17 +56,22 @@ struct Operands {
 };
 
 void fill_as(const std::string& dtype, void* p, std::size_t n, const Gen& g) {
-  if (dtype == "bf16") fill(static_cast<bf16*>(p), n, g);
-  else if (dtype == "fp16") fill(static_cast<fp16*>(p), n, g);
-  else if (dtype == "tf32") fill(static_cast<float*>(p), n, g);
-  else fill(static_cast<fp8*>(p), n, g);
+  if (dtype == "bf16")
+    fill(static_cast<bf16*>(p), n, g);
+  else if (dtype == "fp16")
+    fill(static_cast<fp16*>(p), n, g);
+  else if (dtype == "tf32")
+    fill(static_cast<float*>(p), n, g);
+  else
+    fill(static_cast<fp8*>(p), n, g);
 }
 
 // A is m x k (op), B is k x n (op): which role each plays per pass
 void prepare(const GemmSpec& s, Operands& o) {
   DtypeCfg c = cfg(s.dtype);
   LinearProblem p = problem(s);
-  const auto T = static_cast<std::size_t>(s.tokens), I = static_cast<std::size_t>(s.in), O = static_cast<std::size_t>(s.out);
+  const auto T = static_cast<std::size_t>(s.tokens), I = static_cast<std::size_t>(s.in),
+             O = static_cast<std::size_t>(s.out);
   std::size_t na, nb;
   Gen ga, gb;
   if (s.pass == "fwd") {
@@ -101,15 +107,18 @@ class LtGemm {
     CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&c_, c.cd, m, n, static_cast<std::int64_t>(m)));
     CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref_));
     const std::uint64_t ws = kWorkspaceBytes;
-    CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref_, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+    CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref_, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
+                                                      sizeof ws));
     std::vector<cublasLtMatmulHeuristicResult_t> res(static_cast<std::size_t>(std::max(1, want)));
     int returned = 0;
-    CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(gpu().lt, desc_, a_, b_, c_, c_, pref_, static_cast<int>(res.size()),
-                                                res.data(), &returned));
+    CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(gpu().lt, desc_, a_, b_, c_, c_, pref_,
+                                                static_cast<int>(res.size()), res.data(), &returned));
     for (int i = 0; i < returned; ++i) {
-      if (res[static_cast<std::size_t>(i)].state == CUBLAS_STATUS_SUCCESS) algos_.push_back(res[static_cast<std::size_t>(i)]);
+      if (res[static_cast<std::size_t>(i)].state == CUBLAS_STATUS_SUCCESS)
+        algos_.push_back(res[static_cast<std::size_t>(i)]);
     }
-    if (algos_.empty()) throw Unsupported("cublasLtMatmulAlgoGetHeuristic", "no algorithm for this shape and type");
+    if (algos_.empty())
+      throw Unsupported("cublasLtMatmulAlgoGetHeuristic", "no algorithm for this shape and type");
   }
   ~LtGemm() {
     if (pref_) cublasLtMatmulPreferenceDestroy(pref_);
@@ -125,8 +134,9 @@ class LtGemm {
   void run(int i, const Operands& o) {
     const float alpha = 1.0f, beta = 0.0f;
     Gpu& g = gpu();
-    CUBLAS_CHECK(cublasLtMatmul(g.lt, desc_, &alpha, o.a.get(), a_, o.b.get(), b_, &beta, o.c.get(), c_, o.c.get(), c_,
-                                &algos_[static_cast<std::size_t>(i)].algo, g.workspace.get(), kWorkspaceBytes, g.stream));
+    CUBLAS_CHECK(cublasLtMatmul(g.lt, desc_, &alpha, o.a.get(), a_, o.b.get(), b_, &beta, o.c.get(), c_,
+                                o.c.get(), c_, &algos_[static_cast<std::size_t>(i)].algo, g.workspace.get(),
+                                kWorkspaceBytes, g.stream));
   }
 
  private:
@@ -148,7 +158,8 @@ void validate(const GemmSpec& s, LtGemm& g, int algo, Operands& o, int samples, 
   LinearProblem p = problem(s);
   const std::int64_t rows = p.out_rows(), cols = p.out_cols();
   // garbage first, so that an output the GEMM does not write is caught
-  CUDA_CHECK(cudaMemsetAsync(o.c.get(), 0x7F, static_cast<std::size_t>(rows * cols) * cfg(s.dtype).cd_size, gpu().stream));
+  CUDA_CHECK(cudaMemsetAsync(o.c.get(), 0x7F, static_cast<std::size_t>(rows * cols) * cfg(s.dtype).cd_size,
+                             gpu().stream));
   g.run(algo, o);
   std::vector<std::int64_t> pos;
   if (samples <= 0) {
@@ -231,8 +242,9 @@ void selftest_gemm(Report& rep) {
     std::int64_t tokens, in, out;
     int samples;
   };
-  const Case cases[] = {{"bf16", 37, 64, 48, 0},   {"bf16", 8, 40, 24, 0},     {"fp16", 37, 64, 48, 0},
-                        {"tf32", 37, 64, 48, 0},   {"bf16", 512, 4096, 8, 0},  {"bf16", 300, 4096, 1024, 256},
+  const Case cases[] = {{"bf16", 37, 64, 48, 0},     {"bf16", 8, 40, 24, 0},
+                        {"fp16", 37, 64, 48, 0},     {"tf32", 37, 64, 48, 0},
+                        {"bf16", 512, 4096, 8, 0},   {"bf16", 300, 4096, 1024, 256},
                         {"fp8_e4m3", 48, 64, 32, 0}, {"fp8_e4m3", 256, 512, 1024, 256}};
   for (const Case& cs : cases) {
     for (const char* pass : {"fwd", "dgrad", "wgrad"}) {
@@ -241,7 +253,8 @@ void selftest_gemm(Report& rep) {
       try {
         prepare(s, o);
         LtGemm g(s, 4);
-        for (int a = 0; a < g.count(); ++a) validate(s, g, a, o, cs.samples, s.label() + " algorithm " + std::to_string(a));
+        for (int a = 0; a < g.count(); ++a)
+          validate(s, g, a, o, cs.samples, s.label() + " algorithm " + std::to_string(a));
         rep.push_back("ok: " + s.label() + " (" + std::to_string(g.count()) + " algorithms)");
       } catch (const ValidationFailure& e) {
         rep.push_back("FAILED: " + s.label() + ": " + e.what());

@@ -3,10 +3,10 @@
 // against their CPU references before timing them.
 #pragma once
 
+#include "ftcost/calibrate/bench.hpp"
+
 #include <string>
 #include <vector>
-
-#include "ftcost/calibrate/bench.hpp"
 
 namespace ftcost::calib {
 

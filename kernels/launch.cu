@@ -103,7 +103,8 @@ void bench_host(Env& env) {
     r.iterations = t.n;
     env.rows().host.push_back(r);
   });
-  run_item(env, "host: single-thread CPU score", [&] { env.rows().cpu.push_back(measure_cpu_score(plan.timing)); });
+  run_item(env, "host: single-thread CPU score",
+           [&] { env.rows().cpu.push_back(measure_cpu_score(plan.timing)); });
 }
 
 void selftest_launch(Report& rep) {

@@ -18,13 +18,13 @@
 // backward is itself checked against finite differences in the unit tests), with the router's own
 // routing; (2) at the benchmark's size, loop and grouped must agree on the output and the gradients,
 // and the top-k kernel must match the CPU on the real logits.
-#include <algorithm>
-#include <cmath>
-
 #include "common.cuh"
 #include "elementwise.cuh"
 #include "families.hpp"
 #include "ftcost/calibrate/routing.hpp"
+
+#include <algorithm>
+#include <cmath>
 
 namespace ftcost::calib {
 
@@ -34,8 +34,8 @@ constexpr int kMaxExperts = 256;
 
 // ---- kernels ----
 
-__global__ void topk_softmax_kernel(const bf16* __restrict__ logits, int T, int E, int k, int* __restrict__ idx,
-                                    float* __restrict__ w) {
+__global__ void topk_softmax_kernel(const bf16* __restrict__ logits, int T, int E, int k,
+                                    int* __restrict__ idx, float* __restrict__ w) {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= T) return;
   const bf16* l = logits + static_cast<std::size_t>(t) * E;
@@ -64,7 +64,8 @@ __global__ void topk_softmax_kernel(const bf16* __restrict__ logits, int T, int 
 }
 
 __global__ void count_kernel(const int* __restrict__ idx, int n, int* __restrict__ counts) {
-  for (int a = blockIdx.x * blockDim.x + threadIdx.x; a < n; a += gridDim.x * blockDim.x) atomicAdd(&counts[idx[a]], 1);
+  for (int a = blockIdx.x * blockDim.x + threadIdx.x; a < n; a += gridDim.x * blockDim.x)
+    atomicAdd(&counts[idx[a]], 1);
 }
 
 __global__ void offsets_kernel(const int* __restrict__ counts, int E, int* __restrict__ offsets) {
@@ -79,7 +80,8 @@ __global__ void offsets_kernel(const int* __restrict__ counts, int E, int* __res
 }
 
 // one block (256 threads) per expert: stable positions of its assignments, in assignment order
-__global__ void positions_kernel(const int* __restrict__ idx, int n, const int* __restrict__ offsets, int* __restrict__ pos) {
+__global__ void positions_kernel(const int* __restrict__ idx, int n, const int* __restrict__ offsets,
+                                 int* __restrict__ pos) {
   const int e = blockIdx.x;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
   __shared__ int warp_counts[32];
@@ -118,8 +120,8 @@ __global__ void permute_rows_kernel(const bf16* __restrict__ x, const int* __res
 }
 
 // one block per token: out[t] = sum_j w[t,j] yp[pos[t,j]]
-__global__ void unpermute_kernel(const bf16* __restrict__ yp, const int* __restrict__ pos, const float* __restrict__ w,
-                                 int kk, int H, bf16* __restrict__ out) {
+__global__ void unpermute_kernel(const bf16* __restrict__ yp, const int* __restrict__ pos,
+                                 const float* __restrict__ w, int kk, int H, bf16* __restrict__ out) {
   const int t = blockIdx.x;
   for (int v = threadIdx.x; v < H / 8; v += blockDim.x) {
     float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
@@ -157,9 +159,9 @@ __device__ float block_sum(float v) {
 }
 
 // one block per assignment: dyp[pos[a]] = w[a] dout[t]; dw[a] = <dout[t], yp[pos[a]]>
-__global__ void unpermute_bwd_kernel(const bf16* __restrict__ dout, const bf16* __restrict__ yp, const int* __restrict__ pos,
-                                     const float* __restrict__ w, int kk, int H, bf16* __restrict__ dyp,
-                                     float* __restrict__ dw) {
+__global__ void unpermute_bwd_kernel(const bf16* __restrict__ dout, const bf16* __restrict__ yp,
+                                     const int* __restrict__ pos, const float* __restrict__ w, int kk, int H,
+                                     bf16* __restrict__ dyp, float* __restrict__ dw) {
   const int a = blockIdx.x, t = a / kk;
   const float wa = w[a];
   const std::size_t row = static_cast<std::size_t>(pos[a]) * H;
@@ -203,16 +205,19 @@ __global__ void permute_bwd_kernel(const bf16* __restrict__ dxp, const int* __re
   }
 }
 
-// one thread per token: w = softmax over the chosen logits -> dlogit_s = w_s (dw_s - sum_i w_i dw_i), others 0
-__global__ void router_bwd_kernel(const float* __restrict__ w, const float* __restrict__ dw, const int* __restrict__ idx,
-                                  int T, int E, int kk, bf16* __restrict__ dlogits) {
+// one thread per token: w = softmax over the chosen logits -> dlogit_s = w_s (dw_s - sum_i w_i dw_i), others
+// 0
+__global__ void router_bwd_kernel(const float* __restrict__ w, const float* __restrict__ dw,
+                                  const int* __restrict__ idx, int T, int E, int kk,
+                                  bf16* __restrict__ dlogits) {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= T) return;
   float dot = 0;
   for (int j = 0; j < kk; ++j) dot += w[t * kk + j] * dw[t * kk + j];
   bf16* row = dlogits + static_cast<std::size_t>(t) * E;
   for (int e = 0; e < E; ++e) row[e] = __float2bfloat16_rn(0.0f);
-  for (int j = 0; j < kk; ++j) row[idx[t * kk + j]] = __float2bfloat16_rn(w[t * kk + j] * (dw[t * kk + j] - dot));
+  for (int j = 0; j < kk; ++j)
+    row[idx[t * kk + j]] = __float2bfloat16_rn(w[t * kk + j] * (dw[t * kk + j] - dot));
 }
 
 // ---- GEMMs in row-major terms (see calibration.hpp for the mapping) ----
@@ -243,8 +248,9 @@ Problem lin_wgrad(int T, int in, int out, const bf16* dy, const bf16* x, bf16* d
 
 void gemm_ex(const Problem& p) {
   const float alpha = 1.0f;
-  CUBLAS_CHECK(cublasGemmEx(gpu().blas, p.ta, p.tb, p.m, p.n, p.k, &alpha, p.A, CUDA_R_16BF, p.lda, p.B, CUDA_R_16BF,
-                            p.ldb, &p.beta, p.C, CUDA_R_16BF, p.ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  CUBLAS_CHECK(cublasGemmEx(gpu().blas, p.ta, p.tb, p.m, p.n, p.k, &alpha, p.A, CUDA_R_16BF, p.lda, p.B,
+                            CUDA_R_16BF, p.ldb, &p.beta, p.C, CUDA_R_16BF, p.ldc, CUBLAS_COMPUTE_32F,
+                            CUBLAS_GEMM_DEFAULT));
 }
 
 // pinned staging + device copies of the grouped call's pointer arrays, one slot per call of a layer pass
@@ -279,7 +285,8 @@ class PointerSlots {
 void grouped(const std::vector<Problem>& ps, PointerSlots& slots, int slot) {
   const int G = static_cast<int>(ps.size());
   if (G == 0) return;
-  if (G > slots.cap() || slot >= PointerSlots::kSlots) throw DeviceError("grouped", "pointer slots too small");
+  if (G > slots.cap() || slot >= PointerSlots::kSlots)
+    throw DeviceError("grouped", "pointer slots too small");
   std::vector<cublasOperation_t> ta(ps.size()), tb(ps.size());
   std::vector<int> m(ps.size()), n(ps.size()), k(ps.size()), lda(ps.size()), ldb(ps.size()), ldc(ps.size()),
       size(ps.size(), 1);
@@ -303,11 +310,13 @@ void grouped(const std::vector<Problem>& ps, PointerSlots& slots, int slot) {
   }
   void** d = slots.dev(slot);
   Gpu& g = gpu();
-  CUDA_CHECK(cudaMemcpyAsync(d, h, 3 * static_cast<std::size_t>(G) * sizeof(void*), cudaMemcpyHostToDevice, g.stream));
-  CUBLAS_CHECK(cublasGemmGroupedBatchedEx(g.blas, ta.data(), tb.data(), m.data(), n.data(), k.data(), alpha.data(),
-                                          reinterpret_cast<const void* const*>(d), CUDA_R_16BF, lda.data(),
-                                          reinterpret_cast<const void* const*>(d + G), CUDA_R_16BF, ldb.data(),
-                                          beta.data(), reinterpret_cast<void* const*>(d + 2 * G), CUDA_R_16BF, ldc.data(),
+  CUDA_CHECK(cudaMemcpyAsync(d, h, 3 * static_cast<std::size_t>(G) * sizeof(void*), cudaMemcpyHostToDevice,
+                             g.stream));
+  CUBLAS_CHECK(cublasGemmGroupedBatchedEx(g.blas, ta.data(), tb.data(), m.data(), n.data(), k.data(),
+                                          alpha.data(), reinterpret_cast<const void* const*>(d), CUDA_R_16BF,
+                                          lda.data(), reinterpret_cast<const void* const*>(d + G),
+                                          CUDA_R_16BF, ldb.data(), beta.data(),
+                                          reinterpret_cast<void* const*>(d + 2 * G), CUDA_R_16BF, ldc.data(),
                                           G, size.data(), CUBLAS_COMPUTE_32F));
 }
 
@@ -322,9 +331,11 @@ class MoeLayer {
  public:
   void setup(const Dims& d, const MoeGens& gens = MoeGens{}) {
     d_ = d;
-    if (d.E > kMaxExperts || d.kk > d.E || d.H % 8 != 0) throw Unsupported("moe setup", "unsupported layer dimensions");
-    const auto T = static_cast<std::size_t>(d.T), H = static_cast<std::size_t>(d.H), F = static_cast<std::size_t>(d.F),
-               E = static_cast<std::size_t>(d.E), R = static_cast<std::size_t>(d.R());
+    if (d.E > kMaxExperts || d.kk > d.E || d.H % 8 != 0)
+      throw Unsupported("moe setup", "unsupported layer dimensions");
+    const auto T = static_cast<std::size_t>(d.T), H = static_cast<std::size_t>(d.H),
+               F = static_cast<std::size_t>(d.F), E = static_cast<std::size_t>(d.E),
+               R = static_cast<std::size_t>(d.R());
     x.reserve(T * H);
     wg.reserve(E * H);
     w1.reserve(E * F * H);
@@ -372,7 +383,8 @@ class MoeLayer {
   }
 
   void set_assignment(const std::vector<std::int32_t>& idx) {
-    CUDA_CHECK(cudaMemcpyAsync(ctrl.get(), idx.data(), idx.size() * sizeof(std::int32_t), cudaMemcpyHostToDevice, gpu().stream));
+    CUDA_CHECK(cudaMemcpyAsync(ctrl.get(), idx.data(), idx.size() * sizeof(std::int32_t),
+                               cudaMemcpyHostToDevice, gpu().stream));
     CUDA_CHECK(cudaStreamSynchronize(gpu().stream));
   }
 
@@ -385,7 +397,8 @@ class MoeLayer {
     mark();
     gemm_ex(lin_fwd(d.T, d.H, d.E, x.get(), wg.get(), logits.get()));
     mark();
-    topk_softmax_kernel<<<(d.T + 127) / 128, 128, 0, s>>>(logits.get(), d.T, d.E, d.kk, topi.get(), topw.get());
+    topk_softmax_kernel<<<(d.T + 127) / 128, 128, 0, s>>>(logits.get(), d.T, d.E, d.kk, topi.get(),
+                                                          topw.get());
     LAUNCH_CHECK("topk_softmax_kernel");
     mark();
     used_ = controlled ? ctrl.get() : topi.get();
@@ -400,14 +413,16 @@ class MoeLayer {
     LAUNCH_CHECK("permute_rows_kernel");
     mark();
     // the host needs the per-expert counts to issue the expert GEMMs: one device-to-host sync
-    CUDA_CHECK(cudaMemcpyAsync(h_counts, counts.get(), sizeof(int) * static_cast<std::size_t>(d.E), cudaMemcpyDeviceToHost, s));
+    CUDA_CHECK(cudaMemcpyAsync(h_counts, counts.get(), sizeof(int) * static_cast<std::size_t>(d.E),
+                               cudaMemcpyDeviceToHost, s));
     CUDA_CHECK(cudaStreamSynchronize(s));
     for (int e = 0; e < d.E; ++e) {
       host_counts[static_cast<std::size_t>(e)] = h_counts[e];
       host_offsets[static_cast<std::size_t>(e) + 1] = host_offsets[static_cast<std::size_t>(e)] + h_counts[e];
     }
     experts("w1_w3", "fwd", grouped_impl);
-    launch_swiglu(h1.get(), h3.get(), act.get(), static_cast<std::size_t>(d.R()) * static_cast<std::size_t>(d.F), s);
+    launch_swiglu(h1.get(), h3.get(), act.get(),
+                  static_cast<std::size_t>(d.R()) * static_cast<std::size_t>(d.F), s);
     experts("w2", "fwd", grouped_impl);
     mark();
     unpermute_kernel<<<d.T, 128, 0, s>>>(yp.get(), pos.get(), topw.get(), d.kk, d.H, out.get());
@@ -421,7 +436,8 @@ class MoeLayer {
     const Dims& d = d_;
     const int R = static_cast<int>(d.R());
     mark();
-    unpermute_bwd_kernel<<<R, 128, 0, s>>>(dout.get(), yp.get(), pos.get(), topw.get(), d.kk, d.H, dyp.get(), dw.get());
+    unpermute_bwd_kernel<<<R, 128, 0, s>>>(dout.get(), yp.get(), pos.get(), topw.get(), d.kk, d.H, dyp.get(),
+                                           dw.get());
     LAUNCH_CHECK("unpermute_bwd_kernel");
     mark();
     experts("w2", "dgrad", grouped_impl);
@@ -435,7 +451,8 @@ class MoeLayer {
     permute_bwd_kernel<<<d.T, 128, 0, s>>>(dxp.get(), pos.get(), d.kk, d.H, dx.get());
     LAUNCH_CHECK("permute_bwd_kernel");
     mark();
-    router_bwd_kernel<<<(d.T + 127) / 128, 128, 0, s>>>(topw.get(), dw.get(), used_, d.T, d.E, d.kk, dlogits.get());
+    router_bwd_kernel<<<(d.T + 127) / 128, 128, 0, s>>>(topw.get(), dw.get(), used_, d.T, d.E, d.kk,
+                                                        dlogits.get());
     LAUNCH_CHECK("router_bwd_kernel");
     gemm_ex(lin_dgrad(d.T, d.H, d.E, dlogits.get(), wg.get(), dx.get(), 1.0f));
     gemm_ex(lin_wgrad(d.T, d.H, d.E, dlogits.get(), x.get(), dwg.get()));
@@ -503,8 +520,8 @@ class MoeLayer {
   }
 
   Dims d_;
-  DevBuf<bf16> x, wg, w1, w3, w2, logits, xp, h1, h3, act, yp, out, dout, dyp, da, dh1, dh3, dxp, dx, dlogits, dw1, dw3, dw2,
-      dwg;
+  DevBuf<bf16> x, wg, w1, w3, w2, logits, xp, h1, h3, act, yp, out, dout, dyp, da, dh1, dh3, dxp, dx, dlogits,
+      dw1, dw3, dw2, dwg;
   DevBuf<float> topw, dw;
   DevBuf<int> topi, ctrl, counts, offsets, pos;
   PointerSlots slots;
@@ -525,7 +542,8 @@ void download(T* host, const T* dev, std::size_t n) {
 Check compare(const std::vector<float>& got, const std::vector<float>& want, double rel_atol, double rtol) {
   double mx = 0;
   for (float v : want) mx = std::max(mx, static_cast<double>(std::fabs(v)));
-  return check_close(got.data(), want.data(), static_cast<std::int64_t>(want.size()), rel_atol * mx + 1e-30, rtol);
+  return check_close(got.data(), want.data(), static_cast<std::int64_t>(want.size()), rel_atol * mx + 1e-30,
+                     rtol);
 }
 
 // (1) small layer against the CPU reference, both implementations, router's own routing
@@ -553,7 +571,8 @@ void validate_small(int T, int kk, Report* rep) {
     Check ci;
     for (std::size_t a = 0; a < R; ++a) check_one(ci, static_cast<std::int64_t>(a), gi[a], want_r.idx[a], 0);
     checks.emplace_back("top-k experts", ci);
-    checks.emplace_back("top-k weights", check_close(gw.data(), want_r.w.data(), static_cast<std::int64_t>(R), 1e-6, 1e-5));
+    checks.emplace_back("top-k weights",
+                        check_close(gw.data(), want_r.w.data(), static_cast<std::int64_t>(R), 1e-6, 1e-5));
     MoeRefRouting r{gi, gw};
     MoeRefForward f = moe_forward_ref(p, r, true);
     MoeRefBackward b = moe_backward_ref(p, r, f, true);
@@ -561,9 +580,12 @@ void validate_small(int T, int kk, Report* rep) {
     checks.emplace_back("out", compare(to_host(L.out.get(), static_cast<std::size_t>(T) * H), f.out, at, rt));
     checks.emplace_back("dw (routing weights)", compare(gdw, b.dw, at, rt));
     checks.emplace_back("dx", compare(to_host(L.dx.get(), static_cast<std::size_t>(T) * H), b.dX, at, rt));
-    checks.emplace_back("dW1", compare(to_host(L.dw1.get(), static_cast<std::size_t>(E) * F * H), b.dW1, at, rt));
-    checks.emplace_back("dW3", compare(to_host(L.dw3.get(), static_cast<std::size_t>(E) * F * H), b.dW3, at, rt));
-    checks.emplace_back("dW2", compare(to_host(L.dw2.get(), static_cast<std::size_t>(E) * H * F), b.dW2, at, rt));
+    checks.emplace_back("dW1",
+                        compare(to_host(L.dw1.get(), static_cast<std::size_t>(E) * F * H), b.dW1, at, rt));
+    checks.emplace_back("dW3",
+                        compare(to_host(L.dw3.get(), static_cast<std::size_t>(E) * F * H), b.dW3, at, rt));
+    checks.emplace_back("dW2",
+                        compare(to_host(L.dw2.get(), static_cast<std::size_t>(E) * H * F), b.dW2, at, rt));
     checks.emplace_back("dWg", compare(to_host(L.dwg.get(), static_cast<std::size_t>(E) * H), b.dWg, at, rt));
     std::string failed;
     for (const auto& c : checks) {
@@ -577,8 +599,9 @@ void validate_small(int T, int kk, Report* rep) {
 // (2) at the benchmark's size: loop and grouped agree, the top-k kernel matches the CPU
 void validate_big(MoeLayer& L) {
   const Dims& d = L.d_;
-  const auto T = static_cast<std::size_t>(d.T), H = static_cast<std::size_t>(d.H), F = static_cast<std::size_t>(d.F),
-             E = static_cast<std::size_t>(d.E), R = static_cast<std::size_t>(d.R());
+  const auto T = static_cast<std::size_t>(d.T), H = static_cast<std::size_t>(d.H),
+             F = static_cast<std::size_t>(d.F), E = static_cast<std::size_t>(d.E),
+             R = static_cast<std::size_t>(d.R());
   // weight gradients are E*F*H (470M for Mixtral): compared at sampled positions
   const auto wpos = sample_positions(static_cast<std::int64_t>(E * F * H), 1 << 17, 78);
   L.forward(false, true, kNoMark);
@@ -602,7 +625,8 @@ void validate_big(MoeLayer& L) {
   checks.emplace_back("top-k experts", ci);
   std::string failed;
   for (const auto& c : checks) {
-    if (!c.second.ok) failed += (failed.empty() ? "" : "; ") + c.second.describe("loop vs grouped " + c.first);
+    if (!c.second.ok)
+      failed += (failed.empty() ? "" : "; ") + c.second.describe("loop vs grouped " + c.first);
   }
   if (!failed.empty()) throw ValidationFailure(failed);
 }
@@ -631,7 +655,8 @@ void bench_moe(Env& env) {
         }
         small_checked = true;
       }
-      if (!small_failure.empty()) throw ValidationFailure("the MoE layer does not match its CPU reference: " + small_failure);
+      if (!small_failure.empty())
+        throw ValidationFailure("the MoE layer does not match its CPU reference: " + small_failure);
       if (ready) return;
       L.setup(d);
       L.set_assignment(assign_experts(spec.tokens, d.kk, counts, 77));
@@ -649,8 +674,10 @@ void bench_moe(Env& env) {
     run_item(env, spec.label() + ": layer forward + backward", [&] {
       prepare();
       for (bool grouped_impl : {false, true}) {
-        StagedTiming f = time_staged(plan.timing, 5, [&](const std::function<void()>& mark) { L.forward(grouped_impl, true, mark); });
-        StagedTiming b = time_staged(plan.timing, 5, [&](const std::function<void()>& mark) { L.backward(grouped_impl, mark); });
+        StagedTiming f = time_staged(
+            plan.timing, 5, [&](const std::function<void()>& mark) { L.forward(grouped_impl, true, mark); });
+        StagedTiming b = time_staged(
+            plan.timing, 5, [&](const std::function<void()>& mark) { L.backward(grouped_impl, mark); });
         for (int dir = 0; dir < 2; ++dir) {
           const StagedTiming& t = dir == 0 ? f : b;
           MoeLayerRow r;
@@ -661,9 +688,12 @@ void bench_moe(Env& env) {
           r.ffn = m.ffn;
           r.time_us = micros_stat(t.total);
           r.iterations = t.total.n;
-          const std::vector<const char*> names = dir == 0 ? std::vector<const char*>{"router", "topk", "permute", "experts", "unpermute"}
-                                                          : std::vector<const char*>{"unpermute", "experts_dgrad", "experts_wgrad", "permute", "router"};
-          for (std::size_t s = 0; s < names.size(); ++s) r.stages_us.emplace_back(names[s], t.stage_median_s[s] * 1e6);
+          const std::vector<const char*> names =
+              dir == 0 ? std::vector<const char*>{"router", "topk", "permute", "experts", "unpermute"}
+                       : std::vector<const char*>{"unpermute", "experts_dgrad", "experts_wgrad", "permute",
+                                                  "router"};
+          for (std::size_t s = 0; s < names.size(); ++s)
+            r.stages_us.emplace_back(names[s], t.stage_median_s[s] * 1e6);
           env.rows().moe_layer.push_back(r);
         }
       }
@@ -703,7 +733,8 @@ void selftest_moe(Report& rep) {
   const Dims d{512, 4096, 14336, 8, 2};
   try {
     L.setup(d);
-    L.set_assignment(assign_experts(512, 2, expert_counts(512, 2, distribution_weights("skewed", 8).value()), 5));
+    L.set_assignment(
+        assign_experts(512, 2, expert_counts(512, 2, distribution_weights("skewed", 8).value()), 5));
     validate_big(L);
     rep.push_back("ok: moe mixtral T=512 skewed: loop and grouped agree");
   } catch (const ValidationFailure& e) {

@@ -10,10 +10,10 @@
 //                                                              ~6.77 bytes / parameter
 // GB/s counts each variant's kernels' reads + writes. Check: CPU reference (reference.cpp) at sampled
 // positions of the benchmark's size, every element of small sizes in the self-test.
-#include <cmath>
-
 #include "common.cuh"
 #include "families.hpp"
+
+#include <cmath>
 
 namespace ftcost::calib {
 
@@ -29,7 +29,8 @@ struct Nf4Dev {
   std::size_t n = 0;
 };
 
-__global__ void gen_kernel(std::uint8_t* packed, std::uint8_t* qabsmax, float* absmax2, std::size_t n, Nf4Inputs in) {
+__global__ void gen_kernel(std::uint8_t* packed, std::uint8_t* qabsmax, float* absmax2, std::size_t n,
+                           Nf4Inputs in) {
   const std::size_t nbytes = n / 2, nblocks = n / 64, ngroups = (nblocks + 255) / 256;
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < nbytes;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
@@ -40,9 +41,10 @@ __global__ void gen_kernel(std::uint8_t* packed, std::uint8_t* qabsmax, float* a
 }
 
 // 8 values per thread: one 32-bit load of 4 packed bytes, one 16-byte store of 8 bf16
-__global__ void fused_kernel(const std::uint32_t* __restrict__ packed, const std::uint8_t* __restrict__ qabsmax,
-                             const float* __restrict__ absmax2, const float* __restrict__ code2, float offset,
-                             uint4* __restrict__ out, std::size_t n8) {
+__global__ void fused_kernel(const std::uint32_t* __restrict__ packed,
+                             const std::uint8_t* __restrict__ qabsmax, const float* __restrict__ absmax2,
+                             const float* __restrict__ code2, float offset, uint4* __restrict__ out,
+                             std::size_t n8) {
   __shared__ float s_code2[256];
   __shared__ float s_nf4[16];
   for (int i = threadIdx.x; i < 256; i += blockDim.x) s_code2[i] = code2[i];
@@ -67,8 +69,8 @@ __global__ void fused_kernel(const std::uint32_t* __restrict__ packed, const std
 }
 
 // bitsandbytes sequence, kernel 1: dequantize_blockwise of the absmax (blocksize 256)
-__global__ void absmax_kernel(const std::uint8_t* qabsmax, const float* absmax2, const float* code2, float* absmax32,
-                              std::size_t nblocks) {
+__global__ void absmax_kernel(const std::uint8_t* qabsmax, const float* absmax2, const float* code2,
+                              float* absmax32, std::size_t nblocks) {
   for (std::size_t b = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; b < nblocks;
        b += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
     absmax32[b] = code2[qabsmax[b]] * absmax2[b / 256];
@@ -148,28 +150,31 @@ void run(bool fused, Nf4Dev& d) {
   const std::size_t n8 = d.n / 8, nblocks = d.n / 64;
   const auto* packed = reinterpret_cast<const std::uint32_t*>(d.packed.get());
   if (fused) {
-    fused_kernel<<<grid_for(n8, 256), 256, 0, s>>>(packed, d.qabsmax.get(), d.absmax2.get(), d.code2.get(), kIn.offset,
-                                                   reinterpret_cast<uint4*>(d.out.get()), n8);
+    fused_kernel<<<grid_for(n8, 256), 256, 0, s>>>(packed, d.qabsmax.get(), d.absmax2.get(), d.code2.get(),
+                                                   kIn.offset, reinterpret_cast<uint4*>(d.out.get()), n8);
     LAUNCH_CHECK("nf4 fused_kernel");
     return;
   }
-  absmax_kernel<<<grid_for(nblocks, 256), 256, 0, s>>>(d.qabsmax.get(), d.absmax2.get(), d.code2.get(), d.absmax32.get(), nblocks);
+  absmax_kernel<<<grid_for(nblocks, 256), 256, 0, s>>>(d.qabsmax.get(), d.absmax2.get(), d.code2.get(),
+                                                       d.absmax32.get(), nblocks);
   LAUNCH_CHECK("nf4 absmax_kernel");
   offset_kernel<<<grid_for(nblocks, 256), 256, 0, s>>>(d.absmax32.get(), nblocks, kIn.offset);
   LAUNCH_CHECK("nf4 offset_kernel");
-  nf4_fp16_kernel<<<grid_for(n8, 256), 256, 0, s>>>(packed, d.absmax32.get(), reinterpret_cast<uint4*>(d.out16.get()), n8);
+  nf4_fp16_kernel<<<grid_for(n8, 256), 256, 0, s>>>(packed, d.absmax32.get(),
+                                                    reinterpret_cast<uint4*>(d.out16.get()), n8);
   LAUNCH_CHECK("nf4 nf4_fp16_kernel");
-  cast_kernel<<<grid_for(n8, 256), 256, 0, s>>>(reinterpret_cast<const uint4*>(d.out16.get()), reinterpret_cast<uint4*>(d.out.get()), n8);
+  cast_kernel<<<grid_for(n8, 256), 256, 0, s>>>(reinterpret_cast<const uint4*>(d.out16.get()),
+                                                reinterpret_cast<uint4*>(d.out.get()), n8);
   LAUNCH_CHECK("nf4 cast_kernel");
 }
 
 std::uint64_t bytes_of(bool fused, std::size_t n) {
   const std::uint64_t nb = n / 64, ng = (nb + 255) / 256, packed = n / 2;
   if (fused) return packed + nb + 4 * ng + 2 * n;
-  return (nb + 4 * ng + 4 * nb)  // absmax: read q + absmax2, write fp32
-         + 8 * nb                // += offset
+  return (nb + 4 * ng + 4 * nb)       // absmax: read q + absmax2, write fp32
+         + 8 * nb                     // += offset
          + (packed + 4 * nb + 2 * n)  // nf4 -> fp16
-         + 4 * n;                // fp16 -> bf16
+         + 4 * n;                     // fp16 -> bf16
 }
 
 void validate(bool fused, Nf4Dev& d, std::size_t n, const std::vector<float>& code2, bool all) {
@@ -201,21 +206,23 @@ void bench_nf4(Env& env) {
   for (std::int64_t elements : plan.nf4_elements) {
     const auto n = static_cast<std::size_t>(elements) / 64 * 64;
     for (bool fused : {true, false}) {
-      run_item(env, std::string("nf4 dequant ") + (fused ? "fused" : "bnb") + " " + std::to_string(n) + " params", [&] {
-        validate(fused, d, n, code2, false);
-        Summary t = time_op(plan.timing, [&] { run(fused, d); });
-        Nf4Row r;
-        r.variant = fused ? "fused" : "bnb";
-        r.elements = static_cast<std::int64_t>(n);
-        r.out_dtype = "bf16";
-        r.double_quant = true;
-        r.bytes_moved = bytes_of(fused, n);
-        r.bytes_per_param = static_cast<double>(r.bytes_moved) / static_cast<double>(n);
-        r.gbps = rate_stat(t, static_cast<double>(r.bytes_moved), 1e9);
-        r.time_us_median = t.median * 1e6;
-        r.iterations = t.n;
-        env.rows().nf4_dequant.push_back(r);
-      });
+      run_item(env,
+               std::string("nf4 dequant ") + (fused ? "fused" : "bnb") + " " + std::to_string(n) + " params",
+               [&] {
+                 validate(fused, d, n, code2, false);
+                 Summary t = time_op(plan.timing, [&] { run(fused, d); });
+                 Nf4Row r;
+                 r.variant = fused ? "fused" : "bnb";
+                 r.elements = static_cast<std::int64_t>(n);
+                 r.out_dtype = "bf16";
+                 r.double_quant = true;
+                 r.bytes_moved = bytes_of(fused, n);
+                 r.bytes_per_param = static_cast<double>(r.bytes_moved) / static_cast<double>(n);
+                 r.gbps = rate_stat(t, static_cast<double>(r.bytes_moved), 1e9);
+                 r.time_us_median = t.median * 1e6;
+                 r.iterations = t.n;
+                 env.rows().nf4_dequant.push_back(r);
+               });
     }
   }
 }

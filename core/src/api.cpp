@@ -1,17 +1,18 @@
 #include "ftcost/api.hpp"
 
-#include <ctime>
-#include <exception>
-
 #include "ftcost/database.hpp"
 #include "ftcost/estimate.hpp"
 #include "ftcost/paper.hpp"
+
+#include <ctime>
+#include <exception>
 
 namespace ftcost::api {
 
 namespace {
 std::string error_json(const Error& e) {
-  return json{{"error", {{"code", errc_name(e.code)}, {"field", e.field}, {"message", e.to_string()}}}}.dump();
+  return json{{"error", {{"code", errc_name(e.code)}, {"field", e.field}, {"message", e.to_string()}}}}
+      .dump();
 }
 }  // namespace
 
@@ -36,10 +37,14 @@ std::string estimate_json(const std::string& request_json, long today_days) {
 std::string models_json() {
   json a = json::array();
   for (const auto& [id, m] : Database::embedded().models()) {
-    a.push_back(json{{"id", id}, {"name", m.display_name}, {"kind", m.kind()}, {"hf_repo", m.hf_repo},
+    a.push_back(json{{"id", id},
+                     {"name", m.display_name},
+                     {"kind", m.kind()},
+                     {"hf_repo", m.hf_repo},
                      {"total_params", m.params().total()},
                      {"active_params", m.active_params(m.moe.top_k)},
-                     {"experts", m.moe.experts}, {"top_k", m.moe.top_k}});
+                     {"experts", m.moe.experts},
+                     {"top_k", m.moe.top_k}});
   }
   return a.dump();
 }
@@ -64,9 +69,13 @@ std::string prices_json() {
   json a = json::array();
   for (const auto& p : Database::embedded().providers()) {
     for (const auto& o : p.offers) {
-      a.push_back(json{{"provider", o.provider}, {"provider_id", o.provider_id}, {"gpu_id", o.gpu_id},
+      a.push_back(json{{"provider", o.provider},
+                       {"provider_id", o.provider_id},
+                       {"gpu_id", o.gpu_id},
                        {"on_demand_usd_per_gpu_hour", o.on_demand_usd_per_gpu_hour},
-                       {"spot_usd_per_gpu_hour", o.spot_usd_per_gpu_hour}, {"date", o.date}, {"source", o.source}});
+                       {"spot_usd_per_gpu_hour", o.spot_usd_per_gpu_hour},
+                       {"date", o.date},
+                       {"source", o.source}});
     }
   }
   return a.dump();

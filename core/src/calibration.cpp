@@ -1,16 +1,16 @@
 #include "ftcost/calibration.hpp"
 
+#include "ftcost/gpu.hpp"
+#include "ftcost/json_util.hpp"
+
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <initializer_list>
 #include <map>
 #include <set>
-
-#include <nlohmann/json.hpp>
-
-#include "ftcost/gpu.hpp"
-#include "ftcost/json_util.hpp"
 
 namespace ftcost {
 
@@ -51,8 +51,8 @@ struct Range {
   bool lo_inclusive;
 };
 constexpr Range kPositive{0, 1e300, false};
-constexpr Range kTflops{0, 20000, false};        // no device reaches 20 PFLOP/s dense
-constexpr Range kGbps{0, 200000, false};         // 200 TB/s
+constexpr Range kTflops{0, 20000, false};  // no device reaches 20 PFLOP/s dense
+constexpr Range kGbps{0, 200000, false};   // 200 TB/s
 constexpr Range kMicros{0, 1e10, false};
 constexpr Range kMhz{0, 20000, false};
 constexpr Range kTemperature{-50, 150, true};
@@ -75,7 +75,9 @@ struct Ctx {
   }
 };
 
-std::string at(const std::string& path, const std::string& key) { return path.empty() ? key : path + "." + key; }
+std::string at(const std::string& path, const std::string& key) {
+  return path.empty() ? key : path + "." + key;
+}
 std::string idx(const std::string& path, std::size_t i) { return path + "[" + std::to_string(i) + "]"; }
 
 // A JSON object at `path`; records the keys read so that finish() can reject unknown ones.
@@ -83,7 +85,8 @@ class Obj {
  public:
   Obj(const json* j, std::string path, Ctx& ctx) : j_(j), path_(std::move(path)), ctx_(ctx) {
     if (!j_ || !j_->is_object()) {
-      ctx_.fail(Errc::wrong_type, path_, std::string("must be an object, got ") + (j_ ? j_->type_name() : "nothing"));
+      ctx_.fail(Errc::wrong_type, path_,
+                std::string("must be an object, got ") + (j_ ? j_->type_name() : "nothing"));
       j_ = nullptr;
     }
   }
@@ -123,7 +126,8 @@ class Obj {
       if (v->is_number_integer()) {
         ctx_.fail(Errc::out_of_range, p, "must be >= 1 (got " + std::to_string(v->get<std::int64_t>()) + ")");
       } else {
-        ctx_.fail(Errc::wrong_type, p, std::string("must be an integer number of bytes, got ") + v->type_name());
+        ctx_.fail(Errc::wrong_type, p,
+                  std::string("must be an integer number of bytes, got ") + v->type_name());
       }
       return 0;
     }
@@ -143,7 +147,8 @@ class Obj {
     const json* v = raw(key, true);
     if (!v) return false;
     if (!v->is_boolean()) {
-      ctx_.fail(Errc::wrong_type, at(path_, key), std::string("must be true or false, got ") + v->type_name());
+      ctx_.fail(Errc::wrong_type, at(path_, key),
+                std::string("must be true or false, got ") + v->type_name());
       return false;
     }
     return v->get<bool>();
@@ -200,7 +205,8 @@ class Obj {
     std::vector<std::string> out;
     const json* a = array(key);
     if (!a) return out;
-    for (std::size_t i = 0; i < a->size(); ++i) out.push_back(check_string((*a)[i], idx(at(path_, key), i), false));
+    for (std::size_t i = 0; i < a->size(); ++i)
+      out.push_back(check_string((*a)[i], idx(at(path_, key), i), false));
     return out;
   }
   void finish() {
@@ -295,8 +301,8 @@ void check_time_vs_rate(Obj& o, const char* time_key, double time_us, double rat
   double expect = work_per_us / rate;
   if (!close(time_us, expect, 2e-3)) {
     o.fail(Errc::invalid_value, time_key,
-           std::string("inconsistent with ") + rate_key + ": " + num(time_us) + " us, expected " + num(expect) +
-               " us from the row's work");
+           std::string("inconsistent with ") + rate_key + ": " + num(time_us) + " us, expected " +
+               num(expect) + " us from the row's work");
   }
 }
 
@@ -318,13 +324,15 @@ CalMeta read_meta(const json* j, Ctx& ctx) {
   m.git_dirty = o.boolean("git_dirty");
   m.created_utc = o.str("created_utc");
   if (ctx.ok() && !utc_ok(m.created_utc)) {
-    o.fail(Errc::invalid_value, "created_utc", "must be a UTC time \"YYYY-MM-DDTHH:MM:SSZ\" (got \"" + m.created_utc + "\")");
+    o.fail(Errc::invalid_value, "created_utc",
+           "must be a UTC time \"YYYY-MM-DDTHH:MM:SSZ\" (got \"" + m.created_utc + "\")");
   }
   m.command_line = o.str("command_line");
   m.mode = o.one_of("mode", {"quick", "full", "smoke"});
   m.only = o.strings("only");
   for (std::size_t i = 0; i < m.only.size() && ctx.ok(); ++i) {
-    static const std::set<std::string> fam = {"bandwidth", "gemm", "moe", "nf4", "adamw", "elementwise", "launch", "host"};
+    static const std::set<std::string> fam = {"bandwidth", "gemm",        "moe",    "nf4",
+                                              "adamw",     "elementwise", "launch", "host"};
     if (!fam.count(m.only[i])) {
       ctx.fail(Errc::invalid_value, "meta.only[" + std::to_string(i) + "]",
                "unknown benchmark family \"" + m.only[i] + "\"");
@@ -345,13 +353,18 @@ CalDevice read_device(const json* j, Ctx& ctx) {
   if (ctx.ok() && d.pci_device_id) {
     const std::string& s = *d.pci_device_id;
     bool good = s.size() == 6 && s[0] == '0' && s[1] == 'x' && std::all_of(s.begin() + 2, s.end(), is_hex);
-    if (!good) o.fail(Errc::invalid_value, "pci_device_id", "must be \"0x\" and 4 hex digits, or null (got \"" + s + "\")");
+    if (!good)
+      o.fail(Errc::invalid_value, "pci_device_id",
+             "must be \"0x\" and 4 hex digits, or null (got \"" + s + "\")");
   }
   d.uuid_hash = o.str("uuid_hash");
   if (ctx.ok()) {
     const std::string& s = d.uuid_hash;
-    bool good = s.size() == 7 + 64 && s.compare(0, 7, "sha256:") == 0 && std::all_of(s.begin() + 7, s.end(), is_hex);
-    if (!good) o.fail(Errc::invalid_value, "uuid_hash", "must be \"sha256:\" and 64 hex digits (a hash, never the raw UUID)");
+    bool good =
+        s.size() == 7 + 64 && s.compare(0, 7, "sha256:") == 0 && std::all_of(s.begin() + 7, s.end(), is_hex);
+    if (!good)
+      o.fail(Errc::invalid_value, "uuid_hash",
+             "must be \"sha256:\" and 64 hex digits (a hash, never the raw UUID)");
   }
   std::string cc = o.str("compute_capability");
   if (ctx.ok()) {
@@ -362,7 +375,9 @@ CalDevice read_device(const json* j, Ctx& ctx) {
       d.cc_minor = parsed->second;
       good = d.cc_major >= 1 && d.cc_major <= 30;
     }
-    if (!good) o.fail(Errc::invalid_value, "compute_capability", "must be \"major.minor\" like \"9.0\" (got \"" + cc + "\")");
+    if (!good)
+      o.fail(Errc::invalid_value, "compute_capability",
+             "must be \"major.minor\" like \"9.0\" (got \"" + cc + "\")");
   }
   d.sm_count = static_cast<int>(o.integer("sm_count", 1, 100000));
   d.memory_bytes = o.bytes("memory_bytes");
@@ -460,8 +475,8 @@ CalMeasurements read_measurements(const json* j, Ctx& ctx) {
     r.gbps = o.stat("gbps", kGbps);
     r.time_us_median = o.number("time_us_median", kMicros);
     r.iterations = read_iterations(o);
-    check_time_vs_rate(o, "time_us_median", r.time_us_median, r.gbps.median, static_cast<double>(r.bytes_moved) / 1e3,
-                       "gbps_median");
+    check_time_vs_rate(o, "time_us_median", r.time_us_median, r.gbps.median,
+                       static_cast<double>(r.bytes_moved) / 1e3, "gbps_median");
     m.bandwidth.push_back(r);
   });
 
@@ -475,7 +490,8 @@ CalMeasurements read_measurements(const json* j, Ctx& ctx) {
     if (ctx.ok()) {
       std::string want = r.pass == "fwd" ? "TN" : r.pass == "dgrad" ? "NN" : "NT";
       if (r.transa + r.transb != want) {
-        o.fail(Errc::invalid_value, "transa", "pass " + r.pass + " is transa/transb " + want + " (got " + r.transa + r.transb + ")");
+        o.fail(Errc::invalid_value, "transa",
+               "pass " + r.pass + " is transa/transb " + want + " (got " + r.transa + r.transb + ")");
       }
     }
     r.m = o.integer("m", 1, kMaxDim);
@@ -509,7 +525,8 @@ CalMeasurements read_measurements(const json* j, Ctx& ctx) {
     if (tpe && ctx.ok()) {
       std::string p = at(o.path(), "tokens_per_expert");
       if (static_cast<int>(tpe->size()) != r.experts) {
-        ctx.fail(Errc::invalid_value, p, "must have one entry per expert (" + std::to_string(r.experts) + ")");
+        ctx.fail(Errc::invalid_value, p,
+                 "must have one entry per expert (" + std::to_string(r.experts) + ")");
       }
       std::int64_t sum = 0;
       for (std::size_t i = 0; i < tpe->size() && ctx.ok(); ++i) {
@@ -523,16 +540,20 @@ CalMeasurements read_measurements(const json* j, Ctx& ctx) {
       }
       if (ctx.ok()) {
         if (r.top_k > r.experts) o.fail(Errc::invalid_value, "top_k", "must be <= experts");
-        if (r.routing == "dense" && r.top_k != r.experts) o.fail(Errc::invalid_value, "top_k", "must equal experts for dense routing");
+        if (r.routing == "dense" && r.top_k != r.experts)
+          o.fail(Errc::invalid_value, "top_k", "must equal experts for dense routing");
         if (ctx.ok() && sum != r.tokens * r.top_k) {
-          ctx.fail(Errc::invalid_value, p, "must sum to tokens x top_k = " + std::to_string(r.tokens * r.top_k) + " (got " + std::to_string(sum) + ")");
+          ctx.fail(Errc::invalid_value, p,
+                   "must sum to tokens x top_k = " + std::to_string(r.tokens * r.top_k) + " (got " +
+                       std::to_string(sum) + ")");
         }
       }
     }
     r.time_us = o.stat("time_us", kMicros);
     r.tflops_median = o.number("tflops_median", kTflops);
     r.iterations = read_iterations(o);
-    check_time_vs_rate(o, "time_us_median", r.time_us.median, r.tflops_median, expert_flops(r) / 1e6, "tflops_median");
+    check_time_vs_rate(o, "time_us_median", r.time_us.median, r.tflops_median, expert_flops(r) / 1e6,
+                       "tflops_median");
     m.expert_gemm.push_back(r);
   });
 
@@ -546,20 +567,23 @@ CalMeasurements read_measurements(const json* j, Ctx& ctx) {
     r.experts = static_cast<int>(o.integer("experts", 1, 4096));
     r.top_k = static_cast<int>(o.integer("top_k", 1, 4096));
     if (ctx.ok() && r.top_k > r.experts) o.fail(Errc::invalid_value, "top_k", "must be <= experts");
-    if (ctx.ok() && r.routing == "dense" && r.top_k != r.experts) o.fail(Errc::invalid_value, "top_k", "must equal experts for dense routing");
+    if (ctx.ok() && r.routing == "dense" && r.top_k != r.experts)
+      o.fail(Errc::invalid_value, "top_k", "must equal experts for dense routing");
     r.tokens = o.integer("tokens", 1, kMaxDim);
     r.hidden = o.integer("hidden", 1, kMaxDim);
     r.ffn = o.integer("ffn", 1, kMaxDim);
     r.time_us = o.stat("time_us", kMicros);
     r.iterations = read_iterations(o);
     Obj st(o.raw("stages_us", true), at(o.path(), "stages_us"), ctx);
-    std::vector<std::string> names = r.direction == "forward"
-        ? std::vector<std::string>{"router", "topk", "permute", "experts", "unpermute"}
-        : std::vector<std::string>{"unpermute", "experts_dgrad", "experts_wgrad", "permute", "router"};
+    std::vector<std::string> names =
+        r.direction == "forward"
+            ? std::vector<std::string>{"router", "topk", "permute", "experts", "unpermute"}
+            : std::vector<std::string>{"unpermute", "experts_dgrad", "experts_wgrad", "permute", "router"};
     for (const auto& n : names) {
       double v = st.number(n, Range{0, 1e10, true});
       if (ctx.ok() && v > r.time_us.p90 * 1.01 + 1.0) {
-        st.fail(Errc::invalid_value, n, "stage median " + num(v) + " us exceeds the layer's time_us_p90 " + num(r.time_us.p90));
+        st.fail(Errc::invalid_value, n,
+                "stage median " + num(v) + " us exceeds the layer's time_us_p90 " + num(r.time_us.p90));
       }
       r.stages_us.emplace_back(n, v);
     }
@@ -571,18 +595,21 @@ CalMeasurements read_measurements(const json* j, Ctx& ctx) {
     Nf4Row r;
     r.variant = o.one_of("variant", {"fused", "bnb"});
     r.elements = o.integer("elements", 64, std::int64_t{1} << 40);
-    if (ctx.ok() && r.elements % 64 != 0) o.fail(Errc::invalid_value, "elements", "must be a multiple of the 64-value block");
+    if (ctx.ok() && r.elements % 64 != 0)
+      o.fail(Errc::invalid_value, "elements", "must be a multiple of the 64-value block");
     r.out_dtype = o.one_of("out_dtype", {"bf16", "fp16"});
     r.double_quant = o.boolean("double_quant");
     r.bytes_moved = o.bytes("bytes_moved");
     r.bytes_per_param = o.number("bytes_per_param", Range{0, 64, false});
-    if (ctx.ok() && !close(r.bytes_per_param, static_cast<double>(r.bytes_moved) / static_cast<double>(r.elements), 1e-6)) {
+    if (ctx.ok() && !close(r.bytes_per_param,
+                           static_cast<double>(r.bytes_moved) / static_cast<double>(r.elements), 1e-6)) {
       o.fail(Errc::invalid_value, "bytes_per_param", "must equal bytes_moved / elements");
     }
     r.gbps = o.stat("gbps", kGbps);
     r.time_us_median = o.number("time_us_median", kMicros);
     r.iterations = read_iterations(o);
-    check_time_vs_rate(o, "time_us_median", r.time_us_median, r.gbps.median, static_cast<double>(r.bytes_moved) / 1e3, "gbps_median");
+    check_time_vs_rate(o, "time_us_median", r.time_us_median, r.gbps.median,
+                       static_cast<double>(r.bytes_moved) / 1e3, "gbps_median");
     m.nf4_dequant.push_back(r);
   });
 
@@ -592,13 +619,15 @@ CalMeasurements read_measurements(const json* j, Ctx& ctx) {
     r.params = o.integer("params", 1, std::int64_t{1} << 40);
     r.bytes_moved = o.bytes("bytes_moved");
     r.bytes_per_param = o.number("bytes_per_param", Range{0, 256, false});
-    if (ctx.ok() && !close(r.bytes_per_param, static_cast<double>(r.bytes_moved) / static_cast<double>(r.params), 1e-6)) {
+    if (ctx.ok() &&
+        !close(r.bytes_per_param, static_cast<double>(r.bytes_moved) / static_cast<double>(r.params), 1e-6)) {
       o.fail(Errc::invalid_value, "bytes_per_param", "must equal bytes_moved / params");
     }
     r.gbps = o.stat("gbps", kGbps);
     r.time_us_median = o.number("time_us_median", kMicros);
     r.iterations = read_iterations(o);
-    check_time_vs_rate(o, "time_us_median", r.time_us_median, r.gbps.median, static_cast<double>(r.bytes_moved) / 1e3, "gbps_median");
+    check_time_vs_rate(o, "time_us_median", r.time_us_median, r.gbps.median,
+                       static_cast<double>(r.bytes_moved) / 1e3, "gbps_median");
     m.adamw.push_back(r);
   });
 
@@ -611,7 +640,8 @@ CalMeasurements read_measurements(const json* j, Ctx& ctx) {
     r.gbps = o.stat("gbps", kGbps);
     r.time_us_median = o.number("time_us_median", kMicros);
     r.iterations = read_iterations(o);
-    check_time_vs_rate(o, "time_us_median", r.time_us_median, r.gbps.median, static_cast<double>(r.bytes_moved) / 1e3, "gbps_median");
+    check_time_vs_rate(o, "time_us_median", r.time_us_median, r.gbps.median,
+                       static_cast<double>(r.bytes_moved) / 1e3, "gbps_median");
     m.elementwise.push_back(r);
   });
 
@@ -653,39 +683,51 @@ void check_derived(const json* j, const CalDerived& want, Ctx& ctx) {
     if (!ctx.ok()) return;
     if (got.has_value() != w.has_value()) {
       o.fail(Errc::invalid_value, key,
-             got ? "must be null: measurements have no rows for it" : "must be " + num(*w) + " (computed from measurements), got null");
+             got ? "must be null: measurements have no rows for it"
+                 : "must be " + num(*w) + " (computed from measurements), got null");
     } else if (got && !close(*got, *w, 1e-6)) {
-      o.fail(Errc::invalid_value, key, "does not match the measurements: " + num(*got) + ", recomputed " + num(*w));
+      o.fail(Errc::invalid_value, key,
+             "does not match the measurements: " + num(*got) + ", recomputed " + num(*w));
     }
   };
   const json* curves = o.array("gemm_efficiency");
   if (curves && ctx.ok()) {
     std::string cp = "derived.gemm_efficiency";
     if (curves->size() != want.gemm_efficiency.size()) {
-      ctx.fail(Errc::invalid_value, cp, "must have " + std::to_string(want.gemm_efficiency.size()) +
-                                            " curves (one per GEMM dtype measured), got " + std::to_string(curves->size()));
+      ctx.fail(Errc::invalid_value, cp,
+               "must have " + std::to_string(want.gemm_efficiency.size()) +
+                   " curves (one per GEMM dtype measured), got " + std::to_string(curves->size()));
     }
     for (std::size_t i = 0; i < curves->size() && ctx.ok(); ++i) {
       const GemmEfficiencyCurve& w = want.gemm_efficiency[i];
       Obj c(&(*curves)[i], idx(cp, i), ctx);
       std::string dtype = c.str("dtype");
-      if (ctx.ok() && dtype != w.dtype) c.fail(Errc::invalid_value, "dtype", "must be \"" + w.dtype + "\" (curves in dtype order)");
+      if (ctx.ok() && dtype != w.dtype)
+        c.fail(Errc::invalid_value, "dtype", "must be \"" + w.dtype + "\" (curves in dtype order)");
       double peak = c.number("peak_measured_tflops", kTflops);
       if (ctx.ok() && !close(peak, w.peak_measured_tflops, 1e-6)) {
-        c.fail(Errc::invalid_value, "peak_measured_tflops", "does not match the measurements: " + num(peak) + ", recomputed " + num(w.peak_measured_tflops));
+        c.fail(
+            Errc::invalid_value, "peak_measured_tflops",
+            "does not match the measurements: " + num(peak) + ", recomputed " + num(w.peak_measured_tflops));
       }
       const json* pts = c.array("points");
       if (pts && ctx.ok()) {
         std::string pp = at(c.path(), "points");
         if (pts->size() != w.points.size()) {
-          ctx.fail(Errc::invalid_value, pp, "must have " + std::to_string(w.points.size()) + " points (recomputed), got " + std::to_string(pts->size()));
+          ctx.fail(Errc::invalid_value, pp,
+                   "must have " + std::to_string(w.points.size()) + " points (recomputed), got " +
+                       std::to_string(pts->size()));
         }
         for (std::size_t k = 0; k < pts->size() && ctx.ok(); ++k) {
           Obj p(&(*pts)[k], idx(pp, k), ctx);
           double f = p.number("flops", kPositive);
           double e = p.number("efficiency", kEfficiency);
-          if (ctx.ok() && !close(f, w.points[k].flops, 1e-6)) p.fail(Errc::invalid_value, "flops", "does not match the measurements (recomputed " + num(w.points[k].flops) + ")");
-          if (ctx.ok() && !close(e, w.points[k].efficiency, 1e-6)) p.fail(Errc::invalid_value, "efficiency", "does not match the measurements (recomputed " + num(w.points[k].efficiency) + ")");
+          if (ctx.ok() && !close(f, w.points[k].flops, 1e-6))
+            p.fail(Errc::invalid_value, "flops",
+                   "does not match the measurements (recomputed " + num(w.points[k].flops) + ")");
+          if (ctx.ok() && !close(e, w.points[k].efficiency, 1e-6))
+            p.fail(Errc::invalid_value, "efficiency",
+                   "does not match the measurements (recomputed " + num(w.points[k].efficiency) + ")");
           p.finish();
         }
       }
@@ -717,10 +759,18 @@ ojson opt(const std::optional<double>& v) { return v ? ojson(*v) : ojson(nullptr
 ojson build_json(const Calibration& c) {
   ojson j;
   const CalMeta& m = c.meta;
-  j["meta"] = {{"schema", m.schema}, {"tool", m.tool}, {"tool_version", m.tool_version},
-               {"git_revision", m.git_revision}, {"git_dirty", m.git_dirty}, {"created_utc", m.created_utc},
-               {"command_line", m.command_line}, {"mode", m.mode}, {"only", m.only}, {"partial", m.partial},
-               {"duration_s", m.duration_s}, {"notes", m.notes}};
+  j["meta"] = {{"schema", m.schema},
+               {"tool", m.tool},
+               {"tool_version", m.tool_version},
+               {"git_revision", m.git_revision},
+               {"git_dirty", m.git_dirty},
+               {"created_utc", m.created_utc},
+               {"command_line", m.command_line},
+               {"mode", m.mode},
+               {"only", m.only},
+               {"partial", m.partial},
+               {"duration_s", m.duration_s},
+               {"notes", m.notes}};
   const CalDevice& d = c.device;
   j["device"] = {{"name", d.name},
                  {"pci_device_id", d.pci_device_id ? ojson(*d.pci_device_id) : ojson(nullptr)},
@@ -766,8 +816,8 @@ ojson build_json(const Calibration& c) {
   }
   meas["gemm"] = ojson::array();
   for (const auto& r : ms.gemm) {
-    ojson o = {{"shape", r.shape}, {"dtype", r.dtype}, {"pass", r.pass}, {"transa", r.transa},
-               {"transb", r.transb}, {"m", r.m}, {"n", r.n}, {"k", r.k}};
+    ojson o = {{"shape", r.shape},   {"dtype", r.dtype}, {"pass", r.pass}, {"transa", r.transa},
+               {"transb", r.transb}, {"m", r.m},         {"n", r.n},       {"k", r.k}};
     put_stat(o, "tflops", r.tflops);
     o["time_us_median"] = r.time_us_median;
     o["iterations"] = r.iterations;
@@ -777,9 +827,18 @@ ojson build_json(const Calibration& c) {
   }
   meas["expert_gemm"] = ojson::array();
   for (const auto& r : ms.expert_gemm) {
-    ojson o = {{"model", r.model}, {"dtype", r.dtype}, {"proj", r.proj}, {"pass", r.pass},
-               {"impl", r.impl}, {"routing", r.routing}, {"distribution", r.distribution},
-               {"experts", r.experts}, {"top_k", r.top_k}, {"tokens", r.tokens}, {"n", r.n}, {"k", r.k},
+    ojson o = {{"model", r.model},
+               {"dtype", r.dtype},
+               {"proj", r.proj},
+               {"pass", r.pass},
+               {"impl", r.impl},
+               {"routing", r.routing},
+               {"distribution", r.distribution},
+               {"experts", r.experts},
+               {"top_k", r.top_k},
+               {"tokens", r.tokens},
+               {"n", r.n},
+               {"k", r.k},
                {"tokens_per_expert", r.tokens_per_expert}};
     put_stat(o, "time_us", r.time_us);
     o["tflops_median"] = r.tflops_median;
@@ -788,9 +847,16 @@ ojson build_json(const Calibration& c) {
   }
   meas["moe_layer"] = ojson::array();
   for (const auto& r : ms.moe_layer) {
-    ojson o = {{"model", r.model}, {"direction", r.direction}, {"impl", r.impl}, {"routing", r.routing},
-               {"distribution", r.distribution}, {"experts", r.experts}, {"top_k", r.top_k},
-               {"tokens", r.tokens}, {"hidden", r.hidden}, {"ffn", r.ffn}};
+    ojson o = {{"model", r.model},
+               {"direction", r.direction},
+               {"impl", r.impl},
+               {"routing", r.routing},
+               {"distribution", r.distribution},
+               {"experts", r.experts},
+               {"top_k", r.top_k},
+               {"tokens", r.tokens},
+               {"hidden", r.hidden},
+               {"ffn", r.ffn}};
     put_stat(o, "time_us", r.time_us);
     o["iterations"] = r.iterations;
     ojson st = ojson::object();
@@ -800,9 +866,9 @@ ojson build_json(const Calibration& c) {
   }
   meas["nf4_dequant"] = ojson::array();
   for (const auto& r : ms.nf4_dequant) {
-    ojson o = {{"variant", r.variant}, {"elements", r.elements}, {"out_dtype", r.out_dtype},
-               {"double_quant", r.double_quant}, {"bytes_moved", r.bytes_moved},
-               {"bytes_per_param", r.bytes_per_param}};
+    ojson o = {{"variant", r.variant},         {"elements", r.elements},
+               {"out_dtype", r.out_dtype},     {"double_quant", r.double_quant},
+               {"bytes_moved", r.bytes_moved}, {"bytes_per_param", r.bytes_per_param}};
     put_stat(o, "gbps", r.gbps);
     o["time_us_median"] = r.time_us_median;
     o["iterations"] = r.iterations;
@@ -810,7 +876,10 @@ ojson build_json(const Calibration& c) {
   }
   meas["adamw"] = ojson::array();
   for (const auto& r : ms.adamw) {
-    ojson o = {{"impl", r.impl}, {"params", r.params}, {"bytes_moved", r.bytes_moved}, {"bytes_per_param", r.bytes_per_param}};
+    ojson o = {{"impl", r.impl},
+               {"params", r.params},
+               {"bytes_moved", r.bytes_moved},
+               {"bytes_per_param", r.bytes_per_param}};
     put_stat(o, "gbps", r.gbps);
     o["time_us_median"] = r.time_us_median;
     o["iterations"] = r.iterations;
@@ -852,7 +921,8 @@ ojson build_json(const Calibration& c) {
   for (const auto& cv : dv.gemm_efficiency) {
     ojson pts = ojson::array();
     for (const auto& p : cv.points) pts.push_back({{"flops", p.flops}, {"efficiency", p.efficiency}});
-    curves.push_back({{"dtype", cv.dtype}, {"peak_measured_tflops", cv.peak_measured_tflops}, {"points", pts}});
+    curves.push_back(
+        {{"dtype", cv.dtype}, {"peak_measured_tflops", cv.peak_measured_tflops}, {"points", pts}});
   }
   j["derived"] = {{"gemm_efficiency", curves},
                   {"memory_bandwidth_gbps", opt(dv.memory_bandwidth_gbps)},
@@ -886,7 +956,8 @@ int dtype_order(const std::string& d) {
 // ---- public ----
 
 namespace {
-Result<Calibration> parse_impl(const nlohmann::json& doc, const std::string& source_name, bool check_derived_block) {
+Result<Calibration> parse_impl(const nlohmann::json& doc, const std::string& source_name,
+                               bool check_derived_block) {
   Ctx ctx;
   Calibration cal;
   Obj top(&doc, "", ctx);
@@ -940,7 +1011,8 @@ CalDerived derive_calibration(const CalMeasurements& m) {
   for (const auto& kv : by_dtype) {
     GemmEfficiencyCurve c;
     c.dtype = kv.second.front()->dtype;
-    for (const GemmRow* r : kv.second) c.peak_measured_tflops = std::max(c.peak_measured_tflops, r->tflops.median);
+    for (const GemmRow* r : kv.second)
+      c.peak_measured_tflops = std::max(c.peak_measured_tflops, r->tflops.median);
     std::map<long, std::vector<std::pair<double, double>>> bins;  // floor(log2 flops) -> (log2 flops, eff)
     for (const GemmRow* r : kv.second) {
       double flops = 2.0 * static_cast<double>(r->m) * static_cast<double>(r->n) * static_cast<double>(r->k);
@@ -998,12 +1070,15 @@ CalDerived derive_calibration(const CalMeasurements& m) {
     }
     return best;
   };
-  d.nf4_dequant_gbps = largest(m.nf4_dequant, [](const Nf4Row& r) { return static_cast<double>(r.elements); },
-                               [](const Nf4Row& r) { return r.variant == "fused"; });
-  d.adamw_fused_gbps = largest(m.adamw, [](const AdamwRow& r) { return static_cast<double>(r.params); },
-                               [](const AdamwRow& r) { return r.impl == "fused"; });
-  d.adamw_unfused_gbps = largest(m.adamw, [](const AdamwRow& r) { return static_cast<double>(r.params); },
-                                 [](const AdamwRow& r) { return r.impl == "unfused"; });
+  d.nf4_dequant_gbps = largest(
+      m.nf4_dequant, [](const Nf4Row& r) { return static_cast<double>(r.elements); },
+      [](const Nf4Row& r) { return r.variant == "fused"; });
+  d.adamw_fused_gbps = largest(
+      m.adamw, [](const AdamwRow& r) { return static_cast<double>(r.params); },
+      [](const AdamwRow& r) { return r.impl == "fused"; });
+  d.adamw_unfused_gbps = largest(
+      m.adamw, [](const AdamwRow& r) { return static_cast<double>(r.params); },
+      [](const AdamwRow& r) { return r.impl == "unfused"; });
   if (!m.elementwise.empty()) {
     std::vector<double> v;
     for (const auto& r : m.elementwise) v.push_back(r.gbps.median);
@@ -1031,9 +1106,10 @@ CalDerived derive_calibration(const CalMeasurements& m) {
     for (const auto& a : m.expert_gemm) {
       if (a.impl != "loop") continue;
       for (const auto& b : m.expert_gemm) {
-        if (b.impl == "grouped" && a.model == b.model && a.dtype == b.dtype && a.proj == b.proj && a.pass == b.pass &&
-            a.routing == b.routing && a.distribution == b.distribution && a.experts == b.experts &&
-            a.top_k == b.top_k && a.tokens == b.tokens && a.n == b.n && a.k == b.k) {
+        if (b.impl == "grouped" && a.model == b.model && a.dtype == b.dtype && a.proj == b.proj &&
+            a.pass == b.pass && a.routing == b.routing && a.distribution == b.distribution &&
+            a.experts == b.experts && a.top_k == b.top_k && a.tokens == b.tokens && a.n == b.n &&
+            a.k == b.k) {
           ratios.push_back(a.time_us.median / b.time_us.median);
           break;
         }
@@ -1057,14 +1133,16 @@ Status check_against_spec(const Calibration& cal, double peak_bf16_tflops, doubl
       double limit = peak_bf16_tflops * factor(g[i].dtype);
       if (g[i].tflops.median > limit * tol) {
         return make_error(Errc::out_of_range, "measurements.gemm[" + std::to_string(i) + "].tflops_median",
-                          num(g[i].tflops.median) + " TFLOP/s is above the spec's dense " + g[i].dtype + " peak " +
-                              num(limit) + " TFLOP/s (+5% for boost): not a plausible measurement of this GPU");
+                          num(g[i].tflops.median) + " TFLOP/s is above the spec's dense " + g[i].dtype +
+                              " peak " + num(limit) +
+                              " TFLOP/s (+5% for boost): not a plausible measurement of this GPU");
       }
     }
     const auto& e = cal.measurements.expert_gemm;
     for (std::size_t i = 0; i < e.size(); ++i) {
       if (e[i].tflops_median > peak_bf16_tflops * tol) {
-        return make_error(Errc::out_of_range, "measurements.expert_gemm[" + std::to_string(i) + "].tflops_median",
+        return make_error(Errc::out_of_range,
+                          "measurements.expert_gemm[" + std::to_string(i) + "].tflops_median",
                           num(e[i].tflops_median) + " TFLOP/s is above the spec's dense bf16 peak " +
                               num(peak_bf16_tflops) + " TFLOP/s (+5%)");
       }
@@ -1081,19 +1159,27 @@ Status check_against_spec(const Calibration& cal, double peak_bf16_tflops, doubl
     const double big = 4.0 * static_cast<double>(cal.device.l2_cache_bytes);
     const auto& ms = cal.measurements;
     for (std::size_t i = 0; i < ms.bandwidth.size(); ++i) {
-      if (auto e = too_fast("measurements.bandwidth[" + std::to_string(i) + "].gbps_median", ms.bandwidth[i].gbps.median)) return *e;
+      if (auto e = too_fast("measurements.bandwidth[" + std::to_string(i) + "].gbps_median",
+                            ms.bandwidth[i].gbps.median))
+        return *e;
     }
     for (std::size_t i = 0; i < ms.elementwise.size(); ++i) {
       if (static_cast<double>(ms.elementwise[i].bytes_moved) < big) continue;
-      if (auto e = too_fast("measurements.elementwise[" + std::to_string(i) + "].gbps_median", ms.elementwise[i].gbps.median)) return *e;
+      if (auto e = too_fast("measurements.elementwise[" + std::to_string(i) + "].gbps_median",
+                            ms.elementwise[i].gbps.median))
+        return *e;
     }
     for (std::size_t i = 0; i < ms.nf4_dequant.size(); ++i) {
       if (static_cast<double>(ms.nf4_dequant[i].bytes_moved) < big) continue;
-      if (auto e = too_fast("measurements.nf4_dequant[" + std::to_string(i) + "].gbps_median", ms.nf4_dequant[i].gbps.median)) return *e;
+      if (auto e = too_fast("measurements.nf4_dequant[" + std::to_string(i) + "].gbps_median",
+                            ms.nf4_dequant[i].gbps.median))
+        return *e;
     }
     for (std::size_t i = 0; i < ms.adamw.size(); ++i) {
       if (static_cast<double>(ms.adamw[i].bytes_moved) < big) continue;
-      if (auto e = too_fast("measurements.adamw[" + std::to_string(i) + "].gbps_median", ms.adamw[i].gbps.median)) return *e;
+      if (auto e =
+              too_fast("measurements.adamw[" + std::to_string(i) + "].gbps_median", ms.adamw[i].gbps.median))
+        return *e;
     }
   }
   return Ok{};
@@ -1107,7 +1193,8 @@ std::optional<double> gemm_efficiency(const CalDerived& d, const std::string& dt
     if (flops >= p.back().flops) return p.back().efficiency;
     for (std::size_t i = 1; i < p.size(); ++i) {
       if (flops <= p[i].flops) {
-        double t = (std::log(flops) - std::log(p[i - 1].flops)) / (std::log(p[i].flops) - std::log(p[i - 1].flops));
+        double t =
+            (std::log(flops) - std::log(p[i - 1].flops)) / (std::log(p[i].flops) - std::log(p[i - 1].flops));
         return p[i - 1].efficiency + t * (p[i].efficiency - p[i - 1].efficiency);
       }
     }
@@ -1125,8 +1212,9 @@ std::optional<double> gemm_tflops(const CalDerived& d, const std::string& dtype,
   return std::nullopt;
 }
 
-std::optional<double> measured_gemm_tflops(const Calibration& cal, const std::string& dtype, const std::string& pass,
-                                           std::int64_t m, std::int64_t n, std::int64_t k) {
+std::optional<double> measured_gemm_tflops(const Calibration& cal, const std::string& dtype,
+                                           const std::string& pass, std::int64_t m, std::int64_t n,
+                                           std::int64_t k) {
   for (const auto& r : cal.measurements.gemm) {
     if (r.dtype == dtype && r.pass == pass && r.m == m && r.n == n && r.k == k) return r.tflops.median;
   }

@@ -22,7 +22,8 @@ template <class T>
 void add_checked(std::map<std::string, T>& into, const std::string& file, const std::string& id, T value,
                  std::vector<DbProblem>& problems) {
   if (basename_no_ext(file) != id) {
-    problems.push_back({file, make_error(Errc::invalid_value, "id", "\"" + id + "\" does not match the file name")});
+    problems.push_back(
+        {file, make_error(Errc::invalid_value, "id", "\"" + id + "\" does not match the file name")});
     return;
   }
   if (into.count(id) != 0) {
@@ -56,26 +57,35 @@ Database Database::from_files(const std::vector<std::pair<std::string, std::stri
     const json& doc = parsed.value();
     if (folder == "gpus") {
       auto g = parse_gpu(doc, path);
-      if (!g.ok()) db.problems_.push_back({path, g.error()});
-      else add_checked(db.gpus_, path, g->id, g.value(), db.problems_);
+      if (!g.ok())
+        db.problems_.push_back({path, g.error()});
+      else
+        add_checked(db.gpus_, path, g->id, g.value(), db.problems_);
     } else if (folder == "models") {
       auto m = parse_model_file(doc, path);
-      if (!m.ok()) db.problems_.push_back({path, m.error()});
-      else add_checked(db.models_, path, m->id, m.value(), db.problems_);
+      if (!m.ok())
+        db.problems_.push_back({path, m.error()});
+      else
+        add_checked(db.models_, path, m->id, m.value(), db.problems_);
     } else if (folder == "datasets") {
       auto d = parse_dataset(doc, path);
-      if (!d.ok()) db.problems_.push_back({path, d.error()});
-      else add_checked(db.datasets_, path, d->id, d.value(), db.problems_);
+      if (!d.ok())
+        db.problems_.push_back({path, d.error()});
+      else
+        add_checked(db.datasets_, path, d->id, d.value(), db.problems_);
     } else if (folder == "stacks") {
       auto s = parse_stack(doc, path);
-      if (!s.ok()) db.problems_.push_back({path, s.error()});
-      else add_checked(db.stacks_, path, s->id, s.value(), db.problems_);
+      if (!s.ok())
+        db.problems_.push_back({path, s.error()});
+      else
+        add_checked(db.stacks_, path, s->id, s.value(), db.problems_);
     } else if (folder == "prices") {
       auto p = parse_prices(doc, path);
       if (!p.ok()) {
         db.problems_.push_back({path, p.error()});
       } else if (basename_no_ext(path) != p->id) {
-        db.problems_.push_back({path, make_error(Errc::invalid_value, "id", "\"" + p->id + "\" does not match the file name")});
+        db.problems_.push_back(
+            {path, make_error(Errc::invalid_value, "id", "\"" + p->id + "\" does not match the file name")});
       } else {
         db.providers_.push_back(p.value());
       }

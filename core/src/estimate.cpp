@@ -1,10 +1,10 @@
 #include "ftcost/estimate.hpp"
 
+#include "ftcost/paper.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <set>
-
-#include "ftcost/paper.hpp"
 #if __has_include("ftcost/calibration.hpp")
 #include "ftcost/calibration.hpp"
 #define FTCOST_HAS_CALIBRATION 1
@@ -17,19 +17,22 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // Strict whole-number parse: digits only (no sign, unit, exponent or fraction), within [lo, hi].
-Result<std::int64_t> parse_count(const std::string& text, const std::string& flag, std::int64_t lo, std::int64_t hi) {
+Result<std::int64_t> parse_count(const std::string& text, const std::string& flag, std::int64_t lo,
+                                 std::int64_t hi) {
   if (text.empty()) return make_error(Errc::invalid_value, flag, "needs a whole number");
   std::int64_t v = 0;
   for (char c : text) {
     if (c < '0' || c > '9')
-      return make_error(Errc::invalid_value, flag, "must be a whole number between " + std::to_string(lo) + " and " +
-                                                       std::to_string(hi) + ", got \"" + text + "\"");
+      return make_error(Errc::invalid_value, flag,
+                        "must be a whole number between " + std::to_string(lo) + " and " +
+                            std::to_string(hi) + ", got \"" + text + "\"");
     if (v > hi) break;
     v = v * 10 + (c - '0');
   }
   if (v < lo || v > hi)
-    return make_error(Errc::out_of_range, flag,
-                      "must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", got " + text);
+    return make_error(
+        Errc::out_of_range, flag,
+        "must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", got " + text);
   return v;
 }
 
@@ -43,14 +46,17 @@ Result<double> parse_real(const std::string& text, const std::string& flag, doub
     if (!(c >= '0' && c <= '9') && c != '.' && c != 'e' && c != 'E' && c != '-' && c != '+') bad = true;
   if (bad) return make_error(Errc::invalid_value, flag, "must be a number, got \"" + text + "\"");
   if (v < lo || v > hi)
-    return make_error(Errc::out_of_range, flag, "must be between " + json(lo).dump() + " and " + json(hi).dump() + ", got " + text);
+    return make_error(Errc::out_of_range, flag,
+                      "must be between " + json(lo).dump() + " and " + json(hi).dump() + ", got " + text);
   return v;
 }
 
-Result<std::string> parse_choice(const std::string& text, const std::string& flag, const std::vector<std::string>& allowed) {
+Result<std::string> parse_choice(const std::string& text, const std::string& flag,
+                                 const std::vector<std::string>& allowed) {
   for (const auto& a : allowed)
     if (text == a) return text;
-  return make_error(Errc::invalid_value, flag, "must be one of " + join_ids(allowed) + ", got \"" + text + "\"");
+  return make_error(Errc::invalid_value, flag,
+                    "must be one of " + join_ids(allowed) + ", got \"" + text + "\"");
 }
 
 bool looks_like_path(const std::string& s) {
@@ -65,16 +71,40 @@ std::string get(const Request& r, const std::string& key) {
 }  // namespace
 
 const std::vector<std::string>& request_keys() {
-  static const std::vector<std::string> keys = {
-      "model",  "gpu",    "method",     "quant",   "lora-rank",      "lora-targets", "precision",  "optimizer",
-      "checkpointing", "attention", "moe", "top-k", "seq", "dataset", "padding", "max-length", "batch",
-      "queries", "epochs", "price-per-hour", "provider", "spot", "stack", "calibration", "model-kind", "routing", "template-tokens",
-      "stale-days"};
+  static const std::vector<std::string> keys = {"model",
+                                                "gpu",
+                                                "method",
+                                                "quant",
+                                                "lora-rank",
+                                                "lora-targets",
+                                                "precision",
+                                                "optimizer",
+                                                "checkpointing",
+                                                "attention",
+                                                "moe",
+                                                "top-k",
+                                                "seq",
+                                                "dataset",
+                                                "padding",
+                                                "max-length",
+                                                "batch",
+                                                "queries",
+                                                "epochs",
+                                                "price-per-hour",
+                                                "provider",
+                                                "spot",
+                                                "stack",
+                                                "calibration",
+                                                "model-kind",
+                                                "routing",
+                                                "template-tokens",
+                                                "stale-days"};
   return keys;
 }
 
 Result<Request> request_from_json(const json& obj) {
-  if (!obj.is_object()) return make_error(Errc::wrong_type, "request", "must be a JSON object of flag names to values");
+  if (!obj.is_object())
+    return make_error(Errc::wrong_type, "request", "must be a JSON object of flag names to values");
   const auto& keys = request_keys();
   Request r;
   for (auto it = obj.begin(); it != obj.end(); ++it) {
@@ -91,8 +121,10 @@ Result<Request> request_from_json(const json& obj) {
     } else if (v.is_number_float()) {
       double x = v.get<double>();
       if (!std::isfinite(x)) return make_error(Errc::invalid_value, it.key(), "must be finite");
-      if (std::floor(x) == x && std::fabs(x) < 1e15) r[it.key()] = std::to_string(static_cast<long long>(x));
-      else r[it.key()] = v.dump();
+      if (std::floor(x) == x && std::fabs(x) < 1e15)
+        r[it.key()] = std::to_string(static_cast<long long>(x));
+      else
+        r[it.key()] = v.dump();
     } else {
       return make_error(Errc::wrong_type, it.key(), "must be a string or a number");
     }
@@ -100,7 +132,8 @@ Result<Request> request_from_json(const json& obj) {
   return r;
 }
 
-Result<Inputs> resolve_request(const Request& req, const Database& db, const FileReader& reader, long today_days) {
+Result<Inputs> resolve_request(const Request& req, const Database& db, const FileReader& reader,
+                               long today_days) {
   for (const auto& [k, v] : req) {
     const auto& keys = request_keys();
     if (std::find(keys.begin(), keys.end(), k) == keys.end())
@@ -109,14 +142,18 @@ Result<Inputs> resolve_request(const Request& req, const Database& db, const Fil
   Inputs in;
   in.today_days = today_days;
   auto read_doc = [&](const std::string& path, const std::string& flag) -> Result<json> {
-    if (!reader) return make_error(Errc::io_error, flag, "file paths are not available here; give an id or paste the JSON");
+    if (!reader)
+      return make_error(Errc::io_error, flag,
+                        "file paths are not available here; give an id or paste the JSON");
     FTCOST_TRY(text, reader(path));
     return parse_json_text(text, path);
   };
 
   // --- model
   const std::string model_arg = get(req, "model");
-  if (model_arg.empty()) return make_error(Errc::missing_field, "--model", "is required: a preset id (see `ftcost models`) or a config.json path");
+  if (model_arg.empty())
+    return make_error(Errc::missing_field, "--model",
+                      "is required: a preset id (see `ftcost models`) or a config.json path");
   if (const ModelSpec* m = db.model(model_arg)) {
     in.model = *m;
   } else if (looks_like_path(model_arg)) {
@@ -129,14 +166,17 @@ Result<Inputs> resolve_request(const Request& req, const Database& db, const Fil
     }
     in.model = m2.value();
   } else {
-    return make_error(Errc::unknown_id, "--model", "unknown model \"" + model_arg + "\"; presets: " + join_ids(db.model_ids()) +
-                                                        " (or a path to a config.json)");
+    return make_error(Errc::unknown_id, "--model",
+                      "unknown model \"" + model_arg + "\"; presets: " + join_ids(db.model_ids()) +
+                          " (or a path to a config.json)");
   }
   for (const auto& wmsg : in.model.warnings) in.warnings.push_back(wmsg);
 
   // --- gpu
   const std::string gpu_arg = get(req, "gpu");
-  if (gpu_arg.empty()) return make_error(Errc::missing_field, "--gpu", "is required: an id (see `ftcost gpus`) or a GPU spec JSON path");
+  if (gpu_arg.empty())
+    return make_error(Errc::missing_field, "--gpu",
+                      "is required: an id (see `ftcost gpus`) or a GPU spec JSON path");
   if (const GpuSpec* g = db.gpu(gpu_arg)) {
     in.gpu = *g;
   } else if (looks_like_path(gpu_arg)) {
@@ -149,7 +189,9 @@ Result<Inputs> resolve_request(const Request& req, const Database& db, const Fil
     }
     in.gpu = g2.value();
   } else {
-    return make_error(Errc::unknown_id, "--gpu", "unknown GPU \"" + gpu_arg + "\"; known: " + join_ids(db.gpu_ids()) + " (or a path to a GPU JSON)");
+    return make_error(
+        Errc::unknown_id, "--gpu",
+        "unknown GPU \"" + gpu_arg + "\"; known: " + join_ids(db.gpu_ids()) + " (or a path to a GPU JSON)");
   }
 
   Workload& w = in.workload;
@@ -189,8 +231,10 @@ Result<Inputs> resolve_request(const Request& req, const Database& db, const Fil
     FTCOST_TRY(t, parse_lora_targets(targets, "--lora-targets"));
     w.lora_targets = t;
   } else {
-    if (!get(req, "lora-rank").empty()) return make_error(Errc::invalid_value, "--lora-rank", "applies only to --method lora or qlora");
-    if (!get(req, "lora-targets").empty()) return make_error(Errc::invalid_value, "--lora-targets", "applies only to --method lora or qlora");
+    if (!get(req, "lora-rank").empty())
+      return make_error(Errc::invalid_value, "--lora-rank", "applies only to --method lora or qlora");
+    if (!get(req, "lora-targets").empty())
+      return make_error(Errc::invalid_value, "--lora-targets", "applies only to --method lora or qlora");
   }
 
   std::string prec = get(req, "precision");
@@ -201,26 +245,29 @@ Result<Inputs> resolve_request(const Request& req, const Database& db, const Fil
   FTCOST_TRY(pr, parse_choice(prec, "--precision", {"bf16", "fp16", "fp32"}));
   w.precision = pr;
   if (in.gpu.peak_tflops(pr == "fp32" ? "fp32" : pr) <= 0)
-    in.warnings.push_back(in.gpu.id + " has no published dense " + pr + " peak; step time uses what the spec gives");
+    in.warnings.push_back(in.gpu.id + " has no published dense " + pr +
+                          " peak; step time uses what the spec gives");
 
   std::string opt = get(req, "optimizer");
   if (opt.empty()) {
     opt = "adamw";
     in.defaults.push_back("optimizer=adamw (torch AdamW, states in the parameter dtype)");
   }
-  FTCOST_TRY(o, parse_choice(opt, "--optimizer", {"adamw", "adamw-mixed", "adamw-8bit", "sgd", "sgd-momentum"}));
-  w.optimizer = o == "adamw" ? Optimizer::adamw
+  FTCOST_TRY(o,
+             parse_choice(opt, "--optimizer", {"adamw", "adamw-mixed", "adamw-8bit", "sgd", "sgd-momentum"}));
+  w.optimizer = o == "adamw"         ? Optimizer::adamw
                 : o == "adamw-mixed" ? Optimizer::adamw_mixed
-                : o == "adamw-8bit" ? Optimizer::adamw_8bit
-                : o == "sgd" ? Optimizer::sgd
-                             : Optimizer::sgd_momentum;
+                : o == "adamw-8bit"  ? Optimizer::adamw_8bit
+                : o == "sgd"         ? Optimizer::sgd
+                                     : Optimizer::sgd_momentum;
 
   const bool mamba_only_code = in.model.family == "blackmamba" || in.model.family == "mamba";
   std::string gc = get(req, "checkpointing");
   if (gc.empty()) {
     gc = mamba_only_code ? "off" : "on";
-    in.defaults.push_back(mamba_only_code ? "checkpointing=off (the BlackMamba/mamba_ssm training code has no checkpointing)"
-                                          : "checkpointing=on (LLaMA-Factory / common practice)");
+    in.defaults.push_back(
+        mamba_only_code ? "checkpointing=off (the BlackMamba/mamba_ssm training code has no checkpointing)"
+                        : "checkpointing=on (LLaMA-Factory / common practice)");
   }
   FTCOST_TRY(gcv, parse_choice(gc, "--checkpointing", {"on", "off"}));
   w.checkpointing = gcv == "on";
@@ -228,7 +275,8 @@ Result<Inputs> resolve_request(const Request& req, const Database& db, const Fil
   std::string att = get(req, "attention");
   if (att.empty()) {
     att = "flash";
-    if (in.model.layers_with(Mixer::attention) > 0) in.defaults.push_back("attention=flash (FlashAttention-2)");
+    if (in.model.layers_with(Mixer::attention) > 0)
+      in.defaults.push_back("attention=flash (FlashAttention-2)");
   }
   FTCOST_TRY(av, parse_choice(att, "--attention", {"flash", "eager"}));
   w.attention = av == "flash" ? Attention::flash : Attention::eager;
@@ -257,7 +305,8 @@ Result<Inputs> resolve_request(const Request& req, const Database& db, const Fil
   // --- sequence lengths
   const std::string seq = get(req, "seq");
   const std::string ds = get(req, "dataset");
-  if (!seq.empty() && !ds.empty()) return make_error(Errc::invalid_value, "--seq", "give either --seq or --dataset, not both");
+  if (!seq.empty() && !ds.empty())
+    return make_error(Errc::invalid_value, "--seq", "give either --seq or --dataset, not both");
   std::string maxlen = get(req, "max-length");
   std::string padding = get(req, "padding");
   if (!seq.empty()) {
@@ -265,10 +314,14 @@ Result<Inputs> resolve_request(const Request& req, const Database& db, const Fil
     w.seq_len = static_cast<double>(s);
     w.lengths = LengthDistribution::fixed(w.seq_len);
     w.max_length = w.seq_len;
-    if (!padding.empty()) return make_error(Errc::invalid_value, "--padding", "applies only with --dataset (a fixed --seq needs no padding)");
-    if (!maxlen.empty()) return make_error(Errc::invalid_value, "--max-length", "applies only with --dataset");
+    if (!padding.empty())
+      return make_error(Errc::invalid_value, "--padding",
+                        "applies only with --dataset (a fixed --seq needs no padding)");
+    if (!maxlen.empty())
+      return make_error(Errc::invalid_value, "--max-length", "applies only with --dataset");
     if (!get(req, "template-tokens").empty())
-      return make_error(Errc::invalid_value, "--template-tokens", "applies only with --dataset (include it in --seq)");
+      return make_error(Errc::invalid_value, "--template-tokens",
+                        "applies only with --dataset (include it in --seq)");
   } else {
     std::string dsid = ds;
     if (dsid.empty()) {
@@ -279,7 +332,8 @@ Result<Inputs> resolve_request(const Request& req, const Database& db, const Fil
     if (d == nullptr) {
       std::vector<std::string> ids;
       for (const auto& [id, x] : db.datasets()) ids.push_back(id);
-      return make_error(Errc::unknown_id, "--dataset", "unknown dataset \"" + dsid + "\"; known: " + join_ids(ids));
+      return make_error(Errc::unknown_id, "--dataset",
+                        "unknown dataset \"" + dsid + "\"; known: " + join_ids(ids));
     }
     in.dataset_id = dsid;
     w.lengths = d->lengths;
@@ -287,7 +341,8 @@ Result<Inputs> resolve_request(const Request& req, const Database& db, const Fil
     if (tt.empty()) {
       w.template_tokens = d->template_tokens;
       if (d->template_tokens > 0)
-        in.defaults.push_back("template-tokens=" + std::to_string(static_cast<long>(d->template_tokens)) + " (prompt template, from the " + dsid + " preset)");
+        in.defaults.push_back("template-tokens=" + std::to_string(static_cast<long>(d->template_tokens)) +
+                              " (prompt template, from the " + dsid + " preset)");
     } else {
       FTCOST_TRY(t, parse_count(tt, "--template-tokens", 0, 100000));
       w.template_tokens = static_cast<double>(t);
@@ -300,13 +355,17 @@ Result<Inputs> resolve_request(const Request& req, const Database& db, const Fil
     w.max_length = static_cast<double>(ml);
     if (padding.empty()) {
       padding = "longest";
-      in.defaults.push_back("padding=longest (pad each batch to its longest sample, the HF collator default)");
+      in.defaults.push_back(
+          "padding=longest (pad each batch to its longest sample, the HF collator default)");
     }
     FTCOST_TRY(pv, parse_choice(padding, "--padding", {"longest", "max-length", "packing"}));
-    w.padding = pv == "longest" ? Padding::longest : pv == "max-length" ? Padding::max_length : Padding::packing;
+    w.padding = pv == "longest"      ? Padding::longest
+                : pv == "max-length" ? Padding::max_length
+                                     : Padding::packing;
     if (get(req, "queries").empty()) {
       w.queries = d->queries;
-      in.defaults.push_back("queries=" + std::to_string(static_cast<long long>(d->queries)) + " (size of " + dsid + ")");
+      in.defaults.push_back("queries=" + std::to_string(static_cast<long long>(d->queries)) + " (size of " +
+                            dsid + ")");
     }
   }
 
@@ -348,7 +407,8 @@ Result<Inputs> resolve_request(const Request& req, const Database& db, const Fil
   if (sp == nullptr) {
     std::vector<std::string> ids;
     for (const auto& [id, x] : db.stacks()) ids.push_back(id);
-    return make_error(Errc::unknown_id, "--stack", "unknown stack \"" + stack + "\"; known: " + join_ids(ids));
+    return make_error(Errc::unknown_id, "--stack",
+                      "unknown stack \"" + stack + "\"; known: " + join_ids(ids));
   }
   in.stack = *sp;
   std::string kind = get(req, "model-kind");
@@ -382,7 +442,9 @@ Result<Inputs> resolve_request(const Request& req, const Database& db, const Fil
   std::string calib = get(req, "calibration");
   if (!calib.empty()) {
 #ifdef FTCOST_HAS_CALIBRATION
-    if (!reader) return make_error(Errc::io_error, "--calibration", "file paths are not available here; load the file in the UI");
+    if (!reader)
+      return make_error(Errc::io_error, "--calibration",
+                        "file paths are not available here; load the file in the UI");
     FTCOST_TRY(text, reader(calib));
     auto cal = parse_calibration(text, calib);
     if (!cal.ok()) return cal.error();
@@ -391,7 +453,8 @@ Result<Inputs> resolve_request(const Request& req, const Database& db, const Fil
     const double cal_gib = static_cast<double>(cal->device.memory_bytes) / (1024.0 * 1024.0 * 1024.0);
     if (std::fabs(cal_gib - in.gpu.memory_gib) > 0.1 * in.gpu.memory_gib)
       in.warnings.push_back("calibration " + calib + " was measured on \"" + cal->device.name + "\" (" +
-                            std::to_string(static_cast<int>(cal_gib)) + " GiB), which does not look like " + in.gpu.id);
+                            std::to_string(static_cast<int>(cal_gib)) + " GiB), which does not look like " +
+                            in.gpu.id);
     in.calibration = std::make_shared<const Calibration>(std::move(cal).value());
     in.calibration_source = calib;
 #else
@@ -411,7 +474,8 @@ Result<Inputs> resolve_request(const Request& req, const Database& db, const Fil
     if (!found) {
       std::vector<std::string> ids;
       for (const auto& p : db.providers()) ids.push_back(p.id);
-      return make_error(Errc::unknown_id, "--provider", "unknown provider \"" + provider + "\"; known: " + join_ids(ids));
+      return make_error(Errc::unknown_id, "--provider",
+                        "unknown provider \"" + provider + "\"; known: " + join_ids(ids));
     }
   }
   return in;
@@ -428,55 +492,67 @@ Result<Estimate> estimate(const Inputs& in, const Database& db) {
   if (w.batch > 0) {
     e.batch = w.batch;
     if (w.batch > e.max_batch.batch)
-      e.warnings.push_back("batch " + std::to_string(w.batch) + " does not fit: the maximum on " + in.gpu.id + " is " +
-                           std::to_string(e.max_batch.batch));
+      e.warnings.push_back("batch " + std::to_string(w.batch) + " does not fit: the maximum on " + in.gpu.id +
+                           " is " + std::to_string(e.max_batch.batch));
   } else {
     e.batch = e.max_batch.batch;
   }
   e.memory = memory_for_batch(m, w, in.stack, std::max<std::int64_t>(e.batch, 0), e.max_batch.seq_len);
   if (e.batch <= 0) {
-    e.warnings.push_back("does not fit: even batch 1 needs " +
-                         json(std::round(memory_for_batch(m, w, in.stack, 1, e.max_batch.seq_len).total() / kGiB * 10) / 10).dump() +
-                         " GiB; " + in.gpu.id + " has " + json(std::round(in.gpu.usable_bytes() / kGiB * 10) / 10).dump() + " GiB usable");
+    e.warnings.push_back(
+        "does not fit: even batch 1 needs " +
+        json(std::round(memory_for_batch(m, w, in.stack, 1, e.max_batch.seq_len).total() / kGiB * 10) / 10)
+            .dump() +
+        " GiB; " + in.gpu.id + " has " + json(std::round(in.gpu.usable_bytes() / kGiB * 10) / 10).dump() +
+        " GiB usable");
     return e;
   }
   if (in.gpu.usable_memory_estimated())
-    e.warnings.push_back(in.gpu.id + ": usable memory estimated as 97.5% of the label (no nvidia-smi total in the database)");
+    e.warnings.push_back(
+        in.gpu.id + ": usable memory estimated as 97.5% of the label (no nvidia-smi total in the database)");
   e.padded_len = w.mean_padded_len(e.batch);
   // samples per step: with packing a "sample" is a packed row of max-length tokens
   double queries_per_row = 1.0;
-  if (w.seq_len <= 0 && w.padding == Padding::packing) queries_per_row = w.max_length / std::max(1.0, w.lengths.truncated_mean(w.max_length));
+  if (w.seq_len <= 0 && w.padding == Padding::packing)
+    queries_per_row = w.max_length / std::max(1.0, w.lengths.truncated_mean(w.max_length));
   if (in.model_kind == "paper") {
     double rmse = 0;
-    const double sparsity = m.is_moe() ? static_cast<double>(w.active_experts(m)) / static_cast<double>(m.moe.experts) : 1.0;
+    const double sparsity =
+        m.is_moe() ? static_cast<double>(w.active_experts(m)) / static_cast<double>(m.moe.experts) : 1.0;
     FTCOST_TRY(qps, paper_eq2_qps(m.id, in.dataset_id, in.gpu.id, sparsity, e.batch, &rmse));
-    if (qps <= 0) return make_error(Errc::invalid_value, "--model-kind", "Eq. (2) gives a non-positive throughput at this batch");
+    if (qps <= 0)
+      return make_error(Errc::invalid_value, "--model-kind",
+                        "Eq. (2) gives a non-positive throughput at this batch");
     e.throughput_qps = qps;
     e.step.model = "paper-eq2";
     e.step.total_s = static_cast<double>(e.batch) / qps;
     e.step.range_fraction = rmse / qps;
     e.step.range_note = "RMSE of the Eq. (2) fit on the paper's A40 sweep";
   } else {
-    e.step = step_model(m, w, in.stack, in.gpu, in.calibration.get(), e.batch, e.padded_len, in.expert_shares);
+    e.step =
+        step_model(m, w, in.stack, in.gpu, in.calibration.get(), e.batch, e.padded_len, in.expert_shares);
     e.throughput_qps = static_cast<double>(e.batch) * queries_per_row / e.step.total_s;
     // Range: the stack profile's fit residual (log-space RMS on the data it was fitted to) and, with a
     // calibration, the spread of its measurements; unfitted profiles get a wide default.
     double fit_rel = 0.35;
     std::string fit_note = "stack profile " + in.stack.id + " is not fitted to measurements";
-    if (in.stack.fit.is_object() && in.stack.fit.contains("rms_log_residual") && in.stack.fit["rms_log_residual"].is_number()) {
+    if (in.stack.fit.is_object() && in.stack.fit.contains("rms_log_residual") &&
+        in.stack.fit["rms_log_residual"].is_number()) {
       fit_rel = std::exp(in.stack.fit["rms_log_residual"].get<double>()) - 1.0;
       fit_note = "fit residual of " + in.stack.id + " on its training data";
       if (in.gpu.id != "a40") {
         // Transfer to another GPU adds the uncertainty of the default efficiency curves (no calibration).
         fit_rel = std::sqrt(fit_rel * fit_rel + (in.calibration ? 0.0 : 0.15 * 0.15));
-        if (!in.calibration) fit_note += " + spec-only efficiencies on a GPU it was not fitted on (no calibration)";
+        if (!in.calibration)
+          fit_note += " + spec-only efficiencies on a GPU it was not fitted on (no calibration)";
       }
     }
     double cal_rel = 0;
 #ifdef FTCOST_HAS_CALIBRATION
     if (in.calibration) {
       for (const auto& g : in.calibration->measurements.gemm)
-        if (g.tflops.median > 0) cal_rel = std::max(cal_rel, (g.tflops.p90 - g.tflops.p10) / (2 * g.tflops.median));
+        if (g.tflops.median > 0)
+          cal_rel = std::max(cal_rel, (g.tflops.p90 - g.tflops.p10) / (2 * g.tflops.median));
     }
 #endif
     e.step.range_fraction = std::sqrt(fit_rel * fit_rel + cal_rel * cal_rel);
@@ -516,7 +592,8 @@ Result<Estimate> estimate(const Inputs& in, const Database& db) {
       e.costs.push_back(make_cost(p));
     }
   }
-  std::sort(e.costs.begin(), e.costs.end(), [](const ProviderCost& a, const ProviderCost& b) { return a.cost_usd < b.cost_usd; });
+  std::sort(e.costs.begin(), e.costs.end(),
+            [](const ProviderCost& a, const ProviderCost& b) { return a.cost_usd < b.cost_usd; });
   if (in.price_per_hour > 0) {
     PriceChoice p;
     p.provider = "--price-per-hour";
@@ -539,8 +616,8 @@ Result<Estimate> estimate(const Inputs& in, const Database& db) {
     if (e.has_price && e.chosen.price.date.empty())
       e.warnings.push_back("the price used (" + e.chosen.price.provider + ") has no date in its source");
     else if (e.has_price && e.chosen.price.stale)
-      e.warnings.push_back("the price used (" + e.chosen.price.provider + ", " + e.chosen.price.date + ") is older than " +
-                           std::to_string(in.stale_days) + " days");
+      e.warnings.push_back("the price used (" + e.chosen.price.provider + ", " + e.chosen.price.date +
+                           ") is older than " + std::to_string(in.stale_days) + " days");
   }
   if (!e.has_price)
     e.warnings.push_back("no " + std::string(in.spot ? "spot " : "") + "price for " + in.gpu.id +
@@ -581,11 +658,14 @@ json estimate_to_json(const Estimate& e) {
     inputs["template_tokens"] = w.template_tokens;
   }
   ParamCounts pc = m.params();
-  json j = {{"model", {{"id", m.id}, {"name", m.display_name}, {"kind", m.kind()},
-                       {"total_params", pc.total()},
-                       {"active_params", m.active_params(m.is_moe() ? w.active_experts(m) : 0)},
-                       {"trainable_params", e.params.trainable},
-                       {"params", pc.to_json()}}},
+  json j = {{"model",
+             {{"id", m.id},
+              {"name", m.display_name},
+              {"kind", m.kind()},
+              {"total_params", pc.total()},
+              {"active_params", m.active_params(m.is_moe() ? w.active_experts(m) : 0)},
+              {"trainable_params", e.params.trainable},
+              {"params", pc.to_json()}}},
             {"gpu", in.gpu.to_json()},
             {"inputs", inputs},
             {"defaults_applied", in.defaults},
@@ -597,7 +677,9 @@ json estimate_to_json(const Estimate& e) {
              {{"usable_gib", e.max_batch.usable_bytes / kGiB},
               {"fixed_gib", e.max_batch.fixed_bytes / kGiB},
               {"per_sample_gib", e.max_batch.per_sample_bytes / kGiB},
-              {"note", "first-principles components; the stack profile's gc_retained_fraction is fitted on the paper's A40 maxima"}}}};
+              {"note",
+               "first-principles components; the stack profile's gc_retained_fraction is fitted on the "
+               "paper's A40 maxima"}}}};
   json warnings = e.warnings;
   j["warnings"] = warnings;
   if (e.batch <= 0) {
@@ -612,11 +694,16 @@ json estimate_to_json(const Estimate& e) {
   j["fits"] = e.max_batch.batch >= e.batch;
   j["mean_padded_len"] = e.padded_len;
   j["step_time_s"] = e.step.total_s;
-  j["step_model"] = {{"name", e.step.model}, {"range_fraction", e.step.range_fraction}, {"note", e.step.range_note}, {"dominant_uncertainty", e.step.dominant_uncertainty}};
+  j["step_model"] = {{"name", e.step.model},
+                     {"range_fraction", e.step.range_fraction},
+                     {"note", e.step.range_note},
+                     {"dominant_uncertainty", e.step.dominant_uncertainty}};
   if (e.step.model == "step-model") {
     json st = json::object(), lt = json::object(), kc = json::object();
-    for (int i = 0; i < kStages; ++i) st[stage_name(static_cast<Stage>(i))] = e.step.by_stage[static_cast<std::size_t>(i)];
-    for (int i = 0; i < kLayerTypes; ++i) lt[layer_type_name(static_cast<LayerType>(i))] = e.step.by_layer[static_cast<std::size_t>(i)];
+    for (int i = 0; i < kStages; ++i)
+      st[stage_name(static_cast<Stage>(i))] = e.step.by_stage[static_cast<std::size_t>(i)];
+    for (int i = 0; i < kLayerTypes; ++i)
+      lt[layer_type_name(static_cast<LayerType>(i))] = e.step.by_layer[static_cast<std::size_t>(i)];
     for (int i = 0; i < kKernelClasses; ++i)
       kc[kernel_class_name(static_cast<KernelClass>(i))] = e.step.by_class[static_cast<std::size_t>(i)];
     j["step_breakdown_s"] = st;
@@ -640,9 +727,15 @@ json estimate_to_json(const Estimate& e) {
     }
     for (const auto& [key, op] : merged) {
       if (op.gpu_s <= 0 && op.kernels <= 0) continue;
-      ops.push_back(json{{"stage", stage_name(op.stage)}, {"name", op.name}, {"layer", layer_type_name(op.layer)},
-                         {"class", kernel_class_name(op.kclass)}, {"time_s", op.gpu_s}, {"flops", op.flops},
-                         {"bytes", op.bytes}, {"kernels", op.kernels}, {"bound", op.compute_bound ? "compute" : "memory"}});
+      ops.push_back(json{{"stage", stage_name(op.stage)},
+                         {"name", op.name},
+                         {"layer", layer_type_name(op.layer)},
+                         {"class", kernel_class_name(op.kclass)},
+                         {"time_s", op.gpu_s},
+                         {"flops", op.flops},
+                         {"bytes", op.bytes},
+                         {"kernels", op.kernels},
+                         {"bound", op.compute_bound ? "compute" : "memory"}});
     }
     j["ops"] = ops;
     j["device_time_s"] = e.step.gpu_s;
@@ -657,17 +750,24 @@ json estimate_to_json(const Estimate& e) {
   if (e.has_price) {
     j["cost_usd"] = e.chosen.cost_usd;
     j["cost_usd_range"] = {e.chosen.cost_low, e.chosen.cost_high};
-    j["price"] = {{"provider", e.chosen.price.provider}, {"usd_per_gpu_hour", e.chosen.price.usd_per_hour},
-                  {"date", e.chosen.price.date}, {"stale", e.chosen.price.stale}};
+    j["price"] = {{"provider", e.chosen.price.provider},
+                  {"usd_per_gpu_hour", e.chosen.price.usd_per_hour},
+                  {"date", e.chosen.price.date},
+                  {"stale", e.chosen.price.stale}};
   } else {
     j["cost_usd"] = nullptr;
   }
   json costs = json::array();
   for (const auto& c : e.costs) {
-    json cj = {{"provider", c.price.provider}, {"provider_id", c.price.provider_id},
-               {"usd_per_gpu_hour", c.price.usd_per_hour}, {"spot", c.price.spot},
+    json cj = {{"provider", c.price.provider},
+               {"provider_id", c.price.provider_id},
+               {"usd_per_gpu_hour", c.price.usd_per_hour},
+               {"spot", c.price.spot},
                {"date", c.price.date.empty() ? json(nullptr) : json(c.price.date)},
-               {"stale", c.price.stale}, {"undated", c.price.date.empty()}, {"hours", c.hours}, {"cost_usd", c.cost_usd},
+               {"stale", c.price.stale},
+               {"undated", c.price.date.empty()},
+               {"hours", c.hours},
+               {"cost_usd", c.cost_usd},
                {"cost_usd_range", {c.cost_low, c.cost_high}}};
     if (c.price.age_days >= 0) cj["age_days"] = c.price.age_days;
     costs.push_back(cj);

@@ -48,8 +48,8 @@ json GpuSpec::to_json() const {
 namespace {
 
 // A number that may be null (unsupported): null -> 0; otherwise must be a finite number in [lo, hi].
-Result<double> spec_number(const json& obj, const std::string& key, const std::string& path, double lo, double hi,
-                           bool required) {
+Result<double> spec_number(const json& obj, const std::string& key, const std::string& path, double lo,
+                           double hi, bool required) {
   if (!has(obj, key)) {
     if (required) return make_error(Errc::missing_field, join_path(path, key), "required number is missing");
     return 0.0;
@@ -65,7 +65,8 @@ Result<GpuSpec> parse_gpu(const json& doc, const std::string& source) {
   GpuSpec g;
   FTCOST_TRY(schema, opt_string(doc, "schema", p, "ftcost.gpu/1"));
   if (schema != "ftcost.gpu/1")
-    return make_error(Errc::schema_mismatch, source + ": schema", "expected \"ftcost.gpu/1\", got \"" + schema + "\"");
+    return make_error(Errc::schema_mismatch, source + ": schema",
+                      "expected \"ftcost.gpu/1\", got \"" + schema + "\"");
   FTCOST_TRY(id, get_string(doc, "id", p));
   FTCOST_TRY(name, get_string(doc, "name", p));
   FTCOST_TRY(vendor, opt_string(doc, "vendor", p, ""));
@@ -87,7 +88,8 @@ Result<GpuSpec> parse_gpu(const json& doc, const std::string& source) {
                       "is larger than memory_gib (" + json(mem).dump() + " GiB)");
   }
   if (!has(doc, "dense_tflops") || !doc.at("dense_tflops").is_object())
-    return make_error(Errc::missing_field, "dense_tflops", "required object with fp32/tf32/fp16/bf16/fp8 peaks");
+    return make_error(Errc::missing_field, "dense_tflops",
+                      "required object with fp32/tf32/fp16/bf16/fp8 peaks");
   const json& t = doc.at("dense_tflops");
   FTCOST_TRY(fp32, spec_number(t, "fp32", "dense_tflops", 0.1, 1000, false));
   FTCOST_TRY(tf32, spec_number(t, "tf32", "dense_tflops", 0.1, 10000, false));
@@ -112,7 +114,8 @@ Result<GpuSpec> parse_gpu(const json& doc, const std::string& source) {
   if (!has(doc, "sources") || !doc.at("sources").is_array() || doc.at("sources").empty())
     return make_error(Errc::missing_field, "sources", "every GPU needs at least one source");
   for (const auto& s : doc.at("sources")) {
-    if (!s.is_string() || s.get<std::string>().empty()) return make_error(Errc::wrong_type, "sources", "must be non-empty strings");
+    if (!s.is_string() || s.get<std::string>().empty())
+      return make_error(Errc::wrong_type, "sources", "must be non-empty strings");
     g.sources.push_back(s.get<std::string>());
   }
   FTCOST_TRY(notes, opt_string(doc, "notes", p, ""));

@@ -66,18 +66,22 @@ Result<double> get_number(const json& obj, const std::string& key, const std::st
   std::string p = join_path(path, key);
   if (!obj.is_object()) return make_error(Errc::wrong_type, path, "must be an object");
   auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) return make_error(Errc::missing_field, p, "required number is missing");
-  if (!it->is_number()) return make_error(Errc::wrong_type, p, "must be a number, got " + std::string(it->type_name()));
+  if (it == obj.end() || it->is_null())
+    return make_error(Errc::missing_field, p, "required number is missing");
+  if (!it->is_number())
+    return make_error(Errc::wrong_type, p, "must be a number, got " + std::string(it->type_name()));
   double v = it->get<double>();
   if (!std::isfinite(v)) return make_error(Errc::invalid_value, p, "must be a finite number");
   return v;
 }
 
-Result<double> get_number_in(const json& obj, const std::string& key, const std::string& path, double lo, double hi) {
+Result<double> get_number_in(const json& obj, const std::string& key, const std::string& path, double lo,
+                             double hi) {
   FTCOST_TRY(v, get_number(obj, key, path));
   if (v < lo || v > hi)
-    return make_error(Errc::out_of_range, join_path(path, key),
-                      "must be between " + json(lo).dump() + " and " + json(hi).dump() + ", got " + json(v).dump());
+    return make_error(
+        Errc::out_of_range, join_path(path, key),
+        "must be between " + json(lo).dump() + " and " + json(hi).dump() + ", got " + json(v).dump());
   return v;
 }
 
@@ -90,7 +94,8 @@ Result<std::int64_t> get_count(const json& obj, const std::string& key, const st
                                std::int64_t min_value, std::int64_t max_value) {
   std::string p = join_path(path, key);
   FTCOST_TRY(v, get_number(obj, key, path));
-  if (std::floor(v) != v) return make_error(Errc::invalid_value, p, "must be a whole number, got " + obj.at(key).dump());
+  if (std::floor(v) != v)
+    return make_error(Errc::invalid_value, p, "must be a whole number, got " + obj.at(key).dump());
   if (v < static_cast<double>(min_value) || v > static_cast<double>(max_value)) {
     return make_error(Errc::out_of_range, p,
                       "must be between " + std::to_string(min_value) + " and " + std::to_string(max_value) +
@@ -109,8 +114,10 @@ Result<std::string> get_string(const json& obj, const std::string& key, const st
   std::string p = join_path(path, key);
   if (!obj.is_object()) return make_error(Errc::wrong_type, path, "must be an object");
   auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) return make_error(Errc::missing_field, p, "required string is missing");
-  if (!it->is_string()) return make_error(Errc::wrong_type, p, "must be a string, got " + std::string(it->type_name()));
+  if (it == obj.end() || it->is_null())
+    return make_error(Errc::missing_field, p, "required string is missing");
+  if (!it->is_string())
+    return make_error(Errc::wrong_type, p, "must be a string, got " + std::string(it->type_name()));
   return it->get<std::string>();
 }
 

@@ -52,7 +52,8 @@ LayerAct layer_activations(const ModelSpec& m, const Workload& w, const StackPro
   // Attention block: norm, q/k/v after rotary, attention output (o_proj input), softmax LSE.
   {
     const AttentionSpec& at = m.attn;
-    double v = norm_bytes(m, s, a) + a * d(at.q_dim() + 2 * at.kv_dim()) + a * d(at.v_dim()) + 4.0 * d(at.heads);
+    double v =
+        norm_bytes(m, s, a) + a * d(at.q_dim() + 2 * at.kv_dim()) + a * d(at.v_dim()) + 4.0 * d(at.heads);
     if (at.mla) v += a * d(at.kv_lora_rank + at.qk_rope_head_dim) + a * d(at.kv_lora_rank);
     if (w.attention == Attention::eager) {
       if (at.kv_heads < at.heads) v += 2.0 * a * d(at.heads * at.head_dim);  // repeat_kv copies
@@ -64,7 +65,8 @@ LayerAct layer_activations(const ModelSpec& m, const Workload& w, const StackPro
   // Mamba block: norm, xz, scan output, x_dbl, B/C copies, chunk states (fp32, 2048-token chunks).
   {
     const MambaSpec& ms = m.mamba;
-    double v = norm_bytes(m, s, a) + a * d(3 * ms.d_inner) + a * d(ms.dt_rank + 2 * ms.d_state) + a * d(4 * ms.d_state);
+    double v = norm_bytes(m, s, a) + a * d(3 * ms.d_inner) + a * d(ms.dt_rank + 2 * ms.d_state) +
+               a * d(4 * ms.d_state);
     if (seq_len > 0) v += 4.0 * d(ms.d_inner * 2 * ms.d_state) * std::ceil(seq_len / 2048.0) / seq_len;
     if (lora && t.mamba) v += a * r * 4;
     out.mamba = v;
@@ -83,7 +85,8 @@ LayerAct layer_activations(const ModelSpec& m, const Workload& w, const StackPro
     const double F = d(m.moe.expert_intermediate);
     const double k = d(w.active_experts(m));
     double pair = a * (2.0 * H + (m.moe.gated ? 4.0 : 2.0) * F);
-    if (lora) pair += a * r * ((t.expert_gate_up ? (m.family == "blackmamba" ? 1 : 2) : 0) + (t.expert_down ? 1 : 0));
+    if (lora)
+      pair += a * r * ((t.expert_gate_up ? (m.family == "blackmamba" ? 1 : 2) : 0) + (t.expert_down ? 1 : 0));
     double v = norm_bytes(m, s, a) + a * E + 4.0 * E + 12.0 * k + k * pair;
     if (m.moe.shared_experts > 0) {
       const double Fs = d(m.moe.shared_intermediate);
@@ -184,7 +187,8 @@ ParamBreakdown param_breakdown(const ModelSpec& m, const Workload& w) {
   return p;
 }
 
-ActivationDetail activation_detail(const ModelSpec& m, const Workload& w, const StackProfile& s, double seq_len) {
+ActivationDetail activation_detail(const ModelSpec& m, const Workload& w, const StackProfile& s,
+                                   double seq_len) {
   const LayerAct la = layer_activations(m, w, s, seq_len);
   const double a = w.compute_bytes();
   double sum = 0, mx = 0;
@@ -213,8 +217,8 @@ ActivationDetail activation_detail(const ModelSpec& m, const Workload& w, const 
   return out;
 }
 
-MemoryBreakdown memory_for_batch(const ModelSpec& m, const Workload& w, const StackProfile& s, std::int64_t batch,
-                                 double seq_len) {
+MemoryBreakdown memory_for_batch(const ModelSpec& m, const Workload& w, const StackProfile& s,
+                                 std::int64_t batch, double seq_len) {
   MemoryBreakdown mb;
   const ParamBreakdown p = param_breakdown(m, w);
   const double total = d(m.params().total());
@@ -224,11 +228,21 @@ MemoryBreakdown memory_for_batch(const ModelSpec& m, const Workload& w, const St
       mb.weights = total * wbytes;
       mb.gradients = total * wbytes;
       switch (w.optimizer) {
-        case Optimizer::adamw: mb.optimizer_states = 2 * wbytes * total; break;  // torch: states like the param
-        case Optimizer::adamw_mixed: mb.optimizer_states = (wbytes < 4 ? 12.0 : 8.0) * total; break;
-        case Optimizer::adamw_8bit: mb.optimizer_states = 2.0 * total; break;
-        case Optimizer::sgd: mb.optimizer_states = 0; break;
-        case Optimizer::sgd_momentum: mb.optimizer_states = wbytes * total; break;
+        case Optimizer::adamw:
+          mb.optimizer_states = 2 * wbytes * total;
+          break;  // torch: states like the param
+        case Optimizer::adamw_mixed:
+          mb.optimizer_states = (wbytes < 4 ? 12.0 : 8.0) * total;
+          break;
+        case Optimizer::adamw_8bit:
+          mb.optimizer_states = 2.0 * total;
+          break;
+        case Optimizer::sgd:
+          mb.optimizer_states = 0;
+          break;
+        case Optimizer::sgd_momentum:
+          mb.optimizer_states = wbytes * total;
+          break;
       }
       break;
     }
@@ -249,10 +263,18 @@ MemoryBreakdown memory_for_batch(const ModelSpec& m, const Workload& w, const St
       mb.gradients = p.lora * tb;
       switch (w.optimizer) {
         case Optimizer::adamw:
-        case Optimizer::adamw_mixed: mb.optimizer_states = 2 * tb * p.lora; break;
-        case Optimizer::adamw_8bit: mb.optimizer_states = 2.0 * p.lora; break;
-        case Optimizer::sgd: mb.optimizer_states = 0; break;
-        case Optimizer::sgd_momentum: mb.optimizer_states = tb * p.lora; break;
+        case Optimizer::adamw_mixed:
+          mb.optimizer_states = 2 * tb * p.lora;
+          break;
+        case Optimizer::adamw_8bit:
+          mb.optimizer_states = 2.0 * p.lora;
+          break;
+        case Optimizer::sgd:
+          mb.optimizer_states = 0;
+          break;
+        case Optimizer::sgd_momentum:
+          mb.optimizer_states = tb * p.lora;
+          break;
       }
       if (w.precision != "fp32" && tb > s.autocast_weight_copy_bytes)
         mb.autocast_copies = p.lora * s.autocast_weight_copy_bytes;

@@ -7,24 +7,34 @@ namespace ftcost {
 
 const char* mixer_name(Mixer m) {
   switch (m) {
-    case Mixer::none: return "none";
-    case Mixer::attention: return "attention";
-    case Mixer::mamba: return "mamba";
+    case Mixer::none:
+      return "none";
+    case Mixer::attention:
+      return "attention";
+    case Mixer::mamba:
+      return "mamba";
   }
   return "none";
 }
 
 const char* ffn_name(Ffn f) {
   switch (f) {
-    case Ffn::none: return "none";
-    case Ffn::mlp: return "mlp";
-    case Ffn::moe: return "moe";
+    case Ffn::none:
+      return "none";
+    case Ffn::mlp:
+      return "mlp";
+    case Ffn::moe:
+      return "moe";
   }
   return "none";
 }
 
-std::int64_t AttentionSpec::q_dim() const { return mla ? heads * (qk_nope_head_dim + qk_rope_head_dim) : heads * head_dim; }
-std::int64_t AttentionSpec::kv_dim() const { return mla ? heads * (qk_nope_head_dim + qk_rope_head_dim) : kv_heads * head_dim; }
+std::int64_t AttentionSpec::q_dim() const {
+  return mla ? heads * (qk_nope_head_dim + qk_rope_head_dim) : heads * head_dim;
+}
+std::int64_t AttentionSpec::kv_dim() const {
+  return mla ? heads * (qk_nope_head_dim + qk_rope_head_dim) : kv_heads * head_dim;
+}
 std::int64_t AttentionSpec::v_dim() const { return mla ? heads * v_head_dim : heads * head_dim; }
 
 std::int64_t ParamCounts::total() const {
@@ -32,9 +42,15 @@ std::int64_t ParamCounts::total() const {
 }
 
 json ParamCounts::to_json() const {
-  return json{{"embedding", embedding}, {"lm_head", lm_head},       {"attention", attention},
-              {"mamba", mamba},         {"mlp", mlp},               {"experts", experts},
-              {"shared_experts", shared_experts}, {"router", router}, {"norms", norms},
+  return json{{"embedding", embedding},
+              {"lm_head", lm_head},
+              {"attention", attention},
+              {"mamba", mamba},
+              {"mlp", mlp},
+              {"experts", experts},
+              {"shared_experts", shared_experts},
+              {"router", router},
+              {"norms", norms},
               {"total", total()}};
 }
 
@@ -66,9 +82,7 @@ std::string ModelSpec::kind() const {
   return is_moe() ? "moe" : "dense";
 }
 
-std::int64_t ModelSpec::norm_params() const {
-  return norm == NormKind::layer ? 2 * hidden : hidden;
-}
+std::int64_t ModelSpec::norm_params() const { return norm == NormKind::layer ? 2 * hidden : hidden; }
 
 std::int64_t ModelSpec::attention_params_per_layer() const {
   const AttentionSpec& a = attn;
@@ -98,10 +112,10 @@ std::int64_t ModelSpec::attention_params_per_layer() const {
 std::int64_t ModelSpec::mamba_params_per_layer() const {
   const MambaSpec& m = mamba;
   const std::int64_t H = hidden;
-  std::int64_t p = H * 2 * m.d_inner;                        // in_proj
+  std::int64_t p = H * 2 * m.d_inner;  // in_proj
   if (m.proj_bias) p += 2 * m.d_inner;
   p += m.d_inner * m.d_conv + (m.conv_bias ? m.d_inner : 0);  // depthwise conv
-  p += m.d_inner * (m.dt_rank + 2 * m.d_state);              // x_proj
+  p += m.d_inner * (m.dt_rank + 2 * m.d_state);               // x_proj
   p += m.dt_rank * m.d_inner + m.d_inner;                     // dt_proj (+bias)
   p += m.d_inner * m.d_state + m.d_inner;                     // A_log, D
   p += m.d_inner * H + (m.proj_bias ? H : 0);                 // out_proj
@@ -207,8 +221,9 @@ Status read_attention(const json& c, ModelSpec& m, const std::string& p) {
   FTCOST_GET(heads, get_count(c, "num_attention_heads", p, 1, 4096));
   FTCOST_GET(kv, opt_count(c, "num_key_value_heads", p, heads, 1, 4096));
   if (heads % kv != 0) {
-    return make_error(Errc::invalid_value, join_path(p, "num_key_value_heads"),
-                      "must divide num_attention_heads (" + std::to_string(heads) + "), got " + std::to_string(kv));
+    return make_error(
+        Errc::invalid_value, join_path(p, "num_key_value_heads"),
+        "must divide num_attention_heads (" + std::to_string(heads) + "), got " + std::to_string(kv));
   }
   std::int64_t default_hd = m.hidden / heads;
   FTCOST_GET(hd, opt_count(c, "head_dim", p, default_hd, 1, 4096));
@@ -253,11 +268,13 @@ Result<std::int64_t> read_top_k(const json& c, const std::string& p, std::int64_
     FTCOST_GET(v, get_count(c, "experts_per_token", p, 1, 1 << 12));
     k = v;
   } else {
-    return make_error(Errc::missing_field, join_path(p, "num_experts_per_tok"), "MoE config needs the experts per token");
+    return make_error(Errc::missing_field, join_path(p, "num_experts_per_tok"),
+                      "MoE config needs the experts per token");
   }
   if (k > experts) {
-    return make_error(Errc::invalid_value, join_path(p, "num_experts_per_tok"),
-                      "is " + std::to_string(k) + " but the model has only " + std::to_string(experts) + " experts");
+    return make_error(
+        Errc::invalid_value, join_path(p, "num_experts_per_tok"),
+        "is " + std::to_string(k) + " but the model has only " + std::to_string(experts) + " experts");
   }
   return k;
 }
@@ -344,9 +361,12 @@ Status parse_qwen_moe(const json& c, ModelSpec& m, const std::string& p) {
   std::vector<std::int64_t> mlp_only;
   if (has(c, "mlp_only_layers")) {
     const json& a = c.at("mlp_only_layers");
-    if (!a.is_array()) return make_error(Errc::wrong_type, join_path(p, "mlp_only_layers"), "must be an array of layer indices");
+    if (!a.is_array())
+      return make_error(Errc::wrong_type, join_path(p, "mlp_only_layers"),
+                        "must be an array of layer indices");
     for (const auto& v : a) {
-      if (!v.is_number_integer()) return make_error(Errc::wrong_type, join_path(p, "mlp_only_layers"), "must hold integers");
+      if (!v.is_number_integer())
+        return make_error(Errc::wrong_type, join_path(p, "mlp_only_layers"), "must hold integers");
       mlp_only.push_back(v.get<std::int64_t>());
     }
   }
@@ -494,16 +514,19 @@ Status parse_blackmamba(const json& c, ModelSpec& m, const std::string& p) {
   m.mamba.conv_bias = true;
   const json& pattern = c.at("mamba_moe_layers");
   if (!pattern.is_array())
-    return make_error(Errc::wrong_type, join_path(p, "mamba_moe_layers"), "must be an array such as [\"r\", \"8\", ...]");
+    return make_error(Errc::wrong_type, join_path(p, "mamba_moe_layers"),
+                      "must be an array such as [\"r\", \"8\", ...]");
   if (static_cast<std::int64_t>(pattern.size()) != num_layers) {
-    return make_error(Errc::invalid_value, join_path(p, "mamba_moe_layers"),
-                      "has " + std::to_string(pattern.size()) + " entries but num_layers is " + std::to_string(num_layers));
+    return make_error(
+        Errc::invalid_value, join_path(p, "mamba_moe_layers"),
+        "has " + std::to_string(pattern.size()) + " entries but num_layers is " + std::to_string(num_layers));
   }
   std::int64_t experts = 0;
   for (std::size_t i = 0; i < pattern.size(); ++i) {
     const json& e = pattern[i];
     std::string path = join_path(p, "mamba_moe_layers[" + std::to_string(i) + "]");
-    if (!e.is_string()) return make_error(Errc::wrong_type, path, "must be \"r\" (Mamba) or an expert count such as \"8\"");
+    if (!e.is_string())
+      return make_error(Errc::wrong_type, path, "must be \"r\" (Mamba) or an expert count such as \"8\"");
     std::string s = e.get<std::string>();
     if (s == "r") {
       push_layers(m.groups, Mixer::mamba, Ffn::none, 1);
@@ -511,11 +534,13 @@ Status parse_blackmamba(const json& c, ModelSpec& m, const std::string& p) {
     }
     std::int64_t n = 0;
     for (char ch : s) {
-      if (ch < '0' || ch > '9' || n > 100000) return make_error(Errc::invalid_value, path, "must be \"r\" or an expert count, got \"" + s + "\"");
+      if (ch < '0' || ch > '9' || n > 100000)
+        return make_error(Errc::invalid_value, path, "must be \"r\" or an expert count, got \"" + s + "\"");
       n = n * 10 + (ch - '0');
     }
     if (n < 1) return make_error(Errc::invalid_value, path, "expert count must be at least 1");
-    if (experts != 0 && experts != n) return make_error(Errc::invalid_value, path, "mixed expert counts are not supported");
+    if (experts != 0 && experts != n)
+      return make_error(Errc::invalid_value, path, "mixed expert counts are not supported");
     experts = n;
     push_layers(m.groups, Mixer::none, Ffn::moe, 1);
   }
@@ -564,7 +589,8 @@ Status parse_jamba(const json& c, ModelSpec& m, const std::string& p) {
 }
 
 std::string supported_list() {
-  return "llama, mistral, qwen2, gemma2, mixtral, phimoe, gpt_oss, qwen2_moe, qwen3_moe, deepseek, deepseek_v2, "
+  return "llama, mistral, qwen2, gemma2, mixtral, phimoe, gpt_oss, qwen2_moe, qwen3_moe, deepseek, "
+         "deepseek_v2, "
          "olmoe, dbrx, mamba, jamba, BlackMamba (mamba_moe_layers)";
 }
 
@@ -585,7 +611,8 @@ Result<ModelSpec> parse_model_config(const json& c, const std::string& id) {
   if (has(c, "mamba_moe_layers")) {
     m.family = "blackmamba";
     st = parse_blackmamba(c, m, p);
-  } else if (mt == "llama" || mt == "mistral" || mt == "qwen2" || mt == "gemma2" || mt == "gemma" || mt == "qwen3") {
+  } else if (mt == "llama" || mt == "mistral" || mt == "qwen2" || mt == "gemma2" || mt == "gemma" ||
+             mt == "qwen3") {
     m.family = mt;
     st = parse_llama_like(c, m, p);
     if (st.ok() && mt == "qwen3") {
@@ -631,8 +658,8 @@ Result<ModelSpec> parse_model_config(const json& c, const std::string& id) {
                          "): check the parameter count");
   } else {
     return make_error(Errc::unsupported_architecture, join_path(p, "model_type"),
-                      "'" + (mt.empty() ? std::string("(missing)") : mt) + "' is not supported; supported: " +
-                          supported_list());
+                      "'" + (mt.empty() ? std::string("(missing)") : mt) +
+                          "' is not supported; supported: " + supported_list());
   }
   if (!st.ok()) return st.error();
   if (m.layers() == 0) return make_error(Errc::invalid_value, p, "model has no layers");
@@ -646,7 +673,8 @@ Result<ModelSpec> parse_model_file(const json& doc, const std::string& source) {
   if (!has(doc, "config")) return parse_model_config(doc, source);  // a bare config.json
   FTCOST_GET(schema, get_string(doc, "schema", ""));
   if (schema != "ftcost.model/1")
-    return make_error(Errc::schema_mismatch, source + ": schema", "expected \"ftcost.model/1\", got \"" + schema + "\"");
+    return make_error(Errc::schema_mismatch, source + ": schema",
+                      "expected \"ftcost.model/1\", got \"" + schema + "\"");
   FTCOST_GET(id, get_string(doc, "id", ""));
   FTCOST_TRY(m, parse_model_config(doc.at("config"), id));
   ModelSpec out = std::move(m);

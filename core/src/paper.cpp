@@ -10,7 +10,8 @@ Result<Eq1Result> eq1_max_batch(const Eq1Coeffs& c, double gpu_mem_gb, double mo
   if (!(gpu_mem_gb > 0)) return make_error(Errc::out_of_range, "gpu-mem", "must be > 0 GB");
   if (!(model_mem_gb >= 0)) return make_error(Errc::out_of_range, "model-mem", "must be >= 0 GB");
   if (!(seq_len >= 1)) return make_error(Errc::out_of_range, "seq", "must be >= 1 token");
-  if (!(sparsity > 0 && sparsity <= 1)) return make_error(Errc::out_of_range, "sparsity", "must be in (0, 1]");
+  if (!(sparsity > 0 && sparsity <= 1))
+    return make_error(Errc::out_of_range, "sparsity", "must be in (0, 1]");
   Eq1Result r;
   r.raw = c.c0 * (gpu_mem_gb - model_mem_gb) / (seq_len * ((1.0 - c.c1) + c.c1 * sparsity));
   r.batch = r.raw > 0 ? static_cast<long>(std::floor(r.raw)) : 0;
@@ -29,8 +30,10 @@ Result<Eq2Fit> fit_eq2(const std::vector<Point>& pts, double c3) {
   const double n = static_cast<double>(pts.size());
   for (const auto& p : pts) {
     if (!(p.batch >= 1)) return make_error(Errc::out_of_range, "points.batch", "must be >= 1");
-    if (!(p.sparsity > 0 && p.sparsity <= 1)) return make_error(Errc::out_of_range, "points.sparsity", "must be in (0, 1]");
-    if (!std::isfinite(p.throughput)) return make_error(Errc::invalid_value, "points.throughput", "must be finite");
+    if (!(p.sparsity > 0 && p.sparsity <= 1))
+      return make_error(Errc::out_of_range, "points.sparsity", "must be in (0, 1]");
+    if (!std::isfinite(p.throughput))
+      return make_error(Errc::invalid_value, "points.throughput", "must be finite");
     const double x = std::log(p.batch) / (p.sparsity * c3);
     sx += x;
     sy += p.throughput;
@@ -39,7 +42,8 @@ Result<Eq2Fit> fit_eq2(const std::vector<Point>& pts, double c3) {
   }
   const double den = n * sxx - sx * sx;
   if (std::fabs(den) < 1e-12)
-    return make_error(Errc::fit_failed, "points", "batch sizes do not vary: cannot separate slope and intercept");
+    return make_error(Errc::fit_failed, "points",
+                      "batch sizes do not vary: cannot separate slope and intercept");
   Eq2Fit f;
   f.c3 = c3;
   f.c2 = (n * sxy - sx * sy) / den;
@@ -86,7 +90,8 @@ Result<std::vector<Point>> parse_points_csv(const std::string& text, const std::
         if (cells[i] == "sparsity") is = static_cast<int>(i);
       }
       if (ib < 0 || it < 0)
-        return make_error(Errc::missing_field, where, "header must name the columns batch,throughput[,sparsity]");
+        return make_error(Errc::missing_field, where,
+                          "header must name the columns batch,throughput[,sparsity]");
       header = false;
       continue;
     }
@@ -97,7 +102,8 @@ Result<std::vector<Point>> parse_points_csv(const std::string& text, const std::
       char* end = nullptr;
       double v = std::strtod(c.c_str(), &end);
       if (c.empty() || end == nullptr || *end != '\0' || !std::isfinite(v))
-        return make_error(Errc::invalid_value, where, std::string(name) + " must be a finite number, got \"" + c + "\"");
+        return make_error(Errc::invalid_value, where,
+                          std::string(name) + " must be a finite number, got \"" + c + "\"");
       return v;
     };
     FTCOST_TRY(b, num(ib, "batch"));
@@ -107,13 +113,16 @@ Result<std::vector<Point>> parse_points_csv(const std::string& text, const std::
       FTCOST_TRY(sv, num(is, "sparsity"));
       s = sv;
     }
-    if (b < 1 || std::floor(b) != b) return make_error(Errc::out_of_range, where, "batch must be a whole number >= 1");
+    if (b < 1 || std::floor(b) != b)
+      return make_error(Errc::out_of_range, where, "batch must be a whole number >= 1");
     if (t <= 0) return make_error(Errc::out_of_range, where, "throughput must be > 0 queries/s");
     if (!(s > 0 && s <= 1)) return make_error(Errc::out_of_range, where, "sparsity must be in (0, 1]");
     pts.push_back(Point{b, t, s});
     if (pts.size() > 100000) return make_error(Errc::too_large, source, "more than 100000 points");
   }
-  if (header) return make_error(Errc::missing_field, source, "empty file: expected a header batch,throughput[,sparsity]");
+  if (header)
+    return make_error(Errc::missing_field, source,
+                      "empty file: expected a header batch,throughput[,sparsity]");
   if (pts.empty()) return make_error(Errc::missing_field, source, "no data rows");
   return pts;
 }
@@ -135,13 +144,14 @@ const std::vector<Sweep>& a40_sweeps() {
   // paper.md §2.4 "Full A40 sweeps used to fit the model" (repo data). Dense points first, as in the scripts.
   static const std::vector<Sweep> sweeps = {
       {"mixtral-cs", "mixtral-8x7b", "cs15k", kC3Mixtral,
-       concat(series({0.321, 0.514}, 1.0), series({0.341, 0.657, 0.926, 1.135, 1.306, 1.460, 1.579, 1.655}, 0.25))},
+       concat(series({0.321, 0.514}, 1.0),
+              series({0.341, 0.657, 0.926, 1.135, 1.306, 1.460, 1.579, 1.655}, 0.25))},
       {"mixtral-math", "mixtral-8x7b", "math14k", kC3Mixtral,
        concat(series({0.283}, 1.0), series({0.335, 0.622, 0.833, 1.005}, 0.25))},
       {"blackmamba-cs", "blackmamba-2.8b", "cs15k", kC3BlackMamba,
        concat(series({2.32, 4.44, 5.92, 6.99, 7.77, 7.88}, 1.0),
-              series({2.41, 4.59, 6.30, 8.13, 9.31, 10.46, 11.18, 12.11, 12.59, 12.90, 13.32, 13.67, 13.82, 14.11,
-                      14.02, 14.09, 14.40, 14.86, 14.85, 14.87},
+              series({2.41,  4.59,  6.30,  8.13,  9.31,  10.46, 11.18, 12.11, 12.59, 12.90,
+                      13.32, 13.67, 13.82, 14.11, 14.02, 14.09, 14.40, 14.86, 14.85, 14.87},
                      0.25))},
       {"blackmamba-math", "blackmamba-2.8b", "math14k", kC3BlackMamba,
        concat(series({2.22, 3.23, 5.32}, 1.0),
@@ -150,7 +160,9 @@ const std::vector<Sweep>& a40_sweeps() {
   return sweeps;
 }
 
-double hours(double queries, double epochs, double throughput_qps) { return queries * epochs / throughput_qps / 3600.0; }
+double hours(double queries, double epochs, double throughput_qps) {
+  return queries * epochs / throughput_qps / 3600.0;
+}
 
 double cost_usd(double queries, double epochs, double throughput_qps, double usd_per_hour) {
   return hours(queries, epochs, throughput_qps) * usd_per_hour;
@@ -186,10 +198,14 @@ json table4_json(double queries, double epochs) {
                         {"published_cost_usd", r.published_cost}});
   }
   return json{{"table", "IV"},
-              {"source", "arXiv 2408.04693 Table IV: Mixtral-8x7B QLoRA, sparse MoE, math data, 10 epochs, CUDO Compute prices"},
+              {"source",
+               "arXiv 2408.04693 Table IV: Mixtral-8x7B QLoRA, sparse MoE, math data, 10 epochs, CUDO "
+               "Compute prices"},
               {"queries", queries},
               {"epochs", epochs},
-              {"note", "Reproduces the printed costs with 15,000 queries x 10 epochs at the measured throughputs (paper.md §3.3)."},
+              {"note",
+               "Reproduces the printed costs with 15,000 queries x 10 epochs at the measured throughputs "
+               "(paper.md §3.3)."},
               {"rows", rows}};
 }
 

@@ -34,12 +34,14 @@ Result<PriceProvider> parse_prices(const json& doc, const std::string& source) {
   if (!doc.is_object()) return make_error(Errc::wrong_type, source, "must be a JSON object");
   FTCOST_TRY(schema, get_string(doc, "schema", ""));
   if (schema != "ftcost.prices/1")
-    return make_error(Errc::schema_mismatch, "schema", "expected \"ftcost.prices/1\", got \"" + schema + "\"");
+    return make_error(Errc::schema_mismatch, "schema",
+                      "expected \"ftcost.prices/1\", got \"" + schema + "\"");
   PriceProvider p;
   FTCOST_TRY(id, get_string(doc, "id", ""));
   FTCOST_TRY(name, get_string(doc, "provider", ""));
   FTCOST_TRY(currency, opt_string(doc, "currency", "", "USD"));
-  if (currency != "USD") return make_error(Errc::invalid_value, "currency", "only USD prices are supported, got " + currency);
+  if (currency != "USD")
+    return make_error(Errc::invalid_value, "currency", "only USD prices are supported, got " + currency);
   p.id = id;
   p.name = name;
   if (!has(doc, "offers") || !doc.at("offers").is_array())
@@ -55,9 +57,14 @@ Result<PriceProvider> parse_prices(const json& doc, const std::string& source) {
     FTCOST_TRY(gpu, get_string(o, "gpu_id", path));
     FTCOST_TRY(od, opt_number(o, "on_demand_usd_per_gpu_hour", path, 0));
     FTCOST_TRY(spot, opt_number(o, "spot_usd_per_gpu_hour", path, 0));
-    if (od < 0 || od > 1000) return make_error(Errc::out_of_range, path + ".on_demand_usd_per_gpu_hour", "must be between 0 and 1000 USD");
-    if (spot < 0 || spot > 1000) return make_error(Errc::out_of_range, path + ".spot_usd_per_gpu_hour", "must be between 0 and 1000 USD");
-    if (od == 0 && spot == 0) return make_error(Errc::missing_field, path, "needs an on-demand or a spot price");
+    if (od < 0 || od > 1000)
+      return make_error(Errc::out_of_range, path + ".on_demand_usd_per_gpu_hour",
+                        "must be between 0 and 1000 USD");
+    if (spot < 0 || spot > 1000)
+      return make_error(Errc::out_of_range, path + ".spot_usd_per_gpu_hour",
+                        "must be between 0 and 1000 USD");
+    if (od == 0 && spot == 0)
+      return make_error(Errc::missing_field, path, "needs an on-demand or a spot price");
     FTCOST_TRY(date, opt_string(o, "date", path, ""));
     FTCOST_TRY(src, get_string(o, "source", path));
     FTCOST_TRY(it, opt_string(o, "instance_type", path, ""));

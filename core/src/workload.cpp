@@ -7,46 +7,61 @@ namespace ftcost {
 
 const char* method_name(Method m) {
   switch (m) {
-    case Method::full: return "full";
-    case Method::lora: return "lora";
-    case Method::qlora: return "qlora";
+    case Method::full:
+      return "full";
+    case Method::lora:
+      return "lora";
+    case Method::qlora:
+      return "qlora";
   }
   return "full";
 }
 
 const char* quant_name(Quant q) {
   switch (q) {
-    case Quant::none: return "none";
-    case Quant::nf4_dq: return "nf4-dq";
-    case Quant::nf4: return "nf4";
-    case Quant::int8: return "int8";
+    case Quant::none:
+      return "none";
+    case Quant::nf4_dq:
+      return "nf4-dq";
+    case Quant::nf4:
+      return "nf4";
+    case Quant::int8:
+      return "int8";
   }
   return "none";
 }
 
 const char* optimizer_name(Optimizer o) {
   switch (o) {
-    case Optimizer::adamw: return "adamw";
-    case Optimizer::adamw_mixed: return "adamw-mixed";
-    case Optimizer::adamw_8bit: return "adamw-8bit";
-    case Optimizer::sgd: return "sgd";
-    case Optimizer::sgd_momentum: return "sgd-momentum";
+    case Optimizer::adamw:
+      return "adamw";
+    case Optimizer::adamw_mixed:
+      return "adamw-mixed";
+    case Optimizer::adamw_8bit:
+      return "adamw-8bit";
+    case Optimizer::sgd:
+      return "sgd";
+    case Optimizer::sgd_momentum:
+      return "sgd-momentum";
   }
   return "adamw";
 }
 
 const char* padding_name(Padding p) {
   switch (p) {
-    case Padding::longest: return "longest";
-    case Padding::max_length: return "max-length";
-    case Padding::packing: return "packing";
+    case Padding::longest:
+      return "longest";
+    case Padding::max_length:
+      return "max-length";
+    case Padding::packing:
+      return "packing";
   }
   return "longest";
 }
 
 bool LoraTargets::any() const {
-  return q || k || v || o || mlp || mlp_down || mlp_gate_up || expert_gate_up || expert_down || shared || router ||
-         mamba || lm_head;
+  return q || k || v || o || mlp || mlp_down || mlp_gate_up || expert_gate_up || expert_down || shared ||
+         router || mamba || lm_head;
 }
 
 Result<LoraTargets> parse_lora_targets(const std::string& list, const std::string& field) {
@@ -71,8 +86,10 @@ Result<LoraTargets> parse_lora_targets(const std::string& list, const std::strin
     } else if (name == "v_proj" || name == "kv_b_proj") {
       t.v = true;
     } else if (name == "o_proj" || name == "Wqkv") {
-      if (name == "Wqkv") t.q = t.k = t.v = true;
-      else t.o = true;
+      if (name == "Wqkv")
+        t.q = t.k = t.v = true;
+      else
+        t.o = true;
     } else if (name == "gate_proj" || name == "up_proj") {
       // PEFT matches by suffix: dense MLP, routed experts and shared experts with these names.
       t.mlp_gate_up = true;
@@ -103,11 +120,12 @@ Result<LoraTargets> parse_lora_targets(const std::string& list, const std::strin
     } else if (name == "all-linear" || name == "all") {
       t.q = t.k = t.v = t.o = t.mlp = t.expert_gate_up = t.expert_down = t.shared = t.router = t.mamba = true;
     } else {
-      return make_error(Errc::invalid_value, field,
-                        "unknown module \"" + name +
-                            "\"; use PEFT names (q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj,w1,w2,w3,"
-                            "gate,router,in_proj,x_proj,dt_proj,out_proj,lm_head) or groups (attention, experts, "
-                            "router, mlp, mamba, all-linear)");
+      return make_error(
+          Errc::invalid_value, field,
+          "unknown module \"" + name +
+              "\"; use PEFT names (q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj,w1,w2,w3,"
+              "gate,router,in_proj,x_proj,dt_proj,out_proj,lm_head) or groups (attention, experts, "
+              "router, mlp, mamba, all-linear)");
     }
   }
   if (t.mlp_gate_up && t.mlp_down) t.mlp = true;
@@ -151,9 +169,10 @@ double Workload::mean_padded_len(std::int64_t b) const {
     case Padding::packing:
       return max_length;
     case Padding::longest:
-      return std::min(round_up8(template_tokens + lengths.expected_max(static_cast<double>(std::max<std::int64_t>(b, 1)),
-                                                                        std::max(1.0, max_length - template_tokens))),
-                      round_up8(max_length));
+      return std::min(
+          round_up8(template_tokens + lengths.expected_max(static_cast<double>(std::max<std::int64_t>(b, 1)),
+                                                           std::max(1.0, max_length - template_tokens))),
+          round_up8(max_length));
   }
   return max_length;
 }

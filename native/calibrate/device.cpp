@@ -1,9 +1,9 @@
 #include "device.hpp"
 
+#include "ftcost/calibrate/output.hpp"
+
 #include <cublasLt.h>
 #include <cuda_runtime.h>
-
-#include "ftcost/calibrate/output.hpp"
 
 namespace ftcost::calib {
 
@@ -42,19 +42,23 @@ Result<DeviceInfo> describe_device(int index) {
   d.l2_cache_bytes = static_cast<std::uint64_t>(p.l2CacheSize);
   int khz = 0, mem_khz = 0, bus = 0;
   // CUDA 13's cudaDeviceProp has no clockRate / memoryClockRate: attributes instead (kHz)
-  if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, index) == cudaSuccess && khz > 0) d.sm_clock_max_mhz = khz / 1000.0;
+  if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, index) == cudaSuccess && khz > 0)
+    d.sm_clock_max_mhz = khz / 1000.0;
   if (cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, index) == cudaSuccess && mem_khz > 0) {
     d.memory_clock_max_mhz = mem_khz / 1000.0;
   }
-  if (cudaDeviceGetAttribute(&bus, cudaDevAttrGlobalMemoryBusWidth, index) == cudaSuccess) d.memory_bus_width_bits = bus;
+  if (cudaDeviceGetAttribute(&bus, cudaDevAttrGlobalMemoryBusWidth, index) == cudaSuccess)
+    d.memory_bus_width_bits = bus;
   (void)cudaGetLastError();
   int drv = 0, rt = 0;
   cudaDriverGetVersion(&drv);
   cudaRuntimeGetVersion(&rt);
-  d.driver_version = "CUDA driver API " + version_text(drv);  // replaced by NVML's driver string when available
+  d.driver_version =
+      "CUDA driver API " + version_text(drv);  // replaced by NVML's driver string when available
   d.cuda_runtime_version = version_text(rt);
   std::size_t lt = cublasLtGetVersion();  // e.g. 130100
-  d.cublas_version = std::to_string(lt / 10000) + "." + std::to_string((lt / 100) % 100) + "." + std::to_string(lt % 100);
+  d.cublas_version =
+      std::to_string(lt / 10000) + "." + std::to_string((lt / 100) % 100) + "." + std::to_string(lt % 100);
   d.host_cpu = host_cpu_name();
   char bus_id[32] = {};
   if (cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, index) == cudaSuccess) info.pci_bus_id = bus_id;

@@ -2,11 +2,11 @@
 // with cudart; part of the executables, not of the CUDA-free host library).
 #pragma once
 
-#include <string>
-
 #include "ftcost/calibrate/plan.hpp"
 #include "ftcost/calibration.hpp"
 #include "ftcost/error.hpp"
+
+#include <string>
 
 namespace ftcost::calib {
 

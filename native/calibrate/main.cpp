@@ -5,16 +5,6 @@
 // Exit codes: 0 written; 1 a CUDA/cuBLAS error stopped the run or a kernel failed its correctness check
 // (what finished is still written, marked partial); 2 bad arguments; 3 no usable GPU (nothing written);
 // 130 interrupted by Ctrl-C (what finished is written, marked partial).
-#include <unistd.h>
-
-#include <chrono>
-#include <csignal>
-#include <cstdio>
-#include <string>
-#include <vector>
-
-#include <CLI/CLI.hpp>
-
 #include "device.hpp"
 #include "ftcost/calibrate/bench.hpp"
 #include "ftcost/calibrate/nvml.hpp"
@@ -23,6 +13,15 @@
 #include "ftcost/calibrate/progress.hpp"
 #include "kernels.hpp"
 
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
 namespace {
 
 volatile std::sig_atomic_t g_cancel = 0;
@@ -30,8 +29,9 @@ volatile std::sig_atomic_t g_cancel = 0;
 extern "C" void on_signal(int) {
   if (g_cancel) std::_Exit(130);  // second Ctrl-C: leave at once
   g_cancel = 1;
-  const char msg[] = "\nftcost-calibrate: interrupted: finishing the current measurement, then writing what finished "
-                     "(Ctrl-C again to quit without writing)\n";
+  const char msg[] =
+      "\nftcost-calibrate: interrupted: finishing the current measurement, then writing what finished "
+      "(Ctrl-C again to quit without writing)\n";
   ssize_t ignored = ::write(2, msg, sizeof msg - 1);
   (void)ignored;
 }
@@ -44,13 +44,15 @@ int main(int argc, char** argv) {
   using namespace ftcost;
   using namespace ftcost::calib;
 
-  CLI::App app{"ftcost-calibrate: measure the kernels LLM fine-tuning spends its time in (GEMMs, MoE layers, "
-               "NF4 dequantization, AdamW, elementwise, launches) on this GPU and write a calibration JSON"};
+  CLI::App app{
+      "ftcost-calibrate: measure the kernels LLM fine-tuning spends its time in (GEMMs, MoE layers, "
+      "NF4 dequantization, AdamW, elementwise, launches) on this GPU and write a calibration JSON"};
   bool quick = false, full = false, smoke = false;
   int device = 0;
   std::string out;
   std::vector<std::string> only;
-  auto* q = app.add_flag("--quick", quick, "a subset of sizes: under 3 minutes on an H100-class GPU (the default)");
+  auto* q =
+      app.add_flag("--quick", quick, "a subset of sizes: under 3 minutes on an H100-class GPU (the default)");
   auto* f = app.add_flag("--full", full, "every size and shape: under 15 minutes on an H100-class GPU");
   auto* s = app.add_flag("--smoke", smoke, "tiny sizes in seconds: a test of the tool, not a calibration");
   s->group("");  // hidden: for the device tests
@@ -60,7 +62,8 @@ int main(int argc, char** argv) {
   app.add_option("--device", device, "CUDA device index (default 0)")->check(CLI::NonNegativeNumber);
   app.add_option("--out", out, "output file (default: calibration-<gpu>-<UTC time>.json here)");
   app.add_option("--only", only,
-                 "comma-separated benchmark families to run: launch, host, bandwidth, elementwise, adamw, nf4, gemm, moe")
+                 "comma-separated benchmark families to run: launch, host, bandwidth, elementwise, adamw, "
+                 "nf4, gemm, moe")
       ->delimiter(',');
   try {
     app.parse(argc, argv);
@@ -79,12 +82,13 @@ int main(int argc, char** argv) {
   // ---- the device ----
   auto count = cuda_device_count();
   if (!count.ok()) {
-    say("no usable CUDA GPU (" + count.error().field + ": " + count.error().message + "); nothing was measured");
+    say("no usable CUDA GPU (" + count.error().field + ": " + count.error().message +
+        "); nothing was measured");
     return 3;
   }
   if (device >= count.value()) {
-    say("--device " + std::to_string(device) + ": there are " + std::to_string(count.value()) + " CUDA device(s), 0.." +
-        std::to_string(count.value() - 1));
+    say("--device " + std::to_string(device) + ": there are " + std::to_string(count.value()) +
+        " CUDA device(s), 0.." + std::to_string(count.value() - 1));
     return 2;
   }
   auto info = describe_device(device);
@@ -122,21 +126,23 @@ int main(int argc, char** argv) {
     if (auto v = nvml->driver_version()) cal.device.driver_version = *v;
     if (!cal.device.sm_clock_max_mhz) cal.device.sm_clock_max_mhz = nvml->max_sm_clock_mhz();
     if (!cal.device.memory_clock_max_mhz) cal.device.memory_clock_max_mhz = nvml->max_memory_clock_mhz();
-    if (auto n = nvml->compute_processes(); n && *n >= 1) cal.conditions.other_processes = *n - 1;  // less this one
+    if (auto n = nvml->compute_processes(); n && *n >= 1)
+      cal.conditions.other_processes = *n - 1;  // less this one
     cal.conditions.start = nvml->sample();
   } else {
     nvml.reset();
-    meta.notes.push_back("NVML (libnvidia-ml.so.1) not available: clocks, temperature, power and throttling unknown");
+    meta.notes.push_back(
+        "NVML (libnvidia-ml.so.1) not available: clocks, temperature, power and throttling unknown");
   }
   NvmlMonitor monitor(nvml.get());
 
   const bool tty = ::isatty(2) != 0;
   const DeviceInfo& di = info.value();
   char head[256];
-  std::snprintf(head, sizeof head, "%s (cc %d.%d, %d SMs, %.1f GiB), %s: %zu families, about %s", di.device.name.c_str(),
-                di.device.cc_major, di.device.cc_minor, di.device.sm_count,
-                static_cast<double>(di.device.memory_bytes) / 1073741824.0, meta.mode.c_str(), plan.families.size(),
-                format_duration(plan.estimate_seconds()).c_str());
+  std::snprintf(head, sizeof head, "%s (cc %d.%d, %d SMs, %.1f GiB), %s: %zu families, about %s",
+                di.device.name.c_str(), di.device.cc_major, di.device.cc_minor, di.device.sm_count,
+                static_cast<double>(di.device.memory_bytes) / 1073741824.0, meta.mode.c_str(),
+                plan.families.size(), format_duration(plan.estimate_seconds()).c_str());
   say(head);
 
   std::signal(SIGINT, on_signal);
@@ -182,8 +188,8 @@ int main(int argc, char** argv) {
     } else {  // the core's loader rejects what was measured: keep it for a bug report, beside the target
       std::string rejected = path + ".rejected";
       (void)atomic_write_file(rejected, to_json_text(cal));
-      say("the calibration fails the core's checks (" + e.to_string() + "); not written as " + path + ", kept as " +
-          rejected);
+      say("the calibration fails the core's checks (" + e.to_string() + "); not written as " + path +
+          ", kept as " + rejected);
     }
     return 1;
   }
@@ -195,7 +201,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (env.failures() > 0) {
-    say(std::to_string(env.failures()) + " measurement(s) failed their correctness check and were not recorded (see meta.notes)");
+    say(std::to_string(env.failures()) +
+        " measurement(s) failed their correctness check and were not recorded (see meta.notes)");
     return 1;
   }
   if (env.cancelled()) return 130;

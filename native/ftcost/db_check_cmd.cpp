@@ -1,7 +1,7 @@
 #include "db_check_cmd.hpp"
 
-#include "ftcost/db_check.hpp"
 #include "ftcost/database.hpp"
+#include "ftcost/db_check.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -135,7 +135,6 @@ std::string default_db_dir() {
   return "";
 }
 
-
 }  // namespace
 
 int run_db_check(const std::vector<std::string>& paths, bool as_json, std::ostream& out, std::ostream& err) {
@@ -153,7 +152,8 @@ int run_db_check(const std::vector<std::string>& paths, bool as_json, std::ostre
         collect(shown, opt, checked);
         what = shown;
       } else {
-        for (auto& f : Database::embedded_files()) checked.files.emplace_back("gpu-db/" + f.first, std::move(f.second));
+        for (auto& f : Database::embedded_files())
+          checked.files.emplace_back("gpu-db/" + f.first, std::move(f.second));
         what = "the database embedded in this binary";
       }
     } else {

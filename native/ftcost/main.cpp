@@ -1,5 +1,15 @@
 // ftcost — will this fine-tuning job fit, how fast will it run, what will it cost.
 // Exit codes: 0 ok, 2 bad input (the message names the flag or field), 1 internal error.
+#include "db_check_cmd.hpp"
+#include "format.hpp"
+#include "ftcost/database.hpp"
+#include "ftcost/estimate.hpp"
+#include "ftcost/paper.hpp"
+#include "ftcost/validate.hpp"
+#include "report.hpp"
+
+#include <CLI/CLI.hpp>
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -9,16 +19,6 @@
 #include <iostream>
 #include <sstream>
 #include <string>
-
-#include <CLI/CLI.hpp>
-
-#include "db_check_cmd.hpp"
-#include "format.hpp"
-#include "ftcost/database.hpp"
-#include "ftcost/estimate.hpp"
-#include "ftcost/paper.hpp"
-#include "ftcost/validate.hpp"
-#include "report.hpp"
 
 using namespace ftcost;
 using cli::fixed;
@@ -42,9 +42,7 @@ Result<std::string> read_file(const std::string& path) {
   return s;
 }
 
-long today_days() {
-  return static_cast<long>(std::time(nullptr) / 86400);
-}
+long today_days() { return static_cast<long>(std::time(nullptr) / 86400); }
 
 int fail(const Error& e) {
   std::cerr << "ftcost: error: " << e.to_string() << "\n";
@@ -59,7 +57,8 @@ CLI::Validator number_in(double lo, double hi, const std::string& what) {
       [lo, hi, what](std::string& s) -> std::string {
         char* end = nullptr;
         double v = std::strtod(s.c_str(), &end);
-        if (s.empty() || end == nullptr || *end != '\0' || !std::isfinite(v)) return "must be a number, got \"" + s + "\"";
+        if (s.empty() || end == nullptr || *end != '\0' || !std::isfinite(v))
+          return "must be a number, got \"" + s + "\"";
         if (v < lo || v > hi) return "must be " + what + ", got " + s;
         return std::string();
       },
@@ -73,8 +72,11 @@ int print_estimate(const Estimate& e) {
   const Inputs& in = e.in;
   const Workload& w = in.workload;
   const ModelSpec& m = in.model;
-  std::cout << "ftcost estimate: " << m.display_name << " on " << in.gpu.name << " — " << method_name(w.method);
-  if (m.is_moe()) std::cout << ", " << (w.moe == MoeMode::sparse ? "sparse" : "dense") << " MoE (" << w.active_experts(m) << " of " << m.moe.experts << " experts)";
+  std::cout << "ftcost estimate: " << m.display_name << " on " << in.gpu.name << " — "
+            << method_name(w.method);
+  if (m.is_moe())
+    std::cout << ", " << (w.moe == MoeMode::sparse ? "sparse" : "dense") << " MoE (" << w.active_experts(m)
+              << " of " << m.moe.experts << " experts)";
   std::cout << "\n";
   if (!in.defaults.empty()) {
     std::cout << "defaults:";
@@ -84,7 +86,8 @@ int print_estimate(const Estimate& e) {
   std::cout << "\nparameters: " << cli::human_count(static_cast<double>(m.params().total())) << " total, "
             << cli::human_count(static_cast<double>(m.active_params(m.is_moe() ? w.active_experts(m) : 0)))
             << " active per token, " << cli::human_count(e.params.trainable) << " trainable\n";
-  std::cout << "memory at batch " << e.batch << " × " << fixed(e.max_batch.seq_len, 0) << " tokens (peak, GiB):\n";
+  std::cout << "memory at batch " << e.batch << " × " << fixed(e.max_batch.seq_len, 0)
+            << " tokens (peak, GiB):\n";
   const MemoryBreakdown& mb = e.memory;
   Table t({"component", "GiB"}, {false, true});
   auto add = [&](const char* name, double bytes) {
@@ -103,11 +106,12 @@ int print_estimate(const Estimate& e) {
   t.row({"total", gib(mb.total())});
   t.row({"usable on " + in.gpu.id, gib(e.max_batch.usable_bytes)});
   std::cout << t.str();
-  std::cout << "\nmax batch size: " << e.max_batch.batch << " (padded length " << fixed(e.max_batch.seq_len, 0)
-            << " tokens; " << gib(e.max_batch.per_sample_bytes) << " GiB per sample)\n";
+  std::cout << "\nmax batch size: " << e.max_batch.batch << " (padded length "
+            << fixed(e.max_batch.seq_len, 0) << " tokens; " << gib(e.max_batch.per_sample_bytes)
+            << " GiB per sample)\n";
   if (e.batch > 0) {
-    std::cout << "step time: " << fixed(e.step.total_s, 3) << " s at batch " << e.batch << " (" << e.step.model << ", ±"
-              << fixed(e.step.range_fraction * 100, 0) << "%)\n";
+    std::cout << "step time: " << fixed(e.step.total_s, 3) << " s at batch " << e.batch << " ("
+              << e.step.model << ", ±" << fixed(e.step.range_fraction * 100, 0) << "%)\n";
     if (e.step.model == "step-model") {
       const double tot = e.step.total_s;
       auto pct = [&](double v) { return fixed(100.0 * v / (tot > 0 ? tot : 1), 0) + "%"; };
@@ -128,27 +132,32 @@ int print_estimate(const Estimate& e) {
         if (v > 0) kt.row({kernel_class_name(static_cast<KernelClass>(i)), fixed(v, 3)});
       }
       std::cout << lt.str() << kt.str();
-      std::cout << "device busy " << fixed(e.step.gpu_s, 3) << " s, host-bound wait " << fixed(e.step.host_s, 3) << " s, "
-                << cli::group_thousands(e.step.kernels) << " kernel launches per step"
+      std::cout << "device busy " << fixed(e.step.gpu_s, 3) << " s, host-bound wait "
+                << fixed(e.step.host_s, 3) << " s, " << cli::group_thousands(e.step.kernels)
+                << " kernel launches per step"
                 << (e.step.calibrated ? " (calibrated)" : " (spec efficiencies, no calibration)") << "\n";
       std::cout << "range dominated by: " << e.step.dominant_uncertainty << "\n";
     }
-    std::cout << "throughput: " << fixed(e.throughput_qps, 3) << " queries/s [" << fixed(e.throughput_low, 3) << "–"
-              << fixed(e.throughput_high, 3) << "], " << fixed(e.throughput_tps, 0) << " tokens/s\n";
-    std::cout << "time: " << fixed(e.time_hours, 2) << " h for " << cli::group_thousands(w.queries) << " queries × "
-              << fixed(w.epochs, w.epochs == std::floor(w.epochs) ? 0 : 2) << " epochs\n";
+    std::cout << "throughput: " << fixed(e.throughput_qps, 3) << " queries/s [" << fixed(e.throughput_low, 3)
+              << "–" << fixed(e.throughput_high, 3) << "], " << fixed(e.throughput_tps, 0) << " tokens/s\n";
+    std::cout << "time: " << fixed(e.time_hours, 2) << " h for " << cli::group_thousands(w.queries)
+              << " queries × " << fixed(w.epochs, w.epochs == std::floor(w.epochs) ? 0 : 2) << " epochs\n";
     if (e.has_price) {
       std::cout << "cost: " << cli::money(e.chosen.cost_usd) << " [" << cli::money(e.chosen.cost_low) << "–"
-                << cli::money(e.chosen.cost_high) << "] at $" << fixed(e.chosen.price.usd_per_hour, 2) << "/GPU-h ("
-                << e.chosen.price.provider << (e.chosen.price.date.empty() ? "" : ", " + e.chosen.price.date) << ")\n";
+                << cli::money(e.chosen.cost_high) << "] at $" << fixed(e.chosen.price.usd_per_hour, 2)
+                << "/GPU-h (" << e.chosen.price.provider
+                << (e.chosen.price.date.empty() ? "" : ", " + e.chosen.price.date) << ")\n";
     }
     if (!e.costs.empty()) {
       std::cout << "\nproviders for " << in.gpu.id << ":\n";
-      Table pt({"provider", "kind", "$/GPU-h", "date", "cost", "note"}, {false, false, true, false, true, false});
+      Table pt({"provider", "kind", "$/GPU-h", "date", "cost", "note"},
+               {false, false, true, false, true, false});
       for (std::size_t i = 0; i < e.costs.size(); ++i) {
         const auto& c = e.costs[i];
         std::string note = i == 0 ? "cheapest" : "";
-        if (c.price.stale) note += std::string(note.empty() ? "" : ", ") + "stale (" + std::to_string(c.price.age_days) + " days)";
+        if (c.price.stale)
+          note +=
+              std::string(note.empty() ? "" : ", ") + "stale (" + std::to_string(c.price.age_days) + " days)";
         if (c.price.date.empty()) note += std::string(note.empty() ? "" : ", ") + "undated";
         pt.row({c.price.provider, c.price.spot ? "spot" : "on-demand", fixed(c.price.usd_per_hour, 2),
                 c.price.date.empty() ? "-" : c.price.date, cli::money(c.cost_usd), note});
@@ -171,7 +180,11 @@ int run_bench(int iterations, bool as_json) {
   const double db_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tp0).count() / db_rounds;
   const Database& db = Database::embedded();
-  Request req = {{"model", "mixtral-8x7b"}, {"gpu", "a40"}, {"method", "qlora"}, {"dataset", "math14k"}, {"batch", "max"}};
+  Request req = {{"model", "mixtral-8x7b"},
+                 {"gpu", "a40"},
+                 {"method", "qlora"},
+                 {"dataset", "math14k"},
+                 {"batch", "max"}};
   auto in = resolve_request(req, db, nullptr, today_days());
   if (!in.ok()) return fail(in.error());
   double sink = 0;
@@ -205,15 +218,22 @@ int run_bench(int iterations, bool as_json) {
   double table_ms = std::chrono::duration<double, std::milli>(t5 - t4).count();
   double per = secs / iterations * 1e6, per_full = secs_full / iterations * 1e6;
   if (as_json) {
-    print_json(json{{"iterations", iterations}, {"estimate_us", per}, {"estimates_per_s", 1e6 / per},
-                    {"resolve_and_estimate_us", per_full}, {"gpu_by_batch_table_cells", cells},
-                    {"gpu_by_batch_table_ms", table_ms}, {"database_parse_ms", db_ms},
+    print_json(json{{"iterations", iterations},
+                    {"estimate_us", per},
+                    {"estimates_per_s", 1e6 / per},
+                    {"resolve_and_estimate_us", per_full},
+                    {"gpu_by_batch_table_cells", cells},
+                    {"gpu_by_batch_table_ms", table_ms},
+                    {"database_parse_ms", db_ms},
                     {"checksum", sink + static_cast<double>(db_items)}});
   } else {
-    std::cout << "ftcost bench: Mixtral-8x7B QLoRA on A40, math14k, batch=max (" << iterations << " iterations)\n";
-    std::cout << "  estimate():                 " << fixed(per, 2) << " µs  (" << cli::group_thousands(1e6 / per) << " estimates/s)\n";
+    std::cout << "ftcost bench: Mixtral-8x7B QLoRA on A40, math14k, batch=max (" << iterations
+              << " iterations)\n";
+    std::cout << "  estimate():                 " << fixed(per, 2) << " µs  ("
+              << cli::group_thousands(1e6 / per) << " estimates/s)\n";
     std::cout << "  resolve_request()+estimate(): " << fixed(per_full, 2) << " µs\n";
-    std::cout << "  " << cells << "-cell GPU × batch table:  " << fixed(table_ms, 2) << " ms (budget: one 60 fps frame, 16.7 ms)\n";
+    std::cout << "  " << cells << "-cell GPU × batch table:  " << fixed(table_ms, 2)
+              << " ms (budget: one 60 fps frame, 16.7 ms)\n";
     std::cout << "  embedded database parse + check: " << fixed(db_ms, 2) << " ms (" << db_files.size()
               << " files; once at start-up)\n";
     if (db_items == 0) std::cout << "  (no GPUs in the database)\n";
@@ -225,14 +245,16 @@ int run_bench(int iterations, bool as_json) {
 
 int main(int argc, char** argv) {
   try {
-    CLI::App app{"ftcost — will an LLM fine-tuning job fit on a GPU, how fast does it run, what does it cost"};
+    CLI::App app{
+        "ftcost — will an LLM fine-tuning job fit on a GPU, how fast does it run, what does it cost"};
     app.require_subcommand(1);
     app.set_version_flag("--version", "ftcost 0.1.0");
     bool as_json = false;
 
     // estimate
     Request req;
-    auto* est = app.add_subcommand("estimate", "Memory, maximum batch, throughput, time and cost of one fine-tuning job");
+    auto* est = app.add_subcommand("estimate",
+                                   "Memory, maximum batch, throughput, time and cost of one fine-tuning job");
     struct Opt {
       const char* name;
       const char* help;
@@ -243,7 +265,9 @@ int main(int argc, char** argv) {
         {"method", "full | lora | qlora"},
         {"quant", "QLoRA quantization: nf4-dq (default) | nf4 | int8"},
         {"lora-rank", "LoRA rank r (default 16)"},
-        {"lora-targets", "PEFT module names (q_proj,v_proj,w1,w2,w3,gate,...) or groups (attention, experts, router, mlp, mamba, all-linear)"},
+        {"lora-targets",
+         "PEFT module names (q_proj,v_proj,w1,w2,w3,gate,...) or groups (attention, experts, router, mlp, "
+         "mamba, all-linear)"},
         {"precision", "compute precision: bf16 (default) | fp16 | fp32"},
         {"optimizer", "adamw (default) | adamw-mixed | adamw-8bit | sgd | sgd-momentum"},
         {"checkpointing", "gradient checkpointing: on | off"},
@@ -254,17 +278,21 @@ int main(int argc, char** argv) {
         {"dataset", "dataset preset: cs15k | math14k (length distribution and size)"},
         {"padding", "longest (default) | max-length | packing"},
         {"max-length", "truncation length in tokens (default 1024)"},
-        {"template-tokens", "tokens the prompt template adds to every sample (default: the dataset preset's)"},
+        {"template-tokens",
+         "tokens the prompt template adds to every sample (default: the dataset preset's)"},
         {"batch", "micro-batch size N, or max (default)"},
         {"queries", "number of training samples (default: the dataset's size)"},
         {"epochs", "number of epochs (default 1)"},
-        {"price-per-hour", "price in USD per GPU-hour (default: the cheapest on-demand offer in the database)"},
+        {"price-per-hour",
+         "price in USD per GPU-hour (default: the cheapest on-demand offer in the database)"},
         {"provider", "take the price from this provider id"},
         {"spot", "on | off: use spot prices"},
         {"stack", "software stack profile: hf-transformers-2024 (default) | grouped-gemm-2025"},
         {"calibration", "calibration JSON from ftcost-calibrate"},
         {"model-kind", "step (default: the step-time model) | paper (Eq. (2), A40 only)"},
-        {"routing", "expert load: uniform (default) | paper-mixtral | paper-blackmamba (Fig. 11) | skew:S (Zipf exponent)"},
+        {"routing",
+         "expert load: uniform (default) | paper-mixtral | paper-blackmamba (Fig. 11) | skew:S (Zipf "
+         "exponent)"},
         {"stale-days", "prices older than this many days are flagged stale (default 365)"},
     };
     for (const auto& o : opts) {
@@ -275,25 +303,34 @@ int main(int argc, char** argv) {
     est->add_flag("--json", as_json, "print one JSON object");
 
     // paper
-    auto* paper_cmd = app.add_subcommand("paper", "The paper's analytical model (arXiv 2408.04693): Eq. (1), Eq. (2), Table IV");
+    auto* paper_cmd = app.add_subcommand(
+        "paper", "The paper's analytical model (arXiv 2408.04693): Eq. (1), Eq. (2), Table IV");
     paper_cmd->require_subcommand(1);
     auto* eq1 = paper_cmd->add_subcommand("eq1", "Eq. (1): maximum batch size from GPU memory");
     double eq1_mem = 48, eq1_seq = 512, eq1_sparsity = 0.25;
     double eq1_model_mem = -1;
     std::string eq1_model = "mixtral", eq1_coeffs = "code";
     eq1->add_option("--gpu-mem", eq1_mem, "GPU memory in GB")->check(number_in(1e-9, 1e12, "> 0"));
-    eq1->add_option("--model", eq1_model, "mixtral | blackmamba")->check(CLI::IsMember({"mixtral", "blackmamba"}));
-    eq1->add_option("--coeffs", eq1_coeffs, "Mixtral coefficients: code (C0=62, C1=0.89; reproduce Fig. 13) | paper (82, 0.95)")
+    eq1->add_option("--model", eq1_model, "mixtral | blackmamba")
+        ->check(CLI::IsMember({"mixtral", "blackmamba"}));
+    eq1->add_option("--coeffs", eq1_coeffs,
+                    "Mixtral coefficients: code (C0=62, C1=0.89; reproduce Fig. 13) | paper (82, 0.95)")
         ->check(CLI::IsMember({"code", "paper"}));
-    eq1->add_option("--seq", eq1_seq, "sequence length (the padded/maximum length)")->check(number_in(1e-9, 1e12, "> 0"));
-    eq1->add_option("--sparsity", eq1_sparsity, "fraction of experts active: 0.25 sparse, 1 dense")->check(number_in(0.001, 1.0, "in (0, 1]"));
-    eq1->add_option("--model-mem", eq1_model_mem, "model memory in GB (default: Table I, 23.35 / 5.6)")->check(number_in(0, 1e12, ">= 0"));
+    eq1->add_option("--seq", eq1_seq, "sequence length (the padded/maximum length)")
+        ->check(number_in(1e-9, 1e12, "> 0"));
+    eq1->add_option("--sparsity", eq1_sparsity, "fraction of experts active: 0.25 sparse, 1 dense")
+        ->check(number_in(0.001, 1.0, "in (0, 1]"));
+    eq1->add_option("--model-mem", eq1_model_mem, "model memory in GB (default: Table I, 23.35 / 5.6)")
+        ->check(number_in(0, 1e12, ">= 0"));
     eq1->add_flag("--json", as_json, "JSON output");
-    auto* eq2 = paper_cmd->add_subcommand("eq2", "Eq. (2): the A40 throughput fits (C2, C4, RMSE) and predictions");
+    auto* eq2 =
+        paper_cmd->add_subcommand("eq2", "Eq. (2): the A40 throughput fits (C2, C4, RMSE) and predictions");
     eq2->add_flag("--json", as_json, "JSON output");
-    auto* t4 = paper_cmd->add_subcommand("table4", "Table IV: cost of fine-tuning Mixtral on A40, A100, H100");
+    auto* t4 =
+        paper_cmd->add_subcommand("table4", "Table IV: cost of fine-tuning Mixtral on A40, A100, H100");
     double t4_queries = 15000, t4_epochs = 10;
-    t4->add_option("--queries", t4_queries, "queries (the table is exact with 15,000)")->check(number_in(1e-9, 1e12, "> 0"));
+    t4->add_option("--queries", t4_queries, "queries (the table is exact with 15,000)")
+        ->check(number_in(1e-9, 1e12, "> 0"));
     t4->add_option("--epochs", t4_epochs, "epochs")->check(number_in(1e-9, 1e12, "> 0"));
     t4->add_flag("--json", as_json, "JSON output");
 
@@ -302,35 +339,43 @@ int main(int argc, char** argv) {
     std::string points_file;
     double c3 = paper::kC3Mixtral;
     fit->add_option("--points", points_file, "CSV with header batch,throughput[,sparsity]")->required();
-    fit->add_option("--c3", c3, "MoE attenuation C3 (Mixtral 1.8, BlackMamba 2.5)")->check(number_in(1e-9, 1e12, "> 0"));
+    fit->add_option("--c3", c3, "MoE attenuation C3 (Mixtral 1.8, BlackMamba 2.5)")
+        ->check(number_in(1e-9, 1e12, "> 0"));
     fit->add_flag("--json", as_json, "JSON output");
 
     auto* models = app.add_subcommand("models", "List model presets");
     models->add_flag("--json", as_json, "JSON output");
     auto* gpus = app.add_subcommand("gpus", "List GPUs in the database");
     gpus->add_flag("--json", as_json, "JSON output");
-    auto* validate = app.add_subcommand("validate", "Predicted vs measured on every reference measurement (tests/data/reference)");
+    auto* validate = app.add_subcommand(
+        "validate", "Predicted vs measured on every reference measurement (tests/data/reference)");
     std::string ref_dir = FTCOST_SOURCE_DIR "/tests/data/reference";
     std::string md_out, svg_out;
     validate->add_option("--dir", ref_dir, "folder of reference JSON files");
     validate->add_option("--markdown", md_out, "also write the report as Markdown to this file");
     validate->add_option("--svg", svg_out, "also write a predicted-vs-measured plot (SVG) to this file");
     validate->add_flag("--json", as_json, "JSON output");
-    auto* fitstack = app.add_subcommand("fit-stack", "Fit a stack profile's free parameters to the training reference rows");
+    auto* fitstack = app.add_subcommand(
+        "fit-stack", "Fit a stack profile's free parameters to the training reference rows");
     std::string fit_stack_id = "hf-transformers-2024", fit_write;
     fitstack->add_option("--stack", fit_stack_id, "stack profile id");
     fitstack->add_option("--dir", ref_dir, "folder of reference JSON files");
-    fitstack->add_option("--write", fit_write, "write the fitted profile to this stack JSON file (atomically)");
+    fitstack->add_option("--write", fit_write,
+                         "write the fitted profile to this stack JSON file (atomically)");
     auto* db_cmd = app.add_subcommand("db", "The GPU database (gpu-db/)");
     db_cmd->require_subcommand(1);
-    auto* db_check = db_cmd->add_subcommand(
-        "check", "Validate gpu-db files (schema, units, physical plausibility, ids, sources, calibrations); exit 2 on any problem");
+    auto* db_check = db_cmd->add_subcommand("check",
+                                            "Validate gpu-db files (schema, units, physical plausibility, "
+                                            "ids, sources, calibrations); exit 2 on any problem");
     std::vector<std::string> db_paths;
-    db_check->add_option("paths", db_paths, "files or folders to check (default: the repository's gpu-db/, else the built-in database)");
+    db_check->add_option(
+        "paths", db_paths,
+        "files or folders to check (default: the repository's gpu-db/, else the built-in database)");
     db_check->add_flag("--json", as_json, "JSON output");
     auto* bench = app.add_subcommand("bench", "Benchmark the estimator (estimates per second)");
     int iterations = 20000;
-    bench->add_option("--iterations", iterations, "iterations")->check(number_in(1, 1e8, "between 1 and 100000000"));
+    bench->add_option("--iterations", iterations, "iterations")
+        ->check(number_in(1, 1e8, "between 1 and 100000000"));
     bench->add_flag("--json", as_json, "JSON output");
 
     if (argc > 1 && argv[1][0] != '-') {
@@ -338,7 +383,8 @@ int main(int argc, char** argv) {
       bool known = false;
       for (const auto* sc : app.get_subcommands({})) known = known || sc->get_name() == cmd;
       if (!known) {
-        std::cerr << "ftcost: error: unknown command \"" << cmd << "\"; commands: estimate, paper, fit, validate, fit-stack, models, gpus, db, bench\n";
+        std::cerr << "ftcost: error: unknown command \"" << cmd
+                  << "\"; commands: estimate, paper, fit, validate, fit-stack, models, gpus, db, bench\n";
         return 2;
       }
     }
@@ -362,7 +408,8 @@ int main(int argc, char** argv) {
     if (db_check->parsed()) return run_db_check(db_paths, as_json);
     const Database& db = Database::embedded();
     if (!db.problems().empty()) {
-      for (const auto& p : db.problems()) std::cerr << "ftcost: internal database problem: " << p.file << ": " << p.error.to_string() << "\n";
+      for (const auto& p : db.problems())
+        std::cerr << "ftcost: internal database problem: " << p.file << ": " << p.error.to_string() << "\n";
       return 1;
     }
 
@@ -380,38 +427,63 @@ int main(int argc, char** argv) {
 
     if (eq1->parsed()) {
       const bool mixtral = eq1_model == "mixtral";
-      const paper::Eq1Coeffs c = mixtral ? (eq1_coeffs == "code" ? paper::kEq1MixtralCode : paper::kEq1MixtralPaper) : paper::kEq1BlackMamba;
-      const double mm = eq1_model_mem >= 0 ? eq1_model_mem : (mixtral ? paper::kMixtralModelMemGB : paper::kBlackMambaModelMemGB);
+      const paper::Eq1Coeffs c =
+          mixtral ? (eq1_coeffs == "code" ? paper::kEq1MixtralCode : paper::kEq1MixtralPaper)
+                  : paper::kEq1BlackMamba;
+      const double mm = eq1_model_mem >= 0
+                            ? eq1_model_mem
+                            : (mixtral ? paper::kMixtralModelMemGB : paper::kBlackMambaModelMemGB);
       auto r = paper::eq1_max_batch(c, eq1_mem, mm, eq1_seq, eq1_sparsity);
       if (!r.ok()) return fail(r.error());
       if (as_json) {
-        print_json(json{{"equation", "Eq. (1)"}, {"coefficients", c.label}, {"c0", c.c0}, {"c1", c.c1}, {"gpu_mem_gb", eq1_mem},
-                        {"model_mem_gb", mm}, {"seq_len", eq1_seq}, {"sparsity", eq1_sparsity}, {"raw", r->raw}, {"max_batch_size", r->batch}});
+        print_json(json{{"equation", "Eq. (1)"},
+                        {"coefficients", c.label},
+                        {"c0", c.c0},
+                        {"c1", c.c1},
+                        {"gpu_mem_gb", eq1_mem},
+                        {"model_mem_gb", mm},
+                        {"seq_len", eq1_seq},
+                        {"sparsity", eq1_sparsity},
+                        {"raw", r->raw},
+                        {"max_batch_size", r->batch}});
       } else {
-        std::cout << "Eq. (1) " << c.label << ": GPU " << fixed(eq1_mem, 1) << " GB, model " << fixed(mm, 2) << " GB, seq "
-                  << fixed(eq1_seq, 0) << ", sparsity " << fixed(eq1_sparsity, 2) << "\n  max batch = floor(" << fixed(r->raw, 2)
-                  << ") = " << r->batch << "\n";
+        std::cout << "Eq. (1) " << c.label << ": GPU " << fixed(eq1_mem, 1) << " GB, model " << fixed(mm, 2)
+                  << " GB, seq " << fixed(eq1_seq, 0) << ", sparsity " << fixed(eq1_sparsity, 2)
+                  << "\n  max batch = floor(" << fixed(r->raw, 2) << ") = " << r->batch << "\n";
       }
       return 0;
     }
 
     if (eq2->parsed()) {
       json rows = json::array();
-      Table t({"workload", "C3", "C2 (slope)", "C4 (intercept)", "RMSE (scripts)", "RMSE (exponent everywhere)", "points"},
+      Table t({"workload", "C3", "C2 (slope)", "C4 (intercept)", "RMSE (scripts)",
+               "RMSE (exponent everywhere)", "points"},
               {false, true, true, true, true, true, true});
       for (const auto& sw : paper::a40_sweeps()) {
         auto f = paper::fit_eq2(sw.points, sw.c3);
         if (!f.ok()) return fail(f.error());
-        rows.push_back(json{{"workload", sw.id}, {"model", sw.model}, {"dataset", sw.dataset}, {"gpu", "a40"}, {"c3", f->c3},
-                            {"c2", f->c2}, {"c4", f->c4}, {"rmse", f->rmse}, {"rmse_exponent_everywhere", f->rmse_exponent_everywhere},
+        rows.push_back(json{{"workload", sw.id},
+                            {"model", sw.model},
+                            {"dataset", sw.dataset},
+                            {"gpu", "a40"},
+                            {"c3", f->c3},
+                            {"c2", f->c2},
+                            {"c4", f->c4},
+                            {"rmse", f->rmse},
+                            {"rmse_exponent_everywhere", f->rmse_exponent_everywhere},
                             {"points", f->n}});
-        t.row({sw.id, fixed(f->c3, 1), fixed(f->c2, 3), fixed(f->c4, 3), fixed(f->rmse, 3), fixed(f->rmse_exponent_everywhere, 3),
-               std::to_string(f->n)});
+        t.row({sw.id, fixed(f->c3, 1), fixed(f->c2, 3), fixed(f->c4, 3), fixed(f->rmse, 3),
+               fixed(f->rmse_exponent_everywhere, 3), std::to_string(f->n)});
       }
       if (as_json) {
-        print_json(json{{"equation", "Eq. (2)"}, {"gpu", "a40"}, {"source", "paper.md §2.4 sweeps, §3.2 refit"}, {"fits", rows}});
+        print_json(json{{"equation", "Eq. (2)"},
+                        {"gpu", "a40"},
+                        {"source", "paper.md §2.4 sweeps, §3.2 refit"},
+                        {"fits", rows}});
       } else {
-        std::cout << "Eq. (2) throughput = C2/(sparsity·C3)·ln(batch) + C4, refitted to the paper's A40 sweeps:\n" << t.str();
+        std::cout
+            << "Eq. (2) throughput = C2/(sparsity·C3)·ln(batch) + C4, refitted to the paper's A40 sweeps:\n"
+            << t.str();
       }
       return 0;
     }
@@ -421,13 +493,14 @@ int main(int argc, char** argv) {
         print_json(paper::table4_json(t4_queries, t4_epochs));
         return 0;
       }
-      std::cout << "Table IV (arXiv 2408.04693): Mixtral-8x7B QLoRA, sparse MoE, math data, " << fixed(t4_epochs, 0) << " epochs, "
-                << cli::group_thousands(t4_queries) << " queries, CUDO Compute prices\n";
+      std::cout << "Table IV (arXiv 2408.04693): Mixtral-8x7B QLoRA, sparse MoE, math data, "
+                << fixed(t4_epochs, 0) << " epochs, " << cli::group_thousands(t4_queries)
+                << " queries, CUDO Compute prices\n";
       Table t({"GPU", "Mem", "MBS", "Throughput (q/s)", "$/hr", "Hours", "Cost ($)", "Published ($)"},
               {false, true, true, true, true, true, true, true});
       for (const auto& r : paper::table4(t4_queries, t4_epochs)) {
-        t.row({r.gpu, fixed(r.memory_gb, 0) + " GB", std::to_string(r.max_batch), fixed(r.throughput_qps, 2), fixed(r.usd_per_hour, 2),
-               fixed(r.hours, 1), fixed(r.cost, 1), fixed(r.published_cost, 1)});
+        t.row({r.gpu, fixed(r.memory_gb, 0) + " GB", std::to_string(r.max_batch), fixed(r.throughput_qps, 2),
+               fixed(r.usd_per_hour, 2), fixed(r.hours, 1), fixed(r.cost, 1), fixed(r.published_cost, 1)});
       }
       std::cout << t.str();
       return 0;
@@ -441,11 +514,16 @@ int main(int argc, char** argv) {
       auto f = paper::fit_eq2(pts.value(), c3);
       if (!f.ok()) return fail(f.error());
       if (as_json) {
-        print_json(json{{"c2", f->c2}, {"c3", f->c3}, {"c4", f->c4}, {"rmse", f->rmse},
-                        {"rmse_exponent_everywhere", f->rmse_exponent_everywhere}, {"points", f->n}});
+        print_json(json{{"c2", f->c2},
+                        {"c3", f->c3},
+                        {"c4", f->c4},
+                        {"rmse", f->rmse},
+                        {"rmse_exponent_everywhere", f->rmse_exponent_everywhere},
+                        {"points", f->n}});
       } else {
         std::cout << "Eq. (2) fit to " << f->n << " points (C3 = " << fixed(f->c3, 2) << " fixed):\n"
-                  << "  C2 (slope)     = " << fixed(f->c2, 4) << "\n  C4 (intercept) = " << fixed(f->c4, 4) << "\n"
+                  << "  C2 (slope)     = " << fixed(f->c2, 4) << "\n  C4 (intercept) = " << fixed(f->c4, 4)
+                  << "\n"
                   << "  RMSE           = " << fixed(f->rmse, 4) << " queries/s\n";
       }
       return 0;
@@ -455,17 +533,25 @@ int main(int argc, char** argv) {
       if (as_json) {
         json a = json::array();
         for (const auto& [id, m] : db.models())
-          a.push_back(json{{"id", id}, {"name", m.display_name}, {"kind", m.kind()}, {"total_params", m.params().total()},
-                           {"active_params", m.active_params(m.moe.top_k)}, {"experts", m.moe.experts}, {"top_k", m.moe.top_k},
-                           {"layers", m.layers()}, {"hf_repo", m.hf_repo}});
+          a.push_back(json{{"id", id},
+                           {"name", m.display_name},
+                           {"kind", m.kind()},
+                           {"total_params", m.params().total()},
+                           {"active_params", m.active_params(m.moe.top_k)},
+                           {"experts", m.moe.experts},
+                           {"top_k", m.moe.top_k},
+                           {"layers", m.layers()},
+                           {"hf_repo", m.hf_repo}});
         print_json(a);
         return 0;
       }
-      Table t({"id", "kind", "total", "active", "experts", "layers", "HF repo"}, {false, false, true, true, false, true, false});
+      Table t({"id", "kind", "total", "active", "experts", "layers", "HF repo"},
+              {false, false, true, true, false, true, false});
       for (const auto& [id, m] : db.models()) {
         t.row({id, m.kind(), cli::human_count(static_cast<double>(m.params().total())),
                cli::human_count(static_cast<double>(m.active_params(m.moe.top_k))),
-               m.is_moe() ? std::to_string(m.moe.top_k) + " of " + std::to_string(m.moe.experts) : "-", std::to_string(m.layers()), m.hf_repo});
+               m.is_moe() ? std::to_string(m.moe.top_k) + " of " + std::to_string(m.moe.experts) : "-",
+               std::to_string(m.layers()), m.hf_repo});
       }
       std::cout << t.str();
       return 0;
@@ -483,10 +569,13 @@ int main(int argc, char** argv) {
         print_json(a);
         return 0;
       }
-      Table t({"id", "name", "memory", "usable", "bandwidth", "bf16 dense", "prices"}, {false, false, true, true, true, true, true});
+      Table t({"id", "name", "memory", "usable", "bandwidth", "bf16 dense", "prices"},
+              {false, false, true, true, true, true, true});
       for (const auto& [id, g] : db.gpus()) {
-        t.row({id, g.name, fixed(g.memory_gib, 0) + " GiB", fixed(g.usable_bytes() / kGiB, 1) + " GiB" + (g.usable_memory_estimated() ? "*" : ""),
-               fixed(g.memory_bandwidth_gbps, 0) + " GB/s", g.bf16_tflops > 0 ? fixed(g.bf16_tflops, 0) + " TFLOP/s" : "-",
+        t.row({id, g.name, fixed(g.memory_gib, 0) + " GiB",
+               fixed(g.usable_bytes() / kGiB, 1) + " GiB" + (g.usable_memory_estimated() ? "*" : ""),
+               fixed(g.memory_bandwidth_gbps, 0) + " GB/s",
+               g.bf16_tflops > 0 ? fixed(g.bf16_tflops, 0) + " TFLOP/s" : "-",
                std::to_string(db.offers_for(id).size())});
       }
       std::cout << t.str() << "* estimated as 97.5% of the label (no nvidia-smi total known)\n";

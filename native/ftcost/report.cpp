@@ -1,5 +1,7 @@
 #include "report.hpp"
 
+#include "format.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -7,8 +9,6 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
-
-#include "format.hpp"
 
 namespace ftcost::cli {
 
@@ -66,17 +66,21 @@ std::string svg_plot(const std::vector<RowResult>& res) {
   auto X = [&](double v) { return pad + (std::log10(v) - l0) / (l1 - l0) * (W - 2 * pad); };
   auto Y = [&](double v) { return H - pad - (std::log10(v) - l0) / (l1 - l0) * (H - 2 * pad); };
   std::ostringstream o;
-  o << "<svg xmlns='http://www.w3.org/2000/svg' width='" << W << "' height='" << H << "' font-family='sans-serif' font-size='12'>\n";
+  o << "<svg xmlns='http://www.w3.org/2000/svg' width='" << W << "' height='" << H
+    << "' font-family='sans-serif' font-size='12'>\n";
   o << "<rect width='100%' height='100%' fill='white'/>\n";
   for (double e = l0; e <= l1; e += 1) {
     const double v = std::pow(10.0, e);
-    o << "<line x1='" << X(v) << "' y1='" << pad << "' x2='" << X(v) << "' y2='" << H - pad << "' stroke='#ddd'/>\n";
-    o << "<line x1='" << pad << "' y1='" << Y(v) << "' x2='" << W - pad << "' y2='" << Y(v) << "' stroke='#ddd'/>\n";
+    o << "<line x1='" << X(v) << "' y1='" << pad << "' x2='" << X(v) << "' y2='" << H - pad
+      << "' stroke='#ddd'/>\n";
+    o << "<line x1='" << pad << "' y1='" << Y(v) << "' x2='" << W - pad << "' y2='" << Y(v)
+      << "' stroke='#ddd'/>\n";
     o << "<text x='" << X(v) << "' y='" << H - pad + 16 << "' text-anchor='middle'>" << v << "</text>\n";
     o << "<text x='" << pad - 6 << "' y='" << Y(v) + 4 << "' text-anchor='end'>" << v << "</text>\n";
   }
   const double a = std::pow(10.0, l0), b = std::pow(10.0, l1);
-  o << "<line x1='" << X(a) << "' y1='" << Y(a) << "' x2='" << X(b) << "' y2='" << Y(b) << "' stroke='#888' stroke-dasharray='4 4'/>\n";
+  o << "<line x1='" << X(a) << "' y1='" << Y(a) << "' x2='" << X(b) << "' y2='" << Y(b)
+    << "' stroke='#888' stroke-dasharray='4 4'/>\n";
   for (double f : {0.85, 1.15}) {
     o << "<line x1='" << X(a) << "' y1='" << Y(a * f) << "' x2='" << X(b) << "' y2='" << Y(b * f)
       << "' stroke='#bbb' stroke-dasharray='2 4'/>\n";
@@ -91,15 +95,20 @@ std::string svg_plot(const std::vector<RowResult>& res) {
         << "' fill-opacity='0.75'><title>" << r.row->id << "</title></circle>\n";
     } else {
       const double x = X(r.row->measured), y = Y(r.predicted);
-      o << "<rect x='" << x - 5 << "' y='" << y - 5 << "' width='10' height='10' fill='" << color << "'><title>" << r.row->id
-        << "</title></rect>\n";
+      o << "<rect x='" << x - 5 << "' y='" << y - 5 << "' width='10' height='10' fill='" << color
+        << "'><title>" << r.row->id << "</title></rect>\n";
     }
   }
-  o << "<text x='" << W / 2 << "' y='" << H - 15 << "' text-anchor='middle'>measured (queries/s or seconds)</text>\n";
-  o << "<text x='15' y='" << H / 2 << "' text-anchor='middle' transform='rotate(-90 15 " << H / 2 << ")'>predicted</text>\n";
-  o << "<text x='" << pad << "' y='24' font-size='14'>ftcost validate: predicted vs measured (dashed: ±15%)</text>\n";
-  o << "<circle cx='" << pad + 10 << "' cy='40' r='4' fill='#1f77b4'/><text x='" << pad + 20 << "' y='44'>A40 throughput (training)</text>\n";
-  o << "<circle cx='" << pad + 190 << "' cy='40' r='4' fill='#e08a00'/><text x='" << pad + 200 << "' y='44'>A40 stage times (training)</text>\n";
+  o << "<text x='" << W / 2 << "' y='" << H - 15
+    << "' text-anchor='middle'>measured (queries/s or seconds)</text>\n";
+  o << "<text x='15' y='" << H / 2 << "' text-anchor='middle' transform='rotate(-90 15 " << H / 2
+    << ")'>predicted</text>\n";
+  o << "<text x='" << pad
+    << "' y='24' font-size='14'>ftcost validate: predicted vs measured (dashed: ±15%)</text>\n";
+  o << "<circle cx='" << pad + 10 << "' cy='40' r='4' fill='#1f77b4'/><text x='" << pad + 20
+    << "' y='44'>A40 throughput (training)</text>\n";
+  o << "<circle cx='" << pad + 190 << "' cy='40' r='4' fill='#e08a00'/><text x='" << pad + 200
+    << "' y='44'>A40 stage times (training)</text>\n";
   o << "<rect x='" << pad + 5 << "' y='51' width='9' height='9' fill='#d62728'/><text x='" << pad + 20
     << "' y='60'>Table IV throughput on A100-80GB and H100 (validation, not fitted)</text>\n";
   o << "</svg>\n";
@@ -108,8 +117,8 @@ std::string svg_plot(const std::vector<RowResult>& res) {
 
 }  // namespace
 
-int run_validate(const std::vector<RefRow>& rows, const Database& db, bool as_json, const std::string& markdown_path,
-                 const std::string& svg_path) {
+int run_validate(const std::vector<RefRow>& rows, const Database& db, bool as_json,
+                 const std::string& markdown_path, const std::string& svg_path) {
   auto res = evaluate(rows, db);
   auto groups = group_stats(res);
   int failed = 0;
@@ -117,21 +126,33 @@ int run_validate(const std::vector<RefRow>& rows, const Database& db, bool as_js
   if (as_json) {
     json jr = json::array();
     for (const auto& r : res)
-      jr.push_back(json{{"id", r.row->id}, {"role", r.row->role}, {"group", r.row->group}, {"metric", r.row->metric},
-                        {"measured", r.row->measured}, {"predicted", r.error.empty() ? json(r.predicted) : json(nullptr)},
-                        {"rel_error", r.error.empty() ? json(r.rel_error) : json(nullptr)}, {"error", r.error}});
+      jr.push_back(json{{"id", r.row->id},
+                        {"role", r.row->role},
+                        {"group", r.row->group},
+                        {"metric", r.row->metric},
+                        {"measured", r.row->measured},
+                        {"predicted", r.error.empty() ? json(r.predicted) : json(nullptr)},
+                        {"rel_error", r.error.empty() ? json(r.rel_error) : json(nullptr)},
+                        {"error", r.error}});
     json jg = json::array();
     for (const auto& g : groups)
-      jg.push_back(json{{"group", g.group}, {"role", g.role}, {"n", g.n}, {"mape", g.mape}, {"max_abs_error", g.max_abs},
+      jg.push_back(json{{"group", g.group},
+                        {"role", g.role},
+                        {"n", g.n},
+                        {"mape", g.mape},
+                        {"max_abs_error", g.max_abs},
                         {"worst", g.worst_id}});
     std::cout << json{{"rows", jr}, {"groups", jg}}.dump(2) << "\n";
   } else {
-    Table t({"row", "role", "metric", "measured", "predicted", "error"}, {false, false, false, true, true, true});
+    Table t({"row", "role", "metric", "measured", "predicted", "error"},
+            {false, false, false, true, true, true});
     for (const auto& r : res)
-      t.row({r.row->id, r.row->role, r.row->metric, fixed(r.row->measured, 3), r.error.empty() ? fixed(r.predicted, 3) : "-",
-             r.error.empty() ? pct(r.rel_error) : r.error});
-    Table g({"group", "role", "n", "MAPE", "max |error|", "worst row"}, {false, false, true, true, true, false});
-    for (const auto& s : groups) g.row({s.group, s.role, std::to_string(s.n), pct(s.mape), pct(s.max_abs), s.worst_id});
+      t.row({r.row->id, r.row->role, r.row->metric, fixed(r.row->measured, 3),
+             r.error.empty() ? fixed(r.predicted, 3) : "-", r.error.empty() ? pct(r.rel_error) : r.error});
+    Table g({"group", "role", "n", "MAPE", "max |error|", "worst row"},
+            {false, false, true, true, true, false});
+    for (const auto& s : groups)
+      g.row({s.group, s.role, std::to_string(s.n), pct(s.mape), pct(s.max_abs), s.worst_id});
     std::cout << t.str() << "\n" << g.str();
   }
   if (!svg_path.empty()) {
@@ -145,12 +166,13 @@ int run_validate(const std::vector<RefRow>& rows, const Database& db, bool as_js
     std::ostringstream md;
     md << "| group | role | n | MAPE | max abs error | worst row |\n|---|---|---|---|---|---|\n";
     for (const auto& s : groups)
-      md << "| " << s.group << " | " << s.role << " | " << s.n << " | " << pct(s.mape) << " | " << pct(s.max_abs) << " | `"
-         << s.worst_id << "` |\n";
+      md << "| " << s.group << " | " << s.role << " | " << s.n << " | " << pct(s.mape) << " | "
+         << pct(s.max_abs) << " | `" << s.worst_id << "` |\n";
     md << "\n| row | role | metric | measured | predicted | error |\n|---|---|---|---|---|---|\n";
     for (const auto& r : res)
-      md << "| `" << r.row->id << "` | " << r.row->role << " | " << r.row->metric << " | " << fixed(r.row->measured, 3) << " | "
-         << (r.error.empty() ? fixed(r.predicted, 3) : "-") << " | " << (r.error.empty() ? pct(r.rel_error) : r.error) << " |\n";
+      md << "| `" << r.row->id << "` | " << r.row->role << " | " << r.row->metric << " | "
+         << fixed(r.row->measured, 3) << " | " << (r.error.empty() ? fixed(r.predicted, 3) : "-") << " | "
+         << (r.error.empty() ? pct(r.rel_error) : r.error) << " |\n";
     auto st = write_file_atomic(markdown_path, md.str());
     if (!st.ok()) {
       std::cerr << "ftcost: error: " << st.error().to_string() << "\n";
@@ -189,7 +211,8 @@ int run_fit_stack(const std::vector<RefRow>& rows, const Database& db, const std
     return 2;
   }
   json j = doc.value();
-  for (auto it = fitted->fit["parameters"].begin(); it != fitted->fit["parameters"].end(); ++it) j["throughput"][it.key()] = it.value();
+  for (auto it = fitted->fit["parameters"].begin(); it != fitted->fit["parameters"].end(); ++it)
+    j["throughput"][it.key()] = it.value();
   j["throughput"]["fit"] = fitted->fit;
   auto st = write_file_atomic(write_path, j.dump(2) + "\n");
   if (!st.ok()) {

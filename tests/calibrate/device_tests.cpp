@@ -1,12 +1,12 @@
 // GPU tests of the calibrator's kernels: every kernel against its CPU reference at small and odd sizes
 // (kernels/*.cu selftest_*). Exit 0: all passed; 1: a check failed; 77: no GPU (ctest: skipped), or,
 // with --require-gpu, 1.
+#include "device.hpp"
+#include "kernels.hpp"
+
 #include <cstdio>
 #include <cstring>
 #include <string>
-
-#include "device.hpp"
-#include "kernels.hpp"
 
 int main(int argc, char** argv) {
   const bool require = argc > 1 && std::strcmp(argv[1], "--require-gpu") == 0;
@@ -24,8 +24,10 @@ int main(int argc, char** argv) {
   int passed = 0, failed = 0;
   for (const std::string& line : ftcost::calib::self_test()) {
     std::printf("%s\n", line.c_str());
-    if (line.rfind("FAILED", 0) == 0) ++failed;
-    else ++passed;
+    if (line.rfind("FAILED", 0) == 0)
+      ++failed;
+    else
+      ++passed;
   }
   ftcost::calib::gpu_shutdown();
   std::printf("%d passed, %d failed\n", passed, failed);

@@ -2,15 +2,15 @@
 //   calibration_fixture_tool --write OUT          (tests/data/calibration/h100-sxm-synthetic.json)
 //   calibration_fixture_tool --rederive IN OUT
 // The fixture's numbers are plausible for an H100 SXM but made up: test data, not a measurement.
+#include "ftcost/calibration.hpp"
+#include "synthetic.hpp"
+
+#include <nlohmann/json.hpp>
+
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
-
-#include <nlohmann/json.hpp>
-
-#include "ftcost/calibration.hpp"
-#include "synthetic.hpp"
 
 int main(int argc, char** argv) {
   std::string mode = argc > 1 ? argv[1] : "";

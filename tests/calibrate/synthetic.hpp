@@ -2,17 +2,19 @@
 // source of the committed fixture and the starting point of tests that corrupt one field at a time.
 #pragma once
 
-#include <algorithm>
-#include <cmath>
-#include <string>
-
 #include "ftcost/calibrate/plan.hpp"
 #include "ftcost/calibrate/routing.hpp"
 #include "ftcost/calibration.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <string>
+
 namespace ftcost::test {
 
-inline CalStat spread(double median, double rel) { return CalStat{median, median * (1 - rel), median * (1 + rel)}; }
+inline CalStat spread(double median, double rel) {
+  return CalStat{median, median * (1 - rel), median * (1 + rel)};
+}
 
 inline Calibration synthetic_calibration() {
   Calibration c;
@@ -112,7 +114,8 @@ inline Calibration synthetic_calibration() {
           r.n = r.proj == "w1_w3" ? 14336 : 4096;
           r.k = r.proj == "w1_w3" ? 4096 : 14336;
           r.tokens_per_expert = counts;
-          double flops = 2.0 * (r.proj == "w1_w3" ? 2 : 1) * 8192.0 * static_cast<double>(r.n) * static_cast<double>(r.k);
+          double flops = 2.0 * (r.proj == "w1_w3" ? 2 : 1) * 8192.0 * static_cast<double>(r.n) *
+                         static_cast<double>(r.k);
           double tflops = r.impl == "grouped" ? 610 : 540;
           r.time_us = spread(flops / (tflops * 1e6), 0.02);
           r.tflops_median = flops / (r.time_us.median * 1e6);
@@ -136,10 +139,18 @@ inline Calibration synthetic_calibration() {
         r.ffn = 14336;
         double experts_us = r.direction == "forward" ? (r.impl == "loop" ? 5400 : 4800) : 0;
         if (r.direction == "forward") {
-          r.stages_us = {{"router", 14.0}, {"topk", 6.0}, {"permute", 45.0}, {"experts", experts_us}, {"unpermute", 40.0}};
+          r.stages_us = {{"router", 14.0},
+                         {"topk", 6.0},
+                         {"permute", 45.0},
+                         {"experts", experts_us},
+                         {"unpermute", 40.0}};
         } else {
           double dg = r.impl == "loop" ? 5500 : 4900, wg = r.impl == "loop" ? 5600 : 5000;
-          r.stages_us = {{"unpermute", 60.0}, {"experts_dgrad", dg}, {"experts_wgrad", wg}, {"permute", 40.0}, {"router", 30.0}};
+          r.stages_us = {{"unpermute", 60.0},
+                         {"experts_dgrad", dg},
+                         {"experts_wgrad", wg},
+                         {"permute", 40.0},
+                         {"router", 30.0}};
         }
         double total = 0;
         for (const auto& s : r.stages_us) total += s.second;
@@ -156,8 +167,9 @@ inline Calibration synthetic_calibration() {
     r.out_dtype = "bf16";
     r.double_quant = true;
     double n = static_cast<double>(r.elements);
-    r.bytes_moved = static_cast<std::uint64_t>(r.variant == "fused" ? n * 2.5 + n / 64 + n / 64 / 256 * 4
-                                                                    : n * 6.5 + n / 64 * 17 + n / 64 / 256 * 4);
+    r.bytes_moved =
+        static_cast<std::uint64_t>(r.variant == "fused" ? n * 2.5 + n / 64 + n / 64 / 256 * 4
+                                                        : n * 6.5 + n / 64 * 17 + n / 64 / 256 * 4);
     r.bytes_per_param = static_cast<double>(r.bytes_moved) / n;
     r.gbps = spread(r.variant == "fused" ? 2700 : 2450, 0.01);
     r.time_us_median = static_cast<double>(r.bytes_moved) / (r.gbps.median * 1e3);

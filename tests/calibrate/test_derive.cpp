@@ -1,11 +1,11 @@
 // derive_calibration (efficiency curves, effective bandwidths) and the model-side queries.
-#include <cmath>
-
-#include <doctest/doctest.h>
-
 #include "ftcost/calibrate/plan.hpp"
 #include "ftcost/calibration.hpp"
 #include "synthetic.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
 
 namespace {
 ftcost::GemmRow row(const std::string& dtype, std::int64_t m, std::int64_t n, std::int64_t k, double tflops) {
@@ -19,7 +19,8 @@ ftcost::GemmRow row(const std::string& dtype, std::int64_t m, std::int64_t n, st
   r.n = n;
   r.k = k;
   r.tflops = {tflops, tflops, tflops};
-  r.time_us_median = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) / (tflops * 1e6);
+  r.time_us_median =
+      2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) / (tflops * 1e6);
   r.iterations = 1;
   r.algos_tried = 1;
   return r;
@@ -81,7 +82,8 @@ TEST_CASE("interpolation over the curve") {
   CHECK(*ftcost::gemm_efficiency(d, "bf16", std::exp2(31.0)) == doctest::Approx(0.5));
   CHECK(*ftcost::gemm_efficiency(d, "bf16", std::exp2(35.5)) == doctest::Approx(0.75));  // halfway in log
   CHECK(*ftcost::gemm_efficiency(d, "bf16", std::exp2(45.0)) == doctest::Approx(1.0));   // flat above
-  CHECK(*ftcost::gemm_efficiency(d, "bf16", std::exp2(30.0)) == doctest::Approx(0.25));  // constant time below
+  CHECK(*ftcost::gemm_efficiency(d, "bf16", std::exp2(30.0)) ==
+        doctest::Approx(0.25));  // constant time below
   CHECK(*ftcost::gemm_tflops(d, "bf16", std::exp2(35.5)) == doctest::Approx(600));
   CHECK(!ftcost::gemm_efficiency(d, "fp8_e4m3", 1e12));
 }

@@ -1,17 +1,5 @@
 // Host-side pieces of ftcost-calibrate: plans, expert-load distributions, progress/ETA, output files,
 // hashing, the summary table, NVML absence, the CPU score.
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <cstdio>
-#include <fstream>
-#include <numeric>
-#include <set>
-#include <sstream>
-
-#include <doctest/doctest.h>
-
 #include "ftcost/calibrate/bench.hpp"
 #include "ftcost/calibrate/host_bench.hpp"
 #include "ftcost/calibrate/nvml.hpp"
@@ -20,6 +8,17 @@
 #include "ftcost/calibrate/progress.hpp"
 #include "ftcost/calibrate/routing.hpp"
 #include "synthetic.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <numeric>
+#include <set>
+#include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace ftcost::calib;
 
@@ -81,7 +80,8 @@ TEST_CASE("quick plan: every family, the Mixtral shapes in all passes, fp8 only 
   CHECK(dtypes.count("fp8_e4m3") == 1);
   Plan a = make_plan(Mode::quick, a100_40(), {});
   for (const auto& g : a.gemm) CHECK(g.dtype != "fp8_e4m3");
-  CHECK(std::any_of(a.notes.begin(), a.notes.end(), [](const std::string& n) { return n.find("fp8") != std::string::npos; }));
+  CHECK(std::any_of(a.notes.begin(), a.notes.end(),
+                    [](const std::string& n) { return n.find("fp8") != std::string::npos; }));
   // MoE: sparse uniform, the paper's distribution, dense
   std::set<std::string> moe;
   for (const auto& m : q.moe) moe.insert(m.routing + "/" + m.distribution);
@@ -107,7 +107,8 @@ TEST_CASE("plans drop what does not fit in memory, with a note") {
   small.memory_bytes = 16ull << 30;
   Plan p = make_plan(Mode::full, small, {});
   for (const auto& m : p.moe) CHECK(static_cast<double>(m.bytes_needed()) <= 0.85 * 16.0 * (1 << 30));
-  CHECK(std::any_of(p.notes.begin(), p.notes.end(), [](const std::string& n) { return n.find("moe") != std::string::npos; }));
+  CHECK(std::any_of(p.notes.begin(), p.notes.end(),
+                    [](const std::string& n) { return n.find("moe") != std::string::npos; }));
 }
 
 TEST_CASE("--only validates names and keeps run order") {
@@ -248,7 +249,8 @@ TEST_CASE("sha256 and the UUID hash") {
   CHECK(sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   CHECK(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
         "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
-  CHECK(sha256_hex(std::string(1000000, 'a')) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  CHECK(sha256_hex(std::string(1000000, 'a')) ==
+        "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
   unsigned char uuid[16];
   for (int i = 0; i < 16; ++i) uuid[i] = static_cast<unsigned char>(i * 17);
   std::string h = uuid_hash(uuid);
@@ -260,7 +262,8 @@ TEST_CASE("sha256 and the UUID hash") {
 TEST_CASE("names and metadata") {
   CHECK(slugify("NVIDIA H100 80GB HBM3") == "nvidia-h100-80gb-hbm3");
   CHECK(slugify("  ") == "gpu");
-  CHECK(default_output_name("NVIDIA A40", "2025-06-01T12:00:00Z") == "calibration-nvidia-a40-20250601T120000Z.json");
+  CHECK(default_output_name("NVIDIA A40", "2025-06-01T12:00:00Z") ==
+        "calibration-nvidia-a40-20250601T120000Z.json");
   CHECK(shell_join({"ftcost-calibrate", "--out", "a b.json", "--only=gemm,moe"}) ==
         "ftcost-calibrate --out 'a b.json' --only=gemm,moe");
   std::string t = utc_now_iso();
@@ -273,10 +276,10 @@ TEST_CASE("names and metadata") {
 TEST_CASE("summary table names every family's headline number") {
   ftcost::Calibration c = ftcost::test::synthetic_calibration();
   std::string s = summary_table(c);
-  for (const char* want : {"copy bandwidth", "triad bandwidth", "GEMM bf16 best", "GEMM fp8_e4m3 best", "TFLOP/s",
-                           "experts w1+w3 fwd T=4096 sparse uniform", "grouped", "MoE layer fwd", "NF4 dequant fused",
-                           "AdamW unfused", "rmsnorm", "empty kernel launch, async", "eager op", "CPU single-thread score",
-                           "notes: 1"}) {
+  for (const char* want : {"copy bandwidth", "triad bandwidth", "GEMM bf16 best", "GEMM fp8_e4m3 best",
+                           "TFLOP/s", "experts w1+w3 fwd T=4096 sparse uniform", "grouped", "MoE layer fwd",
+                           "NF4 dequant fused", "AdamW unfused", "rmsnorm", "empty kernel launch, async",
+                           "eager op", "CPU single-thread score", "notes: 1"}) {
     CHECK_MESSAGE(s.find(want) != std::string::npos, want);
   }
   ftcost::Calibration empty = c;
@@ -316,13 +319,15 @@ TEST_CASE("run_item: OOM and unsupported skip with a note, failures are counted,
   env.set_family("gemm");
   CHECK(run_item(env, "ok", [] {}));
   CHECK_FALSE(run_item(env, "oom", [] { throw OutOfMemory("cudaMalloc(&p, 1 TB)", "out of memory"); }));
-  CHECK_FALSE(run_item(env, "unsup", [] { throw Unsupported("cublasLtMatmul", "CUBLAS_STATUS_NOT_SUPPORTED"); }));
+  CHECK_FALSE(
+      run_item(env, "unsup", [] { throw Unsupported("cublasLtMatmul", "CUBLAS_STATUS_NOT_SUPPORTED"); }));
   CHECK_FALSE(run_item(env, "bad", [] { throw ValidationFailure("12 of 128 values differ"); }));
   CHECK(env.failures() == 1);
   REQUIRE(cal.meta.notes.size() == 3);
   CHECK(cal.meta.notes[0].find("oom: skipped: out of device memory (cudaMalloc") == 0);
   CHECK(cal.meta.notes[2].find("FAILED: bad: 12 of 128") == 0);
-  CHECK_THROWS_AS(run_item(env, "fatal", [] { throw DeviceError("cudaMemcpy", "an illegal memory access"); }), DeviceError);
+  CHECK_THROWS_AS(run_item(env, "fatal", [] { throw DeviceError("cudaMemcpy", "an illegal memory access"); }),
+                  DeviceError);
   cancel = 1;
   bool ran = false;
   CHECK_FALSE(run_item(env, "after", [&] { ran = true; }));

@@ -1,14 +1,14 @@
 // The calibration loader (core/src/calibration.cpp): accepts the fixture, rejects each kind of
 // corruption with an error that names the JSON path.
-#include <fstream>
-#include <sstream>
-#include <string>
+#include "ftcost/calibration.hpp"
+#include "synthetic.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
-#include "ftcost/calibration.hpp"
-#include "synthetic.hpp"
+#include <fstream>
+#include <sstream>
+#include <string>
 
 using nlohmann::json;
 

@@ -1,32 +1,33 @@
 // The CPU references that every GPU result is checked against: number formats, the input generator,
 // bitsandbytes' tables, AdamW, elementwise ops, routing, GEMM elements, and the MoE backward (checked
 // against finite differences of the forward).
-#include <algorithm>
-#include <cmath>
-#include <set>
+#include "ftcost/calibrate/reference.hpp"
 
 #include <doctest/doctest.h>
 
-#include "ftcost/calibrate/reference.hpp"
+#include <algorithm>
+#include <cmath>
+#include <set>
 
 using namespace ftcost::calib;
 
 TEST_CASE("bf16 and fp16 conversions round to nearest even") {
   CHECK(float_to_bf16_bits(1.0f) == 0x3F80);
   CHECK(bf16_bits_to_float(0x3F80) == 1.0f);
-  CHECK(round_bf16(1.0f + 1.0f / 256) == 1.0f);                     // halfway: to even
-  CHECK(round_bf16(1.0f + 3.0f / 256) == 1.0f + 4.0f / 256);         // halfway: to even (up)
+  CHECK(round_bf16(1.0f + 1.0f / 256) == 1.0f);                       // halfway: to even
+  CHECK(round_bf16(1.0f + 3.0f / 256) == 1.0f + 4.0f / 256);          // halfway: to even (up)
   CHECK(round_bf16(1.0f + 1.0f / 256 + 1e-6f) == 1.0f + 2.0f / 256);  // above halfway
   CHECK(std::isnan(round_bf16(std::nanf(""))));
   CHECK(float_to_half_bits(1.0f) == 0x3C00);
   CHECK(float_to_half_bits(-2.0f) == 0xC000);
   CHECK(float_to_half_bits(65504.0f) == 0x7BFF);
   CHECK(float_to_half_bits(70000.0f) == 0x7C00);
-  CHECK(half_bits_to_float(0x0001) == std::ldexp(1.0f, -24));   // smallest subnormal
+  CHECK(half_bits_to_float(0x0001) == std::ldexp(1.0f, -24));  // smallest subnormal
   CHECK(round_half(std::ldexp(1.0f, -25) * 1.5f) == std::ldexp(1.0f, -24));
-  CHECK(round_half(1.0f + 1.0f / 2048) == 1.0f);                 // halfway: to even
+  CHECK(round_half(1.0f + 1.0f / 2048) == 1.0f);  // halfway: to even
   CHECK(round_half(0.1f) == doctest::Approx(0.0999755859375));
-  for (float v : {0.5f, 3.140625f, -1e-3f, 1e4f, 6.1e-5f}) CHECK(half_bits_to_float(float_to_half_bits(v)) == doctest::Approx(v).epsilon(1e-3));
+  for (float v : {0.5f, 3.140625f, -1e-3f, 1e4f, 6.1e-5f})
+    CHECK(half_bits_to_float(float_to_half_bits(v)) == doctest::Approx(v).epsilon(1e-3));
 }
 
 TEST_CASE("generated inputs are deterministic and exact in the narrow formats") {
@@ -96,7 +97,8 @@ TEST_CASE("AdamW reference matches torch.optim.AdamW's formula") {
   float p2 = p, m2 = m, v2 = v;
   adamw_ref(p2, -0.25f, m2, v2, h, 2);
   double mm = 0.9 * 0.05 + 0.1 * -0.25, vv = 0.999 * 0.00025 + 0.001 * 0.0625;
-  double expect = static_cast<double>(p) * (1 - 1e-5) - 1e-3 / (1 - 0.81) * mm / (std::sqrt(vv) / std::sqrt(1 - 0.999 * 0.999) + 1e-8);
+  double expect = static_cast<double>(p) * (1 - 1e-5) -
+                  1e-3 / (1 - 0.81) * mm / (std::sqrt(vv) / std::sqrt(1 - 0.999 * 0.999) + 1e-8);
   CHECK(p2 == doctest::Approx(expect).epsilon(1e-7));
 }
 
@@ -105,7 +107,8 @@ TEST_CASE("elementwise references") {
   CHECK(silu_ref(1) == doctest::Approx(0.7310585786));
   CHECK(gelu_tanh_ref(1) == doctest::Approx(0.8411919906));
   double e = 1e-6;
-  for (double x : {-3.0, -0.5, 0.0, 0.7, 2.5}) CHECK(dsilu_ref(x) == doctest::Approx((silu_ref(x + e) - silu_ref(x - e)) / (2 * e)).epsilon(1e-6));
+  for (double x : {-3.0, -0.5, 0.0, 0.7, 2.5})
+    CHECK(dsilu_ref(x) == doctest::Approx((silu_ref(x + e) - silu_ref(x - e)) / (2 * e)).epsilon(1e-6));
   std::vector<float> x = {1, -2, 3, -4}, w = {1, 1, 0.5f, 2}, y(4);
   rmsnorm_ref(x.data(), w.data(), y.data(), 4, 1e-5f);
   double r = 1 / std::sqrt((1 + 4 + 9 + 16) / 4.0 + 1e-5);
@@ -185,7 +188,8 @@ double moe_loss(const MoeRefProblem& p) {
   auto r = moe_route_ref(logits, p.T, p.E, p.kk);
   auto f = moe_forward_ref(p, r, false);
   double l = 0;
-  for (std::size_t i = 0; i < f.out.size(); ++i) l += static_cast<double>(f.out[i]) * static_cast<double>(p.dOut[i]);
+  for (std::size_t i = 0; i < f.out.size(); ++i)
+    l += static_cast<double>(f.out[i]) * static_cast<double>(p.dOut[i]);
   return l;
 }
 }  // namespace
@@ -233,6 +237,7 @@ TEST_CASE("MoE reference with bf16 rounding stays close to the exact one") {
   auto rounded = moe_forward_ref(p, r, true);
   double mx = 0;
   for (float v : exact.out) mx = std::max(mx, static_cast<double>(std::fabs(v)));
-  Check c = check_close(rounded.out.data(), exact.out.data(), static_cast<std::int64_t>(exact.out.size()), 0.02 * mx, 0.02);
+  Check c = check_close(rounded.out.data(), exact.out.data(), static_cast<std::int64_t>(exact.out.size()),
+                        0.02 * mx, 0.02);
   CHECK_MESSAGE(c.ok, c.describe("out"));
 }

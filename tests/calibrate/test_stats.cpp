@@ -1,10 +1,10 @@
 // Statistics, the stopping rule, rate conversion.
-#include <cmath>
-#include <limits>
+#include "ftcost/calibrate/stats.hpp"
 
 #include <doctest/doctest.h>
 
-#include "ftcost/calibrate/stats.hpp"
+#include <cmath>
+#include <limits>
 
 using namespace ftcost::calib;
 
@@ -47,16 +47,16 @@ TEST_CASE("stopping rule: min samples, precision, caps") {
   std::vector<double> quiet(4, 1e-3);
   CHECK_FALSE(should_stop(summarize(quiet), 0.01, p));  // below min_iters
   quiet.push_back(1e-3);
-  CHECK(should_stop(summarize(quiet), 0.01, p));         // 5 identical samples: precise
+  CHECK(should_stop(summarize(quiet), 0.01, p));  // 5 identical samples: precise
   std::vector<double> noisy;
   for (int i = 0; i < 10; ++i) noisy.push_back(i % 2 ? 1e-3 : 2e-3);
-  CHECK_FALSE(should_stop(summarize(noisy), 0.01, p));   // +-50%: keep going
-  CHECK(should_stop(summarize(noisy), 1.5, p));          // time cap
+  CHECK_FALSE(should_stop(summarize(noisy), 0.01, p));  // +-50%: keep going
+  CHECK(should_stop(summarize(noisy), 1.5, p));         // time cap
   std::vector<double> many(50, 0);
   for (int i = 0; i < 50; ++i) many[static_cast<std::size_t>(i)] = i % 2 ? 1.0 : 3.0;
-  CHECK(should_stop(summarize(many), 0.0, p));           // iteration cap
-  CHECK_FALSE(should_stop(summarize({}), 100, p));       // never stop before one sample
-  CHECK(should_stop(summarize({0.5}), 2.0, p));          // one long sample past the cap
+  CHECK(should_stop(summarize(many), 0.0, p));      // iteration cap
+  CHECK_FALSE(should_stop(summarize({}), 100, p));  // never stop before one sample
+  CHECK(should_stop(summarize({0.5}), 2.0, p));     // one long sample past the cap
 }
 
 TEST_CASE("Sampler follows the policy") {

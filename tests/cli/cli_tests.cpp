@@ -1,15 +1,13 @@
 // Golden tests of the `ftcost` command line: JSON shape, exit codes and messages for bad input.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
-
-#include <sys/wait.h>
+#include <nlohmann/json.hpp>
 
 #include <array>
 #include <cmath>
 #include <cstdio>
 #include <string>
-
-#include <nlohmann/json.hpp>
+#include <sys/wait.h>
 
 using json = nlohmann::json;
 
@@ -54,12 +52,14 @@ void expect_bad(const std::string& args, const std::string& must_mention) {
 }  // namespace
 
 TEST_CASE("estimate --json: the contracted fields") {
-  Run r = run("estimate --model mixtral-8x7b --gpu a40 --method qlora --moe sparse --dataset math14k --batch max "
-              "--queries 15000 --epochs 10 --json");
+  Run r =
+      run("estimate --model mixtral-8x7b --gpu a40 --method qlora --moe sparse --dataset math14k --batch max "
+          "--queries 15000 --epochs 10 --json");
   REQUIRE(r.code == 0);
   json j = json::parse(r.out);
-  for (const char* key : {"max_batch_size", "batch_size", "memory_gib", "step_time_s", "throughput_queries_per_s",
-                          "throughput_tokens_per_s", "time_hours", "cost_usd", "model", "gpu", "warnings"}) {
+  for (const char* key :
+       {"max_batch_size", "batch_size", "memory_gib", "step_time_s", "throughput_queries_per_s",
+        "throughput_tokens_per_s", "time_hours", "cost_usd", "model", "gpu", "warnings"}) {
     CAPTURE(key);
     CHECK(j.contains(key));
   }
@@ -150,12 +150,15 @@ TEST_CASE("bad input: exit code 2 and a message naming the flag or field, never 
   expect_bad(base + "--frobnicate 3", "frobnicate");
   expect_bad("estimate --gpu a40 --method qlora", "--model");
   expect_bad("estimate --model " + kData + "/bad/malformed.json --gpu a40 --method qlora", "malformed.json");
-  expect_bad("estimate --model " + kData + "/bad/missing-hidden.json --gpu a40 --method qlora", "hidden_size");
-  expect_bad("estimate --model " + kData + "/bad/layers-string.json --gpu a40 --method qlora", "num_hidden_layers");
+  expect_bad("estimate --model " + kData + "/bad/missing-hidden.json --gpu a40 --method qlora",
+             "hidden_size");
+  expect_bad("estimate --model " + kData + "/bad/layers-string.json --gpu a40 --method qlora",
+             "num_hidden_layers");
   expect_bad("estimate --model " + kData + "/bad/unknown-arch.json --gpu a40 --method qlora", "model_type");
   expect_bad("estimate --model /nonexistent/config.json --gpu a40 --method qlora", "cannot open");
-  expect_bad("estimate --model mixtral-8x7b --gpu " + kData + "/bad/gpu-negative-bandwidth.json --method qlora",
-             "memory_bandwidth_gbps");
+  expect_bad(
+      "estimate --model mixtral-8x7b --gpu " + kData + "/bad/gpu-negative-bandwidth.json --method qlora",
+      "memory_bandwidth_gbps");
   expect_bad("paper eq1 --gpu-mem -5", "gpu-mem");
   expect_bad("nonsense", "nonsense");
 }

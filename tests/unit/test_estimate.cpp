@@ -1,10 +1,10 @@
 // Requests: defaults, bad input (each gives a message naming the flag), the JSON contract.
-#include <doctest/doctest.h>
-
 #include "ftcost/api.hpp"
 #include "ftcost/database.hpp"
 #include "ftcost/estimate.hpp"
 #include "ftcost/stack.hpp"
+
+#include <doctest/doctest.h>
 
 using namespace ftcost;
 
@@ -76,8 +76,9 @@ TEST_CASE("estimate --json has the contracted fields") {
   auto e = estimate(in.value(), Database::embedded());
   REQUIRE(e.ok());
   json j = estimate_to_json(e.value());
-  for (const char* key : {"max_batch_size", "batch_size", "memory_gib", "step_time_s", "throughput_queries_per_s",
-                          "throughput_tokens_per_s", "time_hours", "cost_usd", "model", "gpu", "warnings"}) {
+  for (const char* key :
+       {"max_batch_size", "batch_size", "memory_gib", "step_time_s", "throughput_queries_per_s",
+        "throughput_tokens_per_s", "time_hours", "cost_usd", "model", "gpu", "warnings"}) {
     CAPTURE(key);
     CHECK(j.contains(key));
   }
@@ -87,7 +88,8 @@ TEST_CASE("estimate --json has the contracted fields") {
   CHECK(j["warnings"].is_array());
   CHECK(j["max_batch_size"].get<int>() >= 3);
   CHECK(j["cost_usd"].get<double>() > 0);
-  CHECK(j["time_hours"].get<double>() == doctest::Approx(15000.0 * 10 / j["throughput_queries_per_s"].get<double>() / 3600));
+  CHECK(j["time_hours"].get<double>() ==
+        doctest::Approx(15000.0 * 10 / j["throughput_queries_per_s"].get<double>() / 3600));
   // components add up
   double sum = 0;
   for (auto it = j["memory_gib"].begin(); it != j["memory_gib"].end(); ++it)
@@ -112,15 +114,18 @@ TEST_CASE("throughput sanity: faster GPU is not slower; more experts is not fast
 }
 
 TEST_CASE("JS/web API: estimate_json returns the CLI's JSON or an error object, never throws") {
-  std::string ok = api::estimate_json(R"({"model": "mixtral-8x7b", "gpu": "a40", "method": "qlora", "moe": "sparse", "dataset": "math14k", "batch": "max"})");
+  std::string ok = api::estimate_json(
+      R"({"model": "mixtral-8x7b", "gpu": "a40", "method": "qlora", "moe": "sparse", "dataset": "math14k", "batch": "max"})");
   json j = json::parse(ok);
   CHECK_FALSE(j.contains("error"));
   CHECK(j["max_batch_size"].get<int>() >= 3);
   json e1 = json::parse(api::estimate_json("{not json"));
   CHECK(e1["error"]["code"] == "malformed_json");
-  json e2 = json::parse(api::estimate_json(R"({"model": "mixtral-8x7b", "gpu": "a40", "method": "qlora", "batchsize": 4})"));
+  json e2 = json::parse(
+      api::estimate_json(R"({"model": "mixtral-8x7b", "gpu": "a40", "method": "qlora", "batchsize": 4})"));
   CHECK(e2["error"]["field"] == "batchsize");
-  json e3 = json::parse(api::estimate_json(R"({"model": "mixtral-8x7b", "gpu": "a40", "method": "qlora", "batch": -1})"));
+  json e3 = json::parse(
+      api::estimate_json(R"({"model": "mixtral-8x7b", "gpu": "a40", "method": "qlora", "batch": -1})"));
   CHECK(e3["error"]["field"] == "--batch");
   json e4 = json::parse(api::estimate_json(R"([1,2,3])"));
   CHECK(e4.contains("error"));
@@ -135,17 +140,20 @@ TEST_CASE("JS/web API: estimate_json returns the CLI's JSON or an error object, 
 TEST_CASE("database: required GPUs present with sources; loader rejects corrupted files naming the field") {
   const Database& db = Database::embedded();
   CHECK(db.problems().empty());
-  for (const char* id : {"a40", "a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-80gb", "h100-sxm5-80gb", "h100-pcie-80gb",
-                         "h200-sxm-141gb", "l40s", "rtx-4090"}) {
+  for (const char* id : {"a40", "a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-80gb", "h100-sxm5-80gb",
+                         "h100-pcie-80gb", "h200-sxm-141gb", "l40s", "rtx-4090"}) {
     CAPTURE(id);
     const GpuSpec* g = db.gpu(id);
     REQUIRE(g != nullptr);
     CHECK_FALSE(g->sources.empty());
   }
   CHECK(db.providers().size() >= 6);
-  const std::string good = R"({"schema":"ftcost.gpu/1","id":"x","name":"X","memory_gib":48,"memory_bandwidth_gbps":696,
+  const std::string good =
+      R"({"schema":"ftcost.gpu/1","id":"x","name":"X","memory_gib":48,"memory_bandwidth_gbps":696,
     "dense_tflops":{"bf16":150},"sources":["s"]})";
-  auto load = [](const std::string& file, const std::string& text) { return Database::from_files({{file, text}}); };
+  auto load = [](const std::string& file, const std::string& text) {
+    return Database::from_files({{file, text}});
+  };
   CHECK(load("gpus/x.json", good).problems().empty());
   auto expect_problem = [&](const std::string& file, const std::string& text, const std::string& field) {
     Database d = load(file, text);
@@ -170,25 +178,44 @@ TEST_CASE("stack profiles: optional throughput fields default sensibly and are r
   const StackProfile* shipped = Database::embedded().stack("hf-transformers-2024");
   REQUIRE(shipped != nullptr);
   json doc = json::parse(R"({"schema":"ftcost.stack/1","id":"s","display_name":"S","moe_execution":"loop"})");
-  doc["memory"] = {{"cuda_context_gib", 0.5},           {"allocator_overhead_fraction", 0.1},
-                   {"logits_bytes_per_vocab_entry", 14}, {"own_code_logits_bytes_per_vocab_entry", 6},
-                   {"trainable_param_bytes", 4},          {"autocast_weight_copy_bytes", 2},
-                   {"dequant_temp_bytes_per_param", 4},   {"gc_retained_fraction", 0}};
+  doc["memory"] = {{"cuda_context_gib", 0.5},
+                   {"allocator_overhead_fraction", 0.1},
+                   {"logits_bytes_per_vocab_entry", 14},
+                   {"own_code_logits_bytes_per_vocab_entry", 6},
+                   {"trainable_param_bytes", 4},
+                   {"autocast_weight_copy_bytes", 2},
+                   {"dequant_temp_bytes_per_param", 4},
+                   {"gc_retained_fraction", 0}};
   json t = json::object();
-  for (const char* k : {"host_us_per_kernel", "backward_host_factor", "host_sync_us", "kernel_floor_us",
-                        "host_device_overlap", "kernels_per_linear", "kernels_per_quantized_linear_extra",
-                        "kernels_per_lora_module", "kernels_per_expert_overhead", "kernels_per_attention_block",
-                        "kernels_per_mamba_block", "kernels_per_router", "kernels_per_norm", "gemm_efficiency",
-                        "attention_efficiency_factor", "memory_efficiency", "dequant_efficiency",
-                        "optimizer_efficiency", "dequant_bytes_per_param", "optimizer_bytes_per_param_fp32",
-                        "optimizer_bytes_per_param_16bit", "loss_bytes_per_vocab_entry"})
+  for (const char* k : {"host_us_per_kernel",
+                        "backward_host_factor",
+                        "host_sync_us",
+                        "kernel_floor_us",
+                        "host_device_overlap",
+                        "kernels_per_linear",
+                        "kernels_per_quantized_linear_extra",
+                        "kernels_per_lora_module",
+                        "kernels_per_expert_overhead",
+                        "kernels_per_attention_block",
+                        "kernels_per_mamba_block",
+                        "kernels_per_router",
+                        "kernels_per_norm",
+                        "gemm_efficiency",
+                        "attention_efficiency_factor",
+                        "memory_efficiency",
+                        "dequant_efficiency",
+                        "optimizer_efficiency",
+                        "dequant_bytes_per_param",
+                        "optimizer_bytes_per_param_fp32",
+                        "optimizer_bytes_per_param_16bit",
+                        "loss_bytes_per_vocab_entry"})
     t[k] = 0.5;
   doc["throughput"] = t;
   auto ok = parse_stack(doc, "stacks/s.json");
   REQUIRE_MESSAGE(ok.ok(), (ok.ok() ? std::string() : ok.error().to_string()));
-  CHECK(ok->hopper_tensor_peak_fraction == 1.0);                      // no instruction-set limit unless stated
-  CHECK(ok->gemm_memory_efficiency == ok->memory_efficiency);         // falls back to the streaming efficiency
-  CHECK(ok->own_code_kernels_per_router == ok->kernels_per_router);   // and to the transformers counts
+  CHECK(ok->hopper_tensor_peak_fraction == 1.0);                     // no instruction-set limit unless stated
+  CHECK(ok->gemm_memory_efficiency == ok->memory_efficiency);        // falls back to the streaming efficiency
+  CHECK(ok->own_code_kernels_per_router == ok->kernels_per_router);  // and to the transformers counts
   CHECK(ok->kernels_per_gather_backward == 0);
   CHECK(shipped->hopper_tensor_peak_fraction < 1.0);
   for (const auto& bad : {std::pair<const char*, double>{"hopper_tensor_peak_fraction", 2.0},

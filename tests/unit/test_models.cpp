@@ -1,9 +1,9 @@
 // Model presets: parsing and parameter counts against published sizes.
+#include "ftcost/database.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
-
-#include "ftcost/database.hpp"
 
 using namespace ftcost;
 
@@ -24,7 +24,8 @@ TEST_CASE("every model preset parses and matches its published size") {
       const double active = static_cast<double>(m.active_params(k));
       // Some vendors leave the input embedding out of "active" (DeepSeek-V2-Lite, gpt-oss).
       const double active_no_embed = active - static_cast<double>(m.params().embedding);
-      const double err = std::min(std::fabs(active - m.published_active), std::fabs(active_no_embed - m.published_active));
+      const double err =
+          std::min(std::fabs(active - m.published_active), std::fabs(active_no_embed - m.published_active));
       CHECK(err / m.published_active < 0.05);
     }
   }
@@ -73,9 +74,9 @@ TEST_CASE("architecture details: shared experts, sparse steps, first_k_dense_rep
   CHECK(j->kind() == "hybrid");
 
   // decoder_sparse_step = 2 and mlp_only_layers on a Qwen2-MoE config
-  json c = {{"model_type", "qwen2_moe"}, {"hidden_size", 64},        {"num_hidden_layers", 6},
-            {"num_attention_heads", 4},  {"num_key_value_heads", 4}, {"intermediate_size", 128},
-            {"vocab_size", 100},         {"num_experts", 4},         {"num_experts_per_tok", 2},
+  json c = {{"model_type", "qwen2_moe"},   {"hidden_size", 64},        {"num_hidden_layers", 6},
+            {"num_attention_heads", 4},    {"num_key_value_heads", 4}, {"intermediate_size", 128},
+            {"vocab_size", 100},           {"num_experts", 4},         {"num_experts_per_tok", 2},
             {"moe_intermediate_size", 32}, {"decoder_sparse_step", 2}, {"mlp_only_layers", {3}}};
   auto m = parse_model_config(c, "tiny");
   REQUIRE(m.ok());
@@ -84,8 +85,8 @@ TEST_CASE("architecture details: shared experts, sparse steps, first_k_dense_rep
 }
 
 TEST_CASE("unknown architectures: generic reading with a warning, or a clear error") {
-  json generic = {{"model_type", "newarch"}, {"hidden_size", 64}, {"num_hidden_layers", 2}, {"num_attention_heads", 4},
-                  {"intermediate_size", 128}, {"vocab_size", 100}};
+  json generic = {{"model_type", "newarch"},  {"hidden_size", 64},        {"num_hidden_layers", 2},
+                  {"num_attention_heads", 4}, {"intermediate_size", 128}, {"vocab_size", 100}};
   auto g = parse_model_config(generic, "x");
   REQUIRE(g.ok());
   REQUIRE(g->warnings.size() == 1);
@@ -105,8 +106,8 @@ TEST_CASE("malformed configs name the field") {
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().field == field);
   };
-  json base = {{"model_type", "llama"}, {"hidden_size", 64}, {"num_hidden_layers", 2}, {"num_attention_heads", 4},
-               {"intermediate_size", 128}, {"vocab_size", 100}};
+  json base = {{"model_type", "llama"},    {"hidden_size", 64},        {"num_hidden_layers", 2},
+               {"num_attention_heads", 4}, {"intermediate_size", 128}, {"vocab_size", 100}};
   json c1 = base;
   c1.erase("hidden_size");
   check(c1, "config.hidden_size");
@@ -122,8 +123,9 @@ TEST_CASE("malformed configs name the field") {
   json c5 = base;
   c5["hidden_size"] = 4.5;
   check(c5, "config.hidden_size");
-  json c6 = {{"model_type", "mixtral"}, {"hidden_size", 64}, {"num_hidden_layers", 2}, {"num_attention_heads", 4},
-             {"intermediate_size", 128}, {"vocab_size", 100}, {"num_local_experts", 4}, {"num_experts_per_tok", 6}};
+  json c6 = {{"model_type", "mixtral"},  {"hidden_size", 64},        {"num_hidden_layers", 2},
+             {"num_attention_heads", 4}, {"intermediate_size", 128}, {"vocab_size", 100},
+             {"num_local_experts", 4},   {"num_experts_per_tok", 6}};
   check(c6, "config.num_experts_per_tok");
   auto r = parse_model_config(json::array(), "x");
   CHECK_FALSE(r.ok());

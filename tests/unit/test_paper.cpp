@@ -1,9 +1,9 @@
 // The paper's analytical model (arXiv 2408.04693 §V), reproduced with the tolerances stated per test.
+#include "ftcost/paper.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
-
-#include "ftcost/paper.hpp"
 
 using namespace ftcost;
 using namespace ftcost::paper;
@@ -25,21 +25,25 @@ TEST_CASE("Table IV (arXiv 2408.04693): costs to the cent with 15,000 queries x 
 }
 
 TEST_CASE("Eq. (1) projections of paper §V-A (28 at 100 GB, 35 at 120 GB), code coefficients, L=512") {
-  auto at = [](double mem) { return eq1_max_batch(kEq1MixtralCode, mem, kMixtralModelMemGB, 512, 0.25).value(); };
+  auto at = [](double mem) {
+    return eq1_max_batch(kEq1MixtralCode, mem, kMixtralModelMemGB, 512, 0.25).value();
+  };
   CHECK(at(100).batch == 27);  // raw 27.9, printed "bsz=28" (rounded in the figure)
   CHECK(std::lround(at(100).raw) == 28);
   CHECK(at(100).raw == doctest::Approx(27.9).epsilon(0.002));
   CHECK(std::lround(at(120).raw) == 35);
   CHECK(at(120).raw == doctest::Approx(35.2).epsilon(0.002));
-  CHECK(at(40).batch == 6);   // paper.md §3.1: 40 GB -> 6
-  CHECK(at(48).batch == 8);   // 48 GB -> 8 (A40, CS)
+  CHECK(at(40).batch == 6);  // paper.md §3.1: 40 GB -> 6
+  CHECK(at(48).batch == 8);  // 48 GB -> 8 (A40, CS)
   CHECK(eq1_max_batch(kEq1MixtralCode, 48, kMixtralModelMemGB, 1024, 0.25).value().batch == 4);  // MATH
   CHECK(eq1_max_batch(kEq1MixtralCode, 48, kMixtralModelMemGB, 512, 1.0).value().batch == 2);
   CHECK(eq1_max_batch(kEq1MixtralCode, 48, kMixtralModelMemGB, 1024, 1.0).value().batch == 1);
 }
 
 TEST_CASE("Eq. (1) BlackMamba coefficients reproduce the A40 maxima (paper.md §3.1 consistency checks)") {
-  auto bm = [](double seq, double s) { return eq1_max_batch(kEq1BlackMamba, 48, kBlackMambaModelMemGB, seq, s).value().batch; };
+  auto bm = [](double seq, double s) {
+    return eq1_max_batch(kEq1BlackMamba, 48, kBlackMambaModelMemGB, seq, s).value().batch;
+  };
   CHECK(bm(512, 1.0) == 6);
   CHECK(bm(512, 0.25) == 20);
   CHECK(bm(1024, 1.0) == 3);

@@ -1,10 +1,10 @@
 // The step-time model: consistency of its breakdowns and the sanity properties a user relies on.
+#include "ftcost/database.hpp"
+#include "ftcost/estimate.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
-
-#include "ftcost/database.hpp"
-#include "ftcost/estimate.hpp"
 
 using namespace ftcost;
 
@@ -16,7 +16,10 @@ Estimate run(Request r) {
   REQUIRE(e.ok());
   return e.value();
 }
-const Request kMixtral = {{"model", "mixtral-8x7b"}, {"method", "qlora"}, {"seq", "512"}, {"batch", "4"},
+const Request kMixtral = {{"model", "mixtral-8x7b"},
+                          {"method", "qlora"},
+                          {"seq", "512"},
+                          {"batch", "4"},
                           {"lora-targets", "w1,w2,w3,gate"}};
 Request with(Request r, const char* k, const char* v) {
   r[k] = v;
@@ -67,7 +70,8 @@ TEST_CASE("a faster GPU of equal memory is never slower") {
     for (const char* method : {"qlora", "lora", "full"}) {
       CAPTURE(slow);
       CAPTURE(method);
-      Request r = with(with(kMixtral, "method", method), "model", std::string(method) == "full" ? "mistral-7b" : "mixtral-8x7b");
+      Request r = with(with(kMixtral, "method", method), "model",
+                       std::string(method) == "full" ? "mistral-7b" : "mixtral-8x7b");
       if (std::string(method) == "full") r.erase("lora-targets");
       CHECK(run(with(r, "gpu", fast)).step.total_s <= run(with(r, "gpu", slow)).step.total_s * (1 + 1e-9));
     }
@@ -91,7 +95,9 @@ TEST_CASE("grouped-GEMM stack launches far fewer kernels than the per-expert loo
   CHECK(grouped.step.total_s < loop.step.total_s);
 }
 
-TEST_CASE("the paper's stack reaches ~2/3 of the tensor peak on Hopper only: GEMM time on H100 grows, A100 unchanged") {
+TEST_CASE(
+    "the paper's stack reaches ~2/3 of the tensor peak on Hopper only: GEMM time on H100 grows, A100 "
+    "unchanged") {
   const auto& db = Database::embedded();
   auto in_h = resolve_request(with(kMixtral, "gpu", "h100-sxm5-80gb"), db, nullptr);
   REQUIRE(in_h.ok());
@@ -107,7 +113,8 @@ TEST_CASE("the paper's stack reaches ~2/3 of the tensor peak on Hopper only: GEM
   const auto gemm = static_cast<std::size_t>(KernelClass::expert_gemm);
   // Expert GEMMs are compute-bound at this size: their time scales with 1/fraction (the kernel floor aside).
   CHECK(limited->step.by_class[gemm] ==
-        doctest::Approx(unlimited->step.by_class[gemm] / in_h->stack.hopper_tensor_peak_fraction).epsilon(0.05));
+        doctest::Approx(unlimited->step.by_class[gemm] / in_h->stack.hopper_tensor_peak_fraction)
+            .epsilon(0.05));
   CHECK(limited->step.by_class[gemm] > unlimited->step.by_class[gemm] * 1.3);
   // Ampere (cc 8.0) is untouched by the Hopper limit.
   auto in_a = resolve_request(with(kMixtral, "gpu", "a100-sxm4-80gb"), db, nullptr);
@@ -126,13 +133,18 @@ TEST_CASE("expert load imbalance and longer sequences cost time") {
   CHECK(run(with(r, "routing", "skew:1.5")).step.gpu_s == doctest::Approx(run(r).step.gpu_s).epsilon(0.02));
   CHECK(run(with(r, "routing", "paper-mixtral")).step.total_s == doctest::Approx(uniform).epsilon(0.05));
   CHECK(run(with(r, "seq", "1024")).step.total_s > uniform);
-  auto bad = resolve_request(with(with(r, "model", "olmoe-1b-7b"), "routing", "paper-mixtral"), Database::embedded(), nullptr);
+  auto bad = resolve_request(with(with(r, "model", "olmoe-1b-7b"), "routing", "paper-mixtral"),
+                             Database::embedded(), nullptr);
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().field == "--routing");
 }
 
 TEST_CASE("full fine-tuning computes weight gradients; LoRA backward only input gradients") {
-  Request full = {{"model", "mistral-7b"}, {"gpu", "h100-sxm5-80gb"}, {"seq", "1024"}, {"batch", "8"}, {"method", "full"}};
+  Request full = {{"model", "mistral-7b"},
+                  {"gpu", "h100-sxm5-80gb"},
+                  {"seq", "1024"},
+                  {"batch", "8"},
+                  {"method", "full"}};
   Request lora = with(full, "method", "lora");
   Estimate f = run(full), l = run(lora);
   const double fb = f.step.by_stage[static_cast<std::size_t>(Stage::backward)];
@@ -140,11 +152,13 @@ TEST_CASE("full fine-tuning computes weight gradients; LoRA backward only input 
   CHECK(fb > 1.2 * lb);
   // weight + input gradients: well above the forward's work
   CHECK(fb > 1.5 * f.step.by_stage[static_cast<std::size_t>(Stage::forward)]);
-  CHECK(f.step.by_stage[static_cast<std::size_t>(Stage::optimizer)] > 20 * l.step.by_stage[static_cast<std::size_t>(Stage::optimizer)]);
+  CHECK(f.step.by_stage[static_cast<std::size_t>(Stage::optimizer)] >
+        20 * l.step.by_stage[static_cast<std::size_t>(Stage::optimizer)]);
 }
 
 TEST_CASE("padding to the longest sample: the padded length grows with batch size") {
-  Request r = {{"model", "mixtral-8x7b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "qlora"}, {"dataset", "math14k"}};
+  Request r = {
+      {"model", "mixtral-8x7b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "qlora"}, {"dataset", "math14k"}};
   double prev = 0;
   for (int b : {1, 2, 4, 8}) {
     Estimate e = run(with(r, "batch", std::to_string(b).c_str()));

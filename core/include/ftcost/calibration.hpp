@@ -17,15 +17,15 @@
 // Pure C++17 (also built by em++ 3.1.6): no CUDA, no <expected>/<format>, no floating-point from_chars.
 #pragma once
 
+#include "ftcost/error.hpp"
+
+#include <nlohmann/json_fwd.hpp>
+
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
-
-#include "ftcost/error.hpp"
 
 namespace ftcost {
 
@@ -41,35 +41,35 @@ struct CalStat {
 struct CalMeta {
   std::string schema = kCalibrationSchema;
   std::string tool = "ftcost-calibrate";
-  std::string tool_version;           // e.g. "0.1.0"
-  std::string git_revision;           // short hash or "unknown"
+  std::string tool_version;  // e.g. "0.1.0"
+  std::string git_revision;  // short hash or "unknown"
   bool git_dirty = false;
-  std::string created_utc;            // "YYYY-MM-DDTHH:MM:SSZ"
+  std::string created_utc;  // "YYYY-MM-DDTHH:MM:SSZ"
   std::string command_line;
-  std::string mode;                   // "quick" | "full" | "smoke" (tiny sizes, device tests only)
-  std::vector<std::string> only;      // benchmark families requested with --only (empty: all)
-  bool partial = false;               // interrupted (Ctrl-C) or stopped by an error: not every row ran
+  std::string mode;               // "quick" | "full" | "smoke" (tiny sizes, device tests only)
+  std::vector<std::string> only;  // benchmark families requested with --only (empty: all)
+  bool partial = false;           // interrupted (Ctrl-C) or stopped by an error: not every row ran
   double duration_s = 0;
-  std::vector<std::string> notes;     // skipped shapes (out of memory, unsupported), failures, remarks
+  std::vector<std::string> notes;  // skipped shapes (out of memory, unsupported), failures, remarks
 };
 
 struct CalDevice {
-  std::string name;                        // cudaDeviceProp::name
+  std::string name;                          // cudaDeviceProp::name
   std::optional<std::string> pci_device_id;  // "0x2335" (NVML); null when NVML is absent
-  std::string uuid_hash;                   // "sha256:<64 hex>" of a salted UUID; never the raw UUID
-  int cc_major = 0;                        // JSON: "compute_capability": "9.0"
+  std::string uuid_hash;                     // "sha256:<64 hex>" of a salted UUID; never the raw UUID
+  int cc_major = 0;                          // JSON: "compute_capability": "9.0"
   int cc_minor = 0;
   int sm_count = 0;
   std::uint64_t memory_bytes = 0;
   int memory_bus_width_bits = 0;
   std::uint64_t l2_cache_bytes = 0;
-  std::optional<double> sm_clock_max_mhz;      // null when neither CUDA nor NVML reports it
+  std::optional<double> sm_clock_max_mhz;  // null when neither CUDA nor NVML reports it
   std::optional<double> memory_clock_max_mhz;
   std::optional<double> power_limit_w;
-  std::string driver_version;              // NVML's driver string, else the CUDA driver API version
-  std::string cuda_runtime_version;        // "13.0"
-  std::string cublas_version;              // "13.1.0"
-  std::string host_cpu;                    // CPU model of the host ("unknown" if not readable)
+  std::string driver_version;        // NVML's driver string, else the CUDA driver API version
+  std::string cuda_runtime_version;  // "13.0"
+  std::string cublas_version;        // "13.1.0"
+  std::string host_cpu;              // CPU model of the host ("unknown" if not readable)
 };
 
 struct CalClockSample {
@@ -80,63 +80,63 @@ struct CalClockSample {
 };
 
 struct CalConditions {
-  bool nvml = false;                        // NVML was loaded; when false every optional below is null
+  bool nvml = false;  // NVML was loaded; when false every optional below is null
   CalClockSample start;
   CalClockSample end;
-  std::optional<double> sm_clock_min_mhz;   // seen during the run (sampled in the background)
+  std::optional<double> sm_clock_min_mhz;  // seen during the run (sampled in the background)
   std::optional<double> sm_clock_max_mhz;
   std::optional<double> temperature_max_c;
   std::optional<double> power_max_w;
   std::vector<std::string> throttle_reasons_seen;  // names from kThrottleReasonNames
-  std::optional<int> other_processes;       // compute processes on the GPU besides this one
+  std::optional<int> other_processes;              // compute processes on the GPU besides this one
 };
 
 // ---- measurements --------------------------------------------------------------------------------
 
-struct BandwidthRow {            // STREAM-style kernels over arrays far larger than L2
-  std::string kernel;            // "copy" (b = a) | "triad" (a = b + s*c), fp32, 16-byte vectors
-  std::uint64_t array_bytes = 0; // bytes of one array
-  std::uint64_t bytes_moved = 0; // per run, reads + writes: copy 2x, triad 3x array_bytes
+struct BandwidthRow {             // STREAM-style kernels over arrays far larger than L2
+  std::string kernel;             // "copy" (b = a) | "triad" (a = b + s*c), fp32, 16-byte vectors
+  std::uint64_t array_bytes = 0;  // bytes of one array
+  std::uint64_t bytes_moved = 0;  // per run, reads + writes: copy 2x, triad 3x array_bytes
   CalStat gbps;
   double time_us_median = 0;
   int iterations = 0;
 };
 
-struct GemmRow {                 // one cuBLASLt matmul, best of the heuristic's candidates
-  std::string shape;             // "square" or "<model>.<layer>" e.g. "mixtral-8x7b.w1"
-  std::string dtype;             // "bf16" | "fp16" | "tf32" | "fp8_e4m3"
-  std::string pass;              // "fwd" | "dgrad" | "wgrad" (see the table at the top)
-  std::string transa, transb;    // "N" | "T"
+struct GemmRow {               // one cuBLASLt matmul, best of the heuristic's candidates
+  std::string shape;           // "square" or "<model>.<layer>" e.g. "mixtral-8x7b.w1"
+  std::string dtype;           // "bf16" | "fp16" | "tf32" | "fp8_e4m3"
+  std::string pass;            // "fwd" | "dgrad" | "wgrad" (see the table at the top)
+  std::string transa, transb;  // "N" | "T"
   std::int64_t m = 0, n = 0, k = 0;
   CalStat tflops;
   double time_us_median = 0;
   int iterations = 0;
-  int algos_tried = 0;           // heuristic candidates timed
+  int algos_tried = 0;                     // heuristic candidates timed
   std::optional<double> tflops_heuristic;  // the heuristic's first choice (what a framework gets)
 };
 
-struct ExpertGemmRow {           // the expert GEMMs of one MoE layer pass, loop of GEMMs vs one grouped call
-  std::string model;             // "mixtral-8x7b"
-  std::string dtype;             // "bf16"
-  std::string proj;              // "w1_w3" (two GEMMs per expert) | "w2"
-  std::string pass;              // "fwd" | "dgrad" | "wgrad"
-  std::string impl;              // "loop" (cublasGemmEx per expert) | "grouped" (cublasGemmGroupedBatchedEx)
-  std::string routing;           // "sparse" (top_k of experts) | "dense" (every expert, top_k = experts)
-  std::string distribution;      // "uniform" | "mixtral_he_tuned" | "mixtral_gs_tuned" | "skewed"
+struct ExpertGemmRow {       // the expert GEMMs of one MoE layer pass, loop of GEMMs vs one grouped call
+  std::string model;         // "mixtral-8x7b"
+  std::string dtype;         // "bf16"
+  std::string proj;          // "w1_w3" (two GEMMs per expert) | "w2"
+  std::string pass;          // "fwd" | "dgrad" | "wgrad"
+  std::string impl;          // "loop" (cublasGemmEx per expert) | "grouped" (cublasGemmGroupedBatchedEx)
+  std::string routing;       // "sparse" (top_k of experts) | "dense" (every expert, top_k = experts)
+  std::string distribution;  // "uniform" | "mixtral_he_tuned" | "mixtral_gs_tuned" | "skewed"
   int experts = 0;
   int top_k = 0;
-  std::int64_t tokens = 0;       // tokens entering the layer
-  std::int64_t n = 0, k = 0;     // per-expert linear: out features, in features (w1: ffn, hidden)
+  std::int64_t tokens = 0;    // tokens entering the layer
+  std::int64_t n = 0, k = 0;  // per-expert linear: out features, in features (w1: ffn, hidden)
   std::vector<std::int64_t> tokens_per_expert;  // sum = tokens * top_k
   CalStat time_us;
-  double tflops_median = 0;      // useful FLOPs / time_us_median
+  double tflops_median = 0;  // useful FLOPs / time_us_median
   int iterations = 0;
 };
 
-struct MoeLayerRow {             // a whole MoE block (router .. unpermute), forward or backward
+struct MoeLayerRow {  // a whole MoE block (router .. unpermute), forward or backward
   std::string model;
-  std::string direction;         // "forward" | "backward"
-  std::string impl;              // expert GEMMs as "loop" | "grouped"
+  std::string direction;  // "forward" | "backward"
+  std::string impl;       // expert GEMMs as "loop" | "grouped"
   std::string routing;
   std::string distribution;
   int experts = 0;
@@ -151,20 +151,20 @@ struct MoeLayerRow {             // a whole MoE block (router .. unpermute), for
   std::vector<std::pair<std::string, double>> stages_us;
 };
 
-struct Nf4Row {                  // bitsandbytes NF4 dequantization (64-value blocks, double-quantized absmax)
-  std::string variant;           // "fused" (one kernel) | "bnb" (absmax, +offset, nf4->fp16, fp16->bf16)
+struct Nf4Row {         // bitsandbytes NF4 dequantization (64-value blocks, double-quantized absmax)
+  std::string variant;  // "fused" (one kernel) | "bnb" (absmax, +offset, nf4->fp16, fp16->bf16)
   std::int64_t elements = 0;
-  std::string out_dtype;         // "bf16"
+  std::string out_dtype;  // "bf16"
   bool double_quant = true;
-  std::uint64_t bytes_moved = 0; // all kernels' reads + writes per run
-  double bytes_per_param = 0;    // bytes_moved / elements
+  std::uint64_t bytes_moved = 0;  // all kernels' reads + writes per run
+  double bytes_per_param = 0;     // bytes_moved / elements
   CalStat gbps;
   double time_us_median = 0;
   int iterations = 0;
 };
 
-struct AdamwRow {                // one AdamW step over fp32 params, grads, m, v
-  std::string impl;              // "fused" (1 kernel, 28 B/param) | "unfused" (5 passes, 56 B/param)
+struct AdamwRow {    // one AdamW step over fp32 params, grads, m, v
+  std::string impl;  // "fused" (1 kernel, 28 B/param) | "unfused" (5 passes, 56 B/param)
   std::int64_t params = 0;
   std::uint64_t bytes_moved = 0;
   double bytes_per_param = 0;
@@ -174,32 +174,32 @@ struct AdamwRow {                // one AdamW step over fp32 params, grads, m, v
 };
 
 struct ElementwiseRow {
-  std::string op;                // "swiglu" | "gelu" | "rmsnorm" | "swiglu_bwd"
-  std::string dtype;             // "bf16"
-  std::int64_t elements = 0;     // output elements
+  std::string op;             // "swiglu" | "gelu" | "rmsnorm" | "swiglu_bwd"
+  std::string dtype;          // "bf16"
+  std::int64_t elements = 0;  // output elements
   std::uint64_t bytes_moved = 0;
   CalStat gbps;
   double time_us_median = 0;
   int iterations = 0;
 };
 
-struct LaunchRow {               // empty-kernel launches
-  std::string kind;              // "async" (back-to-back, per launch) | "sync" (launch + stream sync)
+struct LaunchRow {   // empty-kernel launches
+  std::string kind;  // "async" (back-to-back, per launch) | "sync" (launch + stream sync)
   CalStat us;
   int iterations = 0;
 };
 
-struct HostRow {                 // eager pattern: host work + small kernel per op, a host sync every few ops
-  std::string kind;              // "eager_op"
+struct HostRow {     // eager pattern: host work + small kernel per op, a host sync every few ops
+  std::string kind;  // "eager_op"
   int ops_per_sample = 0;
   int sync_every = 0;
-  CalStat us;                    // per op
+  CalStat us;  // per op
   int iterations = 0;
 };
 
-struct CpuRow {                  // single-thread CPU score (fixed integer/branchy workload)
-  std::string kind;              // "single_thread"
-  CalStat score;                 // work units per microsecond; higher is faster
+struct CpuRow {      // single-thread CPU score (fixed integer/branchy workload)
+  std::string kind;  // "single_thread"
+  CalStat score;     // work units per microsecond; higher is faster
   int iterations = 0;
 };
 
@@ -219,27 +219,28 @@ struct CalMeasurements {
 // ---- derived: what the throughput model uses, recomputable from the measurements ------------------
 
 struct GemmEfficiencyPoint {
-  double flops = 0;        // 2mnk at this point of the curve (geometric mean of the bin)
-  double efficiency = 0;   // (0, 1]: TFLOP/s / peak_measured_tflops, non-decreasing in flops
+  double flops = 0;       // 2mnk at this point of the curve (geometric mean of the bin)
+  double efficiency = 0;  // (0, 1]: TFLOP/s / peak_measured_tflops, non-decreasing in flops
 };
 
 struct GemmEfficiencyCurve {
   std::string dtype;
-  double peak_measured_tflops = 0;  // best median over this dtype's GEMM rows
+  double peak_measured_tflops = 0;          // best median over this dtype's GEMM rows
   std::vector<GemmEfficiencyPoint> points;  // strictly increasing flops
 };
 
 struct CalDerived {
   std::vector<GemmEfficiencyCurve> gemm_efficiency;
-  std::optional<double> memory_bandwidth_gbps;   // best copy/triad median: sustained DRAM bandwidth
-  std::optional<double> nf4_dequant_gbps;        // fused variant, largest size
+  std::optional<double> memory_bandwidth_gbps;  // best copy/triad median: sustained DRAM bandwidth
+  std::optional<double> nf4_dequant_gbps;       // fused variant, largest size
   std::optional<double> adamw_fused_gbps;
   std::optional<double> adamw_unfused_gbps;
-  std::optional<double> elementwise_gbps;        // median over elementwise rows
-  std::optional<double> launch_overhead_us;      // "async" launch median
-  std::optional<double> host_op_overhead_us;     // eager pattern, per op
+  std::optional<double> elementwise_gbps;     // median over elementwise rows
+  std::optional<double> launch_overhead_us;   // "async" launch median
+  std::optional<double> host_op_overhead_us;  // eager pattern, per op
   std::optional<double> cpu_score;
-  std::optional<double> grouped_over_loop_speedup;  // median over matched expert_gemm rows: loop time / grouped time
+  std::optional<double>
+      grouped_over_loop_speedup;  // median over matched expert_gemm rows: loop time / grouped time
 };
 
 struct Calibration {

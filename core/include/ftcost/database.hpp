@@ -3,17 +3,17 @@
 // that the core itself does no I/O).
 #pragma once
 
-#include <functional>
-#include <map>
-#include <string>
-#include <vector>
-
 #include "ftcost/dataset.hpp"
 #include "ftcost/error.hpp"
 #include "ftcost/gpu.hpp"
 #include "ftcost/model.hpp"
 #include "ftcost/prices.hpp"
 #include "ftcost/stack.hpp"
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
 
 namespace ftcost {
 

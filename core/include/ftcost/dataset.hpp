@@ -1,12 +1,12 @@
 // Dataset presets and sequence-length distributions.
 #pragma once
 
+#include "ftcost/error.hpp"
+#include "ftcost/json_util.hpp"
+
 #include <string>
 #include <utility>
 #include <vector>
-
-#include "ftcost/error.hpp"
-#include "ftcost/json_util.hpp"
 
 namespace ftcost {
 
@@ -14,7 +14,8 @@ namespace ftcost {
 // piecewise-linear quantile function.
 class LengthDistribution {
  public:
-  static Result<LengthDistribution> from_quantiles(std::vector<std::pair<double, double>> points, const std::string& path);
+  static Result<LengthDistribution> from_quantiles(std::vector<std::pair<double, double>> points,
+                                                   const std::string& path);
   static LengthDistribution fixed(double length);
 
   double quantile(double u) const;

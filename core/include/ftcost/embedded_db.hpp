@@ -6,7 +6,7 @@
 namespace ftcost {
 
 struct EmbeddedFile {
-  const char* path;     // relative to gpu-db/, e.g. "gpus/a40.json"
+  const char* path;  // relative to gpu-db/, e.g. "gpus/a40.json"
   const char* content;
 };
 

@@ -10,20 +10,20 @@
 namespace ftcost {
 
 // code, exit class, default text. Exit class: 2 = bad input (user can fix), 1 = internal.
-#define FTCOST_ERROR_CODES(X)                                                        \
-  X(invalid_value, 2, "invalid value")                                               \
-  X(missing_field, 2, "missing required field")                                      \
-  X(wrong_type, 2, "wrong type")                                                     \
-  X(out_of_range, 2, "value out of range")                                           \
-  X(unknown_id, 2, "unknown id")                                                     \
-  X(unknown_key, 2, "unknown key")                                                   \
-  X(unsupported_architecture, 2, "unsupported model architecture")                  \
-  X(malformed_json, 2, "malformed JSON")                                             \
-  X(io_error, 2, "cannot read or write file")                                        \
-  X(does_not_fit, 2, "does not fit in GPU memory")                                   \
-  X(schema_mismatch, 2, "unsupported schema version")                                \
-  X(too_large, 2, "input too large")                                                 \
-  X(fit_failed, 2, "fit failed")                                                     \
+#define FTCOST_ERROR_CODES(X)                                      \
+  X(invalid_value, 2, "invalid value")                             \
+  X(missing_field, 2, "missing required field")                    \
+  X(wrong_type, 2, "wrong type")                                   \
+  X(out_of_range, 2, "value out of range")                         \
+  X(unknown_id, 2, "unknown id")                                   \
+  X(unknown_key, 2, "unknown key")                                 \
+  X(unsupported_architecture, 2, "unsupported model architecture") \
+  X(malformed_json, 2, "malformed JSON")                           \
+  X(io_error, 2, "cannot read or write file")                      \
+  X(does_not_fit, 2, "does not fit in GPU memory")                 \
+  X(schema_mismatch, 2, "unsupported schema version")              \
+  X(too_large, 2, "input too large")                               \
+  X(fit_failed, 2, "fit failed")                                   \
   X(internal, 1, "internal error")
 
 enum class Errc {
@@ -38,7 +38,7 @@ int errc_exit_code(Errc c);
 
 struct Error {
   Errc code = Errc::internal;
-  std::string field;    // the flag / JSON path / file the problem is in, e.g. "--batch" or "config.hidden_size"
+  std::string field;  // the flag / JSON path / file the problem is in, e.g. "--batch" or "config.hidden_size"
   std::string message;  // what is wrong and what is allowed
 
   // "field: message" (or just message when no field).
@@ -53,7 +53,7 @@ inline Error make_error(Errc code, std::string field, std::string message) {
 template <class T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
   Result(Error error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return v_.index() == 0; }
@@ -88,8 +88,8 @@ struct Ok {};
 using Status = Result<Ok>;
 
 // Propagate an error from an expression returning Result<...>.
-#define FTCOST_TRY(var, expr)                         \
-  auto var##_result_ = (expr);                        \
+#define FTCOST_TRY(var, expr)                            \
+  auto var##_result_ = (expr);                           \
   if (!var##_result_.ok()) return var##_result_.error(); \
   auto var = std::move(var##_result_).value()
 

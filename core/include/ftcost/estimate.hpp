@@ -2,16 +2,16 @@
 // maximum batch, step time, throughput, time and cost for every provider.
 #pragma once
 
+#include "ftcost/database.hpp"
+#include "ftcost/memory.hpp"
+#include "ftcost/throughput.hpp"
+#include "ftcost/workload.hpp"
+
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include "ftcost/database.hpp"
-#include "ftcost/memory.hpp"
-#include "ftcost/throughput.hpp"
-#include "ftcost/workload.hpp"
 
 namespace ftcost {
 
@@ -45,22 +45,23 @@ struct Inputs {
   GpuSpec gpu;
   StackProfile stack;
   Workload workload;
-  std::string dataset_id;          // empty for a fixed --seq
+  std::string dataset_id;           // empty for a fixed --seq
   std::string model_kind = "step";  // step | paper
-  std::string routing = "uniform";   // expert load distribution
+  std::string routing = "uniform";  // expert load distribution
   std::vector<double> expert_shares;
   std::shared_ptr<const Calibration> calibration;  // --calibration, checked against the GPU's spec
   std::string calibration_source;
-  double price_per_hour = 0;       // from --price-per-hour (0 = use the price table)
-  long today_days = -1;            // for price ages; -1 = unknown
+  double price_per_hour = 0;  // from --price-per-hour (0 = use the price table)
+  long today_days = -1;       // for price ages; -1 = unknown
   long stale_days = 365;
-  std::string provider;            // --provider: price from this provider only
-  bool spot = false;               // --spot on: use spot prices
+  std::string provider;               // --provider: price from this provider only
+  bool spot = false;                  // --spot on: use spot prices
   std::vector<std::string> defaults;  // "flag=value (why)" for every default applied
   std::vector<std::string> warnings;
 };
 
-Result<Inputs> resolve_request(const Request& req, const Database& db, const FileReader& reader, long today_days = -1);
+Result<Inputs> resolve_request(const Request& req, const Database& db, const FileReader& reader,
+                               long today_days = -1);
 
 struct ProviderCost {
   PriceChoice price;
@@ -72,9 +73,9 @@ struct ProviderCost {
 struct Estimate {
   Inputs in;
   MaxBatch max_batch;
-  std::int64_t batch = 0;          // the batch the time/cost is for
-  double padded_len = 0;           // mean padded tokens per sample at `batch`
-  MemoryBreakdown memory;          // at `batch`
+  std::int64_t batch = 0;  // the batch the time/cost is for
+  double padded_len = 0;   // mean padded tokens per sample at `batch`
+  MemoryBreakdown memory;  // at `batch`
   ParamBreakdown params;
   StepTime step;
   double throughput_qps = 0, throughput_tps = 0;
@@ -82,7 +83,7 @@ struct Estimate {
   double time_hours = 0;
   std::vector<ProviderCost> costs;  // sorted by cost; cheapest first
   bool has_price = false;
-  ProviderCost chosen;              // --price-per-hour, or the cheapest offer
+  ProviderCost chosen;  // --price-per-hour, or the cheapest offer
   std::vector<std::string> warnings;
 };
 

@@ -1,13 +1,13 @@
 // GPU spec sheets (gpu-db/gpus/<id>.json).
 #pragma once
 
+#include "ftcost/error.hpp"
+#include "ftcost/json_util.hpp"
+
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include "ftcost/error.hpp"
-#include "ftcost/json_util.hpp"
 
 namespace ftcost {
 
@@ -17,8 +17,8 @@ struct GpuSpec {
   std::string name;
   std::string architecture;
   std::string compute_capability;
-  double memory_gib = 0;           // vendor label, binary GiB
-  double usable_memory_mib = 0;    // nvidia-smi memory.total; 0 when unknown
+  double memory_gib = 0;         // vendor label, binary GiB
+  double usable_memory_mib = 0;  // nvidia-smi memory.total; 0 when unknown
   double memory_bandwidth_gbps = 0;
   double fp32_tflops = 0, tf32_tflops = 0, fp16_tflops = 0, bf16_tflops = 0, fp8_tflops = 0;
   double sm_count = 0;

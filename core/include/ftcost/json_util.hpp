@@ -1,12 +1,12 @@
 // Checked access to JSON values: every failure names the JSON path and what was expected.
 #pragma once
 
-#include <cstdint>
-#include <string>
+#include "ftcost/error.hpp"
 
 #include <nlohmann/json.hpp>
 
-#include "ftcost/error.hpp"
+#include <cstdint>
+#include <string>
 
 namespace ftcost {
 
@@ -24,7 +24,8 @@ std::string join_path(const std::string& base, const std::string& key);
 // Required fields.
 Result<double> get_number(const json& obj, const std::string& key, const std::string& path);
 // A required finite number in [lo, hi]; the error names the field and the range.
-Result<double> get_number_in(const json& obj, const std::string& key, const std::string& path, double lo, double hi);
+Result<double> get_number_in(const json& obj, const std::string& key, const std::string& path, double lo,
+                             double hi);
 Result<std::int64_t> get_count(const json& obj, const std::string& key, const std::string& path,
                                std::int64_t min_value = 1, std::int64_t max_value = (std::int64_t{1} << 40));
 Result<std::string> get_string(const json& obj, const std::string& key, const std::string& path);

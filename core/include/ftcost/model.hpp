@@ -2,12 +2,12 @@
 // the layer stack, the shapes the memory and step models need, and parameter counts per component.
 #pragma once
 
+#include "ftcost/error.hpp"
+#include "ftcost/json_util.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include "ftcost/error.hpp"
-#include "ftcost/json_util.hpp"
 
 namespace ftcost {
 
@@ -21,9 +21,9 @@ struct AttentionSpec {
   std::int64_t head_dim = 0;
   bool qkv_bias = false;
   bool o_bias = false;
-  bool qk_norm = false;          // Qwen3 / OLMoE style per-head or full q/k norms
+  bool qk_norm = false;  // Qwen3 / OLMoE style per-head or full q/k norms
   std::int64_t qk_norm_params = 0;
-  std::int64_t sinks = 0;        // gpt-oss learned attention sinks (one per head)
+  std::int64_t sinks = 0;           // gpt-oss learned attention sinks (one per head)
   std::int64_t sliding_window = 0;  // 0 = full attention
   // Multi-head latent attention (DeepSeek-V2)
   bool mla = false;
@@ -33,9 +33,9 @@ struct AttentionSpec {
   std::int64_t qk_rope_head_dim = 0;
   std::int64_t v_head_dim = 0;
 
-  std::int64_t q_dim() const;    // width of the query projection output
-  std::int64_t kv_dim() const;   // width of each of k and v as attention consumes them
-  std::int64_t v_dim() const;    // width of the attention output (o_proj input)
+  std::int64_t q_dim() const;   // width of the query projection output
+  std::int64_t kv_dim() const;  // width of each of k and v as attention consumes them
+  std::int64_t v_dim() const;   // width of the attention output (o_proj input)
 };
 
 struct MlpSpec {
@@ -46,14 +46,14 @@ struct MlpSpec {
 
 struct MoeSpec {
   std::int64_t experts = 0;
-  std::int64_t top_k = 0;            // as configured (the "sparse" setting)
+  std::int64_t top_k = 0;  // as configured (the "sparse" setting)
   std::int64_t expert_intermediate = 0;
   bool gated = true;
   bool expert_bias = false;
   bool router_bias = false;
-  std::int64_t shared_experts = 0;   // number of always-active shared experts (DeepSeek) or 1 (Qwen2-MoE)
+  std::int64_t shared_experts = 0;       // number of always-active shared experts (DeepSeek) or 1 (Qwen2-MoE)
   std::int64_t shared_intermediate = 0;  // per shared expert
-  bool shared_gate = false;          // Qwen2-MoE's sigmoid gate on the shared expert (H -> 1)
+  bool shared_gate = false;              // Qwen2-MoE's sigmoid gate on the shared expert (H -> 1)
 };
 
 struct MambaSpec {
@@ -75,11 +75,11 @@ struct LayerGroup {
 // Parameter counts per component (whole model).
 struct ParamCounts {
   std::int64_t embedding = 0;
-  std::int64_t lm_head = 0;        // 0 when tied to the embedding
+  std::int64_t lm_head = 0;  // 0 when tied to the embedding
   std::int64_t attention = 0;
   std::int64_t mamba = 0;
-  std::int64_t mlp = 0;            // dense FFN layers
-  std::int64_t experts = 0;        // routed experts, all of them
+  std::int64_t mlp = 0;      // dense FFN layers
+  std::int64_t experts = 0;  // routed experts, all of them
   std::int64_t shared_experts = 0;
   std::int64_t router = 0;
   std::int64_t norms = 0;
@@ -89,9 +89,9 @@ struct ParamCounts {
 };
 
 struct ModelSpec {
-  std::string id;            // preset id or the file it came from
+  std::string id;  // preset id or the file it came from
   std::string display_name;
-  std::string family;        // mixtral, llama, qwen2_moe, deepseek_v2, mamba, blackmamba, ...
+  std::string family;  // mixtral, llama, qwen2_moe, deepseek_v2, mamba, blackmamba, ...
   std::string hf_repo;
   std::int64_t hidden = 0;
   std::int64_t vocab = 0;
@@ -99,7 +99,7 @@ struct ModelSpec {
   bool lm_head_bias = false;
   NormKind norm = NormKind::rms;
   std::int64_t norms_per_attention_layer = 2;  // Gemma-2 has 4
-  bool residual_fp32 = false;  // BlackMamba / Mamba keep the residual stream in fp32
+  bool residual_fp32 = false;                  // BlackMamba / Mamba keep the residual stream in fp32
   std::vector<LayerGroup> groups;
   AttentionSpec attn;
   MlpSpec mlp;
@@ -129,7 +129,7 @@ struct ModelSpec {
   std::int64_t expert_params() const;  // one routed expert
   std::int64_t shared_expert_params_per_layer() const;
   std::int64_t router_params_per_layer() const;
-  std::int64_t norm_params() const;    // one norm
+  std::int64_t norm_params() const;  // one norm
   // The largest single linear weight (elements): sizes the QLoRA dequantization buffer.
   std::int64_t largest_linear() const;
 };

@@ -3,12 +3,12 @@
 // least-squares fit, and the cost rule behind Table IV.
 #pragma once
 
+#include "ftcost/error.hpp"
+#include "ftcost/json_util.hpp"
+
 #include <string>
 #include <utility>
 #include <vector>
-
-#include "ftcost/error.hpp"
-#include "ftcost/json_util.hpp"
 
 namespace ftcost::paper {
 
@@ -21,8 +21,8 @@ struct Eq1Coeffs {
 inline constexpr Eq1Coeffs kEq1MixtralPaper{82, 0.95, "Mixtral, paper text (C0=82, C1=0.95)"};
 inline constexpr Eq1Coeffs kEq1MixtralCode{62, 0.89, "Mixtral, paper's Fig. 13 code (C0=62, C1=0.89)"};
 inline constexpr Eq1Coeffs kEq1BlackMamba{83, 0.88, "BlackMamba, paper text (C0=83, C1=0.88)"};
-inline constexpr double kMixtralModelMemGB = 23.35;    // Table I (4-bit QLoRA base)
-inline constexpr double kBlackMambaModelMemGB = 5.6;   // Table I (bf16)
+inline constexpr double kMixtralModelMemGB = 23.35;   // Table I (4-bit QLoRA base)
+inline constexpr double kBlackMambaModelMemGB = 5.6;  // Table I (bf16)
 
 // Returns the unfloored value too, so that callers can show "27.9 -> 27".
 struct Eq1Result {
@@ -61,9 +61,9 @@ Result<std::vector<Point>> parse_points_csv(const std::string& text, const std::
 
 // The A40 sweeps of paper.md §2.4 (the data the paper fitted).
 struct Sweep {
-  const char* id;        // "mixtral-cs", ...
-  const char* model;     // "mixtral-8x7b" | "blackmamba-2.8b"
-  const char* dataset;   // "cs15k" | "math14k"
+  const char* id;       // "mixtral-cs", ...
+  const char* model;    // "mixtral-8x7b" | "blackmamba-2.8b"
+  const char* dataset;  // "cs15k" | "math14k"
   double c3;
   std::vector<Point> points;
 };
@@ -74,15 +74,15 @@ double cost_usd(double queries, double epochs, double throughput_qps, double usd
 double hours(double queries, double epochs, double throughput_qps);
 
 struct Table4Row {
-  std::string gpu;       // as printed in the paper
-  std::string gpu_id;    // our id
+  std::string gpu;     // as printed in the paper
+  std::string gpu_id;  // our id
   double memory_gb = 0;
   long max_batch = 0;
   double throughput_qps = 0;  // measured at the max batch (repo values)
   double usd_per_hour = 0;    // CUDO Compute, 2024
   double published_cost = 0;  // printed in the table
   double hours = 0;
-  double cost = 0;            // recomputed
+  double cost = 0;  // recomputed
 };
 // Table IV: Mixtral-8x7B QLoRA, sparse, math data, 10 epochs; reproduced with 15,000 queries.
 std::vector<Table4Row> table4(double queries = 15000, double epochs = 10);

@@ -1,11 +1,11 @@
 // Dated cloud prices per GPU-hour (gpu-db/prices/<provider>.json).
 #pragma once
 
-#include <string>
-#include <vector>
-
 #include "ftcost/error.hpp"
 #include "ftcost/json_util.hpp"
+
+#include <string>
+#include <vector>
 
 namespace ftcost {
 

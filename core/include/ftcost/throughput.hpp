@@ -5,15 +5,15 @@
 // `--model-kind paper` instead uses the paper's Eq. (2) fitted to its A40 sweeps (A40 only).
 #pragma once
 
-#include <array>
-#include <cstdint>
-#include <string>
-#include <vector>
-
 #include "ftcost/gpu.hpp"
 #include "ftcost/model.hpp"
 #include "ftcost/stack.hpp"
 #include "ftcost/workload.hpp"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
 
 namespace ftcost {
 
@@ -35,17 +35,17 @@ struct Op {
   Stage stage = Stage::forward;
   LayerType layer = LayerType::other;
   KernelClass kclass = KernelClass::elementwise;
-  double flops = 0;         // total over its repetitions
-  double bytes = 0;         // DRAM bytes, total
-  double kernels = 0;       // kernel launches, total
-  double gpu_s = 0;         // device time, total
+  double flops = 0;    // total over its repetitions
+  double bytes = 0;    // DRAM bytes, total
+  double kernels = 0;  // kernel launches, total
+  double gpu_s = 0;    // device time, total
   bool compute_bound = false;
 };
 
 // Where the efficiencies come from.
 struct DeviceRates {
-  double peak_flops = 0;       // dense peak of the compute dtype, FLOP/s
-  double bandwidth = 0;        // spec DRAM bandwidth, B/s
+  double peak_flops = 0;  // dense peak of the compute dtype, FLOP/s
+  double bandwidth = 0;   // spec DRAM bandwidth, B/s
   double sms = 0;
   const Calibration* calibration = nullptr;
   std::string dtype = "bf16";
@@ -55,17 +55,17 @@ struct DeviceRates {
 Result<std::vector<double>> expert_shares(const std::string& routing, std::int64_t experts);
 
 struct StepTime {
-  std::string model;         // "step-model" | "paper-eq2"
+  std::string model;  // "step-model" | "paper-eq2"
   double total_s = 0;
-  std::array<double, kStages> by_stage{};            // wall time per stage (host overhead included)
-  std::array<double, kLayerTypes> by_layer{};        // device time per layer type
-  std::array<double, kKernelClasses> by_class{};     // device time per kernel class
-  double gpu_s = 0;          // device busy time
-  double host_s = 0;         // host launch/loop time that the device waits for
-  double flops = 0;          // per step
-  double bytes = 0;          // DRAM bytes per step
-  double kernels = 0;        // launches per step
-  double range_fraction = 0; // +/- relative uncertainty of total_s
+  std::array<double, kStages> by_stage{};         // wall time per stage (host overhead included)
+  std::array<double, kLayerTypes> by_layer{};     // device time per layer type
+  std::array<double, kKernelClasses> by_class{};  // device time per kernel class
+  double gpu_s = 0;                               // device busy time
+  double host_s = 0;                              // host launch/loop time that the device waits for
+  double flops = 0;                               // per step
+  double bytes = 0;                               // DRAM bytes per step
+  double kernels = 0;                             // launches per step
+  double range_fraction = 0;                      // +/- relative uncertainty of total_s
   std::string range_note;
   std::string dominant_uncertainty;
   bool calibrated = false;
@@ -73,11 +73,13 @@ struct StepTime {
 };
 
 StepTime step_model(const ModelSpec& m, const Workload& w, const StackProfile& s, const GpuSpec& g,
-                    const Calibration* cal, std::int64_t batch, double mean_len, const std::vector<double>& shares);
+                    const Calibration* cal, std::int64_t batch, double mean_len,
+                    const std::vector<double>& shares);
 
 // Eq. (2) on the A40 with coefficients fitted to the paper's sweep for (model, dataset); error when no fit
 // applies. Returns queries/s.
-Result<double> paper_eq2_qps(const std::string& model_id, const std::string& dataset_id, const std::string& gpu_id,
-                             double sparsity, std::int64_t batch, double* rmse_out);
+Result<double> paper_eq2_qps(const std::string& model_id, const std::string& dataset_id,
+                             const std::string& gpu_id, double sparsity, std::int64_t batch,
+                             double* rmse_out);
 
 }  // namespace ftcost

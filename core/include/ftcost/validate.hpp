@@ -2,17 +2,17 @@
 // and the least-squares fit of a stack profile's free parameters to its training rows.
 #pragma once
 
-#include <string>
-#include <vector>
-
 #include "ftcost/database.hpp"
 #include "ftcost/estimate.hpp"
+
+#include <string>
+#include <vector>
 
 namespace ftcost {
 
 struct RefRow {
   std::string id;
-  std::string role;    // "training" (the stack profile was fitted on it) | "validation"
+  std::string role;  // "training" (the stack profile was fitted on it) | "validation"
   std::string group;
   Request request;     // `ftcost estimate` flags
   std::string metric;  // throughput_queries_per_s | step_time_s | stage_forward_s | stage_backward_s |
@@ -38,17 +38,19 @@ struct GroupStats {
   std::string group;
   std::string role;
   int n = 0;
-  double mape = 0;      // mean |relative error|
-  double max_abs = 0;   // max |relative error|
+  double mape = 0;     // mean |relative error|
+  double max_abs = 0;  // max |relative error|
   std::string worst_id;
 };
 
-std::vector<RowResult> evaluate(const std::vector<RefRow>& rows, const Database& db, const StackProfile* stack_override = nullptr);
+std::vector<RowResult> evaluate(const std::vector<RefRow>& rows, const Database& db,
+                                const StackProfile* stack_override = nullptr);
 std::vector<GroupStats> group_stats(const std::vector<RowResult>& results);
 
 // Fits host_us_per_kernel, gemm_efficiency, memory_efficiency, gemm_memory_efficiency, dequant_efficiency and
 // optimizer_efficiency of `stack` to the training rows with a time/throughput metric (Nelder-Mead on the
 // mean squared log error). Returns the fitted profile; `fit` records the provenance and residual.
-Result<StackProfile> fit_stack(const std::vector<RefRow>& rows, const Database& db, const StackProfile& stack);
+Result<StackProfile> fit_stack(const std::vector<RefRow>& rows, const Database& db,
+                               const StackProfile& stack);
 
 }  // namespace ftcost

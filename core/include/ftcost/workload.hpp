@@ -2,13 +2,13 @@
 // sequence lengths and padding, batch, dataset size and epochs.
 #pragma once
 
-#include <cstdint>
-#include <string>
-#include <vector>
-
 #include "ftcost/dataset.hpp"
 #include "ftcost/error.hpp"
 #include "ftcost/model.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
 
 namespace ftcost {
 
@@ -50,16 +50,16 @@ struct Workload {
   MoeMode moe = MoeMode::sparse;
   std::int64_t top_k_override = 0;  // 0 = the model's configured top-k
   // Sequence lengths: a fixed length (dataset == nullptr) or a dataset's distribution.
-  double seq_len = 0;                  // fixed length, tokens (0 when a dataset is used)
+  double seq_len = 0;  // fixed length, tokens (0 when a dataset is used)
   LengthDistribution lengths = LengthDistribution::fixed(512);
   Padding padding = Padding::longest;
-  double max_length = 1024;            // truncation (cutoff_len)
-  double template_tokens = 0;          // prompt-template tokens added to every sample
-  std::int64_t batch = 0;              // 0 = the maximum that fits
+  double max_length = 1024;    // truncation (cutoff_len)
+  double template_tokens = 0;  // prompt-template tokens added to every sample
+  std::int64_t batch = 0;      // 0 = the maximum that fits
   double queries = 0;
   double epochs = 1;
 
-  double compute_bytes() const;        // bytes per activation element
+  double compute_bytes() const;                           // bytes per activation element
   std::int64_t active_experts(const ModelSpec& m) const;  // experts per token in this run
   // Padded length that sets peak memory: the longest batch an epoch will meet.
   double memory_seq_len() const;

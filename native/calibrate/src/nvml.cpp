@@ -1,10 +1,9 @@
 #include "ftcost/calibrate/nvml.hpp"
 
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <dlfcn.h>
 
 namespace ftcost::calib {
 
@@ -22,10 +21,10 @@ struct PciInfo {                   // nvmlPciInfo_t (v3)
   unsigned domain;
   unsigned bus;
   unsigned device;
-  unsigned pciDeviceId;            // device id << 16 | vendor id
+  unsigned pciDeviceId;  // device id << 16 | vendor id
   unsigned pciSubSystemId;
   char busId[32];
-  char reserve[64];                // slack in case a newer struct is longer
+  char reserve[64];  // slack in case a newer struct is longer
 };
 }  // namespace
 
@@ -77,7 +76,8 @@ std::unique_ptr<Nvml> Nvml::load(const char* library) {
   sym(lib, a.temperature, {"nvmlDeviceGetTemperature"});
   sym(lib, a.power, {"nvmlDeviceGetPowerUsage"});
   sym(lib, a.power_limit, {"nvmlDeviceGetEnforcedPowerLimit"});
-  sym(lib, a.reasons, {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"});
+  sym(lib, a.reasons,
+      {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"});
   sym(lib, a.pci, {"nvmlDeviceGetPciInfo_v3"});
   sym(lib, a.driver, {"nvmlSystemGetDriverVersion"});
   sym(lib, a.procs, {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses"});
@@ -172,7 +172,8 @@ void NvmlMonitor::start() {
   thread_ = std::thread([this] {
     while (running_) {
       poll();
-      for (int i = 0; i < period_ms_ / 10 && running_; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      for (int i = 0; i < period_ms_ / 10 && running_; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
   });
 }
@@ -204,7 +205,8 @@ void NvmlMonitor::fill(CalConditions& c) {
   c.temperature_max_c = temp_max_;
   c.power_max_w = power_max_;
   for (const auto& n : throttle_reason_names(reasons_)) {
-    if (std::find(c.throttle_reasons_seen.begin(), c.throttle_reasons_seen.end(), n) == c.throttle_reasons_seen.end()) {
+    if (std::find(c.throttle_reasons_seen.begin(), c.throttle_reasons_seen.end(), n) ==
+        c.throttle_reasons_seen.end()) {
       c.throttle_reasons_seen.push_back(n);
     }
   }

@@ -1,8 +1,5 @@
 #include "ftcost/calibrate/output.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -11,8 +8,10 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <fcntl.h>
 #include <fstream>
 #include <map>
+#include <unistd.h>
 
 #ifndef FTCOST_VERSION
 #define FTCOST_VERSION "0.0.0"
@@ -41,7 +40,8 @@ Status atomic_write_file(const std::string& path, const std::string& text) {
   std::string tmp = (dir == "/" ? "" : dir) + "/." + base + ".tmp." + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
-    return make_error(Errc::io_error, path, std::string("cannot create a file in ") + dir + ": " + std::strerror(errno));
+    return make_error(Errc::io_error, path,
+                      std::string("cannot create a file in ") + dir + ": " + std::strerror(errno));
   }
   const char* p = text.data();
   std::size_t left = text.size();
@@ -65,7 +65,8 @@ Status atomic_write_file(const std::string& path, const std::string& text) {
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());
-    return make_error(Errc::io_error, path, std::string("cannot rename the temporary file into place: ") + std::strerror(err));
+    return make_error(Errc::io_error, path,
+                      std::string("cannot rename the temporary file into place: ") + std::strerror(err));
   }
   return Ok{};
 }
@@ -81,18 +82,20 @@ Status check_and_write(const Calibration& cal, const std::string& path) {
 
 namespace {
 constexpr std::uint32_t kK[64] = {
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01,
-    0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc,
-    0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147,
-    0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08,
-    0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
-    0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
 inline std::uint32_t rotr(std::uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 }  // namespace
 
 std::string sha256_hex(const std::string& data) {
-  std::uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  std::uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                        0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
   std::string msg = data;
   std::uint64_t bits = static_cast<std::uint64_t>(data.size()) * 8;
   msg.push_back(static_cast<char>(0x80));
@@ -101,8 +104,10 @@ std::string sha256_hex(const std::string& data) {
   for (std::size_t off = 0; off < msg.size(); off += 64) {
     std::uint32_t w[64];
     for (int i = 0; i < 16; ++i) {
-      const auto* b = reinterpret_cast<const unsigned char*>(msg.data() + off + 4 * static_cast<std::size_t>(i));
-      w[i] = (std::uint32_t{b[0]} << 24) | (std::uint32_t{b[1]} << 16) | (std::uint32_t{b[2]} << 8) | std::uint32_t{b[3]};
+      const auto* b =
+          reinterpret_cast<const unsigned char*>(msg.data() + off + 4 * static_cast<std::size_t>(i));
+      w[i] = (std::uint32_t{b[0]} << 24) | (std::uint32_t{b[1]} << 16) | (std::uint32_t{b[2]} << 8) |
+             std::uint32_t{b[3]};
     }
     for (int i = 16; i < 64; ++i) {
       std::uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
@@ -238,8 +243,10 @@ std::string summary_table(const Calibration& cal) {
       if (r.kernel == kind && (!best || r.gbps.median > best->gbps.median)) best = &r;
     }
     if (best) {
-      add(std::string(kind) + " bandwidth (" + fmt("%.0f MiB", static_cast<double>(best->array_bytes) / 1048576.0) + " arrays)",
-          fmt("%.0f GB/s", best->gbps.median) + "  (p10-p90 " + fmt("%.0f", best->gbps.p10) + "-" + fmt("%.0f", best->gbps.p90) + ")");
+      add(std::string(kind) + " bandwidth (" +
+              fmt("%.0f MiB", static_cast<double>(best->array_bytes) / 1048576.0) + " arrays)",
+          fmt("%.0f GB/s", best->gbps.median) + "  (p10-p90 " + fmt("%.0f", best->gbps.p10) + "-" +
+              fmt("%.0f", best->gbps.p90) + ")");
     }
   }
   for (const char* dt : {"bf16", "fp16", "tf32", "fp8_e4m3"}) {
@@ -248,29 +255,32 @@ std::string summary_table(const Calibration& cal) {
       if (r.dtype == dt && (!best || r.tflops.median > best->tflops.median)) best = &r;
     }
     if (best) {
-      add(std::string("GEMM ") + dt + " best (" + best->shape + " " + best->pass + " " + std::to_string(best->m) + "x" +
-              std::to_string(best->n) + "x" + std::to_string(best->k) + ")",
+      add(std::string("GEMM ") + dt + " best (" + best->shape + " " + best->pass + " " +
+              std::to_string(best->m) + "x" + std::to_string(best->n) + "x" + std::to_string(best->k) + ")",
           fmt("%.1f TFLOP/s", best->tflops.median) +
-              (best->tflops_heuristic ? "  (heuristic's first: " + fmt("%.1f", *best->tflops_heuristic) + ")" : ""));
+              (best->tflops_heuristic ? "  (heuristic's first: " + fmt("%.1f", *best->tflops_heuristic) + ")"
+                                      : ""));
     }
   }
   // expert GEMMs: loop vs grouped per (tokens, routing, distribution) for w1_w3 fwd
   std::map<std::string, std::pair<double, double>> eg;
   for (const auto& r : m.expert_gemm) {
     if (r.proj != "w1_w3" || r.pass != "fwd") continue;
-    std::string key = "experts w1+w3 fwd T=" + std::to_string(r.tokens) + " " + r.routing + " " + r.distribution;
+    std::string key =
+        "experts w1+w3 fwd T=" + std::to_string(r.tokens) + " " + r.routing + " " + r.distribution;
     (r.impl == "loop" ? eg[key].first : eg[key].second) = r.time_us.median;
   }
   for (const auto& kv : eg) {
     std::string v = "loop " + (kv.second.first > 0 ? us_text(kv.second.first) : "-") + ", grouped " +
                     (kv.second.second > 0 ? us_text(kv.second.second) : "-");
-    if (kv.second.first > 0 && kv.second.second > 0) v += fmt("  (%.2fx)", kv.second.first / kv.second.second);
+    if (kv.second.first > 0 && kv.second.second > 0)
+      v += fmt("  (%.2fx)", kv.second.first / kv.second.second);
     add(kv.first, v);
   }
   std::map<std::string, std::pair<double, double>> ml;
   for (const auto& r : m.moe_layer) {
-    std::string key = "MoE layer " + std::string(r.direction == "forward" ? "fwd" : "bwd") + " T=" +
-                      std::to_string(r.tokens) + " " + r.routing + " " + r.distribution;
+    std::string key = "MoE layer " + std::string(r.direction == "forward" ? "fwd" : "bwd") +
+                      " T=" + std::to_string(r.tokens) + " " + r.routing + " " + r.distribution;
     (r.impl == "loop" ? ml[key].first : ml[key].second) = r.time_us.median;
   }
   for (const auto& kv : ml) {
@@ -279,14 +289,16 @@ std::string summary_table(const Calibration& cal) {
   }
   for (const auto& r : m.nf4_dequant) {
     add("NF4 dequant " + r.variant + " (" + fmt("%.1fM", static_cast<double>(r.elements) / 1e6) + " params)",
-        fmt("%.0f GB/s", r.gbps.median) + ", " + us_text(r.time_us_median) + fmt(" (%.2f B/param)", r.bytes_per_param));
+        fmt("%.0f GB/s", r.gbps.median) + ", " + us_text(r.time_us_median) +
+            fmt(" (%.2f B/param)", r.bytes_per_param));
   }
   for (const auto& r : m.adamw) {
     add("AdamW " + r.impl + " (" + fmt("%.0fM", static_cast<double>(r.params) / 1e6) + " params)",
         fmt("%.0f GB/s", r.gbps.median) + ", " + us_text(r.time_us_median));
   }
   for (const auto& r : m.elementwise) {
-    add(r.op + " " + r.dtype + " (" + fmt("%.1fM", static_cast<double>(r.elements) / 1e6) + ")", fmt("%.0f GB/s", r.gbps.median));
+    add(r.op + " " + r.dtype + " (" + fmt("%.1fM", static_cast<double>(r.elements) / 1e6) + ")",
+        fmt("%.0f GB/s", r.gbps.median));
   }
   for (const auto& r : m.launch) add("empty kernel launch, " + r.kind, fmt("%.2f us", r.us.median));
   for (const auto& r : m.host) add("eager op (host work + launch)", fmt("%.2f us/op", r.us.median));
@@ -297,12 +309,14 @@ std::string summary_table(const Calibration& cal) {
   std::string out;
   const auto& d = cal.device;
   out += d.name + " (cc " + std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor) + ", " +
-         std::to_string(d.sm_count) + " SMs, " + fmt("%.1f GiB", static_cast<double>(d.memory_bytes) / 1073741824.0) +
-         "), " + cal.meta.mode + (cal.meta.partial ? " (partial)" : "") + ", " +
-         fmt("%.0f s", cal.meta.duration_s) + "\n";
-  for (const auto& r : rows) out += "  " + r.first + std::string(w - r.first.size() + 2, ' ') + r.second + "\n";
+         std::to_string(d.sm_count) + " SMs, " +
+         fmt("%.1f GiB", static_cast<double>(d.memory_bytes) / 1073741824.0) + "), " + cal.meta.mode +
+         (cal.meta.partial ? " (partial)" : "") + ", " + fmt("%.0f s", cal.meta.duration_s) + "\n";
+  for (const auto& r : rows)
+    out += "  " + r.first + std::string(w - r.first.size() + 2, ' ') + r.second + "\n";
   if (rows.empty()) out += "  (no measurements)\n";
-  if (!cal.meta.notes.empty()) out += "  notes: " + std::to_string(cal.meta.notes.size()) + " (in meta.notes of the JSON)\n";
+  if (!cal.meta.notes.empty())
+    out += "  notes: " + std::to_string(cal.meta.notes.size()) + " (in meta.notes of the JSON)\n";
   return out;
 }
 

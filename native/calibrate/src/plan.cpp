@@ -18,7 +18,8 @@ const char* mode_name(Mode m) {
 }
 
 const std::vector<std::string>& all_families() {
-  static const std::vector<std::string> f = {"launch", "host", "bandwidth", "elementwise", "adamw", "nf4", "gemm", "moe"};
+  static const std::vector<std::string> f = {"launch", "host", "bandwidth", "elementwise",
+                                             "adamw",  "nf4",  "gemm",      "moe"};
   return f;
 }
 
@@ -34,7 +35,8 @@ Result<std::vector<std::string>> parse_only(const std::vector<std::string>& item
     if (std::find(all.begin(), all.end(), s) == all.end()) {
       std::string names;
       for (const auto& a : all) names += (names.empty() ? "" : ", ") + a;
-      return make_error(Errc::invalid_value, "--only", "unknown benchmark family \"" + s + "\" (known: " + names + ")");
+      return make_error(Errc::invalid_value, "--only",
+                        "unknown benchmark family \"" + s + "\" (known: " + names + ")");
     }
     want.insert(s);
   }
@@ -63,8 +65,8 @@ std::string GemmSpec::label() const {
          " k=" + std::to_string(k);
 }
 
-GemmSpec make_gemm(const std::string& shape, const std::string& dtype, const std::string& pass, std::int64_t tokens,
-                   std::int64_t in, std::int64_t out) {
+GemmSpec make_gemm(const std::string& shape, const std::string& dtype, const std::string& pass,
+                   std::int64_t tokens, std::int64_t in, std::int64_t out) {
   GemmSpec g;
   g.shape = shape;
   g.dtype = dtype;
@@ -188,9 +190,9 @@ Plan make_plan(Mode mode, const DeviceFacts& dev, const std::vector<std::string>
   // ---- bandwidth: arrays >= 4x L2 (so the flush-less steady state streams from DRAM) ----
   {
     const std::uint64_t MiB = 1024 * 1024;
-    std::vector<std::uint64_t> sizes = smoke ? std::vector<std::uint64_t>{64 * MiB}
-                                             : std::vector<std::uint64_t>{64 * MiB, 128 * MiB, 256 * MiB, 512 * MiB,
-                                                                          1024 * MiB, 2048 * MiB};
+    std::vector<std::uint64_t> sizes =
+        smoke ? std::vector<std::uint64_t>{64 * MiB}
+              : std::vector<std::uint64_t>{64 * MiB, 128 * MiB, 256 * MiB, 512 * MiB, 1024 * MiB, 2048 * MiB};
     std::vector<std::uint64_t> keep;
     for (auto s : sizes) {
       if (!smoke && static_cast<double>(s) < 4.0 * static_cast<double>(dev.l2_bytes)) continue;
@@ -219,8 +221,8 @@ Plan make_plan(Mode mode, const DeviceFacts& dev, const std::vector<std::string>
       int in, out;
     };
     // w3 has w1's shape; o has q's
-    const std::vector<Lin> layers = {{"q", mx.hidden, mx.q_out},      {"kv", mx.hidden, mx.kv_out},
-                                     {"w1", mx.hidden, mx.ffn},       {"w2", mx.ffn, mx.hidden},
+    const std::vector<Lin> layers = {{"q", mx.hidden, mx.q_out},        {"kv", mx.hidden, mx.kv_out},
+                                     {"w1", mx.hidden, mx.ffn},         {"w2", mx.ffn, mx.hidden},
                                      {"router", mx.hidden, mx.experts}, {"lm_head", mx.hidden, mx.vocab}};
     std::vector<GemmSpec> g;
     auto squares = [&](const std::string& dtype, const std::vector<std::int64_t>& sizes) {
@@ -230,7 +232,8 @@ Plan make_plan(Mode mode, const DeviceFacts& dev, const std::vector<std::string>
                    const std::vector<std::string>& passes) {
       for (auto t : tokens) {
         for (const auto& l : layers) {
-          for (const auto& ps : passes) g.push_back(make_gemm(mx.name + "." + l.name, dtype, ps, t, l.in, l.out));
+          for (const auto& ps : passes)
+            g.push_back(make_gemm(mx.name + "." + l.name, dtype, ps, t, l.in, l.out));
         }
       }
     };
@@ -240,7 +243,8 @@ Plan make_plan(Mode mode, const DeviceFacts& dev, const std::vector<std::string>
       squares("fp16", {512});
       squares("tf32", {512});
       if (dev.has_fp8()) squares("fp8_e4m3", {1024});
-      for (const auto& ps : all_passes) g.push_back(make_gemm(mx.name + ".w1", "bf16", ps, 256, mx.hidden, mx.ffn));
+      for (const auto& ps : all_passes)
+        g.push_back(make_gemm(mx.name + ".w1", "bf16", ps, 256, mx.hidden, mx.ffn));
       g.push_back(make_gemm(mx.name + ".router", "bf16", "fwd", 256, mx.hidden, mx.experts));
     } else if (!full) {
       squares("bf16", {1024, 2048, 4096, 8192});
@@ -262,8 +266,11 @@ Plan make_plan(Mode mode, const DeviceFacts& dev, const std::vector<std::string>
                         std::to_string(dev.cc_minor) + " has no fp8 tensor cores (needs 8.9)");
     }
     for (const auto& s : g) {
-      double bytes = static_cast<double>((s.tokens * s.in + s.in * s.out) * static_cast<std::int64_t>(dtype_bytes(s.dtype))) +
-                     static_cast<double>(s.tokens * s.out * static_cast<std::int64_t>(std::max(dtype_bytes(s.dtype), dtype_out_bytes(s.dtype))));
+      double bytes = static_cast<double>((s.tokens * s.in + s.in * s.out) *
+                                         static_cast<std::int64_t>(dtype_bytes(s.dtype))) +
+                     static_cast<double>(
+                         s.tokens * s.out *
+                         static_cast<std::int64_t>(std::max(dtype_bytes(s.dtype), dtype_out_bytes(s.dtype))));
       if (fits(bytes)) {
         p.gemm.push_back(s);
       } else {
@@ -292,7 +299,8 @@ Plan make_plan(Mode mode, const DeviceFacts& dev, const std::vector<std::string>
       add(4096, "dense", "uniform");
     } else {
       for (std::int64_t t : {512, 2048, 8192}) {
-        for (const char* d : {"uniform", "mixtral_he_tuned", "mixtral_gs_tuned", "skewed"}) add(t, "sparse", d);
+        for (const char* d : {"uniform", "mixtral_he_tuned", "mixtral_gs_tuned", "skewed"})
+          add(t, "sparse", d);
         add(t, "dense", "uniform");
       }
     }
@@ -324,14 +332,18 @@ Plan make_plan(Mode mode, const DeviceFacts& dev, const std::vector<std::string>
   {
     std::vector<std::int64_t> keep;
     for (auto n : p.adamw_params) {
-      if (fits(5.0 * 4 * static_cast<double>(n))) keep.push_back(n);
-      else p.notes.push_back("adamw: " + std::to_string(n) + " params skipped (device memory)");
+      if (fits(5.0 * 4 * static_cast<double>(n)))
+        keep.push_back(n);
+      else
+        p.notes.push_back("adamw: " + std::to_string(n) + " params skipped (device memory)");
     }
     p.adamw_params = keep;
     keep.clear();
     for (auto t : p.elementwise_tokens) {
-      if (fits(5.0 * 2 * static_cast<double>(t) * p.model.ffn)) keep.push_back(t);
-      else p.notes.push_back("elementwise: " + std::to_string(t) + " tokens skipped (device memory)");
+      if (fits(5.0 * 2 * static_cast<double>(t) * p.model.ffn))
+        keep.push_back(t);
+      else
+        p.notes.push_back("elementwise: " + std::to_string(t) + " tokens skipped (device memory)");
     }
     p.elementwise_tokens = keep;
   }

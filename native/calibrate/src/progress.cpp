@@ -18,8 +18,8 @@ std::string format_duration(double seconds) {
   return buf;
 }
 
-std::string progress_line(double fraction, const std::string& label, double elapsed_s, std::optional<double> eta_s,
-                          int width, std::size_t max_label) {
+std::string progress_line(double fraction, const std::string& label, double elapsed_s,
+                          std::optional<double> eta_s, int width, std::size_t max_label) {
   fraction = std::min(1.0, std::max(0.0, std::isnan(fraction) ? 0.0 : fraction));
   int filled = static_cast<int>(std::floor(fraction * width + 1e-9));
   std::string bar = "[" + std::string(static_cast<std::size_t>(filled), '#') +
@@ -47,7 +47,11 @@ std::optional<double> estimate_eta(double fraction, double elapsed_s, double pla
 }
 
 Progress::Progress(std::FILE* out, bool tty, double planned_total_s)
-    : out_(out), tty_(tty), planned_(planned_total_s), start_(std::chrono::steady_clock::now()), last_draw_(start_) {}
+    : out_(out),
+      tty_(tty),
+      planned_(planned_total_s),
+      start_(std::chrono::steady_clock::now()),
+      last_draw_(start_) {}
 
 double Progress::elapsed() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();

@@ -76,7 +76,9 @@ std::string Check::describe(const std::string& what) const {
     std::snprintf(buf, sizeof buf, "%s: %lld values match (worst error %.2g of tolerance)", what.c_str(),
                   static_cast<long long>(checked), max_rel_err);
   } else {
-    std::snprintf(buf, sizeof buf, "%s: %lld of %lld values differ from the CPU reference; first at index %lld: got %.6g, expected %.6g (tolerance %.3g)",
+    std::snprintf(buf, sizeof buf,
+                  "%s: %lld of %lld values differ from the CPU reference; first at index %lld: got %.6g, "
+                  "expected %.6g (tolerance %.3g)",
                   what.c_str(), static_cast<long long>(bad), static_cast<long long>(checked),
                   static_cast<long long>(first_bad), got, want, tol);
   }
@@ -114,7 +116,8 @@ std::vector<float> bnb_dynamic_map_signed() {
     }
     double scale = std::pow(10.0, -(max_exponent_bits - 1) + i);
     for (int b = 0; b + 1 < fraction_items; ++b) {
-      double mean = (boundaries[static_cast<std::size_t>(b)] + boundaries[static_cast<std::size_t>(b) + 1]) / 2.0;
+      double mean =
+          (boundaries[static_cast<std::size_t>(b)] + boundaries[static_cast<std::size_t>(b) + 1]) / 2.0;
       data.push_back(scale * mean);
       data.push_back(-scale * mean);
     }
@@ -201,7 +204,9 @@ void topk_softmax_ref(const float* logits, int experts, int k, int* idx, float* 
 // ---- MoE ----
 
 namespace {
-inline float rnd(double v, bool round) { return round ? round_bf16(static_cast<float>(v)) : static_cast<float>(v); }
+inline float rnd(double v, bool round) {
+  return round ? round_bf16(static_cast<float>(v)) : static_cast<float>(v);
+}
 inline std::size_t z(std::int64_t v) { return static_cast<std::size_t>(v); }
 }  // namespace
 
@@ -231,7 +236,8 @@ std::vector<float> moe_logits_ref(const MoeRefProblem& p, bool round) {
   for (int t = 0; t < p.T; ++t) {
     for (int e = 0; e < p.E; ++e) {
       double s = 0;
-      for (int h = 0; h < p.H; ++h) s += static_cast<double>(p.X[z(std::int64_t{t} * p.H + h)]) * p.Wg[z(std::int64_t{e} * p.H + h)];
+      for (int h = 0; h < p.H; ++h)
+        s += static_cast<double>(p.X[z(std::int64_t{t} * p.H + h)]) * p.Wg[z(std::int64_t{e} * p.H + h)];
       logits[z(std::int64_t{t} * p.E + e)] = rnd(s, round);
     }
   }
@@ -243,7 +249,8 @@ MoeRefRouting moe_route_ref(const std::vector<float>& logits, int T, int E, int 
   r.idx.resize(z(std::int64_t{T} * kk));
   r.w.resize(z(std::int64_t{T} * kk));
   for (int t = 0; t < T; ++t) {
-    topk_softmax_ref(&logits[z(std::int64_t{t} * E)], E, kk, &r.idx[z(std::int64_t{t} * kk)], &r.w[z(std::int64_t{t} * kk)]);
+    topk_softmax_ref(&logits[z(std::int64_t{t} * E)], E, kk, &r.idx[z(std::int64_t{t} * kk)],
+                     &r.w[z(std::int64_t{t} * kk)]);
   }
   return r;
 }
@@ -283,14 +290,16 @@ MoeRefForward moe_forward_ref(const MoeRefProblem& p, const MoeRefRouting& r, bo
   for (std::int64_t t = 0; t < T; ++t) {
     for (std::int64_t h = 0; h < H; ++h) {
       double s = 0;
-      for (std::int64_t j = 0; j < kk; ++j) s += static_cast<double>(r.w[z(t * kk + j)]) * f.Yp[z((t * kk + j) * H + h)];
+      for (std::int64_t j = 0; j < kk; ++j)
+        s += static_cast<double>(r.w[z(t * kk + j)]) * f.Yp[z((t * kk + j) * H + h)];
       f.out[z(t * H + h)] = rnd(s, round);
     }
   }
   return f;
 }
 
-MoeRefBackward moe_backward_ref(const MoeRefProblem& p, const MoeRefRouting& r, const MoeRefForward& f, bool round) {
+MoeRefBackward moe_backward_ref(const MoeRefProblem& p, const MoeRefRouting& r, const MoeRefForward& f,
+                                bool round) {
   const std::int64_t T = p.T, H = p.H, F = p.F, E = p.E, kk = p.kk, R = T * kk;
   MoeRefBackward b;
   b.dw.assign(z(T * kk), 0);
@@ -315,7 +324,8 @@ MoeRefBackward moe_backward_ref(const MoeRefProblem& p, const MoeRefRouting& r, 
     // w2: dA = dYp W2[e]  ([H] x [H,F]); dW2[e] += dYp^T A
     for (std::int64_t j = 0; j < F; ++j) {
       double s = 0;
-      for (std::int64_t h = 0; h < H; ++h) s += static_cast<double>(dYp[z(a * H + h)]) * p.W2[z((e * H + h) * F + j)];
+      for (std::int64_t h = 0; h < H; ++h)
+        s += static_cast<double>(dYp[z(a * H + h)]) * p.W2[z((e * H + h) * F + j)];
       dA[z(j)] = rnd(s, round);
     }
     for (std::int64_t h = 0; h < H; ++h) {
@@ -350,7 +360,8 @@ MoeRefBackward moe_backward_ref(const MoeRefProblem& p, const MoeRefRouting& r, 
   // router: w = softmax over the chosen logits -> dlogit_s = w_s (dw_s - sum_i w_i dw_i)
   for (std::int64_t t = 0; t < T; ++t) {
     double dot = 0;
-    for (std::int64_t j = 0; j < kk; ++j) dot += static_cast<double>(r.w[z(t * kk + j)]) * b.dw[z(t * kk + j)];
+    for (std::int64_t j = 0; j < kk; ++j)
+      dot += static_cast<double>(r.w[z(t * kk + j)]) * b.dw[z(t * kk + j)];
     for (std::int64_t j = 0; j < kk; ++j) {
       double g = static_cast<double>(r.w[z(t * kk + j)]) * (static_cast<double>(b.dw[z(t * kk + j)]) - dot);
       b.dlogits[z(t * E + r.idx[z(t * kk + j)])] = rnd(g, round);
@@ -362,14 +373,16 @@ MoeRefBackward moe_backward_ref(const MoeRefProblem& p, const MoeRefRouting& r, 
       double s = 0;
       for (std::int64_t j = 0; j < kk; ++j) s += dXp[z((t * kk + j) * H + h)];
       double gx = rnd(s, round);
-      for (std::int64_t e = 0; e < E; ++e) gx += static_cast<double>(b.dlogits[z(t * E + e)]) * p.Wg[z(e * H + h)];
+      for (std::int64_t e = 0; e < E; ++e)
+        gx += static_cast<double>(b.dlogits[z(t * E + e)]) * p.Wg[z(e * H + h)];
       b.dX[z(t * H + h)] = rnd(gx, round);
     }
   }
   for (std::int64_t e = 0; e < E; ++e) {
     for (std::int64_t h = 0; h < H; ++h) {
       double s = 0;
-      for (std::int64_t t = 0; t < T; ++t) s += static_cast<double>(b.dlogits[z(t * E + e)]) * p.X[z(t * H + h)];
+      for (std::int64_t t = 0; t < T; ++t)
+        s += static_cast<double>(b.dlogits[z(t * E + e)]) * p.X[z(t * H + h)];
       b.dWg[z(e * H + h)] = rnd(s, round);
     }
   }

@@ -21,8 +21,9 @@ Result<std::vector<double>> distribution_weights(const std::string& name, int ex
   } else if (name == "skewed") {
     for (int i = 0; i < experts; ++i) w.push_back(1.0 / std::pow(static_cast<double>(i + 1), 1.2));
   } else {
-    return make_error(Errc::invalid_value, "distribution",
-                      "unknown distribution \"" + name + "\" (uniform, mixtral_he_tuned, mixtral_gs_tuned, skewed)");
+    return make_error(
+        Errc::invalid_value, "distribution",
+        "unknown distribution \"" + name + "\" (uniform, mixtral_he_tuned, mixtral_gs_tuned, skewed)");
   }
   double s = std::accumulate(w.begin(), w.end(), 0.0);
   for (auto& x : w) x /= s;
@@ -41,8 +42,10 @@ std::vector<std::int64_t> expert_counts(std::int64_t tokens, int top_k, const st
   for (int iter = 0; iter < static_cast<int>(E) + 1; ++iter) {
     double free_total = total, free_w = 0;
     for (std::size_t e = 0; e < E; ++e) {
-      if (capped[e]) free_total -= cap;
-      else free_w += std::max(0.0, weights[e]);
+      if (capped[e])
+        free_total -= cap;
+      else
+        free_w += std::max(0.0, weights[e]);
     }
     bool changed = false;
     for (std::size_t e = 0; e < E; ++e) {
@@ -80,8 +83,8 @@ std::vector<std::int64_t> expert_counts(std::int64_t tokens, int top_k, const st
   return counts;
 }
 
-std::vector<std::int32_t> assign_experts(std::int64_t tokens, int top_k, const std::vector<std::int64_t>& counts,
-                                         std::uint64_t seed) {
+std::vector<std::int32_t> assign_experts(std::int64_t tokens, int top_k,
+                                         const std::vector<std::int64_t>& counts, std::uint64_t seed) {
   // Lay the experts' slots out in expert order (expert e repeated counts[e] times); token t takes slots
   // t, t + T, t + 2T, ...: a run of one expert is at most T long, so a token's k slots are distinct experts.
   std::vector<std::int32_t> slots;
@@ -97,7 +100,8 @@ std::vector<std::int32_t> assign_experts(std::int64_t tokens, int top_k, const s
   for (std::int64_t t = 0; t < tokens; ++t) {
     for (int j = 0; j < top_k; ++j) {
       std::size_t s = static_cast<std::size_t>(t + j * tokens);
-      idx[static_cast<std::size_t>(order[static_cast<std::size_t>(t)] * top_k + j)] = s < slots.size() ? slots[s] : 0;
+      idx[static_cast<std::size_t>(order[static_cast<std::size_t>(t)] * top_k + j)] =
+          s < slots.size() ? slots[s] : 0;
     }
   }
   return idx;

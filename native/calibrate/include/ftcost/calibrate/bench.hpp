@@ -3,21 +3,22 @@
 // CUDA side throws.
 #pragma once
 
+#include "ftcost/calibrate/plan.hpp"
+#include "ftcost/calibrate/progress.hpp"
+#include "ftcost/calibration.hpp"
+
 #include <csignal>
 #include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "ftcost/calibrate/plan.hpp"
-#include "ftcost/calibrate/progress.hpp"
-#include "ftcost/calibration.hpp"
-
 namespace ftcost::calib {
 
 // A CUDA runtime / cuBLAS call failed. `call` is the call as written ("cublasLtMatmul(...)").
 struct DeviceError : std::runtime_error {
-  DeviceError(std::string call_, const std::string& what) : std::runtime_error(what), call(std::move(call_)) {}
+  DeviceError(std::string call_, const std::string& what)
+      : std::runtime_error(what), call(std::move(call_)) {}
   std::string call;
 };
 // Out of device memory for this shape: skip it with a note, go on.
@@ -49,10 +50,10 @@ class Env {
   void end();                            // it is finished (progress advances by one item of the family)
   const std::string& label() const { return label_; }
 
-  void note(const std::string& text);    // recorded in meta.notes and printed
-  void fail(const std::string& text);    // a validation failure: noted, counted
+  void note(const std::string& text);  // recorded in meta.notes and printed
+  void fail(const std::string& text);  // a validation failure: noted, counted
   int failures() const { return failures_; }
-  void log(const std::string& text);     // printed only
+  void log(const std::string& text);  // printed only
   bool verbose = false;
 
  private:

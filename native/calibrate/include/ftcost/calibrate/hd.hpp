@@ -56,7 +56,8 @@ inline float bits_float(std::uint32_t u) {
 // float -> bf16, round to nearest even (NaN stays NaN).
 inline std::uint16_t float_to_bf16_bits(float f) {
   std::uint32_t u = float_bits(f);
-  if ((u & 0x7F800000u) == 0x7F800000u && (u & 0x007FFFFFu)) return static_cast<std::uint16_t>((u >> 16) | 0x40u);
+  if ((u & 0x7F800000u) == 0x7F800000u && (u & 0x007FFFFFu))
+    return static_cast<std::uint16_t>((u >> 16) | 0x40u);
   u += 0x7FFFu + ((u >> 16) & 1u);
   return static_cast<std::uint16_t>(u >> 16);
 }

@@ -2,10 +2,10 @@
 // launches themselves are in kernels/launch.cu).
 #pragma once
 
-#include <cstdint>
-
 #include "ftcost/calibrate/stats.hpp"
 #include "ftcost/calibration.hpp"
+
+#include <cstdint>
 
 namespace ftcost::calib {
 

@@ -3,6 +3,8 @@
 // container without it) every reading is "unknown" and the calibration records nvml = false.
 #pragma once
 
+#include "ftcost/calibration.hpp"
+
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -10,8 +12,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include "ftcost/calibration.hpp"
 
 namespace ftcost::calib {
 
@@ -32,12 +32,12 @@ class Nvml {
 
   CalClockSample sample();
   std::optional<unsigned long long> throttle_reasons();
-  std::optional<std::string> pci_device_id();   // "0x2335"
+  std::optional<std::string> pci_device_id();  // "0x2335"
   std::optional<double> power_limit_w();
   std::optional<double> max_sm_clock_mhz();
   std::optional<double> max_memory_clock_mhz();
   std::optional<std::string> driver_version();
-  std::optional<int> compute_processes();       // processes with a compute context on the device
+  std::optional<int> compute_processes();  // processes with a compute context on the device
 
  private:
   Nvml() = default;

@@ -1,12 +1,12 @@
 // Writing the calibration: atomic file write, the summary table, metadata helpers (host-only).
 #pragma once
 
+#include "ftcost/calibration.hpp"
+#include "ftcost/error.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include "ftcost/calibration.hpp"
-#include "ftcost/error.hpp"
 
 namespace ftcost::calib {
 

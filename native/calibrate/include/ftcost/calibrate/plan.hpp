@@ -2,12 +2,12 @@
 // Host-only: the CUDA side executes a Plan; tests check plans here without a GPU.
 #pragma once
 
+#include "ftcost/calibrate/stats.hpp"
+#include "ftcost/error.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include "ftcost/calibrate/stats.hpp"
-#include "ftcost/error.hpp"
 
 namespace ftcost::calib {
 
@@ -41,14 +41,16 @@ struct MoeModel {
 };
 
 struct GemmSpec {
-  std::string shape;  // "square" | "mixtral-8x7b.q" ...
-  std::string dtype;  // bf16 | fp16 | tf32 | fp8_e4m3
-  std::string pass;   // fwd | dgrad | wgrad
+  std::string shape;                         // "square" | "mixtral-8x7b.q" ...
+  std::string dtype;                         // bf16 | fp16 | tf32 | fp8_e4m3
+  std::string pass;                          // fwd | dgrad | wgrad
   std::int64_t tokens = 0, in = 0, out = 0;  // the linear layer y[tokens,out] = x[tokens,in] W[out,in]^T
   // cuBLAS column-major view (see calibration.hpp)
   char transa = 'T', transb = 'N';
   std::int64_t m = 0, n = 0, k = 0;
-  double flops() const { return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k); }
+  double flops() const {
+    return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  }
   std::string label() const;
   GemmRow row() const;  // a calibration row naming this GEMM (shape, dtype, pass, layout); no timings
 };
@@ -72,8 +74,8 @@ struct Plan {
   Mode mode = Mode::quick;
   std::vector<std::string> families;  // to run, in order
   TimingPolicy timing;
-  int gemm_algo_candidates = 4;       // cuBLASLt heuristic results timed per shape
-  int gemm_samples = 128;             // output elements checked against the CPU per GEMM
+  int gemm_algo_candidates = 4;  // cuBLASLt heuristic results timed per shape
+  int gemm_samples = 128;        // output elements checked against the CPU per GEMM
   std::vector<std::uint64_t> bandwidth_array_bytes;
   std::vector<GemmSpec> gemm;
   std::vector<MoeSpec> moe;
@@ -86,7 +88,7 @@ struct Plan {
   int eager_sync_every = 32;
 
   bool runs(const std::string& family) const;
-  int items(const std::string& family) const;           // measurements (progress steps)
+  int items(const std::string& family) const;                // measurements (progress steps)
   double estimate_seconds(const std::string& family) const;  // rough, for the ETA
   double estimate_seconds() const;
   std::vector<std::string> notes;  // sizes dropped for lack of memory, fp8 unsupported, ...

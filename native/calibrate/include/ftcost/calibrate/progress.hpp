@@ -24,9 +24,9 @@ class Progress {
  public:
   Progress(std::FILE* out, bool tty, double planned_total_s);
   void set_total_units(double units) { total_ = units; }
-  void begin(const std::string& label);  // current item
-  void advance(double units);            // item finished
-  void message(const std::string& line); // a note between redraws (clears the bar first)
+  void begin(const std::string& label);   // current item
+  void advance(double units);             // item finished
+  void message(const std::string& line);  // a note between redraws (clears the bar first)
   void finish();
   double elapsed() const;
   double fraction() const;

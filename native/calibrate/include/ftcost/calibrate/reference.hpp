@@ -3,11 +3,11 @@
 // values, bitsandbytes tables, finite-difference gradients of the MoE backward).
 #pragma once
 
+#include "ftcost/calibrate/hd.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include "ftcost/calibrate/hd.hpp"
 
 namespace ftcost::calib {
 
@@ -47,7 +47,7 @@ Check check_close(const float* got, const float* want, std::int64_t n, double at
 void check_one(Check& c, std::int64_t index, double got, double want, double tol);
 
 // ---- bitsandbytes NF4 with double quantization --------------------------------------------------------
-extern const float kNf4Code[16];             // bitsandbytes NF4 code book (index = 4-bit code)
+extern const float kNf4Code[16];              // bitsandbytes NF4 code book (index = 4-bit code)
 std::vector<float> bnb_dynamic_map_signed();  // create_dynamic_map(signed=True, 7, 8): 256 sorted values
 
 // The generated inputs: packed codes (2 per byte, high nibble first), 8-bit quantized absmax per 64
@@ -55,9 +55,15 @@ std::vector<float> bnb_dynamic_map_signed();  // create_dynamic_map(signed=True,
 struct Nf4Inputs {
   std::uint32_t seed_packed = 11, seed_qabsmax = 12, seed_absmax2 = 13;
   float offset = 0.0625f;
-  FTCOST_HD std::uint8_t packed(std::uint64_t byte) const { return static_cast<std::uint8_t>(hash32(seed_packed, byte)); }
-  FTCOST_HD std::uint8_t qabsmax(std::uint64_t block) const { return static_cast<std::uint8_t>(hash32(seed_qabsmax, block)); }
-  FTCOST_HD float absmax2(std::uint64_t group) const { return 0.01f * (1.0f + hash_unit(seed_absmax2, group)); }
+  FTCOST_HD std::uint8_t packed(std::uint64_t byte) const {
+    return static_cast<std::uint8_t>(hash32(seed_packed, byte));
+  }
+  FTCOST_HD std::uint8_t qabsmax(std::uint64_t block) const {
+    return static_cast<std::uint8_t>(hash32(seed_qabsmax, block));
+  }
+  FTCOST_HD float absmax2(std::uint64_t group) const {
+    return 0.01f * (1.0f + hash_unit(seed_absmax2, group));
+  }
 };
 // Element i dequantized: fused = fp32 math then bf16; bnb = bitsandbytes' sequence (absmax to fp32,
 // + offset, value in fp16, then cast to bf16).
@@ -99,25 +105,26 @@ struct MoeRefRouting {
   std::vector<float> w;  // [T,kk]
 };
 struct MoeRefForward {
-  std::vector<float> logits;  // [T,E]
+  std::vector<float> logits;     // [T,E]
   std::vector<float> H1, H3, A;  // [T*kk, F], row a = t*kk + j
-  std::vector<float> Yp;      // [T*kk, H]
-  std::vector<float> out;     // [T,H]
+  std::vector<float> Yp;         // [T*kk, H]
+  std::vector<float> out;        // [T,H]
 };
 struct MoeRefBackward {
-  std::vector<float> dw;       // [T,kk]
-  std::vector<float> dlogits;  // [T,E]
-  std::vector<float> dX;       // [T,H]
+  std::vector<float> dw;        // [T,kk]
+  std::vector<float> dlogits;   // [T,E]
+  std::vector<float> dX;        // [T,H]
   std::vector<float> dW1, dW3;  // [E,F,H]
-  std::vector<float> dW2;      // [E,H,F]
-  std::vector<float> dWg;      // [E,H]
+  std::vector<float> dW2;       // [E,H,F]
+  std::vector<float> dWg;       // [E,H]
 };
 // `round` = store intermediates in bf16 where the GPU implementation does (to compare with it);
 // false = exact (double-accumulated float) math, e.g. for gradient checks.
 std::vector<float> moe_logits_ref(const MoeRefProblem& p, bool round);
 MoeRefRouting moe_route_ref(const std::vector<float>& logits, int T, int E, int kk);
 MoeRefForward moe_forward_ref(const MoeRefProblem& p, const MoeRefRouting& r, bool round);
-MoeRefBackward moe_backward_ref(const MoeRefProblem& p, const MoeRefRouting& r, const MoeRefForward& f, bool round);
+MoeRefBackward moe_backward_ref(const MoeRefProblem& p, const MoeRefRouting& r, const MoeRefForward& f,
+                                bool round);
 
 // Generators of the MoE benchmark's tensors (shared by the CUDA fill kernels and the references).
 struct MoeGens {

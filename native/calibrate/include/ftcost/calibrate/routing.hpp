@@ -1,11 +1,11 @@
 // Token-to-expert assignments with a controlled load distribution (host-only).
 #pragma once
 
+#include "ftcost/error.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include "ftcost/error.hpp"
 
 namespace ftcost::calib {
 
@@ -24,7 +24,7 @@ std::vector<std::int64_t> expert_counts(std::int64_t tokens, int top_k, const st
 // Assignment [tokens x top_k] (row-major) with exactly `counts` per expert and distinct experts within a
 // token; tokens are shuffled (seeded) so that an expert's tokens are not contiguous. Requires
 // sum(counts) = tokens * top_k and every count <= tokens.
-std::vector<std::int32_t> assign_experts(std::int64_t tokens, int top_k, const std::vector<std::int64_t>& counts,
-                                         std::uint64_t seed);
+std::vector<std::int32_t> assign_experts(std::int64_t tokens, int top_k,
+                                         const std::vector<std::int64_t>& counts, std::uint64_t seed);
 
 }  // namespace ftcost::calib

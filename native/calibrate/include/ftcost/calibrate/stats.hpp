@@ -1,9 +1,9 @@
 // Timing statistics and the noise-based stopping rule (host-only, no CUDA).
 #pragma once
 
-#include <vector>
-
 #include "ftcost/calibration.hpp"
+
+#include <vector>
 
 namespace ftcost::calib {
 
