@@ -407,7 +407,15 @@ DATASETS = [
 ]
 
 # The paper's cost-model prices (Table IV): they must end up in the CUDO Compute file.
-PAPER_PRICES = [("a40", 0.79), ("a100-sxm4-80gb", 1.67), ("h100-sxm5-80gb", 2.1)]
+PAPER_PRICES = [("a40", 0.79), ("a100-pcie-80gb", 1.67), ("h100-sxm5-80gb", 2.1)]
+
+# Reference records whose GPU id this project reads differently, with the reason (kept in the offer's notes).
+GPU_ID_OVERRIDES = {
+    "price-002": ("a100-pcie-80gb",
+                  "gpu_id: the reference guesses a100-sxm4-80gb; CUDO Compute lists its A100 80GB as PCIe "
+                  "(its catalogue's instance types are 'a100-pci', price-068/069 here), so the paper's A100 "
+                  "price is taken as the PCIe part, as the validation rows of Table IV are."),
+}
 PAPER_PRICE_PROVIDER = "cudo-compute"
 PAPER_PRICE_DATE = "2024-07"
 
@@ -529,6 +537,9 @@ def build_prices(ref, gpu_ids):
             fail(f"providers {entry['provider']!r} and {rec['provider']!r} map to the same id {pid}")
         entry["sources"].append(rec["source"])
         gid = rec.get("gpu_id")
+        override = GPU_ID_OVERRIDES.get(ref_id)
+        if override:
+            gid = override[0]
         if gid is None or gid not in gpu_ids:
             dropped.append(f"{ref_id} ({rec['provider']}: {rec.get('gpu_as_listed')}, gpu_id {gid})")
             continue
@@ -540,6 +551,9 @@ def build_prices(ref, gpu_ids):
         if not isinstance(rec.get("on_demand_usd_per_gpu_hour"), (int, float)):
             fail(f"cloud-prices.json: {ref_id} has no on-demand price")
         offer = {k: rec.get(k) for k in OFFER_KEYS}
+        if override:
+            offer["gpu_id"] = gid
+            offer["notes"] = ((offer.get("notes") or "") + " " + override[1]).strip()
         offer["reference_id"] = ref_id
         entry["offers"].append(offer)
 

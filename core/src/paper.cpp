@@ -173,7 +173,7 @@ std::vector<Table4Row> table4(double queries, double epochs) {
   // 1.0055, 2.7399, 4.8988 q/s; printed 1.01, 2.74, 4.90).
   std::vector<Table4Row> rows = {
       {"A40", "a40", 48, 4, 1.0055, 0.79, 32.7, 0, 0},
-      {"A100", "a100-sxm4-80gb", 80, 17, 2.7399, 1.67, 25.4, 0, 0},
+      {"A100", "a100-pcie-80gb", 80, 17, 2.7399, 1.67, 25.4, 0, 0},
       {"H100", "h100-sxm5-80gb", 80, 17, 4.8988, 2.1, 17.9, 0, 0},
   };
   for (auto& r : rows) {
