@@ -438,9 +438,16 @@ class Builder {
         const double ne = n > 0 ? n / std::max(hit, 1e-12) : 0;
         seg_host_ += reps * s_.host_sync_us * 1e-6 * (bwd ? 0.0 : 1.0);
         stream("expert_loop", st, LayerType::moe, KernelClass::routing, a_ * ne * H * 4 * hit,
-               (own_code_ ? s_.own_code_kernels_per_expert_overhead : s_.kernels_per_expert_overhead) +
-                   (bwd ? s_.kernels_per_gather_backward * hit * (own_code_ ? 1.0 : 2.0) : 0.0),
-               reps);
+               own_code_ ? s_.own_code_kernels_per_expert_overhead : s_.kernels_per_expert_overhead, reps);
+        if (bwd) {
+          // Backward of the gather x[idx]: autograd's IndexBackward builds a zero tensor the size of the
+          // whole input [N, H] and index_put_s (accumulate) the expert's rows into it; the engine then adds
+          // it to the input's gradient. So each expert that is hit costs a full-size fill and a full-size add
+          // (read two, write one), whatever its share of tokens. The routing-weight gather of HF models is
+          // [N, k]: its launches count, its bytes do not.
+          stream("expert_gather_grad", st, LayerType::moe, KernelClass::routing, a_ * N_ * H * 4 * hit,
+                 s_.kernels_per_gather_backward * hit * (own_code_ ? 1.0 : 2.0), reps);
+        }
         if (fused_up) {
           linear("expert_up", st, LayerType::moe, KernelClass::expert_gemm, ne, H, up_mult * F, reps * hit,
                  t.expert_gate_up);

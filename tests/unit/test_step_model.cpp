@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <string>
 
 using namespace ftcost;
 
@@ -154,6 +155,30 @@ TEST_CASE("full fine-tuning computes weight gradients; LoRA backward only input 
   CHECK(fb > 1.5 * f.step.by_stage[static_cast<std::size_t>(Stage::forward)]);
   CHECK(f.step.by_stage[static_cast<std::size_t>(Stage::optimizer)] >
         20 * l.step.by_stage[static_cast<std::size_t>(Stage::optimizer)]);
+}
+
+TEST_CASE("the eager loop's gather backward moves the whole input once per expert hit, whatever its share") {
+  // IndexBackward0 = zeros_like(x).index_put_(idx, grad, accumulate=True), then added to x's gradient:
+  // 4 x N x H x 2 B per expert that receives tokens, in backward only.
+  auto gather_grad_bytes = [](const Estimate& e) {
+    double b = 0;
+    for (const auto& op : e.step.ops) {
+      if (std::string(op.name) != "expert_gather_grad") continue;
+      CHECK(op.stage == Stage::backward);
+      b += op.bytes;
+    }
+    return b;
+  };
+  Request r = {
+      {"model", "blackmamba-2.8b"}, {"gpu", "a40"}, {"seq", "128"}, {"method", "full"}, {"moe", "dense"}};
+  for (const char* batch : {"1", "30"}) {
+    CAPTURE(batch);
+    Estimate e = run(with(r, "batch", batch));
+    const double N = 128.0 * std::stod(batch), H = 1472, experts_hit = 8, moe_layers = 18;
+    CHECK(gather_grad_bytes(e) == doctest::Approx(4 * N * H * 2 * experts_hit * moe_layers));
+  }
+  // The fused stack has no per-expert gather.
+  CHECK(gather_grad_bytes(run(with(with(kMixtral, "gpu", "a40"), "stack", "grouped-gemm-2025"))) == 0);
 }
 
 TEST_CASE("padding to the longest sample: the padded length grows with batch size") {
