@@ -444,8 +444,12 @@ class Builder {
           // whole input [N, H] and index_put_s (accumulate) the expert's rows into it; the engine then adds
           // it to the input's gradient. So each expert that is hit costs a full-size fill and a full-size add
           // (read two, write one), whatever its share of tokens. The routing-weight gather of HF models is
-          // [N, k]: its launches count, its bytes do not.
-          stream("expert_gather_grad", st, LayerType::moe, KernelClass::routing, a_ * N_ * H * 4 * hit,
+          // [N, k]: its launches count, its bytes do not. Own code that writes `out[sel] = expert(h[sel])`
+          // (BlackMamba's SwitchMLP) adds the backward of index_put_ into `out`: the gradient of `out` is
+          // grad.index_put(sel, 0), a full-size copy per expert (HF's index_add_ passes it through).
+          const double full_passes = own_code_ ? 6.0 : 4.0;
+          stream("expert_gather_grad", st, LayerType::moe, KernelClass::routing,
+                 a_ * N_ * H * full_passes * hit,
                  s_.kernels_per_gather_backward * hit * (own_code_ ? 1.0 : 2.0), reps);
         }
         if (fused_up) {

@@ -151,6 +151,7 @@ const Param kParams[] = {
     {"gemm_memory_efficiency", &StackProfile::gemm_memory_efficiency, 0.5, 0.92},
     {"dequant_efficiency", &StackProfile::dequant_efficiency, 0.3, 0.92},
     {"optimizer_efficiency", &StackProfile::optimizer_efficiency, 0.05, 0.92},
+    {"backward_host_factor", &StackProfile::backward_host_factor, 0.2, 1.5},
 };
 constexpr std::size_t kNp = sizeof(kParams) / sizeof(kParams[0]);
 

@@ -159,7 +159,8 @@ TEST_CASE("full fine-tuning computes weight gradients; LoRA backward only input 
 
 TEST_CASE("the eager loop's gather backward moves the whole input once per expert hit, whatever its share") {
   // IndexBackward0 = zeros_like(x).index_put_(idx, grad, accumulate=True), then added to x's gradient:
-  // 4 x N x H x 2 B per expert that receives tokens, in backward only.
+  // 4 x N x H x 2 B per expert that receives tokens, in backward only. BlackMamba's `out[sel] = ...`
+  // adds the backward of index_put_ into `out` (a full-size copy, 2 x N x H x 2 B); HF's index_add_ does not.
   auto gather_grad_bytes = [](const Estimate& e) {
     double b = 0;
     for (const auto& op : e.step.ops) {
@@ -169,14 +170,17 @@ TEST_CASE("the eager loop's gather backward moves the whole input once per exper
     }
     return b;
   };
-  Request r = {
+  Request bm = {
       {"model", "blackmamba-2.8b"}, {"gpu", "a40"}, {"seq", "128"}, {"method", "full"}, {"moe", "dense"}};
-  for (const char* batch : {"1", "30"}) {
+  for (int batch : {1, 30}) {
     CAPTURE(batch);
-    Estimate e = run(with(r, "batch", batch));
-    const double N = 128.0 * std::stod(batch), H = 1472, experts_hit = 8, moe_layers = 18;
-    CHECK(gather_grad_bytes(e) == doctest::Approx(4 * N * H * 2 * experts_hit * moe_layers));
+    Estimate e = run(with(bm, "batch", std::to_string(batch).c_str()));
+    const double N = 128.0 * batch, H = 1472, experts_hit = 8, moe_layers = 18;
+    CHECK(gather_grad_bytes(e) == doctest::Approx((4 + 2) * N * H * 2 * experts_hit * moe_layers));
   }
+  // Mixtral in dense mode: every expert is hit; N = 4 x 512 tokens, H = 4096, 32 layers.
+  Estimate mx = run(with(with(kMixtral, "gpu", "a40"), "moe", "dense"));
+  CHECK(gather_grad_bytes(mx) == doctest::Approx(4 * 2048.0 * 4096 * 2 * 8 * 32));
   // The fused stack has no per-expert gather.
   CHECK(gather_grad_bytes(run(with(with(kMixtral, "gpu", "a40"), "stack", "grouped-gemm-2025"))) == 0);
 }
