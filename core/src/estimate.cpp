@@ -411,6 +411,8 @@ Result<Inputs> resolve_request(const Request& req, const Database& db, const Fil
                       "unknown stack \"" + stack + "\"; known: " + join_ids(ids));
   }
   in.stack = *sp;
+  const std::string vendor_warning = stack_vendor_warning(in.stack, in.gpu.id, in.gpu.vendor);
+  if (!vendor_warning.empty()) in.warnings.push_back(vendor_warning);
   std::string kind = get(req, "model-kind");
   if (kind.empty()) kind = "step";
   FTCOST_TRY(kv, parse_choice(kind, "--model-kind", {"step", "paper"}));

@@ -56,6 +56,17 @@ Result<StackProfile> parse_stack(const json& doc, const std::string& source) {
   s.display_name = name;
   s.description = desc;
   s.moe_execution = exec;
+  if (has(doc, "vendors")) {
+    const json& v = doc.at("vendors");
+    if (!v.is_array() || v.empty())
+      return make_error(Errc::wrong_type, "vendors", "must be a non-empty array of GPU vendor names");
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (!v[i].is_string() || v[i].get<std::string>().empty())
+        return make_error(Errc::wrong_type, "vendors[" + std::to_string(i) + "]",
+                          "must be a non-empty string (a GPU vendor, e.g. \"NVIDIA\")");
+      s.vendors.push_back(v[i].get<std::string>());
+    }
+  }
   if (!has(doc, "memory") || !doc.at("memory").is_object())
     return make_error(Errc::missing_field, "memory", "required object");
   const json& m = doc.at("memory");
@@ -132,6 +143,20 @@ Result<StackProfile> parse_stack(const json& doc, const std::string& source) {
   if (has(t, "fit")) s.fit = t.at("fit");
   s.throughput_note = note;
   return s;
+}
+
+std::string stack_vendor_warning(const StackProfile& s, const std::string& gpu_id,
+                                 const std::string& gpu_vendor) {
+  if (s.vendors.empty()) return {};
+  std::string list;
+  for (const auto& v : s.vendors) {
+    if (v == gpu_vendor) return {};
+    list += (list.empty() ? "" : "/") + v;
+  }
+  return "stack " + s.id + " runs on " + list + " GPUs only; " + gpu_id + " is " +
+         (gpu_vendor.empty() ? std::string("of another vendor") : gpu_vendor) +
+         ": the estimate applies the stack's efficiencies to its specs, but the software it "
+         "describes does not run there as is; read it as an extrapolation";
 }
 
 }  // namespace ftcost

@@ -227,4 +227,40 @@ TEST_CASE("stack profiles: optional throughput fields default sensibly and are r
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().field == std::string("throughput.") + bad.first);
   }
+  // vendors: optional (any vendor when absent), else a non-empty array of names
+  CHECK(ok->vendors.empty());
+  CHECK(stack_vendor_warning(ok.value(), "mi300x", "AMD").empty());
+  for (const auto& bad : {std::pair<json, const char*>{json("NVIDIA"), "vendors"},
+                          std::pair<json, const char*>{json::array(), "vendors"},
+                          std::pair<json, const char*>{json::array({"NVIDIA", 3}), "vendors[1]"}}) {
+    json d = doc;
+    d["vendors"] = bad.first;
+    auto r = parse_stack(d, "stacks/s.json");
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().field == bad.second);
+  }
+}
+
+TEST_CASE("a stack whose software runs only on NVIDIA GPUs warns when the GPU is another vendor's") {
+  const auto& db = Database::embedded();
+  for (const char* stack : {"hf-transformers-2024", "grouped-gemm-2025"}) {
+    CAPTURE(stack);
+    REQUIRE(db.stack(stack) != nullptr);
+    CHECK(db.stack(stack)->vendors == std::vector<std::string>{"NVIDIA"});
+  }
+  auto warns_about_stack = [&](const char* gpu) {
+    Request r = {
+        {"model", "mixtral-8x7b"}, {"gpu", gpu}, {"method", "qlora"}, {"seq", "512"}, {"batch", "1"}};
+    auto in = resolve_request(r, db, nullptr);
+    REQUIRE(in.ok());
+    auto e = estimate(in.value(), db);
+    REQUIRE(e.ok());
+    int n = 0;
+    for (const auto& w : e->warnings) n += w.find("runs on NVIDIA GPUs only") != std::string::npos;
+    return n;
+  };
+  CHECK(warns_about_stack("mi300x") == 1);
+  CHECK(warns_about_stack("gaudi3") == 1);
+  CHECK(warns_about_stack("a40") == 0);
+  CHECK(warns_about_stack("h100-sxm5-80gb") == 0);
 }

@@ -4,6 +4,7 @@
 // result that does not change when an input does, or an error where an estimate is expected.
 // Run by ctest (native preset) as `web_ui_smoke`.
 #include "app.hpp"
+#include "engine.hpp"
 #include "ftcost/api.hpp"
 #include "imgui.h"
 #include "json_get.hpp"
@@ -105,6 +106,39 @@ int main() {
           "api and UI disagree on max batch");
     CHECK(ftcost::web::jnum(doc, "throughput_queries_per_s", -1.0) == qps0,
           "api and UI disagree on throughput");
+  }
+
+  // the GPU x provider table: rows on GPUs the paper's CUDA-only stack does not run on are flagged and never
+  // "cheapest"; NVIDIA rows are not flagged
+  {
+    ftcost::web::Engine engine;
+    auto rows = engine.compare(app.effective_request(), {});
+    int flagged = 0, nvidia = 0;
+    for (const auto& r : rows) {
+      const auto* g = engine.db().gpu(r.gpu_id);
+      CHECK(g != nullptr, "unknown GPU %s in the table", r.gpu_id.c_str());
+      if (g == nullptr) continue;
+      if (g->vendor == "NVIDIA") {
+        ++nvidia;
+        CHECK(r.stack_warning.empty(), "NVIDIA row %s flagged: %s", r.gpu_id.c_str(),
+              r.stack_warning.c_str());
+      } else {
+        ++flagged;
+        CHECK(!r.stack_warning.empty(), "%s (%s) not flagged", r.gpu_id.c_str(), g->vendor.c_str());
+      }
+    }
+    CHECK(flagged > 0 && nvidia > 0, "table has %d flagged and %d NVIDIA rows", flagged, nvidia);
+    for (bool spot : {false, true}) {
+      const int i = ftcost::web::cheapest_row(rows, spot);
+      CHECK(i >= 0, "no cheapest row (spot %d)", spot ? 1 : 0);
+      if (i >= 0) {
+        const auto& c = rows[static_cast<std::size_t>(i)];
+        CHECK(c.stack_warning.empty() && c.fits && c.has_price && (spot || !c.spot), "bad cheapest row %s",
+              c.gpu_id.c_str());
+      }
+    }
+    CHECK(ftcost::web::compare_to_csv(rows).find("runs on NVIDIA GPUs only") != std::string::npos,
+          "the CSV export does not carry the stack warning");
   }
 
   // an input change changes the result

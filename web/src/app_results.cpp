@@ -434,14 +434,7 @@ void App::draw_compare() {
   ImGui::SameLine();
   ImGui::Checkbox("spot prices", &compare_spot_);
   tip("Include spot (interruptible) offers");
-  // cheapest offer that fits
-  int cheapest = -1;
-  for (std::size_t i = 0; i < compare_.size(); ++i) {
-    const auto& c = compare_[i];
-    if (!c.fits || !c.has_price || (!compare_spot_ && c.spot)) continue;
-    if (cheapest < 0 || c.cost < compare_[static_cast<std::size_t>(cheapest)].cost)
-      cheapest = static_cast<int>(i);
-  }
+  const int cheapest = cheapest_row(compare_, compare_spot_);
   if (cheapest >= 0) {
     const auto& c = compare_[static_cast<std::size_t>(cheapest)];
     ImGui::TextColored(style::kGood, "Cheapest: %s on %s%s, %s (%s)", c.gpu_name.c_str(), c.provider.c_str(),
@@ -519,9 +512,20 @@ void App::draw_compare() {
     if (ImGui::Selectable(name.c_str(), false,
                           ImGuiSelectableFlags_SpanAllColumns | ImGuiSelectableFlags_AllowItemOverlap))
       set_key("gpu", c.gpu_id);
-    if (ImGui::IsItemHovered()) {
+    const bool hovered = ImGui::IsItemHovered();
+    if (!c.stack_warning.empty()) {
+      ImGui::SameLine();
+      ImGui::TextColored(style::kWarn, "stack n/a");
+    }
+    if (hovered) {
       ImGui::BeginTooltip();
       ImGui::Text("%s (%s): click to select", c.gpu_name.c_str(), c.gpu_id.c_str());
+      if (!c.stack_warning.empty()) {
+        ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30);
+        ImGui::TextColored(style::kWarn, "%s", c.stack_warning.c_str());
+        ImGui::TextUnformatted("Not considered for \"cheapest\".");
+        ImGui::PopTextWrapPos();
+      }
       if (!c.error.empty()) ImGui::TextUnformatted(c.error.c_str());
       if (c.has_price)
         ImGui::Text("cost range %s to %s%s", plot::fmt_usd(c.cost_low).c_str(),

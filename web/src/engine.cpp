@@ -204,6 +204,7 @@ std::vector<CompareRow> Engine::compare(const Request& req,
         rows.push_back(base);
         continue;
       }
+      base.stack_warning = stack_vendor_warning(in.value().stack, id, gpu.vendor);
       auto e = ftcost::estimate(in.value(), db_);
       if (!e.ok()) {
         base.error = e.error().to_string();
@@ -247,10 +248,20 @@ std::string estimate_to_csv(const json& estimate) {
   return out;
 }
 
+int cheapest_row(const std::vector<CompareRow>& rows, bool include_spot) {
+  int best = -1;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& c = rows[i];
+    if (!c.fits || !c.has_price || (!include_spot && c.spot) || !c.stack_warning.empty()) continue;
+    if (best < 0 || c.cost < rows[static_cast<std::size_t>(best)].cost) best = static_cast<int>(i);
+  }
+  return best;
+}
+
 std::string compare_to_csv(const std::vector<CompareRow>& rows) {
   std::string out =
       "gpu,gpu_name,memory_gib,fits,max_batch,throughput_queries_per_s,time_hours,provider,spot,price_date,"
-      "stale,usd_per_gpu_hour,cost_usd,cost_usd_low,cost_usd_high,calibrated,error\n";
+      "stale,usd_per_gpu_hour,cost_usd,cost_usd_low,cost_usd_high,calibrated,stack_warning,error\n";
   auto n = [](double v) { return json(v).dump(); };
   for (const auto& r : rows) {
     out += csv_field(r.gpu_id) + "," + csv_field(r.gpu_name) + "," + n(r.memory_gib) + "," +
@@ -260,7 +271,7 @@ std::string compare_to_csv(const std::vector<CompareRow>& rows) {
            (r.has_price ? (r.stale ? "yes" : "no") : "") + "," + (r.has_price ? n(r.usd_per_hour) : "") +
            "," + (r.has_price ? n(r.cost) : "") + "," + (r.has_price ? n(r.cost_low) : "") + "," +
            (r.has_price ? n(r.cost_high) : "") + "," + (r.calibrated ? "yes" : "no") + "," +
-           csv_field(r.error) + "\n";
+           csv_field(r.stack_warning) + "," + csv_field(r.error) + "\n";
   }
   return out;
 }

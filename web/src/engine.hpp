@@ -46,7 +46,8 @@ struct CompareRow {
   std::string date;
   double usd_per_hour = 0;
   double cost = 0, cost_low = 0, cost_high = 0;
-  bool calibrated = false;  // a "yours" calibration is loaded for this GPU
+  bool calibrated = false;    // a "yours" calibration is loaded for this GPU
+  std::string stack_warning;  // non-empty: the chosen stack's software does not run on this GPU's vendor
   std::string error;
 };
 
@@ -84,6 +85,10 @@ class Engine {
   const Database& db_;
   std::map<std::string, std::string> files_;
 };
+
+// The cheapest row of a comparison: it fits, has a price (spot only with `include_spot`) and is on a GPU
+// the request's stack runs on; -1 when none.
+int cheapest_row(const std::vector<CompareRow>& rows, bool include_spot);
 
 // CSV exports: the estimate flattened to "field,value" rows, and the comparison table.
 std::string estimate_to_csv(const json& estimate);

@@ -5,6 +5,7 @@
 #include "ftcost/json_util.hpp"
 
 #include <string>
+#include <vector>
 
 namespace ftcost {
 
@@ -13,6 +14,9 @@ struct StackProfile {
   std::string display_name;
   std::string description;
   std::string moe_execution = "loop";  // loop | grouped
+  // GPU vendors the stack's software runs on ("NVIDIA": CUDA builds of bitsandbytes, FlashAttention,
+  // cuBLAS); empty = any. An estimate for another vendor's GPU carries a warning.
+  std::vector<std::string> vendors;
   // memory
   double cuda_context_gib = 0.5;
   double allocator_overhead_fraction = 0.1;
@@ -63,5 +67,9 @@ struct StackProfile {
 };
 
 Result<StackProfile> parse_stack(const json& doc, const std::string& source);
+
+// Empty when the stack runs on `gpu_vendor`; otherwise a warning naming both (for estimates and tables).
+std::string stack_vendor_warning(const StackProfile& s, const std::string& gpu_id,
+                                 const std::string& gpu_vendor);
 
 }  // namespace ftcost
