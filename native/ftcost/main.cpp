@@ -1,5 +1,6 @@
 // ftcost — will this fine-tuning job fit, how fast will it run, what will it cost.
 // Exit codes: 0 ok, 2 bad input (the message names the flag or field), 1 internal error.
+#include "compare_cmd.hpp"
 #include "db_check_cmd.hpp"
 #include "format.hpp"
 #include "ftcost/database.hpp"
@@ -302,6 +303,28 @@ int main(int argc, char** argv) {
     }
     est->add_flag("--json", as_json, "print one JSON object");
 
+    // compare: the same flags but --gpu (every GPU) and the price choice (every offer)
+    Request creq;
+    cli::CompareOptions copt;
+    auto* cmp = app.add_subcommand(
+        "compare", "The same job on every GPU of the database: fits, speed, time, cost; cheapest first");
+    for (const auto& o : opts) {
+      std::string key = o.name;
+      if (key == "gpu" || key == "provider" || key == "price-per-hour" || key == "calibration" ||
+          key == "spot")
+        continue;
+      cmp->add_option_function<std::string>(
+          "--" + key, [&creq, key](const std::string& v) { creq[key] = v; }, o.help);
+    }
+    cmp->add_option_function<std::string>(
+           "--spot", [&copt](const std::string& v) { copt.spot = v == "on"; },
+           "on | off: include spot (interruptible) offers (default off)")
+        ->check(CLI::IsMember({"on", "off"}));
+    cmp->add_flag("--offers", copt.offers, "list every price offer, not only each GPU's cheapest");
+    cmp->add_flag("--fits-only", copt.fits_only, "hide GPUs where the job does not fit");
+    auto* cmp_json = cmp->add_flag("--json", copt.as_json, "print JSON");
+    cmp->add_flag("--csv", copt.as_csv, "print CSV")->excludes(cmp_json);
+
     // paper
     auto* paper_cmd = app.add_subcommand(
         "paper", "The paper's analytical model (arXiv 2408.04693): Eq. (1), Eq. (2), Table IV");
@@ -383,8 +406,9 @@ int main(int argc, char** argv) {
       bool known = false;
       for (const auto* sc : app.get_subcommands({})) known = known || sc->get_name() == cmd;
       if (!known) {
-        std::cerr << "ftcost: error: unknown command \"" << cmd
-                  << "\"; commands: estimate, paper, fit, validate, fit-stack, models, gpus, db, bench\n";
+        std::cerr
+            << "ftcost: error: unknown command \"" << cmd
+            << "\"; commands: estimate, compare, paper, fit, validate, fit-stack, models, gpus, db, bench\n";
         return 2;
       }
     }
@@ -424,6 +448,8 @@ int main(int argc, char** argv) {
       }
       return print_estimate(e.value());
     }
+
+    if (cmp->parsed()) return cli::run_compare(creq, db, read_file, today_days(), copt);
 
     if (eq1->parsed()) {
       const bool mixtral = eq1_model == "mixtral";

@@ -134,6 +134,68 @@ TEST_CASE("bench reports estimates per second") {
   CHECK(json::parse(r.out)["estimates_per_s"].get<double>() > 0);
 }
 
+TEST_CASE(
+    "compare: every GPU, cheapest first, the same numbers as estimate; CUDA-only stacks flag other vendors") {
+  const std::string job = "--model mixtral-8x7b --method qlora --dataset math14k --queries 15000";
+  Run r = run("compare " + job + " --json");
+  REQUIRE(r.code == 0);
+  json j = json::parse(r.out);
+  REQUIRE(j.at("rows").is_array());
+  const json& rows = j.at("rows");
+  int gpus = 0, cheapest = 0, flagged = 0;
+  double last_cost = 0;
+  bool priced_part = true;
+  for (const auto& row : rows) {
+    ++gpus;
+    const bool priced = row.contains("price") && !row.contains("stack_warning");
+    if (!priced) priced_part = false;
+    CHECK((priced || !priced_part) == true);  // priced rows come first ...
+    if (priced && priced_part) {
+      CHECK(row["price"]["cost_usd"].get<double>() >= last_cost);  // ... cheapest first
+      last_cost = row["price"]["cost_usd"].get<double>();
+    }
+    cheapest += row["cheapest"].get<bool>() ? 1 : 0;
+    if (row.contains("stack_warning")) {
+      ++flagged;
+      CHECK_FALSE(row["cheapest"].get<bool>());
+    }
+  }
+  CHECK(gpus >= 30);  // one row per GPU of the database by default
+  CHECK(cheapest == 1);
+  CHECK(rows[0]["cheapest"].get<bool>());
+  CHECK(flagged >= 4);  // AMD Instinct and Intel Gaudi under the paper's CUDA-only stack
+  // the numbers of a row are those `estimate` gives for that GPU
+  const json& first = rows[0];
+  Run e = run("estimate " + job + " --gpu " + first["gpu"].get<std::string>() + " --json");
+  REQUIRE(e.code == 0);
+  json ej = json::parse(e.out);
+  CHECK(first["max_batch_size"].get<double>() == ej["max_batch_size"].get<double>());
+  CHECK(first["throughput_queries_per_s"].get<double>() == ej["throughput_queries_per_s"].get<double>());
+  CHECK(first["time_hours"].get<double>() == ej["time_hours"].get<double>());
+  // --spot on can only make the cheapest cheaper; --offers lists more rows; human output and CSV
+  Run spot = run("compare " + job + " --spot on --json");
+  REQUIRE(spot.code == 0);
+  CHECK(json::parse(spot.out)["rows"][0]["price"]["cost_usd"].get<double>() <=
+        rows[0]["price"]["cost_usd"].get<double>());
+  Run offers = run("compare " + job + " --offers --json");
+  REQUIRE(offers.code == 0);
+  CHECK(json::parse(offers.out)["rows"].size() > rows.size());
+  Run text = run("compare " + job);
+  REQUIRE(text.code == 0);
+  CHECK(text.out.find("cheapest") != std::string::npos);
+  CHECK(text.out.find("does not fit at batch 1") != std::string::npos);
+  CHECK(text.out.find("stack n/a") != std::string::npos);
+  Run csv = run("compare " + job + " --csv");
+  REQUIRE(csv.code == 0);
+  CHECK(csv.out.rfind("gpu,gpu_name,memory_gib,fits,", 0) == 0);
+  // bad input names the flag; --gpu is not a compare flag
+  expect_bad("compare --model no-such-model --method qlora", "--model");
+  expect_bad("compare --model mixtral-8x7b --method qlora --batch 0", "--batch");
+  expect_bad("compare --model mixtral-8x7b", "--method");
+  expect_bad("compare --model mixtral-8x7b --spot maybe", "--spot");
+  expect_bad("compare --model mixtral-8x7b --gpu a40", "--gpu");
+}
+
 TEST_CASE("bad input: exit code 2 and a message naming the flag or field, never a crash") {
   const std::string base = "estimate --model mixtral-8x7b --gpu a40 --method qlora ";
   expect_bad("estimate --model nope --gpu a40 --method qlora", "--model");

@@ -17,16 +17,6 @@ json error_json(const Error& e) {
   return json{{"error", {{"code", errc_name(e.code)}, {"field", e.field}, {"message", e.to_string()}}}};
 }
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
 std::string scalar_text(const json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_null()) return "";
@@ -99,8 +89,8 @@ Engine::Engine(const Database& db) : db_(db) {}
 
 long Engine::today_days() { return static_cast<long>(std::time(nullptr) / 86400); }
 
-Result<Inputs> Engine::resolve(const Request& req) const {
-  FileReader reader = [this](const std::string& path) -> Result<std::string> {
+FileReader Engine::reader() const {
+  return [this](const std::string& path) -> Result<std::string> {
     auto it = files_.find(path);
     if (it == files_.end())
       return make_error(
@@ -108,7 +98,10 @@ Result<Inputs> Engine::resolve(const Request& req) const {
           "is not loaded in this page (upload it again: files you give the calculator stay in this browser)");
     return it->second;
   };
-  return resolve_request(req, db_, reader, today_days());
+}
+
+Result<Inputs> Engine::resolve(const Request& req) const {
+  return resolve_request(req, db_, reader(), today_days());
 }
 
 json Engine::estimate(const Request& req) const {
@@ -182,97 +175,17 @@ Sweep Engine::sweep(const Request& req, int points) const {
 
 std::vector<CompareRow> Engine::compare(const Request& req,
                                         const std::map<std::string, std::string>& calibration_for) const {
-  std::vector<CompareRow> rows;
-  for (const auto& [id, gpu] : db_.gpus()) {
-    Request r = req;
-    r["gpu"] = id;
-    r.erase("provider");
-    r.erase("price-per-hour");
-    r.erase("calibration");
-    auto cal = calibration_for.find(id);
-    if (cal != calibration_for.end() && !cal->second.empty()) r["calibration"] = cal->second;
-    CompareRow base;
-    base.gpu_id = id;
-    base.gpu_name = gpu.name;
-    base.memory_gib = gpu.memory_gib;
-    base.calibrated = r.count("calibration") > 0;
-    try {
-      // Estimate structs directly (no JSON): this table is recomputed on every input change.
-      auto in = resolve(r);
-      if (!in.ok()) {
-        base.error = in.error().to_string();
-        rows.push_back(base);
-        continue;
-      }
-      base.stack_warning = stack_vendor_warning(in.value().stack, id, gpu.vendor);
-      auto e = ftcost::estimate(in.value(), db_);
-      if (!e.ok()) {
-        base.error = e.error().to_string();
-        rows.push_back(base);
-        continue;
-      }
-      const Estimate& est = e.value();
-      base.max_batch = static_cast<double>(est.max_batch.batch);
-      base.fits = est.batch > 0 && est.batch <= est.max_batch.batch;
-      base.qps = est.throughput_qps;
-      base.hours = est.time_hours;
-      bool any = false;
-      if (base.fits) {
-        for (const auto& c : est.costs) {
-          CompareRow row = base;
-          row.has_price = true;
-          row.provider = c.price.provider;
-          row.spot = c.price.spot;
-          row.stale = c.price.stale;
-          row.date = c.price.date;
-          row.usd_per_hour = c.price.usd_per_hour;
-          row.cost = c.cost_usd;
-          row.cost_low = c.cost_low > 0 ? c.cost_low : c.cost_usd;
-          row.cost_high = c.cost_high > 0 ? c.cost_high : c.cost_usd;
-          rows.push_back(row);
-          any = true;
-        }
-      }
-      if (!any) rows.push_back(base);
-    } catch (const std::exception& ex) {
-      base.error = std::string("internal error: ") + ex.what();
-      rows.push_back(base);
-    }
+  try {
+    auto rows = compare_gpus(req, db_, reader(), today_days(), calibration_for);
+    if (rows.ok()) return std::move(rows).value();
+  } catch (const std::exception&) {
   }
-  return rows;
+  return {};
 }
 
 std::string estimate_to_csv(const json& estimate) {
   std::string out = "field,value\n";
   flatten(estimate, "", out);
-  return out;
-}
-
-int cheapest_row(const std::vector<CompareRow>& rows, bool include_spot) {
-  int best = -1;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const auto& c = rows[i];
-    if (!c.fits || !c.has_price || (!include_spot && c.spot) || !c.stack_warning.empty()) continue;
-    if (best < 0 || c.cost < rows[static_cast<std::size_t>(best)].cost) best = static_cast<int>(i);
-  }
-  return best;
-}
-
-std::string compare_to_csv(const std::vector<CompareRow>& rows) {
-  std::string out =
-      "gpu,gpu_name,memory_gib,fits,max_batch,throughput_queries_per_s,time_hours,provider,spot,price_date,"
-      "stale,usd_per_gpu_hour,cost_usd,cost_usd_low,cost_usd_high,calibrated,stack_warning,error\n";
-  auto n = [](double v) { return json(v).dump(); };
-  for (const auto& r : rows) {
-    out += csv_field(r.gpu_id) + "," + csv_field(r.gpu_name) + "," + n(r.memory_gib) + "," +
-           (r.fits ? "yes" : "no") + "," + n(r.max_batch) + "," + (r.fits ? n(r.qps) : "") + "," +
-           (r.fits ? n(r.hours) : "") + "," + csv_field(r.provider) + "," +
-           (r.has_price ? (r.spot ? "spot" : "on-demand") : "") + "," + csv_field(r.date) + "," +
-           (r.has_price ? (r.stale ? "yes" : "no") : "") + "," + (r.has_price ? n(r.usd_per_hour) : "") +
-           "," + (r.has_price ? n(r.cost) : "") + "," + (r.has_price ? n(r.cost_low) : "") + "," +
-           (r.has_price ? n(r.cost_high) : "") + "," + (r.calibrated ? "yes" : "no") + "," +
-           csv_field(r.stack_warning) + "," + csv_field(r.error) + "\n";
-  }
   return out;
 }
 

@@ -4,6 +4,7 @@
 // Results are the core's JSON (estimate_to_json), so the UI shows whatever fields the core emits.
 #pragma once
 
+#include "ftcost/compare.hpp"
 #include "ftcost/database.hpp"
 #include "ftcost/estimate.hpp"
 #include "ftcost/json_util.hpp"
@@ -32,24 +33,7 @@ struct Sweep {
   std::string error;  // why there is no sweep (e.g. does not fit at batch 1)
 };
 
-struct CompareRow {
-  std::string gpu_id, gpu_name;
-  double memory_gib = 0;
-  double max_batch = 0;
-  double qps = 0;
-  double hours = 0;
-  bool fits = false;
-  bool has_price = false;
-  std::string provider;  // empty: no price in the database
-  bool spot = false;
-  bool stale = false;
-  std::string date;
-  double usd_per_hour = 0;
-  double cost = 0, cost_low = 0, cost_high = 0;
-  bool calibrated = false;    // a "yours" calibration is loaded for this GPU
-  std::string stack_warning;  // non-empty: the chosen stack's software does not run on this GPU's vendor
-  std::string error;
-};
+using ftcost::CompareRow;
 
 class Engine {
  public:
@@ -70,9 +54,8 @@ class Engine {
   // when the range is large). `req` is used as is except for "batch".
   Sweep sweep(const Request& req, int points = 36) const;
 
-  // The same job on every GPU of the database, one row per price offer (on-demand and spot) and one
-  // row for GPUs without a price. "gpu", "calibration", "provider" and "price-per-hour" of `req` are
-  // replaced. `calibration_for` gives the request's calibration name for a GPU id ("" when none).
+  // ftcost::compare_gpus with the files given to this page; empty when the request itself is invalid
+  // (the estimate shows that error).
   std::vector<CompareRow> compare(const Request& req,
                                   const std::map<std::string, std::string>& calibration_for) const;
 
@@ -81,17 +64,16 @@ class Engine {
 
  private:
   Result<Inputs> resolve(const Request& req) const;
+  FileReader reader() const;
 
   const Database& db_;
   std::map<std::string, std::string> files_;
 };
 
-// The cheapest row of a comparison: it fits, has a price (spot only with `include_spot`) and is on a GPU
-// the request's stack runs on; -1 when none.
-int cheapest_row(const std::vector<CompareRow>& rows, bool include_spot);
+using ftcost::cheapest_row;
+using ftcost::compare_to_csv;
 
-// CSV exports: the estimate flattened to "field,value" rows, and the comparison table.
+// CSV export of the estimate, flattened to "field,value" rows (the comparison table: compare_to_csv).
 std::string estimate_to_csv(const json& estimate);
-std::string compare_to_csv(const std::vector<CompareRow>& rows);
 
 }  // namespace ftcost::web

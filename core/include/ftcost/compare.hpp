@@ -1,0 +1,51 @@
+// The same fine-tuning job on every GPU of the database: fits or not, maximum batch, throughput, time,
+// and the cost with every dated price offer. Shared by `ftcost compare` and the calculator's table.
+#pragma once
+
+#include "ftcost/database.hpp"
+#include "ftcost/estimate.hpp"
+#include "ftcost/json_util.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ftcost {
+
+struct CompareRow {
+  std::string gpu_id, gpu_name;
+  double memory_gib = 0;
+  double max_batch = 0;
+  double qps = 0;
+  double hours = 0;
+  bool fits = false;
+  bool has_price = false;
+  std::string provider;  // empty: no price in the database
+  bool spot = false;
+  bool stale = false;
+  std::string date;
+  double usd_per_hour = 0;
+  double cost = 0, cost_low = 0, cost_high = 0;
+  bool calibrated = false;    // the request carries a calibration for this GPU
+  std::string stack_warning;  // non-empty: the chosen stack's software does not run on this GPU's vendor
+  std::string error;          // the job could not be estimated on this GPU (the message names the field)
+};
+
+// One row per price offer (on-demand and spot) of every GPU where the job fits, and one row for a GPU that
+// has no offer, does not fit or fails. "gpu", "calibration", "provider" and "price-per-hour" of `req` are
+// replaced; `calibration_for` gives the calibration (a name `reader` resolves) to use for a GPU id.
+// Errors of the request itself (a bad flag) are returned; a GPU-specific failure is kept in its row.
+Result<std::vector<CompareRow>> compare_gpus(const Request& req, const Database& db, const FileReader& reader,
+                                             long today_days,
+                                             const std::map<std::string, std::string>& calibration_for = {});
+
+// The cheapest row: it fits, has a price (spot only with `include_spot`) and is on a GPU the request's
+// stack runs on; -1 when none.
+int cheapest_row(const std::vector<CompareRow>& rows, bool include_spot);
+
+// A CSV field, quoted when it holds a comma, a quote or a line break.
+std::string csv_field(const std::string& s);
+std::string compare_to_csv(const std::vector<CompareRow>& rows);
+json compare_row_to_json(const CompareRow& r);
+
+}  // namespace ftcost

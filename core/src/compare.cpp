@@ -1,0 +1,146 @@
+#include "ftcost/compare.hpp"
+
+#include <exception>
+
+namespace ftcost {
+
+namespace {
+// Fails when the request is wrong whatever the GPU (an unknown model, a bad flag): the job is checked once
+// on a GPU the database always has before the table is built.
+Status check_request(const Request& req, const Database& db, const FileReader& reader, long today_days) {
+  Request r = req;
+  r["gpu"] = db.gpus().begin()->first;
+  r.erase("calibration");
+  r.erase("provider");
+  r.erase("price-per-hour");
+  FTCOST_TRY(in, resolve_request(r, db, reader, today_days));
+  (void)in;
+  return Ok{};
+}
+}  // namespace
+
+Result<std::vector<CompareRow>> compare_gpus(const Request& req, const Database& db, const FileReader& reader,
+                                             long today_days,
+                                             const std::map<std::string, std::string>& calibration_for) {
+  if (db.gpus().empty()) return make_error(Errc::invalid_value, "gpu", "the database has no GPUs");
+  FTCOST_TRY(ok, check_request(req, db, reader, today_days));
+  (void)ok;
+  std::vector<CompareRow> rows;
+  for (const auto& [id, gpu] : db.gpus()) {
+    Request r = req;
+    r["gpu"] = id;
+    r.erase("provider");
+    r.erase("price-per-hour");
+    r.erase("calibration");
+    auto cal = calibration_for.find(id);
+    if (cal != calibration_for.end() && !cal->second.empty()) r["calibration"] = cal->second;
+    CompareRow base;
+    base.gpu_id = id;
+    base.gpu_name = gpu.name;
+    base.memory_gib = gpu.memory_gib;
+    base.calibrated = r.count("calibration") > 0;
+    try {
+      // Estimate structs directly (no JSON): the calculator recomputes this table on every input change.
+      auto in = resolve_request(r, db, reader, today_days);
+      if (!in.ok()) {
+        base.error = in.error().to_string();
+        rows.push_back(base);
+        continue;
+      }
+      base.stack_warning = stack_vendor_warning(in.value().stack, id, gpu.vendor);
+      auto e = estimate(in.value(), db);
+      if (!e.ok()) {
+        base.error = e.error().to_string();
+        rows.push_back(base);
+        continue;
+      }
+      const Estimate& est = e.value();
+      base.max_batch = static_cast<double>(est.max_batch.batch);
+      base.fits = est.batch > 0 && est.batch <= est.max_batch.batch;
+      base.qps = est.throughput_qps;
+      base.hours = est.time_hours;
+      bool any = false;
+      if (base.fits) {
+        for (const auto& c : est.costs) {
+          CompareRow row = base;
+          row.has_price = true;
+          row.provider = c.price.provider;
+          row.spot = c.price.spot;
+          row.stale = c.price.stale;
+          row.date = c.price.date;
+          row.usd_per_hour = c.price.usd_per_hour;
+          row.cost = c.cost_usd;
+          row.cost_low = c.cost_low > 0 ? c.cost_low : c.cost_usd;
+          row.cost_high = c.cost_high > 0 ? c.cost_high : c.cost_usd;
+          rows.push_back(row);
+          any = true;
+        }
+      }
+      if (!any) rows.push_back(base);
+    } catch (const std::exception& ex) {
+      base.error = std::string("internal error: ") + ex.what();
+      rows.push_back(base);
+    }
+  }
+  return rows;
+}
+
+int cheapest_row(const std::vector<CompareRow>& rows, bool include_spot) {
+  int best = -1;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& c = rows[i];
+    if (!c.fits || !c.has_price || (!include_spot && c.spot) || !c.stack_warning.empty()) continue;
+    if (best < 0 || c.cost < rows[static_cast<std::size_t>(best)].cost) best = static_cast<int>(i);
+  }
+  return best;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string compare_to_csv(const std::vector<CompareRow>& rows) {
+  std::string out =
+      "gpu,gpu_name,memory_gib,fits,max_batch,throughput_queries_per_s,time_hours,provider,spot,price_date,"
+      "stale,usd_per_gpu_hour,cost_usd,cost_usd_low,cost_usd_high,calibrated,stack_warning,error\n";
+  auto n = [](double v) { return json(v).dump(); };
+  for (const auto& r : rows) {
+    out += csv_field(r.gpu_id) + "," + csv_field(r.gpu_name) + "," + n(r.memory_gib) + "," +
+           (r.fits ? "yes" : "no") + "," + n(r.max_batch) + "," + (r.fits ? n(r.qps) : "") + "," +
+           (r.fits ? n(r.hours) : "") + "," + csv_field(r.provider) + "," +
+           (r.has_price ? (r.spot ? "spot" : "on-demand") : "") + "," + csv_field(r.date) + "," +
+           (r.has_price ? (r.stale ? "yes" : "no") : "") + "," + (r.has_price ? n(r.usd_per_hour) : "") +
+           "," + (r.has_price ? n(r.cost) : "") + "," + (r.has_price ? n(r.cost_low) : "") + "," +
+           (r.has_price ? n(r.cost_high) : "") + "," + (r.calibrated ? "yes" : "no") + "," +
+           csv_field(r.stack_warning) + "," + csv_field(r.error) + "\n";
+  }
+  return out;
+}
+
+json compare_row_to_json(const CompareRow& r) {
+  json j{{"gpu", r.gpu_id}, {"gpu_name", r.gpu_name},        {"memory_gib", r.memory_gib},
+         {"fits", r.fits},  {"max_batch_size", r.max_batch}, {"calibrated", r.calibrated}};
+  if (r.fits) {
+    j["throughput_queries_per_s"] = r.qps;
+    j["time_hours"] = r.hours;
+  }
+  if (r.has_price)
+    j["price"] = json{{"provider", r.provider},
+                      {"kind", r.spot ? "spot" : "on-demand"},
+                      {"usd_per_gpu_hour", r.usd_per_hour},
+                      {"date", r.date.empty() ? json(nullptr) : json(r.date)},
+                      {"stale", r.stale},
+                      {"cost_usd", r.cost},
+                      {"cost_usd_range", json::array({r.cost_low, r.cost_high})}};
+  if (!r.stack_warning.empty()) j["stack_warning"] = r.stack_warning;
+  if (!r.error.empty()) j["error"] = r.error;
+  return j;
+}
+
+}  // namespace ftcost
