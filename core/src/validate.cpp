@@ -61,6 +61,8 @@ Result<double> predict_resolved(const RefRow& row, const Inputs& in, const Datab
     return e.step.by_stage[static_cast<std::size_t>(Stage::backward)] +
            e.step.by_stage[static_cast<std::size_t>(Stage::recompute)];
   if (m == "stage_optimizer_s") return e.step.by_stage[static_cast<std::size_t>(Stage::optimizer)];
+  if (m == "step_fwd_bwd_s")  // a step without the optimizer: forward, recompute and backward
+    return e.step.total_s - e.step.by_stage[static_cast<std::size_t>(Stage::optimizer)];
   if (m == "moe_expert_gemm_call_us" || m == "moe_dequant_call_us") {
     // Kernel-level: forward device time of one expert invocation (the paper's Fig. 6 "per call"), i.e. the
     // forward MoE ops of that class over (MoE layers x experts that receive tokens).
