@@ -112,8 +112,8 @@ std::string compare_to_csv(const std::vector<CompareRow>& rows) {
   auto n = [](double v) { return json(v).dump(); };
   for (const auto& r : rows) {
     out += csv_field(r.gpu_id) + "," + csv_field(r.gpu_name) + "," + n(r.memory_gib) + "," +
-           (r.fits ? "yes" : "no") + "," + n(r.max_batch) + "," + (r.fits ? n(r.qps) : "") + "," +
-           (r.fits ? n(r.hours) : "") + "," + csv_field(r.provider) + "," +
+           (r.fits ? "yes" : "no") + "," + std::to_string(static_cast<long long>(r.max_batch)) + "," +
+           (r.fits ? n(r.qps) : "") + "," + (r.fits ? n(r.hours) : "") + "," + csv_field(r.provider) + "," +
            (r.has_price ? (r.spot ? "spot" : "on-demand") : "") + "," + csv_field(r.date) + "," +
            (r.has_price ? (r.stale ? "yes" : "no") : "") + "," + (r.has_price ? n(r.usd_per_hour) : "") +
            "," + (r.has_price ? n(r.cost) : "") + "," + (r.has_price ? n(r.cost_low) : "") + "," +
@@ -124,8 +124,12 @@ std::string compare_to_csv(const std::vector<CompareRow>& rows) {
 }
 
 json compare_row_to_json(const CompareRow& r) {
-  json j{{"gpu", r.gpu_id}, {"gpu_name", r.gpu_name},        {"memory_gib", r.memory_gib},
-         {"fits", r.fits},  {"max_batch_size", r.max_batch}, {"calibrated", r.calibrated}};
+  json j{{"gpu", r.gpu_id},
+         {"gpu_name", r.gpu_name},
+         {"memory_gib", r.memory_gib},
+         {"fits", r.fits},
+         {"max_batch_size", static_cast<long long>(r.max_batch)},
+         {"calibrated", r.calibrated}};
   if (r.fits) {
     j["throughput_queries_per_s"] = r.qps;
     j["time_hours"] = r.hours;
