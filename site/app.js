@@ -5,6 +5,8 @@
 //   await window.ftcost.ready;
 //   window.ftcost.estimate('{"model": "mixtral-8x7b", "gpu": "a40", "method": "qlora", "batch": "max"}')
 //     -> the JSON text `ftcost estimate --json` prints for the same options (errors: {"error": {...}})
+//   window.ftcost.compare('{"model": "mixtral-8x7b", "method": "qlora", "dataset": "math14k"}')
+//     -> the JSON text `ftcost compare --json` prints (every GPU, cheapest first)
 //   window.ftcost.list("gpus" | "models" | "datasets" | "prices" | "table4") -> JSON text
 //   window.ftcost.ui() -> the calculator's state (request, view, link, messages, key results) as an object
 //
@@ -264,6 +266,17 @@
         if (!runtimeReady) return errorJson("not_ready", "the calculator is still loading (await window.ftcost.ready)");
         const text = typeof request === "string" ? request : JSON.stringify(request === undefined ? {} : request);
         return callString(Module._ftcost_estimate, [text]);
+      } catch (e) {
+        return errorJson("internal", String(e && e.message ? e.message : e));
+      }
+    },
+    // request: JSON text (or an object) of `ftcost compare` options; returns the JSON text `ftcost compare
+    // --json` prints: the job on every GPU, cheapest first. Never throws.
+    compare: function (request) {
+      try {
+        if (!runtimeReady) return errorJson("not_ready", "the calculator is still loading (await window.ftcost.ready)");
+        const text = typeof request === "string" ? request : JSON.stringify(request === undefined ? {} : request);
+        return callString(Module._ftcost_compare, [text]);
       } catch (e) {
         return errorJson("internal", String(e && e.message ? e.message : e));
       }

@@ -1,5 +1,6 @@
 #include "ftcost/api.hpp"
 
+#include "ftcost/compare.hpp"
 #include "ftcost/database.hpp"
 #include "ftcost/estimate.hpp"
 #include "ftcost/paper.hpp"
@@ -29,6 +30,48 @@ std::string estimate_json(const std::string& request_json, long today_days) {
     auto est = estimate(in.value(), db);
     if (!est.ok()) return error_json(est.error());
     return estimate_to_json(est.value()).dump();
+  } catch (const std::exception& ex) {
+    return error_json(make_error(Errc::internal, "", ex.what()));
+  }
+}
+
+std::string compare_json(const std::string& request_json, long today_days) {
+  if (today_days < 0) today_days = static_cast<long>(std::time(nullptr) / 86400);
+  try {
+    auto req_doc = parse_json_text(request_json, "request", 1u << 20, 16);
+    if (!req_doc.ok()) return error_json(req_doc.error());
+    json doc = req_doc.value();
+    if (!doc.is_object()) return error_json(make_error(Errc::wrong_type, "request", "must be a JSON object"));
+    for (const char* k : {"gpu", "provider", "price-per-hour", "calibration"})
+      if (doc.contains(k))
+        return error_json(
+            make_error(Errc::invalid_value, k, "is not a compare option (every GPU and offer is shown)"));
+    CompareView view;
+    // on/off switches of the view (they are not estimate keys; "spot" is, but means "include spot" here)
+    auto take_switch = [&doc](const char* key, bool& dst) -> Status {
+      if (!doc.contains(key)) return Ok{};
+      const json& v = doc.at(key);
+      if (v.is_boolean()) {
+        dst = v.get<bool>();
+      } else if (v.is_string() && (v.get<std::string>() == "on" || v.get<std::string>() == "off")) {
+        dst = v.get<std::string>() == "on";
+      } else {
+        return make_error(Errc::invalid_value, key, "must be true/false or \"on\"/\"off\"");
+      }
+      doc.erase(key);
+      return Ok{};
+    };
+    for (const auto& sw : {std::pair<const char*, bool*>{"spot", &view.spot},
+                           {"offers", &view.offers},
+                           {"fits-only", &view.fits_only}}) {
+      auto st = take_switch(sw.first, *sw.second);
+      if (!st.ok()) return error_json(st.error());
+    }
+    auto req = request_from_json(doc);
+    if (!req.ok()) return error_json(req.error());
+    auto rows = compare_gpus(req.value(), Database::embedded(), nullptr, today_days);
+    if (!rows.ok()) return error_json(rows.error());
+    return compare_to_json(compare_view(rows.value(), view), view).dump();
   } catch (const std::exception& ex) {
     return error_json(make_error(Errc::internal, "", ex.what()));
   }

@@ -1,5 +1,6 @@
 #include "ftcost/compare.hpp"
 
+#include <algorithm>
 #include <exception>
 
 namespace ftcost {
@@ -145,6 +146,58 @@ json compare_row_to_json(const CompareRow& r) {
   if (!r.stack_warning.empty()) j["stack_warning"] = r.stack_warning;
   if (!r.error.empty()) j["error"] = r.error;
   return j;
+}
+
+namespace {
+int display_rank(const CompareRow& r) {
+  if (!r.error.empty()) return 4;
+  if (!r.fits) return 3;
+  if (!r.has_price) return 2;
+  return r.stack_warning.empty() ? 0 : 1;
+}
+bool display_before(const CompareRow& a, const CompareRow& b) {
+  const int ra = display_rank(a), rb = display_rank(b);
+  if (ra != rb) return ra < rb;
+  if (ra <= 1) return a.cost < b.cost;
+  if (ra == 2) return a.hours < b.hours;
+  if (ra == 3) return a.memory_gib > b.memory_gib;
+  return a.gpu_id < b.gpu_id;
+}
+}  // namespace
+
+std::vector<CompareRow> compare_view(const std::vector<CompareRow>& all, const CompareView& view) {
+  std::vector<CompareRow> rows;
+  for (const auto& r : all) {
+    if (r.spot && !view.spot) continue;
+    if (view.fits_only && !r.fits) continue;
+    rows.push_back(r);
+  }
+  if (!view.offers) {
+    // each GPU's cheapest offer (or its one row when it has none)
+    std::vector<CompareRow> one;
+    for (const auto& r : rows) {
+      auto it =
+          std::find_if(one.begin(), one.end(), [&](const CompareRow& o) { return o.gpu_id == r.gpu_id; });
+      if (it == one.end())
+        one.push_back(r);
+      else if (r.has_price && (!it->has_price || r.cost < it->cost))
+        *it = r;
+    }
+    rows.swap(one);
+  }
+  std::stable_sort(rows.begin(), rows.end(), display_before);
+  return rows;
+}
+
+json compare_to_json(const std::vector<CompareRow>& shown, const CompareView& view) {
+  const int cheapest = cheapest_row(shown, view.spot);
+  json out = json::array();
+  for (std::size_t i = 0; i < shown.size(); ++i) {
+    json j = compare_row_to_json(shown[i]);
+    j["cheapest"] = static_cast<int>(i) == cheapest;
+    out.push_back(j);
+  }
+  return json{{"rows", out}, {"spot_included", view.spot}};
 }
 
 }  // namespace ftcost

@@ -8,9 +8,7 @@
 namespace ftcost::cli {
 
 struct CompareOptions {
-  bool spot = false;       // include spot (interruptible) offers
-  bool offers = false;     // every offer, not only each GPU's cheapest
-  bool fits_only = false;  // hide GPUs where the job does not fit
+  CompareView view;
   bool as_json = false, as_csv = false;
 };
 

@@ -317,11 +317,11 @@ int main(int argc, char** argv) {
           "--" + key, [&creq, key](const std::string& v) { creq[key] = v; }, o.help);
     }
     cmp->add_option_function<std::string>(
-           "--spot", [&copt](const std::string& v) { copt.spot = v == "on"; },
+           "--spot", [&copt](const std::string& v) { copt.view.spot = v == "on"; },
            "on | off: include spot (interruptible) offers (default off)")
         ->check(CLI::IsMember({"on", "off"}));
-    cmp->add_flag("--offers", copt.offers, "list every price offer, not only each GPU's cheapest");
-    cmp->add_flag("--fits-only", copt.fits_only, "hide GPUs where the job does not fit");
+    cmp->add_flag("--offers", copt.view.offers, "list every price offer, not only each GPU's cheapest");
+    cmp->add_flag("--fits-only", copt.view.fits_only, "hide GPUs where the job does not fit");
     auto* cmp_json = cmp->add_flag("--json", copt.as_json, "print JSON");
     cmp->add_flag("--csv", copt.as_csv, "print CSV")->excludes(cmp_json);
 

@@ -132,6 +132,21 @@ TEST_CASE("JS/web API: estimate_json returns the CLI's JSON or an error object, 
   std::string deep(100, '[');
   json e5 = json::parse(api::estimate_json(deep));
   CHECK(e5["error"]["code"] == "too_large");
+  // compare_json: every GPU, the same rows the core's compare view gives, errors naming the key
+  json c =
+      json::parse(api::compare_json(R"({"model": "mixtral-8x7b", "method": "qlora", "dataset": "math14k"})"));
+  REQUIRE(c.contains("rows"));
+  CHECK(c["rows"].size() == Database::embedded().gpus().size());  // each GPU's cheapest offer, one row each
+  CHECK(c["spot_included"] == false);
+  json c_all = json::parse(api::compare_json(
+      R"({"model": "mixtral-8x7b", "method": "qlora", "dataset": "math14k", "offers": true, "spot": "on"})"));
+  CHECK(c_all["rows"].size() > c["rows"].size());
+  CHECK(json::parse(api::compare_json(
+            R"({"model": "mixtral-8x7b", "method": "qlora", "gpu": "a40"})"))["error"]["field"] == "gpu");
+  CHECK(json::parse(api::compare_json(
+            R"({"model": "mixtral-8x7b", "method": "qlora", "offers": 3})"))["error"]["field"] == "offers");
+  CHECK(json::parse(api::compare_json(
+            R"({"model": "mixtral-8x7b", "method": "qlora", "batch": 0})"))["error"]["field"] == "--batch");
   CHECK(json::parse(api::models_json()).size() >= 20);
   CHECK(json::parse(api::gpus_json()).size() >= 25);
   CHECK(json::parse(api::paper_table4_json())["rows"].size() == 3);

@@ -208,12 +208,27 @@ try {
       }
       check(same && !wasm.error, `parity: ftcost estimate ${flags.join(" ")} --json == window.ftcost.estimate(...)`, detail);
     }
+    // the comparison over every GPU: the same JSON as `ftcost compare --json` (the CLI indents; compared parsed)
+    const cmp = { model: "mixtral-8x7b", method: "qlora", dataset: "math14k", "lora-targets": "w1,w2,w3,gate", spot: "on" };
+    let nativeCmp;
+    try {
+      nativeCmp = JSON.parse(execFileSync(cli, ["compare", "--model", "mixtral-8x7b", "--method", "qlora", "--dataset", "math14k",
+                                                "--lora-targets", "w1,w2,w3,gate", "--spot", "on", "--json"], { encoding: "utf8" }));
+    } catch (e) {
+      nativeCmp = { cli_failed: String(e.stderr || e.message) };
+    }
+    const wasmCmp = JSON.parse(await page.evaluate((req) => window.ftcost.compare(req), JSON.stringify(cmp)));
+    check(JSON.stringify(nativeCmp) === JSON.stringify(wasmCmp) && Array.isArray(wasmCmp.rows) && wasmCmp.rows.length > 20,
+          "parity: ftcost compare ... --spot on --json == window.ftcost.compare(...)",
+          { native_rows: nativeCmp.rows ? nativeCmp.rows.length : nativeCmp, wasm_rows: wasmCmp.rows ? wasmCmp.rows.length : wasmCmp });
     // errors come back as JSON, never as exceptions
     const bad = await page.evaluate(() => [
       window.ftcost.estimate('{"model": "mixtral-8x7b", "gpu": "a40", "method": "qlora", "batch": -1}'),
       window.ftcost.estimate("not json at all"),
       window.ftcost.estimate({ model: "no-such-model", gpu: "a40", method: "full" }),
       window.ftcost.estimate(undefined),
+      window.ftcost.compare({ model: "mixtral-8x7b", method: "qlora", gpu: "a40" }),
+      window.ftcost.compare({ model: "mixtral-8x7b", method: "qlora", offers: "maybe" }),
     ]);
     check(bad.every((t) => JSON.parse(t).error && JSON.parse(t).error.message), "invalid requests return {error: {...}} JSON", bad);
     const cliBad = (() => {

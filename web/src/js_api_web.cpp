@@ -31,6 +31,19 @@ EMSCRIPTEN_KEEPALIVE const char* ftcost_estimate(const char* request) {
   return out.c_str();
 }
 
+// request: JSON object of `ftcost compare` flag names -> values. Returns what `ftcost compare --json` prints.
+EMSCRIPTEN_KEEPALIVE const char* ftcost_compare(const char* request) {
+  static std::string out;
+  try {
+    out = ftcost::api::compare_json(request != nullptr ? request : "");
+  } catch (const std::exception& ex) {
+    out = error_text("internal", ex.what());
+  } catch (...) {
+    out = error_text("internal", "unknown error");
+  }
+  return out.c_str();
+}
+
 // what: "models", "gpus", "datasets", "prices" or "table4".
 EMSCRIPTEN_KEEPALIVE const char* ftcost_list(const char* what) {
   static std::string out;

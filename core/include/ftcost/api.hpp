@@ -14,6 +14,11 @@ namespace ftcost::api {
 // `today_days` (days since 1970-01-01) dates the price ages; -1 takes the system clock.
 std::string estimate_json(const std::string& request_json, long today_days = -1);
 
+// The same job on every GPU: `request_json` takes the `ftcost compare` flags, i.e. the estimate keys but
+// "gpu", "provider", "price-per-hour" and "calibration", with "spot" ("on"/"off": include spot offers),
+// "offers" and "fits-only" (true/false or "on"/"off"). Returns exactly what `ftcost compare --json` prints.
+std::string compare_json(const std::string& request_json, long today_days = -1);
+
 // Lists of the embedded database, as JSON arrays.
 std::string models_json();
 std::string gpus_json();

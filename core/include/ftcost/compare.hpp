@@ -43,6 +43,23 @@ Result<std::vector<CompareRow>> compare_gpus(const Request& req, const Database&
 // stack runs on; -1 when none.
 int cheapest_row(const std::vector<CompareRow>& rows, bool include_spot);
 
+// What `ftcost compare` shows: spot offers or not, every offer or each GPU's cheapest, all GPUs or only
+// those where the job fits.
+struct CompareView {
+  bool spot = false;
+  bool offers = false;
+  bool fits_only = false;
+};
+
+// The rows `view` keeps, in display order: priced rows that fit, cheapest first (rows on GPUs the stack does
+// not run on after them); rows that fit without a price, fastest first; then what does not fit, largest
+// memory first; errors last.
+std::vector<CompareRow> compare_view(const std::vector<CompareRow>& rows, const CompareView& view);
+
+// {"rows": [...compare_row_to_json, "cheapest": bool], "spot_included": bool}: what `ftcost compare --json`
+// prints for rows from compare_view.
+json compare_to_json(const std::vector<CompareRow>& shown, const CompareView& view);
+
 // A CSV field, quoted when it holds a comma, a quote or a line break.
 std::string csv_field(const std::string& s);
 std::string compare_to_csv(const std::vector<CompareRow>& rows);
