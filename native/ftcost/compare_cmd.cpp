@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <iostream>
-#include <map>
 #include <vector>
 
 namespace ftcost::cli {
