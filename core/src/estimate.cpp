@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
+#include <tuple>
 #if __has_include("ftcost/calibration.hpp")
 #include "ftcost/calibration.hpp"
 #define FTCOST_HAS_CALIBRATION 1
@@ -711,11 +713,14 @@ json estimate_to_json(const Estimate& e) {
     j["step_breakdown_s"] = st;
     j["layer_breakdown_s"] = lt;
     j["kernel_classes_s"] = kc;
-    // The ops, merged by (stage, name): device time, FLOPs, bytes, launches, bound.
+    // The ops as the step model sums them, one per (stage, layer type, kernel class, name): device time,
+    // FLOPs, bytes, launches, bound. A linear layer's NF4 dequantization and its GEMM share a name and
+    // stay two ops. Ordered by stage, then name, then class.
     json ops = json::array();
-    std::map<std::pair<int, std::string>, Op> merged;
+    std::map<std::tuple<int, std::string, int, int>, Op> merged;
     for (const auto& op : e.step.ops) {
-      auto key = std::make_pair(static_cast<int>(op.stage), std::string(op.name));
+      auto key = std::make_tuple(static_cast<int>(op.stage), std::string(op.name),
+                                 static_cast<int>(op.kclass), static_cast<int>(op.layer));
       auto it = merged.find(key);
       if (it == merged.end()) {
         merged.emplace(key, op);

@@ -6,6 +6,8 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <set>
 #include <string>
 #include <sys/wait.h>
 
@@ -68,6 +70,23 @@ TEST_CASE("estimate --json: the contracted fields") {
   CHECK(j["gpu"]["id"] == "a40");
   CHECK(j["model"]["id"] == "mixtral-8x7b");
   CHECK(j["costs"].size() >= 2);
+  // the ops list agrees with the kernel-class breakdown: one op per (stage, layer, name, class), and a QLoRA
+  // linear's dequantization stays apart from its GEMM
+  std::map<std::string, double> by_class;
+  std::set<std::string> keys;
+  for (const auto& op : j["ops"]) {
+    const std::string cls = op["class"].get<std::string>();
+    by_class[cls] += op["time_s"].get<double>();
+    const std::string key = op["stage"].get<std::string>() + "/" + op["layer"].get<std::string>() + "/" +
+                            op["name"].get<std::string>() + "/" + cls;
+    CAPTURE(key);
+    CHECK(keys.insert(key).second);
+    if (cls == "dequant") CHECK(op["flops"].get<double>() == 0);
+  }
+  for (const auto& [cls, t] : j["kernel_classes_s"].items()) {
+    CAPTURE(cls);
+    CHECK(by_class[cls] == doctest::Approx(t.get<double>()).epsilon(1e-9));
+  }
 }
 
 TEST_CASE("estimate: human output is a table with units and lists the defaults") {
