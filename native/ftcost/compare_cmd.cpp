@@ -8,16 +8,6 @@
 
 namespace ftcost::cli {
 
-namespace {
-
-std::string duration(double hours) {
-  if (hours < 1.0) return fixed(hours * 60.0, 0) + " min";
-  if (hours < 48.0) return fixed(hours, 1) + " h";
-  return fixed(hours / 24.0, 1) + " d";
-}
-
-}  // namespace
-
 int run_compare(const Request& req, const Database& db, const FileReader& reader, long today_days,
                 const CompareOptions& opt) {
   auto all = compare_gpus(req, db, reader, today_days);

@@ -86,4 +86,10 @@ std::string money(double usd) {
   return "$" + whole + "." + frac;
 }
 
+std::string duration(double hours) {
+  if (hours < 1.0) return fixed(hours * 60.0, hours < 1.0 / 6.0 ? 1 : 0) + " min";
+  if (hours < 48.0) return fixed(hours, 1) + " h";
+  return fixed(hours / 24.0, 1) + " d (" + group_thousands(std::round(hours)) + " h)";
+}
+
 }  // namespace ftcost::cli

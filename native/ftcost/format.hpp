@@ -22,5 +22,6 @@ std::string fixed(double v, int decimals);
 std::string group_thousands(double v);  // 46702792704 -> 46,702,792,704
 std::string human_count(double v);      // 46.7B, 12.9M
 std::string money(double usd);          // $1,234.56
+std::string duration(double hours);     // 42 min, 3.5 h, 2.1 d (50 h)
 
 }  // namespace ftcost::cli

@@ -141,7 +141,7 @@ int print_estimate(const Estimate& e) {
     }
     std::cout << "throughput: " << fixed(e.throughput_qps, 3) << " queries/s [" << fixed(e.throughput_low, 3)
               << "–" << fixed(e.throughput_high, 3) << "], " << fixed(e.throughput_tps, 0) << " tokens/s\n";
-    std::cout << "time: " << fixed(e.time_hours, 2) << " h for " << cli::group_thousands(w.queries)
+    std::cout << "time: " << cli::duration(e.time_hours) << " for " << cli::group_thousands(w.queries)
               << " queries × " << fixed(w.epochs, w.epochs == std::floor(w.epochs) ? 0 : 2) << " epochs\n";
     if (e.has_price) {
       std::cout << "cost: " << cli::money(e.chosen.cost_usd) << " [" << cli::money(e.chosen.cost_low) << "–"
