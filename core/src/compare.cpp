@@ -124,6 +124,38 @@ std::string compare_to_csv(const std::vector<CompareRow>& rows) {
   return out;
 }
 
+namespace {
+std::string scalar_text(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_null()) return "";
+  return v.dump();
+}
+
+void flatten(const json& v, const std::string& path, std::string& out) {
+  if (v.is_object()) {
+    for (auto it = v.begin(); it != v.end(); ++it)
+      flatten(it.value(), path.empty() ? it.key() : path + "." + it.key(), out);
+  } else if (v.is_array()) {
+    const bool scalars = std::all_of(v.begin(), v.end(), [](const json& x) { return !x.is_structured(); });
+    if (scalars) {
+      std::string joined;
+      for (const auto& x : v) joined += (joined.empty() ? "" : ";") + scalar_text(x);
+      out += csv_field(path) + "," + csv_field(joined) + "\n";
+    } else {
+      for (std::size_t i = 0; i < v.size(); ++i) flatten(v[i], path + "[" + std::to_string(i) + "]", out);
+    }
+  } else {
+    out += csv_field(path) + "," + csv_field(scalar_text(v)) + "\n";
+  }
+}
+}  // namespace
+
+std::string json_to_field_csv(const json& result) {
+  std::string out = "field,value\n";
+  flatten(result, "", out);
+  return out;
+}
+
 json compare_row_to_json(const CompareRow& r) {
   json j{{"gpu", r.gpu_id},
          {"gpu_name", r.gpu_name},

@@ -6,6 +6,7 @@
 #include "ftcost/database.hpp"
 #include "ftcost/estimate.hpp"
 #include "ftcost/paper.hpp"
+#include "ftcost/sweep.hpp"
 #include "ftcost/validate.hpp"
 #include "report.hpp"
 
@@ -301,7 +302,27 @@ int main(int argc, char** argv) {
       est->add_option_function<std::string>(
           "--" + key, [&req, key](const std::string& v) { req[key] = v; }, o.help);
     }
-    est->add_flag("--json", as_json, "print one JSON object");
+    auto* est_json = est->add_flag("--json", as_json, "print one JSON object");
+    bool est_csv = false;
+    est->add_flag("--csv", est_csv, "print the same fields as CSV rows: field,value")->excludes(est_json);
+
+    // sweep: the estimate's flags but --batch (every batch size up to beyond the maximum)
+    Request sreq;
+    bool sweep_json = false, sweep_csv = false;
+    int sweep_points = 36;
+    auto* swp =
+        app.add_subcommand("sweep", "Throughput, step time and memory of one job against the batch size");
+    for (const auto& o : opts) {
+      std::string key = o.name;
+      if (key == "batch") continue;
+      swp->add_option_function<std::string>(
+          "--" + key, [&sreq, key](const std::string& v) { sreq[key] = v; }, o.help);
+    }
+    swp->add_option("--points", sweep_points,
+                    "about this many batch sizes, log-spaced when the range is larger")
+        ->check(CLI::Range(2, 1000));
+    auto* swp_json = swp->add_flag("--json", sweep_json, "print JSON");
+    swp->add_flag("--csv", sweep_csv, "print CSV")->excludes(swp_json);
 
     // compare: the same flags but --gpu (every GPU) and the price choice (every offer)
     Request creq;
@@ -406,9 +427,9 @@ int main(int argc, char** argv) {
       bool known = false;
       for (const auto* sc : app.get_subcommands({})) known = known || sc->get_name() == cmd;
       if (!known) {
-        std::cerr
-            << "ftcost: error: unknown command \"" << cmd
-            << "\"; commands: estimate, compare, paper, fit, validate, fit-stack, models, gpus, db, bench\n";
+        std::cerr << "ftcost: error: unknown command \"" << cmd
+                  << "\"; commands: estimate, compare, sweep, paper, fit, validate, fit-stack, models, gpus, "
+                     "db, bench\n";
         return 2;
       }
     }
@@ -446,7 +467,43 @@ int main(int argc, char** argv) {
         print_json(estimate_to_json(e.value()));
         return 0;
       }
+      if (est_csv) {
+        std::cout << json_to_field_csv(estimate_to_json(e.value()));
+        return 0;
+      }
       return print_estimate(e.value());
+    }
+
+    if (swp->parsed()) {
+      Request r = sreq;
+      r["batch"] = "max";
+      auto in = resolve_request(r, db, read_file, today_days());
+      if (!in.ok()) return fail(in.error());
+      const Sweep sw = batch_sweep(in.value(), db, sweep_points);
+      if (!sw.error.empty() && sw.points.empty()) {
+        if (sw.max_batch < 1 && sw.error == "does not fit at batch 1")
+          return fail(
+              make_error(Errc::does_not_fit, "--gpu",
+                         in.value().model.id + " does not fit on " + in.value().gpu.id + " at batch 1"));
+        return fail(make_error(Errc::internal, "", sw.error));
+      }
+      if (sweep_json) {
+        print_json(sweep_to_json(sw));
+        return 0;
+      }
+      if (sweep_csv) {
+        std::cout << sweep_to_csv(sw);
+        return 0;
+      }
+      Table t({"batch", "fits", "memory GiB", "step s", "queries/s", "range", "tokens/s"},
+              {true, false, true, true, true, false, true});
+      for (const auto& p : sw.points)
+        t.row({fixed(p.batch, 0), p.fits ? "yes" : "no", fixed(p.memory_gib, 1), fixed(p.step_s, 3),
+               fixed(p.qps, 3), fixed(p.qps_low, 3) + "–" + fixed(p.qps_high, 3), fixed(p.tokens_per_s, 0)});
+      std::cout << "ftcost sweep: " << in.value().model.id << " on " << in.value().gpu.id
+                << ", maximum batch " << static_cast<long long>(sw.max_batch) << "\n"
+                << t.str();
+      return 0;
     }
 
     if (cmp->parsed()) return cli::run_compare(creq, db, read_file, today_days(), copt);

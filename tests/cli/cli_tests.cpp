@@ -153,6 +153,47 @@ TEST_CASE("bench reports estimates per second") {
   CHECK(json::parse(r.out)["estimates_per_s"].get<double>() > 0);
 }
 
+TEST_CASE("sweep: batch 1 to beyond the maximum, each point what estimate gives; estimate --csv") {
+  const std::string job = "--model mixtral-8x7b --gpu a40 --method qlora --dataset math14k";
+  Run r = run("sweep " + job + " --json");
+  REQUIRE(r.code == 0);
+  json j = json::parse(r.out);
+  const int max_b = j["max_batch_size"].get<int>();
+  REQUIRE(max_b >= 1);
+  const json& pts = j["points"];
+  REQUIRE(pts.size() >= 3);
+  CHECK(pts[0]["batch_size"].get<int>() == 1);
+  CHECK(pts[pts.size() - 1]["batch_size"].get<int>() >
+        max_b);  // goes past the maximum, marked as not fitting
+  int last_batch = 0;
+  for (const auto& p : pts) {
+    const int b = p["batch_size"].get<int>();
+    CHECK(b > last_batch);
+    last_batch = b;
+    CHECK(p["fits"].get<bool>() == (b <= max_b));
+  }
+  Run e = run("estimate " + job + " --batch 2 --json");
+  REQUIRE(e.code == 0);
+  json ej = json::parse(e.out);
+  CHECK(pts[1]["batch_size"].get<int>() == 2);
+  CHECK(pts[1]["throughput_queries_per_s"].get<double>() == ej["throughput_queries_per_s"].get<double>());
+  CHECK(pts[1]["step_time_s"].get<double>() == ej["step_time_s"].get<double>());
+  Run text = run("sweep " + job);
+  REQUIRE(text.code == 0);
+  CHECK(text.out.find("maximum batch " + std::to_string(max_b)) != std::string::npos);
+  Run csv = run("sweep " + job + " --csv");
+  REQUIRE(csv.code == 0);
+  CHECK(csv.out.rfind("batch_size,fits,", 0) == 0);
+  expect_bad("sweep --model mixtral-8x7b --gpu rtx-4090 --method qlora", "does not fit");
+  expect_bad("sweep " + job + " --points 1", "--points");
+  // estimate --csv: the JSON's fields as field,value rows
+  Run ecsv = run("estimate " + job + " --csv");
+  REQUIRE(ecsv.code == 0);
+  CHECK(ecsv.out.rfind("field,value\n", 0) == 0);
+  CHECK(ecsv.out.find("\nmax_batch_size," + std::to_string(max_b) + "\n") != std::string::npos);
+  CHECK(ecsv.out.find("\nmemory_gib.total,") != std::string::npos);
+}
+
 TEST_CASE(
     "compare: every GPU, cheapest first, the same numbers as estimate; CUDA-only stacks flag other vendors") {
   const std::string job = "--model mixtral-8x7b --method qlora --dataset math14k --queries 15000";

@@ -7,7 +7,6 @@
 #include <cmath>
 #include <ctime>
 #include <exception>
-#include <set>
 
 namespace ftcost::web {
 
@@ -15,30 +14,6 @@ namespace {
 
 json error_json(const Error& e) {
   return json{{"error", {{"code", errc_name(e.code)}, {"field", e.field}, {"message", e.to_string()}}}};
-}
-
-std::string scalar_text(const json& v) {
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_null()) return "";
-  return v.dump();
-}
-
-void flatten(const json& v, const std::string& path, std::string& out) {
-  if (v.is_object()) {
-    for (auto it = v.begin(); it != v.end(); ++it)
-      flatten(it.value(), path.empty() ? it.key() : path + "." + it.key(), out);
-  } else if (v.is_array()) {
-    bool scalars = std::all_of(v.begin(), v.end(), [](const json& x) { return !x.is_structured(); });
-    if (scalars) {
-      std::string joined;
-      for (const auto& x : v) joined += (joined.empty() ? "" : ";") + scalar_text(x);
-      out += csv_field(path) + "," + csv_field(joined) + "\n";
-    } else {
-      for (std::size_t i = 0; i < v.size(); ++i) flatten(v[i], path + "[" + std::to_string(i) + "]", out);
-    }
-  } else {
-    out += csv_field(path) + "," + csv_field(scalar_text(v)) + "\n";
-  }
 }
 
 std::vector<std::string> name_tokens(const std::string& s) {
@@ -120,53 +95,13 @@ Sweep Engine::sweep(const Request& req, int points) const {
   Sweep s;
   try {
     Request base = req;
-    base["batch"] = "max";
+    base["batch"] = "max";  // the sweep chooses the batch sizes
     auto in = resolve(base);
     if (!in.ok()) {
       s.error = in.error().to_string();
       return s;
     }
-    auto first = ftcost::estimate(in.value(), db_);
-    if (!first.ok()) {
-      s.error = first.error().to_string();
-      return s;
-    }
-    const double max_b = static_cast<double>(first.value().max_batch.batch);
-    s.max_batch = max_b;
-    if (max_b < 1) {
-      s.error = "does not fit at batch 1";
-      return s;
-    }
-    // Batches from 1 to 1.25 x max (at least max + 2): all of them when few, else log-spaced.
-    const double top = std::max(max_b + 2, std::ceil(max_b * 1.25));
-    std::set<std::int64_t> batches;
-    if (top <= points) {
-      for (std::int64_t b = 1; b <= static_cast<std::int64_t>(top); ++b) batches.insert(b);
-    } else {
-      for (int i = 0; i < points; ++i) {
-        double t = static_cast<double>(i) / (points - 1);
-        batches.insert(static_cast<std::int64_t>(std::llround(std::exp(t * std::log(top)))));
-      }
-      batches.insert(static_cast<std::int64_t>(max_b));
-    }
-    // The Estimate's numbers directly (no JSON): the sweep runs on every input change, in the browser too.
-    Inputs inputs = in.value();
-    for (std::int64_t b : batches) {
-      if (b < 1) continue;
-      inputs.workload.batch = b;
-      auto e = ftcost::estimate(inputs, db_);
-      if (!e.ok() || e.value().throughput_qps <= 0) continue;
-      const Estimate& est = e.value();
-      SweepPoint p;
-      p.batch = static_cast<double>(b);
-      p.qps = est.throughput_qps;
-      p.qps_low = est.throughput_low > 0 ? est.throughput_low : p.qps;
-      p.qps_high = est.throughput_high > 0 ? est.throughput_high : p.qps;
-      p.tokens_per_s = est.throughput_tps;
-      p.memory_gib = est.memory.total() / (1024.0 * 1024.0 * 1024.0);
-      p.fits = static_cast<double>(b) <= max_b;
-      s.points.push_back(p);
-    }
+    return batch_sweep(in.value(), db_, points);
   } catch (const std::exception& ex) {
     s.error = std::string("internal error: ") + ex.what();
   }
@@ -181,12 +116,6 @@ std::vector<CompareRow> Engine::compare(const Request& req,
   } catch (const std::exception&) {
   }
   return {};
-}
-
-std::string estimate_to_csv(const json& estimate) {
-  std::string out = "field,value\n";
-  flatten(estimate, "", out);
-  return out;
 }
 
 }  // namespace ftcost::web

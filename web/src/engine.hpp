@@ -8,6 +8,7 @@
 #include "ftcost/database.hpp"
 #include "ftcost/estimate.hpp"
 #include "ftcost/json_util.hpp"
+#include "ftcost/sweep.hpp"
 
 #include <map>
 #include <string>
@@ -19,21 +20,9 @@ namespace ftcost::web {
 inline constexpr const char* kUploadedModelPrefix = "uploaded/";
 inline constexpr const char* kYoursPrefix = "yours/";
 
-struct SweepPoint {
-  double batch = 0;
-  double qps = 0, qps_low = 0, qps_high = 0;
-  double tokens_per_s = 0;
-  double memory_gib = 0;
-  bool fits = false;
-};
-
-struct Sweep {
-  std::vector<SweepPoint> points;  // increasing batch; the last ones may not fit (shown dimmed)
-  double max_batch = 0;
-  std::string error;  // why there is no sweep (e.g. does not fit at batch 1)
-};
-
 using ftcost::CompareRow;
+using ftcost::Sweep;
+using ftcost::SweepPoint;
 
 class Engine {
  public:
@@ -73,7 +62,7 @@ class Engine {
 using ftcost::cheapest_row;
 using ftcost::compare_to_csv;
 
-// CSV export of the estimate, flattened to "field,value" rows (the comparison table: compare_to_csv).
-std::string estimate_to_csv(const json& estimate);
+// CSV export of the estimate, flattened to "field,value" rows, as `ftcost estimate --csv` prints it.
+inline std::string estimate_to_csv(const json& estimate) { return json_to_field_csv(estimate); }
 
 }  // namespace ftcost::web

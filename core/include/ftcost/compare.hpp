@@ -65,4 +65,8 @@ std::string csv_field(const std::string& s);
 std::string compare_to_csv(const std::vector<CompareRow>& rows);
 json compare_row_to_json(const CompareRow& r);
 
+// Any JSON result flattened to "field,value" rows (nested keys joined with ".", arrays of scalars with ";"):
+// the CSV form of `ftcost estimate`.
+std::string json_to_field_csv(const json& result);
+
 }  // namespace ftcost
