@@ -253,6 +253,16 @@
   };
 
   // ---- the JavaScript API ----
+  // A JSON request (text or object) to one of the program's request functions; errors as JSON, never thrown.
+  function callRequest(fnName, request) {
+    try {
+      if (!runtimeReady) return errorJson("not_ready", "the calculator is still loading (await window.ftcost.ready)");
+      const text = typeof request === "string" ? request : JSON.stringify(request === undefined ? {} : request);
+      return callString(Module[fnName], [text]);
+    } catch (e) {
+      return errorJson("internal", String(e && e.message ? e.message : e));
+    }
+  }
   window.ftcost = {
     version: (document.querySelector('meta[name="ftcost-version"]') || {}).content || "",
     ready: new Promise(function (resolve) {
@@ -262,24 +272,12 @@
     timing: { start: t0, firstFrameMs: null, marks: { app_js: Math.round(t0) } },
     // request: JSON text (or an object) of `ftcost estimate` options; returns JSON text. Never throws.
     estimate: function (request) {
-      try {
-        if (!runtimeReady) return errorJson("not_ready", "the calculator is still loading (await window.ftcost.ready)");
-        const text = typeof request === "string" ? request : JSON.stringify(request === undefined ? {} : request);
-        return callString(Module._ftcost_estimate, [text]);
-      } catch (e) {
-        return errorJson("internal", String(e && e.message ? e.message : e));
-      }
+      return callRequest("_ftcost_estimate", request);
     },
     // request: JSON text (or an object) of `ftcost compare` options; returns the JSON text `ftcost compare
     // --json` prints: the job on every GPU, cheapest first. Never throws.
     compare: function (request) {
-      try {
-        if (!runtimeReady) return errorJson("not_ready", "the calculator is still loading (await window.ftcost.ready)");
-        const text = typeof request === "string" ? request : JSON.stringify(request === undefined ? {} : request);
-        return callString(Module._ftcost_compare, [text]);
-      } catch (e) {
-        return errorJson("internal", String(e && e.message ? e.message : e));
-      }
+      return callRequest("_ftcost_compare", request);
     },
     list: function (what) {
       try {

@@ -13,6 +13,19 @@ namespace {
 std::string error_text(const char* code, const std::string& message) {
   return ftcost::json{{"error", {{"code", code}, {"field", ""}, {"message", message}}}}.dump();
 }
+
+// Runs `answer` into `out` (a function's static result buffer); an exception becomes an error object.
+template <typename F>
+const char* guarded(std::string& out, F answer) {
+  try {
+    out = answer();
+  } catch (const std::exception& ex) {
+    out = error_text("internal", ex.what());
+  } catch (...) {
+    out = error_text("internal", "unknown error");
+  }
+  return out.c_str();
+}
 }  // namespace
 
 extern "C" {
@@ -21,51 +34,28 @@ extern "C" {
 // prints.
 EMSCRIPTEN_KEEPALIVE const char* ftcost_estimate(const char* request) {
   static std::string out;
-  try {
-    out = ftcost::api::estimate_json(request != nullptr ? request : "");
-  } catch (const std::exception& ex) {
-    out = error_text("internal", ex.what());
-  } catch (...) {
-    out = error_text("internal", "unknown error");
-  }
-  return out.c_str();
+  return guarded(out, [request] { return ftcost::api::estimate_json(request != nullptr ? request : ""); });
 }
 
 // request: JSON object of `ftcost compare` flag names -> values. Returns what `ftcost compare --json` prints.
 EMSCRIPTEN_KEEPALIVE const char* ftcost_compare(const char* request) {
   static std::string out;
-  try {
-    out = ftcost::api::compare_json(request != nullptr ? request : "");
-  } catch (const std::exception& ex) {
-    out = error_text("internal", ex.what());
-  } catch (...) {
-    out = error_text("internal", "unknown error");
-  }
-  return out.c_str();
+  return guarded(out, [request] { return ftcost::api::compare_json(request != nullptr ? request : ""); });
 }
 
 // what: "models", "gpus", "datasets", "prices" or "table4".
 EMSCRIPTEN_KEEPALIVE const char* ftcost_list(const char* what) {
   static std::string out;
   const std::string w = what != nullptr ? what : "";
-  try {
-    if (w == "models")
-      out = ftcost::api::models_json();
-    else if (w == "gpus")
-      out = ftcost::api::gpus_json();
-    else if (w == "datasets")
-      out = ftcost::api::datasets_json();
-    else if (w == "prices")
-      out = ftcost::api::prices_json();
-    else if (w == "table4")
-      out = ftcost::api::paper_table4_json();
-    else
-      out = error_text("invalid_value",
-                       "unknown list \"" + w + "\"; use models, gpus, datasets, prices or table4");
-  } catch (const std::exception& ex) {
-    out = error_text("internal", ex.what());
-  }
-  return out.c_str();
+  return guarded(out, [&w] {
+    if (w == "models") return ftcost::api::models_json();
+    if (w == "gpus") return ftcost::api::gpus_json();
+    if (w == "datasets") return ftcost::api::datasets_json();
+    if (w == "prices") return ftcost::api::prices_json();
+    if (w == "table4") return ftcost::api::paper_table4_json();
+    return error_text("invalid_value",
+                      "unknown list \"" + w + "\"; use models, gpus, datasets, prices or table4");
+  });
 }
 
 }  // extern "C"
