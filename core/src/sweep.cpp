@@ -17,12 +17,14 @@ Sweep batch_sweep(const Inputs& in, const Database& db, int points) {
     auto first = estimate(inputs, db);
     if (!first.ok()) {
       s.error = first.error().to_string();
+      s.code = first.error().code;
       return s;
     }
     const double max_b = static_cast<double>(first.value().max_batch.batch);
     s.max_batch = max_b;
     if (max_b < 1) {
       s.error = "does not fit at batch 1";
+      s.code = Errc::does_not_fit;
       return s;
     }
     const double top = std::max(max_b + 2, std::ceil(max_b * 1.25));

@@ -481,11 +481,11 @@ int main(int argc, char** argv) {
       if (!in.ok()) return fail(in.error());
       const Sweep sw = batch_sweep(in.value(), db, sweep_points);
       if (!sw.error.empty() && sw.points.empty()) {
-        if (sw.max_batch < 1 && sw.error == "does not fit at batch 1")
+        if (sw.code == Errc::does_not_fit)
           return fail(
               make_error(Errc::does_not_fit, "--gpu",
                          in.value().model.id + " does not fit on " + in.value().gpu.id + " at batch 1"));
-        return fail(make_error(Errc::internal, "", sw.error));
+        return fail(make_error(sw.code, "", sw.error));
       }
       if (sweep_json) {
         print_json(sweep_to_json(sw));

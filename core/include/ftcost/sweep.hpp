@@ -23,7 +23,8 @@ struct SweepPoint {
 struct Sweep {
   std::vector<SweepPoint> points;  // increasing batch; the last ones may not fit
   double max_batch = 0;
-  std::string error;  // why there is no sweep (e.g. does not fit at batch 1)
+  std::string error;           // why there is no sweep (e.g. does not fit at batch 1)
+  Errc code = Errc::internal;  // its kind when `error` is set (does_not_fit: not even batch 1 fits)
 };
 
 // `in` as resolved for the job (its batch is ignored). Batch sizes from 1 to 1.25 x the maximum (at least
