@@ -12,12 +12,14 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <exception>
 #include <fstream>
+#include <initializer_list>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -297,11 +299,17 @@ int main(int argc, char** argv) {
          "exponent)"},
         {"stale-days", "prices older than this many days are flagged stale (default 365)"},
     };
-    for (const auto& o : opts) {
-      std::string key = o.name;
-      est->add_option_function<std::string>(
-          "--" + key, [&req, key](const std::string& v) { req[key] = v; }, o.help);
-    }
+    // The job's flags on a command, each stored under its name in `into`; `skip` names flags the command
+    // does not take (it chooses that value itself).
+    auto add_job_options = [&opts](CLI::App* cmd, Request& into, std::initializer_list<std::string> skip) {
+      for (const auto& o : opts) {
+        const std::string key = o.name;
+        if (std::find(skip.begin(), skip.end(), key) != skip.end()) continue;
+        cmd->add_option_function<std::string>(
+            "--" + key, [&into, key](const std::string& v) { into[key] = v; }, o.help);
+      }
+    };
+    add_job_options(est, req, {});
     auto* est_json = est->add_flag("--json", as_json, "print one JSON object");
     bool est_csv = false;
     est->add_flag("--csv", est_csv, "print the same fields as CSV rows: field,value")->excludes(est_json);
@@ -312,12 +320,7 @@ int main(int argc, char** argv) {
     int sweep_points = 36;
     auto* swp =
         app.add_subcommand("sweep", "Throughput, step time and memory of one job against the batch size");
-    for (const auto& o : opts) {
-      std::string key = o.name;
-      if (key == "batch") continue;
-      swp->add_option_function<std::string>(
-          "--" + key, [&sreq, key](const std::string& v) { sreq[key] = v; }, o.help);
-    }
+    add_job_options(swp, sreq, {"batch"});
     swp->add_option("--points", sweep_points,
                     "about this many batch sizes, log-spaced when the range is larger")
         ->check(CLI::Range(2, 1000));
@@ -329,14 +332,7 @@ int main(int argc, char** argv) {
     cli::CompareOptions copt;
     auto* cmp = app.add_subcommand(
         "compare", "The same job on every GPU of the database: fits, speed, time, cost; cheapest first");
-    for (const auto& o : opts) {
-      std::string key = o.name;
-      if (key == "gpu" || key == "provider" || key == "price-per-hour" || key == "calibration" ||
-          key == "spot")
-        continue;
-      cmp->add_option_function<std::string>(
-          "--" + key, [&creq, key](const std::string& v) { creq[key] = v; }, o.help);
-    }
+    add_job_options(cmp, creq, {"gpu", "provider", "price-per-hour", "calibration", "spot"});
     cmp->add_option_function<std::string>(
            "--spot", [&copt](const std::string& v) { copt.view.spot = v == "on"; },
            "on | off: include spot (interruptible) offers (default off)")
