@@ -6,15 +6,20 @@
 namespace ftcost {
 
 namespace {
+// The job on one GPU: the GPU is set, and the per-GPU choices (calibration, provider, price) are dropped.
+Request request_for_gpu(const Request& req, const std::string& gpu_id) {
+  Request r = req;
+  r["gpu"] = gpu_id;
+  r.erase("provider");
+  r.erase("price-per-hour");
+  r.erase("calibration");
+  return r;
+}
+
 // Fails when the request is wrong whatever the GPU (an unknown model, a bad flag): the job is checked once
 // on a GPU the database always has before the table is built.
 Status check_request(const Request& req, const Database& db, const FileReader& reader, long today_days) {
-  Request r = req;
-  r["gpu"] = db.gpus().begin()->first;
-  r.erase("calibration");
-  r.erase("provider");
-  r.erase("price-per-hour");
-  FTCOST_TRY(in, resolve_request(r, db, reader, today_days));
+  FTCOST_TRY(in, resolve_request(request_for_gpu(req, db.gpus().begin()->first), db, reader, today_days));
   (void)in;
   return Ok{};
 }
@@ -28,11 +33,7 @@ Result<std::vector<CompareRow>> compare_gpus(const Request& req, const Database&
   (void)ok;
   std::vector<CompareRow> rows;
   for (const auto& [id, gpu] : db.gpus()) {
-    Request r = req;
-    r["gpu"] = id;
-    r.erase("provider");
-    r.erase("price-per-hour");
-    r.erase("calibration");
+    Request r = request_for_gpu(req, id);
     auto cal = calibration_for.find(id);
     if (cal != calibration_for.end() && !cal->second.empty()) r["calibration"] = cal->second;
     CompareRow base;
