@@ -41,7 +41,7 @@ def rows(model, moe):
                 continue
             # the dataset, or the fixed sequence length of a synthetic (profiling) run
             key = q.get("dataset") or ("seq" + q["seq"])
-            out.append((key, q["gpu"], int(r["measured"]), r["role"], r["id"]))
+            out.append((key, q["gpu"], usable_gib(q["gpu"]), int(r["measured"]), r["role"], r["id"]))
     return out
 
 
@@ -86,11 +86,11 @@ def main():
         print(f"no max_batch_size rows for model {a.model}, moe {a.moe}", file=sys.stderr)
         return 2
     groups = {}
-    for key, gpu, B, role, rid in rs:
-        groups.setdefault(key, []).append((usable_gib(gpu), B))
+    for key, gpu, U, B, role, rid in rs:
+        groups.setdefault(key, []).append((U, B))
     print(f"{a.model}, {a.moe}: measured maxima")
-    for key, gpu, B, role, rid in rs:
-        print(f"  {key:10s} {gpu:16s} {usable_gib(gpu):6.2f} GiB  max batch {B:3d}  ({role})")
+    for key, gpu, U, B, role, rid in rs:
+        print(f"  {key:10s} {gpu:16s} {U:6.2f} GiB  max batch {B:3d}  ({role})")
     print("fixed memory F for which one per-sample memory meets every maximum of a data set:")
     for key, pts in groups.items():
         print(f"  {key:10s} {fmt(f_ranges({key: pts}))}")
@@ -98,11 +98,11 @@ def main():
     print(f"one F for all data sets: {fmt(common)}")
     if not common:
         print("dropping one row:")
-        for i, (key, gpu, B, role, rid) in enumerate(rs):
+        for i, (_, _, _, _, _, rid) in enumerate(rs):
             g2 = {}
-            for j, (k2, gp2, B2, _, _) in enumerate(rs):
+            for j, (k2, _, U2, B2, _, _) in enumerate(rs):
                 if j != i:
-                    g2.setdefault(k2, []).append((usable_gib(gp2), B2))
+                    g2.setdefault(k2, []).append((U2, B2))
             print(f"  without {rid:50s} {fmt(f_ranges(g2))}")
     return 0
 
