@@ -572,6 +572,37 @@ class Builder {
 
 }  // namespace
 
+namespace {
+
+// Gradient accumulation: the optimizer runs once every `n` micro-batches, so each micro-batch carries 1/n of
+// its time, traffic and launches (forward, recompute and backward are unchanged; the gradient buffer that
+// accumulates is the `gradients` component the memory model already keeps for the whole step).
+void amortize_optimizer(StepTime& t, double n) {
+  const double f = 1.0 - 1.0 / n;
+  const auto opt = static_cast<std::size_t>(Stage::optimizer);
+  double opt_gpu = 0;
+  for (auto& op : t.ops) {
+    if (op.stage != Stage::optimizer) continue;
+    t.by_class[static_cast<std::size_t>(op.kclass)] -= op.gpu_s * f;
+    t.by_layer[static_cast<std::size_t>(op.layer)] -= op.gpu_s * f;
+    t.flops -= op.flops * f;
+    t.bytes -= op.bytes * f;
+    t.kernels -= op.kernels * f;
+    opt_gpu += op.gpu_s;
+    op.gpu_s /= n;
+    op.flops /= n;
+    op.bytes /= n;
+    op.kernels /= n;
+  }
+  const double wall = t.by_stage[opt];
+  t.gpu_s -= opt_gpu * f;
+  t.host_s -= std::max(0.0, wall - opt_gpu) * f;
+  t.total_s -= wall * f;
+  t.by_stage[opt] = wall / n;
+}
+
+}  // namespace
+
 StepTime step_model(const ModelSpec& m, const Workload& w, const StackProfile& s, const GpuSpec& g,
                     const Calibration* cal, std::int64_t batch, double mean_len,
                     const std::vector<double>& shares) {
@@ -592,6 +623,7 @@ StepTime step_model(const ModelSpec& m, const Workload& w, const StackProfile& s
   Builder b(m, w, s, r, batch, mean_len, shares);
   StepTime t = b.run();
   t.calibrated = cal != nullptr;
+  if (w.grad_accum > 1) amortize_optimizer(t, static_cast<double>(w.grad_accum));
   return t;
 }
 

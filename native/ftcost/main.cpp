@@ -5,6 +5,7 @@
 #include "format.hpp"
 #include "ftcost/database.hpp"
 #include "ftcost/estimate.hpp"
+#include "ftcost/options.hpp"
 #include "ftcost/paper.hpp"
 #include "ftcost/sweep.hpp"
 #include "ftcost/validate.hpp"
@@ -259,54 +260,16 @@ int main(int argc, char** argv) {
     Request req;
     auto* est = app.add_subcommand("estimate",
                                    "Memory, maximum batch, throughput, time and cost of one fine-tuning job");
-    struct Opt {
-      const char* name;
-      const char* help;
-    };
-    const Opt opts[] = {
-        {"model", "Model preset id (see `ftcost models`) or path to a Hugging Face config.json"},
-        {"gpu", "GPU id (see `ftcost gpus`) or path to a GPU spec JSON"},
-        {"method", "full | lora | qlora"},
-        {"quant", "QLoRA quantization: nf4-dq (default) | nf4 | int8"},
-        {"lora-rank", "LoRA rank r (default 16)"},
-        {"lora-targets",
-         "PEFT module names (q_proj,v_proj,w1,w2,w3,gate,...) or groups (attention, experts, router, mlp, "
-         "mamba, all-linear)"},
-        {"precision", "compute precision: bf16 (default) | fp16 | fp32"},
-        {"optimizer", "adamw (default) | adamw-mixed | adamw-8bit | sgd | sgd-momentum"},
-        {"checkpointing", "gradient checkpointing: on | off"},
-        {"attention", "flash (default) | eager"},
-        {"moe", "sparse (configured top-k) | dense (all experts active)"},
-        {"top-k", "experts per token in sparse mode (default: the model's)"},
-        {"seq", "fixed sequence length in tokens (instead of --dataset)"},
-        {"dataset", "dataset preset: cs15k | math14k (length distribution and size)"},
-        {"padding", "longest (default) | max-length | packing"},
-        {"max-length", "truncation length in tokens (default 1024)"},
-        {"template-tokens",
-         "tokens the prompt template adds to every sample (default: the dataset preset's)"},
-        {"batch", "micro-batch size N, or max (default)"},
-        {"queries", "number of training samples (default: the dataset's size)"},
-        {"epochs", "number of epochs (default 1)"},
-        {"price-per-hour",
-         "price in USD per GPU-hour (default: the cheapest on-demand offer in the database)"},
-        {"provider", "take the price from this provider id"},
-        {"spot", "on | off: use spot prices"},
-        {"stack", "software stack profile: hf-transformers-2024 (default) | grouped-gemm-2025"},
-        {"calibration", "calibration JSON from ftcost-calibrate"},
-        {"model-kind", "step (default: the step-time model) | paper (Eq. (2), A40 only)"},
-        {"routing",
-         "expert load: uniform (default) | paper-mixtral | paper-blackmamba (Fig. 11) | skew:S (Zipf "
-         "exponent)"},
-        {"stale-days", "prices older than this many days are flagged stale (default 365)"},
-    };
     // The job's flags on a command, each stored under its name in `into`; `skip` names flags the command
     // does not take (it chooses that value itself).
-    auto add_job_options = [&opts](CLI::App* cmd, Request& into, std::initializer_list<std::string> skip) {
-      for (const auto& o : opts) {
-        const std::string key = o.name;
+    // Flags and help lines come from the option table (core/src/options.cpp).
+    const Database& help_db = Database::embedded();
+    auto add_job_options = [&help_db](CLI::App* cmd, Request& into, std::initializer_list<std::string> skip) {
+      for (const auto& o : job_options()) {
+        const std::string key = o.key;
         if (std::find(skip.begin(), skip.end(), key) != skip.end()) continue;
         cmd->add_option_function<std::string>(
-            "--" + key, [&into, key](const std::string& v) { into[key] = v; }, o.help);
+            o.flag(), [&into, key](const std::string& v) { into[key] = v; }, option_help_text(o, &help_db));
       }
     };
     add_job_options(est, req, {});

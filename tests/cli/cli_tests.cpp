@@ -1,5 +1,9 @@
 // Golden tests of the `ftcost` command line: JSON shape, exit codes and messages for bad input.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include "ftcost/api.hpp"
+#include "ftcost/options.hpp"
+#include "option_samples.hpp"
+
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
@@ -283,4 +287,37 @@ TEST_CASE("bad input: exit code 2 and a message naming the flag or field, never 
       "memory_bandwidth_gbps");
   expect_bad("paper eq1 --gpu-mem -5", "gpu-mem");
   expect_bad("nonsense", "nonsense");
+}
+
+// ---- the option table: every job option is a CLI flag, listed in --help, and gives what the JSON API gives
+TEST_CASE("option table: every job option round-trips through its CLI flag") {
+  const ftcost::Database& db = ftcost::Database::embedded();
+  const Run help = run("estimate --help");
+  REQUIRE(help.code == 0);
+  for (const auto& o : ftcost::job_options()) {
+    CAPTURE(o.key);
+    CHECK(help.out.find(o.flag() + " ") != std::string::npos);
+    CHECK(help.out.find(o.help) != std::string::npos);
+    const ftcost::test::OptionSample s = ftcost::test::option_sample(o, db);
+    std::string args = "estimate --json";
+    json req = json::object();
+    for (const auto& [k, v] : s.request) {
+      args += " --" + k + " '" + v + "'";
+      req[k] = v;
+    }
+    const Run r = run(args);
+    REQUIRE(r.code == 0);
+    const json cli = json::parse(r.out);
+    if (o.key == "calibration") {
+      CHECK(cli["calibrated"] == true);  // the JSON API takes no file paths
+      continue;
+    }
+    const json api = json::parse(ftcost::api::estimate_json(req.dump()));
+    REQUIRE(!api.contains("error"));
+    CHECK(cli == api);
+    // an empty value is an error naming the flag (issue #15 item 9), never "not given"
+    const Run e = run("estimate --" + o.key + " '' --model mixtral-8x7b --gpu a40 --method qlora");
+    CHECK(e.code == 2);
+    CHECK(e.err.find(o.flag()) != std::string::npos);
+  }
 }

@@ -1,0 +1,1060 @@
+// The job option table and its interpreter, resolve_request(). See options.hpp.
+#include "ftcost/options.hpp"
+
+#include "ftcost/calibration.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+
+namespace ftcost {
+
+namespace {
+
+constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::string number_text(double v) {
+  if (std::floor(v) == v && std::fabs(v) < 1e15) return std::to_string(static_cast<long long>(v));
+  return json(v).dump();
+}
+
+// Strict whole-number parse: digits only (no sign, unit, exponent or fraction), within [lo, hi].
+Result<std::int64_t> parse_count(const std::string& text, const std::string& flag, std::int64_t lo,
+                                 std::int64_t hi) {
+  if (text.empty()) return make_error(Errc::invalid_value, flag, "needs a whole number");
+  std::int64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9')
+      return make_error(Errc::invalid_value, flag,
+                        "must be a whole number between " + std::to_string(lo) + " and " +
+                            std::to_string(hi) + ", got \"" + text + "\"");
+    if (v > hi) break;
+    v = v * 10 + (c - '0');
+  }
+  if (v < lo || v > hi)
+    return make_error(
+        Errc::out_of_range, flag,
+        "must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", got " + text);
+  return v;
+}
+
+// Strict real parse (no NaN/inf, no units).
+Result<double> parse_real(const std::string& text, const std::string& flag, double lo, double hi) {
+  const char* s = text.c_str();
+  char* end = nullptr;
+  double v = std::strtod(s, &end);
+  bool bad = text.empty() || end == s || *end != '\0' || !std::isfinite(v);
+  for (char c : text)
+    if (!(c >= '0' && c <= '9') && c != '.' && c != 'e' && c != 'E' && c != '-' && c != '+') bad = true;
+  if (bad) return make_error(Errc::invalid_value, flag, "must be a number, got \"" + text + "\"");
+  if (v < lo || v > hi)
+    return make_error(Errc::out_of_range, flag,
+                      "must be between " + json(lo).dump() + " and " + json(hi).dump() + ", got " + text);
+  return v;
+}
+
+bool looks_like_path(const std::string& s) {
+  return s.find('/') != std::string::npos || (s.size() > 5 && s.substr(s.size() - 5) == ".json");
+}
+
+std::vector<std::string> value_names(const Option& o) {
+  std::vector<std::string> v;
+  for (const auto& x : o.values) v.push_back(x.value);
+  return v;
+}
+
+double upper_bound(const Option& o, const ResolveState& st) { return o.hi_rule ? o.hi_rule(st) : o.hi; }
+
+std::vector<std::string> ids_of(const std::string& list, const Database& db) {
+  std::vector<std::string> ids;
+  if (list == "models") return db.model_ids();
+  if (list == "gpus") return db.gpu_ids();
+  if (list == "datasets")
+    for (const auto& [id, x] : db.datasets()) ids.push_back(id);
+  if (list == "stacks")
+    for (const auto& [id, x] : db.stacks()) ids.push_back(id);
+  if (list == "providers")
+    for (const auto& p : db.providers()) ids.push_back(p.id);
+  return ids;
+}
+
+Result<json> read_doc(const ResolveState& st, const std::string& path, const std::string& flag) {
+  if (!st.reader)
+    return make_error(Errc::io_error, flag,
+                      "file paths are not available here; give an id or paste the JSON");
+  FTCOST_TRY(text, st.reader(path));
+  return parse_json_text(text, path);
+}
+
+// An error from a file's own parser, with the file named in front of the field.
+Error in_file(const std::string& path, Error e) {
+  e.field = path + ": " + e.field;
+  return e;
+}
+
+DefaultValue fixed_default(std::string value, std::string reason = {}) {
+  return DefaultValue{std::move(value), std::move(reason), true};
+}
+
+bool own_code_without_checkpointing(const ModelSpec& m) {
+  return m.family == "blackmamba" || m.family == "mamba";
+}
+
+std::string only_lora(const ResolveState& st) {
+  return st.in.workload.method == Method::full ? "applies only to --method lora or qlora" : "";
+}
+std::string only_moe(const ResolveState& st) {
+  return st.in.model.is_moe() ? "" : "applies only to MoE models";
+}
+
+std::vector<Option> build_options() {
+  std::vector<Option> table;
+  auto add = [&table](Option o) { table.push_back(std::move(o)); };
+
+  // ------------------------------------------------------------------ model and GPU
+  {
+    Option o;
+    o.key = "model";
+    o.kind = OptionKind::id_or_path;
+    o.group = "model";
+    o.label = "Model";
+    o.help = "Model preset id (see `ftcost models`) or path to a Hugging Face config.json";
+    o.details =
+        "The model to fine-tune: a preset (Hugging Face config.json shipped with ftcost) or your own "
+        "config.json. Parameters are counted from the config's structure.";
+    o.id_list = "models";
+    o.required = true;
+    o.required_message = "is required: a preset id (see `ftcost models`) or a config.json path";
+    o.invalidates = {"moe", "top-k", "routing"};
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      if (const ModelSpec* m = st.db.model(v)) {
+        st.in.model = *m;
+      } else if (looks_like_path(v)) {
+        FTCOST_TRY(doc, read_doc(st, v, "--model"));
+        auto m2 = parse_model_file(doc, v);
+        if (!m2.ok()) return in_file(v, m2.error());
+        st.in.model = m2.value();
+      } else {
+        return make_error(Errc::unknown_id, "--model",
+                          "unknown model \"" + v + "\"; presets: " + join_ids(st.db.model_ids()) +
+                              " (or a path to a config.json)");
+      }
+      for (const auto& w : st.in.model.warnings) st.in.warnings.push_back(w);
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "gpu";
+    o.kind = OptionKind::id_or_path;
+    o.group = "gpu";
+    o.label = "GPU";
+    o.help = "GPU id (see `ftcost gpus`) or path to a GPU spec JSON";
+    o.details =
+        "The GPU to run on: every GPU in ftcost's database (spec sheets with sources), or your own GPU spec "
+        "JSON.";
+    o.id_list = "gpus";
+    o.required = true;
+    o.required_message = "is required: an id (see `ftcost gpus`) or a GPU spec JSON path";
+    o.invalidates = {"provider", "calibration"};
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      if (const GpuSpec* g = st.db.gpu(v)) {
+        st.in.gpu = *g;
+        return Ok{};
+      }
+      if (!looks_like_path(v))
+        return make_error(
+            Errc::unknown_id, "--gpu",
+            "unknown GPU \"" + v + "\"; known: " + join_ids(st.db.gpu_ids()) + " (or a path to a GPU JSON)");
+      FTCOST_TRY(doc, read_doc(st, v, "--gpu"));
+      auto g2 = parse_gpu(doc, v);
+      if (!g2.ok()) return in_file(v, g2.error());
+      st.in.gpu = g2.value();
+      return Ok{};
+    };
+    add(o);
+  }
+
+  // ------------------------------------------------------------------ method
+  {
+    Option o;
+    o.key = "method";
+    o.kind = OptionKind::choice;
+    o.group = "method";
+    o.label = "Method";
+    o.help = "Fine-tuning method";
+    o.details =
+        "full: every weight is trained (16-bit weights, gradients and optimizer states for all parameters).\n"
+        "lora: the base model is frozen in 16 bits; small low-rank adapters are trained.\n"
+        "qlora: the frozen base is stored quantized (4-bit NF4 by default) and dequantized on the fly; LoRA "
+        "adapters are trained.";
+    o.values = {{"full", "Full", "Full fine-tuning: all parameters trained"},
+                {"lora", "LoRA", "LoRA: 16-bit frozen base + trained low-rank adapters"},
+                {"qlora", "QLoRA", "QLoRA: quantized frozen base (bitsandbytes) + trained LoRA adapters"}};
+    o.required = true;
+    o.required_message = "is required: full, lora or qlora";
+    o.invalidates = {"quant", "lora-rank", "lora-targets"};
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      st.in.workload.method = v == "full" ? Method::full : v == "lora" ? Method::lora : Method::qlora;
+      st.in.workload.quant = Quant::none;
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "quant";
+    o.kind = OptionKind::choice;
+    o.group = "method";
+    o.label = "Quantization";
+    o.help = "QLoRA quantization of the frozen base weights";
+    o.details =
+        "How the frozen base weights are stored (bitsandbytes): nf4-dq = 4-bit NormalFloat with "
+        "double-quantized block scales (QLoRA default, ~0.52 bytes/parameter); nf4 = without double "
+        "quantization; int8 = LLM.int8 (1 byte/parameter).";
+    o.values = {{"nf4-dq", "NF4 + double quant", "4-bit NormalFloat, double-quantized block scales"},
+                {"nf4", "NF4", "4-bit NormalFloat"},
+                {"int8", "int8", "LLM.int8, 1 byte per parameter"}};
+    o.default_help = "nf4-dq";
+    o.default_rule = [](const ResolveState&) {
+      return fixed_default("nf4-dq", "QLoRA default: NF4 with double quantization, bitsandbytes");
+    };
+    o.applies = [](const ResolveState& st) -> std::string {
+      return st.in.workload.method == Method::qlora ? "" : "applies only to --method qlora";
+    };
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      st.in.workload.quant = v == "nf4-dq" ? Quant::nf4_dq : v == "nf4" ? Quant::nf4 : Quant::int8;
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "lora-rank";
+    o.kind = OptionKind::count;
+    o.group = "method";
+    o.label = "LoRA rank";
+    o.help = "LoRA rank r";
+    o.details =
+        "Rank r of the adapter matrices (A: r x in, B: out x r). Adapter parameters grow linearly with r.";
+    o.unit = "dimensions";
+    o.lo = 1;
+    o.hi = 65536;
+    o.default_help = "16";
+    o.default_rule = [](const ResolveState&) { return fixed_default("16"); };
+    o.applies = only_lora;
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      st.in.workload.lora_rank = std::atoll(v.c_str());
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "lora-targets";
+    o.kind = OptionKind::text;
+    o.group = "method";
+    o.label = "LoRA targets";
+    o.help =
+        "PEFT module names (q_proj,v_proj,w1,w2,w3,gate,...) or groups (attention, experts, router, mlp, "
+        "mamba, all-linear), comma-separated";
+    o.details =
+        "Which linear layers get adapters (PEFT target_modules): groups (all-linear, attention, experts, "
+        "mlp, router, mamba) or module names (q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, "
+        "down_proj, w1, w2, w3, ...), comma-separated.";
+    o.values = {{"all-linear", "all linear layers", "Every linear layer except lm_head"},
+                {"attention", "attention", "q_proj, k_proj, v_proj, o_proj"},
+                {"attention,experts", "attention + experts", ""},
+                {"attention,mlp", "attention + dense MLP", ""},
+                {"experts", "experts", "MoE expert FFNs (w1, w2, w3)"},
+                {"q_proj,v_proj", "q_proj, v_proj", "The original LoRA paper's choice"}};
+    o.default_help = "all-linear";
+    o.default_rule = [](const ResolveState&) {
+      return fixed_default("all-linear", "every linear layer except lm_head");
+    };
+    o.applies = only_lora;
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      FTCOST_TRY(t, parse_lora_targets(v, "--lora-targets"));
+      st.in.workload.lora_targets = t;
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "precision";
+    o.kind = OptionKind::choice;
+    o.group = "method";
+    o.label = "Precision";
+    o.help = "Compute precision (autocast dtype)";
+    o.details = "Compute precision of forward/backward (autocast dtype): bf16, fp16 or fp32.";
+    o.values = {{"bf16", "bf16", "bfloat16 (Ampere and newer)"},
+                {"fp16", "fp16", "float16"},
+                {"fp32", "fp32", "float32 (no mixed precision)"}};
+    o.default_help = "bf16";
+    o.default_rule = [](const ResolveState&) { return fixed_default("bf16"); };
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      st.in.workload.precision = v;
+      if (st.in.gpu.peak_tflops(v) <= 0)
+        st.in.warnings.push_back(st.in.gpu.id + " has no published dense " + v +
+                                 " peak; step time uses what the spec gives");
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "optimizer";
+    o.kind = OptionKind::choice;
+    o.group = "method";
+    o.label = "Optimizer";
+    o.help = "Optimizer of the trained parameters";
+    o.details =
+        "Optimizer of the trained parameters and its state size per parameter: adamw (two states in the "
+        "parameter dtype), adamw-mixed (fp32 master weights + two fp32 states), adamw-8bit (bitsandbytes "
+        "8-bit states), sgd (none), sgd-momentum (one).";
+    o.values = {{"adamw", "AdamW", "torch AdamW, states in the parameter dtype"},
+                {"adamw-mixed", "AdamW, fp32 master", "fp32 master weights and states"},
+                {"adamw-8bit", "AdamW 8-bit", "bitsandbytes 8-bit states"},
+                {"sgd", "SGD", "no state"},
+                {"sgd-momentum", "SGD + momentum", "one state"}};
+    o.default_help = "adamw";
+    o.default_rule = [](const ResolveState&) {
+      return fixed_default("adamw", "torch AdamW, states in the parameter dtype");
+    };
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      st.in.workload.optimizer = v == "adamw"         ? Optimizer::adamw
+                                 : v == "adamw-mixed" ? Optimizer::adamw_mixed
+                                 : v == "adamw-8bit"  ? Optimizer::adamw_8bit
+                                 : v == "sgd"         ? Optimizer::sgd
+                                                      : Optimizer::sgd_momentum;
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "checkpointing";
+    o.kind = OptionKind::toggle;
+    o.group = "method";
+    o.label = "Checkpointing";
+    o.help = "Gradient checkpointing";
+    o.details =
+        "Gradient (activation) checkpointing: keep only layer inputs and recompute activations in the "
+        "backward pass. Less memory (larger batches), about one extra forward pass of time.";
+    o.values = {{"on", "on", ""}, {"off", "off", ""}};
+    o.default_help = "on (off for BlackMamba/Mamba, whose training code has none)";
+    o.default_rule = [](const ResolveState& st) {
+      return own_code_without_checkpointing(st.in.model)
+                 ? fixed_default("off", "the BlackMamba/mamba_ssm training code has no checkpointing")
+                 : fixed_default("on", "LLaMA-Factory / common practice");
+    };
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      st.in.workload.checkpointing = v == "on";
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "attention";
+    o.kind = OptionKind::choice;
+    o.group = "method";
+    o.label = "Attention";
+    o.help = "Attention implementation";
+    o.details =
+        "Attention implementation: flash (FlashAttention-2: no seq x seq score matrix kept) or eager "
+        "(PyTorch matmul + softmax: stores the scores, memory grows with the square of the length).";
+    o.values = {{"flash", "FlashAttention-2", ""}, {"eager", "eager", ""}};
+    o.default_help = "flash";
+    o.default_rule = [](const ResolveState& st) {
+      DefaultValue d = fixed_default("flash", "FlashAttention-2");
+      d.listed = st.in.model.layers_with(Mixer::attention) > 0;
+      return d;
+    };
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      st.in.workload.attention = v == "flash" ? Attention::flash : Attention::eager;
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "moe";
+    o.kind = OptionKind::choice;
+    o.group = "method";
+    o.label = "MoE experts";
+    o.help = "MoE mode";
+    o.details =
+        "Mixture-of-Experts mode: sparse = each token goes to its top-k experts as the model is "
+        "configured; dense = every expert is active for every token (the paper's dense runs).";
+    o.values = {{"sparse", "sparse (top-k)", "the configured top-k experts per token"},
+                {"dense", "dense (all experts)", "all experts active"}};
+    o.default_help = "sparse";
+    o.default_rule = [](const ResolveState& st) {
+      return fixed_default("sparse", "top-" + std::to_string(st.in.model.moe.top_k) + " of " +
+                                         std::to_string(st.in.model.moe.experts) + " experts per token");
+    };
+    o.applies = [](const ResolveState& st) -> std::string {
+      return st.in.model.is_moe() ? "" : "ignored: " + st.in.model.id + " has no experts";
+    };
+    o.not_applicable_warns = true;
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      st.in.workload.moe = v == "sparse" ? MoeMode::sparse : MoeMode::dense;
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "top-k";
+    o.kind = OptionKind::count;
+    o.group = "method";
+    o.label = "Top-k";
+    o.help = "Experts per token in sparse mode";
+    o.details = "Experts per token (overrides the model's top-k).";
+    o.unit = "experts";
+    o.lo = 1;
+    o.hi = 1e9;
+    o.hi_rule = [](const ResolveState& st) { return static_cast<double>(st.in.model.moe.experts); };
+    o.default_help = "the model's";
+    o.applies = only_moe;
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      st.in.workload.top_k_override = std::atoll(v.c_str());
+      return Ok{};
+    };
+    add(o);
+  }
+
+  // ------------------------------------------------------------------ data
+  {
+    Option o;
+    o.key = "seq";
+    o.kind = OptionKind::count;
+    o.group = "data";
+    o.label = "Seq. length";
+    o.help = "Fixed sequence length (instead of --dataset)";
+    o.details = "Tokens per sample (prompt + answer); every sample has this length.";
+    o.unit = "tokens";
+    o.lo = 1;
+    o.hi = 1 << 22;
+    o.invalidates = {"dataset", "padding", "max-length", "template-tokens"};
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      if (st.given("dataset"))
+        return make_error(Errc::invalid_value, "--seq", "give either --seq or --dataset, not both");
+      Workload& w = st.in.workload;
+      w.seq_len = std::atof(v.c_str());
+      w.lengths = LengthDistribution::fixed(w.seq_len);
+      w.max_length = w.seq_len;
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "dataset";
+    o.kind = OptionKind::id_or_path;
+    o.group = "data";
+    o.label = "Dataset";
+    o.help = "Dataset preset (length distribution and size)";
+    o.details = "Dataset preset: its size (queries) and its token-length distribution.";
+    o.id_list = "datasets";
+    o.default_help = "cs15k when no --seq";
+    o.default_rule = [](const ResolveState&) {
+      return fixed_default("cs15k", "no --seq or --dataset given");
+    };
+    o.applies = [](const ResolveState& st) -> std::string {
+      return st.given("seq") ? "give either --seq or --dataset, not both" : "";
+    };
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      const Dataset* d = st.db.dataset(v);
+      if (d == nullptr)
+        return make_error(Errc::unknown_id, "--dataset",
+                          "unknown dataset \"" + v + "\"; known: " + join_ids(ids_of("datasets", st.db)));
+      st.in.dataset_id = v;
+      st.in.workload.lengths = d->lengths;
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "template-tokens";
+    o.kind = OptionKind::count;
+    o.group = "data";
+    o.label = "Template";
+    o.help = "Tokens the prompt template adds to every sample";
+    o.details =
+        "Tokens the prompt template adds to every query (chat/instruction wrapper), on top of the "
+        "dataset's measured lengths.";
+    o.unit = "tokens";
+    o.lo = 0;
+    o.hi = 100000;
+    o.default_help = "the dataset preset's";
+    o.default_rule = [](const ResolveState& st) {
+      const Dataset* d = st.db.dataset(st.in.dataset_id);
+      const double tt = d != nullptr ? d->template_tokens : 0;
+      DefaultValue dv =
+          fixed_default(number_text(tt), "prompt template, from the " + st.in.dataset_id + " preset");
+      dv.listed = tt > 0;
+      return dv;
+    };
+    o.applies = [](const ResolveState& st) -> std::string {
+      return st.given("seq") ? "applies only with --dataset (include it in --seq)" : "";
+    };
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      st.in.workload.template_tokens = std::atof(v.c_str());
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "max-length";
+    o.kind = OptionKind::count;
+    o.group = "data";
+    o.label = "Max length";
+    o.help = "Truncation length";
+    o.details = "Samples longer than this are truncated (LLaMA-Factory cutoff_len).";
+    o.unit = "tokens";
+    o.lo = 8;
+    o.hi = 1 << 22;
+    o.default_help = "1024";
+    o.default_rule = [](const ResolveState&) { return fixed_default("1024", "LLaMA-Factory cutoff_len"); };
+    o.applies = [](const ResolveState& st) -> std::string {
+      return st.given("seq") ? "applies only with --dataset" : "";
+    };
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      st.in.workload.max_length = std::atof(v.c_str());
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "padding";
+    o.kind = OptionKind::choice;
+    o.group = "data";
+    o.label = "Padding";
+    o.help = "How a batch is shaped";
+    o.details =
+        "How a batch is shaped: longest = padded to its longest sample (Hugging Face collator default); "
+        "max-length = every sample padded to the maximum length; packing = samples concatenated into "
+        "rows of the maximum length.";
+    o.values = {{"longest", "to the longest in the batch", ""},
+                {"max-length", "to the maximum length", ""},
+                {"packing", "packing", ""}};
+    o.default_help = "longest";
+    o.default_rule = [](const ResolveState&) {
+      return fixed_default("longest", "pad each batch to its longest sample, the HF collator default");
+    };
+    o.applies = [](const ResolveState& st) -> std::string {
+      return st.given("seq") ? "applies only with --dataset (a fixed --seq needs no padding)" : "";
+    };
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      st.in.workload.padding = v == "longest"      ? Padding::longest
+                               : v == "max-length" ? Padding::max_length
+                                                   : Padding::packing;
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "queries";
+    o.kind = OptionKind::count;
+    o.group = "data";
+    o.label = "Queries";
+    o.help = "Number of training samples per epoch";
+    o.details = "Dataset size: samples (queries) per epoch.";
+    o.unit = "samples";
+    o.lo = 1;
+    o.hi = static_cast<double>(std::int64_t{1} << 40);
+    o.default_help = "the dataset's size, else 1000";
+    o.default_rule = [](const ResolveState& st) {
+      if (const Dataset* d = st.db.dataset(st.in.dataset_id))
+        return fixed_default(number_text(d->queries), "size of " + st.in.dataset_id);
+      DefaultValue dv = fixed_default("1000");
+      return dv;
+    };
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      st.in.workload.queries = std::atof(v.c_str());
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "batch";
+    o.kind = OptionKind::count;
+    o.group = "data";
+    o.label = "Batch size";
+    o.help = "Micro-batch size N, or max";
+    o.details =
+        "Samples per forward/backward pass on the GPU (the micro-batch). \"Largest\" = the largest batch "
+        "that fits in memory (the paper's setting).";
+    o.unit = "samples";
+    o.values = {{"max", "largest that fits", "the largest batch that fits in the GPU's memory"}};
+    o.lo = 1;
+    o.hi = 1 << 24;
+    o.default_help = "max";
+    o.default_rule = [](const ResolveState&) { return fixed_default("max", "the largest batch that fits"); };
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      st.in.workload.batch = v == "max" ? 0 : std::atoll(v.c_str());
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "grad-accum";
+    o.kind = OptionKind::count;
+    o.group = "data";
+    o.label = "Grad. accum.";
+    o.help = "Gradient accumulation: micro-batches per optimizer step";
+    o.details =
+        "Gradient accumulation steps: the optimizer steps once every N micro-batches, so the effective "
+        "batch is N x the micro-batch. The gradient buffer is kept between micro-batches; the optimizer's "
+        "time is spread over N micro-batches.";
+    o.unit = "micro-batches";
+    o.lo = 1;
+    o.hi = 65536;
+    o.default_help = "1";
+    o.default_rule = [](const ResolveState&) {
+      DefaultValue d = fixed_default("1");
+      d.listed = false;
+      return d;
+    };
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      st.in.workload.grad_accum = std::atoll(v.c_str());
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "epochs";
+    o.kind = OptionKind::real;
+    o.group = "data";
+    o.label = "Epochs";
+    o.help = "Number of epochs (may be fractional)";
+    o.details = "Passes over the dataset (may be fractional).";
+    o.unit = "epochs";
+    o.lo = 0.001;
+    o.hi = 1e6;
+    o.default_help = "1";
+    o.default_rule = [](const ResolveState&) { return fixed_default("1"); };
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      st.in.workload.epochs = std::strtod(v.c_str(), nullptr);
+      return Ok{};
+    };
+    add(o);
+  }
+
+  // ------------------------------------------------------------------ software and model
+  {
+    Option o;
+    o.key = "stack";
+    o.kind = OptionKind::id_or_path;
+    o.group = "gpu";
+    o.label = "Software";
+    o.help = "Software stack profile";
+    o.details =
+        "Software stack profile: how the training software behaves (per-kernel and per-expert host "
+        "overheads, MoE execution as a loop over experts or grouped GEMM, memory overheads). Its constants "
+        "are fitted from reference measurements; hover an entry to see them.";
+    o.id_list = "stacks";
+    o.default_help = "hf-transformers-2024";
+    o.default_rule = [](const ResolveState&) {
+      return fixed_default("hf-transformers-2024", "the paper's software stack");
+    };
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      const StackProfile* sp = st.db.stack(v);
+      if (sp == nullptr)
+        return make_error(Errc::unknown_id, "--stack",
+                          "unknown stack \"" + v + "\"; known: " + join_ids(ids_of("stacks", st.db)));
+      st.in.stack = *sp;
+      const std::string vendor_warning = stack_vendor_warning(st.in.stack, st.in.gpu.id, st.in.gpu.vendor);
+      if (!vendor_warning.empty()) st.in.warnings.push_back(vendor_warning);
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "model-kind";
+    o.kind = OptionKind::choice;
+    o.group = "gpu";
+    o.label = "Step model";
+    o.help = "How step time is predicted";
+    o.details =
+        "How step time is predicted: step (ftcost's model: every op's FLOPs and bytes on the GPU's "
+        "peaks, or on your calibration, plus the stack profile's host overheads; any GPU) or paper (the "
+        "paper's Eq. (2) fitted to its A40 sweeps; A40 only).";
+    o.values = {{"step", "ftcost step model (any GPU)", "the step-time model"},
+                {"paper", "paper's Eq. (2) (A40 only)", "Eq. (2), A40 only"}};
+    o.default_help = "step";
+    o.default_rule = [](const ResolveState&) {
+      DefaultValue d = fixed_default("step");
+      d.listed = false;
+      return d;
+    };
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      st.in.model_kind = v;
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "routing";
+    o.kind = OptionKind::text;
+    o.group = "method";
+    o.label = "Routing";
+    o.help = "Expert load: uniform | paper-mixtral | paper-blackmamba (Fig. 11) | skew:S (Zipf exponent)";
+    o.details =
+        "How tokens spread over the experts (expert load): uniform; the paper's measured distributions "
+        "for Mixtral or BlackMamba (Fig. 11, 8 experts); or skewed (Zipf exponent S: larger = more "
+        "imbalanced). The busiest expert sets the pace of the per-expert loop.";
+    o.values = {{"uniform", "uniform", "every expert gets the same share"},
+                {"paper-mixtral", "paper: Mixtral (Fig. 11)", "measured before fine-tuning, 8 experts"},
+                {"paper-blackmamba", "paper: BlackMamba (Fig. 11)", "measured before fine-tuning, 8 experts"},
+                {"skew:0.5", "skewed, S = 0.5", "Zipf exponent 0.5"},
+                {"skew:1", "skewed, S = 1", "Zipf exponent 1"},
+                {"skew:2", "skewed, S = 2", "Zipf exponent 2"}};
+    o.default_help = "uniform";
+    o.default_rule = [](const ResolveState& st) {
+      DefaultValue d = fixed_default("uniform", "tokens spread evenly over the experts");
+      d.listed = st.in.model.is_moe();
+      return d;
+    };
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      if (st.in.model.is_moe()) {
+        FTCOST_TRY(shares, expert_shares(v, st.in.model.moe.experts));
+        st.in.expert_shares = shares;
+      } else if (v != "uniform") {
+        return make_error(Errc::invalid_value, "--routing", "applies only to MoE models");
+      }
+      st.in.routing = v;
+      return Ok{};
+    };
+    add(o);
+  }
+
+  // ------------------------------------------------------------------ prices
+  {
+    Option o;
+    o.key = "price-per-hour";
+    o.kind = OptionKind::real;
+    o.group = "price";
+    o.label = "$/GPU-hour";
+    o.help = "Your price in USD per GPU-hour (instead of the database's offers)";
+    o.details = "Your price per GPU-hour, in US dollars.";
+    o.unit = "USD per GPU-hour";
+    o.lo = 0.0001;
+    o.hi = 10000;
+    o.default_help = "the cheapest on-demand offer in the database";
+    o.invalidates = {"provider", "spot"};
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      st.in.price_per_hour = std::strtod(v.c_str(), nullptr);
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "stale-days";
+    o.kind = OptionKind::count;
+    o.group = "price";
+    o.label = "Stale after";
+    o.help = "Prices older than this many days are flagged stale";
+    o.details = "Prices older than this are flagged as stale.";
+    o.unit = "days";
+    o.lo = 1;
+    o.hi = 100000;
+    o.default_help = "365";
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      st.in.stale_days = std::atol(v.c_str());
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "calibration";
+    o.kind = OptionKind::id_or_path;
+    o.group = "gpu";
+    o.label = "Calibration";
+    o.help = "Calibration JSON from ftcost-calibrate";
+    o.details = "Measured kernel speeds of your GPU (ftcost-calibrate); estimates for that GPU use them.";
+    o.id_list = "files";  // a path only: calibrations are files the user has (or uploaded to the page)
+    o.in_url = false;
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      if (!st.reader)
+        return make_error(Errc::io_error, "--calibration",
+                          "file paths are not available here; load the file in the UI");
+      FTCOST_TRY(text, st.reader(v));
+      auto cal = parse_calibration(text, v);
+      if (!cal.ok()) return cal.error();
+      FTCOST_TRY(spec_ok,
+                 check_against_spec(cal.value(), st.in.gpu.bf16_tflops, st.in.gpu.memory_bandwidth_gbps));
+      (void)spec_ok;
+      const double cal_gib = static_cast<double>(cal->device.memory_bytes) / kBytesPerGiB;
+      if (std::fabs(cal_gib - st.in.gpu.memory_gib) > 0.1 * st.in.gpu.memory_gib)
+        st.in.warnings.push_back("calibration " + v + " was measured on \"" + cal->device.name + "\" (" +
+                                 std::to_string(static_cast<int>(cal_gib)) +
+                                 " GiB), which does not look like " + st.in.gpu.id);
+      st.in.calibration = std::make_shared<const Calibration>(std::move(cal).value());
+      st.in.calibration_source = v;
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "provider";
+    o.kind = OptionKind::id_or_path;
+    o.group = "price";
+    o.label = "Provider";
+    o.help = "Take the price from this provider id";
+    o.details = "Take the price from this provider's offers for the GPU.";
+    o.id_list = "providers";
+    o.applies = [](const ResolveState& st) -> std::string {
+      return st.given("price-per-hour") ? "cannot be combined with --price-per-hour (your price replaces the "
+                                          "provider's offers)"
+                                        : "";
+    };
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      const auto ids = ids_of("providers", st.db);
+      if (std::find(ids.begin(), ids.end(), v) == ids.end())
+        return make_error(Errc::unknown_id, "--provider",
+                          "unknown provider \"" + v + "\"; known: " + join_ids(ids));
+      st.in.provider = v;
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "spot";
+    o.kind = OptionKind::toggle;
+    o.group = "price";
+    o.label = "Spot";
+    o.help = "Use spot (interruptible) prices";
+    o.details = "Use the provider's spot (interruptible) price instead of on-demand.";
+    o.values = {{"on", "on", ""}, {"off", "off", ""}};
+    o.default_help = "off";
+    o.applies = [](const ResolveState& st) -> std::string {
+      return st.given("price-per-hour") ? "cannot be combined with --price-per-hour (your price is used)"
+                                        : "";
+    };
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      st.in.spot = v == "on";
+      return Ok{};
+    };
+    add(o);
+  }
+  return table;
+}
+
+// Resolves one option into st.in. Returns the error, if any.
+Status resolve_option(const Option& o, ResolveState& st) {
+  const auto it = st.req.find(o.key);
+  const bool given = it != st.req.end();
+  std::string value = given ? it->second : std::string();
+  if (given && value.empty())
+    return make_error(Errc::invalid_value, o.flag(),
+                      "is empty; give a value or leave the option out" +
+                          (o.default_help.empty() ? std::string() : " (default: " + o.default_help + ")"));
+  const std::string not_applicable = o.applies ? o.applies(st) : std::string();
+  if (!not_applicable.empty()) {
+    if (!given) return Ok{};
+    // A value that does not apply is still checked first: a typo gets its own message.
+    FTCOST_TRY(checked, check_option_value(o, st, value));
+    (void)checked;
+    if (o.not_applicable_warns) {
+      st.in.warnings.push_back(o.flag() + " " + value + " " + not_applicable);
+      return Ok{};
+    }
+    return make_error(Errc::invalid_value, o.flag(), not_applicable);
+  }
+  if (!given) {
+    if (o.required) return make_error(Errc::missing_field, o.flag(), o.required_message);
+    if (!o.default_rule) return Ok{};
+    const DefaultValue d = o.default_rule(st);
+    if (d.value.empty()) return Ok{};
+    value = d.value;
+    if (d.listed)
+      st.in.defaults.push_back(o.key + "=" + value + (d.reason.empty() ? "" : " (" + d.reason + ")"));
+  }
+  FTCOST_TRY(checked, check_option_value(o, st, value));
+  (void)checked;
+  return o.apply ? o.apply(st, value) : Status(Ok{});
+}
+
+}  // namespace
+
+const char* option_kind_name(OptionKind k) {
+  switch (k) {
+    case OptionKind::choice:
+      return "choice";
+    case OptionKind::count:
+      return "count";
+    case OptionKind::real:
+      return "real";
+    case OptionKind::id_or_path:
+      return "id-or-path";
+    case OptionKind::toggle:
+      return "toggle";
+    case OptionKind::text:
+      return "text";
+  }
+  return "text";
+}
+
+std::string ResolveState::get(const std::string& key) const {
+  auto it = req.find(key);
+  return it == req.end() ? std::string() : it->second;
+}
+
+const std::vector<Option>& job_options() {
+  static const std::vector<Option> table = build_options();
+  return table;
+}
+
+const Option* find_option(const std::string& key) {
+  for (const auto& o : job_options())
+    if (o.key == key) return &o;
+  return nullptr;
+}
+
+const std::vector<std::string>& request_keys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> k;
+    for (const auto& o : job_options()) k.push_back(o.key);
+    return k;
+  }();
+  return keys;
+}
+
+std::string option_help_text(const Option& o, const Database* db) {
+  std::string s = o.help;
+  if (o.kind == OptionKind::id_or_path && db != nullptr &&
+      (o.id_list == "datasets" || o.id_list == "stacks")) {
+    const auto ids = ids_of(o.id_list, *db);
+    s += ": ";
+    for (std::size_t i = 0; i < ids.size(); ++i) s += (i ? " | " : "") + ids[i];
+  }
+  if ((o.kind == OptionKind::choice || o.kind == OptionKind::toggle) && !o.values.empty()) {
+    s += ": ";
+    for (std::size_t i = 0; i < o.values.size(); ++i) s += (i ? " | " : "") + o.values[i].value;
+  } else if (o.kind == OptionKind::count || o.kind == OptionKind::real) {
+    s += " (" + (o.hi_rule ? number_text(o.lo) + " or more" : number_text(o.lo) + " to " + number_text(o.hi));
+    if (!o.unit.empty()) s += " " + o.unit;
+    for (const auto& v : o.values) s += ", or " + v.value;
+    s += ")";
+  }
+  if (o.required) s += " [required]";
+  if (!o.default_help.empty()) s += " (default: " + o.default_help + ")";
+  return s;
+}
+
+Status check_option_value(const Option& o, const ResolveState& st, const std::string& text) {
+  const std::string flag = o.flag();
+  switch (o.kind) {
+    case OptionKind::choice:
+    case OptionKind::toggle: {
+      for (const auto& v : o.values)
+        if (v.value == text) return Ok{};
+      return make_error(Errc::invalid_value, flag,
+                        "must be one of " + join_ids(value_names(o)) + ", got \"" + text + "\"");
+    }
+    case OptionKind::count: {
+      for (const auto& v : o.values)
+        if (v.value == text) return Ok{};
+      FTCOST_TRY(n, parse_count(text, flag, static_cast<std::int64_t>(o.lo),
+                                static_cast<std::int64_t>(upper_bound(o, st))));
+      (void)n;
+      return Ok{};
+    }
+    case OptionKind::real: {
+      FTCOST_TRY(x, parse_real(text, flag, o.lo, upper_bound(o, st)));
+      (void)x;
+      return Ok{};
+    }
+    case OptionKind::id_or_path:
+    case OptionKind::text:
+      return Ok{};  // the option's apply() knows its ids and syntax
+  }
+  return Ok{};
+}
+
+Result<Request> request_from_json(const json& obj) {
+  if (!obj.is_object())
+    return make_error(Errc::wrong_type, "request", "must be a JSON object of flag names to values");
+  const auto& keys = request_keys();
+  Request r;
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    if (find_option(it.key()) == nullptr)
+      return make_error(Errc::unknown_key, it.key(), "is not an estimate option; known: " + join_ids(keys));
+    const json& v = it.value();
+    if (v.is_null()) continue;
+    if (v.is_string()) {
+      r[it.key()] = v.get<std::string>();
+    } else if (v.is_boolean()) {
+      r[it.key()] = v.get<bool>() ? "on" : "off";
+    } else if (v.is_number_integer() || v.is_number_unsigned()) {
+      r[it.key()] = v.dump();
+    } else if (v.is_number_float()) {
+      double x = v.get<double>();
+      if (!std::isfinite(x)) return make_error(Errc::invalid_value, it.key(), "must be finite");
+      r[it.key()] = number_text(x);
+    } else {
+      return make_error(Errc::wrong_type, it.key(), "must be a string or a number");
+    }
+  }
+  return r;
+}
+
+Resolution resolve_partial(const Request& req, const Database& db, const FileReader& reader,
+                           long today_days) {
+  Resolution r;
+  r.in.today_days = today_days;
+  for (const auto& [k, v] : req) {
+    if (find_option(k) == nullptr) {
+      r.ok = false;
+      r.error = make_error(Errc::unknown_key, "--" + k, "is not an estimate option");
+      return r;
+    }
+  }
+  ResolveState st{r.in, req, db, reader};
+  for (const auto& o : job_options()) {
+    Status s = resolve_option(o, st);
+    if (!s.ok()) {
+      r.ok = false;
+      r.error = s.error();
+      r.failed_key = o.key;
+      return r;
+    }
+  }
+  return r;
+}
+
+Result<Inputs> resolve_request(const Request& req, const Database& db, const FileReader& reader,
+                               long today_days) {
+  Resolution r = resolve_partial(req, db, reader, today_days);
+  if (!r.ok) return r.error;
+  return std::move(r.in);
+}
+
+bool option_applies(const Option& o, const Resolution& r, const Request& req, const Database& db) {
+  if (!o.applies) return true;
+  Inputs in = r.in;
+  const FileReader none;
+  ResolveState st{in, req, db, none};
+  return o.applies(st).empty();
+}
+
+}  // namespace ftcost

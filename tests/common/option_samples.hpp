@@ -1,0 +1,69 @@
+// A sample value for every job option and a base request in which it applies — shared by the tests that walk
+// the option table (unit: JSON request and resolution; cli: CLI flags; web_ui_smoke: URL hash).
+#pragma once
+
+#include "ftcost/database.hpp"
+#include "ftcost/options.hpp"
+
+#include <cmath>
+#include <string>
+
+namespace ftcost::test {
+
+struct OptionSample {
+  Request request;                    // a complete job with the option set to `value`
+  std::string value;                  // the sample value
+  const char* skip_reason = nullptr;  // set when the value is a file (resolution needs a reader)
+};
+
+inline std::string sample_number(double v) {
+  if (std::floor(v) == v) return std::to_string(static_cast<long long>(v));
+  return std::to_string(v);
+}
+
+inline OptionSample option_sample(const Option& o, const Database& db) {
+  OptionSample s;
+  // MoE model, QLoRA and a dataset: every option applies here except the ones handled below
+  s.request = {{"model", "mixtral-8x7b"}, {"gpu", "a40"}, {"method", "qlora"}, {"dataset", "math14k"}};
+  switch (o.kind) {
+    case OptionKind::choice:
+    case OptionKind::toggle:
+    case OptionKind::text:
+      // the last listed value differs from the default in every choice of the table
+      s.value = o.values.empty() ? std::string() : o.values.back().value;
+      break;
+    case OptionKind::count:
+      s.value = sample_number(std::min(o.lo + 1, o.hi));
+      break;
+    case OptionKind::real:
+      s.value = sample_number(o.lo * 2);
+      break;
+    case OptionKind::id_or_path: {
+      std::vector<std::string> ids;
+      if (o.id_list == "models") ids = db.model_ids();
+      if (o.id_list == "gpus") ids = db.gpu_ids();
+      if (o.id_list == "datasets")
+        for (const auto& [id, x] : db.datasets()) ids.push_back(id);
+      if (o.id_list == "stacks")
+        for (const auto& [id, x] : db.stacks()) ids.push_back(id);
+      if (o.id_list == "providers")
+        for (const auto& p : db.providers()) ids.push_back(p.id);
+      s.value = ids.empty() ? std::string("x") : ids.back();
+      break;
+    }
+  }
+  if (o.key == "model") s.value = "olmoe-1b-7b";  // a MoE model, so that moe/top-k/routing still apply
+  if (o.key == "seq") s.request.erase("dataset");
+  if (o.key == "method") s.value = "lora";      // quant applies only to qlora: the base keeps qlora
+  if (o.key == "model-kind") s.value = "step";  // paper's Eq. (2) needs the A40 + a paper workload
+  if (o.key == "routing") s.value = "skew:1";
+  if (o.key == "calibration") {
+    s.value = std::string(FTCOST_SOURCE_DIR) + "/tests/data/calibration/h100-sxm-synthetic.json";
+    s.request["gpu"] = "h100-sxm5-80gb";
+    s.skip_reason = "a file";
+  }
+  s.request[o.key] = s.value;
+  return s;
+}
+
+}  // namespace ftcost::test
