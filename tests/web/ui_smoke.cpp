@@ -8,6 +8,7 @@
 #include "ftcost/api.hpp"
 #include "imgui.h"
 #include "json_get.hpp"
+#include "option_samples.hpp"
 #include "style.hpp"
 
 #include <cstdio>
@@ -279,6 +280,48 @@ int main() {
   for (const auto& p : seen) std::printf(" %s", p.c_str());
   std::printf("\nrecomputes: %d, last compute %.2f ms\n", app.recompute_count(), app.last_compute_ms());
   std::printf("state: %s\n", app.debug_json().substr(0, 300).c_str());
+
+  // the option table: every option that links carry round-trips through the URL hash, in the table's order
+  {
+    const ftcost::Database& db = ftcost::Database::embedded();
+    std::size_t last_pos = 0;
+    for (const auto& o : ftcost::job_options()) {
+      const ftcost::test::OptionSample smp = ftcost::test::option_sample(o, db);
+      ftcost::web::UiState st;
+      st.request = smp.request;
+      const std::string h = ftcost::web::encode_hash(st);
+      const ftcost::web::HashDecode d = ftcost::web::decode_hash(h);
+      if (!o.in_url) {
+        CHECK(h.find("&" + o.key + "=") == std::string::npos, "%s is in a link: %s", o.key.c_str(),
+              h.c_str());
+        continue;
+      }
+      CHECK(d.problems.empty(), "%s: the link %s has problems", o.key.c_str(), h.c_str());
+      CHECK(d.state.request == smp.request, "%s does not round-trip through %s", o.key.c_str(), h.c_str());
+      // every option alone after the fixed keys: its position in the hash follows the table's order
+      ftcost::web::UiState all;
+      for (const auto& x : ftcost::job_options())
+        if (x.in_url) all.request[x.key] = "1";
+      const std::string ha = ftcost::web::encode_hash(all);
+      const std::size_t pos = ha.find("&" + o.key + "=");
+      CHECK(pos != std::string::npos && pos >= last_pos, "%s out of the table's order in %s", o.key.c_str(),
+            ha.c_str());
+      last_pos = pos;
+    }
+  }
+
+  // a value outside the option's range is refused by the core, naming the option
+  {
+    TestHost h2;
+    ftcost::web::App app2(h2);
+    run_frames(app2, 3, nullptr);
+    ftcost::Request r = app2.state().request;
+    r["epochs"] = "0";  // below the table's range: the core refuses it, by name
+    app2.set_request(r);
+    run_frames(app2, 2, nullptr);
+    const std::string err = ftcost::web::jstr(app2.result()["error"], "message");
+    CHECK(err.find("--epochs") != std::string::npos, "epochs=0 not refused by name: %s", err.c_str());
+  }
 
   ImGui::DestroyContext();
   if (failures > 0) {

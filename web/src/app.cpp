@@ -133,6 +133,8 @@ Request App::effective_request() const {
 void App::set_request(const Request& r) {
   state_.request = r;
   state_.request.erase("calibration");
+  edits_.clear();
+  field_errors_.clear();
   changed();
 }
 
@@ -155,7 +157,22 @@ void App::set_key(const std::string& key, const std::string& value) {
   auto it = state_.request.find(key);
   if (it != state_.request.end() && it->second == value) return;
   state_.request[key] = value;
+  drop_invalidated(key);
   changed();
+}
+
+void App::drop_invalidated(const std::string& key) {
+  const Option* o = find_option(key);
+  if (o == nullptr || o->invalidates.empty()) return;
+  const Resolution r = engine_.resolve_partial(effective_request());
+  for (const auto& k : o->invalidates) {
+    const Option* x = find_option(k);
+    if (x != nullptr && state_.request.count(k) > 0 && !option_applies(*x, r, state_.request, engine_.db())) {
+      state_.request.erase(k);
+      edits_.erase(k);
+      field_errors_.erase(k);
+    }
+  }
 }
 
 void App::erase_key(const std::string& key) {
@@ -194,6 +211,8 @@ void App::on_hash(const std::string& hash_in) {
   HashDecode d = decode_hash(hash);
   if (!d.present) return;
   state_ = d.state;
+  edits_.clear();
+  field_errors_.clear();
   // values are checked by the core: a link whose settings do not give an estimate falls back to the defaults
   json probe = engine_.estimate(effective_request());
   if (probe.contains("error")) {
@@ -306,6 +325,7 @@ void App::set_model_config(const std::string& name, const std::string& text) {
 void App::recompute() {
   auto t0 = std::chrono::steady_clock::now();
   Request eff = effective_request();
+  resolution_ = engine_.resolve_partial(eff);
   result_ = engine_.estimate(eff);
   if (!result_.contains("error")) {
     sweep_ = engine_.sweep(eff);

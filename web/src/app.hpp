@@ -78,9 +78,20 @@ class App {
   void anchor(const char* name);
   std::string effective(const std::string& key) const;  // request value, else what the core used
   void set_key(const std::string& key, const std::string& value);
+  // After `key` changed: clear the keys its option invalidates that no longer apply (option table).
+  void drop_invalidated(const std::string& key);
   void erase_key(const std::string& key);
-  // app_inputs.cpp
+  // app_inputs.cpp: the option table drawn by kind; special widgets by hand
   void draw_inputs();
+  void draw_option(const Option& o);
+  bool option_shown(const Option& o) const;
+  void draw_model_input();
+  void draw_gpu_input();
+  void draw_lengths_mode();
+  void draw_batch_input();
+  void draw_price_input();
+  void draw_generic(const Option& o);
+  void draw_number_field(const Option& o);
   // app_results.cpp
   void draw_results();
   void draw_headline();
@@ -98,6 +109,9 @@ class App {
   std::string last_hash_;
   bool dirty_ = true;
   json result_;
+  Resolution resolution_;                            // of the effective request, for the inputs panel
+  std::map<std::string, std::string> edits_;         // text typed into a number field
+  std::map<std::string, std::string> field_errors_;  // why that text was not applied
   Sweep sweep_;
   std::vector<CompareRow> compare_;
   std::vector<int> compare_order_;

@@ -79,6 +79,17 @@ Result<Inputs> Engine::resolve(const Request& req) const {
   return resolve_request(req, db_, reader(), today_days());
 }
 
+Resolution Engine::resolve_partial(const Request& req) const {
+  try {
+    return ftcost::resolve_partial(req, db_, reader(), today_days());
+  } catch (const std::exception& ex) {
+    Resolution r;
+    r.ok = false;
+    r.error = make_error(Errc::internal, "", ex.what());
+    return r;
+  }
+}
+
 json Engine::estimate(const Request& req) const {
   try {
     auto in = resolve(req);

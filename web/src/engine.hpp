@@ -8,6 +8,7 @@
 #include "ftcost/database.hpp"
 #include "ftcost/estimate.hpp"
 #include "ftcost/json_util.hpp"
+#include "ftcost/options.hpp"
 #include "ftcost/sweep.hpp"
 
 #include <map>
@@ -38,6 +39,10 @@ class Engine {
   // The core's estimate for a request, as JSON: estimate_to_json, or {"error": {code, field, message}}.
   // Never throws.
   json estimate(const Request& req) const;
+
+  // How far the request resolves (the inputs panel's defaults and which options apply, even when a value
+  // is rejected).
+  Resolution resolve_partial(const Request& req) const;
 
   // Throughput and memory for batch sizes from 1 to beyond the maximum (about `points` sizes, log-spaced
   // when the range is large). `req` is used as is except for "batch".
