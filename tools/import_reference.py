@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Build gpu-db/ (GPU spec sheets, prices, model presets, datasets) from the reference data.
 
-The reference folder (by default ../shared/reference next to the repository) holds:
+The reference folder (by default docs/sources/reference in the repository; paper.md one folder up) holds:
 
     gpu-specs.json      GPU spec records with their sources
     cloud-prices.json   dated cloud GPU prices, one record per offer
@@ -38,7 +38,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT_REFERENCE = REPO.parent / "shared" / "reference"
+DEFAULT_REFERENCE = REPO / "docs" / "sources" / "reference"
 DEFAULT_OUT = REPO / "gpu-db"
 
 GPU_SCHEMA = "ftcost.gpu/1"
@@ -645,7 +645,8 @@ def build_models(ref):
 
 # -------------------------------------------------------------------------------------- datasets
 def build_datasets(ref):
-    paper = (ref / "paper.md").read_text(encoding="utf-8")
+    paper_md = ref / "paper.md" if (ref / "paper.md").exists() else ref.parent / "paper.md"
+    paper = paper_md.read_text(encoding="utf-8")
     out = {}
     for ds in DATASETS:
         ds = dict(ds)

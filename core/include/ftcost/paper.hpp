@@ -1,5 +1,5 @@
 // The paper's analytical model, exactly as published (arXiv 2408.04693, §V; reconstruction in
-// reference/paper.md §3): Eq. (1) maximum batch size, Eq. (2) logarithmic throughput, its
+// docs/sources/paper.md §3): Eq. (1) maximum batch size, Eq. (2) logarithmic throughput, its
 // least-squares fit, and the cost rule behind Table IV.
 #pragma once
 
