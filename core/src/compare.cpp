@@ -23,6 +23,18 @@ Status check_request(const Request& req, const Database& db, const FileReader& r
   (void)in;
   return Ok{};
 }
+
+PriceChoice row_price(const CompareRow& r) {
+  PriceChoice p;
+  p.date = r.date;
+  p.stale = r.stale;
+  p.spot = r.spot;
+  return p;
+}
+// The one price rule (price_better) between two priced rows.
+bool row_price_better(const CompareRow& a, const CompareRow& b) {
+  return price_better(row_price(a), a.cost, row_price(b), b.cost);
+}
 }  // namespace
 
 Result<std::vector<CompareRow>> compare_gpus(const Request& req, const Database& db, const FileReader& reader,
@@ -70,6 +82,9 @@ Result<std::vector<CompareRow>> compare_gpus(const Request& req, const Database&
           row.spot = c.price.spot;
           row.stale = c.price.stale;
           row.date = c.price.date;
+          row.instance_type = c.price.instance_type;
+          row.region = c.price.region;
+          row.gpu_count = c.price.gpu_count;
           row.usd_per_hour = c.price.usd_per_hour;
           row.cost = c.cost_usd;
           row.cost_low = c.cost_low > 0 ? c.cost_low : c.cost_usd;
@@ -92,7 +107,7 @@ int cheapest_row(const std::vector<CompareRow>& rows, bool include_spot) {
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& c = rows[i];
     if (!c.fits || !c.has_price || (!include_spot && c.spot) || !c.stack_warning.empty()) continue;
-    if (best < 0 || c.cost < rows[static_cast<std::size_t>(best)].cost) best = static_cast<int>(i);
+    if (best < 0 || row_price_better(c, rows[static_cast<std::size_t>(best)])) best = static_cast<int>(i);
   }
   return best;
 }
@@ -174,6 +189,9 @@ json compare_row_to_json(const CompareRow& r) {
                       {"usd_per_gpu_hour", r.usd_per_hour},
                       {"date", r.date.empty() ? json(nullptr) : json(r.date)},
                       {"stale", r.stale},
+                      {"instance_type", r.instance_type},
+                      {"region", r.region},
+                      {"gpu_count", r.gpu_count},
                       {"cost_usd", r.cost},
                       {"cost_usd_range", json::array({r.cost_low, r.cost_high})}};
   if (!r.stack_warning.empty()) j["stack_warning"] = r.stack_warning;
@@ -191,7 +209,7 @@ int display_rank(const CompareRow& r) {
 bool display_before(const CompareRow& a, const CompareRow& b) {
   const int ra = display_rank(a), rb = display_rank(b);
   if (ra != rb) return ra < rb;
-  if (ra <= 1) return a.cost < b.cost;
+  if (ra <= 1) return row_price_better(a, b);
   if (ra == 2) return a.hours < b.hours;
   if (ra == 3) return a.memory_gib > b.memory_gib;
   return a.gpu_id < b.gpu_id;
@@ -213,7 +231,7 @@ std::vector<CompareRow> compare_view(const std::vector<CompareRow>& all, const C
           std::find_if(one.begin(), one.end(), [&](const CompareRow& o) { return o.gpu_id == r.gpu_id; });
       if (it == one.end())
         one.push_back(r);
-      else if (r.has_price && (!it->has_price || r.cost < it->cost))
+      else if (r.has_price && (!it->has_price || row_price_better(r, *it)))
         *it = r;
     }
     rows.swap(one);

@@ -17,6 +17,46 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 }  // namespace
 
+int price_tier(const PriceChoice& p) {
+  if (p.date.empty()) return 2;
+  return p.stale ? 1 : 0;
+}
+
+bool price_better(const PriceChoice& a, double cost_a, const PriceChoice& b, double cost_b) {
+  const int ta = price_tier(a), tb = price_tier(b);
+  if (ta != tb) return ta < tb;
+  return cost_a < cost_b;
+}
+
+namespace {
+// When the host launching kernels sets the pace, say so, name the cause and price what changes it: the same
+// job on a stack that runs the experts as grouped GEMMs (computed, not guessed).
+void host_bound_advice(Estimate& e, const Database& db) {
+  const StepTime& s = e.step;
+  if (!e.in.advise || s.model != "step-model" || s.total_s <= 0 || s.host_s <= kHostBoundFraction * s.total_s)
+    return;
+  std::string msg = "host-bound: " + json(std::round(s.host_s / s.total_s * 100)).dump() +
+                    "% of each step waits on the host launching " + json(std::round(s.kernels)).dump() +
+                    " kernels";
+  if (e.in.model.is_moe() && e.in.stack.moe_execution == "loop")
+    msg += " (" + e.in.stack.id + " runs the experts as a Python loop, one set of kernels per expert)";
+  for (const auto& [id, alt] : db.stacks()) {
+    if (id == e.in.stack.id || alt.moe_execution == e.in.stack.moe_execution) continue;
+    Inputs other = e.in;
+    other.stack = alt;
+    other.advise = false;
+    other.workload.batch = e.batch;
+    auto r = estimate(other, db);
+    if (!r.ok() || r->batch <= 0 || r->step.total_s <= 0) continue;
+    msg += "; on " + id + " (" + alt.moe_execution + " experts) the same job takes " +
+           json(std::round(r->time_hours * 10) / 10).dump() + " h instead of " +
+           json(std::round(e.time_hours * 10) / 10).dump() + " h";
+    break;
+  }
+  e.warnings.push_back(msg);
+}
+}  // namespace
+
 Result<Estimate> estimate(const Inputs& in, const Database& db) {
   Estimate e;
   e.in = in;
@@ -34,7 +74,21 @@ Result<Estimate> estimate(const Inputs& in, const Database& db) {
     e.batch = e.max_batch.batch;
   }
   e.memory = memory_for_batch(m, w, in.stack, std::max<std::int64_t>(e.batch, 0), e.max_batch.seq_len);
+  const double usable = in.gpu.usable_bytes();
+  e.memory_fraction = usable > 0 ? e.memory.total() / usable : 0;
+  e.memory_state = e.batch <= 0 || e.batch > e.max_batch.batch ? "does_not_fit"
+                   : e.memory_fraction > kTightMemoryFraction  ? "tight"
+                                                               : "fits";
+  // At "the largest batch that fits" the memory is full by construction: the state says "tight" there, and the
+  // warning is for a batch the user chose.
+  if (e.memory_state == "tight" && w.batch > 0)
+    e.warnings.push_back("tight: the job needs " + json(std::round(e.memory_fraction * 1000) / 10).dump() +
+                         "% of the usable memory of " + in.gpu.id +
+                         "; allocator fragmentation or a longer batch than expected can run it out of memory "
+                         "(a smaller batch or --headroom leaves a margin)");
   if (e.batch <= 0) {
+    e.memory = memory_for_batch(m, w, in.stack, 1, e.max_batch.seq_len);
+    e.memory_fraction = usable > 0 ? e.memory.total() / usable : 0;
     e.warnings.push_back(
         "does not fit: even batch 1 needs " +
         json(std::round(memory_for_batch(m, w, in.stack, 1, e.max_batch.seq_len).total() / kGiB * 10) / 10)
@@ -97,6 +151,7 @@ Result<Estimate> estimate(const Inputs& in, const Database& db) {
   e.throughput_low = e.throughput_qps / (1.0 + e.step.range_fraction);
   e.throughput_high = e.throughput_qps * (1.0 + e.step.range_fraction);
   e.time_hours = paper::hours(w.queries, w.epochs, e.throughput_qps);
+  host_bound_advice(e, db);
 
   // Costs: --price-per-hour, and every provider offer for this GPU.
   auto make_cost = [&](const PriceChoice& p) {
@@ -119,6 +174,9 @@ Result<Estimate> estimate(const Inputs& in, const Database& db) {
       p.date = o.date;
       p.spot = spot == 1;
       p.source = o.source;
+      p.instance_type = o.instance_type;
+      p.region = o.region;
+      p.gpu_count = o.gpu_count;
       if (o.date_days >= 0 && in.today_days >= 0) {
         p.age_days = in.today_days - o.date_days;
         p.stale = p.age_days > in.stale_days;
@@ -128,23 +186,30 @@ Result<Estimate> estimate(const Inputs& in, const Database& db) {
   }
   std::sort(e.costs.begin(), e.costs.end(),
             [](const ProviderCost& a, const ProviderCost& b) { return a.cost_usd < b.cost_usd; });
-  if (in.price_per_hour > 0) {
+  if (in.electricity_usd_per_kwh >= 0) {
+    // A GPU you own: its board power (TDP) at your electricity price.
     PriceChoice p;
-    p.provider = "--price-per-hour";
+    p.provider = "your GPU (electricity)";
+    p.usd_per_hour = in.gpu.tdp_w / 1000.0 * in.electricity_usd_per_kwh;
+    p.source =
+        json(in.gpu.tdp_w).dump() + " W board power x $" + json(in.electricity_usd_per_kwh).dump() + "/kWh";
+    e.chosen = make_cost(p);
+    e.has_price = true;
+  } else if (in.price_per_hour >= 0) {
+    PriceChoice p;
+    p.provider = in.price_per_hour == 0 ? "your GPU (no cost)" : "--price-per-hour";
     p.usd_per_hour = in.price_per_hour;
     e.chosen = make_cost(p);
     e.has_price = true;
   } else {
-    // Headline price: the cheapest matching offer, preferring dated and fresh ones (an undated or stale
-    // price is only used when nothing better exists, and then with a warning).
-    for (int pass = 0; pass < 3 && !e.has_price; ++pass) {
-      for (const auto& c : e.costs) {
-        if (c.price.spot != in.spot || (!in.provider.empty() && c.price.provider_id != in.provider)) continue;
-        const bool dated = !c.price.date.empty();
-        if ((pass == 0 && (!dated || c.price.stale)) || (pass == 1 && !dated)) continue;
+    // Headline price: the one price rule (price_better) over the eligible offers; a stale or undated price is
+    // only used when nothing better exists, and then with a warning.
+    for (const auto& c : e.costs) {
+      if ((c.price.spot && !in.spot) || (!in.provider.empty() && c.price.provider_id != in.provider))
+        continue;
+      if (!e.has_price || price_better(c.price, c.cost_usd, e.chosen.price, e.chosen.cost_usd)) {
         e.chosen = c;
         e.has_price = true;
-        break;
       }
     }
     if (e.has_price && e.chosen.price.date.empty())
@@ -207,6 +272,8 @@ json estimate_to_json(const Estimate& e) {
             {"max_batch_size", e.max_batch.batch},
             {"batch_size", e.batch},
             {"effective_batch_size", e.batch * w.grad_accum},
+            {"memory_state", e.memory_state},
+            {"memory_fraction", e.memory_fraction},
             {"memory_seq_len", e.max_batch.seq_len},
             {"memory_gib", e.memory.to_json_gib()},
             {"memory_model",
@@ -291,8 +358,12 @@ json estimate_to_json(const Estimate& e) {
     j["cost_usd_range"] = {e.chosen.cost_low, e.chosen.cost_high};
     j["price"] = {{"provider", e.chosen.price.provider},
                   {"usd_per_gpu_hour", e.chosen.price.usd_per_hour},
+                  {"kind", e.chosen.price.spot ? "spot" : "on-demand"},
                   {"date", e.chosen.price.date},
                   {"stale", e.chosen.price.stale}};
+    if (!e.chosen.price.instance_type.empty()) j["price"]["instance_type"] = e.chosen.price.instance_type;
+    if (!e.chosen.price.source.empty() && e.chosen.price.provider_id.empty())
+      j["price"]["source"] = e.chosen.price.source;
   } else {
     j["cost_usd"] = nullptr;
   }
@@ -305,6 +376,9 @@ json estimate_to_json(const Estimate& e) {
                {"date", c.price.date.empty() ? json(nullptr) : json(c.price.date)},
                {"stale", c.price.stale},
                {"undated", c.price.date.empty()},
+               {"instance_type", c.price.instance_type},
+               {"region", c.price.region},
+               {"gpu_count", c.price.gpu_count},
                {"hours", c.hours},
                {"cost_usd", c.cost_usd},
                {"cost_usd_range", {c.cost_low, c.cost_high}}};

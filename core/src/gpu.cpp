@@ -1,5 +1,7 @@
 #include "ftcost/gpu.hpp"
 
+#include <algorithm>
+
 namespace ftcost {
 
 std::optional<std::pair<int, int>> parse_compute_capability(const std::string& cc) {
@@ -17,8 +19,8 @@ std::optional<std::pair<int, int>> parse_compute_capability(const std::string& c
 
 double GpuSpec::usable_bytes() const {
   const double mib = 1024.0 * 1024.0;
-  if (usable_memory_mib > 0) return usable_memory_mib * mib;
-  return memory_gib * 1024.0 * mib * 0.975;
+  const double total = usable_memory_mib > 0 ? usable_memory_mib * mib : memory_gib * 1024.0 * mib * 0.975;
+  return std::max(0.0, total - reserved_mib * mib);
 }
 
 double GpuSpec::peak_tflops(const std::string& precision) const {

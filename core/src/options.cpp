@@ -656,6 +656,33 @@ std::vector<Option> build_options() {
   // ------------------------------------------------------------------ software and model
   {
     Option o;
+    o.key = "headroom";
+    o.kind = OptionKind::real;
+    o.group = "gpu";
+    o.label = "Headroom";
+    o.help = "GPU memory to keep free for other processes (a desktop display, a second job)";
+    o.details =
+        "Memory the job must leave free, taken off the GPU's usable memory before the maximum batch is "
+        "computed. A GPU that also drives a display typically holds 0.3-1.5 GiB for it (check nvidia-smi). "
+        "Independently of this, a job above 92% of the usable memory is marked tight.";
+    o.unit = "GiB";
+    o.lo = 0;
+    o.hi = 1024;
+    o.default_help = "0 (the usable memory is the driver-reported total)";
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      const double gib = std::strtod(v.c_str(), nullptr);
+      if (gib * kBytesPerGiB >= st.in.gpu.usable_bytes())
+        return make_error(Errc::out_of_range, "--headroom",
+                          "keeps " + v + " GiB free, but " + st.in.gpu.id + " has only " +
+                              number_text(std::floor(st.in.gpu.usable_bytes() / kBytesPerGiB * 10) / 10) +
+                              " GiB usable");
+      st.in.gpu.reserved_mib = gib * 1024.0;
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
     o.key = "stack";
     o.kind = OptionKind::id_or_path;
     o.group = "gpu";
@@ -753,12 +780,38 @@ std::vector<Option> build_options() {
     o.help = "Your price in USD per GPU-hour (instead of the database's offers)";
     o.details = "Your price per GPU-hour, in US dollars.";
     o.unit = "USD per GPU-hour";
-    o.lo = 0.0001;
+    o.lo = 0;
     o.hi = 10000;
-    o.default_help = "the cheapest on-demand offer in the database";
+    o.default_help = "the database's offers by the price rule; 0 = a GPU you own";
     o.invalidates = {"provider", "spot"};
     o.apply = [](ResolveState& st, const std::string& v) -> Status {
       st.in.price_per_hour = std::strtod(v.c_str(), nullptr);
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "electricity";
+    o.kind = OptionKind::real;
+    o.group = "price";
+    o.label = "Electricity";
+    o.help = "A GPU you own: your electricity price, costed at the GPU's board power (TDP)";
+    o.details =
+        "For a GPU you own: the job's cost is its board power (TDP, from the GPU's spec sheet) times your "
+        "electricity price. Leave it out to price the job with the database's cloud offers.";
+    o.unit = "USD per kWh";
+    o.lo = 0;
+    o.hi = 10;
+    o.applies = [](const ResolveState& st) -> std::string {
+      return st.given("price-per-hour") ? "cannot be combined with --price-per-hour (give one price)" : "";
+    };
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      if (st.in.gpu.tdp_w <= 0)
+        return make_error(
+            Errc::invalid_value, "--electricity",
+            st.in.gpu.id + " has no board power (TDP) in its spec; give --price-per-hour instead");
+      st.in.electricity_usd_per_kwh = std::strtod(v.c_str(), nullptr);
       return Ok{};
     };
     add(o);
@@ -822,9 +875,10 @@ std::vector<Option> build_options() {
     o.details = "Take the price from this provider's offers for the GPU.";
     o.id_list = "providers";
     o.applies = [](const ResolveState& st) -> std::string {
-      return st.given("price-per-hour") ? "cannot be combined with --price-per-hour (your price replaces the "
-                                          "provider's offers)"
-                                        : "";
+      if (st.given("price-per-hour"))
+        return "cannot be combined with --price-per-hour (your price replaces the provider's offers)";
+      return st.given("electricity") ? "cannot be combined with --electricity (your GPU replaces the offers)"
+                                     : "";
     };
     o.apply = [](ResolveState& st, const std::string& v) -> Status {
       const auto ids = ids_of("providers", st.db);
@@ -842,13 +896,13 @@ std::vector<Option> build_options() {
     o.kind = OptionKind::toggle;
     o.group = "price";
     o.label = "Spot";
-    o.help = "Use spot (interruptible) prices";
+    o.help = "Also consider spot (interruptible) offers; the price rule picks among them and on-demand";
     o.details = "Use the provider's spot (interruptible) price instead of on-demand.";
     o.values = {{"on", "on", ""}, {"off", "off", ""}};
     o.default_help = "off";
     o.applies = [](const ResolveState& st) -> std::string {
-      return st.given("price-per-hour") ? "cannot be combined with --price-per-hour (your price is used)"
-                                        : "";
+      if (st.given("price-per-hour")) return "cannot be combined with --price-per-hour (your price is used)";
+      return st.given("electricity") ? "cannot be combined with --electricity (your GPU is used)" : "";
     };
     o.apply = [](ResolveState& st, const std::string& v) -> Status {
       st.in.spot = v == "on";

@@ -69,6 +69,12 @@ Result<PriceProvider> parse_prices(const json& doc, const std::string& source) {
     FTCOST_TRY(src, get_string(o, "source", path));
     FTCOST_TRY(it, opt_string(o, "instance_type", path, ""));
     FTCOST_TRY(region, opt_string(o, "region", path, ""));
+    if (o.contains("gpu_count") && !o["gpu_count"].is_null()) {
+      if (!o["gpu_count"].is_number_integer() || o["gpu_count"].get<long long>() < 1 ||
+          o["gpu_count"].get<long long>() > 4096)
+        return make_error(Errc::out_of_range, path + ".gpu_count", "must be a whole number from 1 to 4096");
+      off.gpu_count = o["gpu_count"].get<int>();
+    }
     off.gpu_id = gpu;
     off.on_demand_usd_per_gpu_hour = od;
     off.spot_usd_per_gpu_hour = spot;

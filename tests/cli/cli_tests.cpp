@@ -208,6 +208,7 @@ TEST_CASE(
   const json& rows = j.at("rows");
   int gpus = 0, cheapest = 0, flagged = 0;
   double last_cost = 0;
+  int last_tier = 0;
   bool priced_part = true;
   for (const auto& row : rows) {
     ++gpus;
@@ -215,8 +216,13 @@ TEST_CASE(
     if (!priced) priced_part = false;
     CHECK((priced || !priced_part) == true);  // priced rows come first ...
     if (priced && priced_part) {
-      CHECK(row["price"]["cost_usd"].get<double>() >= last_cost);  // ... cheapest first
-      last_cost = row["price"]["cost_usd"].get<double>();
+      // ... by the one price rule: dated and fresh, then stale, then undated; cheapest first within each
+      const json& p = row["price"];
+      const int tier = p["date"].is_null() ? 2 : p["stale"].get<bool>() ? 1 : 0;
+      CHECK(tier >= last_tier);
+      if (tier == last_tier) CHECK(p["cost_usd"].get<double>() >= last_cost);
+      last_tier = tier;
+      last_cost = p["cost_usd"].get<double>();
     }
     cheapest += row["cheapest"].get<bool>() ? 1 : 0;
     if (row.contains("stack_warning")) {
@@ -290,6 +296,69 @@ TEST_CASE("bad input: exit code 2 and a message naming the flag or field, never 
 }
 
 // ---- the option table: every job option is a CLI flag, listed in --help, and gives what the JSON API gives
+TEST_CASE("one price rule: estimate's headline and compare's row for a GPU name the same offer") {
+  for (const char* gpu : {"h100-sxm5-80gb", "a100-sxm4-80gb", "h200-sxm-141gb", "rtx-4090", "l40s"}) {
+    CAPTURE(gpu);
+    const std::string job = " --model llama-3.1-8b --method qlora --seq 1024";
+    const Run e = run(std::string("estimate --gpu ") + gpu + job + " --json");
+    const Run c = run("compare" + job + " --json");
+    REQUIRE(e.code == 0);
+    REQUIRE(c.code == 0);
+    const json ej = json::parse(e.out), cj = json::parse(c.out);
+    for (const auto& row : cj["rows"]) {
+      if (row["gpu"] != gpu || !row.contains("price")) continue;
+      CHECK(row["price"]["provider"] == ej["price"]["provider"]);
+      CHECK(row["price"]["usd_per_gpu_hour"] == ej["price"]["usd_per_gpu_hour"]);
+      CHECK(row["price"]["kind"] == ej["price"]["kind"]);
+    }
+  }
+}
+
+TEST_CASE("a GPU you own: price 0 or electricity at the board power") {
+  const std::string job = "estimate --model llama-3.1-8b --gpu rtx-4090 --method qlora --seq 1024 --json";
+  Run r = run(job + " --price-per-hour 0");
+  REQUIRE(r.code == 0);
+  json j = json::parse(r.out);
+  CHECK(j["cost_usd"] == 0.0);
+  r = run(job + " --electricity 0.30");
+  REQUIRE(r.code == 0);
+  j = json::parse(r.out);
+  // RTX 4090: 450 W board power (gpu-db/gpus/rtx-4090.json) x $0.30/kWh = $0.135 per hour
+  CHECK(j["price"]["usd_per_gpu_hour"].get<double>() == doctest::Approx(0.135));
+  for (const auto& w : j["warnings"]) CHECK(w.get<std::string>().find("older than") == std::string::npos);
+  expect_bad(job + " --electricity 0.3 --price-per-hour 1", "--electricity");
+}
+
+TEST_CASE("memory state: fits, tight or does not fit, with needed vs available") {
+  const std::string job = "estimate --model llama-3.1-8b --gpu rtx-4090 --method qlora --seq 1024 --json";
+  json fit = json::parse(run(job + " --batch 1").out);
+  CHECK(fit["memory_state"] == "fits");
+  json mx = json::parse(run(job).out);  // the largest batch: above 92% of the usable memory or close to it
+  CHECK((mx["memory_state"] == "tight" || mx["memory_fraction"].get<double>() <= 0.92));
+  json no = json::parse(run(job + " --batch 4096").out);
+  CHECK(no["memory_state"] == "does_not_fit");
+  CHECK(no["memory_fraction"].get<double>() > 1.0);  // needed vs available at the asked batch
+  json none = json::parse(run("estimate --model llama-3.1-405b --gpu t4 --method full --seq 512 --json").out);
+  CHECK(none["memory_state"] == "does_not_fit");
+  CHECK(none["memory_fraction"].get<double>() > 1.0);  // batch 1's need, not only the fixed part
+}
+
+TEST_CASE("host-bound: the warning names the cause and prices the alternative stack") {
+  Run r = run("estimate --model qwen3-30b-a3b --gpu h100-sxm5-80gb --method lora --dataset math14k --json");
+  REQUIRE(r.code == 0);
+  json j = json::parse(r.out);
+  bool found = false;
+  for (const auto& w : j["warnings"]) {
+    const std::string s = w.get<std::string>();
+    if (s.rfind("host-bound", 0) != 0) continue;
+    found = true;
+    CHECK(s.find("kernels") != std::string::npos);
+    CHECK(s.find("grouped-gemm-2025") != std::string::npos);
+    CHECK(s.find(" h instead of ") != std::string::npos);
+  }
+  CHECK(found);
+}
+
 TEST_CASE("option table: every job option round-trips through its CLI flag") {
   const ftcost::Database& db = ftcost::Database::embedded();
   const Run help = run("estimate --help");

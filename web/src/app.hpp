@@ -117,7 +117,7 @@ class App {
   std::vector<int> compare_order_;
   bool compare_sort_dirty_ = true;
   bool compare_fits_only_ = false;
-  bool compare_spot_ = true;
+  bool compare_spot_ = false;  // one default for spot everywhere: off (core/options.cpp)
   std::vector<Notice> notices_;
   std::vector<YourCalibration> calibrations_;
   std::string calibration_error_;

@@ -24,6 +24,8 @@ struct CompareRow {
   bool spot = false;
   bool stale = false;
   std::string date;
+  std::string instance_type, region;  // what tells two offers of one provider apart
+  int gpu_count = 1;                  // GPUs in the offer's instance
   double usd_per_hour = 0;
   double cost = 0, cost_low = 0, cost_high = 0;
   bool calibrated = false;    // the request carries a calibration for this GPU

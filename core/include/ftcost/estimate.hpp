@@ -38,7 +38,17 @@ struct PriceChoice {
   bool stale = false;
   bool spot = false;
   std::string source;
+  std::string instance_type;  // what tells two offers of one provider apart
+  std::string region;
+  int gpu_count = 1;  // GPUs in the instance the offer is for (the price is per GPU-hour)
 };
+
+// The one price rule (estimate's headline, compare's row per GPU and its "cheapest", the calculator): among
+// the eligible offers — on-demand ones, plus spot ones when spot is wanted, of one provider when one is named
+// — a dated price within the staleness limit beats a stale one, which beats an undated one; within a tier the
+// lower price wins. Returns the tier: 0 dated and fresh, 1 dated but stale, 2 undated.
+int price_tier(const PriceChoice& p);
+bool price_better(const PriceChoice& a, double cost_a, const PriceChoice& b, double cost_b);
 
 struct Inputs {
   ModelSpec model;
@@ -51,14 +61,23 @@ struct Inputs {
   std::vector<double> expert_shares;
   std::shared_ptr<const Calibration> calibration;  // --calibration, checked against the GPU's spec
   std::string calibration_source;
-  double price_per_hour = 0;  // from --price-per-hour (0 = use the price table)
-  long today_days = -1;       // for price ages; -1 = unknown
+  double price_per_hour = -1;  // from --price-per-hour (-1 = use the price table; 0 = a GPU you own)
+  double electricity_usd_per_kwh =
+      -1;                // --electricity: your GPU's board power at this price (-1 = not given)
+  long today_days = -1;  // for price ages; -1 = unknown
   long stale_days = 365;
   std::string provider;               // --provider: price from this provider only
   bool spot = false;                  // --spot on: use spot prices
   std::vector<std::string> defaults;  // "flag=value (why)" for every default applied
   std::vector<std::string> warnings;
+  bool advise = true;  // estimate() may price an alternative (another stack) when the step is host-bound
 };
+
+// A job above this share of the usable memory is "tight": allocator fragmentation and the memory model's
+// uncertainty (the stack profiles' fit residuals are 5-10% of the activation memory) can push it over.
+constexpr double kTightMemoryFraction = 0.92;
+// A step whose host launch/loop time is more than this share of the step is "host-bound".
+constexpr double kHostBoundFraction = 0.5;
 
 Result<Inputs> resolve_request(const Request& req, const Database& db, const FileReader& reader,
                                long today_days = -1);
@@ -83,7 +102,9 @@ struct Estimate {
   double time_hours = 0;
   std::vector<ProviderCost> costs;  // sorted by cost; cheapest first
   bool has_price = false;
-  ProviderCost chosen;  // --price-per-hour, or the cheapest offer
+  ProviderCost chosen;         // --price-per-hour, or the cheapest offer
+  std::string memory_state;    // "fits", "tight" (above kTightMemoryFraction) or "does_not_fit"
+  double memory_fraction = 0;  // peak memory at `batch` / usable memory
   std::vector<std::string> warnings;
 };
 

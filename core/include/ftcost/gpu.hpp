@@ -25,11 +25,13 @@ struct GpuSpec {
   double boost_clock_mhz = 0;
   double l2_cache_mb = 0;
   double tdp_w = 0;
+  double reserved_mib = 0;  // memory kept free for other processes (a display, --headroom); not in the spec
   std::vector<std::string> sources;
   std::string notes;
 
   // Memory the process can allocate before the CUDA context: nvidia-smi's total when known, else the
-  // label less the typical ECC/driver reservation (2.5%, the median of the known label/total ratios).
+  // label less the typical ECC/driver reservation (2.5%, the median of the known label/total ratios); less
+  // what the job's --headroom keeps free.
   double usable_bytes() const;
   bool usable_memory_estimated() const { return usable_memory_mib <= 0; }
   // Dense tensor peak for a compute precision ("bf16", "fp16", "fp32", "tf32", "fp8"); 0 if unsupported.

@@ -23,6 +23,7 @@ struct PriceOffer {
   long date_days = -1;                    // -1 when undated
   std::string instance_type;
   std::string region;
+  int gpu_count = 1;  // GPUs in the instance (the price is per GPU-hour)
   std::string source;
 };
 

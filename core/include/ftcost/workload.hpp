@@ -53,9 +53,9 @@ struct Workload {
   double seq_len = 0;  // fixed length, tokens (0 when a dataset is used)
   LengthDistribution lengths = LengthDistribution::fixed(512);
   Padding padding = Padding::longest;
-  double max_length = 1024;    // truncation (cutoff_len)
-  double template_tokens = 0;  // prompt-template tokens added to every sample
-  std::int64_t batch = 0;      // 0 = the maximum that fits
+  double max_length = 1024;     // truncation (cutoff_len)
+  double template_tokens = 0;   // prompt-template tokens added to every sample
+  std::int64_t batch = 0;       // 0 = the maximum that fits
   std::int64_t grad_accum = 1;  // micro-batches per optimizer step (gradient accumulation)
   double queries = 0;
   double epochs = 1;
