@@ -10,6 +10,7 @@
 #include "ftcost/sweep.hpp"
 #include "ftcost/validate.hpp"
 #include "report.hpp"
+#include "run_cmd.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -364,7 +365,13 @@ int main(int argc, char** argv) {
     fitstack->add_option("--stack", fit_stack_id, "stack profile id");
     fitstack->add_option("--dir", ref_dir, "folder of reference JSON files");
     fitstack->add_option("--write", fit_write,
-                         "write the fitted profile to this stack JSON file (atomically)");
+                         "write the fitted profile to this stack JSON file (atomically); with --run a new "
+                         "user profile file");
+    std::vector<std::string> fit_runs;
+    fitstack->add_option("--run", fit_runs,
+                         "refit to your own run(s) (ftcost.run/1 from tools/ftcost_probe.py) instead of the "
+                         "reference rows");
+    fitstack->add_flag("--json", as_json, "JSON output (with --run)");
     auto* db_cmd = app.add_subcommand("db", "The GPU database (gpu-db/)");
     db_cmd->require_subcommand(1);
     auto* db_check = db_cmd->add_subcommand("check",
@@ -624,6 +631,8 @@ int main(int argc, char** argv) {
       return 0;
     }
 
+    if (fitstack->parsed() && !fit_runs.empty())
+      return cli::run_fit_stack_runs(fit_runs, db, fit_stack_id, fit_write, as_json, read_file);
     if (validate->parsed() || fitstack->parsed()) {
       auto rows = cli::load_reference_dir(ref_dir, read_file);
       if (!rows.ok()) return fail(rows.error());

@@ -1,0 +1,110 @@
+#include "run_cmd.hpp"
+
+#include "format.hpp"
+#include "ftcost/embedded_db.hpp"
+#include "report.hpp"
+
+#include <cmath>
+#include <iostream>
+
+namespace ftcost::cli {
+
+Result<std::vector<RunFile>> load_runs(const std::vector<std::string>& paths, const Database& db,
+                                       const RunReader& read) {
+  std::vector<RunFile> runs;
+  for (const auto& p : paths) {
+    auto text = read(p);
+    if (!text.ok()) return make_error(Errc::io_error, "--run", text.error().to_string());
+    auto run = parse_run(text.value(), p, db);
+    if (!run.ok()) {
+      Error e = run.error();
+      e.field = p + ": " + e.field;
+      return e;
+    }
+    runs.push_back(std::move(run).value());
+  }
+  return runs;
+}
+
+namespace {
+
+// The shipped stack file as JSON (the embedded copy of gpu-db/stacks/<id>.json).
+Result<json> stack_document(const std::string& id) {
+  const std::string want = "stacks/" + id + ".json";
+  for (const EmbeddedFile* f = kEmbeddedDbFiles; f->path != nullptr; ++f)
+    if (want == f->path) return parse_json_text(f->content, want);
+  return make_error(Errc::unknown_id, "--stack", "no stack file " + want);
+}
+
+std::string num(double v) {
+  if (v != 0 && (std::fabs(v) < 0.01 || std::fabs(v) >= 1000)) return json(v).dump();
+  return fixed(v, 4);
+}
+
+}  // namespace
+
+int run_fit_stack_runs(const std::vector<std::string>& paths, const Database& db, const std::string& stack_id,
+                       const std::string& write_path, bool as_json, const RunReader& read) {
+  auto fail = [](const Error& e) {
+    std::cerr << "ftcost: error: " << e.to_string() << "\n";
+    return e.exit_code();
+  };
+  const StackProfile* s = db.stack(stack_id);
+  if (s == nullptr)
+    return fail(make_error(Errc::unknown_id, "--stack", "unknown stack \"" + stack_id + "\""));
+  auto runs = load_runs(paths, db, read);
+  if (!runs.ok()) return fail(runs.error());
+  auto fit = fit_stack_to_runs(runs.value(), db, *s);
+  if (!fit.ok()) return fail(fit.error());
+  const RunFitResult& r = fit.value();
+  if (as_json) {
+    std::cout << r.to_json().dump(2) << "\n";
+  } else {
+    std::cout << "ftcost fit-stack --run: " << s->id << " refitted to " << runs->size() << " run(s) on "
+              << runs.value()[0].gpu_id << " (" << r.time_points << " timed steps, " << r.memory_points
+              << " with memory)\n";
+    std::cout << "step time, RMS log error on the run: " << fixed(100 * r.rms_log_before, 1) << "% before -> "
+              << fixed(100 * r.rms_log_after, 1) << "% after\n";
+    if (r.memory_points > 0)
+      std::cout << "max_memory_allocated, mean |error|: " << fixed(100 * r.mem_rel_before, 1)
+                << "% before -> " << fixed(100 * r.mem_rel_after, 1) << "% after\n";
+    Table t({"parameter", "kind", "before", "after", "sigma", "95% interval", "note"},
+            {false, false, true, true, true, false, false});
+    for (const auto& p : r.params)
+      t.row({p.name, p.kind, num(p.before), p.fitted ? num(p.value) : "-", p.fitted ? num(p.sigma) : "-",
+             p.fitted ? num(p.ci95_lo) + " to " + num(p.ci95_hi) : "-",
+             p.fitted ? p.note : "not fitted: " + p.note});
+    std::cout << t.str();
+    for (const auto& n : r.notes) std::cout << "note: " << n << "\n";
+    for (const auto& run : runs.value())
+      for (const auto& l : run.lacks) std::cout << "note: " << run.source << " lacks " << l << "\n";
+    std::cout << "other configurations: the residual above holds for the shapes the run covered; batch sizes "
+                 "and lengths outside them add the fitted parameters' error bars (`ftcost estimate --run` "
+                 "propagates them to the estimated configuration), and other GPUs are not calibrated by "
+                 "this run\n";
+  }
+  if (write_path.empty()) return 0;
+  auto doc = stack_document(stack_id);
+  if (!doc.ok()) return fail(doc.error());
+  json j = doc.value();
+  j["id"] = r.stack.id;
+  j["display_name"] = r.stack.display_name;
+  j["description"] = "User profile: " + stack_id + " with its free parameters refitted to " +
+                     std::to_string(runs->size()) + " run(s) recorded on " + runs.value()[0].gpu_id +
+                     " (ftcost fit-stack --run). Provenance in throughput.fit.";
+  for (const auto& p : r.params) {
+    if (!p.fitted) continue;
+    if (p.kind == "memory")
+      j["memory"][p.name] = p.value;
+    else
+      j["throughput"][p.name] = p.value;
+  }
+  j["memory"]["gc_retained_provenance"] = r.stack.gc_retained_provenance;
+  j["throughput"]["fit"] = r.stack.fit;
+  auto st = write_file_atomic(write_path, j.dump(2) + "\n");
+  if (!st.ok()) return fail(st.error());
+  if (!as_json) std::cout << "wrote " << write_path << "\n";
+  return 0;
+}
+
+}  // namespace ftcost::cli
