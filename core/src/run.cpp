@@ -902,6 +902,38 @@ Result<RunFitResult> fit_stack_to_runs(const std::vector<RunFile>& runs, const D
   return res;
 }
 
+std::vector<RefRow> run_reference_rows(const RunFile& run) {
+  std::vector<RefRow> out;
+  auto it = run.request.find("model");
+  if (it == run.request.end() || it->second == kConfigPath) return out;
+  std::map<std::pair<std::int64_t, double>, std::vector<double>> by_shape;
+  for (const auto& s : run.steps)
+    if (!s.warmup && s.count == 1 && s.micro.size() == 1 && s.wall_s > 0)
+      by_shape[{s.micro[0].batch, s.micro[0].seq_len}].push_back(s.wall_s);
+  std::string stem = run.source;
+  stem = stem.substr(stem.find_last_of('/') + 1);
+  stem = stem.substr(0, stem.rfind(".json"));
+  for (auto& [shape, walls] : by_shape) {
+    std::sort(walls.begin(), walls.end());
+    const std::size_t k = walls.size();
+    const double median = k % 2 ? walls[k / 2] : 0.5 * (walls[k / 2 - 1] + walls[k / 2]);
+    RefRow row;
+    row.id = "run-" + run.gpu_id + "-" + stem + "-b" + std::to_string(shape.first) + "-s" +
+             std::to_string(static_cast<long long>(shape.second));
+    row.role = "validation";
+    row.group = "contributed runs (gpu-db/runs, not fitted)";
+    row.request = run.request;
+    row.request["batch"] = std::to_string(shape.first);
+    row.request["seq"] = std::to_string(static_cast<long long>(shape.second));
+    row.metric = "step_time_s";
+    row.measured = median;
+    row.source = run.source + ": median wall time of " + std::to_string(k) + " step(s) recorded by " +
+                 (run.recorder_source.empty() ? std::string("ftcost_probe.py") : run.recorder_source);
+    out.push_back(row);
+  }
+  return out;
+}
+
 Result<RunFitResult> apply_runs(Inputs& in, const std::vector<RunFile>& runs, const Database& db) {
   if (runs.empty()) return make_error(Errc::missing_field, "--run", "give at least one run file");
   if (runs[0].gpu_id != in.gpu.id)

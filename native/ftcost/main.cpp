@@ -356,6 +356,9 @@ int main(int argc, char** argv) {
     std::string ref_dir = FTCOST_SOURCE_DIR "/tests/data/reference";
     std::string md_out, svg_out;
     validate->add_option("--dir", ref_dir, "folder of reference JSON files");
+    std::string runs_dir = FTCOST_SOURCE_DIR "/gpu-db/runs";
+    validate->add_option("--runs", runs_dir,
+                         "folder of contributed runs (runs/<gpu-id>/*.json, ftcost.run/1): validation rows");
     validate->add_option("--markdown", md_out, "also write the report as Markdown to this file");
     validate->add_option("--svg", svg_out, "also write a predicted-vs-measured plot (SVG) to this file");
     validate->add_flag("--json", as_json, "JSON output");
@@ -636,7 +639,13 @@ int main(int argc, char** argv) {
     if (validate->parsed() || fitstack->parsed()) {
       auto rows = cli::load_reference_dir(ref_dir, read_file);
       if (!rows.ok()) return fail(rows.error());
-      if (validate->parsed()) return cli::run_validate(rows.value(), db, as_json, md_out, svg_out);
+      if (validate->parsed()) {
+        auto run_rows = cli::load_run_rows(runs_dir, db, read_file);
+        if (!run_rows.ok()) return fail(run_rows.error());
+        std::vector<RefRow> all = rows.value();
+        all.insert(all.end(), run_rows->begin(), run_rows->end());
+        return cli::run_validate(all, db, as_json, md_out, svg_out);
+      }
       return cli::run_fit_stack(rows.value(), db, fit_stack_id, fit_write, read_file);
     }
     if (bench->parsed()) return run_bench(iterations, as_json);

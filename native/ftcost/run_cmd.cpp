@@ -4,7 +4,9 @@
 #include "ftcost/embedded_db.hpp"
 #include "report.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 
 namespace ftcost::cli {
@@ -24,6 +26,24 @@ Result<std::vector<RunFile>> load_runs(const std::vector<std::string>& paths, co
     runs.push_back(std::move(run).value());
   }
   return runs;
+}
+
+Result<std::vector<RefRow>> load_run_rows(const std::string& dir, const Database& db, const RunReader& read) {
+  namespace fs = std::filesystem;
+  std::vector<RefRow> rows;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return rows;
+  std::vector<std::string> files;
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (it->is_regular_file() && it->path().extension() == ".json") files.push_back(it->path().string());
+  if (ec) return make_error(Errc::io_error, "--runs", dir + ": " + ec.message());
+  std::sort(files.begin(), files.end());
+  FTCOST_TRY(runs, load_runs(files, db, read));
+  for (const auto& r : runs) {
+    auto part = run_reference_rows(r);
+    rows.insert(rows.end(), part.begin(), part.end());
+  }
+  return rows;
 }
 
 namespace {

@@ -20,4 +20,7 @@ Result<std::vector<RunFile>> load_runs(const std::vector<std::string>& paths, co
 int run_fit_stack_runs(const std::vector<std::string>& paths, const Database& db, const std::string& stack_id,
                        const std::string& write_path, bool as_json, const RunReader& read);
 
+// Reference rows from the contributed runs under `dir` (runs/<gpu-id>/*.json); a missing folder gives none.
+Result<std::vector<RefRow>> load_run_rows(const std::string& dir, const Database& db, const RunReader& read);
+
 }  // namespace ftcost::cli

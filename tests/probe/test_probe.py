@@ -251,6 +251,18 @@ check(len(crun["logs"]) == 4, "callback: on_log entries kept")
 check(model2.forward == orig_forward, "callback: the model's forward restored at on_train_end")
 check(fp.check_run(crun) == [], "callback run passes check_run")
 
+# the JSON Schema (gpu-db/schema/run.schema.json) accepts what the recorder and importers write
+try:
+    import jsonschema
+
+    schema = json.load(open(os.path.join(src, "gpu-db", "schema", "run.schema.json")))
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    for f in (hook_path, cb_path, ts_run):
+        errs = list(validator.iter_errors(json.load(open(f))))
+        check(not errs, "%s matches run.schema.json: %s" % (f, [e.message[:120] for e in errs[:3]]))
+except ImportError:
+    print("note: jsonschema not importable here: run.schema.json not exercised")
+
 # (3) the CLI checker and importer entry points
 r = subprocess.run([sys.executable, os.path.join(src, "tools", "ftcost_probe.py"), "check", hook_path, cb_path],
                    capture_output=True, text=True)

@@ -1,6 +1,8 @@
 // ftcost.run/1: loader errors name the field; a synthetic run generated from the step and memory models
 // with known parameter values is recovered by the refit; with noise, the 95% intervals cover the truth.
 #include "ftcost/database.hpp"
+#include "ftcost/db_check.hpp"
+#include "ftcost/embedded_db.hpp"
 #include "ftcost/run.hpp"
 
 #include <doctest/doctest.h>
@@ -330,5 +332,67 @@ TEST_CASE("bad run files name the field") {
     auto fit = fit_stack_to_runs({r.value()}, db(), *db().stack("hf-transformers-2024"));
     REQUIRE_FALSE(fit.ok());
     CHECK(fit.error().field == "fast.json: steps[1].wall_s");
+  }
+}
+
+namespace {
+// A synthetic run (generated from the model, see synthesize) as a run file's text.
+std::string synthetic_file(const std::string& gpu_id, bool assumed) {
+  json doc = run_doc(kShapes, 1);
+  doc["gpu"] = {{"id", gpu_id}, {"name", "NVIDIA A40"}};
+  const RunFile run = synthesize(run_doc(kShapes, 1), truth_profile(), 0.01, 7);
+  for (std::size_t i = 0; i < run.steps.size(); ++i) {
+    doc["steps"][i]["wall_s"] = run.steps[i].wall_s;
+    if (assumed) doc["steps"][i]["micro_batches"][0]["assumed"] = true;
+  }
+  return doc.dump(1);
+}
+DbFiles shipped() {
+  DbFiles out;
+  for (const EmbeddedFile* f = kEmbeddedDbFiles; f->path != nullptr; ++f)
+    out.emplace_back(f->path, f->content);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("db check validates contributed runs (runs/<gpu-id>/)") {
+  CHECK(db_file_kind("gpu-db/runs/a40/llama-lora.json") == "run");
+  CHECK(db_file_kind("gpu-db/runs/llama-lora.json").empty());
+  const DbFiles ctx = shipped();
+  auto ok = check_db_files({{"runs/a40/synthetic.json", synthetic_file("a40", false)}}, ctx);
+  for (const auto& p : ok.problems) INFO(p.to_string());
+  CHECK(ok.ok());
+  CHECK(ok.files_by_kind["run"] == 1);
+
+  auto wrong = check_db_files({{"runs/a100-sxm4-80gb/synthetic.json", synthetic_file("a40", false)}}, ctx);
+  REQUIRE(wrong.problems.size() == 1);
+  CHECK(wrong.problems[0].field == "gpu");
+
+  auto nogpu = check_db_files({{"runs/tpu-v9/synthetic.json", synthetic_file("a40", false)}}, ctx);
+  REQUIRE_FALSE(nogpu.ok());
+  CHECK(nogpu.problems[0].message.find("no gpus/tpu-v9.json") != std::string::npos);
+
+  auto assumed = check_db_files({{"runs/a40/synthetic.json", synthetic_file("a40", true)}}, ctx);
+  REQUIRE_FALSE(assumed.ok());
+  CHECK(assumed.problems[0].field.rfind("steps[", 0) == 0);
+
+  json bad = json::parse(synthetic_file("a40", false));
+  bad["steps"][2]["wall_s"] = 1e-6;  // faster than the forward pass at the A40's peak
+  auto fast = check_db_files({{"runs/a40/synthetic.json", bad.dump()}}, ctx);
+  REQUIRE_FALSE(fast.ok());
+  CHECK(fast.problems[0].field.find("steps[2].wall_s") != std::string::npos);
+}
+
+TEST_CASE("a contributed run gives validation rows that ftcost validate can predict") {
+  auto run = parse_run(synthetic_file("a40", false), "runs/a40/synthetic.json", db());
+  REQUIRE(run.ok());
+  const auto rows = run_reference_rows(run.value());
+  CHECK(rows.size() == 6);  // the single-micro-batch shapes of kShapes (two use accumulation)
+  for (const auto& r : rows) {
+    CHECK(r.role == "validation");
+    CHECK(r.metric == "step_time_s");
+    auto p = predict(r, db());
+    REQUIRE(p.ok());
+    CHECK(p.value() > 0);
   }
 }

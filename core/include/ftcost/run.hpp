@@ -5,6 +5,7 @@
 
 #include "ftcost/database.hpp"
 #include "ftcost/estimate.hpp"
+#include "ftcost/validate.hpp"
 
 #include <cstdint>
 #include <string>
@@ -92,5 +93,10 @@ Result<RunFitResult> fit_stack_to_runs(const std::vector<RunFile>& runs, const D
 // GPU, else an error naming `gpu`), with stack.fit.rms_log_residual set to the run residual combined with
 // the fitted parameters' uncertainty propagated to this configuration. Returns the fit as well.
 Result<RunFitResult> apply_runs(Inputs& in, const std::vector<RunFile>& runs, const Database& db);
+
+// A contributed run (gpu-db/runs/<gpu-id>/) as reference rows of `ftcost validate` (role "validation",
+// not fitted): one step_time_s row per batch shape of its timed single-micro-batch steps, the median wall
+// time of that shape. Needs a model preset (a row's request cannot carry a config.json); empty otherwise.
+std::vector<RefRow> run_reference_rows(const RunFile& run);
 
 }  // namespace ftcost
