@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 
@@ -57,8 +58,9 @@ Result<json> stack_document(const std::string& id) {
 }
 
 std::string num(double v) {
-  if (v != 0 && (std::fabs(v) < 0.01 || std::fabs(v) >= 1000)) return json(v).dump();
-  return fixed(v, 4);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", std::fabs(v) < 1e-9 ? 0.0 : v);
+  return buf;
 }
 
 }  // namespace
