@@ -982,4 +982,21 @@ Result<RunFitResult> apply_runs(Inputs& in, const std::vector<RunFile>& runs, co
   return fit;
 }
 
+Status apply_run_file(Inputs& in, const std::string& path, const Database& db, const FileReader& reader) {
+  if (!reader)
+    return make_error(Errc::io_error, "--run",
+                      "file paths are not available here; load the run file in the UI");
+  auto text = reader(path);
+  if (!text.ok()) return make_error(Errc::io_error, "--run", text.error().to_string());
+  auto run = parse_run(text.value(), path, db);
+  if (!run.ok()) {
+    Error e = run.error();
+    e.field = path + ": " + e.field;
+    return e;
+  }
+  FTCOST_TRY(fit, apply_runs(in, {run.value()}, db));
+  (void)fit;
+  return Ok{};
+}
+
 }  // namespace ftcost

@@ -396,3 +396,36 @@ TEST_CASE("a contributed run gives validation rows that ftcost validate can pred
     CHECK(p.value() > 0);
   }
 }
+
+TEST_CASE("apply_run_file: what the `run` option calls") {
+  const std::string text = synthetic_file("a40", false);
+  FileReader reader = [&](const std::string& path) -> Result<std::string> {
+    if (path == "mine.json") return text;
+    if (path == "cpu.json") {
+      json d = json::parse(text);
+      d["gpu"] = nullptr;
+      d["gpu_null_reason"] = "no CUDA device (torch.cuda.is_available() is False: CPU run)";
+      return d.dump();
+    }
+    return make_error(Errc::io_error, path, "cannot open file");
+  };
+  Request req = {{"model", "llama-2-7b"}, {"gpu", "a40"},
+                 {"method", "lora"},      {"lora-targets", "q_proj,k_proj,v_proj,o_proj"},
+                 {"seq", "512"},          {"batch", "4"}};
+  auto in = resolve_request(req, db(), nullptr);
+  REQUIRE(in.ok());
+  Inputs a = in.value();
+  CHECK(apply_run_file(a, "mine.json", db(), reader).ok());
+  CHECK(a.stack.id == "hf-transformers-2024+run");
+  Inputs b = in.value();
+  auto nofile = apply_run_file(b, "missing.json", db(), reader);
+  REQUIRE_FALSE(nofile.ok());
+  CHECK(nofile.error().field == "--run");
+  auto noreader = apply_run_file(b, "mine.json", db(), nullptr);
+  REQUIRE_FALSE(noreader.ok());
+  CHECK(noreader.error().field == "--run");
+  auto cpu = apply_run_file(b, "cpu.json", db(), reader);
+  REQUIRE_FALSE(cpu.ok());
+  CHECK(cpu.error().field == "cpu.json: gpu");
+  CHECK(cpu.error().message.find("CPU run") != std::string::npos);
+}

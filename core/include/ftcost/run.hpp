@@ -94,6 +94,12 @@ Result<RunFitResult> fit_stack_to_runs(const std::vector<RunFile>& runs, const D
 // the fitted parameters' uncertainty propagated to this configuration. Returns the fit as well.
 Result<RunFitResult> apply_runs(Inputs& in, const std::vector<RunFile>& runs, const Database& db);
 
+// The `run` job option's work (`ftcost estimate --run FILE`; the calculator's upload): reads the run file
+// through `reader`, parses it against `db` and applies it to `in` (apply_runs). Errors name "--run" (no
+// reader, unreadable file) or "<file>: <field>". Call it once the model, GPU, method, workload, stack and
+// calibration are resolved.
+Status apply_run_file(Inputs& in, const std::string& path, const Database& db, const FileReader& reader);
+
 // A contributed run (gpu-db/runs/<gpu-id>/) as reference rows of `ftcost validate` (role "validation",
 // not fitted): one step_time_s row per batch shape of its timed single-micro-batch steps, the median wall
 // time of that shape. Needs a model preset (a row's request cannot carry a config.json); empty otherwise.
