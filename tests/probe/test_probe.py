@@ -7,8 +7,10 @@
    on_step_begin / on_step_end / on_log / on_train_end with args, state, control and model=...), with
    gradient accumulation and stop_after.
 3. The importers: a trainer_state.json fixture and a torchtune log fixture.
-4. The C++ side reads them: `ftcost fit-stack --run` refuses the CPU run (no GPU) with exit 2 naming `gpu`,
-   and fits the imported trainer_state run (A40, Llama-2-7B LoRA) and writes a user stack profile.
+4. The C++ side reads them: `ftcost fit-stack --run` refuses the CPU run (no GPU) with exit 2 naming `gpu`;
+   fits a copy of it stamped as an A40 run (plumbing only: the recorded config.json, shapes and null memory
+   go through the loader and the fit); fits the imported trainer_state run (A40, Llama-2-7B LoRA) and writes
+   a user stack profile.
 
 Unverified here (no transformers on these machines): that a real transformers.Trainer calls the events in
 the order the stand-in does, and that its model's forward is reachable through the wrapper (a model wrapped
@@ -278,6 +280,20 @@ check(r.returncode == 2 and "steps[0].wall_s" in r.stderr and "batch_size" in r.
 r = subprocess.run([ftcost_bin, "fit-stack", "--run", hook_path], capture_output=True, text=True)
 check(r.returncode == 2 and "gpu" in r.stderr and "CPU" in r.stderr,
       "ftcost fit-stack --run on the CPU run: exit 2 naming gpu (%s)" % r.stderr.strip())
+# The recorder's own file through the C++ loader and the fit (plumbing only): a copy of the CPU run with
+# gpu.id stamped to a40 by this test. CPU timings of a tiny model mean nothing for an A40; what is tested is
+# that ftcost reads the recorded config.json, training arguments, shapes and null memory, and fits no memory
+# parameter.
+stamped = os.path.join(work, "hook_run_stamped_a40.json")
+fp.write_json_atomic(stamped, dict(run, gpu={"id": "a40", "name": "stamped by test_probe.py"}))
+r = subprocess.run([ftcost_bin, "fit-stack", "--run", stamped, "--json"], capture_output=True, text=True)
+check(r.returncode == 0, "ftcost fit-stack --run on the recorded run (stamped a40): exit 0 (%s)" % r.stderr.strip())
+if r.returncode == 0:
+    out = json.loads(r.stdout)
+    check(out["time_points"] == 3, "recorded run: the 3 steps after the warm-up are fitted")
+    check(out["memory_points"] == 0 and not any(p["kind"] == "memory" for p in out["parameters"]),
+          "recorded run without memory figures: no memory parameter")
+    check(any("no memory figures" in n for n in out["notes"]), "recorded run: the fit says memory is missing")
 profile = os.path.join(work, "user-stack.json")
 r = subprocess.run([ftcost_bin, "fit-stack", "--run", ts_run, "--write", profile, "--json"],
                    capture_output=True, text=True)
