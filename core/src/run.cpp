@@ -472,9 +472,9 @@ json RunFitResult::to_json() const {
   for (const auto& p : params) {
     json j = {
         {"name", p.name}, {"kind", p.kind}, {"before", p.before}, {"value", p.value}, {"fitted", p.fitted}};
-    if (p.fitted) {
-      j["sigma"] = p.sigma;
-      j["ci95"] = {p.ci95_lo, p.ci95_hi};
+    if (p.fitted) {  // no error bar at the edge of the range (the logistic map flattens there)
+      j["sigma"] = p.at_bound ? json(nullptr) : json(p.sigma);
+      j["ci95"] = p.at_bound ? json(nullptr) : json{p.ci95_lo, p.ci95_hi};
       j["at_bound"] = p.at_bound;
     }
     if (!p.note.empty()) j["note"] = p.note;
@@ -721,13 +721,15 @@ Result<RunFitResult> fit_stack_to_runs(const std::vector<RunFile>& runs, const D
       const double rel = (rp.value - c->lo) / (c->hi - c->lo);
       if (rel < 1e-3 || rel > 1 - 1e-3) {
         rp.at_bound = true;
-        rp.note = "at the edge of its physical range [" + json(c->lo).dump() + ", " + json(c->hi).dump() +
-                  "]: the run asks for more than this parameter can give; the residual says how much";
+        rp.note =
+            "at the edge of its physical range [" + json(c->lo).dump() + ", " + json(c->hi).dump() +
+            "]: the run asks for more than this parameter can give; the residual says how much (no error bar "
+            "at the edge)";
       }
       if (dof == 0)
         rp.note += (rp.note.empty() ? "" : "; ") + std::string("no degrees of freedom left: no error bar");
       pv[c->name] = rp.value;
-      ps[c->name] = rp.sigma;
+      ps[c->name] = rp.at_bound ? json(nullptr) : json(rp.sigma);
     } else {
       rp.note = why_not.count(c->name) ? why_not[c->name] : "not fitted";
       nf[c->name] = rp.note;

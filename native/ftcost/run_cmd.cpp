@@ -93,8 +93,9 @@ int run_fit_stack_runs(const std::vector<std::string>& paths, const Database& db
     Table t({"parameter", "kind", "before", "after", "sigma", "95% interval", "note"},
             {false, false, true, true, true, false, false});
     for (const auto& p : r.params)
-      t.row({p.name, p.kind, num(p.before), p.fitted ? num(p.value) : "-", p.fitted ? num(p.sigma) : "-",
-             p.fitted ? num(p.ci95_lo) + " to " + num(p.ci95_hi) : "-",
+      t.row({p.name, p.kind, num(p.before), p.fitted ? num(p.value) : "-",
+             p.fitted && !p.at_bound ? num(p.sigma) : "-",
+             p.fitted && !p.at_bound ? num(p.ci95_lo) + " to " + num(p.ci95_hi) : "-",
              p.fitted ? p.note : "not fitted: " + p.note});
     std::cout << t.str();
     for (const auto& n : r.notes) std::cout << "note: " << n << "\n";
