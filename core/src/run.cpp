@@ -480,8 +480,21 @@ json RunFitResult::to_json() const {
     if (!p.note.empty()) j["note"] = p.note;
     ps.push_back(j);
   }
+  json pts = json::array();
+  auto opt = [](double v) { return v >= 0 ? json(v) : json(nullptr); };
+  for (const auto& q : points)
+    pts.push_back(json{{"file", q.file},
+                       {"step", q.step},
+                       {"shape", q.shape},
+                       {"measured_s", q.measured_s},
+                       {"predicted_before_s", q.before_s},
+                       {"predicted_after_s", q.after_s},
+                       {"measured_allocated_bytes", opt(q.measured_alloc_bytes)},
+                       {"predicted_before_allocated_bytes", opt(q.before_alloc_bytes)},
+                       {"predicted_after_allocated_bytes", opt(q.after_alloc_bytes)}});
   return json{
       {"stack", stack.id},
+      {"points", pts},
       {"time_points", time_points},
       {"memory_points", memory_points},
       {"step_time_rms_log_error", {{"before", rms_log_before}, {"after", rms_log_after}}},
@@ -686,6 +699,19 @@ Result<RunFitResult> fit_stack_to_runs(const std::vector<RunFile>& runs, const D
   }
   StackProfile fitted = profile_at(x);
   res.rms_log_after = rms(r);
+  for (std::size_t i = 0; i < n; ++i) {
+    const RunStep& st = *pts[i].step;
+    RunPoint q;
+    q.file = runs[pts[i].run].source;
+    q.step = st.step;
+    const RunMicroBatch& mb = st.micro[0];
+    q.shape = std::to_string(mb.batch) + "x" + std::to_string(static_cast<long long>(mb.seq_len));
+    if (st.micro.size() > 1) q.shape = std::to_string(st.micro.size()) + "x(" + q.shape + ")";
+    q.measured_s = st.wall_s;
+    q.before_s = st.wall_s * std::exp(r0[i]);
+    q.after_s = st.wall_s * std::exp(r[i]);
+    res.points.push_back(q);
+  }
 
   // Standard errors: cov(x) = s^2 (J'J)^-1 with s^2 = SSE / (n - p); delta method to the values.
   std::vector<double> sig(p, 0);
@@ -866,6 +892,18 @@ Result<RunFitResult> fit_stack_to_runs(const std::vector<RunFile>& runs, const D
     }
     res.params.push_back(a);
     res.mem_rel_after = mem_err(fitted);
+    for (auto& q : res.points) {
+      for (const auto& [ri, st] : mpts) {
+        if (runs[ri].source != q.file || st->step != q.step) continue;
+        Inputs& in = ins[ri];
+        q.measured_alloc_bytes = st->max_allocated_bytes;
+        in.stack = stack;
+        q.before_alloc_bytes = predict_run_allocated_bytes(in, *st);
+        in.stack = fitted;
+        q.after_alloc_bytes = predict_run_allocated_bytes(in, *st);
+        break;
+      }
+    }
     json mp = json::object();
     for (const auto& q : res.params)
       if (q.kind == "memory" && q.fitted) mp[q.name] = q.value;

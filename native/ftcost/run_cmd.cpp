@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <utility>
 
 namespace ftcost::cli {
 
@@ -90,6 +92,28 @@ int run_fit_stack_runs(const std::vector<std::string>& paths, const Database& db
     if (r.memory_points > 0)
       std::cout << "max_memory_allocated, mean |error|: " << fixed(100 * r.mem_rel_before, 1)
                 << "% before -> " << fixed(100 * r.mem_rel_after, 1) << "% after\n";
+    {  // measured vs predicted, by batch shape (medians of the steps of that shape)
+      std::map<std::pair<std::string, std::string>, std::vector<const RunPoint*>> by;
+      for (const auto& q : r.points) by[{q.file, q.shape}].push_back(&q);
+      auto median = [](std::vector<double> v) {
+        std::sort(v.begin(), v.end());
+        const std::size_t k = v.size();
+        return k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
+      };
+      Table m({"run", "shape", "steps", "measured s", "before s", "after s"},
+              {false, false, true, true, true, true});
+      for (const auto& [key, qs] : by) {
+        std::vector<double> a, b, c;
+        for (const auto* q : qs) {
+          a.push_back(q->measured_s);
+          b.push_back(q->before_s);
+          c.push_back(q->after_s);
+        }
+        m.row({key.first, key.second, std::to_string(qs.size()), num(median(a)), num(median(b)),
+               num(median(c))});
+      }
+      std::cout << m.str();
+    }
     Table t({"parameter", "kind", "before", "after", "sigma", "95% interval", "note"},
             {false, false, true, true, true, false, false});
     for (const auto& p : r.params)

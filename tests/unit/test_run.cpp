@@ -145,6 +145,13 @@ TEST_CASE("a synthetic run with known parameters is recovered within 2%") {
   CHECK(param(fit.value(), "gc_retained_fraction")->fitted);
   CHECK(param(fit.value(), "allocator_overhead_fraction")->fitted);
   CHECK(fit->mem_rel_after < 1e-6);
+  REQUIRE(fit->points.size() == fit->time_points);
+  for (const auto& q : fit->points) {
+    CHECK(q.after_s == doctest::Approx(q.measured_s).epsilon(0.003));
+    CHECK(q.after_alloc_bytes == doctest::Approx(q.measured_alloc_bytes).epsilon(1e-6));
+  }
+  CHECK(fit->points[2].shape == "2x(4x512)");
+  CHECK(fit->to_json()["points"].size() == fit->time_points);
   CHECK(fit->stack.fit["gpu"] == "a40");
   CHECK(fit->stack.fit["runs"][0]["file"] == "synthetic.json");
 }

@@ -70,6 +70,16 @@ struct RunFitParam {
   std::string note;  // why not fitted, or what bound it hit
 };
 
+// One timed step of a run: measured against predicted with the profile before and after the fit (what the
+// calculator plots as "measured vs predicted for the run").
+struct RunPoint {
+  std::string file;
+  std::int64_t step = 0;
+  std::string shape;  // "4x512" or "2x(4x512)" with accumulation
+  double measured_s = 0, before_s = 0, after_s = 0;
+  double measured_alloc_bytes = -1, before_alloc_bytes = -1, after_alloc_bytes = -1;  // -1: no figure
+};
+
 struct RunFitResult {
   StackProfile stack;  // the adjusted profile; stack.fit holds the provenance
   std::vector<RunFitParam> params;
@@ -77,6 +87,7 @@ struct RunFitResult {
   double rms_log_before = 0, rms_log_after = 0;  // step time, on the run's timed steps
   double mem_rel_before = 0, mem_rel_after = 0;  // mean |relative error| of max_memory_allocated
   std::vector<std::string> notes;
+  std::vector<RunPoint> points;  // every timed step, in file order
   json to_json() const;
 };
 
