@@ -24,7 +24,6 @@ Every file is written atomically (a temporary file in the same folder, then os.r
 
 import argparse
 import datetime
-import importlib
 import json
 import math
 import os
@@ -74,23 +73,27 @@ def write_json_atomic(path, doc):
 
 
 def package_versions():
-    """Versions of the training packages that can be imported (absent ones are left out)."""
-    out = {"python": platform.python_version()}
-    for name in PACKAGES:
-        if name == "unsloth" and "unsloth" not in sys.modules:
-            # importing unsloth patches transformers at import time; only report it when already loaded
-            try:
-                from importlib import metadata
+    """Versions of the training packages that are installed (absent ones are left out).
 
-                out[name] = metadata.version(name)
-            except Exception:  # noqa: BLE001
-                pass
-            continue
-        try:
-            mod = importlib.import_module(name)
-        except Exception:  # noqa: BLE001
-            continue
-        out[name] = str(getattr(mod, "__version__", "unknown"))
+    Read from the installed distributions' metadata (importlib.metadata), so that nothing is imported for
+    it: importing e.g. unsloth or bitsandbytes has side effects. A package without metadata that is already
+    imported reports its __version__."""
+    out = {"python": platform.python_version()}
+    try:
+        from importlib import metadata
+    except ImportError:  # Python < 3.8
+        metadata = None
+    for name in PACKAGES:
+        version = None
+        if metadata is not None:
+            try:
+                version = metadata.version(name)
+            except Exception:  # noqa: BLE001 - not installed (PackageNotFoundError) or broken metadata
+                version = None
+        if version is None and name in sys.modules:
+            version = str(getattr(sys.modules[name], "__version__", "unknown"))
+        if version is not None:
+            out[name] = version
     return out
 
 
@@ -459,7 +462,7 @@ class FtcostProbe(_CallbackBase):
                          "created_utc": self.created, "warmup_steps": self.warmup_steps},
             "gpu": gpu,
             "gpu_null_reason": None if gpu is not None else (self.gpu_null_reason or "not recorded"),
-            "software": package_versions(),
+            "software": self._software(),
             "model": self.model_doc,
             "training": self.training,
             "training_raw": self.training_raw,
@@ -472,6 +475,11 @@ class FtcostProbe(_CallbackBase):
             "logs": self.logs,
             "lacks": lacks,
         }
+
+    def _software(self):
+        if getattr(self, "_versions", None) is None:
+            self._versions = package_versions()
+        return self._versions
 
     def save(self, path=None):
         doc = self.document()
