@@ -527,7 +527,11 @@ Result<RunFitResult> fit_stack_to_runs(const std::vector<RunFile>& runs, const D
   std::vector<TimePoint> pts;
   for (std::size_t ri = 0; ri < runs.size(); ++ri) {
     const Inputs& in = ins[ri];
-    const double peak = in.gpu.peak_tflops(in.workload.precision) * 1e12;
+    // the GPU's highest dense peak of any dtype (FP8 included): the floor must not flag a run that used a
+    // faster dtype than the one recorded
+    const double peak = std::max({in.gpu.fp8_tflops, in.gpu.bf16_tflops, in.gpu.fp16_tflops,
+                                  in.gpu.tf32_tflops, in.gpu.fp32_tflops}) *
+                        1e12;
     const double active = static_cast<double>(
         in.model.active_params(in.model.is_moe() ? in.workload.active_experts(in.model) : 0));
     for (std::size_t si = 0; si < runs[ri].steps.size(); ++si) {
@@ -540,7 +544,7 @@ Result<RunFitResult> fit_stack_to_runs(const std::vector<RunFile>& runs, const D
         if (st.wall_s < 0.5 * floor_s)
           return make_error(Errc::out_of_range, runs[ri].source + ": " + idx("steps", si) + ".wall_s",
                             json(st.wall_s).dump() + " s is less than half the forward pass alone at " +
-                                in.gpu.id + "'s dense peak (" + json(floor_s).dump() +
+                                in.gpu.id + "'s highest dense peak (" + json(floor_s).dump() +
                                 " s for 2 x active params x padded tokens): not a real step time of this "
                                 "model on this GPU");
       }
