@@ -577,7 +577,10 @@ def import_trainer_state(state, config, opts):
     return doc
 
 
-_TT_LINE = re.compile(r"^Step\s+(\d+)\s*\|\s*([A-Za-z0-9_./-]+):\s*(\S+)\s*$")
+# DiskLogger (torchtune/training/metric_logging.py): log() writes "Step N | name:value", log_dict() (what the
+# recipes call) "Step N | name:value name:value ..." on one line.
+_TT_LINE = re.compile(r"^Step\s+(\d+)\s*\|(.*)$")
+_TT_PAIR = re.compile(r"([A-Za-z_][A-Za-z0-9_./-]*):(\S+)")
 
 
 def import_torchtune_log(text, config, opts):
@@ -606,12 +609,13 @@ def import_torchtune_log(text, config, opts):
             continue
         m = _TT_LINE.match(line)
         if not m:
-            raise RunFileError("torchtune log: line %d: expected 'Step N | name:value', got %r" % (n, line[:80]))
-        try:
-            v = float(m.group(3))
-        except ValueError:
-            continue  # non-numeric values (e.g. config dumps) are ignored
-        rows.setdefault(int(m.group(1)), {})[m.group(2)] = v
+            raise RunFileError("torchtune log: line %d: expected 'Step N | name:value ...', got %r" % (n, line[:80]))
+        for name, value in _TT_PAIR.findall(m.group(2)):
+            try:
+                v = float(value)
+            except ValueError:
+                continue  # non-numeric values (tensor reprs, strings) are ignored
+            rows.setdefault(int(m.group(1)), {})[name] = v
     if not rows:
         raise RunFileError("torchtune log: no 'Step N | name:value' lines")
     tps_steps = [s for s in sorted(rows) if "tokens_per_second_per_gpu" in rows[s]]
