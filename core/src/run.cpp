@@ -1018,11 +1018,15 @@ Result<RunFitResult> apply_runs(Inputs& in, const std::vector<RunFile>& runs, co
   fit.stack.fit["rms_log_residual_on_run"] = fit.rms_log_after;
   fit.stack.fit["parameter_uncertainty_at_this_config"] = std::sqrt(prop2);
   in.stack = fit.stack;
-  in.warnings.push_back("step time and memory parameters refitted to " + std::to_string(runs.size()) +
-                        " run(s) (" + runs[0].source + (runs.size() > 1 ? ", ..." : "") +
-                        "): step-time error on the run " +
+  const std::string memory_part =
+      fit.memory_points > 0
+          ? "; max_memory_allocated error " + json(std::round(fit.mem_rel_before * 1000) / 10).dump() +
+                "% -> " + json(std::round(fit.mem_rel_after * 1000) / 10).dump() + "%"
+          : "; memory not refitted (the run has no memory figures: steps[].max_memory_allocated_bytes)";
+  in.warnings.push_back("stack refitted to " + std::to_string(runs.size()) + " run(s) (" + runs[0].source +
+                        (runs.size() > 1 ? ", ..." : "") + "): step-time error on the run " +
                         json(std::round(fit.rms_log_before * 1000) / 10).dump() + "% -> " +
-                        json(std::round(fit.rms_log_after * 1000) / 10).dump() + "% (RMS log)");
+                        json(std::round(fit.rms_log_after * 1000) / 10).dump() + "% (RMS log)" + memory_part);
   return fit;
 }
 

@@ -424,6 +424,10 @@ TEST_CASE("apply_run_file: what the `run` option calls") {
   Inputs a = in.value();
   CHECK(apply_run_file(a, "mine.json", db(), reader).ok());
   CHECK(a.stack.id == "hf-transformers-2024+run");
+  bool said =
+      false;  // the synthetic file carries no memory figures: the estimate says memory was not refitted
+  for (const auto& w : a.warnings) said = said || w.find("memory not refitted") != std::string::npos;
+  CHECK(said);
   Inputs b = in.value();
   auto nofile = apply_run_file(b, "missing.json", db(), reader);
   REQUIRE_FALSE(nofile.ok());
