@@ -636,17 +636,20 @@ Result<RunFitResult> fit_stack_to_runs(const std::vector<RunFile>& runs, const D
     chosen.push_back(c.p);
   }
 
-  const std::size_t p = chosen.size();
-  std::vector<double> x(p);
-  for (std::size_t j = 0; j < p; ++j) x[j] = to_x(*chosen[j], stack.*(chosen[j]->field));
+  // Fit; then drop the parameter the run pins down worst (1-sigma wider than a quarter of its range) and
+  // fit again, until every fitted parameter is determined.
+  std::size_t p = 0;
+  std::vector<double> x, r, sig;
+  double f = 0;
+  std::size_t dof = 0;
   auto profile_at = [&](const std::vector<double>& xv) {
     StackProfile s = stack;
     for (std::size_t j = 0; j < p; ++j) s.*(chosen[j]->field) = from_x(*chosen[j], xv[j]);
     return s;
   };
-  auto sse = [](const std::vector<double>& r) {
+  auto sse = [](const std::vector<double>& rv) {
     double s = 0;
-    for (double v : r) s += v * v;
+    for (double v : rv) s += v * v;
     return s;
   };
   auto jacobian = [&](const std::vector<double>& xv) {
@@ -661,45 +664,81 @@ Result<RunFitResult> fit_stack_to_runs(const std::vector<RunFile>& runs, const D
     }
     return jm;
   };
-  std::vector<double> r = residuals(profile_at(x));
-  double f = sse(r);
-  double lambda = 1e-3;
-  for (int iter = 0; iter < 200 && p > 0; ++iter) {
-    auto jm = jacobian(x);
-    std::vector<std::vector<double>> jtj(p, std::vector<double>(p, 0));
-    std::vector<double> jtr(p, 0);
-    for (std::size_t i = 0; i < n; ++i)
-      for (std::size_t a = 0; a < p; ++a) {
-        jtr[a] += jm[i][a] * r[i];
-        for (std::size_t b = 0; b < p; ++b) jtj[a][b] += jm[i][a] * jm[i][b];
+  for (;;) {
+    p = chosen.size();
+    x.assign(p, 0);
+    for (std::size_t j = 0; j < p; ++j) x[j] = to_x(*chosen[j], stack.*(chosen[j]->field));
+    r = residuals(profile_at(x));
+    f = sse(r);
+    double lambda = 1e-3;
+    for (int iter = 0; iter < 200 && p > 0; ++iter) {
+      auto jm = jacobian(x);
+      std::vector<std::vector<double>> jtj(p, std::vector<double>(p, 0));
+      std::vector<double> jtr(p, 0);
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t a = 0; a < p; ++a) {
+          jtr[a] += jm[i][a] * r[i];
+          for (std::size_t b = 0; b < p; ++b) jtj[a][b] += jm[i][a] * jm[i][b];
+        }
+      bool improved = false;
+      for (int tries = 0; tries < 30 && !improved; ++tries) {
+        auto a = jtj;
+        for (std::size_t k = 0; k < p; ++k) a[k][k] += lambda * (jtj[k][k] + 1e-12);
+        std::vector<double> neg(p), dx;
+        for (std::size_t k = 0; k < p; ++k) neg[k] = -jtr[k];
+        if (!solve(a, neg, dx)) {
+          lambda *= 10;
+          continue;
+        }
+        std::vector<double> xn = x;
+        for (std::size_t k = 0; k < p; ++k) xn[k] += std::max(-3.0, std::min(3.0, dx[k]));
+        auto rn = residuals(profile_at(xn));
+        const double fn = sse(rn);
+        if (fn < f) {
+          const double gain = f - fn;
+          x = xn;
+          r = rn;
+          f = fn;
+          lambda = std::max(lambda / 10, 1e-9);
+          improved = true;
+          if (gain < 1e-14 * (1 + f)) iter = 1000;  // converged
+        } else {
+          lambda *= 10;
+        }
       }
-    bool improved = false;
-    for (int tries = 0; tries < 30 && !improved; ++tries) {
-      auto a = jtj;
-      for (std::size_t k = 0; k < p; ++k) a[k][k] += lambda * (jtj[k][k] + 1e-12);
-      std::vector<double> neg(p), dx;
-      for (std::size_t k = 0; k < p; ++k) neg[k] = -jtr[k];
-      if (!solve(a, neg, dx)) {
-        lambda *= 10;
-        continue;
-      }
-      std::vector<double> xn = x;
-      for (std::size_t k = 0; k < p; ++k) xn[k] += std::max(-3.0, std::min(3.0, dx[k]));
-      auto rn = residuals(profile_at(xn));
-      const double fn = sse(rn);
-      if (fn < f) {
-        const double gain = f - fn;
-        x = xn;
-        r = rn;
-        f = fn;
-        lambda = std::max(lambda / 10, 1e-9);
-        improved = true;
-        if (gain < 1e-14 * (1 + f)) iter = 1000;  // converged
-      } else {
-        lambda *= 10;
+      if (!improved) break;
+    }
+    // Standard errors: cov(x) = s^2 (J'J)^-1 with s^2 = SSE / (n - p); delta method to the values.
+    sig.assign(p, 0);
+    dof = n > p ? n - p : 0;
+    if (p > 0 && dof > 0) {
+      auto jm = jacobian(x);
+      std::vector<std::vector<double>> jtj(p, std::vector<double>(p, 0)), inv;
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t a = 0; a < p; ++a)
+          for (std::size_t b = 0; b < p; ++b) jtj[a][b] += jm[i][a] * jm[i][b];
+      const double s2 = f / static_cast<double>(dof);
+      if (invert(jtj, inv))
+        for (std::size_t j = 0; j < p; ++j) {
+          const double l = logistic(x[j]);
+          sig[j] = std::sqrt(std::max(0.0, s2 * inv[j][j])) * (chosen[j]->hi - chosen[j]->lo) * l * (1 - l);
+        }
+    }
+    std::size_t worst = p;
+    double worst_rel = 0.25;
+    for (std::size_t j = 0; j < p && dof > 0; ++j) {
+      const double rel = sig[j] / (chosen[j]->hi - chosen[j]->lo);
+      if (rel > worst_rel) {
+        worst = j;
+        worst_rel = rel;
       }
     }
-    if (!improved) break;
+    if (worst == p) break;
+    why_not[chosen[worst]->name] = "the run cannot pin it down: fitted, its 1-sigma error bar was " +
+                                   json(std::round(worst_rel * 100)).dump() + "% of its range [" +
+                                   json(chosen[worst]->lo).dump() + ", " + json(chosen[worst]->hi).dump() +
+                                   "]; kept at the profile's value";
+    chosen.erase(chosen.begin() + static_cast<std::ptrdiff_t>(worst));
   }
   StackProfile fitted = profile_at(x);
   res.rms_log_after = rms(r);
@@ -717,22 +756,6 @@ Result<RunFitResult> fit_stack_to_runs(const std::vector<RunFile>& runs, const D
     res.points.push_back(q);
   }
 
-  // Standard errors: cov(x) = s^2 (J'J)^-1 with s^2 = SSE / (n - p); delta method to the values.
-  std::vector<double> sig(p, 0);
-  const std::size_t dof = n > p ? n - p : 0;
-  if (p > 0 && dof > 0) {
-    auto jm = jacobian(x);
-    std::vector<std::vector<double>> jtj(p, std::vector<double>(p, 0)), inv;
-    for (std::size_t i = 0; i < n; ++i)
-      for (std::size_t a = 0; a < p; ++a)
-        for (std::size_t b = 0; b < p; ++b) jtj[a][b] += jm[i][a] * jm[i][b];
-    const double s2 = f / static_cast<double>(dof);
-    if (invert(jtj, inv))
-      for (std::size_t j = 0; j < p; ++j) {
-        const double l = logistic(x[j]);
-        sig[j] = std::sqrt(std::max(0.0, s2 * inv[j][j])) * (chosen[j]->hi - chosen[j]->lo) * l * (1 - l);
-      }
-  }
   json pv = json::object(), ps = json::object(), nf = json::object();
   for (const Param* c : cand) {
     RunFitParam rp;
