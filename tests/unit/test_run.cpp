@@ -1,5 +1,6 @@
 // ftcost.run/1: loader errors name the field; a synthetic run generated from the step and memory models
 // with known parameter values is recovered by the refit; with noise, the 95% intervals cover the truth.
+#include "ftcost/api.hpp"
 #include "ftcost/database.hpp"
 #include "ftcost/db_check.hpp"
 #include "ftcost/embedded_db.hpp"
@@ -439,4 +440,15 @@ TEST_CASE("apply_run_file: what the `run` option calls") {
   REQUIRE_FALSE(cpu.ok());
   CHECK(cpu.error().field == "cpu.json: gpu");
   CHECK(cpu.error().message.find("CPU run") != std::string::npos);
+}
+
+TEST_CASE("api::fit_run_json: the calculator's entry point") {
+  const json ok = json::parse(api::fit_run_json(synthetic_file("a40", false)));
+  REQUIRE(ok.contains("points"));
+  CHECK(ok["points"].size() == ok["time_points"]);
+  CHECK(ok["points"][0].contains("predicted_after_s"));
+  const json bad = json::parse(api::fit_run_json(R"({"schema": "ftcost.run/1"})"));
+  CHECK(bad["error"]["field"] == "gpu");
+  const json nostack = json::parse(api::fit_run_json(synthetic_file("a40", false), "nope"));
+  CHECK(nostack["error"]["field"] == "stack");
 }
