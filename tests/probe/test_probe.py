@@ -177,6 +177,33 @@ check(run["model"]["config"]["hidden_size"] == 64, "hook: the model's config rec
 check("torch" in run["software"], "hook: torch version recorded")
 check(losses[-1] == losses[-1], "hook: the model trained (finite loss)")
 
+# hook with gradient accumulation (micro_batches=[...]) and a tuple batch (token ids first)
+acc_path = os.path.join(work, "hook_accum_run.json")
+acc = fp.FtcostProbe(acc_path, warmup_steps=0, config=CONFIG, training={"method": "full"})
+acc.start()
+for _ in range(2):
+    mbs = [make_batch(2, 16, [16, 10]), make_batch(2, 8, [8, 8])]
+    for mbatch in mbs:
+        model(**mbatch).loss.backward()
+    opt.step()
+    opt.zero_grad()
+    acc.step(micro_batches=mbs)
+ids = torch.randint(0, 256, (3, 12))
+model(input_ids=ids, labels=ids).loss.backward()
+acc.step((ids, ids))
+acc.save()
+arun = json.load(open(acc_path))
+check([len(s["micro_batches"]) for s in arun["steps"]] == [2, 2, 1], "hook: micro-batches per step")
+check(arun["steps"][0]["micro_batches"][1]["tokens"] == 16, "hook: second micro-batch's tokens")
+check(arun["steps"][2]["micro_batches"][0] == {"batch_size": 3, "seq_len": 12, "tokens": 36, "label_tokens": None},
+      "hook: tuple batch, no mask (every position counts): %s" % arun["steps"][2]["micro_batches"][0])
+check(arun["model"]["config"] == CONFIG, "hook: config given as a dict")
+try:
+    acc.step({"labels": ids})
+    check(False, "hook: a batch without token ids must fail")
+except fp.RunFileError as e:
+    check("input_ids" in str(e), "hook: the error names input_ids")
+
 # (2) Trainer stand-in: the events, arguments and kwargs transformers' CallbackHandler.call_event passes
 class Args:
     per_device_train_batch_size = 2
