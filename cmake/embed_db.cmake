@@ -9,6 +9,9 @@ foreach(f IN LISTS files)
   if(f MATCHES "^schema/")
     continue()  # JSON Schema files are documentation for contributors, not data
   endif()
+  if(f MATCHES "^runs/")
+    continue()  # contributed training runs: reference rows of `ftcost validate`, read from disk
+  endif()
   file(READ ${DB_DIR}/${f} content)
   string(FIND "${content}" ")ftcostdb\"" bad)
   if(NOT bad EQUAL -1)

@@ -4,7 +4,8 @@
 #
 #   scripts/setup.sh [--native] [--wasm] [--cuda] [--browser] [--no-ui] [--all]
 #
-#   --native   g++, CMake, ...; the UI's Dear ImGui sources and libsdl2-dev (desktop app, headless UI test)
+#   --native   g++, CMake, ...; the UI's Dear ImGui sources and libsdl2-dev (desktop app, headless UI test);
+#              python3-torch (CPU) for the `probe` test of tools/ftcost_probe.py
 #   --wasm     Debian's Emscripten, its config fix, and SDL2 built for wasm (scripts/web-deps.sh)
 #   --browser  Chromium and npm, and `npm ci` in tests/web (playwright-core; it downloads no browser)
 #   --no-ui    with --native: skip the UI's packages and sources (for builds without web/, e.g. the cuda preset)
@@ -29,7 +30,7 @@ for arg in "$@"; do
     --no-ui) want_ui=0 ;;
     --all) want_native=1 want_wasm=1 want_cuda=1 want_browser=1 ;;
     -h | --help)
-      sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+      sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)
@@ -59,7 +60,8 @@ common=(make g++ cmake ninja-build nlohmann-json3-dev doctest-dev)
 # A TrueType font for the UI (embedded at build time; without it ImGui's built-in bitmap font is used).
 web_common=(dpkg-dev fonts-roboto-unhinted)
 if [ $want_native = 1 ]; then
-  need_pkg "${common[@]}" libcli11-dev
+  # python3-torch (CPU, 1.13): the `probe` test trains a tiny model through tools/ftcost_probe.py
+  need_pkg "${common[@]}" libcli11-dev python3-torch
   [ $want_ui = 0 ] || need_pkg "${web_common[@]}" libsdl2-dev
 fi
 if [ $want_wasm = 1 ]; then

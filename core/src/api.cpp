@@ -4,6 +4,7 @@
 #include "ftcost/database.hpp"
 #include "ftcost/estimate.hpp"
 #include "ftcost/paper.hpp"
+#include "ftcost/run.hpp"
 
 #include <ctime>
 #include <exception>
@@ -30,6 +31,22 @@ std::string estimate_json(const std::string& request_json, long today_days) {
     auto est = estimate(in.value(), db);
     if (!est.ok()) return error_json(est.error());
     return estimate_to_json(est.value()).dump();
+  } catch (const std::exception& ex) {
+    return error_json(make_error(Errc::internal, "", ex.what()));
+  }
+}
+
+std::string fit_run_json(const std::string& run_text, const std::string& stack_id) {
+  try {
+    const Database& db = Database::embedded();
+    const StackProfile* stack = db.stack(stack_id);
+    if (stack == nullptr)
+      return error_json(make_error(Errc::unknown_id, "stack", "unknown stack \"" + stack_id + "\""));
+    auto run = parse_run(run_text, "run", db);
+    if (!run.ok()) return error_json(run.error());
+    auto fit = fit_stack_to_runs({run.value()}, db, *stack);
+    if (!fit.ok()) return error_json(fit.error());
+    return fit->to_json().dump();
   } catch (const std::exception& ex) {
     return error_json(make_error(Errc::internal, "", ex.what()));
   }

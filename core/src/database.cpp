@@ -48,7 +48,8 @@ Database Database::from_files(const std::vector<std::pair<std::string, std::stri
   Database db;
   for (const auto& [path, text] : files) {
     const std::string folder = folder_of(path);
-    if (folder == "schema" || folder == "calibrations") continue;  // documentation / loaded on demand
+    if (folder == "schema" || folder == "calibrations" || folder == "runs")
+      continue;  // documentation / loaded on demand
     auto parsed = parse_json_text(text, path);
     if (!parsed.ok()) {
       db.problems_.push_back({path, parsed.error()});

@@ -8,6 +8,7 @@
 #include "ftcost/json_util.hpp"
 #include "ftcost/model.hpp"
 #include "ftcost/prices.hpp"
+#include "ftcost/run.hpp"
 #include "ftcost/stack.hpp"
 
 #include <algorithm>
@@ -1649,7 +1650,8 @@ struct Entry {
   Calibration cal;
 };
 
-const char* const kFolders[] = {"gpus", "prices", "models", "datasets", "stacks", "schema", "calibrations"};
+const char* const kFolders[] = {"gpus",   "prices", "models",       "datasets",
+                                "stacks", "schema", "calibrations", "runs"};
 
 }  // namespace
 
@@ -1657,6 +1659,8 @@ std::string db_relative_path(const std::string& path) {
   const auto parts = split_path(path);
   if (parts.size() >= 3 && parts[parts.size() - 3] == "calibrations")
     return "calibrations/" + parts[parts.size() - 2] + "/" + parts.back();
+  if (parts.size() >= 3 && parts[parts.size() - 3] == "runs")
+    return "runs/" + parts[parts.size() - 2] + "/" + parts.back();
   if (parts.size() >= 2) {
     const std::string& folder = parts[parts.size() - 2];
     for (const char* f : kFolders)
@@ -1676,6 +1680,7 @@ std::string db_file_kind(const std::string& path) {
   if (folder == "stacks") return "stack";
   if (folder == "schema") return "schema";
   if (folder == "calibrations") return rel.find('/', 13) != std::string::npos ? "calibration" : "";
+  if (folder == "runs") return rel.find('/', 5) != std::string::npos ? "run" : "";
   return "";
 }
 
@@ -1713,6 +1718,63 @@ std::string sanitize_utf8(const std::string& s) {
   }
   return out;
 }
+
+namespace {
+
+// ---------------------------------------------------------------------------------- runs
+// runs/<gpu-id>/<name>.json: a user's training run (ftcost.run/1) contributed as a reference row of
+// `ftcost validate`. The run loader checks the fields and their physical ranges against `db` (GPU and model
+// exist, memory within the GPU, tokens within the padded shape); here: the GPU is the folder's, the shapes
+// were observed (not assumed by an importer), there are timed steps to compare, and the times are not
+// below the forward pass at the GPU's peak (the same check as the fit).
+void check_run_entries(std::vector<Entry>& entries, const Database& db) {
+  for (Entry& e : entries) {
+    if (e.kind != "run" || !e.parsed) continue;
+    const auto parts = split_path(e.rel);
+    const std::string folder_gpu = parts.size() == 3 ? parts[1] : std::string();
+    const std::string base = parts.empty() ? std::string() : parts.back();
+    if (base.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
+        std::string::npos)
+      e.sink.add(kWholeFile, Errc::invalid_value,
+                 "run file names use letters, digits, '.', '_' and '-' only");
+    auto run = parse_run(*e.content, e.rel, db);
+    if (!run.ok()) {
+      e.sink.add_loader_error(run.error());
+      continue;
+    }
+    if (db.gpu(folder_gpu) == nullptr) {
+      e.sink.add(kWholeFile, Errc::unknown_id,
+                 "filed under runs/" + folder_gpu + "/ but there is no gpus/" + folder_gpu +
+                     ".json: the folder is the id of the GPU the run used");
+      continue;
+    }
+    if (run->model_config.is_object())
+      e.sink.add("model.preset", Errc::missing_field,
+                 "runs in gpu-db name a model preset of models/ (its config.json alone is not a reference "
+                 "model); add the preset first or keep the run to yourself");
+    if (run->gpu_id != folder_gpu)
+      e.sink.add("gpu", Errc::invalid_value,
+                 "the run was recorded on " + run->gpu_id + " but is filed under runs/" + folder_gpu + "/");
+    for (std::size_t i = 0; i < run->steps.size(); ++i)
+      for (const auto& mb : run->steps[i].micro)
+        if (mb.assumed) {
+          e.sink.add("steps[" + std::to_string(i) + "].micro_batches", Errc::invalid_value,
+                     "shape assumed by an importer, not observed: gpu-db takes runs recorded with "
+                     "tools/ftcost_probe.py (observed shapes)");
+          break;
+        }
+    if (run->timed_steps() < 3)
+      e.sink.add(
+          "steps", Errc::invalid_value,
+          "needs at least 3 timed steps outside the warm-up, has " + std::to_string(run->timed_steps()));
+    const StackProfile* stack = db.stack("hf-transformers-2024");
+    if (stack == nullptr) continue;
+    auto fit = fit_stack_to_runs({run.value()}, db, *stack);
+    if (!fit.ok()) e.sink.add_loader_error(fit.error());
+  }
+}
+
+}  // namespace
 
 DbCheckResult check_db_files(const DbFiles& files, const DbFiles& context, const DbCheckOptions& options) {
   std::vector<Entry> entries;
@@ -1753,10 +1815,13 @@ DbCheckResult check_db_files(const DbFiles& files, const DbFiles& context, const
     if (e.kind.empty()) {
       const auto parts = split_path(e.path);
       const bool in_cal_root = parts.size() >= 2 && parts[parts.size() - 2] == "calibrations";
+      const bool in_run_root = parts.size() >= 2 && parts[parts.size() - 2] == "runs";
       e.sink.add(kWholeFile, Errc::invalid_value,
                  in_cal_root ? "calibrations go in calibrations/<gpu-id>/, the folder of the GPU they measure"
-                             : "not in a folder of gpu-db/ (gpus, prices, models, datasets, stacks, schema, "
-                               "calibrations/<gpu-id>)");
+                 : in_run_root
+                     ? "runs go in runs/<gpu-id>/, the folder of the GPU they ran on"
+                     : "not in a folder of gpu-db/ (gpus, prices, models, datasets, stacks, schema, "
+                       "calibrations/<gpu-id>, runs/<gpu-id>)");
       continue;
     }
     if (!ends_with(e.path, ".json")) {
@@ -1841,7 +1906,7 @@ DbCheckResult check_db_files(const DbFiles& files, const DbFiles& context, const
   std::map<std::string, const Entry*> first_cal;   // uuid|created
   for (Entry& e : entries) {
     if (!e.parsed) continue;
-    if (!e.id.empty() && e.kind != "schema" && e.kind != "calibration") {
+    if (!e.id.empty() && e.kind != "schema" && e.kind != "calibration" && e.kind != "run") {
       auto [it, fresh] = first_id.emplace(e.kind + "|" + e.id, &e);
       if (!fresh)
         e.sink.add("id", Errc::invalid_value,
@@ -1929,7 +1994,7 @@ DbCheckResult check_db_files(const DbFiles& files, const DbFiles& context, const
     DbFiles rel_files;
     std::map<std::string, Entry*> by_rel;
     for (Entry& e : entries) {
-      if (!e.parsed || e.kind.empty() || e.kind == "calibration" || e.kind == "schema" ||
+      if (!e.parsed || e.kind.empty() || e.kind == "calibration" || e.kind == "schema" || e.kind == "run" ||
           by_rel.count(e.rel) != 0)
         continue;
       rel_files.emplace_back(e.rel, *e.content);
@@ -1942,6 +2007,7 @@ DbCheckResult check_db_files(const DbFiles& files, const DbFiles& context, const
       if (it == by_rel.end() || !it->second->sink.problems.empty()) continue;  // reported with more detail
       it->second->sink.add_loader_error(p.error);
     }
+    check_run_entries(entries, db);
   }
 
   for (std::size_t i = first_checked; i < entries.size(); ++i) {

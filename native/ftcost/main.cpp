@@ -10,6 +10,7 @@
 #include "ftcost/sweep.hpp"
 #include "ftcost/validate.hpp"
 #include "report.hpp"
+#include "run_cmd.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -355,6 +356,9 @@ int main(int argc, char** argv) {
     std::string ref_dir = FTCOST_SOURCE_DIR "/tests/data/reference";
     std::string md_out, svg_out;
     validate->add_option("--dir", ref_dir, "folder of reference JSON files");
+    std::string runs_dir = FTCOST_SOURCE_DIR "/gpu-db/runs";
+    validate->add_option("--runs", runs_dir,
+                         "folder of contributed runs (runs/<gpu-id>/*.json, ftcost.run/1): validation rows");
     validate->add_option("--markdown", md_out, "also write the report as Markdown to this file");
     validate->add_option("--svg", svg_out, "also write a predicted-vs-measured plot (SVG) to this file");
     validate->add_flag("--json", as_json, "JSON output");
@@ -364,7 +368,13 @@ int main(int argc, char** argv) {
     fitstack->add_option("--stack", fit_stack_id, "stack profile id");
     fitstack->add_option("--dir", ref_dir, "folder of reference JSON files");
     fitstack->add_option("--write", fit_write,
-                         "write the fitted profile to this stack JSON file (atomically)");
+                         "write the fitted profile to this stack JSON file (atomically); with --run a new "
+                         "user profile file");
+    std::vector<std::string> fit_runs;
+    fitstack->add_option("--run", fit_runs,
+                         "refit to your own run(s) (ftcost.run/1 from tools/ftcost_probe.py) instead of the "
+                         "reference rows");
+    fitstack->add_flag("--json", as_json, "JSON output (with --run)");
     auto* db_cmd = app.add_subcommand("db", "The GPU database (gpu-db/)");
     db_cmd->require_subcommand(1);
     auto* db_check = db_cmd->add_subcommand("check",
@@ -624,10 +634,18 @@ int main(int argc, char** argv) {
       return 0;
     }
 
+    if (fitstack->parsed() && !fit_runs.empty())
+      return cli::run_fit_stack_runs(fit_runs, db, fit_stack_id, fit_write, as_json, read_file);
     if (validate->parsed() || fitstack->parsed()) {
       auto rows = cli::load_reference_dir(ref_dir, read_file);
       if (!rows.ok()) return fail(rows.error());
-      if (validate->parsed()) return cli::run_validate(rows.value(), db, as_json, md_out, svg_out);
+      if (validate->parsed()) {
+        auto run_rows = cli::load_run_rows(runs_dir, db, read_file);
+        if (!run_rows.ok()) return fail(run_rows.error());
+        std::vector<RefRow> all = rows.value();
+        all.insert(all.end(), run_rows->begin(), run_rows->end());
+        return cli::run_validate(all, db, as_json, md_out, svg_out);
+      }
       return cli::run_fit_stack(rows.value(), db, fit_stack_id, fit_write, read_file);
     }
     if (bench->parsed()) return run_bench(iterations, as_json);

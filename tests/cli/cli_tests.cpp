@@ -390,3 +390,42 @@ TEST_CASE("option table: every job option round-trips through its CLI flag") {
     CHECK(e.err.find(o.flag()) != std::string::npos);
   }
 }
+
+TEST_CASE("fit-stack --run: bad run files exit 2 naming the file and the field") {
+  const std::string dir = FTCOST_TEST_TMP;
+  auto write = [&](const std::string& name, const std::string& text) {
+    const std::string path = dir + "/" + name;
+    FILE* f = fopen(path.c_str(), "w");
+    REQUIRE(f != nullptr);
+    fputs(text.c_str(), f);
+    fclose(f);
+    return path;
+  };
+  expect_bad("fit-stack --run " + dir + "/no-such-run.json", "--run");
+  expect_bad("fit-stack --run " + write("run-garbage.json", "{not json"), "run-garbage.json");
+  expect_bad("fit-stack --run " + write("run-schema.json", R"({"schema": "ftcost.run/0"})"), "schema");
+  const json good = {{"schema", "ftcost.run/1"},
+                     {"gpu", {{"id", "a40"}}},
+                     {"model", {{"preset", "llama-2-7b"}}},
+                     {"training", {{"method", "lora"}}},
+                     {"steps",
+                      {{{"wall_s", 1.2}, {"micro_batches", {{{"batch_size", 4}, {"seq_len", 512}}}}},
+                       {{"wall_s", 1.3}, {"micro_batches", {{{"batch_size", 4}, {"seq_len", 512}}}}}}}};
+  json other = good;
+  other["gpu"] = {{"id", "h100-sxm5-80gb"}};
+  const std::string a = write("run-a40.json", good.dump()), h = write("run-h100.json", other.dump());
+  expect_bad("fit-stack --run " + a + " --run " + h, "fit one GPU's runs at a time");
+  json nogpu = good;
+  nogpu["gpu"] = nullptr;
+  nogpu["gpu_null_reason"] = "no CUDA device (CPU run)";
+  expect_bad("fit-stack --run " + write("run-cpu.json", nogpu.dump()),
+             "run-cpu.json: gpu: the run names no GPU");
+  json badmethod = good;
+  badmethod["training"]["method"] = "dpo";
+  expect_bad("fit-stack --run " + write("run-dpo.json", badmethod.dump()), "training.method");
+  Run ok = run("fit-stack --run " + a + " --json");
+  CHECK(ok.code == 0);
+  const json j = json::parse(ok.out);
+  CHECK(j["time_points"] == 2);
+  CHECK(j["points"].size() == 2);
+}

@@ -41,6 +41,7 @@ def main(argv):
     checked = 0
     targets = [(p, kind) for folder, kind in FOLDERS.items() for p in sorted((db / folder).glob("*.json"))]
     targets += [(p, "calibration") for p in sorted((db / "calibrations").glob("*/*.json"))]
+    targets += [(p, "run") for p in sorted((db / "runs").glob("*/*.json"))]
     for path, kind in targets:
         if kind not in validators:
             print(f"{path}: no schema {kind}.schema.json")

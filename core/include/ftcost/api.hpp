@@ -25,6 +25,11 @@ std::string gpus_json();
 std::string datasets_json();
 std::string prices_json();
 
+// A user's run (`ftcost.run/1` text, e.g. an uploaded file) refitted: what `ftcost fit-stack --run FILE
+// --stack STACK --json` prints — per timed step measured vs predicted before and after the fit ("points"),
+// every parameter with its error bar or why it was not fitted, the error on the run before/after, notes.
+std::string fit_run_json(const std::string& run_text, const std::string& stack_id = "hf-transformers-2024");
+
 // The paper's Table IV (arXiv 2408.04693), as `ftcost paper table4 --json` prints it.
 std::string paper_table4_json();
 

@@ -1,0 +1,119 @@
+// A user's own training run (`ftcost.run/1`, written by tools/ftcost_probe.py; docs/runs.md): its loader,
+// the refit of a stack profile's free parameters to the run's step times (and peak memory, where the run
+// has it), and the adjusted profile that `ftcost estimate --run` applies.
+#pragma once
+
+#include "ftcost/database.hpp"
+#include "ftcost/estimate.hpp"
+#include "ftcost/validate.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ftcost {
+
+struct RunMicroBatch {
+  std::int64_t batch = 0;  // samples in the micro-batch
+  double seq_len = 0;      // padded length (tokens per sample as the kernels see them)
+  double tokens = -1;      // non-padding tokens; -1 = not recorded
+  bool assumed = false;    // shape given by the user for an importer, not observed
+};
+
+struct RunStep {
+  std::int64_t step = 0;
+  double wall_s = 0;                 // wall time of `count` optimizer steps together
+  std::int64_t count = 1;            // optimizer steps this record spans (an importer's aggregate: many)
+  bool warmup = false;               // recorded, not fitted
+  std::vector<RunMicroBatch> micro;  // the micro-batches of ONE optimizer step (gradient accumulation)
+  double max_allocated_bytes = -1;   // torch.cuda.max_memory_allocated during the step; -1 = none
+  double max_reserved_bytes = -1;    // torch.cuda.max_memory_reserved; -1 = none
+};
+
+struct RunFile {
+  std::string source;           // path or name, for messages and provenance
+  std::string recorder_source;  // hook | trainer-callback | trainer_state | torchtune-log
+  std::string gpu_id;           // resolved against the database (gpu.id, or matched from gpu.name)
+  std::string gpu_name;         // as recorded
+  Request request;              // the run as `ftcost estimate` flags (model, gpu, method, ...)
+  json model_config;            // the recorded config.json (null with a preset)
+  std::vector<RunStep> steps;
+  std::vector<std::string> lacks;   // what the source did not carry (from the file)
+  std::vector<std::string> notes;   // what the loader assumed
+  bool has_memory() const;          // some non-warm-up step has max_memory_allocated
+  std::size_t timed_steps() const;  // non-warm-up steps with a wall time
+};
+
+// Parses and checks a run file against the database: schema, GPU (gpu.id, or gpu.name matched to one
+// GPU), model (preset or config.json ftcost can read), training arguments (ftcost's names), steps
+// (positive shapes, physically plausible timings and memory). Errors name the JSON field.
+Result<RunFile> parse_run(const std::string& text, const std::string& source, const Database& db);
+
+// Resolves the run's request to Inputs (the recorded config.json is read through a reader of its own).
+Result<Inputs> run_inputs(const RunFile& run, const Database& db);
+
+// Predicted wall time of one run step record with the stack profile in `in` (count x (micro-batches'
+// forward + recompute + backward, plus one optimizer step)).
+double predict_run_step_s(const Inputs& in, const RunStep& step);
+// Predicted torch.cuda.max_memory_allocated of a step: the memory model's components without the CUDA
+// context and allocator overhead, at the step's largest micro-batch.
+double predict_run_allocated_bytes(const Inputs& in, const RunStep& step);
+
+struct RunFitParam {
+  std::string name;
+  std::string kind;  // "step-time" | "memory"
+  double before = 0, value = 0;
+  double sigma = 0;  // 1-sigma standard error (0 when not fitted)
+  double ci95_lo = 0, ci95_hi = 0;
+  bool fitted = false;
+  bool at_bound = false;
+  std::string note;  // why not fitted, or what bound it hit
+};
+
+// One timed step of a run: measured against predicted with the profile before and after the fit (what the
+// calculator plots as "measured vs predicted for the run").
+struct RunPoint {
+  std::string file;
+  std::int64_t step = 0;
+  std::string shape;  // "4x512" or "2x(4x512)" with accumulation
+  double measured_s = 0, before_s = 0, after_s = 0;
+  double measured_alloc_bytes = -1, before_alloc_bytes = -1, after_alloc_bytes = -1;  // -1: no figure
+};
+
+struct RunFitResult {
+  StackProfile stack;  // the adjusted profile; stack.fit holds the provenance
+  std::vector<RunFitParam> params;
+  std::size_t time_points = 0, memory_points = 0;
+  double rms_log_before = 0, rms_log_after = 0;  // step time, on the run's timed steps
+  double mem_rel_before = 0, mem_rel_after = 0;  // mean |relative error| of max_memory_allocated
+  std::vector<std::string> notes;
+  std::vector<RunPoint> points;  // every timed step, in file order
+  json to_json() const;
+};
+
+// Refits `stack`'s free parameters to the runs (all recorded on one GPU): step-time parameters
+// (gemm_efficiency, memory_efficiency, host_us_per_kernel, dequant_efficiency with QLoRA,
+// optimizer_efficiency) by Levenberg-Marquardt on the log step-time residuals, choosing only the
+// parameters the runs can tell apart (the others stay as the profile has them); memory parameters
+// (gc_retained_fraction with checkpointing, allocator_overhead_fraction from reserved - allocated) only
+// from runs with memory figures. Standard errors from the residual scatter (t quantile for 95%).
+Result<RunFitResult> fit_stack_to_runs(const std::vector<RunFile>& runs, const Database& db,
+                                       const StackProfile& stack);
+
+// `ftcost estimate --run FILE...`: the fitted profile for the estimate `in` (which must be for the runs'
+// GPU, else an error naming `gpu`), with stack.fit.rms_log_residual set to the run residual combined with
+// the fitted parameters' uncertainty propagated to this configuration. Returns the fit as well.
+Result<RunFitResult> apply_runs(Inputs& in, const std::vector<RunFile>& runs, const Database& db);
+
+// The `run` job option's work (`ftcost estimate --run FILE`; the calculator's upload): reads the run file
+// through `reader`, parses it against `db` and applies it to `in` (apply_runs). Errors name "--run" (no
+// reader, unreadable file) or "<file>: <field>". Call it once the model, GPU, method, workload, stack and
+// calibration are resolved.
+Status apply_run_file(Inputs& in, const std::string& path, const Database& db, const FileReader& reader);
+
+// A contributed run (gpu-db/runs/<gpu-id>/) as reference rows of `ftcost validate` (role "validation",
+// not fitted): one step_time_s row per batch shape of its timed single-micro-batch steps, the median wall
+// time of that shape. Needs a model preset (a row's request cannot carry a config.json); empty otherwise.
+std::vector<RefRow> run_reference_rows(const RunFile& run);
+
+}  // namespace ftcost
