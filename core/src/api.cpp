@@ -59,7 +59,7 @@ std::string compare_json(const std::string& request_json, long today_days) {
     if (!req_doc.ok()) return error_json(req_doc.error());
     json doc = req_doc.value();
     if (!doc.is_object()) return error_json(make_error(Errc::wrong_type, "request", "must be a JSON object"));
-    for (const char* k : {"gpu", "provider", "price-per-hour", "calibration"})
+    for (const char* k : {"gpu", "provider", "price-per-hour", "calibration", "run"})
       if (doc.contains(k))
         return error_json(
             make_error(Errc::invalid_value, k, "is not a compare option (every GPU and offer is shown)"));

@@ -13,6 +13,7 @@ Request request_for_gpu(const Request& req, const std::string& gpu_id) {
   r.erase("provider");
   r.erase("price-per-hour");
   r.erase("calibration");
+  r.erase("run");  // a run is of one GPU
   return r;
 }
 

@@ -2,6 +2,7 @@
 #include "ftcost/options.hpp"
 
 #include "ftcost/calibration.hpp"
+#include "ftcost/run.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -862,6 +863,29 @@ std::vector<Option> build_options() {
       st.in.calibration = std::make_shared<const Calibration>(std::move(cal).value());
       st.in.calibration_source = v;
       return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "run";
+    o.kind = OptionKind::id_or_path;
+    o.group = "gpu";
+    o.label = "Your run";
+    o.help = "A recorded training run (ftcost.run/1, tools/ftcost_probe.py): refit the stack to it";
+    o.details =
+        "A short run of your own job recorded with tools/ftcost_probe.py (or imported from "
+        "trainer_state.json): "
+        "the stack profile's step-time (and, with memory figures, memory) parameters are refitted to it, and "
+        "the "
+        "estimate's range is the run's residual. The run must be on the GPU being estimated.";
+    o.id_list = "files";
+    o.in_url = false;
+    o.applies = [](const ResolveState& st) -> std::string {
+      return st.in.model_kind == "step" ? "" : "applies only to --model-kind step";
+    };
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      return apply_run_file(st.in, v, st.db, st.reader);
     };
     add(o);
   }

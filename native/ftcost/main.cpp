@@ -296,7 +296,7 @@ int main(int argc, char** argv) {
     cli::CompareOptions copt;
     auto* cmp = app.add_subcommand(
         "compare", "The same job on every GPU of the database: fits, speed, time, cost; cheapest first");
-    add_job_options(cmp, creq, {"gpu", "provider", "price-per-hour", "calibration", "spot"});
+    add_job_options(cmp, creq, {"gpu", "provider", "price-per-hour", "calibration", "run", "spot"});
     cmp->add_option_function<std::string>(
            "--spot", [&copt](const std::string& v) { copt.view.spot = v == "on"; },
            "on | off: include spot (interruptible) offers (default off)")

@@ -57,6 +57,10 @@ inline OptionSample option_sample(const Option& o, const Database& db) {
   if (o.key == "method") s.value = "lora";      // quant applies only to qlora: the base keeps qlora
   if (o.key == "model-kind") s.value = "step";  // paper's Eq. (2) needs the A40 + a paper workload
   if (o.key == "routing") s.value = "skew:1";
+  if (o.key == "run") {
+    s.value = "my-run.json";
+    s.skip_reason = "a file (tests/unit/test_run.cpp applies runs)";
+  }
   if (o.key == "calibration") {
     s.value = std::string(FTCOST_SOURCE_DIR) + "/tests/data/calibration/h100-sxm-synthetic.json";
     s.request["gpu"] = "h100-sxm5-80gb";

@@ -1,6 +1,7 @@
 #include "state.hpp"
 
 #include "ftcost/json_util.hpp"
+#include "ftcost/options.hpp"
 
 #include <algorithm>
 
@@ -71,8 +72,10 @@ std::string percent_decode(const std::string& s, bool* ok) {
 
 std::string encode_hash(const UiState& s) {
   std::string out = "v=" + std::to_string(kHashVersion);
-  for (const auto& key : request_keys()) {
-    if (key == "calibration") continue;
+  // the option table's order; options whose values are files (calibration, run) are never part of a link
+  for (const auto& o : job_options()) {
+    if (!o.in_url) continue;
+    const std::string& key = o.key;
     auto it = s.request.find(key);
     if (it == s.request.end() || it->second.empty()) continue;
     out += "&" + key + "=" + percent_encode(it->second);
@@ -135,8 +138,9 @@ HashDecode decode_hash(const std::string& hash_in) {
         d.problems.push_back("unknown view \"" + v + "\" ignored");
       continue;
     }
-    if (k == "calibration") {
-      d.problems.push_back("calibration files are not part of links (load yours on the Calibrations page)");
+    const Option* opt = find_option(k);
+    if (opt != nullptr && !opt->in_url) {
+      d.problems.push_back(k + " files are not part of links (load yours in the calculator)");
       continue;
     }
     if (std::find(keys.begin(), keys.end(), k) == keys.end()) {
