@@ -284,6 +284,114 @@ Result<ParallelPlan> parse_parallel(const std::string& text, const std::string& 
   return make_error(Errc::invalid_value, field, "must be one of " + allowed + ", got \"" + text + "\"");
 }
 
+Result<ParallelPlan> plan_from_json(const json& obj, const Inputs& in, const Database& db) {
+  if (!obj.is_object())
+    return make_error(Errc::wrong_type, "parallel", "must be an object of multi-GPU options");
+  static const std::vector<std::string> keys = {
+      "gpus",        "nodes",      "parallel", "offload",
+      "grad-accum",  "node",       "network",  "network-gbit-per-gpu",
+      "nvlink-gbps", "collectives"};
+  for (auto it = obj.begin(); it != obj.end(); ++it)
+    if (std::find(keys.begin(), keys.end(), it.key()) == keys.end())
+      return make_error(Errc::unknown_key, "--" + it.key(),
+                        "is not a multi-GPU option; known: " + join_ids(keys));
+  auto whole = [&](const char* key, double lo, double hi, double dflt) -> Result<int> {
+    if (!has(obj, key)) return static_cast<int>(dflt);
+    const json& v = obj.at(key);
+    if (!v.is_number() || std::floor(v.get<double>()) != v.get<double>())
+      return make_error(Errc::invalid_value, std::string("--") + key, "must be a whole number");
+    const double x = v.get<double>();
+    if (x < lo || x > hi)
+      return make_error(
+          Errc::out_of_range, std::string("--") + key,
+          "must be between " + json(lo).dump() + " and " + json(hi).dump() + ", got " + v.dump());
+    return static_cast<int>(x);
+  };
+  ParallelPlan p;
+  GpuSpec g = in.gpu;
+  int p2p = -1;
+  std::string net = "none";
+  double gbit = 0;
+  if (has(obj, "node")) {
+    if (!obj.at("node").is_string())
+      return make_error(Errc::wrong_type, "--node", "must be a node preset id");
+    const std::string id = obj.at("node").get<std::string>();
+    const NodeShape* n = db.node(id);
+    if (n == nullptr) {
+      std::vector<std::string> ids;
+      for (const auto& [k, v] : db.nodes()) ids.push_back(k);
+      return make_error(Errc::unknown_id, "--node",
+                        "unknown node preset \"" + id + "\"; known: " + join_ids(ids));
+    }
+    if (n->gpu != in.gpu.id)
+      return make_error(Errc::invalid_value, "--node",
+                        id + " holds " + n->gpu + " GPUs, but --gpu is " + in.gpu.id);
+    p.node_id = id;
+    p.gpus_per_node = n->gpus;
+    p2p = n->pcie_p2p;
+    net = n->network;
+    gbit = n->network_gbit_per_gpu;
+    p.host_ram_gib = n->host_ram_gib;
+  }
+  FTCOST_TRY(gpus, whole("gpus", 1, 72, p.gpus_per_node));
+  if (!p.node_id.empty() && gpus > p.gpus_per_node)
+    return make_error(Errc::out_of_range, "--gpus",
+                      "node " + p.node_id + " has " + std::to_string(p.gpus_per_node) + " GPUs, got " +
+                          std::to_string(gpus));
+  p.gpus_per_node = gpus;
+  FTCOST_TRY(nodes, whole("nodes", 1, 4096, 1));
+  p.nodes = nodes;
+  FTCOST_TRY(accum, whole("grad-accum", 1, 65536, 1));
+  p.grad_accum = accum;
+  if (has(obj, "parallel")) {
+    if (!obj.at("parallel").is_string())
+      return make_error(Errc::wrong_type, "--parallel", "must be a string");
+    FTCOST_TRY(pp, parse_parallel(obj.at("parallel").get<std::string>(), "--parallel", p));
+    p = pp;
+  } else if (p.ranks() > 1) {
+    p.strategy = Strategy::ddp;
+  }
+  if (has(obj, "offload")) {
+    const std::string o =
+        obj.at("offload").is_string() ? obj.at("offload").get<std::string>() : obj.at("offload").dump();
+    if (o == "none")
+      p.offload = Offload::none;
+    else if (o == "optimizer")
+      p.offload = Offload::optimizer;
+    else if (o == "params")
+      p.offload = Offload::params;
+    else
+      return make_error(Errc::invalid_value, "--offload", "must be none, optimizer or params, got " + o);
+  }
+  if (has(obj, "network")) {
+    if (!obj.at("network").is_string()) return make_error(Errc::wrong_type, "--network", "must be a string");
+    net = obj.at("network").get<std::string>();
+    if (net != "infiniband" && net != "roce" && net != "ethernet" && net != "none")
+      return make_error(Errc::invalid_value, "--network",
+                        "must be infiniband, roce, ethernet or none, got " + net);
+  }
+  if (has(obj, "network-gbit-per-gpu")) {
+    FTCOST_TRY(x, get_number_in(obj, "network-gbit-per-gpu", "", 0.1, 10000));
+    gbit = x;
+  }
+  if ((net == "none") != (gbit <= 0) && (has(obj, "network") || has(obj, "network-gbit-per-gpu")))
+    return make_error(Errc::invalid_value, "--network-gbit-per-gpu",
+                      "give a network kind and its Gbit/s per GPU together");
+  if (has(obj, "nvlink-gbps")) {
+    FTCOST_TRY(x, get_number_in(obj, "nvlink-gbps", "", 1, 20000));
+    if (g.interconnect.nvlink_gbps_bidirectional <= 0)
+      return make_error(Errc::invalid_value, "--nvlink-gbps", in.gpu.id + " has no NVLink to override");
+    g.interconnect.nvlink_gbps_bidirectional = x;
+  }
+  if (has(obj, "collectives")) {
+    FTCOST_TRY(rows, parse_collectives(obj.at("collectives"), "collectives"));
+    p.collectives = rows;
+  }
+  if (p.gpus_per_node > 1) p.intra = intra_node_link(g, p.gpus_per_node, p2p);
+  p.inter = network_link(net, gbit);
+  return p;
+}
+
 Link intra_node_link(const GpuSpec& g, int gpus_per_node, int pcie_p2p_override) {
   const GpuInterconnect& ic = g.interconnect;
   Link l;
@@ -1047,7 +1155,7 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
     queries_per_row = w.max_length / std::max(1.0, w.lengths.truncated_mean(w.max_length));
   e.throughput_qps = d(e.global_batch) * queries_per_row / e.step_s;
   e.throughput_tps = e.throughput_qps / queries_per_row * len;
-  if (single.batch > 0 && single.throughput_qps > 0)
+  if (single.batch > 0 && single.batch <= single.max_batch.batch && single.throughput_qps > 0)
     e.scaling_efficiency = e.throughput_qps / (R * single.throughput_qps);
   e.time_hours = paper::hours(w.queries, w.epochs, e.throughput_qps);
   if (single.has_price) {

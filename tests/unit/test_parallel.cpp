@@ -409,3 +409,43 @@ TEST_CASE("bad plans are errors that name the flag") {
   CHECK(parse_parallel("ep:8", "--parallel", {}).value().degree == 8);
   CHECK(parse_parallel("auto", "--parallel", {}).value().choose);
 }
+
+TEST_CASE("plan from JSON: node presets set GPUs, links and network; errors name the option") {
+  const Database& db = Database::embedded();
+  const Inputs h100 =
+      inputs({{"model", "llama-3.1-70b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "lora"}, {"seq", "4096"}});
+  auto p = plan_from_json(json{{"node", "dgx-h100"}, {"nodes", 2}, {"parallel", "hsdp"}}, h100, db);
+  REQUIRE(p.ok());
+  CHECK(p.value().gpus_per_node == 8);
+  CHECK(p.value().intra.kind == LinkKind::nvswitch);
+  CHECK(p.value().inter.kind == LinkKind::infiniband);
+  CHECK(p.value().inter.busbw_gbps == doctest::Approx(400.0 / 8 * 0.85));
+  CHECK(p.value().host_ram_gib == 2048);
+  const ParallelEstimate e = run(h100, p.value());
+  bool inter = false;
+  for (const auto& c : e.comm) inter = inter || c.scope == "inter-node";
+  CHECK(inter);
+  auto err = [&](const json& j) {
+    auto r = plan_from_json(j, h100, db);
+    REQUIRE_FALSE(r.ok());
+    return r.error().field;
+  };
+  CHECK(err(json{{"node", "2x-rtx-4090-desktop"}}) == "--node");  // holds other GPUs
+  CHECK(err(json{{"node", "nope"}}) == "--node");
+  CHECK(err(json{{"node", "dgx-h100"}, {"gpus", 16}}) == "--gpus");
+  CHECK(err(json{{"gpus", 2.5}}) == "--gpus");
+  CHECK(err(json{{"nodes", 0}}) == "--nodes");
+  CHECK(err(json{{"offload", "nvme"}}) == "--offload");
+  CHECK(err(json{{"parallel", "pp:4"}}) == "--parallel");
+  CHECK(err(json{{"gpu-count", 2}}) == "--gpu-count");
+  CHECK(err(json{{"network", "ethernet"}}) == "--network-gbit-per-gpu");
+  const Inputs l40s = inputs({{"model", "llama-3.1-8b"}, {"gpu", "l40s"}, {"method", "lora"}});
+  CHECK(plan_from_json(json{{"gpus", 8}, {"nvlink-gbps", 400}}, l40s, db).error().field == "--nvlink-gbps");
+  // Two nodes of 8 L40S over 50 Gbit/s Ethernet: the gradient all-reduce crosses the network and costs
+  // more than on one node.
+  auto one = plan_from_json(json{{"node", "8x-l40s-pcie"}, {"parallel", "ddp"}}, l40s, db);
+  auto two = plan_from_json(json{{"node", "8x-l40s-pcie"}, {"nodes", 2}, {"parallel", "ddp"}}, l40s, db);
+  REQUIRE(one.ok());
+  REQUIRE(two.ok());
+  CHECK(run(l40s, two.value()).comm_s > run(l40s, one.value()).comm_s);
+}

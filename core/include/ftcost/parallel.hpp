@@ -73,6 +73,13 @@ Result<ParallelPlan> parse_parallel(const std::string& text, const std::string& 
 Link intra_node_link(const GpuSpec& g, int gpus_per_node, int pcie_p2p_override);
 Link network_link(const std::string& kind, double gbit_per_gpu);
 
+// A plan from a JSON object (the interim request form until the option table lands; the keys are the
+// planned flag names): {"gpus": N, "nodes": M, "parallel": "fsdp"|"tp:4"|"auto"|..., "offload":
+// "none"|"optimizer"|"params", "grad-accum": K, "node": preset id, "network": "infiniband"|"roce"|
+// "ethernet"|"none", "network-gbit-per-gpu": X, "nvlink-gbps": override of the GPU's NVLink bandwidth
+// (bidirectional, per GPU; e.g. 400 for the A800), "collectives": [measured rows]}. Errors name the key.
+Result<ParallelPlan> plan_from_json(const json& obj, const Inputs& in, const Database& db);
+
 // Time of one collective of nccl-tests size `bytes` over `ranks` GPUs on `link`; measured curves for
 // (op, ranks) win when given (busbw interpolated in log(bytes)).
 double collective_time_s(CollOp op, double bytes, int ranks, const Link& link,
