@@ -7,6 +7,7 @@
 #include "ftcost/estimate.hpp"
 #include "ftcost/options.hpp"
 #include "ftcost/paper.hpp"
+#include "ftcost/parallel.hpp"
 #include "ftcost/sweep.hpp"
 #include "ftcost/validate.hpp"
 #include "report.hpp"
@@ -221,6 +222,28 @@ int run_bench(int iterations, bool as_json) {
   }
   auto t5 = std::chrono::steady_clock::now();
   double table_ms = std::chrono::duration<double, std::milli>(t5 - t4).count();
+  // One multi-GPU estimate (budget 200 µs): Mixtral-8x7B QLoRA on two DGX H100 nodes, FSDP, and the same
+  // with --parallel auto (every strategy evaluated).
+  Request mreq = req;
+  mreq["gpu"] = "h100-sxm5-80gb";
+  auto min = resolve_request(mreq, db, nullptr, today_days());
+  if (!min.ok()) return fail(min.error());
+  auto mplan =
+      plan_from_json(json{{"node", "dgx-h100"}, {"nodes", 2}, {"parallel", "fsdp"}}, min.value(), db);
+  if (!mplan.ok()) return fail(mplan.error());
+  ParallelPlan aplan = mplan.value();
+  aplan.choose = true;
+  const int miters = std::max(1, iterations / 4);
+  for (int i = 0; i < 20; ++i)
+    sink += estimate_parallel(min.value(), mplan.value(), db).value().throughput_qps;
+  auto t6 = std::chrono::steady_clock::now();
+  for (int i = 0; i < miters; ++i)
+    sink += estimate_parallel(min.value(), mplan.value(), db).value().throughput_qps;
+  auto t7 = std::chrono::steady_clock::now();
+  for (int i = 0; i < miters; ++i) sink += estimate_parallel(min.value(), aplan, db).value().throughput_qps;
+  auto t8 = std::chrono::steady_clock::now();
+  const double per_multi = std::chrono::duration<double>(t7 - t6).count() / miters * 1e6;
+  const double per_auto = std::chrono::duration<double>(t8 - t7).count() / miters * 1e6;
   double per = secs / iterations * 1e6, per_full = secs_full / iterations * 1e6;
   if (as_json) {
     print_json(json{{"iterations", iterations},
@@ -230,6 +253,8 @@ int run_bench(int iterations, bool as_json) {
                     {"gpu_by_batch_table_cells", cells},
                     {"gpu_by_batch_table_ms", table_ms},
                     {"database_parse_ms", db_ms},
+                    {"multi_gpu_estimate_us", per_multi},
+                    {"multi_gpu_auto_estimate_us", per_auto},
                     {"checksum", sink + static_cast<double>(db_items)}});
   } else {
     std::cout << "ftcost bench: Mixtral-8x7B QLoRA on A40, math14k, batch=max (" << iterations
@@ -241,6 +266,9 @@ int run_bench(int iterations, bool as_json) {
               << " ms (budget: one 60 fps frame, 16.7 ms)\n";
     std::cout << "  embedded database parse + check: " << fixed(db_ms, 2) << " ms (" << db_files.size()
               << " files; once at start-up)\n";
+    std::cout << "  multi-GPU estimate (2x DGX H100, FSDP): " << fixed(per_multi, 2)
+              << " µs (budget 200 µs)\n";
+    std::cout << "  multi-GPU --parallel auto (all strategies): " << fixed(per_auto, 2) << " µs\n";
     if (db_items == 0) std::cout << "  (no GPUs in the database)\n";
   }
   return 0;
