@@ -43,7 +43,7 @@ struct DsRow {
   std::int64_t gpu_bytes, cpu_bytes;
 };
 
-// Expected values: DeepSpeed's own functions, their text copied verbatim from deepspeedai/DeepSpeed commit
+// Expected values: DeepSpeed's own functions, their text taken from deepspeedai/DeepSpeed commit
 // edaa7221267243c7be7fb49c5d5f5c4fb97b4641 (deepspeed/runtime/zero/stage_1_and_2.py
 // estimate_zero2_model_states_mem_needs, deepspeed/runtime/zero/stage3.py
 // estimate_zero3_model_states_mem_needs; docs/sources/deepspeed-zero-estimators.md) and run by CPython 3 on
