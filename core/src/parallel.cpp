@@ -341,8 +341,7 @@ Result<ParallelPlan> plan_from_json(const json& obj, const Inputs& in, const Dat
   p.gpus_per_node = gpus;
   FTCOST_TRY(nodes, whole("nodes", 1, 4096, 1));
   p.nodes = nodes;
-  FTCOST_TRY(accum, whole("grad-accum", 1, 65536, 1));
-  p.grad_accum = accum;
+  p.grad_accum = static_cast<int>(std::max<std::int64_t>(1, in.workload.grad_accum));
   if (has(obj, "parallel")) {
     if (!obj.at("parallel").is_string())
       return make_error(Errc::wrong_type, "--parallel", "must be a string");
@@ -390,6 +389,16 @@ Result<ParallelPlan> plan_from_json(const json& obj, const Inputs& in, const Dat
   if (p.gpus_per_node > 1) p.intra = intra_node_link(g, p.gpus_per_node, p2p);
   p.inter = network_link(net, gbit);
   return p;
+}
+
+Result<ParallelPlan> plan_from_inputs(const Inputs& in, const Database& db) {
+  const MultiGpuRequest& m = in.multi;
+  json j = {{"gpus", m.gpus}, {"nodes", m.nodes}, {"offload", m.offload}};
+  if (!m.node.empty()) j["node"] = m.node;
+  if (!m.parallel.empty()) j["parallel"] = m.parallel;
+  if (!m.network.empty()) j["network"] = m.network;
+  if (m.network_gbit_per_gpu > 0) j["network-gbit-per-gpu"] = m.network_gbit_per_gpu;
+  return plan_from_json(j, in, db);
 }
 
 Link intra_node_link(const GpuSpec& g, int gpus_per_node, int pcie_p2p_override) {
@@ -761,7 +770,6 @@ void add(ParallelEstimate& e, CommItem it) {
 
 Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, const Estimate& single,
                                   const Database& db) {
-  (void)db;
   ParallelEstimate e;
   e.single = single;
   e.plan = plan;
@@ -805,8 +813,9 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
         Errc::invalid_value, "--offload",
         "FSDP offloads parameters, gradients and optimizer step together: use --offload params");
   if (plan.nodes > 1 && plan.inter.kind == LinkKind::none)
-    return make_error(Errc::missing_field, "--node",
-                      "--nodes > 1 needs a network: give a node preset with one");
+    return make_error(Errc::missing_field, "--network",
+                      "--nodes > 1 needs a network: a --node preset with one, or --network and "
+                      "--network-gbit-per-gpu");
   if (is_zero(st) && w.method == Method::full && w.optimizer != Optimizer::adamw_mixed)
     e.warnings.push_back(
         "DeepSpeed ZeRO keeps fp32 master weights and Adam states (12 B/param) whatever --optimizer says; "
@@ -852,7 +861,9 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
   // --- compute per rank
   const double len = w.mean_padded_len(e.micro_batch);
   const double step_len = st == Strategy::cp ? len / deg : len;
-  StepTime t = step_model(c.m_eff, w, in.stack, in.gpu, in.calibration.get(), e.micro_batch, step_len,
+  Workload w1 = w;
+  w1.grad_accum = 1;  // this layer spreads the optimizer step over the micro-batches itself
+  StepTime t = step_model(c.m_eff, w1, in.stack, in.gpu, in.calibration.get(), e.micro_batch, step_len,
                           in.expert_shares);
   const auto S = [&](Stage s) { return t.by_stage[static_cast<std::size_t>(s)]; };
   double micro_s = t.total_s - S(Stage::optimizer);
@@ -1161,8 +1172,32 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
   if (single.has_price) {
     e.usd_per_gpu_hour = single.chosen.price.usd_per_hour;
     e.price_provider = single.chosen.price.provider;
-    e.cost_usd = e.time_hours * e.usd_per_gpu_hour * R;
+  } else if (single.batch <= 0) {
+    // The single-GPU estimate stops before pricing when one GPU cannot hold the job: price it here with
+    // the same choice (--price-per-hour, else the cheapest dated fresh offer matching --spot/--provider).
+    if (in.price_per_hour > 0) {
+      e.usd_per_gpu_hour = in.price_per_hour;
+      e.price_provider = "--price-per-hour";
+    } else {
+      for (int pass = 0; pass < 3 && e.usd_per_gpu_hour <= 0; ++pass) {
+        double best = 0;
+        for (const auto& o : db.offers_for(in.gpu.id)) {
+          const double price = in.spot ? o.spot_usd_per_gpu_hour : o.on_demand_usd_per_gpu_hour;
+          if (price <= 0 || (!in.provider.empty() && o.provider_id != in.provider)) continue;
+          const bool dated = !o.date.empty();
+          const bool stale =
+              dated && o.date_days >= 0 && in.today_days >= 0 && in.today_days - o.date_days > in.stale_days;
+          if ((pass == 0 && (!dated || stale)) || (pass == 1 && !dated)) continue;
+          if (best <= 0 || price < best) {
+            best = price;
+            e.price_provider = o.provider;
+          }
+        }
+        e.usd_per_gpu_hour = best;
+      }
+    }
   }
+  if (e.usd_per_gpu_hour > 0) e.cost_usd = e.time_hours * e.usd_per_gpu_hour * R;
   return e;
 }
 
@@ -1173,10 +1208,10 @@ Result<ParallelEstimate> estimate_parallel(const Inputs& in, const ParallelPlan&
   ParallelPlan plan = plan_in;
   if (plan.gpus_per_node < 1 || plan.nodes < 1)
     return make_error(Errc::out_of_range, "--gpus", "needs at least 1 GPU per node and 1 node");
-  if (plan.grad_accum < 1) return make_error(Errc::out_of_range, "--grad-accum", "must be at least 1");
+  plan.grad_accum = static_cast<int>(std::max<std::int64_t>(1, in.workload.grad_accum));
   FTCOST_TRY(single, estimate(in, db));
   const bool one = plan.ranks() == 1 && plan.offload == Offload::none && !plan.choose &&
-                   (plan.strategy == Strategy::single || plan.degree <= 1) && plan.grad_accum == 1;
+                   (plan.strategy == Strategy::single || plan.degree <= 1);
   if (one) {
     ParallelEstimate e;
     e.single = single;
@@ -1265,6 +1300,13 @@ Result<ParallelEstimate> estimate_parallel(const Inputs& in, const ParallelPlan&
   return best;
 }
 
+std::vector<std::string> single_gpu_warnings(const ParallelEstimate& p) {
+  std::vector<std::string> out;
+  for (const auto& w : p.single.warnings)
+    if (w.find("does not fit") == std::string::npos) out.push_back(w);
+  return out;
+}
+
 json parallel_to_json(const ParallelEstimate& p) {
   json j = estimate_to_json(p.single);
   if (p.is_single) return j;
@@ -1343,7 +1385,8 @@ json parallel_to_json(const ParallelEstimate& p) {
         {"cpu_gib_per_node", static_cast<double>(e.deepspeed.cpu_bytes) / kGiB},
         {"note", "DeepSpeed's own model-state estimate (additional_buffer_factor 1.5 on CPU)"}};
   j["parallel"] = par;
-  json warnings = j["warnings"];
+  json warnings = json::array();
+  for (const auto& w : single_gpu_warnings(e)) warnings.push_back(w);
   for (const auto& w : e.warnings) warnings.push_back(w);
   j["warnings"] = warnings;
   if (e.micro_batch <= 0) {

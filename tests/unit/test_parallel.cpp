@@ -1,6 +1,7 @@
 // Multi-GPU: DeepSpeed's ZeRO estimators reproduced exactly, the structural per-rank model states equal to
 // them, a 1-GPU plan byte-identical to the single-GPU estimate, nccl-tests' bus-bandwidth conventions,
 // measured collective curves, gradient accumulation, strategy choice and bad plans.
+#include "ftcost/api.hpp"
 #include "ftcost/database.hpp"
 #include "ftcost/estimate.hpp"
 #include "ftcost/parallel.hpp"
@@ -279,26 +280,26 @@ TEST_CASE(
 }
 
 TEST_CASE("gradient accumulation: no DDP gradient sync on accumulation micro-batches") {
-  const Inputs in = inputs({{"model", "llama-3.1-8b"},
-                            {"gpu", "h100-sxm5-80gb"},
-                            {"method", "lora"},
-                            {"seq", "2048"},
-                            {"batch", "4"}});
+  Request r = {{"model", "llama-3.1-8b"},
+               {"gpu", "h100-sxm5-80gb"},
+               {"method", "lora"},
+               {"seq", "2048"},
+               {"batch", "4"}};
+  const Inputs in1 = inputs(r);
+  r["grad-accum"] = "4";
+  const Inputs in4 = inputs(r);
   ParallelPlan p = plan(8, 1, Strategy::ddp);
-  const ParallelEstimate a = run(in, p);
-  p.grad_accum = 4;
-  const ParallelEstimate b = run(in, p);
+  const ParallelEstimate a = run(in1, p);
+  const ParallelEstimate b = run(in4, p);
   REQUIRE(a.comm.size() == 1);
   REQUIRE(b.comm.size() == 1);
   CHECK(b.comm[0].time_s == doctest::Approx(a.comm[0].time_s));
   CHECK(b.compute_s == doctest::Approx(4 * a.compute_s));
+  CHECK(b.optimizer_s == doctest::Approx(a.optimizer_s));  // one optimizer step per 4 micro-batches
   CHECK(b.global_batch == 4 * a.global_batch);
   // FSDP all-gathers every micro-batch.
-  ParallelPlan f = plan(8, 1, Strategy::fsdp);
-  const ParallelEstimate f1 = run(in, f);
-  f.grad_accum = 4;
-  const ParallelEstimate f4 = run(in, f);
-  CHECK(f4.comm_s == doctest::Approx(4 * f1.comm_s));
+  const ParallelPlan f = plan(8, 1, Strategy::fsdp);
+  CHECK(run(in4, f).comm_s == doctest::Approx(4 * run(in1, f).comm_s));
 }
 
 TEST_CASE("sharding lowers per-rank memory; offload moves it to the host") {
@@ -402,7 +403,7 @@ TEST_CASE("bad plans are errors that name the flag") {
   CHECK(err(dense, z2p).field == "--offload");
   ParallelPlan nonet = plan(8, 2, Strategy::fsdp);
   nonet.inter = Link{};
-  CHECK(err(dense, nonet).field == "--node");
+  CHECK(err(dense, nonet).field == "--network");
   CHECK(parse_parallel("tp:1", "--parallel", {}).error().code == Errc::out_of_range);
   CHECK(parse_parallel("tp:x", "--parallel", {}).error().field == "--parallel");
   CHECK(parse_parallel("zero4", "--parallel", {}).error().message.find("zero3") != std::string::npos);
@@ -448,4 +449,65 @@ TEST_CASE("plan from JSON: node presets set GPUs, links and network; errors name
   REQUIRE(one.ok());
   REQUIRE(two.ok());
   CHECK(run(l40s, two.value()).comm_s > run(l40s, one.value()).comm_s);
+}
+
+TEST_CASE(
+    "job options: --gpus/--nodes/--parallel/--offload/--node resolve into the plan; the JSON API answers") {
+  const Database& db = Database::embedded();
+  Request r = {{"model", "llama-3.1-8b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "full"},
+               {"seq", "2048"},           {"node", "dgx-h100"},      {"nodes", "2"}};
+  const Inputs in = inputs(r);
+  CHECK(in.multi.gpus == 8);  // from the preset
+  CHECK(in.multi.nodes == 2);
+  CHECK(in.multi.parallel == "auto");
+  bool listed = false;
+  for (const auto& d : in.defaults) listed = listed || d.rfind("parallel=auto", 0) == 0;
+  CHECK(listed);
+  auto p = plan_from_inputs(in, db);
+  REQUIRE(p.ok());
+  CHECK(p.value().ranks() == 16);
+  CHECK(p.value().choose);
+  CHECK(p.value().inter.kind == LinkKind::infiniband);
+  json req = json::object();
+  for (const auto& [k, v] : r) req[k] = v;
+  const json j = json::parse(api::estimate_json(req.dump()));
+  REQUIRE_FALSE(j.contains("error"));
+  CHECK(j["gpus"] == 16);
+  CHECK(j["parallel"]["why"].size() > 1);
+  CHECK(j["parallel"]["communication"].size() >= 1);
+  // One GPU: the API answers exactly the single-GPU estimate.
+  const Request one = {{"model", "mixtral-8x7b"}, {"gpu", "a40"}, {"method", "qlora"}, {"gpus", "1"}};
+  json oreq = json::object();
+  for (const auto& [k, v] : one) oreq[k] = v;
+  auto one_in = resolve_request(one, db, nullptr, 20000);
+  REQUIRE(one_in.ok());
+  auto single = estimate(one_in.value(), db);
+  REQUIRE(single.ok());
+  const bool same = api::estimate_json(oreq.dump(), 20000) == estimate_to_json(single.value()).dump();
+  CHECK(same);
+  // --offload on one GPU runs the DeepSpeed path (ZeRO-Offload) with --parallel auto.
+  const Inputs off = inputs({{"model", "llama-3.1-8b"},
+                             {"gpu", "rtx-4090"},
+                             {"method", "full"},
+                             {"optimizer", "adamw-mixed"},
+                             {"seq", "512"},
+                             {"offload", "optimizer"}});
+  CHECK(off.multi.parallel == "auto");
+  auto pe = estimate_parallel(off, plan_from_inputs(off, db).value(), db);
+  REQUIRE(pe.ok());
+  CHECK_FALSE(pe.value().is_single);
+  CHECK(pe.value().memory.host_bytes > 0);
+  // Options that do not apply, or bad values, are named.
+  Request bad = r;
+  bad["parallel"] = "pp:2";
+  CHECK(resolve_request(bad, db, nullptr).error().field == "--parallel");
+  bad = r;
+  bad["gpus"] = "9";
+  CHECK(resolve_request(bad, db, nullptr).error().field == "--gpus");
+  bad = {{"model", "llama-3.1-8b"}, {"gpu", "l40s"}, {"method", "lora"}, {"network", "roce"}};
+  auto w = resolve_request(bad, db, nullptr);
+  REQUIRE(w.ok());  // ignored with a warning on one node
+  bool warned = false;
+  for (const auto& s : w.value().warnings) warned = warned || s.find("--network") != std::string::npos;
+  CHECK(warned);
 }

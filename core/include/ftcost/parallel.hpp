@@ -73,12 +73,15 @@ Result<ParallelPlan> parse_parallel(const std::string& text, const std::string& 
 Link intra_node_link(const GpuSpec& g, int gpus_per_node, int pcie_p2p_override);
 Link network_link(const std::string& kind, double gbit_per_gpu);
 
-// A plan from a JSON object (the interim request form until the option table lands; the keys are the
-// planned flag names): {"gpus": N, "nodes": M, "parallel": "fsdp"|"tp:4"|"auto"|..., "offload":
-// "none"|"optimizer"|"params", "grad-accum": K, "node": preset id, "network": "infiniband"|"roce"|
-// "ethernet"|"none", "network-gbit-per-gpu": X, "nvlink-gbps": override of the GPU's NVLink bandwidth
-// (bidirectional, per GPU; e.g. 400 for the A800), "collectives": [measured rows]}. Errors name the key.
+// A plan from a JSON object with the option names as keys: {"gpus": N, "nodes": M, "parallel":
+// "fsdp"|"tp:4"|"auto"|..., "offload": "none"|"optimizer"|"params", "node": preset id, "network":
+// "infiniband"|"roce"|"ethernet"|"none", "network-gbit-per-gpu": X} plus two keys that are not job options:
+// "nvlink-gbps" (override of the GPU's NVLink bandwidth, bidirectional per GPU; e.g. 400 for the A800, used
+// by reference rows) and "collectives" (measured curve rows). Gradient accumulation comes from
+// in.workload.grad_accum (--grad-accum). Errors name the option.
 Result<ParallelPlan> plan_from_json(const json& obj, const Inputs& in, const Database& db);
+// The plan of a resolved request (--gpus, --nodes, --parallel, --offload, --node, --network...).
+Result<ParallelPlan> plan_from_inputs(const Inputs& in, const Database& db);
 
 // Time of one collective of nccl-tests size `bytes` over `ranks` GPUs on `link`; measured curves for
 // (op, ranks) win when given (busbw interpolated in log(bytes)).
@@ -165,5 +168,7 @@ Result<ParallelEstimate> estimate_parallel(const Inputs& in, const ParallelPlan&
 // (per-rank memory, communication breakdown, step, throughput, time and cost for all ranks) replacing the
 // single-GPU ones, under "parallel".
 json parallel_to_json(const ParallelEstimate& p);
+// The single-GPU estimate's warnings that still hold for the multi-GPU job (not its "does not fit").
+std::vector<std::string> single_gpu_warnings(const ParallelEstimate& p);
 
 }  // namespace ftcost
