@@ -554,6 +554,11 @@ int main(int argc, char** argv) {
       r["batch"] = "max";
       auto in = resolve_request(r, db, read_file, today_days());
       if (!in.ok()) return fail(in.error());
+      if (in->multi.active() || !in->multi.parallel.empty())
+        return fail(
+            make_error(Errc::invalid_value, in->multi.gpus * in->multi.nodes > 1 ? "--gpus" : "--offload",
+                       "sweep covers one GPU; multi-GPU sweeps are not built yet (use `ftcost estimate` "
+                       "with --gpus/--parallel and --batch)"));
       const Sweep sw = batch_sweep(in.value(), db, sweep_points);
       if (!sw.error.empty() && sw.points.empty()) {
         if (sw.code == Errc::does_not_fit)
