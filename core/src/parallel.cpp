@@ -726,8 +726,7 @@ RankMemory rank_memory(const Ctx& c, std::int64_t micro) {
     }
   } else if (c.st == Strategy::ddp || c.st == Strategy::tp || c.st == Strategy::ep || c.st == Strategy::cp) {
     // DDP's reducer holds a flat bucket copy of every gradient (gradient_as_bucket_view=False by default).
-    if (p.ranks() > (c.st == Strategy::tp || c.st == Strategy::cp ? c.deg : 1))
-      r.bucket_buffers = mb.gradients;
+    if (p.ranks() > (c.st == Strategy::tp ? c.deg : 1)) r.bucket_buffers = mb.gradients;
   }
   mb.allocator_overhead = s.allocator_overhead_fraction * (mb.activations + mb.logits + mb.dequant_buffers);
   int comms = 1 + (c.st == Strategy::tp || c.st == Strategy::ep || c.st == Strategy::cp ? 1 : 0);
@@ -924,7 +923,9 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
     // Gradient all-reduce over the data-parallel replicas in 25 MiB buckets during backward; no_sync on
     // accumulation micro-batches.
     int g_gpn = gpn, g_nodes = nodes;
-    if (st == Strategy::tp || st == Strategy::cp) g_gpn = gpn / deg;
+    // TP ranks hold different shards: their replicas are the other TP groups. CP ranks hold the same
+    // parameters and see different tokens: gradients are reduced over all ranks (Megatron's dp x cp group).
+    if (st == Strategy::tp) g_gpn = gpn / deg;
     double bytes = grad_bytes;
     if (st == Strategy::ep) {
       // Non-expert gradients over all ranks, expert gradients over the R/ep replicas of each expert shard.

@@ -537,3 +537,26 @@ TEST_CASE("FSDP + QLoRA: Llama-2-70B trains on two 24 GB cards with CPU offload 
   ddp.offload = Offload::none;
   CHECK_FALSE(run(in, ddp).fits);
 }
+
+TEST_CASE(
+    "context parallelism: activations split over the ring, K/V passed around it, gradients over all ranks") {
+  const Inputs in = inputs({{"model", "llama-3.1-8b"},
+                            {"gpu", "h100-sxm5-80gb"},
+                            {"method", "lora"},
+                            {"seq", "32768"},
+                            {"batch", "1"}});
+  const ParallelEstimate ddp = run(in, plan(8, 1, Strategy::ddp));
+  const ParallelEstimate cp = run(in, plan(8, 1, Strategy::cp, 4));
+  CHECK(cp.memory.base.activations == doctest::Approx(ddp.memory.base.activations / 4).epsilon(0.02));
+  CHECK(cp.dp == 2);
+  bool ring = false, allreduce_all = false;
+  for (const auto& c : cp.comm) {
+    ring = ring || (c.op == CollOp::send_recv && c.ranks == 4);
+    allreduce_all = allreduce_all || (c.op == CollOp::all_reduce && c.ranks == 8);
+  }
+  CHECK(ring);
+  CHECK(allreduce_all);
+  // Each rank computes a quarter of the tokens but causal attention over the full length: more than a
+  // quarter of the single-sequence compute.
+  CHECK(cp.compute_s > ddp.compute_s / 4);
+}
