@@ -173,6 +173,12 @@ MODELS = {
         source="Model card https://huggingface.co/Qwen/Qwen2.5-7B ('Number of Parameters: 7.61B; "
                "Non-Embedding: 6.53B')",
         note=None),
+    "Qwen2.5-14B": dict(
+        id="qwen2.5-14b", display_name="Qwen2.5-14B", family="qwen2.5", kind="dense",
+        total=14.7 * B, active=None,
+        source="Model card https://huggingface.co/Qwen/Qwen2.5-14B ('Number of Parameters: 14.7B; "
+               "Number of Paramaters (Non-Embedding): 13.1B')",
+        note=None),
     "Qwen3-30B-A3B": dict(
         id="qwen3-30b-a3b", display_name="Qwen3-30B-A3B", family="qwen3", kind="moe",
         total=30.5 * B, active=3.3 * B,

@@ -5,6 +5,7 @@
 #include "ftcost/estimate.hpp"
 #include "ftcost/paper.hpp"
 #include "ftcost/run.hpp"
+#include "ftcost/parallel.hpp"
 
 #include <ctime>
 #include <exception>
@@ -28,6 +29,13 @@ std::string estimate_json(const std::string& request_json, long today_days) {
     const Database& db = Database::embedded();
     auto in = resolve_request(req.value(), db, nullptr, today_days);
     if (!in.ok()) return error_json(in.error());
+    if (in->multi.active() || !in->multi.parallel.empty()) {
+      auto plan = plan_from_inputs(in.value(), db);
+      if (!plan.ok()) return error_json(plan.error());
+      auto pe = estimate_parallel(in.value(), plan.value(), db);
+      if (!pe.ok()) return error_json(pe.error());
+      return parallel_to_json(pe.value()).dump();
+    }
     auto est = estimate(in.value(), db);
     if (!est.ok()) return error_json(est.error());
     return estimate_to_json(est.value()).dump();

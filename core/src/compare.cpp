@@ -42,6 +42,13 @@ Result<std::vector<CompareRow>> compare_gpus(const Request& req, const Database&
                                              long today_days,
                                              const std::map<std::string, std::string>& calibration_for) {
   if (db.gpus().empty()) return make_error(Errc::invalid_value, "gpu", "the database has no GPUs");
+  // Ranking multi-GPU instance shapes is not built yet: say so instead of ranking single GPUs silently.
+  for (const char* k : {"gpus", "nodes", "parallel", "offload", "node", "network", "network-gbit-per-gpu"})
+    if (req.count(k) != 0)
+      return make_error(
+          Errc::invalid_value, std::string("--") + k,
+          "compare ranks single GPUs; multi-GPU shapes are not ranked yet (use `ftcost estimate` "
+          "with --gpus/--parallel for one shape)");
   FTCOST_TRY(ok, check_request(req, db, reader, today_days));
   (void)ok;
   std::vector<CompareRow> rows;

@@ -80,6 +80,12 @@ Database Database::from_files(const std::vector<std::pair<std::string, std::stri
         db.problems_.push_back({path, s.error()});
       else
         add_checked(db.stacks_, path, s->id, s.value(), db.problems_);
+    } else if (folder == "nodes") {
+      auto n = parse_node(doc, path);
+      if (!n.ok())
+        db.problems_.push_back({path, n.error()});
+      else
+        add_checked(db.nodes_, path, n->id, n.value(), db.problems_);
     } else if (folder == "prices") {
       auto p = parse_prices(doc, path);
       if (!p.ok()) {
@@ -94,7 +100,12 @@ Database Database::from_files(const std::vector<std::pair<std::string, std::stri
       db.problems_.push_back({path, make_error(Errc::unknown_key, path, "unknown folder in gpu-db/")});
     }
   }
-  // Cross-references: every offer's GPU exists.
+  // Cross-references: every node preset's and every offer's GPU exists.
+  for (const auto& [id, n] : db.nodes_)
+    if (db.gpus_.count(n.gpu) == 0)
+      db.problems_.push_back(
+          {"nodes/" + id + ".json",
+           make_error(Errc::unknown_id, "gpu", "\"" + n.gpu + "\" is not a GPU in gpus/")});
   for (const auto& prov : db.providers_) {
     for (std::size_t i = 0; i < prov.offers.size(); ++i) {
       if (db.gpus_.count(prov.offers[i].gpu_id) == 0) {
@@ -134,6 +145,11 @@ const Dataset* Database::dataset(const std::string& id) const {
 const StackProfile* Database::stack(const std::string& id) const {
   auto it = stacks_.find(id);
   return it == stacks_.end() ? nullptr : &it->second;
+}
+
+const NodeShape* Database::node(const std::string& id) const {
+  auto it = nodes_.find(id);
+  return it == nodes_.end() ? nullptr : &it->second;
 }
 
 std::vector<PriceOffer> Database::offers_for(const std::string& gpu_id) const {

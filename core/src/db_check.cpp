@@ -7,6 +7,7 @@
 #include "ftcost/gpu.hpp"
 #include "ftcost/json_util.hpp"
 #include "ftcost/model.hpp"
+#include "ftcost/node.hpp"
 #include "ftcost/prices.hpp"
 #include "ftcost/run.hpp"
 #include "ftcost/stack.hpp"
@@ -485,7 +486,12 @@ const Specs& specs_for(const std::string& kind) {
         {"fp4", Ty::num_or_null, true}}},
       {"gpu.interconnect",
        {{"nvlink_gbps_bidirectional", Ty::num_or_null, true},
+        {"nvlink_generation", Ty::integer_or_null, true},
+        {"nvlink_topology", Ty::str_or_null, true},
+        {"nvlink_max_gpus", Ty::integer_or_null, true},
         {"pcie_gen", Ty::integer_or_null, true},
+        {"pcie_lanes", Ty::integer_or_null, true},
+        {"pcie_p2p", Ty::any, true},
         {"other", Ty::str, false}}},
       {"gpu.chosen_values[]",
        {{"field", Ty::str, true},
@@ -1039,6 +1045,28 @@ void check_gpu_doc(const json& doc, const std::string& file, Sink& sink) {
     if (have(nv) && (nv < 0 || nv > 20000))
       sink.add("interconnect.nvlink_gbps_bidirectional", Errc::out_of_range,
                "must be between 0 and 20000 GB/s, got " + fmt_num(nv));
+    const json* topo = find_field(*ic, "nvlink_topology");
+    const bool has_nv = have(nv) && nv > 0;
+    const bool has_topo = topo && topo->is_string();
+    if (topo && !topo->is_null() &&
+        !(has_topo && (*topo == "switch" || *topo == "mesh" || *topo == "bridge")))
+      sink.add("interconnect.nvlink_topology", Errc::invalid_value,
+               "must be \"switch\", \"mesh\", \"bridge\" or null");
+    const double nvmax = num_field(*ic, "nvlink_max_gpus");
+    const double nvgen = num_field(*ic, "nvlink_generation");
+    if (has_nv != has_topo || has_nv != have(nvmax) || has_nv != have(nvgen))
+      sink.add("interconnect.nvlink_topology", Errc::invalid_value,
+               "nvlink_generation, nvlink_topology and nvlink_max_gpus are given exactly when "
+               "nvlink_gbps_bidirectional is");
+    if (have(nvmax) && (nvmax < 2 || nvmax > 576))
+      sink.add("interconnect.nvlink_max_gpus", Errc::out_of_range, "must be 2-576, got " + fmt_num(nvmax));
+    if (have(nvgen) && (nvgen < 1 || nvgen > 9))
+      sink.add("interconnect.nvlink_generation", Errc::out_of_range, "must be 1-9, got " + fmt_num(nvgen));
+    const double lanes = num_field(*ic, "pcie_lanes");
+    if (have(lanes) && (lanes < 1 || lanes > 32))
+      sink.add("interconnect.pcie_lanes", Errc::out_of_range, "must be 1-32, got " + fmt_num(lanes));
+    if (const json* p2p = find_field(*ic, "pcie_p2p"); p2p && !p2p->is_null() && !p2p->is_boolean())
+      sink.add("interconnect.pcie_p2p", Errc::wrong_type, "must be true, false or null");
     const double pg = num_field(*ic, "pcie_gen");
     if (have(pg) && (pg < 1 || pg > 7))
       sink.add("interconnect.pcie_gen", Errc::out_of_range,
@@ -1650,8 +1678,8 @@ struct Entry {
   Calibration cal;
 };
 
-const char* const kFolders[] = {"gpus",   "prices", "models",       "datasets",
-                                "stacks", "schema", "calibrations", "runs"};
+const char* const kFolders[] = {"gpus",  "prices", "models",       "datasets", "stacks",
+                                "nodes", "schema", "calibrations", "runs"};
 
 }  // namespace
 
@@ -1678,6 +1706,7 @@ std::string db_file_kind(const std::string& path) {
   if (folder == "models") return "model";
   if (folder == "datasets") return "dataset";
   if (folder == "stacks") return "stack";
+  if (folder == "nodes") return "node";
   if (folder == "schema") return "schema";
   if (folder == "calibrations") return rel.find('/', 13) != std::string::npos ? "calibration" : "";
   if (folder == "runs") return rel.find('/', 5) != std::string::npos ? "run" : "";
@@ -1820,7 +1849,7 @@ DbCheckResult check_db_files(const DbFiles& files, const DbFiles& context, const
                  in_cal_root ? "calibrations go in calibrations/<gpu-id>/, the folder of the GPU they measure"
                  : in_run_root
                      ? "runs go in runs/<gpu-id>/, the folder of the GPU they ran on"
-                     : "not in a folder of gpu-db/ (gpus, prices, models, datasets, stacks, schema, "
+                     : "not in a folder of gpu-db/ (gpus, prices, models, datasets, stacks, nodes, schema, "
                        "calibrations/<gpu-id>, runs/<gpu-id>)");
       continue;
     }
@@ -1853,6 +1882,17 @@ DbCheckResult check_db_files(const DbFiles& files, const DbFiles& context, const
         e.sink.add_loader_error(s.error());
       } else {
         check_id(e.doc, e.path, ".-", e.sink);
+      }
+    } else if (e.kind == "node") {
+      auto n = parse_node(e.doc, e.path);
+      if (!n.ok()) {
+        e.sink.add_loader_error(n.error());
+      } else {
+        check_id(e.doc, e.path, ".-", e.sink);
+        for (std::size_t i = 0; i < n->sources.size(); ++i) {
+          const std::string sp = source_problem(n->sources[i]);
+          if (!sp.empty()) e.sink.add("sources[" + std::to_string(i) + "]", Errc::invalid_value, sp);
+        }
       }
     } else if (e.kind == "schema") {
       check_schema_doc(e.doc, e.path, e.sink);
@@ -1920,6 +1960,25 @@ DbCheckResult check_db_files(const DbFiles& files, const DbFiles& context, const
           e.sink.add(e.kind == "gpu" ? "name" : "provider", Errc::invalid_value,
                      in_quotes(str_field(e.doc, e.kind == "gpu" ? "name" : "provider")) + " is already in " +
                          it->second->path + ": one file per " + (e.kind == "gpu" ? "GPU" : "provider"));
+      }
+    }
+    if (e.kind == "node") {
+      const std::string gid = str_field(e.doc, "gpu");
+      if (!gid.empty() && gpu_files.count(gid) == 0)
+        e.sink.add("gpu", Errc::unknown_id, in_quotes(gid) + " is not a GPU in gpus/");
+      if (auto g = gpu_refs.find(gid); g != gpu_refs.end() && g->second.spec_ok) {
+        const GpuInterconnect& ic = g->second.spec.interconnect;
+        const std::string intra = str_field(e.doc, "intra_node");
+        const json* n = find_field(e.doc, "gpus");
+        const double gpus = n && n->is_number() ? n->get<double>() : 0;
+        if ((intra == "nvswitch" || intra == "nvlink-bridge") &&
+            (ic.nvlink_gbps_bidirectional <= 0 || gpus > ic.nvlink_max_gpus))
+          e.sink.add("intra_node", Errc::invalid_value,
+                     in_quotes(intra) + " but " + gid + "'s interconnect joins at most " +
+                         std::to_string(ic.nvlink_max_gpus) + " GPUs over NVLink");
+        if (intra == "pcie" && ic.nvlink_topology == "switch")
+          e.sink.add("intra_node", Errc::invalid_value,
+                     "\"pcie\" but " + gid + " sits on an NVSwitch baseboard");
       }
     }
     if (e.kind == "prices") {

@@ -77,6 +77,8 @@ std::vector<std::string> ids_of(const std::string& list, const Database& db) {
     for (const auto& [id, x] : db.stacks()) ids.push_back(id);
   if (list == "providers")
     for (const auto& p : db.providers()) ids.push_back(p.id);
+  if (list == "nodes")
+    for (const auto& [id, x] : db.nodes()) ids.push_back(id);
   return ids;
 }
 
@@ -930,6 +932,216 @@ std::vector<Option> build_options() {
     };
     o.apply = [](ResolveState& st, const std::string& v) -> Status {
       st.in.spot = v == "on";
+      return Ok{};
+    };
+    add(o);
+  }
+
+  // ------------------------------------------------------------------ more than one GPU (parallel.hpp)
+  // Group "multi-gpu": the calculator does not draw it yet (its result panels show one GPU).
+  auto ranks = [](const ResolveState& st) { return st.in.multi.gpus * st.in.multi.nodes; };
+  {
+    Option o;
+    o.key = "node";
+    o.kind = OptionKind::id_or_path;
+    o.group = "multi-gpu";
+    o.label = "Node";
+    o.help = "Node preset (gpu-db/nodes/): GPUs per node, how they are joined, network, host RAM";
+    o.details =
+        "A machine shape with sources: its GPU count sets --gpus, its NVLink/PCIe and network set the "
+        "communication links, its host RAM bounds offload. Its GPU must be --gpu.";
+    o.id_list = "nodes";
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      const NodeShape* n = st.db.node(v);
+      if (n == nullptr) {
+        std::vector<std::string> ids;
+        for (const auto& [id, x] : st.db.nodes()) ids.push_back(id);
+        return make_error(Errc::unknown_id, "--node",
+                          "unknown node preset \"" + v + "\"; known: " + join_ids(ids));
+      }
+      if (n->gpu != st.in.gpu.id)
+        return make_error(Errc::invalid_value, "--node",
+                          v + " holds " + n->gpu + " GPUs, but --gpu is " + st.in.gpu.id);
+      st.in.multi.node = v;
+      st.in.multi.gpus = n->gpus;
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "gpus";
+    o.kind = OptionKind::count;
+    o.group = "multi-gpu";
+    o.label = "GPUs per node";
+    o.help = "GPUs per node";
+    o.details = "GPUs in each node that train together; with --node, at most the preset's count.";
+    o.unit = "GPUs";
+    o.lo = 1;
+    o.hi = 72;
+    o.hi_rule = [](const ResolveState& st) {
+      const NodeShape* n = st.in.multi.node.empty() ? nullptr : st.db.node(st.in.multi.node);
+      return n ? static_cast<double>(n->gpus) : 72.0;
+    };
+    o.default_help = "1, or the --node preset's GPU count";
+    o.default_rule = [](const ResolveState& st) {
+      DefaultValue d = fixed_default(std::to_string(st.in.multi.gpus));
+      d.listed = false;
+      return d;
+    };
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      st.in.multi.gpus = std::atoi(v.c_str());
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "nodes";
+    o.kind = OptionKind::count;
+    o.group = "multi-gpu";
+    o.label = "Nodes";
+    o.help = "Nodes (each with --gpus GPUs); more than one needs a network (--node or --network)";
+    o.details =
+        "Machines that train together; the gradient and parameter traffic between them crosses the network.";
+    o.unit = "nodes";
+    o.lo = 1;
+    o.hi = 4096;
+    o.default_help = "1";
+    o.default_rule = [](const ResolveState&) {
+      DefaultValue d = fixed_default("1");
+      d.listed = false;
+      return d;
+    };
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      st.in.multi.nodes = std::atoi(v.c_str());
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "offload";
+    o.kind = OptionKind::choice;
+    o.group = "multi-gpu";
+    o.label = "Offload";
+    o.help = "Move optimizer states (or parameters too) to host RAM";
+    o.details =
+        "DeepSpeed ZeRO-Offload / FSDP CPU offload: optimizer states and fp32 gradients (optimizer), or "
+        "parameters as well (params: zero3 or fsdp), live in host RAM; the optimizer step runs on the CPU.";
+    o.values = {{"none", "none", "everything on the GPU"},
+                {"optimizer", "optimizer", "optimizer states and fp32 gradients in host RAM (zero1/2/3)"},
+                {"params", "params", "parameters too (zero3, fsdp)"}};
+    o.default_help = "none";
+    o.default_rule = [](const ResolveState&) {
+      DefaultValue d = fixed_default("none");
+      d.listed = false;
+      return d;
+    };
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      st.in.multi.offload = v;
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "parallel";
+    o.kind = OptionKind::text;
+    o.group = "multi-gpu";
+    o.label = "Strategy";
+    o.help = "Multi-GPU strategy";
+    o.details =
+        "How the GPUs share the job: data parallel (ddp), sharded data parallel (fsdp, fsdp-grad-op, hsdp "
+        "across nodes; DeepSpeed zero1/zero2/zero3), tensor(+sequence) parallel tp:N, expert parallel ep:N "
+        "(MoE), context parallel cp:N; auto picks the fastest that fits.";
+    o.values = {{"auto", "auto", "the fastest strategy that fits, and why"},
+                {"ddp", "ddp", "PyTorch DDP: replicas, gradient all-reduce in buckets"},
+                {"fsdp", "fsdp", "FSDP full shard: parameters, gradients, optimizer states sharded"},
+                {"fsdp-grad-op", "fsdp-grad-op", "FSDP SHARD_GRAD_OP: gradients and optimizer sharded"},
+                {"hsdp", "hsdp", "FSDP sharded in a node, replicated across nodes"},
+                {"zero1", "zero1", "DeepSpeed ZeRO-1: optimizer states sharded"},
+                {"zero2", "zero2", "DeepSpeed ZeRO-2: + gradients"},
+                {"zero3", "zero3", "DeepSpeed ZeRO-3: + parameters"},
+                {"tp:N", "tp:N", "Megatron tensor + sequence parallelism over N GPUs of a node"},
+                {"ep:N", "ep:N", "expert parallelism over N GPUs (MoE)"},
+                {"cp:N", "cp:N", "context (ring attention) parallelism over N GPUs"}};
+    o.default_help = "auto with more than one GPU or with --offload";
+    o.default_rule = [ranks](const ResolveState& st) {
+      if (ranks(st) <= 1 && st.in.multi.offload == "none") return DefaultValue{};
+      return fixed_default("auto", "the fastest strategy that fits on " + std::to_string(ranks(st)) +
+                                       (ranks(st) == 1 ? " GPU" : " GPUs"));
+    };
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      // The same parser the plan uses, so the message names the flag and lists the strategies.
+      static const std::vector<std::string> plain = {"auto", "ddp",   "fsdp",  "fsdp-grad-op",
+                                                     "hsdp", "zero1", "zero2", "zero3"};
+      bool ok = std::find(plain.begin(), plain.end(), v) != plain.end();
+      const std::size_t colon = v.find(':');
+      if (!ok && colon != std::string::npos) {
+        const std::string head = v.substr(0, colon), num = v.substr(colon + 1);
+        bool digits = !num.empty() && num.size() <= 3;
+        for (char c : num) digits = digits && c >= '0' && c <= '9';
+        if ((head == "tp" || head == "ep" || head == "cp") && digits) {
+          const int deg = std::atoi(num.c_str());
+          if (deg < 2 || deg > 512)
+            return make_error(Errc::out_of_range, "--parallel",
+                              head + ":N needs N between 2 and 512, got " + num);
+          ok = true;
+        }
+      }
+      if (!ok)
+        return make_error(
+            Errc::invalid_value, "--parallel",
+            "must be one of ddp, fsdp, fsdp-grad-op, hsdp, zero1, zero2, zero3, tp:N, ep:N, cp:N "
+            "or auto, got \"" +
+                v + "\"");
+      st.in.multi.parallel = v;
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "network";
+    o.kind = OptionKind::choice;
+    o.group = "multi-gpu";
+    o.label = "Network";
+    o.help = "Network between nodes (overrides the --node preset's)";
+    o.details = "The fabric between nodes: InfiniBand or RoCE (GPUDirect RDMA) or plain Ethernet (TCP).";
+    o.values = {{"infiniband", "InfiniBand", ""},
+                {"roce", "RoCE", ""},
+                {"ethernet", "Ethernet", ""},
+                {"none", "none", "a single node"}};
+    o.default_help = "the --node preset's";
+    o.not_applicable_warns = true;  // like --moe on a dense model: ignored with a warning
+    o.applies = [](const ResolveState& st) -> std::string {
+      return st.in.multi.nodes > 1 ? "" : "applies only with --nodes 2 or more";
+    };
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      st.in.multi.network = v;
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "network-gbit-per-gpu";
+    o.kind = OptionKind::real;
+    o.group = "multi-gpu";
+    o.label = "Network per GPU";
+    o.help = "NIC line rate available to each GPU, Gbit/s (with --nodes 2 or more)";
+    o.details = "The node's network bandwidth divided by its GPUs (8 x 400 Gb/s InfiniBand on 8 GPUs: 400).";
+    o.unit = "Gbit/s";
+    o.lo = 0.1;
+    o.hi = 10000;
+    o.default_help = "the --node preset's";
+    o.not_applicable_warns = true;  // like --moe on a dense model: ignored with a warning
+    o.applies = [](const ResolveState& st) -> std::string {
+      return st.in.multi.nodes > 1 ? "" : "applies only with --nodes 2 or more";
+    };
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      st.in.multi.network_gbit_per_gpu = std::strtod(v.c_str(), nullptr);
       return Ok{};
     };
     add(o);

@@ -1,5 +1,7 @@
 #include "ftcost/validate.hpp"
 
+#include "ftcost/parallel.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -41,12 +43,30 @@ Result<std::vector<RefRow>> parse_reference(const std::string& text, const std::
     row.measured = measured;
     row.source = src;
     row.request = req;
+    if (has(r, "parallel")) {
+      if (!r.at("parallel").is_object())
+        return make_error(Errc::wrong_type, source + ": " + p + ".parallel", "must be an object");
+      row.parallel = r.at("parallel");
+    }
     out.push_back(row);
   }
   return out;
 }
 
 Result<double> predict_resolved(const RefRow& row, const Inputs& in, const Database& db) {
+  if (!row.parallel.is_null()) {
+    // Multi-GPU rows: per-rank batch and memory, the whole job's throughput, the optimizer step's time.
+    FTCOST_TRY(plan, plan_from_json(row.parallel, in, db));
+    FTCOST_TRY(pe, estimate_parallel(in, plan, db));
+    const std::string& m = row.metric;
+    if (m == "max_batch_size") return static_cast<double>(pe.max_micro_batch);
+    if (pe.micro_batch <= 0)
+      return make_error(Errc::does_not_fit, row.id, "does not fit in the model's per-rank memory estimate");
+    if (m == "step_time_s") return pe.step_s;
+    if (m == "throughput_tokens_per_s") return pe.throughput_tps;
+    if (m == "throughput_queries_per_s") return pe.throughput_qps;
+    return make_error(Errc::invalid_value, row.id + ": metric", "\"" + m + "\" is not a multi-GPU metric");
+  }
   FTCOST_TRY(e, estimate(in, db));
   const std::string& m = row.metric;
   if (m == "max_batch_size") return static_cast<double>(e.max_batch.batch);

@@ -7,6 +7,7 @@
 #include "ftcost/estimate.hpp"
 #include "ftcost/options.hpp"
 #include "ftcost/paper.hpp"
+#include "ftcost/parallel.hpp"
 #include "ftcost/sweep.hpp"
 #include "ftcost/validate.hpp"
 #include "report.hpp"
@@ -22,6 +23,7 @@
 #include <exception>
 #include <fstream>
 #include <initializer_list>
+#include <iomanip>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -175,6 +177,77 @@ int print_estimate(const Estimate& e) {
   return 0;
 }
 
+// ---------------------------------------------------------------- estimate on more than one GPU
+int print_parallel(const ParallelEstimate& p) {
+  const Inputs& in = p.single.in;
+  std::cout << "parallel: " << p.strategy_label << " on " << p.plan.ranks() << " x " << in.gpu.id << " ("
+            << p.plan.gpus_per_node << " per node x " << p.plan.nodes << " node"
+            << (p.plan.nodes > 1 ? "s" : "")
+            << (p.plan.node_id.empty() ? std::string() : ", " + p.plan.node_id) << "), data parallel " << p.dp
+            << ", offload " << offload_name(p.plan.offload) << "\n";
+  std::cout << "links: intra-node " << link_kind_name(p.plan.intra.kind) << " "
+            << fixed(p.plan.intra.busbw_gbps, 1) << " GB/s bus bandwidth (" << p.plan.intra.note << ")\n";
+  if (p.plan.nodes > 1)
+    std::cout << "       network " << link_kind_name(p.plan.inter.kind) << " "
+              << fixed(p.plan.inter.busbw_gbps, 1) << " GB/s per GPU (" << p.plan.inter.note << ")\n";
+  const MemoryBreakdown& b = p.memory.base;
+  std::cout << "memory per rank at micro-batch " << p.micro_batch << " x " << fixed(p.seq_len, 0)
+            << " tokens (peak, GiB):\n";
+  const std::pair<const char*, double> rows[] = {{"weights", b.weights},
+                                                 {"trainable params (adapters)", b.trainable_params},
+                                                 {"gradients", b.gradients},
+                                                 {"fp32 gradient partition", p.memory.fp32_grad_partition},
+                                                 {"optimizer states", b.optimizer_states},
+                                                 {"autocast weight copies", b.autocast_copies},
+                                                 {"all-gather / prefetch buffers", p.memory.gather_buffers},
+                                                 {"gradient buckets", p.memory.bucket_buffers},
+                                                 {"NCCL buffers", p.memory.nccl_buffers},
+                                                 {"activations", b.activations},
+                                                 {"logits + loss", b.logits},
+                                                 {"dequantization buffers", b.dequant_buffers},
+                                                 {"CUDA context", b.cuda_context},
+                                                 {"allocator overhead", b.allocator_overhead}};
+  for (const auto& [name, bytes] : rows)
+    if (bytes > 0)
+      std::cout << "  " << std::left << std::setw(30) << name << std::right << std::setw(8) << gib(bytes)
+                << "\n";
+  std::cout << "  " << std::left << std::setw(30) << "total" << std::right << std::setw(8)
+            << gib(p.memory.total()) << "\n";
+  std::cout << "  " << std::left << std::setw(30) << ("usable on " + in.gpu.id) << std::right << std::setw(8)
+            << gib(p.usable_bytes) << "\n";
+  if (p.memory.host_bytes > 0)
+    std::cout << "  host RAM per rank (offload): " << gib(p.memory.host_bytes) << " GiB\n";
+  if (p.deepspeed.gpu_bytes > 0)
+    std::cout << "  DeepSpeed's own estimator, model states: "
+              << gib(static_cast<double>(p.deepspeed.gpu_bytes)) << " GiB per GPU, "
+              << gib(static_cast<double>(p.deepspeed.cpu_bytes)) << " GiB host per node\n";
+  std::cout << "max micro-batch per GPU: " << p.max_micro_batch << "; global batch " << p.global_batch
+            << "\n";
+  if (p.micro_batch > 0) {
+    std::cout << "communication per optimizer step:\n";
+    for (const auto& c : p.comm)
+      std::cout << "  " << std::left << std::setw(48) << c.name << std::right << " " << coll_op_name(c.op)
+                << " x" << fixed(c.calls, 0) << " on " << c.ranks << " (" << c.scope
+                << "): " << fixed(c.time_s * 1e3, 1) << " ms, exposed " << fixed(c.exposed_s * 1e3, 1)
+                << " ms  # " << c.overlap << "\n";
+    std::cout << "step: " << fixed(p.step_s, 3) << " s = compute " << fixed(p.compute_s, 3) << " + optimizer "
+              << fixed(p.optimizer_s, 3) << " + exposed communication " << fixed(p.comm_exposed_s, 3)
+              << " (of " << fixed(p.comm_s, 3) << ")\n";
+    std::cout << "throughput: " << fixed(p.throughput_qps, 3) << " queries/s, "
+              << cli::group_thousands(p.throughput_tps) << " tokens/s";
+    if (p.scaling_efficiency > 0)
+      std::cout << " (scaling efficiency " << fixed(p.scaling_efficiency * 100, 0) << "%)";
+    std::cout << "\ntime: " << fixed(p.time_hours, p.time_hours < 10 ? 2 : 1) << " h\n";
+    if (p.usd_per_gpu_hour > 0)
+      std::cout << "cost: $" << fixed(p.cost_usd, 2) << " at $" << fixed(p.usd_per_gpu_hour, 2) << "/GPU-h x "
+                << p.plan.ranks() << " GPUs (" << p.price_provider << ")\n";
+  }
+  for (const auto& y : p.why) std::cout << "why: " << y << "\n";
+  for (const auto& wmsg : single_gpu_warnings(p)) std::cout << "warning: " << wmsg << "\n";
+  for (const auto& wmsg : p.warnings) std::cout << "warning: " << wmsg << "\n";
+  return 0;
+}
+
 // ---------------------------------------------------------------- bench
 int run_bench(int iterations, bool as_json) {
   // Parsing and checking the embedded database (what the browser does once at start-up).
@@ -222,6 +295,28 @@ int run_bench(int iterations, bool as_json) {
   }
   auto t5 = std::chrono::steady_clock::now();
   double table_ms = std::chrono::duration<double, std::milli>(t5 - t4).count();
+  // One multi-GPU estimate (budget 200 µs): Mixtral-8x7B QLoRA on two DGX H100 nodes, FSDP, and the same
+  // with --parallel auto (every strategy evaluated).
+  Request mreq = req;
+  mreq["gpu"] = "h100-sxm5-80gb";
+  auto min = resolve_request(mreq, db, nullptr, today_days());
+  if (!min.ok()) return fail(min.error());
+  auto mplan =
+      plan_from_json(json{{"node", "dgx-h100"}, {"nodes", 2}, {"parallel", "fsdp"}}, min.value(), db);
+  if (!mplan.ok()) return fail(mplan.error());
+  ParallelPlan aplan = mplan.value();
+  aplan.choose = true;
+  const int miters = std::max(1, iterations / 4);
+  for (int i = 0; i < 20; ++i)
+    sink += estimate_parallel(min.value(), mplan.value(), db).value().throughput_qps;
+  auto t6 = std::chrono::steady_clock::now();
+  for (int i = 0; i < miters; ++i)
+    sink += estimate_parallel(min.value(), mplan.value(), db).value().throughput_qps;
+  auto t7 = std::chrono::steady_clock::now();
+  for (int i = 0; i < miters; ++i) sink += estimate_parallel(min.value(), aplan, db).value().throughput_qps;
+  auto t8 = std::chrono::steady_clock::now();
+  const double per_multi = std::chrono::duration<double>(t7 - t6).count() / miters * 1e6;
+  const double per_auto = std::chrono::duration<double>(t8 - t7).count() / miters * 1e6;
   double per = secs / iterations * 1e6, per_full = secs_full / iterations * 1e6;
   if (as_json) {
     print_json(json{{"iterations", iterations},
@@ -231,6 +326,8 @@ int run_bench(int iterations, bool as_json) {
                     {"gpu_by_batch_table_cells", cells},
                     {"gpu_by_batch_table_ms", table_ms},
                     {"database_parse_ms", db_ms},
+                    {"multi_gpu_estimate_us", per_multi},
+                    {"multi_gpu_auto_estimate_us", per_auto},
                     {"checksum", sink + static_cast<double>(db_items)}});
   } else {
     std::cout << "ftcost bench: Mixtral-8x7B QLoRA on A40, math14k, batch=max (" << iterations
@@ -242,6 +339,9 @@ int run_bench(int iterations, bool as_json) {
               << " ms (budget: one 60 fps frame, 16.7 ms)\n";
     std::cout << "  embedded database parse + check: " << fixed(db_ms, 2) << " ms (" << db_files.size()
               << " files; once at start-up)\n";
+    std::cout << "  multi-GPU estimate (2x DGX H100, FSDP): " << fixed(per_multi, 2)
+              << " µs (budget 200 µs)\n";
+    std::cout << "  multi-GPU --parallel auto (all strategies): " << fixed(per_auto, 2) << " µs\n";
     if (db_items == 0) std::cout << "  (no GPUs in the database)\n";
   }
   return 0;
@@ -430,6 +530,22 @@ int main(int argc, char** argv) {
     if (est->parsed()) {
       auto in = resolve_request(req, db, read_file, today_days());
       if (!in.ok()) return fail(in.error());
+      if (in->multi.active() || !in->multi.parallel.empty()) {
+        auto plan = plan_from_inputs(in.value(), db);
+        if (!plan.ok()) return fail(plan.error());
+        auto pe = estimate_parallel(in.value(), plan.value(), db);
+        if (!pe.ok()) return fail(pe.error());
+        if (as_json) {
+          print_json(parallel_to_json(pe.value()));
+          return 0;
+        }
+        if (est_csv) {
+          std::cout << json_to_field_csv(parallel_to_json(pe.value()));
+          return 0;
+        }
+        if (pe->is_single) return print_estimate(pe->single);
+        return print_parallel(pe.value());
+      }
       auto e = estimate(in.value(), db);
       if (!e.ok()) return fail(e.error());
       if (as_json) {
@@ -448,6 +564,11 @@ int main(int argc, char** argv) {
       r["batch"] = "max";
       auto in = resolve_request(r, db, read_file, today_days());
       if (!in.ok()) return fail(in.error());
+      if (in->multi.active() || !in->multi.parallel.empty())
+        return fail(
+            make_error(Errc::invalid_value, in->multi.gpus * in->multi.nodes > 1 ? "--gpus" : "--offload",
+                       "sweep covers one GPU; multi-GPU sweeps are not built yet (use `ftcost estimate` "
+                       "with --gpus/--parallel and --batch)"));
       const Sweep sw = batch_sweep(in.value(), db, sweep_points);
       if (!sw.error.empty() && sw.points.empty()) {
         if (sw.code == Errc::does_not_fit)

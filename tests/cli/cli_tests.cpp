@@ -430,3 +430,38 @@ TEST_CASE("fit-stack --run: bad run files exit 2 naming the file and the field")
   CHECK(j["time_points"] == 2);
   CHECK(j["points"].size() == 2);
 }
+
+// ---- more than one GPU (issue #14)
+TEST_CASE("multi-GPU: estimate reports per-rank memory and communication; compare and sweep refuse by name") {
+  const Run j = run(
+      "estimate --json --model llama-3.1-8b --gpu h100-sxm5-80gb --method full --seq 2048 --node dgx-h100 "
+      "--nodes 2 --parallel fsdp");
+  REQUIRE(j.code == 0);
+  const json e = json::parse(j.out);
+  CHECK(e["gpus"] == 16);
+  CHECK(e["parallel"]["strategy"] == "fsdp");
+  CHECK(e["parallel"]["network_link"]["kind"] == "infiniband");
+  CHECK(e["memory_gib"]["total"].get<double>() > 0);
+  CHECK(e["parallel"]["communication"].size() == 3);
+  for (const auto& c : e["parallel"]["communication"])
+    CHECK(c["exposed_s"].get<double>() + c["overlapped_s"].get<double>() ==
+          doctest::Approx(c["time_s"].get<double>()));
+  const Run t =
+      run("estimate --model mixtral-8x7b --gpu h100-sxm5-80gb --method qlora --gpus 8 --parallel ep:8");
+  REQUIRE(t.code == 0);
+  CHECK(t.out.find("expert dispatch / combine all-to-all") != std::string::npos);
+  CHECK(t.out.find("memory per rank") != std::string::npos);
+  const Run bad =
+      run("estimate --model llama-3.1-8b --gpu h100-sxm5-80gb --method lora --gpus 8 --parallel tp:3");
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("--parallel") != std::string::npos);
+  const Run c = run("compare --model llama-3.1-8b --method lora --gpus 8");
+  CHECK(c.code == 2);
+  CHECK(c.err.find("--gpus") != std::string::npos);
+  const Run s = run("sweep --model llama-3.1-8b --gpu h100-sxm5-80gb --method lora --gpus 8");
+  CHECK(s.code == 2);
+  CHECK(s.err.find("--gpus") != std::string::npos);
+  const Run b = run("bench --iterations 40 --json");
+  REQUIRE(b.code == 0);
+  CHECK(json::parse(b.out)["multi_gpu_estimate_us"].get<double>() > 0);
+}

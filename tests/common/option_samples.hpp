@@ -48,6 +48,8 @@ inline OptionSample option_sample(const Option& o, const Database& db) {
         for (const auto& [id, x] : db.stacks()) ids.push_back(id);
       if (o.id_list == "providers")
         for (const auto& p : db.providers()) ids.push_back(p.id);
+      if (o.id_list == "nodes")
+        for (const auto& [id, x] : db.nodes()) ids.push_back(id);
       s.value = ids.empty() ? std::string("x") : ids.back();
       break;
     }
@@ -60,6 +62,29 @@ inline OptionSample option_sample(const Option& o, const Database& db) {
   if (o.key == "run") {
     s.value = "my-run.json";
     s.skip_reason = "a file (tests/unit/test_run.cpp applies runs)";
+  }
+  // multi-GPU: a node preset needs its own GPU; the strategy sample runs on two GPUs; the network options
+  // apply only with more than one node.
+  if (o.key == "node") {
+    s.value = "dgx-h100";
+    s.request["gpu"] = "h100-sxm5-80gb";
+  }
+  if (o.key == "parallel") {
+    s.value = "zero2";
+    s.request["gpus"] = "2";
+  }
+  if (o.key == "nodes") {
+    s.request["network"] = "infiniband";
+    s.request["network-gbit-per-gpu"] = "400";
+  }
+  if (o.key == "network") {
+    s.value = "infiniband";
+    s.request["nodes"] = "2";
+    s.request["network-gbit-per-gpu"] = "400";
+  }
+  if (o.key == "network-gbit-per-gpu") {
+    s.request["nodes"] = "2";
+    s.request["network"] = "ethernet";
   }
   if (o.key == "calibration") {
     s.value = std::string(FTCOST_SOURCE_DIR) + "/tests/data/calibration/h100-sxm-synthetic.json";

@@ -23,6 +23,7 @@ FOLDERS = {
     "prices": "prices",
     "models": "model",
     "datasets": "dataset",
+    "nodes": "node",
 }
 
 

@@ -7,6 +7,7 @@
 #include "ftcost/error.hpp"
 #include "ftcost/gpu.hpp"
 #include "ftcost/model.hpp"
+#include "ftcost/node.hpp"
 #include "ftcost/prices.hpp"
 #include "ftcost/stack.hpp"
 
@@ -37,12 +38,14 @@ class Database {
   const ModelSpec* model(const std::string& id) const;
   const Dataset* dataset(const std::string& id) const;
   const StackProfile* stack(const std::string& id) const;
+  const NodeShape* node(const std::string& id) const;
   std::vector<PriceOffer> offers_for(const std::string& gpu_id) const;
 
   const std::map<std::string, GpuSpec>& gpus() const { return gpus_; }
   const std::map<std::string, ModelSpec>& models() const { return models_; }
   const std::map<std::string, Dataset>& datasets() const { return datasets_; }
   const std::map<std::string, StackProfile>& stacks() const { return stacks_; }
+  const std::map<std::string, NodeShape>& nodes() const { return nodes_; }
   const std::vector<PriceProvider>& providers() const { return providers_; }
 
   std::vector<std::string> gpu_ids() const;
@@ -53,6 +56,7 @@ class Database {
   std::map<std::string, ModelSpec> models_;
   std::map<std::string, Dataset> datasets_;
   std::map<std::string, StackProfile> stacks_;
+  std::map<std::string, NodeShape> nodes_;
   std::vector<PriceProvider> providers_;
   std::vector<DbProblem> problems_;
 };

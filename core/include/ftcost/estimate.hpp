@@ -50,6 +50,19 @@ struct PriceChoice {
 int price_tier(const PriceChoice& p);
 bool price_better(const PriceChoice& a, double cost_a, const PriceChoice& b, double cost_b);
 
+// The multi-GPU options as given (parallel.hpp turns them into a plan; 1 GPU and no offload = today's
+// single-GPU estimate).
+struct MultiGpuRequest {
+  int gpus = 1;  // per node
+  int nodes = 1;
+  std::string parallel;  // "" (none given), "auto", "ddp", "tp:4", ...
+  std::string offload = "none";
+  std::string node;     // preset id
+  std::string network;  // "" = from the node preset (or none)
+  double network_gbit_per_gpu = 0;
+  bool active() const { return gpus * nodes > 1 || offload != "none"; }
+};
+
 struct Inputs {
   ModelSpec model;
   GpuSpec gpu;
@@ -68,6 +81,7 @@ struct Inputs {
   long stale_days = 365;
   std::string provider;               // --provider: price from this provider only
   bool spot = false;                  // --spot on: use spot prices
+  MultiGpuRequest multi;              // --gpus, --nodes, --parallel, --offload, --node, --network
   std::vector<std::string> defaults;  // "flag=value (why)" for every default applied
   std::vector<std::string> warnings;
   bool advise = true;  // estimate() may price an alternative (another stack) when the step is host-bound

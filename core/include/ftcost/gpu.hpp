@@ -11,6 +11,18 @@
 
 namespace ftcost {
 
+// Links to other GPUs and the host (gpu-db/gpus/<id>.json "interconnect").
+struct GpuInterconnect {
+  double nvlink_gbps_bidirectional = 0;  // per GPU, both directions together, decimal GB/s; 0 = none
+  int nvlink_generation = 0;             // 0 = none or not NVLink
+  std::string nvlink_topology;           // "switch" (NVSwitch/fabric), "bridge" (bridged pairs), "" none
+  int nvlink_max_gpus = 0;               // GPUs one NVLink domain joins (2 for a bridge, 8 for HGX)
+  int pcie_gen = 0;                      // 0 = unknown
+  int pcie_lanes = 16;
+  int pcie_p2p = -1;  // PCIe peer-to-peer: 1 allowed, 0 blocked by the driver, -1 not stated
+  std::string other;
+};
+
 struct GpuSpec {
   std::string id;
   std::string vendor;
@@ -26,6 +38,7 @@ struct GpuSpec {
   double l2_cache_mb = 0;
   double tdp_w = 0;
   double reserved_mib = 0;  // memory kept free for other processes (a display, --headroom); not in the spec
+  GpuInterconnect interconnect;
   std::vector<std::string> sources;
   std::string notes;
 

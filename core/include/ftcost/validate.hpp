@@ -19,6 +19,7 @@ struct RefRow {
                        // stage_optimizer_s | max_batch_size
   double measured = 0;
   std::string source;
+  json parallel;  // multi-GPU options (parallel.hpp plan_from_json); null for a single-GPU row
 };
 
 Result<std::vector<RefRow>> parse_reference(const std::string& text, const std::string& source);

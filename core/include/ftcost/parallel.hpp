@@ -1,0 +1,174 @@
+// More than one GPU: a layer over the single-GPU estimate (estimate.hpp). Strategies DDP, FSDP (full shard,
+// shard-grad-op, hybrid), DeepSpeed ZeRO-1/2/3 with optimizer/parameter offload, tensor(+sequence), expert
+// and context parallelism. Per rank: sharded model states, communication buffers, activations, host RAM for
+// offload. Per step: every collective with an alpha-beta time (nccl-tests' bus-bandwidth conventions) on the
+// node's links, and the part of it that the strategy overlaps with compute. Provenance of every structural
+// fact and assumed constant: docs/sources/parallel.md.
+#pragma once
+
+#include "ftcost/estimate.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ftcost {
+
+enum class Strategy { single, ddp, fsdp, fsdp_grad_op, hsdp, zero1, zero2, zero3, tp, ep, cp };
+enum class Offload { none, optimizer, params };
+enum class CollOp { all_reduce, all_gather, reduce_scatter, all_to_all, send_recv };
+enum class LinkKind { nvswitch, nvlink_bridge, pcie_p2p, pcie_host, infiniband, roce, ethernet, none };
+
+const char* strategy_name(Strategy s);  // as --parallel spells it (tp/ep/cp without the degree)
+const char* offload_name(Offload o);
+const char* coll_op_name(CollOp o);  // all_reduce, all_gather, reduce_scatter, all_to_all, send_recv
+const char* link_kind_name(LinkKind k);
+
+// nccl-tests doc/PERFORMANCE.md: busbw = algbw * factor; all-reduce 2(n-1)/n, all-gather, reduce-scatter and
+// all-to-all (n-1)/n, send/recv 1 (n = ranks).
+double busbw_factor(CollOp op, int ranks);
+
+// One link class as the estimator sees it: the bus bandwidth a large collective reaches per GPU (decimal
+// GB/s, one direction) and the fixed time of one collective call.
+struct Link {
+  LinkKind kind = LinkKind::none;
+  double busbw_gbps = 0;
+  double latency_us = 0;
+  std::string note;  // where the numbers come from
+};
+
+// A measured collective curve point (the calibration's `collectives` section, nccl-tests' columns).
+struct CollectiveRow {
+  CollOp op = CollOp::all_reduce;
+  int ranks = 0;
+  double bytes = 0;  // nccl-tests' size S
+  double time_us = 0;
+  double algbw_gbps = 0;
+  double busbw_gbps = 0;
+};
+// Reads [{op, ranks, bytes, time_us, algbw_gbps, busbw_gbps}, ...]; errors name the row and field.
+Result<std::vector<CollectiveRow>> parse_collectives(const json& rows, const std::string& field);
+
+struct ParallelPlan {
+  Strategy strategy = Strategy::single;
+  int degree = 1;  // tp / ep / cp degree; the remaining ranks replicate (data parallel)
+  Offload offload = Offload::none;
+  int gpus_per_node = 1;
+  int nodes = 1;
+  int grad_accum = 1;   // micro-batches per optimizer step (no gradient sync on the others where the
+                        // strategy allows it)
+  bool choose = false;  // --parallel auto: fastest candidate that fits
+  std::string node_id;  // preset the links came from, or empty
+  Link intra, inter;    // filled by resolve_links() when empty
+  double host_ram_gib = 0;
+  std::vector<CollectiveRow> collectives;  // measured curves (optional)
+  int ranks() const { return gpus_per_node * nodes; }
+};
+
+// "ddp", "fsdp", ..., "tp:4", "ep:8", "cp:2", "auto" -> strategy and degree; errors name `field`.
+Result<ParallelPlan> parse_parallel(const std::string& text, const std::string& field, ParallelPlan base);
+
+// Links from the GPU's interconnect fields and the node preset / network (assumed efficiencies in
+// docs/sources/parallel.md).
+Link intra_node_link(const GpuSpec& g, int gpus_per_node, int pcie_p2p_override);
+Link network_link(const std::string& kind, double gbit_per_gpu);
+
+// A plan from a JSON object with the option names as keys: {"gpus": N, "nodes": M, "parallel":
+// "fsdp"|"tp:4"|"auto"|..., "offload": "none"|"optimizer"|"params", "node": preset id, "network":
+// "infiniband"|"roce"|"ethernet"|"none", "network-gbit-per-gpu": X} plus two keys that are not job options:
+// "nvlink-gbps" (override of the GPU's NVLink bandwidth, bidirectional per GPU; e.g. 400 for the A800, used
+// by reference rows) and "collectives" (measured curve rows). Gradient accumulation comes from
+// in.workload.grad_accum (--grad-accum). Errors name the option.
+Result<ParallelPlan> plan_from_json(const json& obj, const Inputs& in, const Database& db);
+// The plan of a resolved request (--gpus, --nodes, --parallel, --offload, --node, --network...).
+Result<ParallelPlan> plan_from_inputs(const Inputs& in, const Database& db);
+
+// Time of one collective of nccl-tests size `bytes` over `ranks` GPUs on `link`; measured curves for
+// (op, ranks) win when given (busbw interpolated in log(bytes)).
+double collective_time_s(CollOp op, double bytes, int ranks, const Link& link,
+                         const std::vector<CollectiveRow>& curves);
+// Over gpus_per_node x nodes: hierarchical (intra-node reduce-scatter, inter-node collective on the shard,
+// intra-node all-gather) when nodes > 1.
+double group_collective_time_s(CollOp op, double bytes, int gpus_per_node, int nodes, const ParallelPlan& p);
+
+// DeepSpeed's estimators, as written in deepspeed/runtime/zero/stage_1_and_2.py and stage3.py
+// (docs/sources/deepspeed-zero-estimators.md): {cpu bytes, gpu bytes}, truncated like Python's int().
+struct ZeroEstimate {
+  std::int64_t cpu_bytes = 0;
+  std::int64_t gpu_bytes = 0;
+  std::int64_t largest_layer_bytes = 0;  // stage 3 only
+};
+ZeroEstimate deepspeed_zero2_estimate(std::int64_t total_params, int gpus_per_node, int nodes,
+                                      bool cpu_offload, double additional_buffer_factor = 1.5);
+ZeroEstimate deepspeed_zero3_estimate(std::int64_t total_params, std::int64_t largest_layer_params,
+                                      int gpus_per_node, int nodes, bool cpu_offload, bool cpu_offload_params,
+                                      bool zero_init = true, double additional_buffer_factor = 1.5);
+// Parameters of the largest module (nn.Module's own parameters, not recursing): what DeepSpeed's
+// model_to_params() finds. For HF LLMs: the embedding or lm_head, else the largest linear.
+std::int64_t largest_module_params(const ModelSpec& m);
+
+// Per-rank memory, bytes.
+struct RankMemory {
+  MemoryBreakdown base;              // the single-GPU components after sharding (weights, grads, ...)
+  double fp32_grad_partition = 0;    // DeepSpeed: fp32 gradient partition (ZeRO) / FSDP's sharded fp32 grads
+  double gather_buffers = 0;         // FSDP unit all-gather + prefetch, ZeRO-3 live parameters
+  double bucket_buffers = 0;         // DDP gradient buckets, ZeRO reduce/all-gather buckets
+  double nccl_buffers = 0;           // communicator buffers
+  double host_bytes = 0;             // host RAM per rank for offload
+  double model_state_bytes() const;  // weights + trainable + grads + optimizer + fp32 grads + gather buffers
+  double total() const;
+};
+
+struct CommItem {
+  std::string name;  // what it moves ("gradient all-reduce", "forward parameter all-gather", ...)
+  CollOp op = CollOp::all_reduce;
+  std::string scope;  // "intra-node" | "inter-node" | "hierarchical" | "pcie-host"
+  int ranks = 0;
+  double bytes = 0;   // nccl-tests size S of one call
+  double calls = 0;   // per optimizer step
+  double time_s = 0;  // total per optimizer step
+  double overlapped_s = 0;
+  double exposed_s = 0;
+  std::string overlap;  // how the strategy overlaps it (the code fact, short)
+};
+
+struct ParallelEstimate {
+  Estimate single;  // the single-GPU estimate of the same inputs (unchanged for a 1-GPU plan)
+  ParallelPlan plan;
+  bool is_single = true;
+  std::string strategy_label;        // "fsdp", "tp:4", ...
+  int dp = 1;                        // data-parallel replicas (ranks / degree)
+  std::int64_t micro_batch = 0;      // per rank
+  std::int64_t max_micro_batch = 0;  // per rank
+  std::int64_t global_batch = 0;     // per optimizer step
+  double seq_len = 0;
+  RankMemory memory;
+  double usable_bytes = 0;
+  bool fits = false;
+  std::vector<CommItem> comm;
+  double compute_s = 0;    // per optimizer step, per rank: grad_accum x (forward+recompute+backward)
+  double optimizer_s = 0;  // per rank (sharded where the strategy shards it), host Adam for offload
+  double comm_s = 0, comm_exposed_s = 0;
+  double step_s = 0;
+  double expert_imbalance = 1;  // EP: the busiest rank's routed load over the mean
+  double throughput_qps = 0, throughput_tps = 0;
+  double scaling_efficiency = 0;  // throughput / (ranks x single-GPU throughput at its own max batch)
+  double time_hours = 0;
+  double cost_usd = 0;  // ranks x price per GPU-hour x hours
+  double usd_per_gpu_hour = 0;
+  std::string price_provider;
+  ZeroEstimate deepspeed;        // for zero1/2/3: DeepSpeed's own estimate of model states (stage 1 uses the
+                                 // stage_1_and_2 estimator)
+  std::vector<std::string> why;  // auto: the ranking and what did not fit
+  std::vector<std::string> warnings;
+};
+
+Result<ParallelEstimate> estimate_parallel(const Inputs& in, const ParallelPlan& plan, const Database& db);
+// For a 1-GPU plan: exactly estimate_to_json(single). Otherwise that object with the multi-GPU fields
+// (per-rank memory, communication breakdown, step, throughput, time and cost for all ranks) replacing the
+// single-GPU ones, under "parallel".
+json parallel_to_json(const ParallelEstimate& p);
+// The single-GPU estimate's warnings that still hold for the multi-GPU job (not its "does not fit").
+std::vector<std::string> single_gpu_warnings(const ParallelEstimate& p);
+
+}  // namespace ftcost

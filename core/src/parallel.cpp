@@ -1,0 +1,1415 @@
+#include "ftcost/parallel.hpp"
+
+#include "ftcost/paper.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace ftcost {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// ---- Constants with their provenance (docs/sources/parallel.md). "code" = read from the library's source,
+// "assumed" = an engineering estimate the docs say is one.
+// code: torch/nn/parallel/distributed.py DistributedDataParallel(bucket_cap_mb=25).
+constexpr double kDdpBucketBytes = 25.0 * kMiB;
+// code: deepspeed/runtime/zero/config.py reduce_bucket_size = 5e8, prefetch_bucket_size = 5e7 (elements).
+constexpr double kZeroReduceBucketElems = 5e8;
+constexpr double kZeroPrefetchElems = 5e7;
+// assumed: fraction of the NVLink/PCIe per-direction line rate a large NCCL collective reaches (bus bw).
+constexpr double kNvlinkEfficiency = 0.80;
+constexpr double kPcieEfficiency = 0.80;
+// assumed: without PCIe peer-to-peer NCCL stages through host memory (SHM): every byte crosses PCIe twice.
+constexpr double kPcieHostPenalty = 0.5;
+// assumed: fraction of the NIC line rate NCCL reaches (IB/RoCE with GPUDirect RDMA; TCP sockets for
+// Ethernet).
+constexpr double kIbEfficiency = 0.85;
+constexpr double kEthernetEfficiency = 0.5;
+// assumed: fixed time of one NCCL collective call per link class (order of nccl-tests' small-message times).
+constexpr double kLatencyNvlinkUs = 10, kLatencyPcieUs = 15, kLatencyPcieHostUs = 25, kLatencyIbUs = 20,
+                 kLatencyEthernetUs = 60;
+// assumed: NCCL communicator buffers per rank and communicator (NCCL_BUFFSIZE 4 MiB x channels x peers).
+constexpr double kNcclBufferBytes = 0.25 * kGiB;
+// assumed: host Adam (DeepSpeed CPUAdam) parameters updated per second per rank.
+constexpr double kHostAdamParamsPerS = 1.0e9;
+
+double d(std::int64_t v) { return static_cast<double>(v); }
+
+double pcie_lane_gbps(int gen) {
+  // PCI-SIG per-lane rate per direction after encoding, GB/s (gen3 8 GT/s 128b/130b onwards).
+  switch (gen) {
+    case 1:
+      return 0.25;
+    case 2:
+      return 0.5;
+    case 3:
+      return 0.985;
+    case 4:
+      return 1.969;
+    case 5:
+      return 3.938;
+    case 6:
+      return 7.563;
+    default:
+      return gen > 6 ? 15.125 : 1.969;
+  }
+}
+
+}  // namespace
+
+const char* strategy_name(Strategy s) {
+  switch (s) {
+    case Strategy::single:
+      return "single";
+    case Strategy::ddp:
+      return "ddp";
+    case Strategy::fsdp:
+      return "fsdp";
+    case Strategy::fsdp_grad_op:
+      return "fsdp-grad-op";
+    case Strategy::hsdp:
+      return "hsdp";
+    case Strategy::zero1:
+      return "zero1";
+    case Strategy::zero2:
+      return "zero2";
+    case Strategy::zero3:
+      return "zero3";
+    case Strategy::tp:
+      return "tp";
+    case Strategy::ep:
+      return "ep";
+    case Strategy::cp:
+      return "cp";
+  }
+  return "?";
+}
+
+const char* offload_name(Offload o) {
+  return o == Offload::none ? "none" : o == Offload::optimizer ? "optimizer" : "params";
+}
+
+const char* coll_op_name(CollOp o) {
+  switch (o) {
+    case CollOp::all_reduce:
+      return "all_reduce";
+    case CollOp::all_gather:
+      return "all_gather";
+    case CollOp::reduce_scatter:
+      return "reduce_scatter";
+    case CollOp::all_to_all:
+      return "all_to_all";
+    case CollOp::send_recv:
+      return "send_recv";
+  }
+  return "?";
+}
+
+const char* link_kind_name(LinkKind k) {
+  switch (k) {
+    case LinkKind::nvswitch:
+      return "nvswitch";
+    case LinkKind::nvlink_bridge:
+      return "nvlink-bridge";
+    case LinkKind::pcie_p2p:
+      return "pcie-p2p";
+    case LinkKind::pcie_host:
+      return "pcie-via-host";
+    case LinkKind::infiniband:
+      return "infiniband";
+    case LinkKind::roce:
+      return "roce";
+    case LinkKind::ethernet:
+      return "ethernet";
+    case LinkKind::none:
+      return "none";
+  }
+  return "?";
+}
+
+double busbw_factor(CollOp op, int ranks) {
+  const double n = static_cast<double>(std::max(ranks, 1));
+  switch (op) {
+    case CollOp::all_reduce:
+      return 2.0 * (n - 1.0) / n;
+    case CollOp::all_gather:
+    case CollOp::reduce_scatter:
+    case CollOp::all_to_all:
+      return (n - 1.0) / n;
+    case CollOp::send_recv:
+      return 1.0;
+  }
+  return 1.0;
+}
+
+Result<std::vector<CollectiveRow>> parse_collectives(const json& rows, const std::string& field) {
+  if (!rows.is_array()) return make_error(Errc::wrong_type, field, "must be an array of rows");
+  std::vector<CollectiveRow> out;
+  static const std::map<std::string, CollOp> ops = {{"all_reduce", CollOp::all_reduce},
+                                                    {"all_gather", CollOp::all_gather},
+                                                    {"reduce_scatter", CollOp::reduce_scatter},
+                                                    {"all_to_all", CollOp::all_to_all},
+                                                    {"send_recv", CollOp::send_recv}};
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::string p = field + "[" + std::to_string(i) + "]";
+    const json& r = rows[i];
+    if (!r.is_object()) return make_error(Errc::wrong_type, p, "must be an object");
+    CollectiveRow c;
+    FTCOST_TRY(op, get_string(r, "op", p));
+    auto it = ops.find(op);
+    if (it == ops.end())
+      return make_error(
+          Errc::invalid_value, p + ".op",
+          "must be all_reduce, all_gather, reduce_scatter, all_to_all or send_recv, got \"" + op + "\"");
+    c.op = it->second;
+    FTCOST_TRY(ranks, get_number_in(r, "ranks", p, 2, 1 << 20));
+    if (std::floor(ranks) != ranks) return make_error(Errc::invalid_value, p + ".ranks", "must be whole");
+    c.ranks = static_cast<int>(ranks);
+    FTCOST_TRY(bytes, get_number_in(r, "bytes", p, 1, 1e15));
+    FTCOST_TRY(t, get_number_in(r, "time_us", p, 1e-3, 1e12));
+    FTCOST_TRY(alg, get_number_in(r, "algbw_gbps", p, 0, 1e6));
+    FTCOST_TRY(bus, get_number_in(r, "busbw_gbps", p, 0, 1e6));
+    c.bytes = bytes;
+    c.time_us = t;
+    c.algbw_gbps = alg;
+    c.busbw_gbps = bus;
+    // nccl-tests' columns must agree: algbw = S / t, busbw = algbw * factor (1% for rounding in printouts).
+    const double alg_expect = bytes / (t * 1e-6) / 1e9;
+    if (std::fabs(alg - alg_expect) > 0.01 * alg_expect + 0.01)
+      return make_error(Errc::invalid_value, p + ".algbw_gbps",
+                        "is not bytes / time_us (" + json(alg_expect).dump() + " GB/s expected)");
+    const double bus_expect = alg * busbw_factor(c.op, c.ranks);
+    if (std::fabs(bus - bus_expect) > 0.01 * bus_expect + 0.01)
+      return make_error(Errc::invalid_value, p + ".busbw_gbps",
+                        "is not algbw x the nccl-tests factor for " + op + " on " + std::to_string(c.ranks) +
+                            " ranks (" + json(bus_expect).dump() + " GB/s expected)");
+    out.push_back(c);
+  }
+  return out;
+}
+
+Result<NodeShape> parse_node(const json& doc, const std::string& source) {
+  if (!doc.is_object()) return make_error(Errc::wrong_type, source, "must be a JSON object");
+  const std::string p;
+  NodeShape n;
+  FTCOST_TRY(schema, get_string(doc, "schema", p));
+  if (schema != "ftcost.node/1")
+    return make_error(Errc::schema_mismatch, source + ": schema",
+                      "expected \"ftcost.node/1\", got \"" + schema + "\"");
+  FTCOST_TRY(id, get_string(doc, "id", p));
+  FTCOST_TRY(name, get_string(doc, "name", p));
+  FTCOST_TRY(gpu, get_string(doc, "gpu", p));
+  FTCOST_TRY(gpus, get_number_in(doc, "gpus", p, 1, 72));
+  if (std::floor(gpus) != gpus) return make_error(Errc::invalid_value, "gpus", "must be a whole number");
+  n.id = id;
+  n.name = name;
+  n.gpu = gpu;
+  n.gpus = static_cast<int>(gpus);
+  FTCOST_TRY(intra, get_string(doc, "intra_node", p));
+  if (intra != "nvswitch" && intra != "nvlink-bridge" && intra != "pcie")
+    return make_error(Errc::invalid_value, "intra_node",
+                      "must be nvswitch, nvlink-bridge or pcie, got \"" + intra + "\"");
+  n.intra = intra;
+  if (has(doc, "pcie_p2p") && !doc.at("pcie_p2p").is_null()) {
+    if (!doc.at("pcie_p2p").is_boolean())
+      return make_error(Errc::wrong_type, "pcie_p2p", "must be true, false or null");
+    n.pcie_p2p = doc.at("pcie_p2p").get<bool>() ? 1 : 0;
+  }
+  if (!has(doc, "network") || !doc.at("network").is_object())
+    return make_error(Errc::missing_field, "network", "required object {kind, gbit_per_gpu}");
+  const json& net = doc.at("network");
+  FTCOST_TRY(kind, get_string(net, "kind", "network"));
+  if (kind != "infiniband" && kind != "roce" && kind != "ethernet" && kind != "none")
+    return make_error(Errc::invalid_value, "network.kind",
+                      "must be infiniband, roce, ethernet or none, got \"" + kind + "\"");
+  n.network = kind;
+  FTCOST_TRY(gb, get_number_in(net, "gbit_per_gpu", "network", 0, 10000));
+  if ((kind == "none") != (gb == 0))
+    return make_error(Errc::invalid_value, "network.gbit_per_gpu", "must be 0 exactly when kind is none");
+  n.network_gbit_per_gpu = gb;
+  if (has(doc, "host_ram_gib") && !doc.at("host_ram_gib").is_null()) {
+    FTCOST_TRY(ram, get_number_in(doc, "host_ram_gib", p, 1, 1 << 20));
+    n.host_ram_gib = ram;
+  }
+  if (!has(doc, "sources") || !doc.at("sources").is_array() || doc.at("sources").empty())
+    return make_error(Errc::missing_field, "sources", "every node preset needs at least one source");
+  for (const auto& s : doc.at("sources")) {
+    if (!s.is_string() || s.get<std::string>().empty())
+      return make_error(Errc::wrong_type, "sources", "must be non-empty strings");
+    n.sources.push_back(s.get<std::string>());
+  }
+  return n;
+}
+
+Result<ParallelPlan> parse_parallel(const std::string& text, const std::string& field, ParallelPlan base) {
+  const std::string allowed = "ddp, fsdp, fsdp-grad-op, hsdp, zero1, zero2, zero3, tp:N, ep:N, cp:N or auto";
+  base.choose = false;
+  base.degree = 1;
+  static const std::map<std::string, Strategy> plain = {
+      {"ddp", Strategy::ddp},    {"fsdp", Strategy::fsdp},   {"fsdp-grad-op", Strategy::fsdp_grad_op},
+      {"hsdp", Strategy::hsdp},  {"zero1", Strategy::zero1}, {"zero2", Strategy::zero2},
+      {"zero3", Strategy::zero3}};
+  if (text == "auto") {
+    base.choose = true;
+    base.strategy = Strategy::ddp;
+    return base;
+  }
+  auto it = plain.find(text);
+  if (it != plain.end()) {
+    base.strategy = it->second;
+    return base;
+  }
+  const std::size_t colon = text.find(':');
+  if (colon != std::string::npos) {
+    const std::string head = text.substr(0, colon), num = text.substr(colon + 1);
+    Strategy s = head == "tp"   ? Strategy::tp
+                 : head == "ep" ? Strategy::ep
+                 : head == "cp" ? Strategy::cp
+                                : Strategy::single;
+    bool digits = !num.empty() && num.size() <= 4;
+    for (char c : num) digits = digits && c >= '0' && c <= '9';
+    if (s != Strategy::single && digits) {
+      const int deg = std::stoi(num);
+      if (deg < 2 || deg > 512)
+        return make_error(Errc::out_of_range, field, head + ":N needs N between 2 and 512, got " + num);
+      base.strategy = s;
+      base.degree = deg;
+      return base;
+    }
+  }
+  return make_error(Errc::invalid_value, field, "must be one of " + allowed + ", got \"" + text + "\"");
+}
+
+Result<ParallelPlan> plan_from_json(const json& obj, const Inputs& in, const Database& db) {
+  if (!obj.is_object())
+    return make_error(Errc::wrong_type, "parallel", "must be an object of multi-GPU options");
+  static const std::vector<std::string> keys = {
+      "gpus",        "nodes",      "parallel", "offload",
+      "grad-accum",  "node",       "network",  "network-gbit-per-gpu",
+      "nvlink-gbps", "collectives"};
+  for (auto it = obj.begin(); it != obj.end(); ++it)
+    if (std::find(keys.begin(), keys.end(), it.key()) == keys.end())
+      return make_error(Errc::unknown_key, "--" + it.key(),
+                        "is not a multi-GPU option; known: " + join_ids(keys));
+  auto whole = [&](const char* key, double lo, double hi, double dflt) -> Result<int> {
+    if (!has(obj, key)) return static_cast<int>(dflt);
+    const json& v = obj.at(key);
+    if (!v.is_number() || std::floor(v.get<double>()) != v.get<double>())
+      return make_error(Errc::invalid_value, std::string("--") + key, "must be a whole number");
+    const double x = v.get<double>();
+    if (x < lo || x > hi)
+      return make_error(
+          Errc::out_of_range, std::string("--") + key,
+          "must be between " + json(lo).dump() + " and " + json(hi).dump() + ", got " + v.dump());
+    return static_cast<int>(x);
+  };
+  ParallelPlan p;
+  GpuSpec g = in.gpu;
+  int p2p = -1;
+  std::string net = "none";
+  double gbit = 0;
+  if (has(obj, "node")) {
+    if (!obj.at("node").is_string())
+      return make_error(Errc::wrong_type, "--node", "must be a node preset id");
+    const std::string id = obj.at("node").get<std::string>();
+    const NodeShape* n = db.node(id);
+    if (n == nullptr) {
+      std::vector<std::string> ids;
+      for (const auto& [k, v] : db.nodes()) ids.push_back(k);
+      return make_error(Errc::unknown_id, "--node",
+                        "unknown node preset \"" + id + "\"; known: " + join_ids(ids));
+    }
+    if (n->gpu != in.gpu.id)
+      return make_error(Errc::invalid_value, "--node",
+                        id + " holds " + n->gpu + " GPUs, but --gpu is " + in.gpu.id);
+    p.node_id = id;
+    p.gpus_per_node = n->gpus;
+    p2p = n->pcie_p2p;
+    net = n->network;
+    gbit = n->network_gbit_per_gpu;
+    p.host_ram_gib = n->host_ram_gib;
+  }
+  FTCOST_TRY(gpus, whole("gpus", 1, 72, p.gpus_per_node));
+  if (!p.node_id.empty() && gpus > p.gpus_per_node)
+    return make_error(Errc::out_of_range, "--gpus",
+                      "node " + p.node_id + " has " + std::to_string(p.gpus_per_node) + " GPUs, got " +
+                          std::to_string(gpus));
+  p.gpus_per_node = gpus;
+  FTCOST_TRY(nodes, whole("nodes", 1, 4096, 1));
+  p.nodes = nodes;
+  p.grad_accum = static_cast<int>(std::max<std::int64_t>(1, in.workload.grad_accum));
+  if (has(obj, "parallel")) {
+    if (!obj.at("parallel").is_string())
+      return make_error(Errc::wrong_type, "--parallel", "must be a string");
+    FTCOST_TRY(pp, parse_parallel(obj.at("parallel").get<std::string>(), "--parallel", p));
+    p = pp;
+  } else if (p.ranks() > 1) {
+    p.strategy = Strategy::ddp;
+  }
+  if (has(obj, "offload")) {
+    const std::string o =
+        obj.at("offload").is_string() ? obj.at("offload").get<std::string>() : obj.at("offload").dump();
+    if (o == "none")
+      p.offload = Offload::none;
+    else if (o == "optimizer")
+      p.offload = Offload::optimizer;
+    else if (o == "params")
+      p.offload = Offload::params;
+    else
+      return make_error(Errc::invalid_value, "--offload", "must be none, optimizer or params, got " + o);
+  }
+  if (has(obj, "network")) {
+    if (!obj.at("network").is_string()) return make_error(Errc::wrong_type, "--network", "must be a string");
+    net = obj.at("network").get<std::string>();
+    if (net != "infiniband" && net != "roce" && net != "ethernet" && net != "none")
+      return make_error(Errc::invalid_value, "--network",
+                        "must be infiniband, roce, ethernet or none, got " + net);
+  }
+  if (has(obj, "network-gbit-per-gpu")) {
+    FTCOST_TRY(x, get_number_in(obj, "network-gbit-per-gpu", "", 0.1, 10000));
+    gbit = x;
+  }
+  if ((net == "none") != (gbit <= 0) && (has(obj, "network") || has(obj, "network-gbit-per-gpu")))
+    return make_error(Errc::invalid_value, "--network-gbit-per-gpu",
+                      "give a network kind and its Gbit/s per GPU together");
+  if (has(obj, "nvlink-gbps")) {
+    FTCOST_TRY(x, get_number_in(obj, "nvlink-gbps", "", 1, 20000));
+    if (g.interconnect.nvlink_gbps_bidirectional <= 0)
+      return make_error(Errc::invalid_value, "--nvlink-gbps", in.gpu.id + " has no NVLink to override");
+    g.interconnect.nvlink_gbps_bidirectional = x;
+  }
+  if (has(obj, "collectives")) {
+    FTCOST_TRY(rows, parse_collectives(obj.at("collectives"), "collectives"));
+    p.collectives = rows;
+  }
+  if (p.gpus_per_node > 1) p.intra = intra_node_link(g, p.gpus_per_node, p2p);
+  p.inter = network_link(net, gbit);
+  return p;
+}
+
+Result<ParallelPlan> plan_from_inputs(const Inputs& in, const Database& db) {
+  const MultiGpuRequest& m = in.multi;
+  json j = {{"gpus", m.gpus}, {"nodes", m.nodes}, {"offload", m.offload}};
+  if (!m.node.empty()) j["node"] = m.node;
+  if (!m.parallel.empty()) j["parallel"] = m.parallel;
+  if (!m.network.empty()) j["network"] = m.network;
+  if (m.network_gbit_per_gpu > 0) j["network-gbit-per-gpu"] = m.network_gbit_per_gpu;
+  return plan_from_json(j, in, db);
+}
+
+Link intra_node_link(const GpuSpec& g, int gpus_per_node, int pcie_p2p_override) {
+  const GpuInterconnect& ic = g.interconnect;
+  Link l;
+  if (ic.nvlink_gbps_bidirectional > 0 && !ic.nvlink_topology.empty() &&
+      gpus_per_node <= ic.nvlink_max_gpus) {
+    // "mesh" (DGX-1's hybrid cube-mesh) is treated like a switch: NCCL's rings use every GPU's links.
+    l.kind = ic.nvlink_topology == "bridge" ? LinkKind::nvlink_bridge : LinkKind::nvswitch;
+    l.busbw_gbps = ic.nvlink_gbps_bidirectional / 2.0 * kNvlinkEfficiency;
+    l.latency_us = kLatencyNvlinkUs;
+    l.note = g.id + " NVLink " +
+             (ic.nvlink_generation > 0 ? std::to_string(ic.nvlink_generation) + " " : "") +
+             json(ic.nvlink_gbps_bidirectional).dump() + " GB/s bidirectional per GPU, /2 per direction x " +
+             json(kNvlinkEfficiency).dump() + " (assumed NCCL efficiency)";
+    return l;
+  }
+  const int gen = ic.pcie_gen > 0 ? ic.pcie_gen : 4;
+  const double raw = pcie_lane_gbps(gen) * ic.pcie_lanes;
+  const int p2p = pcie_p2p_override >= 0 ? pcie_p2p_override : ic.pcie_p2p;
+  std::string why = g.id + " PCIe gen" + std::to_string(gen) + " x" + std::to_string(ic.pcie_lanes) + " (" +
+                    json(std::round(raw * 10) / 10).dump() + " GB/s per direction)";
+  if (ic.nvlink_gbps_bidirectional > 0 && gpus_per_node > ic.nvlink_max_gpus)
+    why += "; its NVLink joins only " + std::to_string(ic.nvlink_max_gpus) + " GPUs";
+  if (p2p == 0) {
+    l.kind = LinkKind::pcie_host;
+    l.busbw_gbps = raw * kPcieEfficiency * kPcieHostPenalty;
+    l.latency_us = kLatencyPcieHostUs;
+    l.note = why + ", peer-to-peer blocked: staged through host memory (x" + json(kPcieHostPenalty).dump() +
+             ", assumed)";
+  } else {
+    l.kind = LinkKind::pcie_p2p;
+    l.busbw_gbps = raw * kPcieEfficiency;
+    l.latency_us = kLatencyPcieUs;
+    l.note = why + (p2p < 0 ? ", peer-to-peer assumed allowed (not stated)" : ", peer-to-peer") + " x " +
+             json(kPcieEfficiency).dump() + " (assumed NCCL efficiency)";
+  }
+  return l;
+}
+
+Link network_link(const std::string& kind, double gbit_per_gpu) {
+  Link l;
+  if (kind == "none" || gbit_per_gpu <= 0) return l;
+  const bool eth = kind == "ethernet";
+  l.kind = kind == "infiniband" ? LinkKind::infiniband : kind == "roce" ? LinkKind::roce : LinkKind::ethernet;
+  const double eff = eth ? kEthernetEfficiency : kIbEfficiency;
+  l.busbw_gbps = gbit_per_gpu / 8.0 * eff;
+  l.latency_us = eth ? kLatencyEthernetUs : kLatencyIbUs;
+  l.note = kind + " " + json(gbit_per_gpu).dump() + " Gbit/s per GPU x " + json(eff).dump() +
+           " (assumed NCCL efficiency)";
+  return l;
+}
+
+double collective_time_s(CollOp op, double bytes, int ranks, const Link& link,
+                         const std::vector<CollectiveRow>& curves) {
+  if (ranks <= 1 || bytes <= 0) return 0;
+  const double f = busbw_factor(op, ranks);
+  std::vector<const CollectiveRow*> pts;
+  for (const auto& c : curves)
+    if (c.op == op && c.ranks == ranks && c.busbw_gbps > 0) pts.push_back(&c);
+  if (!pts.empty()) {
+    std::sort(pts.begin(), pts.end(),
+              [](const CollectiveRow* a, const CollectiveRow* b) { return a->bytes < b->bytes; });
+    if (bytes <= pts.front()->bytes) return pts.front()->time_us * 1e-6;  // latency-bound below the curve
+    double bus = pts.back()->busbw_gbps;
+    for (std::size_t i = 1; i < pts.size(); ++i) {
+      if (bytes <= pts[i]->bytes) {
+        const double x0 = std::log(pts[i - 1]->bytes), x1 = std::log(pts[i]->bytes);
+        const double t = x1 > x0 ? (std::log(bytes) - x0) / (x1 - x0) : 1.0;
+        bus = pts[i - 1]->busbw_gbps + t * (pts[i]->busbw_gbps - pts[i - 1]->busbw_gbps);
+        break;
+      }
+    }
+    return bytes * f / (bus * 1e9);
+  }
+  if (link.busbw_gbps <= 0) return 0;
+  return link.latency_us * 1e-6 + bytes * f / (link.busbw_gbps * 1e9);
+}
+
+double group_collective_time_s(CollOp op, double bytes, int gpn, int nodes, const ParallelPlan& p) {
+  const std::vector<CollectiveRow> none;
+  if (gpn * nodes <= 1) return 0;
+  if (nodes <= 1) return collective_time_s(op, bytes, gpn, p.intra, p.collectives);
+  if (gpn <= 1) return collective_time_s(op, bytes, nodes, p.inter, none);
+  const double n = static_cast<double>(gpn * nodes);
+  switch (op) {
+    case CollOp::all_reduce:
+      return collective_time_s(CollOp::reduce_scatter, bytes, gpn, p.intra, p.collectives) +
+             collective_time_s(CollOp::all_reduce, bytes / gpn, nodes, p.inter, none) +
+             collective_time_s(CollOp::all_gather, bytes, gpn, p.intra, p.collectives);
+    case CollOp::all_gather:
+    case CollOp::reduce_scatter:
+      return collective_time_s(op, bytes / gpn, nodes, p.inter, none) +
+             collective_time_s(op, bytes, gpn, p.intra, p.collectives);
+    case CollOp::all_to_all: {
+      // Each rank sends S/n to every rank: (nodes-1)/nodes of S leaves the node on the GPU's NIC share.
+      const double inter =
+          p.inter.busbw_gbps > 0 ? bytes * (nodes - 1.0) / nodes / (p.inter.busbw_gbps * 1e9) : 0;
+      const double intra =
+          collective_time_s(CollOp::all_to_all, bytes * gpn / n, gpn, p.intra, p.collectives);
+      return p.inter.latency_us * 1e-6 + inter + intra;
+    }
+    case CollOp::send_recv:
+      return collective_time_s(op, bytes, 2, p.inter, none);
+  }
+  return 0;
+}
+
+ZeroEstimate deepspeed_zero2_estimate(std::int64_t total_params, int gpus_per_node, int nodes,
+                                      bool cpu_offload, double additional_buffer_factor) {
+  // deepspeed/runtime/zero/stage_1_and_2.py estimate_zero2_model_states_mem_needs (commit edaa722), verbatim
+  // in arithmetic order: Python ints stay exact, `/` is true division, int() truncates.
+  const std::int64_t total_gpus = static_cast<std::int64_t>(nodes) * gpus_per_node;
+  ZeroEstimate z;
+  if (cpu_offload) {
+    const std::int64_t gpu_mem = 2 * total_params;
+    const double cpu_mem = static_cast<double>(total_params * std::max<std::int64_t>(4 * total_gpus, 16)) *
+                           additional_buffer_factor;
+    z.gpu_bytes = gpu_mem;
+    z.cpu_bytes = static_cast<std::int64_t>(cpu_mem);
+  } else {
+    const std::int64_t gpu_mem =
+        2 * total_params +
+        static_cast<std::int64_t>(static_cast<double>(18 * total_params) / static_cast<double>(total_gpus));
+    const double cpu_mem = static_cast<double>(total_params * 4 * gpus_per_node) * additional_buffer_factor;
+    z.gpu_bytes = gpu_mem;
+    z.cpu_bytes = static_cast<std::int64_t>(cpu_mem);
+  }
+  return z;
+}
+
+ZeroEstimate deepspeed_zero3_estimate(std::int64_t total_params, std::int64_t largest_layer_params,
+                                      int gpus_per_node, int nodes, bool cpu_offload, bool cpu_offload_params,
+                                      bool zero_init, double additional_buffer_factor) {
+  // deepspeed/runtime/zero/stage3.py estimate_zero3_model_states_mem_needs (commit edaa722).
+  const std::int64_t total_gpus = static_cast<std::int64_t>(nodes) * gpus_per_node;
+  const double gpus_factor = 1.0 / static_cast<double>(nodes);
+  const std::int64_t largest_layer_memory = 4 * largest_layer_params;
+  const double P = static_cast<double>(total_params);
+  ZeroEstimate z;
+  z.largest_layer_bytes = largest_layer_memory;
+  double cpu_mem = 0;
+  std::int64_t gpu_mem = 0;
+  auto tdiv = [&](std::int64_t num) {
+    return static_cast<std::int64_t>(static_cast<double>(num) / static_cast<double>(total_gpus));
+  };
+  if (cpu_offload) {
+    if (cpu_offload_params) {
+      gpu_mem = largest_layer_memory;
+      if (zero_init)
+        cpu_mem = static_cast<double>(total_params * 18) * gpus_factor * additional_buffer_factor;
+      else
+        cpu_mem =
+            P * std::max(static_cast<double>(4 * gpus_per_node), 18 * gpus_factor) * additional_buffer_factor;
+    } else {
+      gpu_mem = largest_layer_memory + tdiv(2 * total_params);
+      if (zero_init)
+        cpu_mem = static_cast<double>(total_params * 16) * gpus_factor * additional_buffer_factor;
+      else
+        cpu_mem =
+            P * std::max(static_cast<double>(4 * gpus_per_node), 16 * gpus_factor) * additional_buffer_factor;
+    }
+  } else {
+    gpu_mem = largest_layer_memory + tdiv(18 * total_params);
+    if (zero_init)
+      cpu_mem = static_cast<double>(largest_layer_params * 4 * gpus_per_node) * additional_buffer_factor;
+    else
+      cpu_mem = static_cast<double>(total_params * 4 * gpus_per_node) * additional_buffer_factor;
+  }
+  z.gpu_bytes = gpu_mem;
+  z.cpu_bytes = static_cast<std::int64_t>(cpu_mem);
+  return z;
+}
+
+std::int64_t largest_module_params(const ModelSpec& m) {
+  const ParamCounts c = m.params();
+  std::int64_t mx = std::max(c.embedding, c.lm_head);
+  return std::max(mx, m.largest_linear());
+}
+
+double RankMemory::model_state_bytes() const {
+  return base.weights + base.trainable_params + base.gradients + base.optimizer_states + fp32_grad_partition +
+         gather_buffers;
+}
+
+double RankMemory::total() const {
+  return base.total() + fp32_grad_partition + gather_buffers + bucket_buffers + nccl_buffers;
+}
+
+namespace {
+
+bool is_sharded_dp(Strategy s) {
+  return s == Strategy::fsdp || s == Strategy::fsdp_grad_op || s == Strategy::hsdp || s == Strategy::zero1 ||
+         s == Strategy::zero2 || s == Strategy::zero3;
+}
+bool is_zero(Strategy s) { return s == Strategy::zero1 || s == Strategy::zero2 || s == Strategy::zero3; }
+bool is_fsdp(Strategy s) { return s == Strategy::fsdp || s == Strategy::fsdp_grad_op || s == Strategy::hsdp; }
+
+// The model one tensor-parallel rank holds: heads, FFN widths and the vocabulary split t ways (Megatron's
+// column/row-parallel linears and vocab-parallel embedding).
+ModelSpec tp_shard(const ModelSpec& m, int t) {
+  ModelSpec r = m;
+  auto div = [t](std::int64_t v) { return std::max<std::int64_t>(1, (v + t - 1) / t); };
+  r.attn.heads = div(m.attn.heads);
+  r.attn.kv_heads = div(m.attn.kv_heads);
+  r.mlp.intermediate = div(m.mlp.intermediate);
+  r.moe.expert_intermediate = div(m.moe.expert_intermediate);
+  r.moe.shared_intermediate = div(m.moe.shared_intermediate);
+  r.mamba.d_inner = div(m.mamba.d_inner);
+  r.vocab = div(m.vocab);
+  return r;
+}
+
+struct Ctx {
+  const Inputs& in;
+  const ParallelPlan& plan;
+  Strategy st;
+  int deg;
+  ModelSpec m_eff;  // what one rank computes (TP-sharded model)
+  double seq_len = 0;
+};
+
+// Shard group size for sharded data parallelism.
+int shard_group(const ParallelPlan& p, Strategy s) {
+  if (s == Strategy::hsdp) return p.gpus_per_node;
+  return p.ranks();
+}
+
+RankMemory rank_memory(const Ctx& c, std::int64_t micro) {
+  const Inputs& in = c.in;
+  const Workload& w = in.workload;
+  const StackProfile& s = in.stack;
+  const ParallelPlan& p = c.plan;
+  RankMemory r;
+  const double seq = c.st == Strategy::cp ? c.seq_len / c.deg : c.seq_len;
+  MemoryBreakdown mb = memory_for_batch(c.m_eff, w, s, micro, seq);
+  const double P = d(c.m_eff.params().total());
+  const double N = static_cast<double>(shard_group(p, c.st));
+  const bool full = w.method == Method::full;
+  if (c.st == Strategy::tp) {
+    // Sequence parallelism: hidden-sized activations are split t ways too (Megatron SP); logits are
+    // vocab-parallel already in the sharded model.
+    const MemoryBreakdown unsharded = memory_for_batch(in.model, w, s, micro, seq);
+    mb.activations = unsharded.activations / c.deg;
+  }
+  if (c.st == Strategy::ep) {
+    const ParamCounts pc = in.model.params();
+    const double f = d(pc.experts) / std::max(1.0, d(pc.total()));
+    const double keep = 1.0 - f * (1.0 - 1.0 / c.deg);
+    mb.weights *= keep;
+    mb.trainable_params *= keep;
+    mb.gradients *= keep;
+    mb.optimizer_states *= keep;
+    mb.autocast_copies *= keep;
+  }
+  if (is_zero(c.st) && full) {
+    // DeepSpeed's mixed-precision accounting (stage_1_and_2.py / stage3.py estimators): 16-bit params and
+    // grads, fp32 grads partition, fp32 master params + Adam momentum and variance.
+    mb.weights = 2 * P;
+    mb.gradients = 2 * P;
+    r.fp32_grad_partition = 4 * P;
+    mb.optimizer_states = 12 * P;
+    mb.autocast_copies = 0;
+    mb.gradients /= N;  // the estimator counts the 16-bit gradients partitioned for stages 1 and 2 alike
+    r.fp32_grad_partition /= N;
+    mb.optimizer_states /= N;
+    if (c.st == Strategy::zero3) {
+      // Stage 3 reduces each layer's 16-bit gradients straight into the fp32 partition: they live only in
+      // the per-layer working set, which the estimator counts as 4 bytes (16-bit param + grad) of the
+      // largest layer.
+      mb.weights /= N;
+      mb.gradients = 0;
+      r.gather_buffers = 4.0 * d(largest_module_params(c.m_eff));
+    }
+    if (p.offload != Offload::none) {
+      r.host_bytes = mb.optimizer_states + r.fp32_grad_partition;
+      mb.optimizer_states = 0;
+      r.fp32_grad_partition = 0;
+      if (c.st != Strategy::zero3) {
+        mb.gradients = 0;  // streamed to host during backward (estimator: GPU keeps only 2P)
+      } else {
+        if (p.offload == Offload::params) {
+          r.host_bytes += mb.weights;
+          mb.weights = 0;
+        }
+      }
+    }
+    const double grads_elems = P;
+    r.bucket_buffers = 2.0 * std::min(kZeroReduceBucketElems, grads_elems);
+    if (c.st == Strategy::zero3) r.bucket_buffers += 2.0 * std::min(kZeroPrefetchElems, P);
+  } else if (is_zero(c.st) || is_fsdp(c.st)) {
+    const int stage = c.st == Strategy::zero1                                     ? 1
+                      : c.st == Strategy::zero2 || c.st == Strategy::fsdp_grad_op ? 2
+                                                                                  : 3;
+    mb.optimizer_states /= N;
+    if (stage >= 2) mb.gradients /= N;
+    const double layers = std::max<double>(1, d(c.m_eff.layers()));
+    const double unit = (mb.weights + mb.trainable_params) / layers;  // one transformer layer as gathered
+    if (stage >= 3) {
+      mb.weights /= N;
+      mb.trainable_params /= N;
+      mb.autocast_copies /= N;
+      // FSDP: the running unit and the prefetched next one; ZeRO-3: the largest module (estimator's 4L)
+      r.gather_buffers =
+          is_fsdp(c.st) ? 2.0 * unit : 2.0 * d(largest_module_params(c.m_eff)) * w.compute_bytes();
+    } else if (c.st == Strategy::fsdp_grad_op) {
+      // SHARD_GRAD_OP keeps every unit unsharded from forward to backward.
+      r.gather_buffers = mb.weights + mb.trainable_params;
+      mb.weights /= N;
+      mb.trainable_params /= N;
+    }
+    if (is_fsdp(c.st))
+      r.bucket_buffers = mb.gradients > 0 ? unit * (full ? 1.0 : 0.0) : 0;  // RS input
+    else
+      r.bucket_buffers = 2.0 * std::min(kZeroReduceBucketElems, param_breakdown(c.m_eff, w).trainable);
+    if (p.offload != Offload::none) {
+      r.host_bytes = mb.optimizer_states + mb.gradients;
+      mb.optimizer_states = 0;
+      mb.gradients = 0;
+      if (p.offload == Offload::params) {
+        r.host_bytes += mb.weights + mb.trainable_params;
+        mb.weights = 0;
+        mb.trainable_params = 0;
+      }
+    }
+  } else if (c.st == Strategy::ddp || c.st == Strategy::tp || c.st == Strategy::ep || c.st == Strategy::cp) {
+    // DDP's reducer holds a flat bucket copy of every gradient (gradient_as_bucket_view=False by default).
+    if (p.ranks() > (c.st == Strategy::tp ? c.deg : 1)) r.bucket_buffers = mb.gradients;
+  }
+  mb.allocator_overhead = s.allocator_overhead_fraction * (mb.activations + mb.logits + mb.dequant_buffers);
+  int comms = 1 + (c.st == Strategy::tp || c.st == Strategy::ep || c.st == Strategy::cp ? 1 : 0);
+  r.nccl_buffers = kNcclBufferBytes * comms;
+  r.base = mb;
+  return r;
+}
+
+std::int64_t max_micro(const Ctx& c, double usable) {
+  const double fixed = rank_memory(c, 0).total();
+  const double per = rank_memory(c, 1).total() - fixed;
+  if (per <= 0 || fixed >= usable) return 0;
+  auto b = static_cast<std::int64_t>(std::min(1.0e7, std::floor((usable - fixed) / per)));
+  while (b > 0 && rank_memory(c, b).total() > usable) --b;
+  return b;
+}
+
+// The busiest EP rank's share of routed pairs over the mean (experts placed contiguously, E/ep per rank).
+double ep_imbalance(const std::vector<double>& shares, int ep) {
+  if (shares.empty() || ep <= 1) return 1.0;
+  const std::size_t per = shares.size() / static_cast<std::size_t>(ep);
+  if (per == 0) return 1.0;
+  double sum = 0, mx = 0;
+  for (int r = 0; r < ep; ++r) {
+    double s = 0;
+    for (std::size_t i = 0; i < per; ++i) s += shares[static_cast<std::size_t>(r) * per + i];
+    mx = std::max(mx, s);
+    sum += s;
+  }
+  return sum > 0 ? mx * ep / sum : 1.0;
+}
+
+void add(ParallelEstimate& e, CommItem it) {
+  it.exposed_s = std::max(0.0, std::min(it.exposed_s, it.time_s));
+  it.overlapped_s = it.time_s - it.exposed_s;
+  e.comm_s += it.time_s;
+  e.comm_exposed_s += it.exposed_s;
+  e.comm.push_back(std::move(it));
+}
+
+Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, const Estimate& single,
+                                  const Database& db) {
+  ParallelEstimate e;
+  e.single = single;
+  e.plan = plan;
+  e.is_single = false;
+  const Workload& w = in.workload;
+  const ModelSpec& m = in.model;
+  const Strategy st = plan.strategy;
+  const int R = plan.ranks();
+  const int deg = (st == Strategy::tp || st == Strategy::ep || st == Strategy::cp) ? plan.degree : 1;
+  e.strategy_label = std::string(strategy_name(st)) + (deg > 1 ? ":" + std::to_string(deg) : "");
+  // --- checks that name the flag
+  if (deg > 1 && (R % deg != 0))
+    return make_error(Errc::invalid_value, "--parallel",
+                      e.strategy_label + " needs a GPU count divisible by " + std::to_string(deg) + ", got " +
+                          std::to_string(R));
+  if (deg > plan.gpus_per_node)
+    return make_error(Errc::invalid_value, "--parallel",
+                      e.strategy_label + " spans more GPUs than one node has (" +
+                          std::to_string(plan.gpus_per_node) +
+                          "); ftcost keeps tensor, expert and context groups inside a node");
+  if (st == Strategy::tp && m.attn.heads > 0 && m.attn.heads % deg != 0)
+    return make_error(Errc::invalid_value, "--parallel",
+                      "tp:" + std::to_string(deg) + " must divide the attention heads (" +
+                          std::to_string(m.attn.heads) + ")");
+  if (st == Strategy::ep && (!m.is_moe() || m.moe.experts % deg != 0))
+    return make_error(Errc::invalid_value, "--parallel",
+                      m.is_moe() ? "ep:" + std::to_string(deg) + " must divide the experts (" +
+                                       std::to_string(m.moe.experts) + ")"
+                                 : "ep:N applies only to MoE models; " + m.id + " has no experts");
+  if (st == Strategy::hsdp && plan.nodes < 2)
+    return make_error(Errc::invalid_value, "--parallel",
+                      "hsdp shards inside a node and replicates across nodes: needs --nodes 2 or more");
+  if (plan.offload != Offload::none && !(is_zero(st) || is_fsdp(st)))
+    return make_error(Errc::invalid_value, "--offload",
+                      "applies to zero1/zero2/zero3 and fsdp strategies, not " + e.strategy_label);
+  if (plan.offload == Offload::params && !(st == Strategy::zero3 || is_fsdp(st)))
+    return make_error(Errc::invalid_value, "--offload",
+                      "params needs zero3 or fsdp (ZeRO-1/2 keep parameters on the GPU)");
+  if (plan.offload == Offload::optimizer && is_fsdp(st))
+    return make_error(
+        Errc::invalid_value, "--offload",
+        "FSDP offloads parameters, gradients and optimizer step together: use --offload params");
+  if (plan.nodes > 1 && plan.inter.kind == LinkKind::none)
+    return make_error(Errc::missing_field, "--network",
+                      "--nodes > 1 needs a network: a --node preset with one, or --network and "
+                      "--network-gbit-per-gpu");
+  if (is_zero(st) && w.method == Method::full && w.optimizer != Optimizer::adamw_mixed)
+    e.warnings.push_back(
+        "DeepSpeed ZeRO keeps fp32 master weights and Adam states (12 B/param) whatever --optimizer says; "
+        "memory follows DeepSpeed's accounting");
+
+  Ctx c{in, plan, st, deg, st == Strategy::tp ? tp_shard(m, deg) : m, single.max_batch.seq_len};
+  e.seq_len = c.seq_len;
+  e.dp = (st == Strategy::tp || st == Strategy::cp) ? R / deg : R;
+  e.usable_bytes = in.gpu.usable_bytes();
+  e.max_micro_batch = max_micro(c, e.usable_bytes);
+  e.micro_batch = w.batch > 0 ? w.batch : e.max_micro_batch;
+  if (w.batch > 0 && w.batch > e.max_micro_batch)
+    e.warnings.push_back("batch " + std::to_string(w.batch) +
+                         " per GPU does not fit: the maximum per rank is " +
+                         std::to_string(e.max_micro_batch));
+  e.memory = rank_memory(c, std::max<std::int64_t>(e.micro_batch, 0));
+  e.fits = e.micro_batch > 0 && e.memory.total() <= e.usable_bytes;
+  if (plan.offload != Offload::none && plan.host_ram_gib > 0) {
+    const double node_host = e.memory.host_bytes * plan.gpus_per_node;
+    if (node_host > plan.host_ram_gib * kGiB) {
+      e.fits = false;
+      e.warnings.push_back("offload needs " + json(std::round(node_host / kGiB)).dump() +
+                           " GiB of host RAM per node; the node has " + json(plan.host_ram_gib).dump());
+    }
+  }
+  if (is_zero(st) && w.method == Method::full) {
+    const std::int64_t P = m.params().total();
+    if (st == Strategy::zero3)
+      e.deepspeed = deepspeed_zero3_estimate(P, largest_module_params(m), plan.gpus_per_node, plan.nodes,
+                                             plan.offload != Offload::none, plan.offload == Offload::params);
+    else
+      e.deepspeed =
+          deepspeed_zero2_estimate(P, plan.gpus_per_node, plan.nodes, plan.offload != Offload::none);
+  }
+  if (e.micro_batch <= 0) {
+    e.warnings.push_back("does not fit: even batch 1 per GPU needs " +
+                         json(std::round(rank_memory(c, 1).total() / kGiB * 10) / 10).dump() +
+                         " GiB per rank");
+    return e;
+  }
+  e.global_batch = e.micro_batch * e.dp * plan.grad_accum;
+
+  // --- compute per rank
+  const double len = w.mean_padded_len(e.micro_batch);
+  const double step_len = st == Strategy::cp ? len / deg : len;
+  Workload w1 = w;
+  w1.grad_accum = 1;  // this layer spreads the optimizer step over the micro-batches itself
+  StepTime t = step_model(c.m_eff, w1, in.stack, in.gpu, in.calibration.get(), e.micro_batch, step_len,
+                          in.expert_shares);
+  const auto S = [&](Stage s) { return t.by_stage[static_cast<std::size_t>(s)]; };
+  double micro_s = t.total_s - S(Stage::optimizer);
+  double fwd_s = S(Stage::forward), bwd_s = S(Stage::backward) + S(Stage::recompute);
+  if (st == Strategy::ep) {
+    e.expert_imbalance = ep_imbalance(in.expert_shares, deg);
+    const double extra =
+        t.by_class[static_cast<std::size_t>(KernelClass::expert_gemm)] * (e.expert_imbalance - 1.0);
+    micro_s += extra;
+    bwd_s += extra * 2.0 / 3.0;
+    fwd_s += extra / 3.0;
+  }
+  if (st == Strategy::cp) {
+    // Causal attention is quadratic: each rank computes 1/c of the full-length attention, c times its own
+    // chunk's (L/c)^2 work (load-balanced ring attention).
+    const double extra = t.by_class[static_cast<std::size_t>(KernelClass::attention)] * (deg - 1.0);
+    micro_s += extra;
+    bwd_s += extra * 2.0 / 3.0;
+    fwd_s += extra / 3.0;
+  }
+  e.compute_s = plan.grad_accum * micro_s;
+  double opt = S(Stage::optimizer);
+  const ParamBreakdown pb = param_breakdown(c.m_eff, w);
+  if (is_sharded_dp(st)) opt /= shard_group(plan, st);
+  if (plan.offload != Offload::none) {
+    const double n = shard_group(plan, st);
+    opt = pb.trainable / n / kHostAdamParamsPerS;
+    const Link host = intra_node_link(in.gpu, 1 << 20, 1);  // the GPU's PCIe link (NVLink never joins 2^20)
+    const double bytes = 2.0 * pb.trainable / n * 2.0;      // 16-bit grads down, 16-bit params up
+    CommItem it{"offload: gradients to host, parameters back (PCIe)",
+                CollOp::send_recv,
+                "pcie-host",
+                1,
+                bytes / 2,
+                2,
+                bytes / (host.busbw_gbps * 1e9),
+                0,
+                0,
+                ""};
+    it.exposed_s = it.time_s;
+    it.overlap = "exposed (around the host optimizer step)";
+    add(e, it);
+  }
+  e.optimizer_s = opt;
+
+  // --- communication per optimizer step
+  const double layers = std::max<double>(1, d(m.layers()));
+  const double accum = plan.grad_accum;
+  const int gpn = plan.gpus_per_node, nodes = plan.nodes;
+  const MemoryBreakdown full_mb = memory_for_batch(c.m_eff, w, in.stack, 0, c.seq_len);
+  const double grad_bytes = full_mb.gradients;  // trainable grads in their dtype, one replica
+  const bool ds_full = is_zero(st) && w.method == Method::full;
+  const double grad16 = ds_full ? 2.0 * d(c.m_eff.params().total()) : grad_bytes;
+  const double gather_bytes = full_mb.weights + full_mb.trainable_params;  // what FSDP/ZeRO-3 all-gathers
+  auto coll = [&](CollOp op, double bytes) { return group_collective_time_s(op, bytes, gpn, nodes, plan); };
+  const std::string scope = nodes > 1 ? "hierarchical" : "intra-node";
+  if (st == Strategy::ddp || st == Strategy::tp || st == Strategy::ep || st == Strategy::cp) {
+    // Gradient all-reduce over the data-parallel replicas in 25 MiB buckets during backward; no_sync on
+    // accumulation micro-batches.
+    int g_gpn = gpn, g_nodes = nodes;
+    // TP ranks hold different shards: their replicas are the other TP groups. CP ranks hold the same
+    // parameters and see different tokens: gradients are reduced over all ranks (Megatron's dp x cp group).
+    if (st == Strategy::tp) g_gpn = gpn / deg;
+    double bytes = grad_bytes;
+    if (st == Strategy::ep) {
+      // Non-expert gradients over all ranks, expert gradients over the R/ep replicas of each expert shard.
+      const ParamCounts pc = m.params();
+      const double f = d(pc.experts) / std::max(1.0, d(pc.total()));
+      bytes = grad_bytes * (1 - f);
+      const double eb = grad_bytes * f / deg;
+      if (R / deg > 1 && eb > 0) {
+        const double calls = std::ceil(eb / kDdpBucketBytes);
+        const double one =
+            group_collective_time_s(CollOp::all_reduce, eb / calls, std::max(1, gpn / deg), nodes, plan);
+        CommItem it{"expert gradient all-reduce (DDP buckets)",
+                    CollOp::all_reduce,
+                    scope,
+                    R / deg,
+                    eb / calls,
+                    calls,
+                    one * calls,
+                    0,
+                    0,
+                    "during backward (DDP buckets)"};
+        it.exposed_s = one + std::max(0.0, it.time_s - one - bwd_s);
+        add(e, it);
+      }
+    }
+    if (g_gpn * g_nodes > 1 && bytes > 0) {
+      const double calls = std::ceil(bytes / kDdpBucketBytes);
+      const double one = group_collective_time_s(CollOp::all_reduce, bytes / calls, g_gpn, g_nodes, plan);
+      CommItem it{"gradient all-reduce (DDP buckets)",
+                  CollOp::all_reduce,
+                  g_nodes > 1 ? "hierarchical" : "intra-node",
+                  g_gpn * g_nodes,
+                  bytes / calls,
+                  calls,
+                  one * calls,
+                  0,
+                  0,
+                  "during backward as buckets fill; the last bucket after it"};
+      it.exposed_s = one + std::max(0.0, it.time_s - one - bwd_s);
+      add(e, it);
+    }
+  }
+  if (is_zero(st)) {
+    const double n = R;
+    const bool each_micro = st != Strategy::zero1;  // stage 1 reduces at the accumulation boundary only
+    const double rs_calls =
+        (each_micro ? accum : 1.0) * std::max(1.0, std::ceil(grad16 / 2.0 / kZeroReduceBucketElems));
+    const double rs_one = coll(CollOp::reduce_scatter,
+                               grad16 / std::max(1.0, std::ceil(grad16 / 2.0 / kZeroReduceBucketElems)));
+    CommItem rs{"gradient reduce-scatter",
+                CollOp::reduce_scatter,
+                scope,
+                static_cast<int>(n),
+                grad16 / std::max(1.0, std::ceil(grad16 / 2.0 / kZeroReduceBucketElems)),
+                rs_calls,
+                rs_one * rs_calls,
+                0,
+                0,
+                ""};
+    if (st == Strategy::zero3) {
+      const double ag = coll(CollOp::all_gather, gather_bytes);
+      CommItem f{"forward parameter all-gather (prefetch)",
+                 CollOp::all_gather,
+                 scope,
+                 static_cast<int>(n),
+                 gather_bytes / layers,
+                 layers * accum,
+                 ag * accum,
+                 0,
+                 0,
+                 "prefetched ahead of use (overlap_comm on for stage 3)"};
+      f.exposed_s = accum * (ag / layers + std::max(0.0, ag - fwd_s));
+      add(e, f);
+      CommItem b{"backward parameter all-gather (prefetch)",
+                 CollOp::all_gather,
+                 scope,
+                 static_cast<int>(n),
+                 gather_bytes / layers,
+                 layers * accum,
+                 ag * accum,
+                 0,
+                 0,
+                 "prefetched ahead of use"};
+      const double bwd_comm = ag + rs_one * rs_calls / accum;
+      b.exposed_s = accum * (ag / layers + std::max(0.0, bwd_comm - bwd_s) * ag / bwd_comm);
+      rs.overlap = "overlapped with backward (overlap_comm)";
+      rs.exposed_s =
+          accum * std::max(0.0, bwd_comm - bwd_s) * (rs_one * rs_calls / accum) / bwd_comm + rs_one;
+      add(e, b);
+      add(e, rs);
+    } else {
+      rs.overlap = "not overlapped: DeepSpeed's overlap_comm defaults to off for stages 1 and 2";
+      rs.exposed_s = rs.time_s;
+      add(e, rs);
+      const double pbytes = ds_full ? 2.0 * d(c.m_eff.params().total()) : grad_bytes;
+      const double ag = coll(CollOp::all_gather, pbytes);
+      CommItem a{"updated parameter all-gather",
+                 CollOp::all_gather,
+                 scope,
+                 static_cast<int>(n),
+                 pbytes,
+                 1,
+                 ag,
+                 0,
+                 ag,
+                 "after the optimizer step, exposed"};
+      add(e, a);
+    }
+  }
+  if (is_fsdp(st)) {
+    const int sg_gpn = gpn, sg_nodes = st == Strategy::hsdp ? 1 : nodes;
+    auto scoll = [&](CollOp op, double bytes) {
+      return group_collective_time_s(op, bytes, sg_gpn, sg_nodes, plan);
+    };
+    const std::string sscope = sg_nodes > 1 ? "hierarchical" : "intra-node";
+    const double ag = scoll(CollOp::all_gather, gather_bytes);
+    const double rs = scoll(CollOp::reduce_scatter, grad_bytes);
+    CommItem f{"forward parameter all-gather",
+               CollOp::all_gather,
+               sscope,
+               sg_gpn * sg_nodes,
+               gather_bytes / layers,
+               layers * accum,
+               ag * accum,
+               0,
+               0,
+               "next unit's all-gather issued while the current unit computes"};
+    f.exposed_s = accum * (ag / layers + std::max(0.0, ag - fwd_s));
+    add(e, f);
+    double bwd_comm = rs;
+    if (st != Strategy::fsdp_grad_op) {
+      CommItem b{"backward parameter all-gather",
+                 CollOp::all_gather,
+                 sscope,
+                 sg_gpn * sg_nodes,
+                 gather_bytes / layers,
+                 layers * accum,
+                 ag * accum,
+                 0,
+                 0,
+                 "BACKWARD_PRE prefetch of the next unit"};
+      bwd_comm += ag;
+      b.exposed_s = accum * std::max(0.0, bwd_comm - bwd_s) * ag / bwd_comm;
+      add(e, b);
+    }
+    CommItem r{"gradient reduce-scatter",
+               CollOp::reduce_scatter,
+               sscope,
+               sg_gpn * sg_nodes,
+               grad_bytes / layers,
+               layers * accum,
+               rs * accum,
+               0,
+               0,
+               "per unit during backward; the last unit's after it"};
+    r.exposed_s = accum * (rs / layers + std::max(0.0, bwd_comm - bwd_s) * rs / std::max(bwd_comm, 1e-30));
+    add(e, r);
+    if (st == Strategy::hsdp) {
+      const double shard = grad_bytes / gpn;
+      const double ar = group_collective_time_s(CollOp::all_reduce, shard, 1, nodes, plan);
+      CommItem h{"gradient shard all-reduce across nodes",
+                 CollOp::all_reduce,
+                 "inter-node",
+                 nodes,
+                 shard / layers,
+                 layers * accum,
+                 ar * accum,
+                 0,
+                 0,
+                 "after each unit's reduce-scatter, during backward"};
+      h.exposed_s = accum * (ar / layers + std::max(0.0, ar - bwd_s));
+      add(e, h);
+    }
+  }
+  const double act_bytes = d(e.micro_batch) * step_len * d(m.hidden) * w.compute_bytes();
+  if (st == Strategy::tp) {
+    // Megatron sequence parallelism: per transformer layer, an all-gather and a reduce-scatter around the
+    // attention block and around the MLP, in forward and (swapped) in backward; recompute repeats forward's.
+    const double per_layer_calls = 4.0 * (1.0 + 1.0 + (w.checkpointing ? 1.0 : 0.0));
+    const double ag = collective_time_s(CollOp::all_gather, act_bytes, deg, plan.intra, plan.collectives);
+    const double rs = collective_time_s(CollOp::reduce_scatter, act_bytes, deg, plan.intra, plan.collectives);
+    const double calls = layers * per_layer_calls * accum;
+    CommItem it{"sequence-parallel all-gather / reduce-scatter",
+                CollOp::all_gather,
+                "intra-node",
+                deg,
+                act_bytes,
+                calls,
+                calls * (ag + rs) / 2.0,
+                0,
+                0,
+                "on the critical path (tp_comm_overlap off by default)"};
+    it.exposed_s = it.time_s;
+    add(e, it);
+  }
+  if (st == Strategy::ep) {
+    const double k = d(w.active_experts(m));
+    const double bytes = act_bytes * k;
+    const double moe_layers = d(m.layers_with(Ffn::moe));
+    const double calls = moe_layers * (4.0 + (w.checkpointing ? 2.0 : 0.0)) * accum;
+    const double one =
+        collective_time_s(CollOp::all_to_all, bytes, deg, plan.intra, plan.collectives) * e.expert_imbalance;
+    CommItem it{"expert dispatch / combine all-to-all",
+                CollOp::all_to_all,
+                "intra-node",
+                deg,
+                bytes,
+                calls,
+                calls * one,
+                0,
+                0,
+                "on the critical path (the experts wait for their tokens)"};
+    it.exposed_s = it.time_s;
+    add(e, it);
+  }
+  if (st == Strategy::cp) {
+    const double kv = d(e.micro_batch) * step_len * 2.0 * d(m.attn.kv_dim()) * w.compute_bytes();
+    const double att_layers = d(m.layers_with(Mixer::attention));
+    const double steps = (deg - 1.0) * (1.0 + 2.0 + (w.checkpointing ? 1.0 : 0.0));
+    const double one = collective_time_s(CollOp::send_recv, kv, 2, plan.intra, plan.collectives);
+    const double calls = att_layers * steps * accum;
+    CommItem it{"ring attention K/V send/recv",
+                CollOp::send_recv,
+                "intra-node",
+                deg,
+                kv,
+                calls,
+                calls * one,
+                0,
+                0,
+                "overlapped with the attention of the chunk in hand"};
+    const double attn = t.by_class[static_cast<std::size_t>(KernelClass::attention)] * deg * accum;
+    it.exposed_s = std::max(0.0, it.time_s - attn);
+    add(e, it);
+  }
+  e.step_s = e.compute_s + e.optimizer_s + e.comm_exposed_s;
+  double queries_per_row = 1.0;
+  if (w.seq_len <= 0 && w.padding == Padding::packing)
+    queries_per_row = w.max_length / std::max(1.0, w.lengths.truncated_mean(w.max_length));
+  e.throughput_qps = d(e.global_batch) * queries_per_row / e.step_s;
+  e.throughput_tps = e.throughput_qps / queries_per_row * len;
+  if (single.batch > 0 && single.batch <= single.max_batch.batch && single.throughput_qps > 0)
+    e.scaling_efficiency = e.throughput_qps / (R * single.throughput_qps);
+  e.time_hours = paper::hours(w.queries, w.epochs, e.throughput_qps);
+  if (single.has_price) {
+    e.usd_per_gpu_hour = single.chosen.price.usd_per_hour;
+    e.price_provider = single.chosen.price.provider;
+  } else if (single.batch <= 0) {
+    // The single-GPU estimate stops before pricing when one GPU cannot hold the job: price it here with
+    // the same choice (--price-per-hour, else the cheapest dated fresh offer matching --spot/--provider).
+    if (in.price_per_hour > 0) {
+      e.usd_per_gpu_hour = in.price_per_hour;
+      e.price_provider = "--price-per-hour";
+    } else {
+      for (int pass = 0; pass < 3 && e.usd_per_gpu_hour <= 0; ++pass) {
+        double best = 0;
+        for (const auto& o : db.offers_for(in.gpu.id)) {
+          const double price = in.spot ? o.spot_usd_per_gpu_hour : o.on_demand_usd_per_gpu_hour;
+          if (price <= 0 || (!in.provider.empty() && o.provider_id != in.provider)) continue;
+          const bool dated = !o.date.empty();
+          const bool stale =
+              dated && o.date_days >= 0 && in.today_days >= 0 && in.today_days - o.date_days > in.stale_days;
+          if ((pass == 0 && (!dated || stale)) || (pass == 1 && !dated)) continue;
+          if (best <= 0 || price < best) {
+            best = price;
+            e.price_provider = o.provider;
+          }
+        }
+        e.usd_per_gpu_hour = best;
+      }
+    }
+  }
+  if (e.usd_per_gpu_hour > 0) e.cost_usd = e.time_hours * e.usd_per_gpu_hour * R;
+  return e;
+}
+
+}  // namespace
+
+Result<ParallelEstimate> estimate_parallel(const Inputs& in, const ParallelPlan& plan_in,
+                                           const Database& db) {
+  ParallelPlan plan = plan_in;
+  if (plan.gpus_per_node < 1 || plan.nodes < 1)
+    return make_error(Errc::out_of_range, "--gpus", "needs at least 1 GPU per node and 1 node");
+  plan.grad_accum = static_cast<int>(std::max<std::int64_t>(1, in.workload.grad_accum));
+  FTCOST_TRY(single, estimate(in, db));
+  const bool one = plan.ranks() == 1 && plan.offload == Offload::none && !plan.choose &&
+                   (plan.strategy == Strategy::single || plan.degree <= 1);
+  if (one) {
+    ParallelEstimate e;
+    e.single = single;
+    e.plan = plan;
+    e.is_single = true;
+    e.strategy_label = "single";
+    return e;
+  }
+  if (plan.intra.kind == LinkKind::none && plan.gpus_per_node > 1)
+    plan.intra = intra_node_link(in.gpu, plan.gpus_per_node, -1);
+  if (!plan.choose) {
+    if (plan.strategy == Strategy::single) plan.strategy = Strategy::ddp;
+    return evaluate(in, plan, single, db);
+  }
+  // --parallel auto: every applicable strategy; the fastest that fits wins.
+  std::vector<ParallelPlan> cands;
+  auto push = [&](Strategy s, int deg) {
+    ParallelPlan p = plan;
+    p.choose = false;
+    p.strategy = s;
+    p.degree = deg;
+    cands.push_back(p);
+  };
+  const bool off = plan.offload != Offload::none;
+  if (!off) push(Strategy::ddp, 1);
+  for (Strategy s : {Strategy::zero1, Strategy::zero2, Strategy::zero3})
+    if (!(plan.offload == Offload::params && s != Strategy::zero3)) push(s, 1);
+  if (plan.offload != Offload::optimizer) {
+    push(Strategy::fsdp, 1);
+    push(Strategy::fsdp_grad_op, 1);
+    if (plan.nodes > 1) push(Strategy::hsdp, 1);
+  }
+  if (!off) {
+    for (int d2 = 2; d2 <= plan.gpus_per_node; d2 *= 2) {
+      if (plan.gpus_per_node % d2 != 0) continue;
+      if (in.model.attn.heads > 0 && in.model.attn.heads % d2 == 0) push(Strategy::tp, d2);
+      if (in.model.is_moe() && in.model.moe.experts % d2 == 0) push(Strategy::ep, d2);
+    }
+  }
+  std::vector<ParallelEstimate> ok;
+  std::vector<std::string> no;
+  for (const auto& p : cands) {
+    auto r = evaluate(in, p, single, db);
+    if (!r.ok()) continue;
+    const ParallelEstimate& e = r.value();
+    if (e.fits)
+      ok.push_back(e);
+    else
+      no.push_back(e.strategy_label + " (needs " +
+                   json(std::round(rank_memory(Ctx{in, p, p.strategy, p.degree,
+                                                   p.strategy == Strategy::tp ? tp_shard(in.model, p.degree)
+                                                                              : in.model,
+                                                   single.max_batch.seq_len},
+                                               1)
+                                       .total() /
+                                   kGiB * 10) /
+                        10)
+                       .dump() +
+                   " GiB per rank at batch 1)");
+  }
+  if (ok.empty()) {
+    ParallelPlan p = plan;
+    p.choose = false;
+    p.strategy = plan.offload == Offload::params ? Strategy::zero3 : Strategy::fsdp;
+    if (plan.offload == Offload::optimizer) p.strategy = Strategy::zero3;
+    FTCOST_TRY(e, evaluate(in, p, single, db));
+    e.why.push_back("no strategy fits on " + std::to_string(plan.ranks()) + " x " + in.gpu.id +
+                    "; shown: " + e.strategy_label);
+    for (const auto& s : no) e.why.push_back("does not fit: " + s);
+    return e;
+  }
+  std::stable_sort(ok.begin(), ok.end(), [](const ParallelEstimate& a, const ParallelEstimate& b) {
+    return a.throughput_qps > b.throughput_qps;
+  });
+  ParallelEstimate best = ok.front();
+  best.why.push_back("fastest that fits: " + best.strategy_label + " at " +
+                     json(std::round(best.throughput_qps * 1000) / 1000).dump() + " queries/s (batch " +
+                     std::to_string(best.micro_batch) + " per GPU, " +
+                     json(std::round(best.comm_exposed_s / best.step_s * 1000) / 10).dump() +
+                     "% of the step is exposed communication)");
+  for (std::size_t i = 1; i < ok.size(); ++i)
+    best.why.push_back("slower: " + ok[i].strategy_label + " at " +
+                       json(std::round(ok[i].throughput_qps * 1000) / 1000).dump() + " queries/s (batch " +
+                       std::to_string(ok[i].micro_batch) + ")");
+  for (const auto& s : no) best.why.push_back("does not fit: " + s);
+  return best;
+}
+
+std::vector<std::string> single_gpu_warnings(const ParallelEstimate& p) {
+  std::vector<std::string> out;
+  for (const auto& w : p.single.warnings)
+    if (w.find("does not fit") == std::string::npos) out.push_back(w);
+  return out;
+}
+
+json parallel_to_json(const ParallelEstimate& p) {
+  json j = estimate_to_json(p.single);
+  if (p.is_single) return j;
+  const ParallelEstimate& e = p;
+  json single = {{"max_batch_size", j["max_batch_size"]},
+                 {"fits", j["fits"]},
+                 {"step_time_s", j["step_time_s"]},
+                 {"throughput_queries_per_s", j["throughput_queries_per_s"]}};
+  for (const char* k :
+       {"ops", "step_breakdown_s", "layer_breakdown_s", "kernel_classes_s", "costs", "cost_usd_range",
+        "throughput_queries_per_s_range", "device_time_s", "host_wait_s", "kernels_per_step", "price"})
+    j.erase(k);
+  j["single_gpu"] = single;
+  j["gpus"] = e.plan.ranks();
+  j["max_batch_size"] = e.max_micro_batch;
+  j["batch_size"] = e.micro_batch;
+  j["global_batch_size"] = e.global_batch;
+  j["fits"] = e.fits;
+  const MemoryBreakdown& b = e.memory.base;
+  j["memory_gib"] = {{"total", e.memory.total() / kGiB},
+                     {"weights", b.weights / kGiB},
+                     {"trainable_params", b.trainable_params / kGiB},
+                     {"gradients", b.gradients / kGiB},
+                     {"fp32_grad_partition", e.memory.fp32_grad_partition / kGiB},
+                     {"optimizer_states", b.optimizer_states / kGiB},
+                     {"autocast_copies", b.autocast_copies / kGiB},
+                     {"gather_buffers", e.memory.gather_buffers / kGiB},
+                     {"bucket_buffers", e.memory.bucket_buffers / kGiB},
+                     {"nccl_buffers", e.memory.nccl_buffers / kGiB},
+                     {"activations", b.activations / kGiB},
+                     {"logits", b.logits / kGiB},
+                     {"dequant_buffers", b.dequant_buffers / kGiB},
+                     {"cuda_context", b.cuda_context / kGiB},
+                     {"allocator_overhead", b.allocator_overhead / kGiB}};
+  json comm = json::array();
+  for (const auto& c : e.comm)
+    comm.push_back({{"name", c.name},
+                    {"op", coll_op_name(c.op)},
+                    {"scope", c.scope},
+                    {"ranks", c.ranks},
+                    {"bytes_per_call", c.bytes},
+                    {"calls", c.calls},
+                    {"time_s", c.time_s},
+                    {"overlapped_s", c.overlapped_s},
+                    {"exposed_s", c.exposed_s},
+                    {"overlap", c.overlap}});
+  json par = {{"strategy", e.strategy_label},
+              {"gpus_per_node", e.plan.gpus_per_node},
+              {"nodes", e.plan.nodes},
+              {"data_parallel", e.dp},
+              {"grad_accum", e.plan.grad_accum},
+              {"offload", offload_name(e.plan.offload)},
+              {"intra_node_link",
+               {{"kind", link_kind_name(e.plan.intra.kind)},
+                {"busbw_gbps", e.plan.intra.busbw_gbps},
+                {"latency_us", e.plan.intra.latency_us},
+                {"note", e.plan.intra.note}}},
+              {"host_gib_per_rank", e.memory.host_bytes / kGiB},
+              {"communication", comm},
+              {"compute_s", e.compute_s},
+              {"optimizer_s", e.optimizer_s},
+              {"communication_s", e.comm_s},
+              {"communication_exposed_s", e.comm_exposed_s},
+              {"scaling_efficiency", e.scaling_efficiency},
+              {"why", e.why}};
+  if (!e.plan.node_id.empty()) par["node"] = e.plan.node_id;
+  if (e.plan.nodes > 1)
+    par["network_link"] = {{"kind", link_kind_name(e.plan.inter.kind)},
+                           {"busbw_gbps", e.plan.inter.busbw_gbps},
+                           {"latency_us", e.plan.inter.latency_us},
+                           {"note", e.plan.inter.note}};
+  if (e.plan.strategy == Strategy::ep) par["expert_imbalance"] = e.expert_imbalance;
+  if (e.deepspeed.gpu_bytes > 0)
+    par["deepspeed_estimator"] = {
+        {"gpu_gib", static_cast<double>(e.deepspeed.gpu_bytes) / kGiB},
+        {"cpu_gib_per_node", static_cast<double>(e.deepspeed.cpu_bytes) / kGiB},
+        {"note", "DeepSpeed's own model-state estimate (additional_buffer_factor 1.5 on CPU)"}};
+  j["parallel"] = par;
+  json warnings = json::array();
+  for (const auto& w : single_gpu_warnings(e)) warnings.push_back(w);
+  for (const auto& w : e.warnings) warnings.push_back(w);
+  j["warnings"] = warnings;
+  if (e.micro_batch <= 0) {
+    j["step_time_s"] = nullptr;
+    j["throughput_queries_per_s"] = nullptr;
+    j["throughput_tokens_per_s"] = nullptr;
+    j["time_hours"] = nullptr;
+    j["cost_usd"] = nullptr;
+    return j;
+  }
+  j["step_time_s"] = e.step_s;
+  j["throughput_queries_per_s"] = e.throughput_qps;
+  j["throughput_tokens_per_s"] = e.throughput_tps;
+  j["time_hours"] = e.time_hours;
+  if (e.usd_per_gpu_hour > 0) {
+    j["cost_usd"] = e.cost_usd;
+    j["price"] = {
+        {"provider", e.price_provider}, {"usd_per_gpu_hour", e.usd_per_gpu_hour}, {"gpus", e.plan.ranks()}};
+  } else {
+    j["cost_usd"] = nullptr;
+  }
+  return j;
+}
+
+}  // namespace ftcost

@@ -1,0 +1,562 @@
+// Multi-GPU: DeepSpeed's ZeRO estimators reproduced exactly, the structural per-rank model states equal to
+// them, a 1-GPU plan byte-identical to the single-GPU estimate, nccl-tests' bus-bandwidth conventions,
+// measured collective curves, gradient accumulation, strategy choice and bad plans.
+#include "ftcost/api.hpp"
+#include "ftcost/database.hpp"
+#include "ftcost/estimate.hpp"
+#include "ftcost/parallel.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+using namespace ftcost;
+
+namespace {
+
+Inputs inputs(Request r) {
+  auto in = resolve_request(r, Database::embedded(), nullptr);
+  REQUIRE(in.ok());
+  return in.value();
+}
+
+ParallelPlan plan(int gpus, int nodes, Strategy s, int degree = 1) {
+  ParallelPlan p;
+  p.gpus_per_node = gpus;
+  p.nodes = nodes;
+  p.strategy = s;
+  p.degree = degree;
+  if (nodes > 1) p.inter = network_link("infiniband", 400);
+  return p;
+}
+
+ParallelEstimate run(const Inputs& in, const ParallelPlan& p) {
+  auto e = estimate_parallel(in, p, Database::embedded());
+  REQUIRE(e.ok());
+  return e.value();
+}
+
+struct DsRow {
+  const char* model;
+  std::int64_t total_params, largest_layer_params;
+  int gpus_per_node, nodes, stage;
+  bool cpu_offload, cpu_offload_params;
+  std::int64_t gpu_bytes, cpu_bytes;
+};
+
+// Expected values: DeepSpeed's own functions, their text taken from deepspeedai/DeepSpeed commit
+// edaa7221267243c7be7fb49c5d5f5c4fb97b4641 (deepspeed/runtime/zero/stage_1_and_2.py
+// estimate_zero2_model_states_mem_needs, deepspeed/runtime/zero/stage3.py
+// estimate_zero3_model_states_mem_needs; docs/sources/deepspeed-zero-estimators.md) and run by CPython 3 on
+// (total_params, largest_layer_params) from ftcost's model structure. Exact: no tolerance.
+const DsRow kDs[] = {
+    {"llama-3.1-8b", 8030261248, 525336576, 2, 1, 2, false, false, 88332873728, 96363134976},
+    {"llama-3.1-8b", 8030261248, 525336576, 2, 1, 2, true, false, 16060522496, 192726269952},
+    {"llama-3.1-8b", 8030261248, 525336576, 2, 1, 3, false, false, 74373697536, 6304038912},
+    {"llama-3.1-8b", 8030261248, 525336576, 2, 1, 3, true, false, 10131607552, 192726269952},
+    {"llama-3.1-8b", 8030261248, 525336576, 2, 1, 3, true, true, 2101346304, 216817053696},
+    {"llama-3.1-8b", 8030261248, 525336576, 8, 1, 2, false, false, 34128610304, 385452539904},
+    {"llama-3.1-8b", 8030261248, 525336576, 8, 1, 2, true, false, 16060522496, 385452539904},
+    {"llama-3.1-8b", 8030261248, 525336576, 8, 1, 3, false, false, 20169434112, 25216155648},
+    {"llama-3.1-8b", 8030261248, 525336576, 8, 1, 3, true, false, 4108911616, 192726269952},
+    {"llama-3.1-8b", 8030261248, 525336576, 8, 1, 3, true, true, 2101346304, 216817053696},
+    {"llama-3.1-8b", 8030261248, 525336576, 8, 4, 2, false, false, 20577544448, 385452539904},
+    {"llama-3.1-8b", 8030261248, 525336576, 8, 4, 2, true, false, 16060522496, 1541810159616},
+    {"llama-3.1-8b", 8030261248, 525336576, 8, 4, 3, false, false, 6618368256, 25216155648},
+    {"llama-3.1-8b", 8030261248, 525336576, 8, 4, 3, true, false, 2603237632, 48181567488},
+    {"llama-3.1-8b", 8030261248, 525336576, 8, 4, 3, true, true, 2101346304, 54204263424},
+    {"llama-2-70b", 68976648192, 262144000, 2, 1, 2, false, false, 758743130112, 827719778304},
+    {"llama-2-70b", 68976648192, 262144000, 2, 1, 2, true, false, 137953296384, 1655439556608},
+    {"llama-2-70b", 68976648192, 262144000, 2, 1, 3, false, false, 621838409728, 3145728000},
+    {"llama-2-70b", 68976648192, 262144000, 2, 1, 3, true, false, 70025224192, 1655439556608},
+    {"llama-2-70b", 68976648192, 262144000, 2, 1, 3, true, true, 1048576000, 1862369501184},
+    {"llama-2-70b", 68976648192, 262144000, 8, 1, 2, false, false, 293150754816, 3310879113216},
+    {"llama-2-70b", 68976648192, 262144000, 8, 1, 2, true, false, 137953296384, 3310879113216},
+    {"llama-2-70b", 68976648192, 262144000, 8, 1, 3, false, false, 156246034432, 12582912000},
+    {"llama-2-70b", 68976648192, 262144000, 8, 1, 3, true, false, 18292738048, 1655439556608},
+    {"llama-2-70b", 68976648192, 262144000, 8, 1, 3, true, true, 1048576000, 1862369501184},
+    {"llama-2-70b", 68976648192, 262144000, 8, 4, 2, false, false, 176752660992, 3310879113216},
+    {"llama-2-70b", 68976648192, 262144000, 8, 4, 2, true, false, 137953296384, 13243516452864},
+    {"llama-2-70b", 68976648192, 262144000, 8, 4, 3, false, false, 39847940608, 12582912000},
+    {"llama-2-70b", 68976648192, 262144000, 8, 4, 3, true, false, 5359616512, 413859889152},
+    {"llama-2-70b", 68976648192, 262144000, 8, 4, 3, true, true, 1048576000, 465592375296},
+    {"mistral-7b", 7241732096, 131072000, 2, 1, 2, false, false, 79659053056, 86900785152},
+    {"mistral-7b", 7241732096, 131072000, 2, 1, 2, true, false, 14483464192, 173801570304},
+    {"mistral-7b", 7241732096, 131072000, 2, 1, 3, false, false, 65699876864, 1572864000},
+    {"mistral-7b", 7241732096, 131072000, 2, 1, 3, true, false, 7766020096, 173801570304},
+    {"mistral-7b", 7241732096, 131072000, 2, 1, 3, true, true, 524288000, 195526766592},
+    {"mistral-7b", 7241732096, 131072000, 8, 1, 2, false, false, 30777361408, 347603140608},
+    {"mistral-7b", 7241732096, 131072000, 8, 1, 2, true, false, 14483464192, 347603140608},
+    {"mistral-7b", 7241732096, 131072000, 8, 1, 3, false, false, 16818185216, 6291456000},
+    {"mistral-7b", 7241732096, 131072000, 8, 1, 3, true, false, 2334721024, 173801570304},
+    {"mistral-7b", 7241732096, 131072000, 8, 1, 3, true, true, 524288000, 195526766592},
+    {"mistral-7b", 7241732096, 131072000, 8, 4, 2, false, false, 18556938496, 347603140608},
+    {"mistral-7b", 7241732096, 131072000, 8, 4, 2, true, false, 14483464192, 1390412562432},
+    {"mistral-7b", 7241732096, 131072000, 8, 4, 3, false, false, 4597762304, 6291456000},
+    {"mistral-7b", 7241732096, 131072000, 8, 4, 3, true, false, 976896256, 43450392576},
+    {"mistral-7b", 7241732096, 131072000, 8, 4, 3, true, true, 524288000, 48881691648},
+    {"qwen2.5-7b", 7615616512, 544997376, 2, 1, 2, false, false, 83771781632, 91387398144},
+    {"qwen2.5-7b", 7615616512, 544997376, 2, 1, 2, true, false, 15231233024, 182774796288},
+    {"qwen2.5-7b", 7615616512, 544997376, 2, 1, 3, false, false, 70720538112, 6539968512},
+    {"qwen2.5-7b", 7615616512, 544997376, 2, 1, 3, true, false, 9795606016, 182774796288},
+    {"qwen2.5-7b", 7615616512, 544997376, 2, 1, 3, true, true, 2179989504, 205621645824},
+    {"qwen2.5-7b", 7615616512, 544997376, 8, 1, 2, false, false, 32366370176, 365549592576},
+    {"qwen2.5-7b", 7615616512, 544997376, 8, 1, 2, true, false, 15231233024, 365549592576},
+    {"qwen2.5-7b", 7615616512, 544997376, 8, 1, 3, false, false, 19315126656, 26159874048},
+    {"qwen2.5-7b", 7615616512, 544997376, 8, 1, 3, true, false, 4083893632, 182774796288},
+    {"qwen2.5-7b", 7615616512, 544997376, 8, 1, 3, true, true, 2179989504, 205621645824},
+    {"qwen2.5-7b", 7615616512, 544997376, 8, 4, 2, false, false, 19515017312, 365549592576},
+    {"qwen2.5-7b", 7615616512, 544997376, 8, 4, 2, true, false, 15231233024, 1462198370304},
+    {"qwen2.5-7b", 7615616512, 544997376, 8, 4, 3, false, false, 6463773792, 26159874048},
+    {"qwen2.5-7b", 7615616512, 544997376, 8, 4, 3, true, false, 2655965536, 45693699072},
+    {"qwen2.5-7b", 7615616512, 544997376, 8, 4, 3, true, true, 2179989504, 51405411456},
+    {"mixtral-8x7b", 46702792704, 131072000, 2, 1, 2, false, false, 513730719744, 560433512448},
+    {"mixtral-8x7b", 46702792704, 131072000, 2, 1, 2, true, false, 93405585408, 1120867024896},
+    {"mixtral-8x7b", 46702792704, 131072000, 2, 1, 3, false, false, 420849422336, 1572864000},
+    {"mixtral-8x7b", 46702792704, 131072000, 2, 1, 3, true, false, 47227080704, 1120867024896},
+    {"mixtral-8x7b", 46702792704, 131072000, 2, 1, 3, true, true, 524288000, 1260975403008},
+    {"mixtral-8x7b", 46702792704, 131072000, 8, 1, 2, false, false, 198486868992, 2241734049792},
+    {"mixtral-8x7b", 46702792704, 131072000, 8, 1, 2, true, false, 93405585408, 2241734049792},
+    {"mixtral-8x7b", 46702792704, 131072000, 8, 1, 3, false, false, 105605571584, 6291456000},
+    {"mixtral-8x7b", 46702792704, 131072000, 8, 1, 3, true, false, 12199986176, 1120867024896},
+    {"mixtral-8x7b", 46702792704, 131072000, 8, 1, 3, true, true, 524288000, 1260975403008},
+    {"mixtral-8x7b", 46702792704, 131072000, 8, 4, 2, false, false, 119675906304, 2241734049792},
+    {"mixtral-8x7b", 46702792704, 131072000, 8, 4, 2, true, false, 93405585408, 8966936199168},
+    {"mixtral-8x7b", 46702792704, 131072000, 8, 4, 3, false, false, 26794608896, 6291456000},
+    {"mixtral-8x7b", 46702792704, 131072000, 8, 4, 3, true, false, 3443212544, 280216756224},
+    {"mixtral-8x7b", 46702792704, 131072000, 8, 4, 3, true, true, 524288000, 315243850752},
+    {"gemma-2-9b", 9241705984, 917504000, 2, 1, 2, false, false, 101658765824, 110900471808},
+    {"gemma-2-9b", 9241705984, 917504000, 2, 1, 2, true, false, 18483411968, 221800943616},
+    {"gemma-2-9b", 9241705984, 917504000, 2, 1, 3, false, false, 86845369856, 11010048000},
+    {"gemma-2-9b", 9241705984, 917504000, 2, 1, 3, true, false, 12911721984, 221800943616},
+    {"gemma-2-9b", 9241705984, 917504000, 2, 1, 3, true, true, 3670016000, 249526061568},
+    {"gemma-2-9b", 9241705984, 917504000, 8, 1, 2, false, false, 39277250432, 443601887232},
+    {"gemma-2-9b", 9241705984, 917504000, 8, 1, 2, true, false, 18483411968, 443601887232},
+    {"gemma-2-9b", 9241705984, 917504000, 8, 1, 3, false, false, 24463854464, 44040192000},
+    {"gemma-2-9b", 9241705984, 917504000, 8, 1, 3, true, false, 5980442496, 221800943616},
+    {"gemma-2-9b", 9241705984, 917504000, 8, 1, 3, true, true, 3670016000, 249526061568},
+    {"gemma-2-9b", 9241705984, 917504000, 8, 4, 2, false, false, 23681871584, 443601887232},
+    {"gemma-2-9b", 9241705984, 917504000, 8, 4, 2, true, false, 18483411968, 1774407548928},
+    {"gemma-2-9b", 9241705984, 917504000, 8, 4, 3, false, false, 8868475616, 44040192000},
+    {"gemma-2-9b", 9241705984, 917504000, 8, 4, 3, true, false, 4247622624, 55450235904},
+    {"gemma-2-9b", 9241705984, 917504000, 8, 4, 3, true, true, 3670016000, 62381515392},
+
+};
+
+}  // namespace
+
+TEST_CASE("DeepSpeed ZeRO estimators reproduced exactly (6 models x 3 GPU shapes x offload variants)") {
+  const Database& db = Database::embedded();
+  for (const DsRow& r : kDs) {
+    CAPTURE(r.model);
+    CAPTURE(r.gpus_per_node);
+    CAPTURE(r.nodes);
+    CAPTURE(r.stage);
+    CAPTURE(r.cpu_offload);
+    const ModelSpec* m = db.model(r.model);
+    REQUIRE(m != nullptr);
+    CHECK(m->params().total() == r.total_params);
+    CHECK(largest_module_params(*m) == r.largest_layer_params);
+    const ZeroEstimate z =
+        r.stage == 2 ? deepspeed_zero2_estimate(r.total_params, r.gpus_per_node, r.nodes, r.cpu_offload)
+                     : deepspeed_zero3_estimate(r.total_params, r.largest_layer_params, r.gpus_per_node,
+                                                r.nodes, r.cpu_offload, r.cpu_offload_params);
+    CHECK(z.gpu_bytes == r.gpu_bytes);
+    CHECK(z.cpu_bytes == r.cpu_bytes);
+  }
+}
+
+TEST_CASE(
+    "ZeRO-1/2/3 per-rank model states equal DeepSpeed's estimator (5 models x 3 stages x 3 GPU counts)") {
+  // Full fine-tuning with mixed-precision AdamW is the case DeepSpeed's estimators describe. ZeRO-1 is
+  // compared with the stage_1_and_2.py estimator, the one DeepSpeed ships for stages 1 and 2.
+  for (const char* model : {"llama-3.1-8b", "llama-2-70b", "mistral-7b", "qwen2.5-7b", "mixtral-8x7b"}) {
+    const Inputs in = inputs({{"model", model},
+                              {"gpu", "h100-sxm5-80gb"},
+                              {"method", "full"},
+                              {"optimizer", "adamw-mixed"},
+                              {"seq", "1024"},
+                              {"batch", "1"}});
+    for (auto shape : {std::make_pair(2, 1), std::make_pair(8, 1), std::make_pair(8, 4)}) {
+      for (Strategy s : {Strategy::zero1, Strategy::zero2, Strategy::zero3}) {
+        for (Offload off : {Offload::none, Offload::optimizer, Offload::params}) {
+          if (off == Offload::params && s != Strategy::zero3) continue;
+
+          CAPTURE(shape.first);
+          CAPTURE(shape.second);
+          const std::string sname = strategy_name(s), oname = offload_name(off), mname = model;
+          CAPTURE(sname);
+          CAPTURE(oname);
+          CAPTURE(mname);
+
+          ParallelPlan p = plan(shape.first, shape.second, s);
+          p.offload = off;
+          const ParallelEstimate e = run(in, p);
+          const DsRow* row = nullptr;
+          for (const DsRow& r : kDs)
+            if (std::string(r.model) == model && r.gpus_per_node == shape.first && r.nodes == shape.second &&
+                r.stage == (s == Strategy::zero3 ? 3 : 2) && r.cpu_offload == (off != Offload::none) &&
+                r.cpu_offload_params == (off == Offload::params))
+              row = &r;
+          REQUIRE(row != nullptr);
+          CHECK(e.deepspeed.gpu_bytes == row->gpu_bytes);
+          // DeepSpeed truncates with int(); the structural sum is a double.
+          CHECK(std::floor(e.memory.model_state_bytes()) ==
+                doctest::Approx(static_cast<double>(row->gpu_bytes)).epsilon(1e-12));
+          CHECK(std::fabs(e.memory.model_state_bytes() - static_cast<double>(row->gpu_bytes)) < 1.0);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("a 1-GPU plan gives exactly the single-GPU estimate") {
+  const Database& db = Database::embedded();
+  for (Request r :
+       std::vector<Request>{{{"model", "mixtral-8x7b"}, {"gpu", "a40"}, {"method", "qlora"}},
+                            {{"model", "llama-3.1-8b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "full"}},
+                            {{"model", "qwen3-30b-a3b"},
+                             {"gpu", "a100-sxm4-80gb"},
+                             {"method", "lora"},
+                             {"dataset", "math14k"},
+                             {"routing", "skew:1.0"}},
+                            {{"model", "llama-2-70b"}, {"gpu", "rtx-4090"}, {"method", "qlora"}}}) {
+    const Inputs in = inputs(r);
+    auto single = estimate(in, db);
+    REQUIRE(single.ok());
+    for (Strategy s : {Strategy::single, Strategy::ddp, Strategy::fsdp, Strategy::zero2}) {
+      const ParallelEstimate p = run(in, plan(1, 1, s));
+      CHECK(p.is_single);
+      CHECK(parallel_to_json(p).dump() == estimate_to_json(single.value()).dump());
+    }
+  }
+}
+
+TEST_CASE("nccl-tests bus-bandwidth conventions and alpha-beta collective time") {
+  CHECK(busbw_factor(CollOp::all_reduce, 8) == doctest::Approx(2.0 * 7 / 8));
+  CHECK(busbw_factor(CollOp::all_gather, 8) == doctest::Approx(7.0 / 8));
+  CHECK(busbw_factor(CollOp::reduce_scatter, 4) == doctest::Approx(3.0 / 4));
+  CHECK(busbw_factor(CollOp::all_to_all, 2) == doctest::Approx(0.5));
+  CHECK(busbw_factor(CollOp::send_recv, 2) == doctest::Approx(1.0));
+  Link l;
+  l.kind = LinkKind::nvswitch;
+  l.busbw_gbps = 100;
+  l.latency_us = 10;
+  // 1 GB all-reduce on 8 ranks at 100 GB/s bus bandwidth: 10 us + 1e9 * 1.75 / 1e11 s.
+  CHECK(collective_time_s(CollOp::all_reduce, 1e9, 8, l, {}) == doctest::Approx(10e-6 + 0.0175));
+  CHECK(collective_time_s(CollOp::all_reduce, 1e9, 1, l, {}) == 0);
+}
+
+TEST_CASE(
+    "measured collective curves: checked like nccl-tests prints them, busbw interpolated in log(size)") {
+  auto row = [](const char* op, int n, double bytes, double t_us) {
+    const double alg = bytes / (t_us * 1e-6) / 1e9;
+    CollOp o = std::string(op) == "all_reduce" ? CollOp::all_reduce : CollOp::all_gather;
+    return json{{"op", op},        {"ranks", n},        {"bytes", bytes},
+                {"time_us", t_us}, {"algbw_gbps", alg}, {"busbw_gbps", alg * busbw_factor(o, n)}};
+  };
+  json rows = json::array({row("all_reduce", 8, 1 << 20, 40), row("all_reduce", 8, 1 << 30, 6000)});
+  auto c = parse_collectives(rows, "collectives");
+  REQUIRE(c.ok());
+  Link none;
+  // Inside the curve: busbw interpolated; at the ends: the end rows.
+  const double t_hi = collective_time_s(CollOp::all_reduce, 1 << 30, 8, none, c.value());
+  CHECK(t_hi == doctest::Approx(6000e-6));
+  const double t_lo = collective_time_s(CollOp::all_reduce, 1024, 8, none, c.value());
+  CHECK(t_lo == doctest::Approx(40e-6));
+  const double mid = std::sqrt(double(1 << 20) * double(1 << 30));
+  const double bus_mid = (c.value()[0].busbw_gbps + c.value()[1].busbw_gbps) / 2;
+  CHECK(collective_time_s(CollOp::all_reduce, mid, 8, none, c.value()) ==
+        doctest::Approx(mid * busbw_factor(CollOp::all_reduce, 8) / (bus_mid * 1e9)));
+  // Rows whose columns disagree are rejected with the field named.
+  json bad = rows;
+  bad[0]["busbw_gbps"] = bad[0]["algbw_gbps"];
+  auto e = parse_collectives(bad, "collectives");
+  REQUIRE_FALSE(e.ok());
+  CHECK(e.error().field == "collectives[0].busbw_gbps");
+  bad = rows;
+  bad[1]["op"] = "broadcast";
+  CHECK(parse_collectives(bad, "collectives").error().field == "collectives[1].op");
+}
+
+TEST_CASE("gradient accumulation: no DDP gradient sync on accumulation micro-batches") {
+  Request r = {{"model", "llama-3.1-8b"},
+               {"gpu", "h100-sxm5-80gb"},
+               {"method", "lora"},
+               {"seq", "2048"},
+               {"batch", "4"}};
+  const Inputs in1 = inputs(r);
+  r["grad-accum"] = "4";
+  const Inputs in4 = inputs(r);
+  ParallelPlan p = plan(8, 1, Strategy::ddp);
+  const ParallelEstimate a = run(in1, p);
+  const ParallelEstimate b = run(in4, p);
+  REQUIRE(a.comm.size() == 1);
+  REQUIRE(b.comm.size() == 1);
+  CHECK(b.comm[0].time_s == doctest::Approx(a.comm[0].time_s));
+  CHECK(b.compute_s == doctest::Approx(4 * a.compute_s));
+  CHECK(b.optimizer_s == doctest::Approx(a.optimizer_s));  // one optimizer step per 4 micro-batches
+  CHECK(b.global_batch == 4 * a.global_batch);
+  // FSDP all-gathers every micro-batch.
+  const ParallelPlan f = plan(8, 1, Strategy::fsdp);
+  CHECK(run(in4, f).comm_s == doctest::Approx(4 * run(in1, f).comm_s));
+}
+
+TEST_CASE("sharding lowers per-rank memory; offload moves it to the host") {
+  const Inputs in = inputs({{"model", "llama-3.1-8b"},
+                            {"gpu", "a100-sxm4-80gb"},
+                            {"method", "full"},
+                            {"optimizer", "adamw-mixed"},
+                            {"seq", "2048"},
+                            {"batch", "1"}});
+  const double ddp = run(in, plan(8, 1, Strategy::ddp)).memory.total();
+  const double z1 = run(in, plan(8, 1, Strategy::zero1)).memory.model_state_bytes();
+  const double z3 = run(in, plan(8, 1, Strategy::zero3)).memory.model_state_bytes();
+  const double fsdp = run(in, plan(8, 1, Strategy::fsdp)).memory.total();
+  CHECK(z3 < z1);
+  CHECK(fsdp < ddp);
+  ParallelPlan off = plan(8, 1, Strategy::zero3);
+  off.offload = Offload::optimizer;
+  const ParallelEstimate o = run(in, off);
+  CHECK(o.memory.host_bytes > 0);
+  CHECK(o.memory.model_state_bytes() < z3);
+}
+
+TEST_CASE("topology: NVSwitch beats PCIe, blocked peer-to-peer halves PCIe, NVLink bridges join only pairs") {
+  const Database& db = Database::embedded();
+  const Link h100 = intra_node_link(*db.gpu("h100-sxm5-80gb"), 8, -1);
+  CHECK(h100.kind == LinkKind::nvswitch);
+  const Link l40s = intra_node_link(*db.gpu("l40s"), 8, -1);
+  CHECK(l40s.kind == LinkKind::pcie_p2p);
+  const Link g4090 = intra_node_link(*db.gpu("rtx-4090"), 2, -1);
+  CHECK(g4090.kind == LinkKind::pcie_host);
+  CHECK(g4090.busbw_gbps == doctest::Approx(l40s.busbw_gbps / 2));
+  CHECK(intra_node_link(*db.gpu("a40"), 2, -1).kind == LinkKind::nvlink_bridge);
+  CHECK(intra_node_link(*db.gpu("a40"), 4, -1).kind == LinkKind::pcie_p2p);
+  CHECK(h100.busbw_gbps > 5 * l40s.busbw_gbps);
+  // The node presets load and name GPUs that exist.
+  CHECK(db.node("dgx-h100") != nullptr);
+  CHECK(db.node("dgx-h100")->gpus == 8);
+  CHECK(db.node("2x-rtx-4090-desktop")->pcie_p2p == 0);
+  CHECK(db.node("8x-l40s-pcie") != nullptr);
+}
+
+TEST_CASE("expert parallelism: imbalance from the routing shares, all-to-all on the critical path") {
+  const Inputs uni = inputs({{"model", "mixtral-8x7b"},
+                             {"gpu", "h100-sxm5-80gb"},
+                             {"method", "lora"},
+                             {"seq", "2048"},
+                             {"batch", "2"}});
+  const Inputs skew = inputs({{"model", "mixtral-8x7b"},
+                              {"gpu", "h100-sxm5-80gb"},
+                              {"method", "lora"},
+                              {"seq", "2048"},
+                              {"batch", "2"},
+                              {"routing", "skew:1.0"}});
+  const ParallelEstimate a = run(uni, plan(8, 1, Strategy::ep, 8));
+  const ParallelEstimate b = run(skew, plan(8, 1, Strategy::ep, 8));
+  CHECK(a.expert_imbalance == doctest::Approx(1.0));
+  CHECK(b.expert_imbalance > 1.5);
+  CHECK(b.step_s > a.step_s);
+  bool a2a = false;
+  for (const auto& c : a.comm)
+    a2a = a2a || (c.op == CollOp::all_to_all && c.exposed_s == doctest::Approx(c.time_s));
+  CHECK(a2a);
+}
+
+TEST_CASE("--parallel auto picks the fastest strategy that fits and says why") {
+  const Inputs in = inputs({{"model", "llama-3.1-8b"},
+                            {"gpu", "a100-sxm4-80gb"},
+                            {"method", "full"},
+                            {"optimizer", "adamw-mixed"},
+                            {"seq", "2048"}});
+  ParallelPlan p = plan(8, 1, Strategy::ddp);
+  p.choose = true;
+  const ParallelEstimate e = run(in, p);
+  CHECK(e.fits);
+  REQUIRE_FALSE(e.why.empty());
+  CHECK(e.why[0].find("fastest that fits: " + e.strategy_label) == 0);
+  CHECK(e.strategy_label != "ddp");  // 8B full fine-tuning with fp32 master weights needs sharding on 80 GB
+  const json j = parallel_to_json(e);
+  CHECK(j["parallel"]["strategy"] == e.strategy_label);
+  CHECK(j["gpus"] == 8);
+  CHECK(j["memory_gib"]["total"].get<double>() <= j["gpu"]["usable_memory_gib"].get<double>());
+}
+
+TEST_CASE("bad plans are errors that name the flag") {
+  const Database& db = Database::embedded();
+  const Inputs dense = inputs({{"model", "llama-3.1-8b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "lora"}});
+  auto err = [&](const Inputs& in, const ParallelPlan& p) {
+    auto e = estimate_parallel(in, p, db);
+    REQUIRE_FALSE(e.ok());
+    return e.error();
+  };
+  CHECK(err(dense, plan(8, 1, Strategy::ep, 8)).field == "--parallel");
+  CHECK(err(dense, plan(8, 1, Strategy::tp, 16)).field == "--parallel");
+  CHECK(err(dense, plan(6, 1, Strategy::tp, 4)).field == "--parallel");
+  CHECK(err(dense, plan(8, 1, Strategy::hsdp)).field == "--parallel");
+  ParallelPlan off = plan(8, 1, Strategy::ddp);
+  off.offload = Offload::optimizer;
+  CHECK(err(dense, off).field == "--offload");
+  ParallelPlan z2p = plan(8, 1, Strategy::zero2);
+  z2p.offload = Offload::params;
+  CHECK(err(dense, z2p).field == "--offload");
+  ParallelPlan nonet = plan(8, 2, Strategy::fsdp);
+  nonet.inter = Link{};
+  CHECK(err(dense, nonet).field == "--network");
+  CHECK(parse_parallel("tp:1", "--parallel", {}).error().code == Errc::out_of_range);
+  CHECK(parse_parallel("tp:x", "--parallel", {}).error().field == "--parallel");
+  CHECK(parse_parallel("zero4", "--parallel", {}).error().message.find("zero3") != std::string::npos);
+  CHECK(parse_parallel("ep:8", "--parallel", {}).value().degree == 8);
+  CHECK(parse_parallel("auto", "--parallel", {}).value().choose);
+}
+
+TEST_CASE("plan from JSON: node presets set GPUs, links and network; errors name the option") {
+  const Database& db = Database::embedded();
+  const Inputs h100 =
+      inputs({{"model", "llama-3.1-70b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "lora"}, {"seq", "4096"}});
+  auto p = plan_from_json(json{{"node", "dgx-h100"}, {"nodes", 2}, {"parallel", "hsdp"}}, h100, db);
+  REQUIRE(p.ok());
+  CHECK(p.value().gpus_per_node == 8);
+  CHECK(p.value().intra.kind == LinkKind::nvswitch);
+  CHECK(p.value().inter.kind == LinkKind::infiniband);
+  CHECK(p.value().inter.busbw_gbps == doctest::Approx(400.0 / 8 * 0.85));
+  CHECK(p.value().host_ram_gib == 2048);
+  const ParallelEstimate e = run(h100, p.value());
+  bool inter = false;
+  for (const auto& c : e.comm) inter = inter || c.scope == "inter-node";
+  CHECK(inter);
+  auto err = [&](const json& j) {
+    auto r = plan_from_json(j, h100, db);
+    REQUIRE_FALSE(r.ok());
+    return r.error().field;
+  };
+  CHECK(err(json{{"node", "2x-rtx-4090-desktop"}}) == "--node");  // holds other GPUs
+  CHECK(err(json{{"node", "nope"}}) == "--node");
+  CHECK(err(json{{"node", "dgx-h100"}, {"gpus", 16}}) == "--gpus");
+  CHECK(err(json{{"gpus", 2.5}}) == "--gpus");
+  CHECK(err(json{{"nodes", 0}}) == "--nodes");
+  CHECK(err(json{{"offload", "nvme"}}) == "--offload");
+  CHECK(err(json{{"parallel", "pp:4"}}) == "--parallel");
+  CHECK(err(json{{"gpu-count", 2}}) == "--gpu-count");
+  CHECK(err(json{{"network", "ethernet"}}) == "--network-gbit-per-gpu");
+  const Inputs l40s = inputs({{"model", "llama-3.1-8b"}, {"gpu", "l40s"}, {"method", "lora"}});
+  CHECK(plan_from_json(json{{"gpus", 8}, {"nvlink-gbps", 400}}, l40s, db).error().field == "--nvlink-gbps");
+  // Two nodes of 8 L40S over 50 Gbit/s Ethernet: the gradient all-reduce crosses the network and costs
+  // more than on one node.
+  auto one = plan_from_json(json{{"node", "8x-l40s-pcie"}, {"parallel", "ddp"}}, l40s, db);
+  auto two = plan_from_json(json{{"node", "8x-l40s-pcie"}, {"nodes", 2}, {"parallel", "ddp"}}, l40s, db);
+  REQUIRE(one.ok());
+  REQUIRE(two.ok());
+  CHECK(run(l40s, two.value()).comm_s > run(l40s, one.value()).comm_s);
+}
+
+TEST_CASE(
+    "job options: --gpus/--nodes/--parallel/--offload/--node resolve into the plan; the JSON API answers") {
+  const Database& db = Database::embedded();
+  Request r = {{"model", "llama-3.1-8b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "full"},
+               {"seq", "2048"},           {"node", "dgx-h100"},      {"nodes", "2"}};
+  const Inputs in = inputs(r);
+  CHECK(in.multi.gpus == 8);  // from the preset
+  CHECK(in.multi.nodes == 2);
+  CHECK(in.multi.parallel == "auto");
+  bool listed = false;
+  for (const auto& d : in.defaults) listed = listed || d.rfind("parallel=auto", 0) == 0;
+  CHECK(listed);
+  auto p = plan_from_inputs(in, db);
+  REQUIRE(p.ok());
+  CHECK(p.value().ranks() == 16);
+  CHECK(p.value().choose);
+  CHECK(p.value().inter.kind == LinkKind::infiniband);
+  json req = json::object();
+  for (const auto& [k, v] : r) req[k] = v;
+  const json j = json::parse(api::estimate_json(req.dump()));
+  REQUIRE_FALSE(j.contains("error"));
+  CHECK(j["gpus"] == 16);
+  CHECK(j["parallel"]["why"].size() > 1);
+  CHECK(j["parallel"]["communication"].size() >= 1);
+  // One GPU: the API answers exactly the single-GPU estimate.
+  const Request one = {{"model", "mixtral-8x7b"}, {"gpu", "a40"}, {"method", "qlora"}, {"gpus", "1"}};
+  json oreq = json::object();
+  for (const auto& [k, v] : one) oreq[k] = v;
+  auto one_in = resolve_request(one, db, nullptr, 20000);
+  REQUIRE(one_in.ok());
+  auto single = estimate(one_in.value(), db);
+  REQUIRE(single.ok());
+  const bool same = api::estimate_json(oreq.dump(), 20000) == estimate_to_json(single.value()).dump();
+  CHECK(same);
+  // --offload on one GPU runs the DeepSpeed path (ZeRO-Offload) with --parallel auto.
+  const Inputs off = inputs({{"model", "llama-3.1-8b"},
+                             {"gpu", "rtx-4090"},
+                             {"method", "full"},
+                             {"optimizer", "adamw-mixed"},
+                             {"seq", "512"},
+                             {"offload", "optimizer"}});
+  CHECK(off.multi.parallel == "auto");
+  auto pe = estimate_parallel(off, plan_from_inputs(off, db).value(), db);
+  REQUIRE(pe.ok());
+  CHECK_FALSE(pe.value().is_single);
+  CHECK(pe.value().memory.host_bytes > 0);
+  // Options that do not apply, or bad values, are named.
+  Request bad = r;
+  bad["parallel"] = "pp:2";
+  CHECK(resolve_request(bad, db, nullptr).error().field == "--parallel");
+  bad = r;
+  bad["gpus"] = "9";
+  CHECK(resolve_request(bad, db, nullptr).error().field == "--gpus");
+  bad = {{"model", "llama-3.1-8b"}, {"gpu", "l40s"}, {"method", "lora"}, {"network", "roce"}};
+  auto w = resolve_request(bad, db, nullptr);
+  REQUIRE(w.ok());  // ignored with a warning on one node
+  bool warned = false;
+  for (const auto& s : w.value().warnings) warned = warned || s.find("--network") != std::string::npos;
+  CHECK(warned);
+}
+
+TEST_CASE("FSDP + QLoRA: Llama-2-70B trains on two 24 GB cards with CPU offload (published feasibility)") {
+  // docs/sources/measurements/hf_blogs_peft_misc.json, row "AnswerDotAI/fsdp_qlora README": Llama-2-70B,
+  // QLoRA (bnb NF4) + FSDP, CPU offload, gradient checkpointing, 2x 24 GB (RTX 3090/4090), micro-batch 2,
+  // 2048 tokens: feasible (no memory or speed given). A feasibility check, with the modern stack profile; the
+  // paper's 2024 profile keeps far more activations (fitted to the paper's A40 maxima) and would not fit.
+  const Database& db = Database::embedded();
+  const Inputs in = inputs({{"model", "llama-2-70b"},
+                            {"gpu", "rtx-4090"},
+                            {"method", "qlora"},
+                            {"node", "2x-rtx-4090-desktop"},
+                            {"parallel", "fsdp"},
+                            {"offload", "params"},
+                            {"seq", "2048"},
+                            {"batch", "2"},
+                            {"stack", "grouped-gemm-2025"}});
+  const ParallelEstimate e = run(in, plan_from_inputs(in, db).value());
+  CHECK(e.fits);
+  CHECK(e.max_micro_batch >= 2);
+  CHECK(e.memory.host_bytes > 15e9);  // the NF4 base (~36 GB) is split over two ranks' host memory
+  // Without offload and without sharding it cannot fit: the NF4 base alone is ~34 GiB.
+  ParallelPlan ddp = plan_from_inputs(in, db).value();
+  ddp.strategy = Strategy::ddp;
+  ddp.offload = Offload::none;
+  CHECK_FALSE(run(in, ddp).fits);
+}
+
+TEST_CASE(
+    "context parallelism: activations split over the ring, K/V passed around it, gradients over all ranks") {
+  const Inputs in = inputs({{"model", "llama-3.1-8b"},
+                            {"gpu", "h100-sxm5-80gb"},
+                            {"method", "lora"},
+                            {"seq", "32768"},
+                            {"batch", "1"}});
+  const ParallelEstimate ddp = run(in, plan(8, 1, Strategy::ddp));
+  const ParallelEstimate cp = run(in, plan(8, 1, Strategy::cp, 4));
+  CHECK(cp.memory.base.activations == doctest::Approx(ddp.memory.base.activations / 4).epsilon(0.02));
+  CHECK(cp.dp == 2);
+  bool ring = false, allreduce_all = false;
+  for (const auto& c : cp.comm) {
+    ring = ring || (c.op == CollOp::send_recv && c.ranks == 4);
+    allreduce_all = allreduce_all || (c.op == CollOp::all_reduce && c.ranks == 8);
+  }
+  CHECK(ring);
+  CHECK(allreduce_all);
+  // Each rank computes a quarter of the tokens but causal attention over the full length: more than a
+  // quarter of the single-sequence compute.
+  CHECK(cp.compute_s > ddp.compute_s / 4);
+}
