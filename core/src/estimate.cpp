@@ -86,6 +86,23 @@ Result<Estimate> estimate(const Inputs& in, const Database& db) {
                          "% of the usable memory of " + in.gpu.id +
                          "; allocator fragmentation or a longer batch than expected can run it out of memory "
                          "(a smaller batch or --headroom leaves a margin)");
+  e.max_seq = max_seq_len(m, w, in.stack, in.gpu);
+  {
+    const double u = in.stack.memory_uncertainty_fraction;
+    e.memory_low = e.memory.total() - u * e.memory.variable();
+    e.memory_high = e.memory.total() + u * e.memory.variable();
+    auto gib1 = [](double b) { return json(std::round(b / kGiB * 10) / 10).dump(); };
+    if (e.batch > 0 && e.memory.total() <= usable && e.memory_high > usable)
+      e.warnings.push_back("fits only at the low end: the memory range is " + gib1(e.memory_low) + "-" +
+                           gib1(e.memory_high) + " GiB (stack " + in.stack.id + ", +/-" +
+                           json(std::round(u * 100)).dump() +
+                           "% on activations and loss) and its upper end " + "exceeds the " + gib1(usable) +
+                           " GiB usable on " + in.gpu.id + "; a smaller batch or length leaves headroom");
+  }
+  if (w.host_ram_gib > 0 && e.memory.host_offload > w.host_ram_gib * kGiB)
+    e.warnings.push_back("offloaded checkpoints need " +
+                         json(std::round(e.memory.host_offload / kGiB * 10) / 10).dump() +
+                         " GiB of host RAM, more than --host-ram " + json(w.host_ram_gib).dump() + " GiB");
   if (e.batch <= 0) {
     e.memory = memory_for_batch(m, w, in.stack, 1, e.max_batch.seq_len);
     e.memory_fraction = usable > 0 ? e.memory.total() / usable : 0;
@@ -280,6 +297,11 @@ json estimate_to_json(const Estimate& e) {
             {"memory_fraction", e.memory_fraction},
             {"memory_seq_len", e.max_batch.seq_len},
             {"memory_gib", e.memory.to_json_gib()},
+            {"memory_range_gib", {{"low", e.memory_low / kGiB}, {"high", e.memory_high / kGiB}}},
+            {"headroom_gib", (e.max_batch.usable_bytes - e.memory.total()) / kGiB},
+            {"max_seq_len_batch1", e.max_seq.seq_len},
+            {"host_offload_gib", e.memory.host_offload / kGiB},
+            {"stack", {{"id", in.stack.id}, {"name", in.stack.display_name}, {"version", in.stack.version}}},
             {"memory_model",
              {{"usable_gib", e.max_batch.usable_bytes / kGiB},
               {"fixed_gib", e.max_batch.fixed_bytes / kGiB},

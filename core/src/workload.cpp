@@ -43,6 +43,8 @@ const char* optimizer_name(Optimizer o) {
       return "sgd";
     case Optimizer::sgd_momentum:
       return "sgd-momentum";
+    case Optimizer::paged_adamw_8bit:
+      return "paged-adamw-8bit";
   }
   return "adamw";
 }

@@ -15,8 +15,11 @@ struct RefRow {
   std::string role;  // "training" (the stack profile was fitted on it) | "validation"
   std::string group;
   Request request;     // `ftcost estimate` flags
+  json options;        // stack options (ftcost/stack_options.hpp) applied after the request; may be null
   std::string metric;  // throughput_queries_per_s | step_time_s | stage_forward_s | stage_backward_s |
-                       // stage_optimizer_s | max_batch_size
+                       // stage_optimizer_s | max_batch_size | tokens_per_s | max_seq_len |
+                       // peak_memory_gib (all of it, nvidia-smi) | peak_reserved_gib (without the CUDA
+                       // context) | peak_allocated_gib (without context and allocator overhead)
   double measured = 0;
   std::string source;
 };
@@ -52,5 +55,8 @@ std::vector<GroupStats> group_stats(const std::vector<RowResult>& results);
 // mean squared log error). Returns the fitted profile; `fit` records the provenance and residual.
 Result<StackProfile> fit_stack(const std::vector<RefRow>& rows, const Database& db,
                                const StackProfile& stack);
+
+// The row's resolved inputs: its request, then its stack options.
+Result<Inputs> resolve_row(const RefRow& row, const Database& db);
 
 }  // namespace ftcost

@@ -14,7 +14,12 @@ namespace ftcost {
 
 enum class Method { full, lora, qlora };
 enum class Quant { none, nf4_dq, nf4, int8 };
-enum class Optimizer { adamw, adamw_mixed, adamw_8bit, sgd, sgd_momentum };
+enum class Optimizer { adamw, adamw_mixed, adamw_8bit, sgd, sgd_momentum, paged_adamw_8bit };
+// Where the loss kernel comes from: the stack profile's own loss path, or Liger's fused linear
+// cross-entropy (which never materialises the logits), whatever the stack's default.
+enum class LossKernel { stack, liger };
+// Activation offloading to host RAM: the stack's default, or forced on/off.
+enum class Offload { stack, on, off };
 enum class Padding { longest, max_length, packing };
 enum class MoeMode { sparse, dense };
 enum class Attention { flash, eager };
@@ -59,6 +64,17 @@ struct Workload {
   std::int64_t grad_accum = 1;  // micro-batches per optimizer step (gradient accumulation)
   double queries = 0;
   double epochs = 1;
+  // Modern-stack options (issue #13). Defaults reproduce the paper's stack.
+  LossKernel loss_kernel = LossKernel::stack;  // --liger
+  Offload offload = Offload::stack;            // --offload-activations
+  bool optimizer_in_backward = false;          // torchtune optimizer_in_bwd: no full gradient buffer
+  double host_ram_gib = 0;                     // --host-ram: host RAM available for offloading (0: unchecked)
+
+  // Whether this run's gradient checkpoints live in host RAM (the stack's default unless overridden).
+  bool offloads(bool stack_default) const {
+    if (!checkpointing) return false;
+    return offload == Offload::stack ? stack_default : offload == Offload::on;
+  }
 
   double compute_bytes() const;                           // bytes per activation element
   std::int64_t active_experts(const ModelSpec& m) const;  // experts per token in this run
