@@ -55,6 +55,8 @@ struct LayerAct {
 
 LayerAct layer_activations(const ModelSpec& m, const Workload& w, const StackProfile& s, double seq_len) {
   const double a = w.compute_bytes();
+  // fp32 norms (kbit upcast): the norm output and what the 4-bit MLP linears produce from it are fp32.
+  const double an = kbit_upcast(s, w) ? 4.0 : a;
   const double H = d(m.hidden);
   const double r = w.method == Method::full ? 0.0 : d(w.lora_rank);
   const LoraTargets& t = w.lora_targets;
@@ -64,7 +66,7 @@ LayerAct layer_activations(const ModelSpec& m, const Workload& w, const StackPro
   {
     const AttentionSpec& at = m.attn;
     double v =
-        norm_bytes(m, s, w, a) + a * d(at.q_dim() + 2 * at.kv_dim()) + a * d(at.v_dim()) + 4.0 * d(at.heads);
+        norm_bytes(m, s, w, an) + a * d(at.q_dim() + 2 * at.kv_dim()) + a * d(at.v_dim()) + 4.0 * d(at.heads);
     if (at.mla) v += a * d(at.kv_lora_rank + at.qk_rope_head_dim) + a * d(at.kv_lora_rank);
     if (w.attention == Attention::eager) {
       if (at.kv_heads < at.heads) v += 2.0 * a * d(at.heads * at.head_dim);  // repeat_kv copies
@@ -89,7 +91,7 @@ LayerAct layer_activations(const ModelSpec& m, const Workload& w, const StackPro
     // gate and up only and recomputes the product in backward.
     const double saved =
         m.mlp.gated ? (liger(w) ? std::min(2.0, s.mlp_saved_intermediates) : s.mlp_saved_intermediates) : 2.0;
-    double v = norm_bytes(m, s, w, a) + saved * a * F;
+    double v = norm_bytes(m, s, w, an) + saved * an * F;
     if (lora) v += a * r * ((t.mlp || t.mlp_gate_up ? 2 : 0) + (t.mlp || t.mlp_down ? 1 : 0));
     out.mlp = v;
   }
@@ -116,6 +118,12 @@ LayerAct layer_activations(const ModelSpec& m, const Workload& w, const StackPro
 const std::string kFull = "full", kFused = "fused_linear";
 
 }  // namespace
+
+bool kbit_upcast(const StackProfile& s, const Workload& w) {
+  if (w.method != Method::qlora || w.precision == "fp32") return false;
+  if (w.kbit_upcast != Offload::stack) return w.kbit_upcast == Offload::on;
+  return s.qlora_unquantized_param_bytes >= 4;
+}
 
 const std::string& effective_loss_path(const StackProfile& s, const Workload& w) {
   return liger(w) ? kFused : s.loss_path;
@@ -243,7 +251,7 @@ ActivationDetail activation_detail(const ModelSpec& m, const Workload& w, const 
     // and one layer recomputed during backward with its gradients in flight (~half its activations).
     // Offloaded checkpoints live in host RAM; two are on the GPU at a time (the one being copied out in
     // the forward, the one copied back for the layer being recomputed).
-    const double ckpt = (m.residual_fp32 ? 4.0 : a) * d(m.hidden);
+    const double ckpt = (m.residual_fp32 || kbit_upcast(s, w) ? 4.0 : a) * d(m.hidden);
     const bool off = w.offloads(s.offload_checkpoints);
     const double resident = off ? std::min(2.0, d(m.layers())) * ckpt : d(m.layers()) * ckpt;
     out.per_token_bytes = resident + s.gc_retained_fraction * sum + 1.5 * mx;
@@ -292,7 +300,7 @@ MemoryBreakdown memory_for_batch(const ModelSpec& m, const Workload& w, const St
         double qbytes = kNf4DqBytes;
         if (w.quant == Quant::nf4) qbytes = kNf4Bytes;
         if (w.quant == Quant::int8) qbytes = 1.0 + 4.0 / d(m.hidden);  // LLM.int8: int8 + fp32 row scale
-        const double ubytes = s.qlora_unquantized_param_bytes > 0 ? s.qlora_unquantized_param_bytes : wbytes;
+        const double ubytes = kbit_upcast(s, w) ? 4.0 : wbytes;
         mb.weights = p.quantized * qbytes + (total - p.quantized) * ubytes;
         double largest = d(m.largest_linear());
         mb.dequant_buffers = largest * s.dequant_temp_bytes_per_param + 4.0 * largest / 64.0;

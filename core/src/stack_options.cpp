@@ -20,6 +20,13 @@ const std::vector<StackOption>& stack_options() {
       {"optimizer", "choice", "adamw | adamw-mixed | adamw-8bit | paged-adamw-8bit | sgd | sgd-momentum",
        "adamw (torch AdamW, states in the parameter dtype)",
        "paged-adamw-8bit: bitsandbytes PagedAdamW8bit (8-bit blockwise states in unified memory)"},
+      {"kbit-upcast", "choice", "stack | on | off",
+       "stack (on for hf-trl-2024q1/2024q4: TRL's SFTTrainer called peft prepare_model_for_kbit_training)",
+       "QLoRA: embeddings, lm_head and norms in fp32, fp32 norm outputs and MLP activations; off for "
+       "LLaMA-Factory, which prepares the model itself"},
+      {"packed-doc-len", "real", "tokens >= 1",
+       "the dataset's mean length with --padding packing; otherwise the padded length (no packing)",
+       "packing with document masking (TRL padding_free, torchtune packed): attention spans one document"},
       {"host-ram", "real", "GiB > 0", "unchecked", "with offloading: warns when the checkpoints exceed it"},
   };
   return opts;
@@ -81,6 +88,15 @@ Status apply_stack_options(const json& obj, Inputs& in) {
         w.optimizer = Optimizer::sgd_momentum;
       else
         return bad(k, "adamw, adamw-mixed, adamw-8bit, paged-adamw-8bit, sgd or sgd-momentum", v);
+    } else if (k == "kbit-upcast") {
+      if (v != "stack" && v != "on" && v != "off") return bad(k, "stack, on or off", v);
+      w.kbit_upcast = v == "stack" ? Offload::stack : v == "on" ? Offload::on : Offload::off;
+    } else if (k == "packed-doc-len") {
+      char* end = nullptr;
+      const double x = std::strtod(v.c_str(), &end);
+      if (v.empty() || end == nullptr || *end != '\0' || !(x >= 1) || x > (1 << 22))
+        return bad(k, "a length in tokens from 1 to 4194304", v);
+      w.packed_doc_len = x;
     } else if (k == "host-ram") {
       char* end = nullptr;
       const double x = std::strtod(v.c_str(), &end);

@@ -374,7 +374,8 @@ class Builder {
            (bwd ? 2.0 : 1.0) * a_ * N_ * (3 * d(at.q_dim() + at.kv_dim()) + 3 * H),
            s_.kernels_per_attention_block - 2, reps);
     // the attention kernel itself
-    const double window = at.sliding_window > 0 ? std::min(L_, d(at.sliding_window)) : L_;
+    const double span = w_.attention_len(L_);  // packing with document masking: the document length
+    const double window = at.sliding_window > 0 ? std::min(span, d(at.sliding_window)) : span;
     double flops = 2.0 * N_ * window * (d(at.q_dim()) + d(at.v_dim()));  // QK^T and PV, causal half
     double bytes = a_ * N_ * (2 * d(at.q_dim()) + 2 * d(at.kv_dim()));
     if (w_.attention == Attention::eager) {
@@ -621,7 +622,8 @@ double host_link_bytes_per_s(const GpuSpec& g) {
 
 double offloaded_bytes_per_token(const ModelSpec& m, const Workload& w, const StackProfile& s) {
   if (!w.offloads(s.offload_checkpoints)) return 0;
-  const double ckpt = (m.residual_fp32 ? 4.0 : w.compute_bytes()) * static_cast<double>(m.hidden);
+  const double ckpt =
+      (m.residual_fp32 || kbit_upcast(s, w) ? 4.0 : w.compute_bytes()) * static_cast<double>(m.hidden);
   return static_cast<double>(m.layers()) * ckpt;
 }
 

@@ -179,4 +179,11 @@ double Workload::mean_padded_len(std::int64_t b) const {
   return max_length;
 }
 
+double Workload::attention_len(double padded_len) const {
+  if (packed_doc_len > 0) return std::min(packed_doc_len, padded_len);
+  if (seq_len <= 0 && padding == Padding::packing)
+    return std::min(padded_len, std::max(1.0, lengths.truncated_mean(max_length)));
+  return padded_len;
+}
+
 }  // namespace ftcost

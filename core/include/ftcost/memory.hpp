@@ -52,6 +52,11 @@ struct ActivationDetail {
   double logits_fixed_bytes_per_token = 0;
 };
 
+// QLoRA with peft's prepare_model_for_kbit_training: the unquantized parameters (norms included) are fp32,
+// so norm outputs, the MLP's 4-bit linear outputs and the residual stream are fp32 too (bitsandbytes'
+// Linear4bit returns its input's dtype).
+bool kbit_upcast(const StackProfile& s, const Workload& w);
+
 // The loss path this run takes: "full", "chunked" or "fused_linear" (Liger overrides the stack's).
 const std::string& effective_loss_path(const StackProfile& s, const Workload& w);
 

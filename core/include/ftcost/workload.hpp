@@ -69,6 +69,15 @@ struct Workload {
   Offload offload = Offload::stack;            // --offload-activations
   bool optimizer_in_backward = false;          // torchtune optimizer_in_bwd: no full gradient buffer
   double host_ram_gib = 0;                     // --host-ram: host RAM available for offloading (0: unchecked)
+  // peft prepare_model_for_kbit_training (QLoRA): the stack's default, or forced on/off (LLaMA-Factory
+  // does not call it; TRL's SFTTrainer did from 2024-03 to 2025-08).
+  Offload kbit_upcast = Offload::stack;
+  // Packing with document masking (FA2 varlen with position_ids, torchtune/flex block-causal masks): each
+  // token attends within its own document, so attention costs the document length, not the row length.
+  // 0 = not given: the dataset's mean (truncated) length with --padding packing, else the padded length.
+  double packed_doc_len = 0;
+  // Length the attention of one token spans on average, for a batch padded/packed to `padded_len`.
+  double attention_len(double padded_len) const;
 
   // Whether this run's gradient checkpoints live in host RAM (the stack's default unless overridden).
   bool offloads(bool stack_default) const {
