@@ -571,8 +571,8 @@ class Builder {
     // multi-tensor (foreach) launches: ~a dozen passes over lists of up to 128 tensors, plus grad-norm
     // clipping
     const double tensors = full_ ? d(m_.layers()) * 12 : d(m_.layers()) * 20;
-    stream("adamw", st, LayerType::other, KernelClass::optimizer, bytes,
-           14 * std::ceil(tensors / 128.0) + 10, 1);
+    stream("adamw", st, LayerType::other, KernelClass::optimizer, bytes, 14 * std::ceil(tensors / 128.0) + 10,
+           1);
     ops_.back().gpu_s = bytes / r_.stream_bw(r_.eta_opt);
     seg_gpu_ = ops_.back().gpu_s;
     flush(st);

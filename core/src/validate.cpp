@@ -1,7 +1,5 @@
 #include "ftcost/validate.hpp"
 
-#include "ftcost/stack_options.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -36,11 +34,7 @@ Result<std::vector<RefRow>> parse_reference(const std::string& text, const std::
     if (!has(r, "request"))
       return make_error(Errc::missing_field, source + ": " + p + ".request", "required object");
     FTCOST_TRY(req, request_from_json(r.at("request")));
-    if (has(r, "options")) {
-      if (!r.at("options").is_object())
-        return make_error(Errc::wrong_type, source + ": " + p + ".options", "must be an object");
-      row.options = r.at("options");
-    }
+
     row.id = id;
     row.role = role;
     row.group = group;
@@ -103,12 +97,7 @@ Result<double> predict_resolved(const RefRow& row, const Inputs& in, const Datab
 }
 
 Result<Inputs> resolve_row(const RefRow& row, const Database& db) {
-  FTCOST_TRY(in, resolve_request(row.request, db, nullptr));
-  if (!row.options.is_null()) {
-    FTCOST_TRY(ok, apply_stack_options(row.options, in));
-    (void)ok;
-  }
-  return in;
+  return resolve_request(row.request, db, nullptr);
 }
 
 Result<double> predict(const RefRow& row, const Database& db, const StackProfile* stack_override) {

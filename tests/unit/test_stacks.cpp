@@ -3,7 +3,6 @@
 // fp32 upcast, gradient accumulation, the longest sequence at batch 1, the memory range, the options.
 #include "ftcost/database.hpp"
 #include "ftcost/estimate.hpp"
-#include "ftcost/stack_options.hpp"
 #include "ftcost/validate.hpp"
 
 #include <doctest/doctest.h>
@@ -15,14 +14,20 @@ using namespace ftcost;
 namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-Inputs resolve(Request r, const json& options = json()) {
+// Resolves `r` with the extra options `more` (request keys of the option table).
+Inputs resolve(Request r, const Request& more = {}) {
+  for (const auto& [k, v] : more) r[k] = v;
   auto in = resolve_request(r, Database::embedded(), nullptr);
   REQUIRE_MESSAGE(in.ok(), (in.ok() ? std::string() : in.error().to_string()));
-  if (!options.is_null()) {
-    auto st = apply_stack_options(options, in.value());
-    REQUIRE_MESSAGE(st.ok(), (st.ok() ? std::string() : st.error().to_string()));
-  }
   return in.value();
+}
+
+// The error of resolving `r` with `more`.
+Error resolve_error(Request r, const Request& more) {
+  for (const auto& [k, v] : more) r[k] = v;
+  auto in = resolve_request(r, Database::embedded(), nullptr);
+  REQUIRE(!in.ok());
+  return in.error();
 }
 
 Request llama7b(const std::string& stack, const std::string& method = "qlora") {
@@ -60,7 +65,7 @@ TEST_CASE("loss paths: full logits, TRL's 256-token chunks, Liger's fused linear
   // per token the hidden-state gradient (2H), plus one 256-token chunk of logits at 10 B per entry
   CHECK(mc.logits == doctest::Approx(tokens * 2 * H + 256 * V * 10));
 
-  Inputs liger = resolve(llama7b("hf-trl-2026"), json{{"liger", "on"}});
+  Inputs liger = resolve(llama7b("hf-trl-2026"), Request{{"liger", "on"}});
   MemoryBreakdown ml = memory_for_batch(liger.model, liger.workload, liger.stack, 2, 2048);
   CHECK(ml.logits == doctest::Approx(tokens * 6 * H));
   // Liger's SwiGLU keeps gate and up only (2F instead of 4F) and its RMSNorm a 16-bit input (2H, not 4H),
@@ -70,7 +75,7 @@ TEST_CASE("loss paths: full logits, TRL's 256-token chunks, Liger's fused linear
 
 TEST_CASE("offloaded checkpoints: host RAM holds layers x N x H x 2 B, the GPU keeps two") {
   Inputs on = resolve(llama7b("unsloth-2024q2"));
-  Inputs off = resolve(llama7b("unsloth-2024q2"), json{{"offload-activations", "off"}});
+  Inputs off = resolve(llama7b("unsloth-2024q2"), Request{{"offload-activations", "off"}});
   const double tokens = 4096, ckpt = 4096.0 * 2;
   MemoryBreakdown mon = memory_for_batch(on.model, on.workload, on.stack, 2, 2048);
   MemoryBreakdown moff = memory_for_batch(off.model, off.workload, off.stack, 2, 2048);
@@ -78,11 +83,10 @@ TEST_CASE("offloaded checkpoints: host RAM holds layers x N x H x 2 B, the GPU k
   CHECK(moff.host_offload == 0);
   CHECK(moff.activations - mon.activations == doctest::Approx(tokens * (32 - 2) * ckpt));
   // Offloading needs checkpointing.
-  Inputs nogc = resolve(
-      {{"model", "llama-2-7b"}, {"gpu", "a100-sxm4-80gb"}, {"method", "qlora"}, {"checkpointing", "off"}});
-  auto st = apply_stack_options(json{{"offload-activations", "on"}}, nogc);
-  REQUIRE(!st.ok());
-  CHECK(st.error().field == "--offload-activations");
+  const Error e = resolve_error(
+      {{"model", "llama-2-7b"}, {"gpu", "a100-sxm4-80gb"}, {"method", "qlora"}, {"checkpointing", "off"}},
+      {{"offload-activations", "on"}});
+  CHECK(e.field == "--offload-activations");
 }
 
 TEST_CASE("PCIe time of offloading: 2 x host bytes over the host link, exposed only beyond compute") {
@@ -90,7 +94,7 @@ TEST_CASE("PCIe time of offloading: 2 x host bytes over the host link, exposed o
   const double host = 4096.0 * 32 * 4096 * 2;
   StepTime t = step_model(in.model, in.workload, in.stack, in.gpu, nullptr, 2, 2048, {});
   CHECK(t.offload_pcie_s == doctest::Approx(2 * host / 25e9));  // A100: PCIe 4.0 x16 at ~25 GB/s
-  Inputs off = resolve(llama7b("unsloth-2024q2"), json{{"offload-activations", "off"}});
+  Inputs off = resolve(llama7b("unsloth-2024q2"), Request{{"offload-activations", "off"}});
   StepTime t0 = step_model(off.model, off.workload, off.stack, off.gpu, nullptr, 2, 2048, {});
   CHECK(t0.offload_pcie_s == 0);
   // 0.17 s of copies hide behind ~1 s of forward + backward: no time is added.
@@ -111,18 +115,17 @@ TEST_CASE("full fine-tuning: pure bf16, optimizer-in-backward, blockwise 8-bit A
   CHECK(mb.weights == doctest::Approx(2 * P));
   CHECK(mb.gradients == doctest::Approx(2 * P));
   CHECK(mb.optimizer_states == doctest::Approx(4 * P));  // torch AdamW: two bf16 states
-  Inputs inbwd = resolve(r, json{{"optimizer-in-backward", "on"}, {"optimizer", "paged-adamw-8bit"}});
+  Inputs inbwd = resolve(r, Request{{"optimizer-in-backward", "on"}, {"optimizer", "paged-adamw-8bit"}});
   MemoryBreakdown mi = memory_for_batch(inbwd.model, inbwd.workload, inbwd.stack, 2, 4096);
   CHECK(mi.gradients == doctest::Approx(128256.0 * 3072 * 2));  // the largest tensor: the embedding
   CHECK(mi.optimizer_states == doctest::Approx(P * 2 * (1 + 4.0 / 256)));
-  auto st = apply_stack_options(json{{"optimizer-in-backward", "on"}, {"grad-accum", 4}}, base);
-  REQUIRE(!st.ok());
-  CHECK(st.error().field == "--optimizer-in-backward");
+  CHECK(resolve_error(r, {{"optimizer-in-backward", "on"}, {"grad-accum", "4"}}).field ==
+        "--optimizer-in-backward");
 }
 
 TEST_CASE("QLoRA with peft's kbit preparation: unquantized weights in fp32, fp32 checkpoints") {
   Inputs up = resolve(llama7b("hf-trl-2024q1"));
-  Inputs no = resolve(llama7b("hf-trl-2024q1"), json{{"kbit-upcast", "off"}});
+  Inputs no = resolve(llama7b("hf-trl-2024q1"), Request{{"kbit-upcast", "off"}});
   MemoryBreakdown mu = memory_for_batch(up.model, up.workload, up.stack, 2, 2048);
   MemoryBreakdown mn = memory_for_batch(no.model, no.workload, no.stack, 2, 2048);
   // embed_tokens + lm_head (2 x 32000 x 4096) + norms (65 x 4096): 2 extra bytes each
@@ -133,7 +136,7 @@ TEST_CASE("QLoRA with peft's kbit preparation: unquantized weights in fp32, fp32
 
 TEST_CASE("gradient accumulation: a micro-batch carries 1/N of the optimizer step") {
   Inputs one = resolve(llama7b("hf-trl-2024q1", "lora"));
-  Inputs four = resolve(llama7b("hf-trl-2024q1", "lora"), json{{"grad-accum", 4}});
+  Inputs four = resolve(llama7b("hf-trl-2024q1", "lora"), Request{{"grad-accum", "4"}});
   StepTime t1 = step_model(one.model, one.workload, one.stack, one.gpu, nullptr, 2, 2048, {});
   StepTime t4 = step_model(four.model, four.workload, four.stack, four.gpu, nullptr, 2, 2048, {});
   const auto opt = static_cast<std::size_t>(Stage::optimizer);
@@ -181,28 +184,25 @@ TEST_CASE("memory range: a job whose upper end exceeds usable memory says so ins
 }
 
 TEST_CASE("stack options: bad values name the option and what is allowed") {
-  Inputs in = resolve(llama7b("hf-trl-2026"));
   struct Case {
-    json opts;
+    Request opts;
     const char* field;
   };
   for (const auto& c :
-       {Case{json{{"grad-accum", 0}}, "--grad-accum"}, Case{json{{"grad-accum", "2x"}}, "--grad-accum"},
-        Case{json{{"liger", "yes"}}, "--liger"}, Case{json{{"optimizer", "adam"}}, "--optimizer"},
-        Case{json{{"host-ram", -1}}, "--host-ram"}, Case{json{{"packed-doc-len", 0}}, "--packed-doc-len"},
-        Case{json{{"no-such-option", 1}}, "--no-such-option"}}) {
-    CAPTURE(c.opts.dump());
-    Inputs copy = in;
-    auto st = apply_stack_options(c.opts, copy);
-    REQUIRE(!st.ok());
-    CHECK(st.error().field == c.field);
+       {Case{Request{{"grad-accum", "0"}}, "--grad-accum"},
+        Case{Request{{"grad-accum", "2x"}}, "--grad-accum"}, Case{Request{{"liger", "yes"}}, "--liger"},
+        Case{Request{{"optimizer", "adam"}}, "--optimizer"}, Case{Request{{"host-ram", "-1"}}, "--host-ram"},
+        Case{Request{{"packed-doc-len", "0"}}, "--packed-doc-len"},
+        Case{Request{{"no-such-option", "1"}}, "--no-such-option"}}) {
+    CAPTURE(c.field);
+    CHECK(resolve_error(llama7b("hf-trl-2026"), c.opts).field == c.field);
   }
 }
 
-TEST_CASE("reference rows with options resolve and carry them") {
+TEST_CASE("reference rows carry the stack options as request keys") {
   const char* text = R"({"schema":"ftcost.reference/1","rows":[{"id":"x","role":"training","group":"g",
-    "request":{"model":"llama-2-7b","gpu":"a100-sxm4-80gb","method":"qlora","seq":"1024","batch":"1","stack":"unsloth-2024q2"},
-    "options":{"offload-activations":"off"},"metric":"peak_memory_gib","measured":10,"source":"test"}]})";
+    "request":{"model":"llama-2-7b","gpu":"a100-sxm4-80gb","method":"qlora","seq":"1024","batch":"1","stack":"unsloth-2024q2",
+    "offload-activations":"off"},"metric":"peak_memory_gib","measured":10,"source":"test"}]})";
   auto rows = parse_reference(text, "t.json");
   REQUIRE(rows.ok());
   auto in = resolve_row(rows.value()[0], Database::embedded());

@@ -15,7 +15,6 @@ struct RefRow {
   std::string role;  // "training" (the stack profile was fitted on it) | "validation"
   std::string group;
   Request request;     // `ftcost estimate` flags
-  json options;        // stack options (ftcost/stack_options.hpp) applied after the request; may be null
   std::string metric;  // throughput_queries_per_s | step_time_s | stage_forward_s | stage_backward_s |
                        // stage_optimizer_s | max_batch_size | tokens_per_s | max_seq_len |
                        // peak_memory_gib (all of it, nvidia-smi) | peak_reserved_gib (without the CUDA
@@ -56,7 +55,7 @@ std::vector<GroupStats> group_stats(const std::vector<RowResult>& results);
 Result<StackProfile> fit_stack(const std::vector<RefRow>& rows, const Database& db,
                                const StackProfile& stack);
 
-// The row's resolved inputs: its request, then its stack options.
+// The row's resolved inputs (its request through the option table).
 Result<Inputs> resolve_row(const RefRow& row, const Database& db);
 
 }  // namespace ftcost
