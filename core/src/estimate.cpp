@@ -92,12 +92,22 @@ Result<Estimate> estimate(const Inputs& in, const Database& db) {
     e.memory_low = e.memory.total() - u * e.memory.variable();
     e.memory_high = e.memory.total() + u * e.memory.variable();
     auto gib1 = [](double b) { return json(std::round(b / kGiB * 10) / 10).dump(); };
-    if (e.batch > 0 && e.memory.total() <= usable && e.memory_high > usable)
+    if (e.batch > 0 && e.memory.total() <= usable && e.memory_high > usable) {
+      // The largest batch whose upper end still fits, for the advice.
+      std::int64_t safe = e.batch - 1;
+      while (safe > 0) {
+        const MemoryBreakdown mb = memory_for_batch(m, w, in.stack, safe, e.max_batch.seq_len);
+        if (mb.total() + u * mb.variable() <= usable) break;
+        --safe;
+      }
       e.warnings.push_back("fits only at the low end: the memory range is " + gib1(e.memory_low) + "-" +
                            gib1(e.memory_high) + " GiB (stack " + in.stack.id + ", +/-" +
-                           json(std::round(u * 100)).dump() +
-                           "% on activations and loss) and its upper end " + "exceeds the " + gib1(usable) +
-                           " GiB usable on " + in.gpu.id + "; a smaller batch or length leaves headroom");
+                           std::to_string(static_cast<int>(std::lround(u * 100))) +
+                           "% on activations, loss and allocator) and its upper end exceeds the " +
+                           gib1(usable) + " GiB usable on " + in.gpu.id + "; " +
+                           (safe > 0 ? "batch " + std::to_string(safe) + " fits at the upper end"
+                                     : std::string("a shorter sequence leaves headroom")));
+    }
   }
   if (w.host_ram_gib > 0 && e.memory.host_offload > w.host_ram_gib * kGiB)
     e.warnings.push_back("offloaded checkpoints need " +

@@ -105,7 +105,7 @@ Result<StackProfile> parse_stack(const json& doc, const std::string& source) {
                   {{"loss_chunk_tokens", &s.loss_chunk_tokens, 1, 1e7, true, 0.0},
                    {"fused_ce_bytes_per_hidden", &s.fused_ce_bytes_per_hidden, 0, 64, true, 6.0},
                    {"mlp_saved_intermediates", &s.mlp_saved_intermediates, 0, 8, true, 4.0},
-                   {"memory_uncertainty_fraction", &s.memory_uncertainty_fraction, 0, 1, true, 0.1},
+                   {"memory_uncertainty_fraction", &s.memory_uncertainty_fraction, 0, 1, true, 0.0},
                    {"qlora_unquantized_param_bytes", &s.qlora_unquantized_param_bytes, 1, 8, true, 0.0}}));
   (void)mem3;
   if (s.loss_path == "chunked" && !(s.loss_chunk_tokens > 0))

@@ -44,7 +44,8 @@ struct StackProfile {
   // checkpointing; torchtune / TRL activation offloading when enabled). The workload can override it.
   bool offload_checkpoints = false;
   // Relative uncertainty of the activation/loss/allocator part of the peak (the memory range's half width).
-  double memory_uncertainty_fraction = 0.1;
+  // 0 when the profile states none (the paper's profiles keep their point estimate and their outputs).
+  double memory_uncertainty_fraction = 0;
   // QLoRA: bytes per parameter of the weights bitsandbytes leaves unquantized (embeddings, lm_head, norms).
   // 0 = the compute dtype's size; 4 when peft's prepare_model_for_kbit_training upcasts them to fp32.
   double qlora_unquantized_param_bytes = 0;
