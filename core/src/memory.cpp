@@ -373,6 +373,21 @@ MaxSeq max_seq_len(const ModelSpec& m, const Workload& w, const StackProfile& s,
   auto fits = [&](double len) { return memory_for_batch(m, w, s, 1, len).total() <= out.usable_bytes; };
   double lo = std::floor(min_len), hi = std::floor(max_len);
   if (!fits(lo)) return out;
+  // Memory is affine in L beyond a chunked loss's chunk when attention keeps no L x L tensor: solve the
+  // line through two long lengths, then check the answer and its successor. Eager attention (quadratic) or
+  // a miss falls back to the bisection below.
+  {
+    const double l2 = std::max(lo + 1, std::min(hi, 65536.0)), l1 = std::max(lo, l2 / 2);
+    const double m1 = memory_for_batch(m, w, s, 1, l1).total(), m2 = memory_for_batch(m, w, s, 1, l2).total();
+    if (m2 > m1 && l2 > l1) {
+      const double guess = std::floor(l1 + (out.usable_bytes - m1) * (l2 - l1) / (m2 - m1));
+      if (guess >= lo && guess < hi && fits(guess) && !fits(guess + 1)) {
+        out.seq_len = guess;
+        out.bytes_at_max = memory_for_batch(m, w, s, 1, guess).total();
+        return out;
+      }
+    }
+  }
   if (fits(hi)) {
     out.seq_len = hi;
   } else {

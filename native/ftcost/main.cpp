@@ -114,10 +114,11 @@ int print_estimate(const Estimate& e) {
   t.row({"total", gib(mb.total())});
   t.row({"usable on " + in.gpu.id, gib(e.max_batch.usable_bytes)});
   std::cout << t.str();
-  std::cout << "memory range: " << gib(e.memory_low) << "-" << gib(e.memory_high)
-            << " GiB (stack uncertainty ±" << fixed(in.stack.memory_uncertainty_fraction * 100, 0)
-            << "% of activations, loss, allocator); headroom " << gib(e.max_batch.usable_bytes - mb.total())
-            << " GiB\n";
+  if (in.stack.memory_uncertainty_fraction > 0)
+    std::cout << "memory range: " << gib(e.memory_low) << "-" << gib(e.memory_high)
+              << " GiB (stack uncertainty ±" << fixed(in.stack.memory_uncertainty_fraction * 100, 0)
+              << "% of activations, loss, allocator); headroom " << gib(e.max_batch.usable_bytes - mb.total())
+              << " GiB\n";
   if (mb.host_offload > 0)
     std::cout << "host RAM: " << gib(mb.host_offload) << " GiB of offloaded checkpoints (pinned), "
               << fixed(e.step.offload_pcie_s, 3) << " s of PCIe copies per step, overlapped with compute\n";
