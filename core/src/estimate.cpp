@@ -58,6 +58,27 @@ void host_bound_advice(Estimate& e, const Database& db) {
 }  // namespace
 
 Result<Estimate> estimate(const Inputs& in, const Database& db) {
+  if (in.workload.seq_max) {
+    // --seq max: the longest length that fits at batch 1, then the estimate at that length and batch.
+    Inputs at = in;
+    Workload& w = at.workload;
+    w.seq_max = false;
+    if (w.batch > 1)
+      return make_error(Errc::invalid_value, "--seq",
+                        "max is the longest sequence at batch 1; leave --batch out or give 1");
+    const MaxSeq ms = max_seq_len(at.model, w, at.stack, at.gpu, 8);
+    if (ms.seq_len <= 0)
+      return make_error(
+          Errc::does_not_fit, "--seq",
+          "max: even 8 tokens at batch 1 do not fit on " + at.gpu.id + " with stack " + at.stack.id);
+    w.seq_len = ms.seq_len;
+    w.lengths = LengthDistribution::fixed(w.seq_len);
+    w.max_length = w.seq_len;
+    w.batch = 1;
+    at.defaults.push_back("seq=" + std::to_string(static_cast<long long>(ms.seq_len)) +
+                          " (--seq max: the longest sequence that fits at batch 1)");
+    return estimate(at, db);
+  }
   Estimate e;
   e.in = in;
   e.warnings = in.warnings;

@@ -439,9 +439,12 @@ std::vector<Option> build_options() {
     o.kind = OptionKind::count;
     o.group = "data";
     o.label = "Seq. length";
-    o.help = "Fixed sequence length (instead of --dataset)";
-    o.details = "Tokens per sample (prompt + answer); every sample has this length.";
+    o.help = "Fixed sequence length (instead of --dataset), or max (the longest that fits at batch 1)";
+    o.details =
+        "Tokens per sample (prompt + answer); every sample has this length. \"max\": the longest sequence "
+        "that fits at batch 1 on this GPU with this stack (the estimate is then for that length).";
     o.unit = "tokens";
+    o.values = {{"max", "longest that fits", "the longest sequence that fits at batch 1"}};
     o.lo = 1;
     o.hi = 1 << 22;
     o.invalidates = {"dataset", "padding", "max-length", "template-tokens"};
@@ -449,7 +452,8 @@ std::vector<Option> build_options() {
       if (st.given("dataset"))
         return make_error(Errc::invalid_value, "--seq", "give either --seq or --dataset, not both");
       Workload& w = st.in.workload;
-      w.seq_len = std::atof(v.c_str());
+      w.seq_max = v == "max";
+      w.seq_len = w.seq_max ? 1.0 : std::atof(v.c_str());  // seq max: estimate() sets the length
       w.lengths = LengthDistribution::fixed(w.seq_len);
       w.max_length = w.seq_len;
       return Ok{};

@@ -214,3 +214,19 @@ TEST_CASE("reference rows carry the stack options as request keys") {
   CHECK(p.value() < 20);
   (void)kGiB;
 }
+
+TEST_CASE("--seq max: the estimate runs at the longest sequence that fits at batch 1") {
+  Request r = {
+      {"model", "llama-3.1-8b"}, {"gpu", "rtx-4090"}, {"method", "qlora"}, {"stack", "hf-trl-2024q4"}};
+  Inputs fixed = resolve(r, {{"seq", "1024"}});
+  const double longest = max_seq_len(fixed.model, fixed.workload, fixed.stack, fixed.gpu, 8).seq_len;
+  REQUIRE(longest > 1024);
+  auto e = estimate(resolve(r, {{"seq", "max"}}), Database::embedded());
+  REQUIRE(e.ok());
+  CHECK(e->batch == 1);
+  CHECK(e->max_batch.seq_len == longest);
+  CHECK(e->memory.total() <= e->in.gpu.usable_bytes());
+  auto bad = estimate(resolve(r, {{"seq", "max"}, {"batch", "2"}}), Database::embedded());
+  REQUIRE(!bad.ok());
+  CHECK(bad.error().field == "--seq");
+}

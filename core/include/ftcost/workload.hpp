@@ -55,7 +55,8 @@ struct Workload {
   MoeMode moe = MoeMode::sparse;
   std::int64_t top_k_override = 0;  // 0 = the model's configured top-k
   // Sequence lengths: a fixed length (dataset == nullptr) or a dataset's distribution.
-  double seq_len = 0;  // fixed length, tokens (0 when a dataset is used)
+  double seq_len = 0;    // fixed length, tokens (0 when a dataset is used)
+  bool seq_max = false;  // --seq max: estimate at the longest length that fits at batch 1
   LengthDistribution lengths = LengthDistribution::fixed(512);
   Padding padding = Padding::longest;
   double max_length = 1024;     // truncation (cutoff_len)
