@@ -230,3 +230,23 @@ TEST_CASE("--seq max: the estimate runs at the longest sequence that fits at bat
   REQUIRE(!bad.ok());
   CHECK(bad.error().field == "--seq");
 }
+
+TEST_CASE("stack aliases: LLaMA-Factory is hf-trl-2024q1 without peft's kbit upcast, not a copy") {
+  const Database& db = Database::embedded();
+  const StackProfile* lf = db.stack("llamafactory-2024");
+  const StackProfile* hf = db.stack("hf-trl-2024q1");
+  REQUIRE(lf != nullptr);
+  REQUIRE(hf != nullptr);
+  CHECK(lf->alias_of == "hf-trl-2024q1");
+  CHECK(lf->gemm_efficiency == hf->gemm_efficiency);  // fitted values come from the base
+  CHECK(lf->logits_bytes_per_vocab_entry == hf->logits_bytes_per_vocab_entry);
+  Inputs a = resolve(llama7b("llamafactory-2024"));
+  Inputs b = resolve(llama7b("hf-trl-2024q1"), {{"kbit-upcast", "off"}});
+  CHECK(memory_for_batch(a.model, a.workload, a.stack, 2, 2048).total() ==
+        doctest::Approx(memory_for_batch(b.model, b.workload, b.stack, 2, 2048).total()));
+  // An alias of an unknown profile is a database problem, not a crash.
+  Database bad = Database::from_files(
+      {{"stacks/x.json", R"({"schema":"ftcost.stack/1","id":"x","display_name":"X","alias_of":"nope"})"}});
+  CHECK(bad.stack("x") == nullptr);
+  CHECK(!bad.problems().empty());
+}

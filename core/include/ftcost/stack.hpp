@@ -49,7 +49,8 @@ struct StackProfile {
   // QLoRA: bytes per parameter of the weights bitsandbytes leaves unquantized (embeddings, lm_head, norms).
   // 0 = the compute dtype's size; 4 when peft's prepare_model_for_kbit_training upcasts them to fp32.
   double qlora_unquantized_param_bytes = 0;
-  std::string version;  // the library versions the profile describes, for display
+  std::string version;   // the library versions the profile describes, for display
+  std::string alias_of;  // a thin alias (LLaMA-Factory, axolotl): the profile it configures
   // step time
   double host_us_per_kernel = 7;      // host (Python + launch) time per forward kernel
   double backward_host_factor = 0.5;  // autograd issues backward kernels from C++
