@@ -171,7 +171,6 @@ const Param kParams[] = {
     {"optimizer_efficiency", &StackProfile::optimizer_efficiency, 0.05, 0.92},
     {"backward_host_factor", &StackProfile::backward_host_factor, 0.2, 1.5},
 };
-constexpr std::size_t kNp = sizeof(kParams) / sizeof(kParams[0]);
 
 // Unbounded coordinates: logit of the position inside [lo, hi].
 double to_x(const Param& p, double v) {
