@@ -100,8 +100,8 @@ Result<Estimate> estimate(const Inputs& in, const Database& db) {
   e.memory_state = e.batch <= 0 || e.batch > e.max_batch.batch ? "does_not_fit"
                    : e.memory_fraction > kTightMemoryFraction  ? "tight"
                                                                : "fits";
-  // At "the largest batch that fits" the memory is full by construction: the state says "tight" there, and the
-  // warning is for a batch the user chose.
+  // At "the largest batch that fits" the memory is full by construction: the state says "tight" there, and
+  // the warning is for a batch the user chose.
   if (e.memory_state == "tight" && w.batch > 0)
     e.warnings.push_back("tight: the job needs " + json(std::round(e.memory_fraction * 1000) / 10).dump() +
                          "% of the usable memory of " + in.gpu.id +
@@ -329,7 +329,7 @@ json estimate_to_json(const Estimate& e) {
             {"memory_seq_len", e.max_batch.seq_len},
             {"memory_gib", e.memory.to_json_gib()},
             {"memory_range_gib", {{"low", e.memory_low / kGiB}, {"high", e.memory_high / kGiB}}},
-            {"headroom_gib", (e.max_batch.usable_bytes - e.memory.total()) / kGiB},
+            {"free_gib", (e.max_batch.usable_bytes - e.memory.total()) / kGiB},
             {"max_seq_len_batch1", e.max_seq.seq_len},
             {"host_offload_gib", e.memory.host_offload / kGiB},
             {"stack", {{"id", in.stack.id}, {"name", in.stack.display_name}, {"version", in.stack.version}}},

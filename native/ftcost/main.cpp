@@ -117,7 +117,7 @@ int print_estimate(const Estimate& e) {
   if (in.stack.memory_uncertainty_fraction > 0)
     std::cout << "memory range: " << gib(e.memory_low) << "-" << gib(e.memory_high)
               << " GiB (stack uncertainty ±" << fixed(in.stack.memory_uncertainty_fraction * 100, 0)
-              << "% of activations, loss, allocator); headroom " << gib(e.max_batch.usable_bytes - mb.total())
+              << "% of activations, loss, allocator); free " << gib(e.max_batch.usable_bytes - mb.total())
               << " GiB\n";
   if (mb.host_offload > 0)
     std::cout << "host RAM: " << gib(mb.host_offload) << " GiB of offloaded checkpoints (pinned), "
