@@ -2,6 +2,8 @@
 
 #include "ftcost/embedded_db.hpp"
 
+#include <map>
+
 namespace ftcost {
 
 namespace {
@@ -46,6 +48,11 @@ std::string join_ids(const std::vector<std::string>& ids) {
 
 Database Database::from_files(const std::vector<std::pair<std::string, std::string>>& files) {
   Database db;
+  // Stack aliases ("alias_of": another profile's id, "overrides": fields that differ) resolve after every
+  // profile is read: a thin alias names a configuration of a stack (LLaMA-Factory, axolotl) without copying
+  // it.
+  std::map<std::string, json> stack_docs;
+  std::vector<std::pair<std::string, json>> aliases;
   for (const auto& [path, text] : files) {
     const std::string folder = folder_of(path);
     if (folder == "schema" || folder == "calibrations" || folder == "runs")
@@ -75,6 +82,12 @@ Database Database::from_files(const std::vector<std::pair<std::string, std::stri
       else
         add_checked(db.datasets_, path, d->id, d.value(), db.problems_);
     } else if (folder == "stacks") {
+      if (doc.is_object() && doc.contains("alias_of")) {
+        aliases.emplace_back(path, doc);
+        continue;
+      }
+      if (doc.is_object() && doc.contains("id") && doc.at("id").is_string())
+        stack_docs[doc.at("id").get<std::string>()] = doc;
       auto s = parse_stack(doc, path);
       if (!s.ok())
         db.problems_.push_back({path, s.error()});
@@ -99,6 +112,32 @@ Database Database::from_files(const std::vector<std::pair<std::string, std::stri
     } else {
       db.problems_.push_back({path, make_error(Errc::unknown_key, path, "unknown folder in gpu-db/")});
     }
+  }
+  for (const auto& [path, doc] : aliases) {
+    const json& base_id = doc.at("alias_of");
+    if (!base_id.is_string() || stack_docs.count(base_id.get<std::string>()) == 0) {
+      db.problems_.push_back({path, make_error(Errc::unknown_id, "alias_of",
+                                               "must name a stack profile in stacks/ that is not an alias")});
+      continue;
+    }
+    json merged = stack_docs.at(base_id.get<std::string>());
+    if (doc.contains("overrides")) {
+      if (!doc.at("overrides").is_object()) {
+        db.problems_.push_back({path, make_error(Errc::wrong_type, "overrides", "must be an object")});
+        continue;
+      }
+      merged.merge_patch(doc.at("overrides"));
+    }
+    for (const char* k : {"id", "display_name", "version", "description", "notes"})
+      if (doc.contains(k)) merged[k] = doc.at(k);
+    auto s = parse_stack(merged, path);
+    if (!s.ok()) {
+      db.problems_.push_back({path, s.error()});
+      continue;
+    }
+    StackProfile p = s.value();
+    p.alias_of = base_id.get<std::string>();
+    add_checked(db.stacks_, path, p.id, p, db.problems_);
   }
   // Cross-references: every node preset's and every offer's GPU exists.
   for (const auto& [id, n] : db.nodes_)

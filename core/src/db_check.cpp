@@ -1876,6 +1876,18 @@ DbCheckResult check_db_files(const DbFiles& files, const DbFiles& context, const
       check_model_doc(e.doc, e.path, e.sink);
     } else if (e.kind == "dataset") {
       check_dataset_doc(e.doc, e.path, e.sink);
+    } else if (e.kind == "stack" && member(e.doc, "alias_of") != nullptr) {
+      // A thin alias: its base profile is checked as a file of its own; the merged profile is parsed when
+      // the database loads (Database::from_files reports an unknown base or a bad override there).
+      const json* base = member(e.doc, "alias_of");
+      if (!base->is_string() || base->get<std::string>().empty())
+        e.sink.add_loader_error(make_error(Errc::wrong_type, "alias_of", "must be a stack profile id"));
+      for (const char* k : {"id", "display_name"}) {
+        const json* v = member(e.doc, k);
+        if (v == nullptr || !v->is_string() || v->get<std::string>().empty())
+          e.sink.add_loader_error(make_error(Errc::missing_field, k, "required string is missing"));
+      }
+      check_id(e.doc, e.path, ".-", e.sink);
     } else if (e.kind == "stack") {
       auto s = parse_stack(e.doc, e.path);
       if (!s.ok()) {

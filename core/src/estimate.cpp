@@ -58,6 +58,27 @@ void host_bound_advice(Estimate& e, const Database& db) {
 }  // namespace
 
 Result<Estimate> estimate(const Inputs& in, const Database& db) {
+  if (in.workload.seq_max) {
+    // --seq max: the longest length that fits at batch 1, then the estimate at that length and batch.
+    Inputs at = in;
+    Workload& w = at.workload;
+    w.seq_max = false;
+    if (w.batch > 1)
+      return make_error(Errc::invalid_value, "--seq",
+                        "max is the longest sequence at batch 1; leave --batch out or give 1");
+    const MaxSeq ms = max_seq_len(at.model, w, at.stack, at.gpu, 8);
+    if (ms.seq_len <= 0)
+      return make_error(
+          Errc::does_not_fit, "--seq",
+          "max: even 8 tokens at batch 1 do not fit on " + at.gpu.id + " with stack " + at.stack.id);
+    w.seq_len = ms.seq_len;
+    w.lengths = LengthDistribution::fixed(w.seq_len);
+    w.max_length = w.seq_len;
+    w.batch = 1;
+    at.defaults.push_back("seq=" + std::to_string(static_cast<long long>(ms.seq_len)) +
+                          " (--seq max: the longest sequence that fits at batch 1)");
+    return estimate(at, db);
+  }
   Estimate e;
   e.in = in;
   e.warnings = in.warnings;
@@ -79,13 +100,40 @@ Result<Estimate> estimate(const Inputs& in, const Database& db) {
   e.memory_state = e.batch <= 0 || e.batch > e.max_batch.batch ? "does_not_fit"
                    : e.memory_fraction > kTightMemoryFraction  ? "tight"
                                                                : "fits";
-  // At "the largest batch that fits" the memory is full by construction: the state says "tight" there, and the
-  // warning is for a batch the user chose.
+  // At "the largest batch that fits" the memory is full by construction: the state says "tight" there, and
+  // the warning is for a batch the user chose.
   if (e.memory_state == "tight" && w.batch > 0)
     e.warnings.push_back("tight: the job needs " + json(std::round(e.memory_fraction * 1000) / 10).dump() +
                          "% of the usable memory of " + in.gpu.id +
                          "; allocator fragmentation or a longer batch than expected can run it out of memory "
                          "(a smaller batch or --headroom leaves a margin)");
+  e.max_seq = max_seq_len(m, w, in.stack, in.gpu);
+  {
+    const double u = in.stack.memory_uncertainty_fraction;
+    e.memory_low = e.memory.total() - u * e.memory.variable();
+    e.memory_high = e.memory.total() + u * e.memory.variable();
+    auto gib1 = [](double b) { return json(std::round(b / kGiB * 10) / 10).dump(); };
+    if (e.batch > 0 && e.memory.total() <= usable && e.memory_high > usable) {
+      // The largest batch whose upper end still fits, for the advice.
+      std::int64_t safe = e.batch - 1;
+      while (safe > 0) {
+        const MemoryBreakdown mb = memory_for_batch(m, w, in.stack, safe, e.max_batch.seq_len);
+        if (mb.total() + u * mb.variable() <= usable) break;
+        --safe;
+      }
+      e.warnings.push_back("fits only at the low end: the memory range is " + gib1(e.memory_low) + "-" +
+                           gib1(e.memory_high) + " GiB (stack " + in.stack.id + ", +/-" +
+                           std::to_string(static_cast<int>(std::lround(u * 100))) +
+                           "% on activations, loss and allocator) and its upper end exceeds the " +
+                           gib1(usable) + " GiB usable on " + in.gpu.id + "; " +
+                           (safe > 0 ? "batch " + std::to_string(safe) + " fits at the upper end"
+                                     : std::string("a shorter sequence leaves headroom")));
+    }
+  }
+  if (w.host_ram_gib > 0 && e.memory.host_offload > w.host_ram_gib * kGiB)
+    e.warnings.push_back("offloaded checkpoints need " +
+                         json(std::round(e.memory.host_offload / kGiB * 10) / 10).dump() +
+                         " GiB of host RAM, more than --host-ram " + json(w.host_ram_gib).dump() + " GiB");
   if (e.batch <= 0) {
     e.memory = memory_for_batch(m, w, in.stack, 1, e.max_batch.seq_len);
     e.memory_fraction = usable > 0 ? e.memory.total() / usable : 0;
@@ -280,6 +328,11 @@ json estimate_to_json(const Estimate& e) {
             {"memory_fraction", e.memory_fraction},
             {"memory_seq_len", e.max_batch.seq_len},
             {"memory_gib", e.memory.to_json_gib()},
+            {"memory_range_gib", {{"low", e.memory_low / kGiB}, {"high", e.memory_high / kGiB}}},
+            {"free_gib", (e.max_batch.usable_bytes - e.memory.total()) / kGiB},
+            {"max_seq_len_batch1", e.max_seq.seq_len},
+            {"host_offload_gib", e.memory.host_offload / kGiB},
+            {"stack", {{"id", in.stack.id}, {"name", in.stack.display_name}, {"version", in.stack.version}}},
             {"memory_model",
              {{"usable_gib", e.max_batch.usable_bytes / kGiB},
               {"fixed_gib", e.max_batch.fixed_bytes / kGiB},

@@ -13,6 +13,9 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // stored as 8-bit with one fp32 scale per 256 blocks (stack-facts 2.1): 0.5 + 1/64 + 4/(64*256) bytes.
 constexpr double kNf4DqBytes = 0.5 + 1.0 / 64.0 + 4.0 / (64.0 * 256.0);
 constexpr double kNf4Bytes = 0.5 + 4.0 / 64.0;
+// bitsandbytes 8-bit AdamW: two blockwise 8-bit states, one fp32 absmax per 256 values
+// (bitsandbytes optim/optimizer.py, blocksize = 256; docs/sources/stacks/bitsandbytes.md).
+constexpr double kAdam8bitBytes = 2.0 * (1.0 + 4.0 / 256.0);
 
 double d(std::int64_t v) { return static_cast<double>(v); }
 
@@ -21,6 +24,11 @@ double mamba_linear(const ModelSpec& m) {
   const MambaSpec& s = m.mamba;
   return d(m.hidden * 2 * s.d_inner + s.d_inner * (s.dt_rank + 2 * s.d_state) + s.dt_rank * s.d_inner +
            s.d_inner * m.hidden);
+}
+
+// The largest single parameter tensor: the (input or output) embedding or the largest linear weight.
+double largest_param_tensor(const ModelSpec& m) {
+  return std::max(d(m.vocab) * d(m.hidden), d(m.largest_linear()));
 }
 
 // Linear (quantizable) parameters: bitsandbytes replaces every nn.Linear except lm_head (stack-facts 2.2),
@@ -32,9 +40,12 @@ double quantizable_params(const ModelSpec& m) {
   return q;
 }
 
-double norm_bytes(const ModelSpec& m, const StackProfile& s, double a) {
+bool liger(const Workload& w) { return w.loss_kernel == LossKernel::liger; }
+
+double norm_bytes(const ModelSpec& m, const StackProfile& s, const Workload& w, double a) {
   const bool own_norm = m.family == "blackmamba" || m.family == "mamba";
-  const double in = (s.norm_saves_fp32_input && !own_norm) ? 4.0 : a;
+  // Liger's RMSNorm saves the 16-bit input and an fp32 rstd per row (docs/sources/stacks/liger.md).
+  const double in = (s.norm_saves_fp32_input && !own_norm && !liger(w)) ? 4.0 : a;
   return (in + a) * d(m.hidden);
 }
 
@@ -44,6 +55,8 @@ struct LayerAct {
 
 LayerAct layer_activations(const ModelSpec& m, const Workload& w, const StackProfile& s, double seq_len) {
   const double a = w.compute_bytes();
+  // fp32 norms (kbit upcast): the norm output and what the 4-bit MLP linears produce from it are fp32.
+  const double an = kbit_upcast(s, w) ? 4.0 : a;
   const double H = d(m.hidden);
   const double r = w.method == Method::full ? 0.0 : d(w.lora_rank);
   const LoraTargets& t = w.lora_targets;
@@ -53,7 +66,7 @@ LayerAct layer_activations(const ModelSpec& m, const Workload& w, const StackPro
   {
     const AttentionSpec& at = m.attn;
     double v =
-        norm_bytes(m, s, a) + a * d(at.q_dim() + 2 * at.kv_dim()) + a * d(at.v_dim()) + 4.0 * d(at.heads);
+        norm_bytes(m, s, w, an) + a * d(at.q_dim() + 2 * at.kv_dim()) + a * d(at.v_dim()) + 4.0 * d(at.heads);
     if (at.mla) v += a * d(at.kv_lora_rank + at.qk_rope_head_dim) + a * d(at.kv_lora_rank);
     if (w.attention == Attention::eager) {
       if (at.kv_heads < at.heads) v += 2.0 * a * d(at.heads * at.head_dim);  // repeat_kv copies
@@ -65,7 +78,7 @@ LayerAct layer_activations(const ModelSpec& m, const Workload& w, const StackPro
   // Mamba block: norm, xz, scan output, x_dbl, B/C copies, chunk states (fp32, 2048-token chunks).
   {
     const MambaSpec& ms = m.mamba;
-    double v = norm_bytes(m, s, a) + a * d(3 * ms.d_inner) + a * d(ms.dt_rank + 2 * ms.d_state) +
+    double v = norm_bytes(m, s, w, a) + a * d(3 * ms.d_inner) + a * d(ms.dt_rank + 2 * ms.d_state) +
                a * d(4 * ms.d_state);
     if (seq_len > 0) v += 4.0 * d(ms.d_inner * 2 * ms.d_state) * std::ceil(seq_len / 2048.0) / seq_len;
     if (lora && t.mamba) v += a * r * 4;
@@ -74,7 +87,11 @@ LayerAct layer_activations(const ModelSpec& m, const Workload& w, const StackPro
   // Dense FFN: norm, gate/up outputs, activation, product (down_proj input).
   {
     const double F = d(m.mlp.intermediate);
-    double v = norm_bytes(m, s, a) + (m.mlp.gated ? 4.0 : 2.0) * a * F;
+    // Saved intermediates of a gated MLP: the stack's count (HF 4; fused kernels 2); Liger's SwiGLU keeps
+    // gate and up only and recomputes the product in backward.
+    const double saved =
+        m.mlp.gated ? (liger(w) ? std::min(2.0, s.mlp_saved_intermediates) : s.mlp_saved_intermediates) : 2.0;
+    double v = norm_bytes(m, s, w, an) + saved * an * F;
     if (lora) v += a * r * ((t.mlp || t.mlp_gate_up ? 2 : 0) + (t.mlp || t.mlp_down ? 1 : 0));
     out.mlp = v;
   }
@@ -87,7 +104,7 @@ LayerAct layer_activations(const ModelSpec& m, const Workload& w, const StackPro
     double pair = a * (2.0 * H + (m.moe.gated ? 4.0 : 2.0) * F);
     if (lora)
       pair += a * r * ((t.expert_gate_up ? (m.family == "blackmamba" ? 1 : 2) : 0) + (t.expert_down ? 1 : 0));
-    double v = norm_bytes(m, s, a) + a * E + 4.0 * E + 12.0 * k + k * pair;
+    double v = norm_bytes(m, s, w, a) + a * E + 4.0 * E + 12.0 * k + k * pair;
     if (m.moe.shared_experts > 0) {
       const double Fs = d(m.moe.shared_intermediate);
       v += d(m.moe.shared_experts) * a * 4.0 * Fs + (m.moe.shared_gate ? 2.0 * a : 0.0);
@@ -98,7 +115,19 @@ LayerAct layer_activations(const ModelSpec& m, const Workload& w, const StackPro
   return out;
 }
 
+const std::string kFull = "full", kFused = "fused_linear";
+
 }  // namespace
+
+bool kbit_upcast(const StackProfile& s, const Workload& w) {
+  if (w.method != Method::qlora || w.precision == "fp32") return false;
+  if (w.kbit_upcast != Switch::stack) return w.kbit_upcast == Switch::on;
+  return s.qlora_unquantized_param_bytes >= 4;
+}
+
+const std::string& effective_loss_path(const StackProfile& s, const Workload& w) {
+  return liger(w) ? kFused : s.loss_path;
+}
 
 double MemoryBreakdown::total() const {
   return weights + trainable_params + gradients + optimizer_states + autocast_copies + activations + logits +
@@ -204,13 +233,29 @@ ActivationDetail activation_detail(const ModelSpec& m, const Workload& w, const 
   ActivationDetail out;
   out.per_layer_max_bytes = mx;
   const bool own_code = m.family == "blackmamba" || m.family == "mamba";
-  out.logits_per_token_bytes =
-      d(m.vocab) * (own_code ? s.own_code_logits_bytes_per_vocab_entry : s.logits_bytes_per_vocab_entry);
+  const std::string& loss = own_code ? kFull : effective_loss_path(s, w);
+  if (loss == "fused_linear") {
+    // Liger / CCE: the input gradient [N, H] and one logits chunk of about N x H elements.
+    out.logits_per_token_bytes = s.fused_ce_bytes_per_hidden * d(m.hidden);
+  } else if (loss == "chunked") {
+    // TRL chunked_nll / Unsloth fused loss: the hidden-state gradient per token, and one chunk's logits.
+    out.logits_per_token_bytes = a * d(m.hidden);
+    out.logits_fixed_tokens = s.loss_chunk_tokens;
+    out.logits_fixed_bytes_per_token = d(m.vocab) * s.logits_bytes_per_vocab_entry;
+  } else {
+    out.logits_per_token_bytes =
+        d(m.vocab) * (own_code ? s.own_code_logits_bytes_per_vocab_entry : s.logits_bytes_per_vocab_entry);
+  }
   if (w.checkpointing) {
     // Per-layer checkpoints (the hidden state entering each layer), what the stack keeps beyond them,
     // and one layer recomputed during backward with its gradients in flight (~half its activations).
-    const double ckpt = (m.residual_fp32 ? 4.0 : a) * d(m.hidden);
-    out.per_token_bytes = d(m.layers()) * ckpt + s.gc_retained_fraction * sum + 1.5 * mx;
+    // Offloaded checkpoints live in host RAM; two are on the GPU at a time (the one being copied out in
+    // the forward, the one copied back for the layer being recomputed).
+    const double ckpt = (m.residual_fp32 || kbit_upcast(s, w) ? 4.0 : a) * d(m.hidden);
+    const bool off = w.offloads(s.offload_checkpoints);
+    const double resident = off ? std::min(2.0, d(m.layers())) * ckpt : d(m.layers()) * ckpt;
+    out.per_token_bytes = resident + s.gc_retained_fraction * sum + 1.5 * mx;
+    if (off) out.host_per_token_bytes = d(m.layers()) * ckpt;
   } else {
     out.per_token_bytes = sum + 0.5 * mx;
   }
@@ -226,7 +271,9 @@ MemoryBreakdown memory_for_batch(const ModelSpec& m, const Workload& w, const St
   switch (w.method) {
     case Method::full: {
       mb.weights = total * wbytes;
-      mb.gradients = total * wbytes;
+      // Optimizer in backward (torchtune optimizer_in_bwd): each parameter is stepped and its gradient
+      // freed as soon as it is accumulated, so only the largest tensor's gradient exists at a time.
+      mb.gradients = (w.optimizer_in_backward ? std::min(total, largest_param_tensor(m)) : total) * wbytes;
       switch (w.optimizer) {
         case Optimizer::adamw:
           mb.optimizer_states = 2 * wbytes * total;
@@ -235,7 +282,8 @@ MemoryBreakdown memory_for_batch(const ModelSpec& m, const Workload& w, const St
           mb.optimizer_states = (wbytes < 4 ? 12.0 : 8.0) * total;
           break;
         case Optimizer::adamw_8bit:
-          mb.optimizer_states = 2.0 * total;
+        case Optimizer::paged_adamw_8bit:
+          mb.optimizer_states = kAdam8bitBytes * total;
           break;
         case Optimizer::sgd:
           mb.optimizer_states = 0;
@@ -252,7 +300,8 @@ MemoryBreakdown memory_for_batch(const ModelSpec& m, const Workload& w, const St
         double qbytes = kNf4DqBytes;
         if (w.quant == Quant::nf4) qbytes = kNf4Bytes;
         if (w.quant == Quant::int8) qbytes = 1.0 + 4.0 / d(m.hidden);  // LLM.int8: int8 + fp32 row scale
-        mb.weights = p.quantized * qbytes + (total - p.quantized) * wbytes;
+        const double ubytes = kbit_upcast(s, w) ? 4.0 : wbytes;
+        mb.weights = p.quantized * qbytes + (total - p.quantized) * ubytes;
         double largest = d(m.largest_linear());
         mb.dequant_buffers = largest * s.dequant_temp_bytes_per_param + 4.0 * largest / 64.0;
       } else {
@@ -260,14 +309,15 @@ MemoryBreakdown memory_for_batch(const ModelSpec& m, const Workload& w, const St
       }
       const double tb = s.trainable_param_bytes;
       mb.trainable_params = p.lora * tb;
-      mb.gradients = p.lora * tb;
+      mb.gradients = p.lora * tb;  // LoRA adapters are small: optimizer-in-backward saves little
       switch (w.optimizer) {
         case Optimizer::adamw:
         case Optimizer::adamw_mixed:
           mb.optimizer_states = 2 * tb * p.lora;
           break;
         case Optimizer::adamw_8bit:
-          mb.optimizer_states = 2.0 * p.lora;
+        case Optimizer::paged_adamw_8bit:
+          mb.optimizer_states = kAdam8bitBytes * p.lora;
           break;
         case Optimizer::sgd:
           mb.optimizer_states = 0;
@@ -284,7 +334,9 @@ MemoryBreakdown memory_for_batch(const ModelSpec& m, const Workload& w, const St
   const ActivationDetail ad = activation_detail(m, w, s, seq_len);
   const double tokens = d(batch) * seq_len;
   mb.activations = tokens * ad.per_token_bytes;
-  mb.logits = tokens * ad.logits_per_token_bytes;
+  mb.logits = tokens * ad.logits_per_token_bytes +
+              std::min(tokens, ad.logits_fixed_tokens) * ad.logits_fixed_bytes_per_token;
+  mb.host_offload = tokens * ad.host_per_token_bytes;
   mb.cuda_context = s.cuda_context_gib * kGiB;
   mb.allocator_overhead = s.allocator_overhead_fraction * (mb.activations + mb.logits + mb.dequant_buffers);
   return mb;
@@ -294,15 +346,58 @@ MaxBatch max_batch_size(const ModelSpec& m, const Workload& w, const StackProfil
   MaxBatch out;
   out.seq_len = w.memory_seq_len();
   out.usable_bytes = g.usable_bytes();
-  out.fixed_bytes = memory_for_batch(m, w, s, 0, out.seq_len).total();
-  out.per_sample_bytes = memory_for_batch(m, w, s, 1, out.seq_len).total() - out.fixed_bytes;
+  // Memory is affine in the batch beyond the first sample (a chunked loss adds a fixed chunk once the
+  // batch holds a chunk's worth of tokens): slope from batches 1 and 2, intercept through batch 1.
+  const double m1 = memory_for_batch(m, w, s, 1, out.seq_len).total();
+  const double m2 = memory_for_batch(m, w, s, 2, out.seq_len).total();
+  out.per_sample_bytes = m2 - m1;
+  out.fixed_bytes = m1 - out.per_sample_bytes;
+  if (m1 > out.usable_bytes) {
+    out.fixed_bytes = std::max(out.fixed_bytes, memory_for_batch(m, w, s, 0, out.seq_len).total());
+    return out;
+  }
   if (out.per_sample_bytes <= 0 || out.fixed_bytes >= out.usable_bytes) return out;
   double b = std::floor((out.usable_bytes - out.fixed_bytes) / out.per_sample_bytes);
   b = std::min(b, 1.0e7);
   auto bi = static_cast<std::int64_t>(b);
   // Memory is linear in the batch; guard against rounding at the boundary.
   while (bi > 0 && memory_for_batch(m, w, s, bi, out.seq_len).total() > out.usable_bytes) --bi;
-  out.batch = bi;
+  out.batch = std::max<std::int64_t>(bi, 1);
+  return out;
+}
+
+MaxSeq max_seq_len(const ModelSpec& m, const Workload& w, const StackProfile& s, const GpuSpec& g,
+                   double min_len, double max_len) {
+  MaxSeq out;
+  out.usable_bytes = g.usable_bytes();
+  auto fits = [&](double len) { return memory_for_batch(m, w, s, 1, len).total() <= out.usable_bytes; };
+  double lo = std::floor(min_len), hi = std::floor(max_len);
+  if (!fits(lo)) return out;
+  // Memory is affine in L beyond a chunked loss's chunk when attention keeps no L x L tensor: solve the
+  // line through two long lengths, then check the answer and its successor. Eager attention (quadratic) or
+  // a miss falls back to the bisection below.
+  {
+    const double l2 = std::max(lo + 1, std::min(hi, 65536.0)), l1 = std::max(lo, l2 / 2);
+    const double m1 = memory_for_batch(m, w, s, 1, l1).total(), m2 = memory_for_batch(m, w, s, 1, l2).total();
+    if (m2 > m1 && l2 > l1) {
+      const double guess = std::floor(l1 + (out.usable_bytes - m1) * (l2 - l1) / (m2 - m1));
+      if (guess >= lo && guess < hi && fits(guess) && !fits(guess + 1)) {
+        out.seq_len = guess;
+        out.bytes_at_max = memory_for_batch(m, w, s, 1, guess).total();
+        return out;
+      }
+    }
+  }
+  if (fits(hi)) {
+    out.seq_len = hi;
+  } else {
+    while (hi - lo > 1) {  // invariant: fits(lo), !fits(hi)
+      const double mid = std::floor((lo + hi) / 2);
+      (fits(mid) ? lo : hi) = mid;
+    }
+    out.seq_len = lo;
+  }
+  out.bytes_at_max = memory_for_batch(m, w, s, 1, out.seq_len).total();
   return out;
 }
 

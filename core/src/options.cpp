@@ -317,10 +317,12 @@ std::vector<Option> build_options() {
     o.details =
         "Optimizer of the trained parameters and its state size per parameter: adamw (two states in the "
         "parameter dtype), adamw-mixed (fp32 master weights + two fp32 states), adamw-8bit (bitsandbytes "
-        "8-bit states), sgd (none), sgd-momentum (one).";
+        "8-bit states), paged-adamw-8bit (the same, paged), sgd (none), sgd-momentum (one).";
     o.values = {{"adamw", "AdamW", "torch AdamW, states in the parameter dtype"},
                 {"adamw-mixed", "AdamW, fp32 master", "fp32 master weights and states"},
-                {"adamw-8bit", "AdamW 8-bit", "bitsandbytes 8-bit states"},
+                {"adamw-8bit", "AdamW 8-bit", "bitsandbytes / torchao blockwise 8-bit states"},
+                {"paged-adamw-8bit", "Paged AdamW 8-bit",
+                 "bitsandbytes PagedAdamW8bit: 8-bit states in unified memory (counted on the GPU)"},
                 {"sgd", "SGD", "no state"},
                 {"sgd-momentum", "SGD + momentum", "one state"}};
     o.default_help = "adamw";
@@ -328,11 +330,12 @@ std::vector<Option> build_options() {
       return fixed_default("adamw", "torch AdamW, states in the parameter dtype");
     };
     o.apply = [](ResolveState& st, const std::string& v) -> Status {
-      st.in.workload.optimizer = v == "adamw"         ? Optimizer::adamw
-                                 : v == "adamw-mixed" ? Optimizer::adamw_mixed
-                                 : v == "adamw-8bit"  ? Optimizer::adamw_8bit
-                                 : v == "sgd"         ? Optimizer::sgd
-                                                      : Optimizer::sgd_momentum;
+      st.in.workload.optimizer = v == "adamw"              ? Optimizer::adamw
+                                 : v == "adamw-mixed"      ? Optimizer::adamw_mixed
+                                 : v == "adamw-8bit"       ? Optimizer::adamw_8bit
+                                 : v == "paged-adamw-8bit" ? Optimizer::paged_adamw_8bit
+                                 : v == "sgd"              ? Optimizer::sgd
+                                                           : Optimizer::sgd_momentum;
       return Ok{};
     };
     add(o);
@@ -438,9 +441,12 @@ std::vector<Option> build_options() {
     o.kind = OptionKind::count;
     o.group = "data";
     o.label = "Seq. length";
-    o.help = "Fixed sequence length (instead of --dataset)";
-    o.details = "Tokens per sample (prompt + answer); every sample has this length.";
+    o.help = "Fixed sequence length (instead of --dataset), or max (the longest that fits at batch 1)";
+    o.details =
+        "Tokens per sample (prompt + answer); every sample has this length. \"max\": the longest sequence "
+        "that fits at batch 1 on this GPU with this stack (the estimate is then for that length).";
     o.unit = "tokens";
+    o.values = {{"max", "longest that fits", "the longest sequence that fits at batch 1"}};
     o.lo = 1;
     o.hi = 1 << 22;
     o.invalidates = {"dataset", "padding", "max-length", "template-tokens"};
@@ -448,7 +454,8 @@ std::vector<Option> build_options() {
       if (st.given("dataset"))
         return make_error(Errc::invalid_value, "--seq", "give either --seq or --dataset, not both");
       Workload& w = st.in.workload;
-      w.seq_len = std::atof(v.c_str());
+      w.seq_max = v == "max";
+      w.seq_len = w.seq_max ? 1.0 : std::atof(v.c_str());  // seq max: estimate() sets the length
       w.lengths = LengthDistribution::fixed(w.seq_len);
       w.max_length = w.seq_len;
       return Ok{};
@@ -708,6 +715,166 @@ std::vector<Option> build_options() {
       st.in.stack = *sp;
       const std::string vendor_warning = stack_vendor_warning(st.in.stack, st.in.gpu.id, st.in.gpu.vendor);
       if (!vendor_warning.empty()) st.in.warnings.push_back(vendor_warning);
+      return Ok{};
+    };
+    add(o);
+  }
+  // ------------------------------------------------------------------ modern-stack options (issue #13)
+  {
+    Option o;
+    o.key = "liger";
+    o.kind = OptionKind::toggle;
+    o.group = "gpu";
+    o.label = "Liger kernels";
+    o.help = "Liger kernels (use_liger_kernel): fused linear cross-entropy, RMSNorm, SwiGLU";
+    o.details =
+        "Liger-Kernel (TRL/LLaMA-Factory/axolotl use_liger_kernel): the fused linear cross-entropy never "
+        "materialises the logits (chunks of about N x H elements), RMSNorm saves its 16-bit input, SwiGLU "
+        "recomputes its product in backward. docs/sources/stacks/liger.md.";
+    o.values = {{"on", "on", ""}, {"off", "off", ""}};
+    o.default_help = "off";
+    o.default_rule = [](const ResolveState&) {
+      DefaultValue d = fixed_default("off");
+      d.listed = false;
+      return d;
+    };
+    o.applies = [](const ResolveState& st) -> std::string {
+      return own_code_without_checkpointing(st.in.model)
+                 ? "applies only to transformers models (BlackMamba/Mamba run their own training code)"
+                 : "";
+    };
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      st.in.workload.loss_kernel = v == "on" ? LossKernel::liger : LossKernel::stack;
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "offload-activations";
+    o.kind = OptionKind::choice;
+    o.group = "gpu";
+    o.label = "Offload activations";
+    o.help = "Gradient checkpoints in host RAM (Unsloth 'unsloth' checkpointing, torchtune/TRL offloading)";
+    o.details =
+        "Activation offloading: the per-layer checkpoints live in pinned host RAM and cross PCIe twice a "
+        "step, overlapped with compute. 'stack' takes the stack profile's default (on for unsloth-*, off "
+        "otherwise). The host RAM used is reported; --host-ram checks it.";
+    o.values = {{"stack", "stack default", "as the stack profile runs by default"},
+                {"on", "on", "checkpoints in host RAM"},
+                {"off", "off", "checkpoints on the GPU"}};
+    o.default_help = "stack";
+    o.default_rule = [](const ResolveState& st) {
+      DefaultValue d = fixed_default(
+          "stack", st.in.stack.offload_checkpoints
+                       ? "checkpoints offloaded to host RAM, as " + st.in.stack.id + " does by default"
+                       : "checkpoints on the GPU, as " + st.in.stack.id + " runs");
+      d.listed = st.in.stack.offload_checkpoints;
+      return d;
+    };
+    o.applies = [](const ResolveState& st) -> std::string {
+      return st.in.workload.checkpointing
+                 ? ""
+                 : "applies only with --checkpointing on (it offloads the checkpoints)";
+    };
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      st.in.workload.offload = v == "stack" ? Switch::stack : v == "on" ? Switch::on : Switch::off;
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "host-ram";
+    o.kind = OptionKind::real;
+    o.group = "gpu";
+    o.label = "Host RAM";
+    o.help = "Host RAM available for offloaded checkpoints (checked, with a warning when exceeded)";
+    o.details = "Host RAM the offloaded checkpoints may use; the estimate warns when they need more.";
+    o.unit = "GiB";
+    o.lo = 0.5;
+    o.hi = 1e5;
+    o.default_help = "not checked";
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      st.in.workload.host_ram_gib = std::strtod(v.c_str(), nullptr);
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "optimizer-in-backward";
+    o.kind = OptionKind::toggle;
+    o.group = "method";
+    o.label = "Optimizer in backward";
+    o.help = "Step each parameter in the backward pass (torchtune optimizer_in_bwd): no full gradient buffer";
+    o.details =
+        "torchtune optimizer_in_bwd: each parameter is stepped and its gradient freed as soon as it is "
+        "accumulated (post-accumulate-grad hooks), so only the largest tensor's gradient exists at a time. "
+        "Needs --grad-accum 1.";
+    o.values = {{"on", "on", ""}, {"off", "off", ""}};
+    o.default_help = "off";
+    o.default_rule = [](const ResolveState&) {
+      DefaultValue d = fixed_default("off");
+      d.listed = false;
+      return d;
+    };
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      if (v == "on" && st.in.workload.grad_accum > 1)
+        return make_error(Errc::invalid_value, "--optimizer-in-backward",
+                          "needs --grad-accum 1: the optimizer steps inside every micro-batch's backward "
+                          "(torchtune raises the same)");
+      st.in.workload.optimizer_in_backward = v == "on";
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "kbit-upcast";
+    o.kind = OptionKind::choice;
+    o.group = "method";
+    o.label = "k-bit upcast";
+    o.help = "QLoRA: peft prepare_model_for_kbit_training (fp32 embeddings, lm_head, norms and activations)";
+    o.details =
+        "peft's prepare_model_for_kbit_training casts every unquantized parameter to fp32, which makes the "
+        "norm outputs, the 4-bit MLP outputs and the residual stream fp32 too. TRL's SFTTrainer called it "
+        "from 2024-03 to 2025-08 (hf-trl-2024q1/q4: on); LLaMA-Factory prepares the model itself (off).";
+    o.values = {{"stack", "stack default", "as the stack profile does"},
+                {"on", "on", "fp32 upcast"},
+                {"off", "off", "no upcast (LLaMA-Factory)"}};
+    o.default_help = "stack";
+    o.default_rule = [](const ResolveState&) {
+      DefaultValue d = fixed_default("stack");
+      d.listed = false;
+      return d;
+    };
+    o.applies = [](const ResolveState& st) -> std::string {
+      return st.in.workload.method == Method::qlora ? "" : "applies only to --method qlora";
+    };
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      st.in.workload.kbit_upcast = v == "stack" ? Switch::stack : v == "on" ? Switch::on : Switch::off;
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "packed-doc-len";
+    o.kind = OptionKind::real;
+    o.group = "data";
+    o.label = "Packed doc. length";
+    o.help = "Packing with document masking: mean length of the documents inside a packed row";
+    o.details =
+        "With packing and document masking (TRL padding_free / position_ids, torchtune packed datasets) a "
+        "token attends within its own document, so attention costs the document length, not the row "
+        "length. Default: the dataset's mean length with --padding packing; without it, the row length.";
+    o.unit = "tokens";
+    o.lo = 1;
+    o.hi = 1 << 22;
+    o.default_help = "the dataset's mean length with --padding packing, else the row length";
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      st.in.workload.packed_doc_len = std::strtod(v.c_str(), nullptr);
       return Ok{};
     };
     add(o);

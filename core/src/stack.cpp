@@ -8,6 +8,9 @@ json StackProfile::to_json() const {
   return json{{"id", id},
               {"name", display_name},
               {"moe_execution", moe_execution},
+              {"version", version},
+              {"loss_path", loss_path},
+              {"offload_checkpoints", offload_checkpoints},
               {"memory",
                {{"cuda_context_gib", cuda_context_gib},
                 {"allocator_overhead_fraction", allocator_overhead_fraction},
@@ -91,6 +94,27 @@ Result<StackProfile> parse_stack(const json& doc, const std::string& source) {
   FTCOST_TRY(resid, opt_number(m, "gc_retained_fit_residual_batches", p, 0));
   s.gc_retained_provenance = prov;
   s.gc_retained_fit_residual_batches = resid;
+  FTCOST_TRY(loss_path, opt_string(m, "loss_path", p, "full"));
+  if (loss_path != "full" && loss_path != "chunked" && loss_path != "fused_linear")
+    return make_error(Errc::invalid_value, "memory.loss_path",
+                      "must be \"full\", \"chunked\" or \"fused_linear\", got \"" + loss_path + "\"");
+  s.loss_path = loss_path;
+  FTCOST_TRY(
+      mem3,
+      read_fields(m, p,
+                  {{"loss_chunk_tokens", &s.loss_chunk_tokens, 1, 1e7, true, 0.0},
+                   {"fused_ce_bytes_per_hidden", &s.fused_ce_bytes_per_hidden, 0, 64, true, 6.0},
+                   {"mlp_saved_intermediates", &s.mlp_saved_intermediates, 0, 8, true, 4.0},
+                   {"memory_uncertainty_fraction", &s.memory_uncertainty_fraction, 0, 1, true, 0.0},
+                   {"qlora_unquantized_param_bytes", &s.qlora_unquantized_param_bytes, 1, 8, true, 0.0}}));
+  (void)mem3;
+  if (s.loss_path == "chunked" && !(s.loss_chunk_tokens > 0))
+    return make_error(Errc::missing_field, "memory.loss_chunk_tokens",
+                      "required (tokens per chunk, > 0) when loss_path is \"chunked\"");
+  FTCOST_TRY(offload, opt_bool(m, "offload_checkpoints", p, false));
+  s.offload_checkpoints = offload;
+  FTCOST_TRY(version, opt_string(doc, "version", "", ""));
+  s.version = version;
   if (!has(doc, "throughput") || !doc.at("throughput").is_object())
     return make_error(Errc::missing_field, "throughput", "required object");
   const json& t = doc.at("throughput");
@@ -141,6 +165,17 @@ Result<StackProfile> parse_stack(const json& doc, const std::string& source) {
   s.hopper_tensor_note = hnote;
   FTCOST_TRY(note, opt_string(t, "note", tp, ""));
   if (has(t, "fit")) s.fit = t.at("fit");
+  if (has(t, "fit_parameters")) {
+    const json& fp = t.at("fit_parameters");
+    if (!fp.is_array())
+      return make_error(Errc::wrong_type, "throughput.fit_parameters", "must be an array of parameter names");
+    for (std::size_t i = 0; i < fp.size(); ++i) {
+      if (!fp[i].is_string())
+        return make_error(Errc::wrong_type, "throughput.fit_parameters[" + std::to_string(i) + "]",
+                          "must be a string");
+      s.fit_parameters.push_back(fp[i].get<std::string>());
+    }
+  }
   s.throughput_note = note;
   return s;
 }

@@ -374,7 +374,8 @@ class Builder {
            (bwd ? 2.0 : 1.0) * a_ * N_ * (3 * d(at.q_dim() + at.kv_dim()) + 3 * H),
            s_.kernels_per_attention_block - 2, reps);
     // the attention kernel itself
-    const double window = at.sliding_window > 0 ? std::min(L_, d(at.sliding_window)) : L_;
+    const double span = w_.attention_len(L_);  // packing with document masking: the document length
+    const double window = at.sliding_window > 0 ? std::min(span, d(at.sliding_window)) : span;
     double flops = 2.0 * N_ * window * (d(at.q_dim()) + d(at.v_dim()));  // QK^T and PV, causal half
     double bytes = a_ * N_ * (2 * d(at.q_dim()) + 2 * d(at.kv_dim()));
     if (w_.attention == Attention::eager) {
@@ -540,8 +541,16 @@ class Builder {
       // lm_head stays 16-bit in QLoRA (bitsandbytes skips the output embedding)
       linear("lm_head", st, LayerType::other, KernelClass::gemm, N_, H, V, 1, w_.lora_targets.lm_head, false);
       const bool own = m_.family == "blackmamba" || m_.family == "mamba";
-      const double loss_bytes =
-          N_ * V * (own ? s_.loss_bytes_per_vocab_entry * 0.4 : s_.loss_bytes_per_vocab_entry);
+      // A chunked loss checkpoints each chunk (TRL chunked_nll: torch.utils.checkpoint per chunk), so the
+      // backward recomputes the lm_head projection once more. Liger computes the logits' gradient in the
+      // forward (docs/sources/stacks/liger.md): its traffic is the chunk written and read once more.
+      const std::string& loss = own ? s_.loss_path : effective_loss_path(s_, w_);
+      if (!own && loss == "chunked" && st == Stage::backward)
+        linear("lm_head_recompute", st, LayerType::other, KernelClass::gemm, N_, H, V, 1, false, false);
+      const double per_vocab = own                      ? s_.loss_bytes_per_vocab_entry * 0.4
+                               : loss == "fused_linear" ? std::min(s_.loss_bytes_per_vocab_entry, 4.0 * a_)
+                                                        : s_.loss_bytes_per_vocab_entry;
+      const double loss_bytes = N_ * V * per_vocab;
       stream("cross_entropy", st, LayerType::other, KernelClass::loss,
              loss_bytes * (st == Stage::backward ? 0.55 : 0.45), 6, 1);
       if (st == Stage::backward && full_)
@@ -557,7 +566,7 @@ class Builder {
     double bpp = sixteen ? s_.optimizer_bytes_per_param_16bit : s_.optimizer_bytes_per_param_fp32;
     if (w_.optimizer == Optimizer::sgd) bpp *= 0.25;
     if (w_.optimizer == Optimizer::sgd_momentum) bpp *= 0.5;
-    if (w_.optimizer == Optimizer::adamw_8bit) bpp *= 0.6;
+    if (w_.optimizer == Optimizer::adamw_8bit || w_.optimizer == Optimizer::paged_adamw_8bit) bpp *= 0.6;
     const double bytes = trainable * bpp;
     // multi-tensor (foreach) launches: ~a dozen passes over lists of up to 128 tensors, plus grad-norm
     // clipping
@@ -603,6 +612,21 @@ void amortize_optimizer(StepTime& t, double n) {
 
 }  // namespace
 
+double host_link_bytes_per_s(const GpuSpec& g) {
+  // PCIe 4.0 x16 (Ampere/Ada) or 5.0 x16 (Hopper and later) at ~80% of the raw rate: 25 and 50 GB/s
+  // [assumed: the GPU database carries no host-link field; pinned-memory copies reach 80-90% of it].
+  const auto cc = parse_compute_capability(g.compute_capability);
+  const bool pcie5 = cc && cc->first >= 9;  // Hopper, Blackwell: PCIe 5.0 hosts
+  return (pcie5 ? 50.0 : 25.0) * 1e9;
+}
+
+double offloaded_bytes_per_token(const ModelSpec& m, const Workload& w, const StackProfile& s) {
+  if (!w.offloads(s.offload_checkpoints)) return 0;
+  const double ckpt =
+      (m.residual_fp32 || kbit_upcast(s, w) ? 4.0 : w.compute_bytes()) * static_cast<double>(m.hidden);
+  return static_cast<double>(m.layers()) * ckpt;
+}
+
 StepTime step_model(const ModelSpec& m, const Workload& w, const StackProfile& s, const GpuSpec& g,
                     const Calibration* cal, std::int64_t batch, double mean_len,
                     const std::vector<double>& shares) {
@@ -622,6 +646,18 @@ StepTime step_model(const ModelSpec& m, const Workload& w, const StackProfile& s
   r.cal = cal;
   Builder b(m, w, s, r, batch, mean_len, shares);
   StepTime t = b.run();
+  // Offloaded checkpoints cross PCIe twice a step (out in the forward, back in the backward) on a side
+  // stream, overlapped with compute; only what exceeds the forward + backward time is exposed.
+  const double host_bytes = offloaded_bytes_per_token(m, w, s) * static_cast<double>(batch) * mean_len;
+  if (host_bytes > 0) {
+    const double link = host_link_bytes_per_s(g);
+    const double pcie_s = 2.0 * host_bytes / link;
+    const double overlap_s = t.total_s - t.by_stage[static_cast<std::size_t>(Stage::optimizer)];
+    const double exposed = std::max(0.0, pcie_s - overlap_s);
+    t.by_stage[static_cast<std::size_t>(Stage::backward)] += exposed;
+    t.total_s += exposed;
+    t.offload_pcie_s = pcie_s;
+  }
   t.calibrated = cal != nullptr;
   if (w.grad_accum > 1) amortize_optimizer(t, static_cast<double>(w.grad_accum));
   return t;

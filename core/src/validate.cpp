@@ -36,6 +36,7 @@ Result<std::vector<RefRow>> parse_reference(const std::string& text, const std::
     if (!has(r, "request"))
       return make_error(Errc::missing_field, source + ": " + p + ".request", "required object");
     FTCOST_TRY(req, request_from_json(r.at("request")));
+
     row.id = id;
     row.role = role;
     row.group = group;
@@ -69,11 +70,22 @@ Result<double> predict_resolved(const RefRow& row, const Inputs& in, const Datab
   }
   FTCOST_TRY(e, estimate(in, db));
   const std::string& m = row.metric;
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   if (m == "max_batch_size") return static_cast<double>(e.max_batch.batch);
+  if (m == "max_seq_len") return e.max_seq.seq_len;
+  if (m == "peak_memory_gib" || m == "peak_reserved_gib" || m == "peak_allocated_gib") {
+    if (e.batch <= 0)
+      return make_error(Errc::does_not_fit, row.id, "does not fit in the model's memory estimate");
+    double b = e.memory.total();
+    if (m != "peak_memory_gib") b -= e.memory.cuda_context;
+    if (m == "peak_allocated_gib") b -= e.memory.allocator_overhead;
+    return b / kGiB;
+  }
   if (e.batch <= 0)
     return make_error(Errc::does_not_fit, row.id, "does not fit in the model's memory estimate");
   if (m == "throughput_queries_per_s") return e.throughput_qps;
   if (m == "step_time_s") return e.step.total_s;
+  if (m == "tokens_per_s") return e.throughput_tps;
   if (e.step.model != "step-model")
     return make_error(Errc::invalid_value, row.id, "stage metrics need the step model");
   if (m == "stage_forward_s") return e.step.by_stage[static_cast<std::size_t>(Stage::forward)];
@@ -104,8 +116,12 @@ Result<double> predict_resolved(const RefRow& row, const Inputs& in, const Datab
   return make_error(Errc::invalid_value, row.id + ": metric", "unknown metric \"" + m + "\"");
 }
 
+Result<Inputs> resolve_row(const RefRow& row, const Database& db) {
+  return resolve_request(row.request, db, nullptr);
+}
+
 Result<double> predict(const RefRow& row, const Database& db, const StackProfile* stack_override) {
-  FTCOST_TRY(in, resolve_request(row.request, db, nullptr));
+  FTCOST_TRY(in, resolve_row(row, db));
   if (stack_override != nullptr) in.stack = *stack_override;
   return predict_resolved(row, in, db);
 }
@@ -175,7 +191,6 @@ const Param kParams[] = {
     {"optimizer_efficiency", &StackProfile::optimizer_efficiency, 0.05, 0.92},
     {"backward_host_factor", &StackProfile::backward_host_factor, 0.2, 1.5},
 };
-constexpr std::size_t kNp = sizeof(kParams) / sizeof(kParams[0]);
 
 // Unbounded coordinates: logit of the position inside [lo, hi].
 double to_x(const Param& p, double v) {
@@ -252,17 +267,39 @@ Result<StackProfile> fit_stack(const std::vector<RefRow>& rows, const Database& 
   };
   std::vector<Prepared> prep;
   for (const auto& r : rows) {
-    if (r.role != "training" || r.metric == "max_batch_size") continue;
-    auto in = resolve_request(r.request, db, nullptr);
+    if (r.role != "training" || r.metric == "max_batch_size" || r.metric == "max_seq_len" ||
+        r.metric.rfind("peak_", 0) == 0)
+      continue;
+    auto in = resolve_row(r, db);
     if (!in.ok()) return in.error();
     if (in->stack.id != stack.id) continue;
     prep.push_back({&r, in.value()});
   }
-  if (prep.size() < kNp + 1)
-    return make_error(Errc::fit_failed, "rows", "too few training rows for " + stack.id);
+  // The free parameters: the profile's fit_parameters (a stack with few rows frees only what they pin),
+  // or all of them.
+  std::vector<const Param*> free;
+  for (const auto& name : stack.fit_parameters) {
+    const Param* found = nullptr;
+    for (const auto& p : kParams)
+      if (name == p.name) found = &p;
+    if (found == nullptr) {
+      std::string known;
+      for (const auto& p : kParams) known += (known.empty() ? "" : ", ") + std::string(p.name);
+      return make_error(Errc::invalid_value, "throughput.fit_parameters",
+                        "unknown parameter \"" + name + "\"; known: " + known);
+    }
+    free.push_back(found);
+  }
+  if (free.empty())
+    for (const auto& p : kParams) free.push_back(&p);
+  const std::size_t np = free.size();
+  if (prep.size() < np + 1)
+    return make_error(Errc::fit_failed, "rows",
+                      "too few training rows for " + stack.id + ": " + std::to_string(prep.size()) + " for " +
+                          std::to_string(np) + " free parameters");
   auto objective = [&](const std::vector<double>& x, StackProfile& s) {
     s = stack;
-    for (std::size_t i = 0; i < kNp; ++i) s.*(kParams[i].field) = from_x(kParams[i], x[i]);
+    for (std::size_t i = 0; i < np; ++i) s.*(free[i]->field) = from_x(*free[i], x[i]);
     double sse = 0;
     for (auto& p : prep) {
       p.in.stack = s;
@@ -282,11 +319,11 @@ Result<StackProfile> fit_stack(const std::vector<RefRow>& rows, const Database& 
   const std::function<double(const std::vector<double>&)> f = [&](const std::vector<double>& x) {
     return objective(x, scratch);
   };
-  std::vector<double> current(kNp);
-  for (std::size_t i = 0; i < kNp; ++i) current[i] = to_x(kParams[i], stack.*(kParams[i].field));
+  std::vector<double> current(np);
+  for (std::size_t i = 0; i < np; ++i) current[i] = to_x(*free[i], stack.*(free[i]->field));
   std::vector<double> best_x;
   double best_f = 0;
-  for (const auto& first : {std::vector<double>(kNp, 0.0), current}) {
+  for (const auto& first : {std::vector<double>(np, 0.0), current}) {
     std::vector<double> x = first;
     for (int restart = 0; restart < 6; ++restart) x = nelder_mead(f, x, restart == 0 ? 1.5 : 0.5);
     const double fx = f(x);
@@ -298,11 +335,15 @@ Result<StackProfile> fit_stack(const std::vector<RefRow>& rows, const Database& 
   StackProfile out;
   const double mse = objective(best_x, out);
   json params = json::object();
-  for (const auto& p : kParams) params[p.name] = out.*(p.field);
+  for (const auto* p : free) params[p->name] = out.*(p->field);
+  const std::string data = stack.id == "hf-transformers-2024"
+                               ? "training rows of tests/data/reference/ (the paper's A40 measurements only)"
+                               : "training rows of tests/data/reference/ whose stack is " + stack.id +
+                                     " (that stack's own published measurements only)";
   out.fit =
       json{{"method", "Nelder-Mead on the mean squared log error of throughput, stage and kernel times"},
            {"rows", prep.size()},
-           {"data", "training rows of tests/data/reference/ (the paper's A40 measurements only)"},
+           {"data", data},
            {"rms_log_residual", std::sqrt(mse)},
            {"parameters", params},
            {"command", "ftcost fit-stack --stack " + stack.id}};

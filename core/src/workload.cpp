@@ -43,6 +43,8 @@ const char* optimizer_name(Optimizer o) {
       return "sgd";
     case Optimizer::sgd_momentum:
       return "sgd-momentum";
+    case Optimizer::paged_adamw_8bit:
+      return "paged-adamw-8bit";
   }
   return "adamw";
 }
@@ -175,6 +177,13 @@ double Workload::mean_padded_len(std::int64_t b) const {
           round_up8(max_length));
   }
   return max_length;
+}
+
+double Workload::attention_len(double padded_len) const {
+  if (packed_doc_len > 0) return std::min(packed_doc_len, padded_len);
+  if (seq_len <= 0 && padding == Padding::packing)
+    return std::min(padded_len, std::max(1.0, lengths.truncated_mean(max_length)));
+  return padded_len;
 }
 
 }  // namespace ftcost

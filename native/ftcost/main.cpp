@@ -86,6 +86,8 @@ int print_estimate(const Estimate& e) {
     std::cout << ", " << (w.moe == MoeMode::sparse ? "sparse" : "dense") << " MoE (" << w.active_experts(m)
               << " of " << m.moe.experts << " experts)";
   std::cout << "\n";
+  std::cout << "stack: " << in.stack.id << " — " << in.stack.display_name
+            << (in.stack.version.empty() ? std::string() : " [" + in.stack.version + "]") << "\n";
   if (!in.defaults.empty()) {
     std::cout << "defaults:";
     for (const auto& d : in.defaults) std::cout << "\n  " << d;
@@ -114,9 +116,18 @@ int print_estimate(const Estimate& e) {
   t.row({"total", gib(mb.total())});
   t.row({"usable on " + in.gpu.id, gib(e.max_batch.usable_bytes)});
   std::cout << t.str();
+  if (in.stack.memory_uncertainty_fraction > 0)
+    std::cout << "memory range: " << gib(e.memory_low) << "-" << gib(e.memory_high)
+              << " GiB (stack uncertainty ±" << fixed(in.stack.memory_uncertainty_fraction * 100, 0)
+              << "% of activations, loss, allocator); free " << gib(e.max_batch.usable_bytes - mb.total())
+              << " GiB\n";
+  if (mb.host_offload > 0)
+    std::cout << "host RAM: " << gib(mb.host_offload) << " GiB of offloaded checkpoints (pinned), "
+              << fixed(e.step.offload_pcie_s, 3) << " s of PCIe copies per step, overlapped with compute\n";
   std::cout << "\nmax batch size: " << e.max_batch.batch << " (padded length "
             << fixed(e.max_batch.seq_len, 0) << " tokens; " << gib(e.max_batch.per_sample_bytes)
             << " GiB per sample)\n";
+  std::cout << "longest sequence at batch 1: " << fixed(e.max_seq.seq_len, 0) << " tokens\n";
   if (e.batch > 0) {
     std::cout << "step time: " << fixed(e.step.total_s, 3) << " s at batch " << e.batch << " ("
               << e.step.model << ", ±" << fixed(e.step.range_fraction * 100, 0) << "%)\n";

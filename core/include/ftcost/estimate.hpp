@@ -109,6 +109,10 @@ struct Estimate {
   std::int64_t batch = 0;  // the batch the time/cost is for
   double padded_len = 0;   // mean padded tokens per sample at `batch`
   MemoryBreakdown memory;  // at `batch`
+  // Memory range from the stack's uncertainty (memory_uncertainty_fraction of the activation, loss and
+  // allocator part), and the longest padded sequence that fits at batch 1.
+  double memory_low = 0, memory_high = 0;
+  MaxSeq max_seq;
   ParamBreakdown params;
   StepTime step;
   double throughput_qps = 0, throughput_tps = 0;

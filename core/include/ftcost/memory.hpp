@@ -32,15 +32,33 @@ struct MemoryBreakdown {
   double dequant_buffers = 0;  // QLoRA: dequantized weight temporaries
   double cuda_context = 0;
   double allocator_overhead = 0;
+  // Not on the GPU (not in total()): gradient checkpoints offloaded to pinned host RAM.
+  double host_offload = 0;
   double total() const;
+  // The part of the peak that the stack's memory uncertainty applies to (activations, logits,
+  // allocator overhead): the estimate's memory range is total() -/+ uncertainty x variable().
+  double variable() const { return activations + logits + allocator_overhead; }
   json to_json_gib() const;  // {"total":..., "weights":..., ...} in GiB
 };
 
 struct ActivationDetail {
   double per_token_bytes = 0;  // resident activations per (padded) token, excluding logits
   double logits_per_token_bytes = 0;
-  double per_layer_max_bytes = 0;  // the largest layer's saved activations per token
+  double per_layer_max_bytes = 0;   // the largest layer's saved activations per token
+  double host_per_token_bytes = 0;  // offloaded to host RAM per token (checkpoints)
+  // Loss: a fixed transient of `logits_fixed_tokens` tokens' logits (chunked loss) at
+  // logits_fixed_bytes_per_token each, on top of logits_per_token_bytes for every token.
+  double logits_fixed_tokens = 0;
+  double logits_fixed_bytes_per_token = 0;
 };
+
+// QLoRA with peft's prepare_model_for_kbit_training: the unquantized parameters (norms included) are fp32,
+// so norm outputs, the MLP's 4-bit linear outputs and the residual stream are fp32 too (bitsandbytes'
+// Linear4bit returns its input's dtype).
+bool kbit_upcast(const StackProfile& s, const Workload& w);
+
+// The loss path this run takes: "full", "chunked" or "fused_linear" (Liger overrides the stack's).
+const std::string& effective_loss_path(const StackProfile& s, const Workload& w);
 
 ParamBreakdown param_breakdown(const ModelSpec& m, const Workload& w);
 ActivationDetail activation_detail(const ModelSpec& m, const Workload& w, const StackProfile& s,
@@ -57,6 +75,16 @@ struct MaxBatch {
 };
 
 MaxBatch max_batch_size(const ModelSpec& m, const Workload& w, const StackProfile& s, const GpuSpec& g);
+
+// The longest padded sequence that fits at batch 1 ("what fits?"): memory_for_batch(.., 1, L) is
+// non-decreasing in L, so a bisection on whole tokens finds it. 0 when even `min_len` tokens do not fit.
+struct MaxSeq {
+  double seq_len = 0;
+  double usable_bytes = 0;
+  double bytes_at_max = 0;  // memory at that length
+};
+MaxSeq max_seq_len(const ModelSpec& m, const Workload& w, const StackProfile& s, const GpuSpec& g,
+                   double min_len = 1, double max_len = 1 << 22);
 
 // LoRA adapter parameter count for the chosen targets and rank.
 double lora_params(const ModelSpec& m, const Workload& w);

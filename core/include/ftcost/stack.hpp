@@ -29,6 +29,28 @@ struct StackProfile {
   double gc_retained_fraction = 0;
   std::string gc_retained_provenance;
   double gc_retained_fit_residual_batches = 0;
+  // Loss path (docs/sources/stacks): "full" = the logits of every token are materialised, costing
+  // logits_bytes_per_vocab_entry per token and vocabulary entry; "chunked" = only `loss_chunk_tokens` tokens'
+  // logits exist at a time (TRL chunked_nll, Unsloth's fused loss), a fixed transient of
+  // loss_chunk_tokens x V x logits_bytes_per_vocab_entry; "fused_linear" = the logits are never materialised
+  // (Liger fused linear cross-entropy, Apple CCE): fused_ce_bytes_per_hidden x H bytes per token.
+  std::string loss_path = "full";
+  double loss_chunk_tokens = 0;
+  double fused_ce_bytes_per_hidden = 6;
+  // Per-token saved tensors of a gated MLP, in units of the intermediate width (HF: gate out, up out, act
+  // out, product = 4; Unsloth's fused LoRA MLP / Liger SwiGLU / a compiled MLP keep gate and up only = 2).
+  double mlp_saved_intermediates = 4;
+  // Gradient checkpoints (the layer inputs) live in pinned host RAM, not on the GPU (Unsloth's "unsloth"
+  // checkpointing; torchtune / TRL activation offloading when enabled). The workload can override it.
+  bool offload_checkpoints = false;
+  // Relative uncertainty of the activation/loss/allocator part of the peak (the memory range's half width).
+  // 0 when the profile states none (the paper's profiles keep their point estimate and their outputs).
+  double memory_uncertainty_fraction = 0;
+  // QLoRA: bytes per parameter of the weights bitsandbytes leaves unquantized (embeddings, lm_head, norms).
+  // 0 = the compute dtype's size; 4 when peft's prepare_model_for_kbit_training upcasts them to fp32.
+  double qlora_unquantized_param_bytes = 0;
+  std::string version;   // the library versions the profile describes, for display
+  std::string alias_of;  // a thin alias (LLaMA-Factory, axolotl): the profile it configures
   // step time
   double host_us_per_kernel = 7;      // host (Python + launch) time per forward kernel
   double backward_host_factor = 0.5;  // autograd issues backward kernels from C++
@@ -62,6 +84,7 @@ struct StackProfile {
   double optimizer_bytes_per_param_fp32 = 36, optimizer_bytes_per_param_16bit = 18;
   double loss_bytes_per_vocab_entry = 40;  // cross-entropy forward+backward traffic per token and vocab entry
   json fit;                                // provenance of fitted values
+  std::vector<std::string> fit_parameters;  // which throughput parameters fit-stack may move (empty: all)
   std::string throughput_note;
   json to_json() const;
 };

@@ -69,8 +69,14 @@ struct StepTime {
   std::string range_note;
   std::string dominant_uncertainty;
   bool calibrated = false;
+  double offload_pcie_s = 0;  // host<->device copy time of offloaded checkpoints (mostly overlapped)
   std::vector<Op> ops;
 };
+
+// Host link (PCIe) bandwidth used for activation offloading, B/s [assumed per GPU generation].
+double host_link_bytes_per_s(const GpuSpec& g);
+// Bytes per token this run moves to host RAM (gradient checkpoints when offloaded), 0 otherwise.
+double offloaded_bytes_per_token(const ModelSpec& m, const Workload& w, const StackProfile& s);
 
 StepTime step_model(const ModelSpec& m, const Workload& w, const StackProfile& s, const GpuSpec& g,
                     const Calibration* cal, std::int64_t batch, double mean_len,

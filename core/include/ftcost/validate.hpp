@@ -16,7 +16,9 @@ struct RefRow {
   std::string group;
   Request request;     // `ftcost estimate` flags
   std::string metric;  // throughput_queries_per_s | step_time_s | stage_forward_s | stage_backward_s |
-                       // stage_optimizer_s | max_batch_size
+                       // stage_optimizer_s | max_batch_size | tokens_per_s | max_seq_len |
+                       // peak_memory_gib (all of it, nvidia-smi) | peak_reserved_gib (without the CUDA
+                       // context) | peak_allocated_gib (without context and allocator overhead)
   double measured = 0;
   std::string source;
   json parallel;  // multi-GPU options (parallel.hpp plan_from_json); null for a single-GPU row
@@ -53,5 +55,8 @@ std::vector<GroupStats> group_stats(const std::vector<RowResult>& results);
 // mean squared log error). Returns the fitted profile; `fit` records the provenance and residual.
 Result<StackProfile> fit_stack(const std::vector<RefRow>& rows, const Database& db,
                                const StackProfile& stack);
+
+// The row's resolved inputs (its request through the option table).
+Result<Inputs> resolve_row(const RefRow& row, const Database& db);
 
 }  // namespace ftcost

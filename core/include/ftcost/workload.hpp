@@ -14,7 +14,12 @@ namespace ftcost {
 
 enum class Method { full, lora, qlora };
 enum class Quant { none, nf4_dq, nf4, int8 };
-enum class Optimizer { adamw, adamw_mixed, adamw_8bit, sgd, sgd_momentum };
+enum class Optimizer { adamw, adamw_mixed, adamw_8bit, sgd, sgd_momentum, paged_adamw_8bit };
+// Where the loss kernel comes from: the stack profile's own loss path, or Liger's fused linear
+// cross-entropy (which never materialises the logits), whatever the stack's default.
+enum class LossKernel { stack, liger };
+// Activation offloading to host RAM: the stack's default, or forced on/off.
+enum class Switch { stack, on, off };  // a stack-dependent default, or forced on or off
 enum class Padding { longest, max_length, packing };
 enum class MoeMode { sparse, dense };
 enum class Attention { flash, eager };
@@ -50,7 +55,8 @@ struct Workload {
   MoeMode moe = MoeMode::sparse;
   std::int64_t top_k_override = 0;  // 0 = the model's configured top-k
   // Sequence lengths: a fixed length (dataset == nullptr) or a dataset's distribution.
-  double seq_len = 0;  // fixed length, tokens (0 when a dataset is used)
+  double seq_len = 0;    // fixed length, tokens (0 when a dataset is used)
+  bool seq_max = false;  // --seq max: estimate at the longest length that fits at batch 1
   LengthDistribution lengths = LengthDistribution::fixed(512);
   Padding padding = Padding::longest;
   double max_length = 1024;     // truncation (cutoff_len)
@@ -59,6 +65,26 @@ struct Workload {
   std::int64_t grad_accum = 1;  // micro-batches per optimizer step (gradient accumulation)
   double queries = 0;
   double epochs = 1;
+  // Modern-stack options (issue #13). Defaults reproduce the paper's stack.
+  LossKernel loss_kernel = LossKernel::stack;  // --liger
+  Switch offload = Switch::stack;              // --offload-activations
+  bool optimizer_in_backward = false;          // torchtune optimizer_in_bwd: no full gradient buffer
+  double host_ram_gib = 0;                     // --host-ram: host RAM available for offloading (0: unchecked)
+  // peft prepare_model_for_kbit_training (QLoRA): the stack's default, or forced on/off (LLaMA-Factory
+  // does not call it; TRL's SFTTrainer did from 2024-03 to 2025-08).
+  Switch kbit_upcast = Switch::stack;
+  // Packing with document masking (FA2 varlen with position_ids, torchtune/flex block-causal masks): each
+  // token attends within its own document, so attention costs the document length, not the row length.
+  // 0 = not given: the dataset's mean (truncated) length with --padding packing, else the padded length.
+  double packed_doc_len = 0;
+  // Length the attention of one token spans on average, for a batch padded/packed to `padded_len`.
+  double attention_len(double padded_len) const;
+
+  // Whether this run's gradient checkpoints live in host RAM (the stack's default unless overridden).
+  bool offloads(bool stack_default) const {
+    if (!checkpointing) return false;
+    return offload == Switch::stack ? stack_default : offload == Switch::on;
+  }
 
   double compute_bytes() const;                           // bytes per activation element
   std::int64_t active_experts(const ModelSpec& m) const;  // experts per token in this run

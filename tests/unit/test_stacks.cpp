@@ -1,0 +1,252 @@
+// Modern-stack memory and step-time features (issue #13) against hand counts from the stacks' code
+// (docs/sources/stacks/): loss paths, checkpoint offloading, optimizer-in-backward, 8-bit AdamW, QLoRA
+// fp32 upcast, gradient accumulation, the longest sequence at batch 1, the memory range, the options.
+#include "ftcost/database.hpp"
+#include "ftcost/estimate.hpp"
+#include "ftcost/validate.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+using namespace ftcost;
+
+namespace {
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// Resolves `r` with the extra options `more` (request keys of the option table).
+Inputs resolve(Request r, const Request& more = {}) {
+  for (const auto& [k, v] : more) r[k] = v;
+  auto in = resolve_request(r, Database::embedded(), nullptr);
+  REQUIRE_MESSAGE(in.ok(), (in.ok() ? std::string() : in.error().to_string()));
+  return in.value();
+}
+
+// The error of resolving `r` with `more`.
+Error resolve_error(Request r, const Request& more) {
+  for (const auto& [k, v] : more) r[k] = v;
+  auto in = resolve_request(r, Database::embedded(), nullptr);
+  REQUIRE(!in.ok());
+  return in.error();
+}
+
+Request llama7b(const std::string& stack, const std::string& method = "qlora") {
+  return {{"model", "llama-2-7b"}, {"gpu", "a100-sxm4-80gb"}, {"method", method}, {"seq", "2048"},
+          {"batch", "2"},          {"stack", stack}};
+}
+}  // namespace
+
+TEST_CASE("every shipped stack profile parses; the paper's keeps its loss path and checkpoints on the GPU") {
+  const Database& db = Database::embedded();
+  for (const char* id : {"hf-trl-2024q1", "hf-trl-2024q4", "hf-trl-2026", "unsloth-2024q2", "unsloth-2024q4",
+                         "torchtune-2024"}) {
+    CAPTURE(id);
+    const StackProfile* s = db.stack(id);
+    REQUIRE(s != nullptr);
+    CHECK(!s->version.empty());
+  }
+  const StackProfile* paper = db.stack("hf-transformers-2024");
+  REQUIRE(paper != nullptr);
+  CHECK(paper->loss_path == "full");
+  CHECK(!paper->offload_checkpoints);
+  CHECK(paper->mlp_saved_intermediates == 4);
+  CHECK(paper->logits_bytes_per_vocab_entry == 14);
+}
+
+TEST_CASE("loss paths: full logits, TRL's 256-token chunks, Liger's fused linear cross-entropy") {
+  // Llama-2-7B: H 4096, V 32000; 2 x 2048 = 4096 tokens.
+  const double tokens = 4096, H = 4096, V = 32000;
+  Inputs full = resolve(llama7b("hf-trl-2024q4"));
+  MemoryBreakdown mf = memory_for_batch(full.model, full.workload, full.stack, 2, 2048);
+  CHECK(mf.logits == doctest::Approx(tokens * V * 10));  // bf16 logits + fp32 upcast + log-softmax
+
+  Inputs chunked = resolve(llama7b("hf-trl-2026"));
+  MemoryBreakdown mc = memory_for_batch(chunked.model, chunked.workload, chunked.stack, 2, 2048);
+  // per token the hidden-state gradient (2H), plus one 256-token chunk of logits at 10 B per entry
+  CHECK(mc.logits == doctest::Approx(tokens * 2 * H + 256 * V * 10));
+
+  Inputs liger = resolve(llama7b("hf-trl-2026"), Request{{"liger", "on"}});
+  MemoryBreakdown ml = memory_for_batch(liger.model, liger.workload, liger.stack, 2, 2048);
+  CHECK(ml.logits == doctest::Approx(tokens * 6 * H));
+  // Liger's SwiGLU keeps gate and up only (2F instead of 4F) and its RMSNorm a 16-bit input (2H, not 4H),
+  // per MLP block and per norm, in all 32 layers' sum: checkpointing keeps 1.5 layers of them.
+  CHECK(ml.activations < mc.activations);
+}
+
+TEST_CASE("offloaded checkpoints: host RAM holds layers x N x H x 2 B, the GPU keeps two") {
+  Inputs on = resolve(llama7b("unsloth-2024q2"));
+  Inputs off = resolve(llama7b("unsloth-2024q2"), Request{{"offload-activations", "off"}});
+  const double tokens = 4096, ckpt = 4096.0 * 2;
+  MemoryBreakdown mon = memory_for_batch(on.model, on.workload, on.stack, 2, 2048);
+  MemoryBreakdown moff = memory_for_batch(off.model, off.workload, off.stack, 2, 2048);
+  CHECK(mon.host_offload == doctest::Approx(tokens * 32 * ckpt));
+  CHECK(moff.host_offload == 0);
+  CHECK(moff.activations - mon.activations == doctest::Approx(tokens * (32 - 2) * ckpt));
+  // Offloading needs checkpointing.
+  const Error e = resolve_error(
+      {{"model", "llama-2-7b"}, {"gpu", "a100-sxm4-80gb"}, {"method", "qlora"}, {"checkpointing", "off"}},
+      {{"offload-activations", "on"}});
+  CHECK(e.field == "--offload-activations");
+}
+
+TEST_CASE("PCIe time of offloading: 2 x host bytes over the host link, exposed only beyond compute") {
+  Inputs in = resolve(llama7b("unsloth-2024q2"));
+  const double host = 4096.0 * 32 * 4096 * 2;
+  StepTime t = step_model(in.model, in.workload, in.stack, in.gpu, nullptr, 2, 2048, {});
+  CHECK(t.offload_pcie_s == doctest::Approx(2 * host / 25e9));  // A100: PCIe 4.0 x16 at ~25 GB/s
+  Inputs off = resolve(llama7b("unsloth-2024q2"), Request{{"offload-activations", "off"}});
+  StepTime t0 = step_model(off.model, off.workload, off.stack, off.gpu, nullptr, 2, 2048, {});
+  CHECK(t0.offload_pcie_s == 0);
+  // 0.17 s of copies hide behind ~1 s of forward + backward: no time is added.
+  CHECK(t.total_s == doctest::Approx(t0.total_s));
+}
+
+TEST_CASE("full fine-tuning: pure bf16, optimizer-in-backward, blockwise 8-bit AdamW (torchtune)") {
+  Request r = {{"model", "llama-3.2-3b"},
+               {"gpu", "a100-sxm4-80gb"},
+               {"method", "full"},
+               {"seq", "4096"},
+               {"batch", "2"},
+               {"stack", "torchtune-2024"}};
+  Inputs base = resolve(r);
+  const double P = static_cast<double>(base.model.params().total());
+  CHECK(P == doctest::Approx(3212749824.0));  // tied embeddings counted once
+  MemoryBreakdown mb = memory_for_batch(base.model, base.workload, base.stack, 2, 4096);
+  CHECK(mb.weights == doctest::Approx(2 * P));
+  CHECK(mb.gradients == doctest::Approx(2 * P));
+  CHECK(mb.optimizer_states == doctest::Approx(4 * P));  // torch AdamW: two bf16 states
+  Inputs inbwd = resolve(r, Request{{"optimizer-in-backward", "on"}, {"optimizer", "paged-adamw-8bit"}});
+  MemoryBreakdown mi = memory_for_batch(inbwd.model, inbwd.workload, inbwd.stack, 2, 4096);
+  CHECK(mi.gradients == doctest::Approx(128256.0 * 3072 * 2));  // the largest tensor: the embedding
+  CHECK(mi.optimizer_states == doctest::Approx(P * 2 * (1 + 4.0 / 256)));
+  CHECK(resolve_error(r, {{"optimizer-in-backward", "on"}, {"grad-accum", "4"}}).field ==
+        "--optimizer-in-backward");
+}
+
+TEST_CASE("QLoRA with peft's kbit preparation: unquantized weights in fp32, fp32 checkpoints") {
+  Inputs up = resolve(llama7b("hf-trl-2024q1"));
+  Inputs no = resolve(llama7b("hf-trl-2024q1"), Request{{"kbit-upcast", "off"}});
+  MemoryBreakdown mu = memory_for_batch(up.model, up.workload, up.stack, 2, 2048);
+  MemoryBreakdown mn = memory_for_batch(no.model, no.workload, no.stack, 2, 2048);
+  // embed_tokens + lm_head (2 x 32000 x 4096) + norms (65 x 4096): 2 extra bytes each
+  const double unquantized = 2.0 * 32000 * 4096 + 65.0 * 4096;
+  CHECK(mu.weights - mn.weights == doctest::Approx(2 * unquantized));
+  CHECK(mu.activations > mn.activations);
+}
+
+TEST_CASE("gradient accumulation: a micro-batch carries 1/N of the optimizer step") {
+  Inputs one = resolve(llama7b("hf-trl-2024q1", "lora"));
+  Inputs four = resolve(llama7b("hf-trl-2024q1", "lora"), Request{{"grad-accum", "4"}});
+  StepTime t1 = step_model(one.model, one.workload, one.stack, one.gpu, nullptr, 2, 2048, {});
+  StepTime t4 = step_model(four.model, four.workload, four.stack, four.gpu, nullptr, 2, 2048, {});
+  const auto opt = static_cast<std::size_t>(Stage::optimizer);
+  CHECK(t1.by_stage[opt] > 0);
+  CHECK(t4.by_stage[opt] == doctest::Approx(t1.by_stage[opt] / 4).epsilon(0.02));
+  CHECK(t4.by_stage[0] == doctest::Approx(t1.by_stage[0]));
+}
+
+TEST_CASE("longest sequence at batch 1: fits at L, not at L + 1") {
+  for (const char* stack : {"hf-trl-2024q4", "unsloth-2024q4", "hf-transformers-2024"}) {
+    CAPTURE(stack);
+    Inputs in = resolve({{"model", "llama-3.1-8b"},
+                         {"gpu", "rtx-4090"},
+                         {"method", "qlora"},
+                         {"seq", "1024"},
+                         {"stack", stack}});
+    MaxSeq ms = max_seq_len(in.model, in.workload, in.stack, in.gpu);
+    REQUIRE(ms.seq_len > 0);
+    const double usable = in.gpu.usable_bytes();
+    CHECK(memory_for_batch(in.model, in.workload, in.stack, 1, ms.seq_len).total() <= usable);
+    CHECK(memory_for_batch(in.model, in.workload, in.stack, 1, ms.seq_len + 1).total() > usable);
+  }
+  // A model that does not fit at all has no length.
+  Inputs big =
+      resolve({{"model", "llama-3.1-70b"}, {"gpu", "rtx-4090"}, {"method", "lora"}, {"seq", "1024"}});
+  CHECK(max_seq_len(big.model, big.workload, big.stack, big.gpu).seq_len == 0);
+}
+
+TEST_CASE("memory range: a job whose upper end exceeds usable memory says so instead of a plain fit") {
+  Request r = {
+      {"model", "llama-3.1-8b"}, {"gpu", "rtx-4090"}, {"method", "qlora"}, {"stack", "hf-trl-2024q4"}};
+  Inputs probe = resolve(r);
+  r["seq"] = std::to_string(static_cast<long>(
+      max_seq_len(probe.model, probe.workload, probe.stack, probe.gpu).seq_len));  // right at the edge
+  r["batch"] = "1";
+  auto e = estimate(resolve(r), Database::embedded());
+  REQUIRE(e.ok());
+  CHECK(e->memory.total() <= e->in.gpu.usable_bytes());
+  CHECK(e->memory_high > e->in.gpu.usable_bytes());
+  bool warned = false;
+  for (const auto& w : e->warnings)
+    warned = warned || w.find("fits only at the low end") != std::string::npos;
+  CHECK(warned);
+  CHECK(e->memory_low < e->memory.total());
+}
+
+TEST_CASE("stack options: bad values name the option and what is allowed") {
+  struct Case {
+    Request opts;
+    const char* field;
+  };
+  for (const auto& c :
+       {Case{Request{{"grad-accum", "0"}}, "--grad-accum"},
+        Case{Request{{"grad-accum", "2x"}}, "--grad-accum"}, Case{Request{{"liger", "yes"}}, "--liger"},
+        Case{Request{{"optimizer", "adam"}}, "--optimizer"}, Case{Request{{"host-ram", "-1"}}, "--host-ram"},
+        Case{Request{{"packed-doc-len", "0"}}, "--packed-doc-len"},
+        Case{Request{{"no-such-option", "1"}}, "--no-such-option"}}) {
+    CAPTURE(c.field);
+    CHECK(resolve_error(llama7b("hf-trl-2026"), c.opts).field == c.field);
+  }
+}
+
+TEST_CASE("reference rows carry the stack options as request keys") {
+  const char* text = R"({"schema":"ftcost.reference/1","rows":[{"id":"x","role":"training","group":"g",
+    "request":{"model":"llama-2-7b","gpu":"a100-sxm4-80gb","method":"qlora","seq":"1024","batch":"1","stack":"unsloth-2024q2",
+    "offload-activations":"off"},"metric":"peak_memory_gib","measured":10,"source":"test"}]})";
+  auto rows = parse_reference(text, "t.json");
+  REQUIRE(rows.ok());
+  auto in = resolve_row(rows.value()[0], Database::embedded());
+  REQUIRE(in.ok());
+  CHECK(in->workload.offload == Switch::off);
+  auto p = predict(rows.value()[0], Database::embedded());
+  REQUIRE(p.ok());
+  CHECK(p.value() > 3.5);  // NF4 weights alone are 3.6 GiB
+  CHECK(p.value() < 20);
+  (void)kGiB;
+}
+
+TEST_CASE("--seq max: the estimate runs at the longest sequence that fits at batch 1") {
+  Request r = {
+      {"model", "llama-3.1-8b"}, {"gpu", "rtx-4090"}, {"method", "qlora"}, {"stack", "hf-trl-2024q4"}};
+  Inputs fixed = resolve(r, {{"seq", "1024"}});
+  const double longest = max_seq_len(fixed.model, fixed.workload, fixed.stack, fixed.gpu, 8).seq_len;
+  REQUIRE(longest > 1024);
+  auto e = estimate(resolve(r, {{"seq", "max"}}), Database::embedded());
+  REQUIRE(e.ok());
+  CHECK(e->batch == 1);
+  CHECK(e->max_batch.seq_len == longest);
+  CHECK(e->memory.total() <= e->in.gpu.usable_bytes());
+  auto bad = estimate(resolve(r, {{"seq", "max"}, {"batch", "2"}}), Database::embedded());
+  REQUIRE(!bad.ok());
+  CHECK(bad.error().field == "--seq");
+}
+
+TEST_CASE("stack aliases: LLaMA-Factory is hf-trl-2024q1 without peft's kbit upcast, not a copy") {
+  const Database& db = Database::embedded();
+  const StackProfile* lf = db.stack("llamafactory-2024");
+  const StackProfile* hf = db.stack("hf-trl-2024q1");
+  REQUIRE(lf != nullptr);
+  REQUIRE(hf != nullptr);
+  CHECK(lf->alias_of == "hf-trl-2024q1");
+  CHECK(lf->gemm_efficiency == hf->gemm_efficiency);  // fitted values come from the base
+  CHECK(lf->logits_bytes_per_vocab_entry == hf->logits_bytes_per_vocab_entry);
+  Inputs a = resolve(llama7b("llamafactory-2024"));
+  Inputs b = resolve(llama7b("hf-trl-2024q1"), {{"kbit-upcast", "off"}});
+  CHECK(memory_for_batch(a.model, a.workload, a.stack, 2, 2048).total() ==
+        doctest::Approx(memory_for_batch(b.model, b.workload, b.stack, 2, 2048).total()));
+  // An alias of an unknown profile is a database problem, not a crash.
+  Database bad = Database::from_files(
+      {{"stacks/x.json", R"({"schema":"ftcost.stack/1","id":"x","display_name":"X","alias_of":"nope"})"}});
+  CHECK(bad.stack("x") == nullptr);
+  CHECK(!bad.problems().empty());
+}
