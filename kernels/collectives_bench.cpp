@@ -277,7 +277,7 @@ void p2p_matrix(World& w, Calibration& cal, std::uint64_t bytes, const TimingPol
         CU(cudaEventSynchronize(b));
         float ms = 0;
         CU(cudaEventElapsedTime(&ms, a, b));
-        sampler.add(ms * 1e-3);
+        sampler.add(static_cast<double>(ms) * 1e-3);
       } while (!sampler.done(seconds_since(t0)));
       cudaEventDestroy(a);
       cudaEventDestroy(b);

@@ -154,7 +154,8 @@ int main(int argc, char** argv) {
   if (launch.value().world_size > 1) {
     say("started as rank " + std::to_string(launch.value().rank) + " of " +
         std::to_string(launch.value().world_size) + " by " + launch.value().launcher +
-        ", but this build has no MPI: rebuild with Open MPI (libopenmpi-dev) for --collectives across nodes, "
+        ", but this build has no MPI: rebuild with -DFTCOST_CALIBRATE_MPI=ON (Open MPI) for --collectives "
+        "across nodes, "
         "or run it without mpirun for one node");
     return 2;
   }

@@ -37,4 +37,20 @@ scenario("compute prohibited" "^ftcost-calibrate: GPU unusable: device 0 is in c
   FAKE_CUDA_MODE=2)
 scenario("no permission" "^ftcost-calibrate: GPU unusable: cuInit returned CUDA_ERROR_NOT_PERMITTED"
   FAKE_CUDA_INIT=800)
+# A driver that passes the probe: the run goes on to load cuBLAS/cuBLASLt (and NCCL for --collectives)
+# with dlopen from the toolkit this was built with, checking every symbol the calibrator calls, and stops
+# only at the CUDA runtime, which the stand-in cannot serve. "CUDA libraries missing" here would mean the
+# forwarding layer (kernels/cuda_libs.cpp) names a symbol the real libraries lack.
+scenario("driver passes, libraries load, runtime refuses the stand-in" "^ftcost-calibrate: no usable CUDA GPU \\(cudaGetDeviceCount"
+  FAKE_CUDA_COUNT=1)
+function(collectives_scenario)
+  file(REMOVE ${OUT})
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${FAKE_DIR} FAKE_CUDA_COUNT=2 ${BIN} --collectives --out ${OUT}
+    RESULT_VARIABLE rc ERROR_VARIABLE err TIMEOUT 60)
+  if(NOT rc EQUAL 3 OR NOT err MATCHES "^ftcost-calibrate: no usable CUDA GPU \\(cudaGetDeviceCount")
+    message(FATAL_ERROR "--collectives with the stand-in driver: exit ${rc}, expected 3 after loading NCCL:\n${err}")
+  endif()
+  message("ok: --collectives: NCCL loaded: ${err}")
+endfunction()
+collectives_scenario()
 message("ok")
