@@ -3,6 +3,7 @@
 // Expected values are nccl-tests' own formulas (src/*.cu *GetCollByteCount / *GetBw, HEAD a0b82b2; copied in
 // docs/sources/nccl-tests-bandwidth.md), computed by hand here.
 #include "ftcost/calibrate/collectives.hpp"
+#include "ftcost/calibrate/output.hpp"
 #include "ftcost/calibration.hpp"
 #include "synthetic.hpp"
 
@@ -82,6 +83,10 @@ TEST_CASE("a row: algbw = size / time, busbw = algbw x factor; the loader checks
         doctest::Approx(c.measurements.collectives[0].busbw_gbps));
   CHECK(back.value().measurements.p2p.size() == 1);
   CHECK(back.value().meta.schema == "ftcost.calibration/2");
+  const std::string table = summary_table(c);
+  CHECK(table.find("all_reduce x8 (16 MiB)") != std::string::npos);
+  CHECK(table.find("busbw") != std::string::npos);
+  CHECK(table.find("GPU-to-GPU copies (1 pairs)") != std::string::npos);
   // exactly the six fields the multi-GPU model consumes
   json j = json::parse(text);
   const json& row = j["measurements"]["collectives"][0];

@@ -429,6 +429,28 @@ std::string summary_table(const Calibration& cal) {
   for (const auto& r : m.launch) add("empty kernel launch, " + r.kind, fmt("%.2f us", r.us.median));
   for (const auto& r : m.host) add("eager op (host work + launch)", fmt("%.2f us/op", r.us.median));
   for (const auto& r : m.cpu) add("CPU single-thread score", fmt("%.1f", r.score.median));
+  // collectives: the largest size of each op (bus bandwidth, as nccl-tests prints it), and the smallest
+  // size's time (latency)
+  for (const auto& op : {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv"}) {
+    const CollectiveRow *big = nullptr, *small = nullptr;
+    for (const auto& r : m.collectives) {
+      if (r.op != op) continue;
+      if (!big || r.bytes > big->bytes) big = &r;
+      if (!small || r.bytes < small->bytes) small = &r;
+    }
+    if (big) {
+      add(std::string(op) + " x" + std::to_string(big->ranks) + " (" +
+              fmt("%.0f MiB", static_cast<double>(big->bytes) / 1048576.0) + ")",
+          fmt("busbw %.1f GB/s", big->busbw_gbps) + fmt(", algbw %.1f GB/s", big->algbw_gbps) + "; " +
+              std::to_string(small->bytes) + " B in " + us_text(small->time_us));
+    }
+  }
+  if (!m.p2p.empty()) {
+    double lo = m.p2p[0].gbps, hi = lo;
+    for (const auto& r : m.p2p) lo = std::min(lo, r.gbps), hi = std::max(hi, r.gbps);
+    add("GPU-to-GPU copies (" + std::to_string(m.p2p.size()) + " pairs)",
+        fmt("%.0f", lo) + fmt("-%.0f GB/s", hi));
+  }
 
   std::size_t w = 10;
   for (const auto& r : rows) w = std::max(w, r.first.size());
