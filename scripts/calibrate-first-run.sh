@@ -4,6 +4,7 @@
 # five numbers a reviewer looks at first. Under 8 minutes on an H100/H200.
 #
 #   scripts/calibrate-first-run.sh [BIN_DIR] [OUT_DIR]
+#   scripts/calibrate-first-run.sh --summary FILE     only the five numbers of an existing calibration
 #     BIN_DIR  folder with ftcost-calibrate, ftcost-calibrate-device-tests and ftcost (default build/cuda/bin,
 #              ftcost is also looked for in build/cuda and build/native)
 #     OUT_DIR  where the JSON files and logs go (default ./calibrate-first-run-<UTC time>)
@@ -27,6 +28,39 @@ done
 
 say() { printf 'first-run: %s\n' "$*" >&2; }
 die() { say "FAILED: $*"; exit 1; }
+
+# the five numbers a reviewer looks at first, from a calibration file
+five_numbers() {
+  python3 - "$1" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+m = c["measurements"]
+def first(rows, pred, key):
+    for r in rows:
+        if pred(r): return r.get(key)
+    return None
+sq = first(m["gemm"], lambda r: r["dtype"] == "bf16" and r["shape"] == "square" and r["m"] == 8192 and r["n"] == 8192 and r["k"] == 8192, "tflops_median")
+copy = max([r["gbps_median"] for r in m["bandwidth"] if r["kernel"] == "copy"], default=None)
+loop = sum(r["time_us_median"] for r in m["expert_gemm"] if r["impl"] == "loop" and r["distribution"] == "uniform" and r["routing"] == "sparse")
+grp = sum(r["time_us_median"] for r in m["expert_gemm"] if r["impl"] == "grouped" and r["distribution"] == "uniform" and r["routing"] == "sparse")
+nf4 = max([r["gbps_median"] for r in m["nf4_dequant"] if r["variant"] == "fused"], default=None)
+launch = first(m["launch"], lambda r: r["kind"] == "async", "us_median")
+def f(v, unit, fmt="%.1f"):
+    return (fmt % v + " " + unit) if v else "not measured"
+print("device:                       %s (partial: %s)" % (c["device"]["name"], c["meta"]["partial"]))
+print("bf16 GEMM 8192^3:             " + f(sq, "TFLOP/s"))
+print("copy bandwidth:               " + f(copy, "GB/s"))
+print("expert GEMMs loop vs grouped: " + (("%.0f us vs %.0f us (%.2fx)" % (loop, grp, loop / grp)) if loop and grp else "not measured"))
+print("NF4 dequant (fused):          " + f(nf4, "GB/s"))
+print("launch overhead:              " + f(launch, "us", "%.2f"))
+PY
+}
+
+if [ "${1:-}" = "--summary" ]; then  # only print the five numbers of an existing calibration file
+  [ -f "${2:-}" ] || die "--summary FILE: no such file: ${2:-}"
+  five_numbers "$2" || die "cannot read $2"
+  exit 0
+fi
 
 [ -x "$cal" ] || die "no ftcost-calibrate in $bin (build: cmake --preset cuda && cmake --build build/cuda --target ftcost-calibrate ftcost-calibrate-device-tests ftcost)"
 mkdir -p "$out" || die "cannot create $out"
@@ -94,27 +128,5 @@ else
 fi
 
 # 5. the five numbers
-python3 - "$out/quick.json" <<'PY' || die "cannot read $out/quick.json"
-import json, sys
-c = json.load(open(sys.argv[1]))
-m = c["measurements"]
-def first(rows, pred, key):
-    for r in rows:
-        if pred(r): return r.get(key)
-    return None
-sq = first(m["gemm"], lambda r: r["dtype"] == "bf16" and r["shape"] == "square" and r["m"] == 8192 and r["n"] == 8192 and r["k"] == 8192, "tflops_median")
-copy = max([r["gbps_median"] for r in m["bandwidth"] if r["kernel"] == "copy"], default=None)
-loop = sum(r["time_us_median"] for r in m["expert_gemm"] if r["impl"] == "loop" and r["distribution"] == "uniform" and r["routing"] == "sparse")
-grp = sum(r["time_us_median"] for r in m["expert_gemm"] if r["impl"] == "grouped" and r["distribution"] == "uniform" and r["routing"] == "sparse")
-nf4 = max([r["gbps_median"] for r in m["nf4_dequant"] if r["variant"] == "fused"], default=None)
-launch = first(m["launch"], lambda r: r["kind"] == "async", "us_median")
-def f(v, unit, fmt="%.1f"):
-    return (fmt % v + " " + unit) if v else "not measured"
-print("device:                       %s (partial: %s)" % (c["device"]["name"], c["meta"]["partial"]))
-print("bf16 GEMM 8192^3:             " + f(sq, "TFLOP/s"))
-print("copy bandwidth:               " + f(copy, "GB/s"))
-print("expert GEMMs loop vs grouped: " + (("%.0f us vs %.0f us (%.2fx)" % (loop, grp, loop / grp)) if loop and grp else "not measured"))
-print("NF4 dequant (fused):          " + f(nf4, "GB/s"))
-print("launch overhead:              " + f(launch, "us", "%.2f"))
-PY
+five_numbers "$out/quick.json" || die "cannot read $out/quick.json"
 say "done in $(( $(date +%s) - t0 )) s; files in $out"
