@@ -51,46 +51,6 @@ extern "C" void on_signal(int) {
 
 void say(const std::string& line) { std::fprintf(stderr, "ftcost-calibrate: %s\n", line.c_str()); }
 
-constexpr int kExitPartialRows = 4;
-
-// Writes what was measured (dropping rows the loader rejects) and returns the exit code.
-int finish_and_write(ftcost::Calibration& cal, const std::string& path, const std::string& fatal,
-                     int failures, bool cancelled) {
-  using namespace ftcost::calib;
-  cal.meta.partial = cal.meta.partial || cancelled || !fatal.empty();
-  WriteOutcome w = check_drop_and_write(cal, path);
-  if (!w.status.ok()) {
-    const ftcost::Error& e = w.status.error();
-    if (e.code == ftcost::Errc::io_error) {
-      say("cannot write " + path + ": " + e.message);
-    } else {  // a problem outside the measurement rows: keep the whole document for a bug report
-      std::string rejected = path + ".rejected";
-      (void)atomic_write_file(rejected, to_json_text(cal));
-      say("the calibration fails the core's checks (" + e.to_string() + "); not written as " + path +
-          ", kept as " + rejected);
-    }
-    return 1;
-  }
-  std::fputs(summary_table(cal).c_str(), stdout);
-  std::fflush(stdout);
-  say("wrote " + path + (cal.meta.partial ? " (partial)" : ""));
-  for (const auto& d : w.dropped) say(d);
-  if (!fatal.empty()) {
-    say(fatal);
-    return 1;
-  }
-  if (failures > 0) {
-    say(std::to_string(failures) + " measurement(s) failed and were not recorded (see meta.notes)");
-    return 1;
-  }
-  if (cancelled) return 130;
-  if (!w.dropped.empty()) {
-    say(std::to_string(w.dropped.size()) + " row(s) rejected by the loader were dropped (exit 4: partial)");
-    return kExitPartialRows;
-  }
-  return 0;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -232,7 +192,8 @@ int main(int argc, char** argv) {
     std::signal(SIGTERM, SIG_DFL);
     if (!writer) return st.ok() ? 0 : 1;
     meta.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
-    return finish_and_write(cal, path, st.ok() ? std::string() : st.error().to_string(), 0, g_cancel != 0);
+    return write_and_exit_code(cal, path, st.ok() ? std::string() : st.error().to_string(), 0, g_cancel != 0,
+                               stdout, stderr);
   }
 
   Plan plan = make_plan(mode, info.value().facts, fams.value());
@@ -304,5 +265,5 @@ int main(int argc, char** argv) {
   std::signal(SIGTERM, SIG_DFL);
 
   meta.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return finish_and_write(cal, path, fatal, env.failures(), env.cancelled());
+  return write_and_exit_code(cal, path, fatal, env.failures(), env.cancelled(), stdout, stderr);
 }

@@ -340,3 +340,33 @@ TEST_CASE("fp8 GEMMs are planned with and without fast accumulation, and rows sa
   DeviceFacts a100{8, 0, 42505273344ull, 41943040, 108};
   for (const GemmSpec& g : make_plan(Mode::quick, a100, {"gemm"}).gemm) CHECK(g.dtype != "fp8_e4m3");
 }
+
+TEST_CASE("exit codes at the end of a run: 0 written, 4 rows dropped, 1 failures or stopped, 130 cancelled") {
+  std::FILE* sink = std::tmpfile();
+  REQUIRE(sink != nullptr);
+  auto run = [&](ftcost::Calibration c, const std::string& name, const std::string& fatal, int failures,
+                 bool cancelled) {
+    return write_and_exit_code(c, tmpdir() + "/" + name, fatal, failures, cancelled, sink, sink);
+  };
+  ftcost::Calibration good = ftcost::test::synthetic_calibration();
+  CHECK(run(good, "ok.json", "", 0, false) == 0);
+  ftcost::Calibration bad_row = good;
+  bad_row.measurements.gemm[1].tflops.median = -3;
+  CHECK(run(bad_row, "dropped.json", "", 0, false) == kExitPartialRows);
+  CHECK(ftcost::parse_calibration(slurp(tmpdir() + "/dropped.json"), "x").value().meta.partial);
+  CHECK(run(good, "failed.json", "", 2, false) == 1);
+  CHECK(run(good, "stopped.json", "error in gemm: cudaErrorIllegalAddress", 0, false) == 1);
+  CHECK(ftcost::parse_calibration(slurp(tmpdir() + "/stopped.json"), "x").value().meta.partial);
+  CHECK(run(good, "cancelled.json", "", 0, true) == 130);
+  CHECK(run(bad_row, "cancelled-and-dropped.json", "", 0, true) == 130);  // Ctrl-C wins over dropped rows
+  // nothing writable: 1, nothing left behind
+  CHECK(run(good, "no/such/dir/x.json", "", 0, false) == 1);
+  // a problem outside the rows: kept as FILE.rejected, exit 1
+  ftcost::Calibration bad_device = good;
+  bad_device.device.sm_count = -1;
+  CHECK(run(bad_device, "device.json", "", 0, false) == 1);
+  struct stat st;
+  CHECK(::stat((tmpdir() + "/device.json").c_str(), &st) != 0);
+  CHECK(::stat((tmpdir() + "/device.json.rejected").c_str(), &st) == 0);
+  std::fclose(sink);
+}

@@ -171,6 +171,43 @@ WriteOutcome check_drop_and_write(Calibration& cal, const std::string& path, int
   }
 }
 
+int write_and_exit_code(Calibration& cal, const std::string& path, const std::string& fatal, int failures,
+                        bool cancelled, std::FILE* out, std::FILE* err) {
+  auto say = [&](const std::string& line) { std::fprintf(err, "ftcost-calibrate: %s\n", line.c_str()); };
+  cal.meta.partial = cal.meta.partial || cancelled || !fatal.empty();
+  WriteOutcome w = check_drop_and_write(cal, path);
+  if (!w.status.ok()) {
+    const Error& e = w.status.error();
+    if (e.code == Errc::io_error) {
+      say("cannot write " + path + ": " + e.message);
+    } else {  // a problem outside the measurement rows: keep the whole document for a bug report
+      std::string rejected = path + ".rejected";
+      (void)atomic_write_file(rejected, to_json_text(cal));
+      say("the calibration fails the core's checks (" + e.to_string() + "); not written as " + path +
+          ", kept as " + rejected);
+    }
+    return 1;
+  }
+  std::fputs(summary_table(cal).c_str(), out);
+  std::fflush(out);
+  say("wrote " + path + (cal.meta.partial ? " (partial)" : ""));
+  for (const auto& d : w.dropped) say(d);
+  if (!fatal.empty()) {
+    say(fatal);
+    return 1;
+  }
+  if (failures > 0) {
+    say(std::to_string(failures) + " measurement(s) failed and were not recorded (see meta.notes)");
+    return 1;
+  }
+  if (cancelled) return 130;
+  if (!w.dropped.empty()) {
+    say(std::to_string(w.dropped.size()) + " row(s) rejected by the loader were dropped (exit 4: partial)");
+    return kExitPartialRows;
+  }
+  return 0;
+}
+
 Result<std::string> choose_output_path(const std::string& path, std::string* note) {
   auto writable_dir = [](const std::string& dir, std::string* why) {
     std::string probe = (dir == "/" ? "" : dir) + "/.ftcost-calibrate-probe." + std::to_string(::getpid());

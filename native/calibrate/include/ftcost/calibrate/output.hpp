@@ -5,6 +5,7 @@
 #include "ftcost/error.hpp"
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,15 @@ struct WriteOutcome {
   std::vector<std::string> dropped;
 };
 WriteOutcome check_drop_and_write(Calibration& cal, const std::string& path, int max_drops = 1000);
+
+// The end of a run: writes what was measured (check_drop_and_write), prints the summary table to `out`
+// and what happened to `err` ("ftcost-calibrate: wrote ...", dropped rows, the fatal error, failures), and
+// returns the exit code (docs/calibrate.md "Exit codes"): 1 when nothing could be written, a fatal error
+// stopped the run or a measurement failed; 130 when interrupted; 4 when rows were dropped; else 0.
+// meta.partial is set when cancelled or stopped.
+constexpr int kExitPartialRows = 4;
+int write_and_exit_code(Calibration& cal, const std::string& path, const std::string& fatal, int failures,
+                        bool cancelled, std::FILE* out, std::FILE* err);
 
 // Before measuring: can a file be created beside `path`? Returns the path to write to: `path` itself,
 // or, when its folder is missing or not writable, the same file name in the current directory (and a
