@@ -305,12 +305,12 @@ Status run_collectives_main(Calibration& cal, Mode mode, const Launch& launch, i
     const std::uint64_t free_b = w.min_free_bytes();
     CollectivePlan plan = make_collective_plan(mode, free_b / 2);  // half of the free memory at most
     w.alloc(plan.sizes.back());
-    cal.meta.notes.push_back("collectives: NCCL " + std::to_string(nccl_version) + ", " +
-                             std::to_string(w.nranks()) + " ranks (" +
-                             (launch.world_size > 1 ? launch.launcher + ", one GPU per rank"
-                                                    : std::string("one process, ncclCommInitAll")) +
-                             "), float32 elements, sum; times are the mean per operation over batches of " +
-                             std::to_string(plan.iters_per_sample) + ", median over batches");
+    cal.meta.notes.push_back(
+        "collectives: NCCL " + std::to_string(nccl_version) + ", " + std::to_string(w.nranks()) + " ranks (" +
+        (launch.world_size > 1 ? launch.launcher + ", one GPU per rank"
+                               : std::string("one process, ncclCommInitAll")) +
+        "), float32 elements, sum, out-of-place buffers; times are the mean per operation over batches of " +
+        std::to_string(plan.iters_per_sample) + ", median over batches");
     for (const std::string& op : plan.ops) {
       if (cancel && *cancel) break;
       const std::string bad = check_op(w, op);
