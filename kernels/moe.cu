@@ -662,8 +662,7 @@ void validate_big(MoeLayer& L) {
 // implementation and run; the big-size loop reference once per shape.
 void bench_moe(Env& env) {
   const Plan& plan = env.plan();
-  std::string small_failure[2];
-  bool small_checked[2] = {false, false};
+  MoeGate gate;
   MoeLayer L;
   for (const MoeSpec& spec : plan.moe) {
     const MoeModel& m = spec.model;
@@ -671,46 +670,30 @@ void bench_moe(Env& env) {
     auto weights = distribution_weights(spec.distribution, m.experts);
     if (!weights.ok()) throw Unsupported("distribution_weights", weights.error().to_string());
     const std::vector<std::int64_t> counts = expert_counts(spec.tokens, d.kk, weights.value());
-    bool ready = false, ref_done = false, grouped_checked = false;
+    gate.new_shape();
+    bool ready = false;
     BigRef ref;
-    std::string grouped_failure;
-    auto small = [&](bool grouped_impl) {
-      const int i = grouped_impl ? 1 : 0;
-      if (!small_checked[i]) {  // other errors (out of memory, ...) propagate and leave it unchecked
-        try {
-          validate_small(100, 2, nullptr, {grouped_impl});
-          validate_small(40, 8, nullptr, {grouped_impl});
-        } catch (const ValidationFailure& e) {
-          small_failure[i] = e.what();
-        }
-        small_checked[i] = true;
+    MoeGate::Hooks hooks;
+    hooks.small_check = [](bool grouped_impl) -> std::string {
+      try {
+        validate_small(100, 2, nullptr, {grouped_impl});
+        validate_small(40, 8, nullptr, {grouped_impl});
+      } catch (const ValidationFailure& e) {
+        return e.what();
       }
-      if (!small_failure[i].empty())
-        throw ValidationFailure("the MoE layer does not match its CPU reference: " + small_failure[i]);
+      return "";
     };
-    auto reference = [&] {
+    hooks.loop_reference = [&]() -> std::string {
       if (!ready) {
         L.setup(d);
         L.set_assignment(assign_experts(spec.tokens, d.kk, counts, 77));
         ready = true;
       }
-      if (!ref_done) {
-        ref = loop_reference(L);
-        ref_done = true;
-      }
-      if (!ref.failure.empty()) throw ValidationFailure(ref.failure);
+      ref = loop_reference(L);
+      return ref.failure;
     };
-    auto prepare = [&](bool grouped_impl) {
-      small(grouped_impl);
-      reference();
-      if (grouped_impl) {
-        if (!grouped_checked) {
-          grouped_failure = grouped_vs_loop(L, ref);
-          grouped_checked = true;
-        }
-        if (!grouped_failure.empty()) throw ValidationFailure(grouped_failure);
-      }
-    };
+    hooks.grouped_agrees = [&]() -> std::string { return grouped_vs_loop(L, ref); };
+    auto prepare = [&](bool grouped_impl) { gate.prepare(grouped_impl, hooks); };
     auto row_common = [&](auto& r) {
       r.model = m.name;
       r.routing = spec.routing;

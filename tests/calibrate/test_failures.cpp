@@ -244,21 +244,88 @@ TEST_CASE("failures are not skips: only NOT_SUPPORTED and ARCH_MISMATCH skip") {
       FatalDeviceError);
 }
 
-TEST_CASE("independent MoE items: loop and grouped are separate progress items") {
+TEST_CASE("independent MoE items: a grouped failure costs only the grouped rows; checks run once") {
   DeviceFacts h100{9, 0, 85045460992ull, 52428800, 132};
   Plan plan = make_plan(Mode::quick, h100, {"moe"});
-  CHECK(plan.items("moe") == static_cast<int>(plan.moe.size()) * 4);
-  // a grouped failure leaves the loop item's rows (what bench_moe does per item, faked here)
+  REQUIRE(plan.moe.size() >= 2);
+  CHECK(plan.items("moe") == static_cast<int>(plan.moe.size()) * 4);  // layer and expert GEMMs, each impl
+
+  // bench_moe's item loop (kernels/moe.cu) with fake checks: the grouped small check fails
+  int small_calls[2] = {0, 0}, ref_calls = 0, agree_calls = 0;
+  MoeGate::Hooks hooks;
+  hooks.small_check = [&](bool grouped) -> std::string {
+    ++small_calls[grouped ? 1 : 0];
+    return grouped ? "out: 3 of 25600 values differ" : "";
+  };
+  hooks.loop_reference = [&]() -> std::string {
+    ++ref_calls;
+    return "";
+  };
+  hooks.grouped_agrees = [&]() -> std::string {
+    ++agree_calls;
+    return "";
+  };
   ftcost::Calibration cal;
   volatile std::sig_atomic_t cancel = 0;
   Env env(plan, cal, nullptr, &cancel);
   env.set_family("moe");
-  CHECK(run_item(env, "moe T=4096 sparse uniform: expert GEMMs, loop",
-                 [&] { cal.measurements.expert_gemm.emplace_back(); }));
-  CHECK_FALSE(run_item(env, "moe T=4096 sparse uniform: expert GEMMs, grouped", [] {
+  MoeGate gate;
+  int recorded[2] = {0, 0};
+  for (const MoeSpec& spec : plan.moe) {
+    gate.new_shape();
+    for (const char* item : {"layer", "expert GEMMs"}) {
+      for (bool grouped : {false, true}) {
+        const bool ok = run_item(env, spec.label() + ": " + item + (grouped ? ", grouped" : ", loop"), [&] {
+          gate.prepare(grouped, hooks);
+          ++recorded[grouped ? 1 : 0];
+        });
+        CHECK(ok == !grouped);
+      }
+    }
+  }
+  CHECK(recorded[0] == static_cast<int>(plan.moe.size()) * 2);  // every loop item
+  CHECK(recorded[1] == 0);
+  CHECK(small_calls[0] == 1);  // the small CPU check once per implementation and run
+  CHECK(small_calls[1] == 1);
+  CHECK(ref_calls == static_cast<int>(plan.moe.size()));  // the big loop reference once per shape
+  CHECK(agree_calls == 0);                                // grouped never got that far
+  CHECK(env.failures() == static_cast<int>(plan.moe.size()) * 2);
+  CHECK(cal.meta.notes[0].find("expert GEMMs") == std::string::npos);
+  CHECK(cal.meta.notes[0].find("grouped: the MoE layer does not match its CPU reference: out: 3 of") !=
+        std::string::npos);
+
+  // grouped unsupported (an exception, not a check result) is not remembered: tried again, and the loop
+  // reference it needs is built once per shape however many items ask
+  MoeGate g2;
+  int agree2 = 0;
+  MoeGate::Hooks h2 = hooks;
+  h2.small_check = [](bool) { return std::string(); };
+  h2.grouped_agrees = [&]() -> std::string {
+    ++agree2;
     throw Unsupported("cublasGemmGroupedBatchedEx", "CUBLAS_STATUS_NOT_SUPPORTED");
-  }));
-  CHECK(cal.measurements.expert_gemm.size() == 1);
+  };
+  ref_calls = 0;
+  g2.new_shape();
+  CHECK_THROWS_AS(g2.prepare(true, h2), Unsupported);
+  CHECK_NOTHROW(g2.prepare(false, h2));
+  CHECK_THROWS_AS(g2.prepare(true, h2), Unsupported);
+  CHECK(agree2 == 2);
+  CHECK(ref_calls == 1);
+  // a failed loop reference (top-k mismatch) fails both implementations of that shape only
+  MoeGate g3;
+  MoeGate::Hooks h3 = h2;
+  bool bad_shape = true;
+  h3.loop_reference = [&]() {
+    return bad_shape ? std::string("top-k experts: 1 of 8192 differ") : std::string();
+  };
+  h3.grouped_agrees = [] { return std::string(); };
+  g3.new_shape();
+  CHECK_THROWS_AS(g3.prepare(false, h3), ValidationFailure);
+  CHECK_THROWS_AS(g3.prepare(true, h3), ValidationFailure);
+  bad_shape = false;
+  g3.new_shape();
+  CHECK_NOTHROW(g3.prepare(false, h3));
+  CHECK_NOTHROW(g3.prepare(true, h3));
 }
 
 TEST_CASE("partial results: a row the loader rejects is dropped with a note, the rest is written") {

@@ -70,6 +70,33 @@ bool cuda_error_is_sticky(int code) {
   }
 }
 
+void MoeGate::new_shape() {
+  ref_done_ = agree_done_ = false;
+  ref_failure_.clear();
+  agree_failure_.clear();
+}
+
+void MoeGate::prepare(bool grouped, const Hooks& h) {
+  const int i = grouped ? 1 : 0;
+  if (!small_done_[i]) {
+    small_failure_[i] = h.small_check(grouped);
+    small_done_[i] = true;
+  }
+  if (!small_failure_[i].empty())
+    throw ValidationFailure("the MoE layer does not match its CPU reference: " + small_failure_[i]);
+  if (!ref_done_) {
+    ref_failure_ = h.loop_reference();
+    ref_done_ = true;
+  }
+  if (!ref_failure_.empty()) throw ValidationFailure(ref_failure_);
+  if (!grouped) return;
+  if (!agree_done_) {
+    agree_failure_ = h.grouped_agrees();
+    agree_done_ = true;
+  }
+  if (!agree_failure_.empty()) throw ValidationFailure(agree_failure_);
+}
+
 bool run_item(Env& env, const std::string& label, const std::function<void()>& fn) {
   if (env.cancelled()) return false;
   env.begin(label);

@@ -84,6 +84,29 @@ class Env {
   int failures_ = 0;
 };
 
+// The checks an MoE item needs before it is timed (issue 17 item 4), each run once and remembered: the
+// small-layer CPU-reference check per implementation (once per run), the big-size loop reference per
+// shape, and the grouped implementation's agreement with it per shape. A check that fails makes
+// prepare() throw ValidationFailure for the items that depend on it and no others: a grouped failure
+// never costs the loop rows. A check that throws anything else (out of memory, unsupported) is not
+// remembered, so the next item tries again.
+class MoeGate {
+ public:
+  struct Hooks {
+    std::function<std::string(bool grouped)> small_check;  // "" when it passes
+    std::function<std::string()> loop_reference;           // builds the reference; "" when it passes
+    std::function<std::string()> grouped_agrees;           // "" when grouped matches the loop reference
+  };
+  void new_shape();  // a new MoE shape: forget the per-shape results
+  void prepare(bool grouped, const Hooks& h);
+
+ private:
+  bool small_done_[2] = {false, false};
+  std::string small_failure_[2];
+  bool ref_done_ = false, agree_done_ = false;
+  std::string ref_failure_, agree_failure_;
+};
+
 // Runs one measurement under `label`: OutOfMemory and Unsupported become a "skipped" note; a
 // ValidationFailure or any other DeviceError a counted failure, reported with the label (shape, dtype,
 // layout) and the call, after which the run goes on with the next item; a FatalDeviceError propagates
