@@ -20,6 +20,8 @@ void cuda_check(cudaError_t e, const char* call, const char* file, int line) {
     (void)cudaGetLastError();  // not sticky: clear it and go on
     throw OutOfMemory(where, msg);
   }
+  if (cuda_error_is_sticky(static_cast<int>(e))) throw FatalDeviceError(where, msg);
+  (void)cudaGetLastError();
   throw DeviceError(where, msg);
 }
 
@@ -27,16 +29,15 @@ void cublas_check(cublasStatus_t s, const char* call, const char* file, int line
   if (s == CUBLAS_STATUS_SUCCESS) return;
   std::string msg = std::string(cublasGetStatusName(s)) + ": " + cublasGetStatusString(s);
   std::string where = std::string(call) + " [" + file + ":" + std::to_string(line) + "]";
-  switch (s) {
-    case CUBLAS_STATUS_ALLOC_FAILED:
+  switch (classify_cublas_status(static_cast<int>(s))) {
+    case StatusClass::out_of_memory:
       throw OutOfMemory(where, msg);
-    case CUBLAS_STATUS_NOT_SUPPORTED:
-    case CUBLAS_STATUS_INVALID_VALUE:
-    case CUBLAS_STATUS_ARCH_MISMATCH:
+    case StatusClass::skip:
       throw Unsupported(where, msg);
-    default:
-      throw DeviceError(where, msg);
+    case StatusClass::failure:
+      break;
   }
+  throw DeviceError(where, msg);
 }
 
 // ---- context ----

@@ -97,6 +97,11 @@ class LtGemm {
     const std::int32_t ta = op_of(s.transa), tb = op_of(s.transb);
     CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
     CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+    if (s.dtype == "fp8_e4m3") {  // recorded in the row: fast accumulation or full-precision accumulation
+      const std::int8_t fast = s.fast_accum ? 1 : 0;
+      CUBLAS_CHECK(
+          cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
+    }
     // stored shapes (column-major): A is m x k, or k x m when transposed; B is k x n, or n x k
     const std::uint64_t m = static_cast<std::uint64_t>(s.m), n = static_cast<std::uint64_t>(s.n),
                         k = static_cast<std::uint64_t>(s.k);
@@ -181,16 +186,18 @@ void validate(const GemmSpec& s, LtGemm& g, int algo, Operands& o, int samples, 
 struct Measured {
   Summary t;
   int algos = 0;
-  double heuristic_s = 0;
+  double heuristic_s = 0;  // median of the heuristic's first choice under the same policy as `t`
 };
 
 Measured measure(const GemmSpec& s, Operands& o, int candidates, const TimingPolicy& policy) {
   prepare(s, o);
   LtGemm g(s, candidates);
-  // brief timing of each candidate (warm-up 1, 3 samples); the heuristic's order is kept for ties
+  // brief timing of each candidate (warm-up 1, 3 samples) to pick one; the heuristic's order is kept for
+  // ties. Only the choice uses these brief numbers: both reported figures are timed under `policy`.
   const TimingPolicy brief{1, 3, 3, 0.5, 1.0};
   int best = -1, tried = 0;
-  double best_s = 0, first_s = 0;
+  double best_s = 0;
+  bool first_ran = false;
   for (int i = 0; i < g.count(); ++i) {
     double med;
     try {
@@ -199,7 +206,7 @@ Measured measure(const GemmSpec& s, Operands& o, int candidates, const TimingPol
       continue;
     }
     ++tried;
-    if (i == 0) first_s = med;
+    if (i == 0) first_ran = true;
     if (best < 0 || med < best_s) {
       best = i;
       best_s = med;
@@ -207,11 +214,15 @@ Measured measure(const GemmSpec& s, Operands& o, int candidates, const TimingPol
   }
   if (best < 0) throw Unsupported("cublasLtMatmul", "no heuristic candidate ran");
   validate(s, g, best, o, 128, s.label() + " (algorithm " + std::to_string(best) + ")");
-  if (best != 0 && first_s > 0) validate(s, g, 0, o, 32, s.label() + " (algorithm 0)");
+  if (best != 0 && first_ran) validate(s, g, 0, o, 32, s.label() + " (algorithm 0)");
   Measured m;
   m.t = time_op(policy, [&] { g.run(best, o); });
   m.algos = tried;
-  m.heuristic_s = first_s;
+  if (best == 0) {
+    m.heuristic_s = m.t.median;
+  } else if (first_ran) {
+    m.heuristic_s = time_op(policy, [&] { g.run(0, o); }).median;
+  }
   return m;
 }
 
@@ -237,6 +248,7 @@ void bench_gemm(Env& env) {
 void selftest_gemm(Report& rep) {
   Operands o;
   const bool fp8_ok = gpu().prop.major > 8 || (gpu().prop.major == 8 && gpu().prop.minor >= 9);
+  // fp8 with fast accumulation too (same check: the result must match the reference within fp8 tolerance)
   struct Case {
     const char* dtype;
     std::int64_t tokens, in, out;
@@ -250,16 +262,20 @@ void selftest_gemm(Report& rep) {
     for (const char* pass : {"fwd", "dgrad", "wgrad"}) {
       GemmSpec s = make_gemm("selftest", cs.dtype, pass, cs.tokens, cs.in, cs.out);
       if (s.dtype == "fp8_e4m3" && (!fp8_ok || s.pass != "fwd")) continue;  // fp8: TN only, cc >= 8.9
-      try {
-        prepare(s, o);
-        LtGemm g(s, 4);
-        for (int a = 0; a < g.count(); ++a)
-          validate(s, g, a, o, cs.samples, s.label() + " algorithm " + std::to_string(a));
-        rep.push_back("ok: " + s.label() + " (" + std::to_string(g.count()) + " algorithms)");
-      } catch (const ValidationFailure& e) {
-        rep.push_back("FAILED: " + s.label() + ": " + e.what());
-      } catch (const Unsupported& e) {
-        rep.push_back("FAILED: " + s.label() + ": unsupported: " + e.call + ": " + e.what());
+      for (bool fast : {false, true}) {
+        if (fast && s.dtype != "fp8_e4m3") continue;
+        s.fast_accum = fast;
+        try {
+          prepare(s, o);
+          LtGemm g(s, 4);
+          for (int a = 0; a < g.count(); ++a)
+            validate(s, g, a, o, cs.samples, s.label() + " algorithm " + std::to_string(a));
+          rep.push_back("ok: " + s.label() + " (" + std::to_string(g.count()) + " algorithms)");
+        } catch (const ValidationFailure& e) {
+          rep.push_back("FAILED: " + s.label() + ": " + e.what());
+        } catch (const DeviceError& e) {
+          rep.push_back("FAILED: " + s.label() + ": " + e.call + ": " + e.what());
+        }
       }
     }
   }

@@ -546,13 +546,13 @@ Check compare(const std::vector<float>& got, const std::vector<float>& want, dou
                      rtol);
 }
 
-// (1) small layer against the CPU reference, both implementations, router's own routing
-void validate_small(int T, int kk, Report* rep) {
+// (1) small layer against the CPU reference, router's own routing; `impls`: false = loop, true = grouped
+void validate_small(int T, int kk, Report* rep, std::initializer_list<bool> impls = {false, true}) {
   const int H = 256, F = 512, E = 8;
   MoeLayer L;
   L.setup(Dims{T, H, F, E, kk});
   MoeRefProblem p = moe_problem(T, H, F, E, kk);
-  for (bool grouped_impl : {false, true}) {
+  for (bool grouped_impl : impls) {
     const std::string name = std::string("moe small T=") + std::to_string(T) + " k=" + std::to_string(kk) +
                              (grouped_impl ? " grouped" : " loop");
     L.forward(grouped_impl, false, kNoMark);
@@ -596,47 +596,73 @@ void validate_small(int T, int kk, Report* rep) {
   }
 }
 
-// (2) at the benchmark's size: loop and grouped agree, the top-k kernel matches the CPU
-void validate_big(MoeLayer& L) {
+// (2) at the benchmark's size, once per shape: the loop implementation's results (the reference the
+// grouped one must agree with) and the top-k kernel against the CPU on the real logits.
+struct BigRef {
+  std::vector<std::int64_t> wpos;
+  std::vector<float> out, dx, dw1, dw2;
+  std::string failure;  // top-k mismatch
+};
+
+BigRef loop_reference(MoeLayer& L) {
   const Dims& d = L.d_;
   const auto T = static_cast<std::size_t>(d.T), H = static_cast<std::size_t>(d.H),
              F = static_cast<std::size_t>(d.F), E = static_cast<std::size_t>(d.E),
              R = static_cast<std::size_t>(d.R());
+  BigRef ref;
   // weight gradients are E*F*H (470M for Mixtral): compared at sampled positions
-  const auto wpos = sample_positions(static_cast<std::int64_t>(E * F * H), 1 << 17, 78);
+  ref.wpos = sample_positions(static_cast<std::int64_t>(E * F * H), 1 << 17, 78);
   L.forward(false, true, kNoMark);
   L.backward(false, kNoMark);
-  auto out_loop = to_host(L.out.get(), T * H), dx_loop = to_host(L.dx.get(), T * H),
-       dw1_loop = sample_to_host(L.dw1.get(), wpos), dw2_loop = sample_to_host(L.dw2.get(), wpos);
-  L.forward(true, true, kNoMark);
-  L.backward(true, kNoMark);
-  std::vector<std::pair<std::string, Check>> checks;
-  const double at = 1.0 / 256, rt = 1.0 / 64;  // same math, different kernels: bf16 rounding apart at most
-  checks.emplace_back("out", compare(to_host(L.out.get(), T * H), out_loop, at, rt));
-  checks.emplace_back("dx", compare(to_host(L.dx.get(), T * H), dx_loop, at, rt));
-  checks.emplace_back("dW1", compare(sample_to_host(L.dw1.get(), wpos), dw1_loop, at, rt));
-  checks.emplace_back("dW2", compare(sample_to_host(L.dw2.get(), wpos), dw2_loop, at, rt));
+  ref.out = to_host(L.out.get(), T * H);
+  ref.dx = to_host(L.dx.get(), T * H);
+  ref.dw1 = sample_to_host(L.dw1.get(), ref.wpos);
+  ref.dw2 = sample_to_host(L.dw2.get(), ref.wpos);
   auto logits = to_host(L.logits.get(), T * E);
   std::vector<int> gi(R);
   download(gi.data(), L.topi.get(), R);
   MoeRefRouting want = moe_route_ref(logits, d.T, d.E, d.kk);
   Check ci;
   for (std::size_t a = 0; a < R; ++a) check_one(ci, static_cast<std::int64_t>(a), gi[a], want.idx[a], 0);
-  checks.emplace_back("top-k experts", ci);
+  if (!ci.ok) ref.failure = ci.describe("top-k experts");
+  return ref;
+}
+
+// grouped vs the loop's results: "" when they agree
+std::string grouped_vs_loop(MoeLayer& L, const BigRef& ref) {
+  const Dims& d = L.d_;
+  const auto T = static_cast<std::size_t>(d.T), H = static_cast<std::size_t>(d.H);
+  L.forward(true, true, kNoMark);
+  L.backward(true, kNoMark);
+  std::vector<std::pair<std::string, Check>> checks;
+  const double at = 1.0 / 256, rt = 1.0 / 64;  // same math, different kernels: bf16 rounding apart at most
+  checks.emplace_back("out", compare(to_host(L.out.get(), T * H), ref.out, at, rt));
+  checks.emplace_back("dx", compare(to_host(L.dx.get(), T * H), ref.dx, at, rt));
+  checks.emplace_back("dW1", compare(sample_to_host(L.dw1.get(), ref.wpos), ref.dw1, at, rt));
+  checks.emplace_back("dW2", compare(sample_to_host(L.dw2.get(), ref.wpos), ref.dw2, at, rt));
   std::string failed;
   for (const auto& c : checks) {
     if (!c.second.ok)
       failed += (failed.empty() ? "" : "; ") + c.second.describe("loop vs grouped " + c.first);
   }
+  return failed;
+}
+
+void validate_big(MoeLayer& L) {
+  BigRef ref = loop_reference(L);
+  std::string failed = grouped_vs_loop(L, ref);
+  if (!ref.failure.empty()) failed += (failed.empty() ? "" : "; ") + ref.failure;
   if (!failed.empty()) throw ValidationFailure(failed);
 }
 
 }  // namespace
 
+// Each implementation is its own item (issue 17 item 4): a grouped failure (unsupported, out of memory,
+// wrong result) loses only the grouped rows. The CPU-reference check of the small layer runs once per
+// implementation and run; the big-size loop reference once per shape.
 void bench_moe(Env& env) {
   const Plan& plan = env.plan();
-  std::string small_failure;
-  bool small_checked = false;
+  MoeGate gate;
   MoeLayer L;
   for (const MoeSpec& spec : plan.moe) {
     const MoeModel& m = spec.model;
@@ -644,25 +670,30 @@ void bench_moe(Env& env) {
     auto weights = distribution_weights(spec.distribution, m.experts);
     if (!weights.ok()) throw Unsupported("distribution_weights", weights.error().to_string());
     const std::vector<std::int64_t> counts = expert_counts(spec.tokens, d.kk, weights.value());
+    gate.new_shape();
     bool ready = false;
-    auto prepare = [&] {
-      if (!small_checked) {  // other errors (out of memory, ...) propagate and leave it unchecked
-        try {
-          validate_small(100, 2, nullptr);
-          validate_small(40, 8, nullptr);
-        } catch (const ValidationFailure& e) {
-          small_failure = e.what();
-        }
-        small_checked = true;
+    BigRef ref;
+    MoeGate::Hooks hooks;
+    hooks.small_check = [](bool grouped_impl) -> std::string {
+      try {
+        validate_small(100, 2, nullptr, {grouped_impl});
+        validate_small(40, 8, nullptr, {grouped_impl});
+      } catch (const ValidationFailure& e) {
+        return e.what();
       }
-      if (!small_failure.empty())
-        throw ValidationFailure("the MoE layer does not match its CPU reference: " + small_failure);
-      if (ready) return;
-      L.setup(d);
-      L.set_assignment(assign_experts(spec.tokens, d.kk, counts, 77));
-      validate_big(L);
-      ready = true;
+      return "";
     };
+    hooks.loop_reference = [&]() -> std::string {
+      if (!ready) {
+        L.setup(d);
+        L.set_assignment(assign_experts(spec.tokens, d.kk, counts, 77));
+        ready = true;
+      }
+      ref = loop_reference(L);
+      return ref.failure;
+    };
+    hooks.grouped_agrees = [&]() -> std::string { return grouped_vs_loop(L, ref); };
+    auto prepare = [&](bool grouped_impl) { gate.prepare(grouped_impl, hooks); };
     auto row_common = [&](auto& r) {
       r.model = m.name;
       r.routing = spec.routing;
@@ -671,9 +702,10 @@ void bench_moe(Env& env) {
       r.top_k = d.kk;
       r.tokens = spec.tokens;
     };
-    run_item(env, spec.label() + ": layer forward + backward", [&] {
-      prepare();
-      for (bool grouped_impl : {false, true}) {
+    for (bool grouped_impl : {false, true}) {
+      const std::string impl = grouped_impl ? "grouped" : "loop";
+      run_item(env, spec.label() + ": layer forward + backward, " + impl, [&] {
+        prepare(grouped_impl);
         StagedTiming f = time_staged(
             plan.timing, 5, [&](const std::function<void()>& mark) { L.forward(grouped_impl, true, mark); });
         StagedTiming b = time_staged(
@@ -683,7 +715,7 @@ void bench_moe(Env& env) {
           MoeLayerRow r;
           row_common(r);
           r.direction = dir == 0 ? "forward" : "backward";
-          r.impl = grouped_impl ? "grouped" : "loop";
+          r.impl = impl;
           r.hidden = m.hidden;
           r.ffn = m.ffn;
           r.time_us = micros_stat(t.total);
@@ -692,24 +724,25 @@ void bench_moe(Env& env) {
               dir == 0 ? std::vector<const char*>{"router", "topk", "permute", "experts", "unpermute"}
                        : std::vector<const char*>{"unpermute", "experts_dgrad", "experts_wgrad", "permute",
                                                   "router"};
-          for (std::size_t s = 0; s < names.size(); ++s)
-            r.stages_us.emplace_back(names[s], t.stage_median_s[s] * 1e6);
+          for (std::size_t st = 0; st < names.size(); ++st)
+            r.stages_us.emplace_back(names[st], t.stage_median_s[st] * 1e6);
           env.rows().moe_layer.push_back(r);
         }
-      }
-    });
-    run_item(env, spec.label() + ": expert GEMMs loop vs grouped", [&] {
-      prepare();
-      for (const char* proj : {"w1_w3", "w2"}) {
-        for (const char* pass : {"fwd", "dgrad", "wgrad"}) {
-          for (bool grouped_impl : {false, true}) {
+      });
+    }
+    for (bool grouped_impl : {false, true}) {
+      const std::string impl = grouped_impl ? "grouped" : "loop";
+      run_item(env, spec.label() + ": expert GEMMs, " + impl, [&] {
+        prepare(grouped_impl);
+        for (const char* proj : {"w1_w3", "w2"}) {
+          for (const char* pass : {"fwd", "dgrad", "wgrad"}) {
             Summary t = time_op(plan.timing, [&] { L.experts(proj, pass, grouped_impl); });
             ExpertGemmRow r;
             row_common(r);
             r.dtype = "bf16";
             r.proj = proj;
             r.pass = pass;
-            r.impl = grouped_impl ? "grouped" : "loop";
+            r.impl = impl;
             r.n = r.proj == "w1_w3" ? m.ffn : m.hidden;
             r.k = r.proj == "w1_w3" ? m.hidden : m.ffn;
             r.tokens_per_expert.assign(L.host_counts.begin(), L.host_counts.end());
@@ -719,8 +752,8 @@ void bench_moe(Env& env) {
             env.rows().expert_gemm.push_back(r);
           }
         }
-      }
-    });
+      });
+    }
   }
 }
 

@@ -8,6 +8,13 @@
 //   2 "bnb":   bitsandbytes' sequence: absmax -> fp32 (dequantize_blockwise), += offset, NF4 -> fp16
 //              (kDequantizeBlockwise, quant_state.dtype = fp16), fp16 -> bf16 cast (compute dtype)
 //                                                              ~6.77 bytes / parameter
+//              The NF4 code is looked up as bitsandbytes does it: a 16-entry table in global memory
+//              (`__device__ static float nf4_dequantization_lut[16]`, read by dDequantizeNF4 with the
+//              thread's own 4-bit code as index; csrc/kernels.cu of bitsandbytes HEAD 95f9af3, 0.50.2.dev0;
+//              excerpt in docs/sources/bitsandbytes-nf4-lut.md). Not from __constant__ memory: a
+//              lane-dependent index into constant memory serialises the warp's reads, which bitsandbytes
+//              does not do. Version 0.42 used a branch tree (dDequantizeNF4 with nested ifs) instead; the
+//              table is what current releases run.
 // GB/s counts each variant's kernels' reads + writes. Check: CPU reference (reference.cpp) at sampled
 // positions of the benchmark's size, every element of small sizes in the self-test.
 #include "common.cuh"
@@ -19,7 +26,8 @@ namespace ftcost::calib {
 
 namespace {
 
-__constant__ float c_nf4[16];
+__constant__ float c_nf4[16];    // the fused kernel copies it to shared memory once per block
+__device__ float g_nf4_lut[16];  // the "bnb" variant reads it per value, as bitsandbytes' kernel does
 
 struct Nf4Dev {
   DevBuf<std::uint8_t> packed, qabsmax;
@@ -97,7 +105,7 @@ __global__ void nf4_fp16_kernel(const std::uint32_t* __restrict__ packed, const 
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       const unsigned byte = (w >> (8 * j)) & 0xFFu;
-      o.h[j] = __floats2half2_rn(c_nf4[byte >> 4] * absmax, c_nf4[byte & 0xFu] * absmax);
+      o.h[j] = __floats2half2_rn(g_nf4_lut[byte >> 4] * absmax, g_nf4_lut[byte & 0xFu] * absmax);
     }
     out[v] = o.u;
   }
@@ -139,6 +147,7 @@ void prepare(Nf4Dev& d, std::size_t n, const std::vector<float>& code2) {
   d.out.reserve(n);
   d.n = n;
   CUDA_CHECK(cudaMemcpyToSymbolAsync(c_nf4, kNf4Code, sizeof(float) * 16, 0, cudaMemcpyHostToDevice, s));
+  CUDA_CHECK(cudaMemcpyToSymbolAsync(g_nf4_lut, kNf4Code, sizeof(float) * 16, 0, cudaMemcpyHostToDevice, s));
   CUDA_CHECK(cudaMemcpyAsync(d.code2.get(), code2.data(), 256 * sizeof(float), cudaMemcpyHostToDevice, s));
   gen_kernel<<<grid_for(n / 2, 256), 256, 0, s>>>(d.packed.get(), d.qabsmax.get(), d.absmax2.get(), n, kIn);
   LAUNCH_CHECK("nf4 gen_kernel");

@@ -257,12 +257,9 @@ CHOSEN = {
         chosen("dense_tflops.fp16", 70,
                ["125 (github:ritikmahy5/ftune gpus.yaml: the A10 datasheet value)"],
                "As for bf16: the A10G's FP32-accumulate tensor rate; 125 is the A10's datasheet value."),
-        chosen("dense_tflops.fp32", 31.52,
-               ["31.2 (ftune, the A10 datasheet value)", "35 (Baseten A10 vs A10G table)"],
-               "Kept as in the reference record, which does not say which source gives 31.52. Baseten's 35 "
-               "equals 80 SMs x 256 FLOP per clock x 1710 MHz; 31.2 is the A10's value. The non-tensor fp32 "
-               "rate does not enter fine-tuning estimates (they use the tensor peaks), so the choice changes "
-               "no result; re-check against a measurement."),
+        chosen("dense_tflops.fp32", 35,
+               ["31.52 (the 72-SM A10 figure: 72 x 256 FLOP per clock x 1710 MHz = 31.5)", "31.2 (ftune, the A10 datasheet value)"],
+               "The file's own 80 SMs x 256 FP32 FLOP per clock per SM (GA102: 128 FP32 lanes, FMA = 2 FLOP) x 1710 MHz boost = 35.0 TFLOPS, as Baseten's A10 vs A10G table gives; 31.52 matches 72 SMs (the A10), not this part. int8_tops 140 is already 2 x fp16 (70), as for every Ampere tensor core."),
     ],
     "b200": [
         chosen("dense_tflops.fp32", 75,
@@ -298,6 +295,19 @@ CHOSEN = {
         chosen("dense_tflops.fp8", 1835,
                ["1677 (github:stas00/ml-engineering: at the 1600 MHz MME clock)"],
                "As for bf16: Intel's whitepaper peak."),
+        chosen("dense_tflops.fp32", None,
+               ["229 (Intel / stas00 table: the MME (matrix engine) FP32 rate, not the vector rate this field holds)", "~14.3 (derived: Intel's BF16 vector 28.7 TFLOPS, Hot Chips 2024, x 64/128, the TPC's FP32:BF16 lanes per cycle in Habana's TPC User Guide; not published by Intel)"],
+               "The schema defines fp32 as the CUDA-core / vector-unit rate (gpu.schema.json dense_tflops.fp32); the 229 held here before is the matrix engine's FP32 rate. Intel publishes only the BF16 vector rate (28.7 TFLOPS, Hot Chips 2024 'Intel Gaudi 3 Spec' table), so the FP32 vector rate stays null rather than a derived number; fine-tuning estimates use the matrix peaks (bf16/fp8)."),
+    ],
+    "gaudi2": [
+        chosen("memory_bandwidth_gbps", 2450,
+               ["2460 (Intel's Hot Chips 2024 Gaudi 3 deck, 'Gaudi Product Generations' table: 2.46 TB/s; stas00 memory table)"],
+               "2.45 TB/s is Intel's Gaudi 2 white paper / product figure (the first source listed); the 2.46 of a later slide deck is the same memory rounded differently. The lower figure is kept, as for every other GPU here (the vendor's own spec sheet)."),
+    ],
+    "gb200": [
+        chosen("interconnect.pcie_gen", 5,
+               ["6 (held here before; Gen6 is B300's host interface)"],
+               "The GB200's GPU is the B200 chip, whose host interface is PCIe Gen5 (HGX B200; gpus/b200.json): the two files must agree. In GB200 the GPU reaches the Grace CPU over NVLink-C2C, so this PCIe generation does not carry host traffic (notes)."),
     ],
     "gh200-144gb": [
         chosen("memory_gib", 144,

@@ -314,9 +314,10 @@ CalMeta read_meta(const json* j, Ctx& ctx) {
   Obj o(j, "meta", ctx);
   CalMeta m;
   m.schema = o.str("schema");
-  if (ctx.ok() && m.schema != kCalibrationSchema) {
+  if (ctx.ok() && m.schema != kCalibrationSchema && m.schema != kCalibrationSchemaV1) {
     ctx.fail(Errc::schema_mismatch, "meta.schema",
-             "\"" + m.schema + "\" is not supported; this build reads \"" + kCalibrationSchema + "\"");
+             "\"" + m.schema + "\" is not supported; this build reads \"" + kCalibrationSchema + "\" and \"" +
+                 kCalibrationSchemaV1 + "\"");
   }
   m.tool = o.str("tool");
   m.tool_version = o.str("tool_version");
@@ -502,6 +503,15 @@ CalMeasurements read_measurements(const json* j, Ctx& ctx) {
     r.iterations = read_iterations(o);
     r.algos_tried = static_cast<int>(o.integer("algos_tried", 1, 1024));
     r.tflops_heuristic = o.opt_number("tflops_heuristic", kTflops);
+    if (const json* fa = o.raw("fast_accum", false); fa && !fa->is_null()) {
+      if (!fa->is_boolean()) {
+        o.fail(Errc::wrong_type, "fast_accum", std::string("must be true or false, got ") + fa->type_name());
+      } else {
+        r.fast_accum = fa->get<bool>();
+        if (r.fast_accum && r.dtype != "fp8_e4m3")
+          o.fail(Errc::invalid_value, "fast_accum", "is an fp8 option; must be false for " + r.dtype);
+      }
+    }
     double flops = 2.0 * static_cast<double>(r.m) * static_cast<double>(r.n) * static_cast<double>(r.k);
     check_time_vs_rate(o, "time_us_median", r.time_us_median, r.tflops.median, flops / 1e6, "tflops_median");
     m.gemm.push_back(r);
@@ -671,6 +681,47 @@ CalMeasurements read_measurements(const json* j, Ctx& ctx) {
     m.cpu.push_back(r);
   });
 
+  // schema 2: optional (absent in version 1 files and in runs without --collectives)
+  if (const json* c = ms.raw("collectives", false); c && !c->is_null()) {
+    for_rows(ms, "collectives", ctx, [&](Obj& o) {
+      CollectiveRow r;
+      r.op = o.one_of("op", {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv"});
+      r.ranks = static_cast<int>(o.integer("ranks", 2, 1 << 20));
+      r.bytes = o.bytes("bytes");
+      r.time_us = o.number("time_us", kMicros);
+      r.algbw_gbps = o.number("algbw_gbps", kGbps);
+      r.busbw_gbps = o.number("busbw_gbps", kGbps);
+      if (ctx.ok()) {
+        const double alg = static_cast<double>(r.bytes) / r.time_us / 1e3;  // B/us -> GB/s
+        if (!close(r.algbw_gbps, alg, 2e-3)) {
+          o.fail(Errc::invalid_value, "algbw_gbps",
+                 "must be bytes / time_us (" + num(alg) + " GB/s), got " + num(r.algbw_gbps));
+        } else if (auto f = collective_bus_factor(r.op, r.ranks);
+                   f && !close(r.busbw_gbps, *f * r.algbw_gbps, 2e-3)) {
+          o.fail(Errc::invalid_value, "busbw_gbps",
+                 "must be algbw_gbps x " + num(*f) + " (nccl-tests' factor for " + r.op + " over " +
+                     std::to_string(r.ranks) + " ranks) = " + num(*f * r.algbw_gbps) + ", got " +
+                     num(r.busbw_gbps));
+        }
+      }
+      m.collectives.push_back(r);
+    });
+  }
+  if (const json* c = ms.raw("p2p", false); c && !c->is_null()) {
+    for_rows(ms, "p2p", ctx, [&](Obj& o) {
+      P2pRow r;
+      r.src = static_cast<int>(o.integer("src", 0, 4096));
+      r.dst = static_cast<int>(o.integer("dst", 0, 4096));
+      if (ctx.ok() && r.src == r.dst) o.fail(Errc::invalid_value, "dst", "must differ from src");
+      r.peer_access = o.boolean("peer_access");
+      r.bytes = o.bytes("bytes");
+      r.time_us = o.number("time_us", kMicros);
+      r.gbps = o.number("gbps", kGbps);
+      check_time_vs_rate(o, "time_us", r.time_us, r.gbps, static_cast<double>(r.bytes) / 1e3, "gbps");
+      m.p2p.push_back(r);
+    });
+  }
+
   ms.finish();
   return m;
 }
@@ -823,6 +874,7 @@ ojson build_json(const Calibration& c) {
     o["iterations"] = r.iterations;
     o["algos_tried"] = r.algos_tried;
     o["tflops_heuristic"] = opt(r.tflops_heuristic);
+    o["fast_accum"] = r.fast_accum;
     meas["gemm"].push_back(o);
   }
   meas["expert_gemm"] = ojson::array();
@@ -913,6 +965,24 @@ ojson build_json(const Calibration& c) {
     put_stat(o, "score", r.score);
     o["iterations"] = r.iterations;
     meas["cpu"].push_back(o);
+  }
+  meas["collectives"] = ojson::array();
+  for (const auto& r : ms.collectives) {
+    meas["collectives"].push_back({{"op", r.op},
+                                   {"ranks", r.ranks},
+                                   {"bytes", r.bytes},
+                                   {"time_us", r.time_us},
+                                   {"algbw_gbps", r.algbw_gbps},
+                                   {"busbw_gbps", r.busbw_gbps}});
+  }
+  meas["p2p"] = ojson::array();
+  for (const auto& r : ms.p2p) {
+    meas["p2p"].push_back({{"src", r.src},
+                           {"dst", r.dst},
+                           {"peer_access", r.peer_access},
+                           {"bytes", r.bytes},
+                           {"time_us", r.time_us},
+                           {"gbps", r.gbps}});
   }
   j["measurements"] = meas;
 
@@ -1120,67 +1190,175 @@ CalDerived derive_calibration(const CalMeasurements& m) {
   return d;
 }
 
-Status check_against_spec(const Calibration& cal, double peak_bf16_tflops, double bandwidth_gbps) {
-  const double tol = 1.05;
-  if (peak_bf16_tflops > 0) {
-    auto factor = [](const std::string& dtype) {
-      if (dtype == "tf32") return 0.5;
-      if (dtype == "fp8_e4m3") return 2.0;
-      return 1.0;
-    };
-    const auto& g = cal.measurements.gemm;
-    for (std::size_t i = 0; i < g.size(); ++i) {
-      double limit = peak_bf16_tflops * factor(g[i].dtype);
-      if (g[i].tflops.median > limit * tol) {
-        return make_error(Errc::out_of_range, "measurements.gemm[" + std::to_string(i) + "].tflops_median",
-                          num(g[i].tflops.median) + " TFLOP/s is above the spec's dense " + g[i].dtype +
-                              " peak " + num(limit) +
-                              " TFLOP/s (+5% for boost): not a plausible measurement of this GPU");
-      }
-    }
-    const auto& e = cal.measurements.expert_gemm;
-    for (std::size_t i = 0; i < e.size(); ++i) {
-      if (e[i].tflops_median > peak_bf16_tflops * tol) {
-        return make_error(Errc::out_of_range,
-                          "measurements.expert_gemm[" + std::to_string(i) + "].tflops_median",
-                          num(e[i].tflops_median) + " TFLOP/s is above the spec's dense bf16 peak " +
-                              num(peak_bf16_tflops) + " TFLOP/s (+5%)");
-      }
-    }
+std::optional<double> collective_bus_factor(const std::string& op, int ranks) {
+  if (ranks < 1) return std::nullopt;
+  const double n = ranks;
+  if (op == "all_reduce") return 2.0 * (n - 1) / n;
+  if (op == "all_gather" || op == "reduce_scatter" || op == "all_to_all") return (n - 1) / n;
+  if (op == "send_recv") return 1.0;
+  return std::nullopt;
+}
+
+std::optional<double> tensor_flops_per_clock_per_sm(int cc_major, int cc_minor, const std::string& dtype) {
+  // Dense bf16/fp16 tensor FLOP per clock per SM, full-rate (fp32-accumulate on data-centre parts,
+  // fp16-accumulate on GeForce parts, whose fp32-accumulate rate is half). Each value is the
+  // architecture's datasheet dense figure / (SMs x boost clock), rounded to the power of two it comes to
+  // (docs/calibrate.md "Hardware ceiling" lists the arithmetic):
+  //   7.0 V100 125 / (80 x 1.53 GHz) = 1021 -> 1024      8.0 A100 312 / (108 x 1.41) = 2049 -> 2048
+  //   8.6 A40 149.7 / (84 x 1.74) = 1024                8.9 L40S 362 / (142 x 2.52) = 1012 -> 1024
+  //   9.0 H100 SXM 989.4 / (132 x 1.83) = 4096          10.0 B200 2250 / (148 x 1.965) = 7737 -> 8192
+  //   12.0 RTX 5090 419 (fp16 acc.) / (170 x 2.407) = 1024
+  double base = 0;
+  const int cc = cc_major * 10 + cc_minor;
+  if (cc == 70 || cc == 72 || cc == 75)
+    base = 1024;  // 7.5 T4: 65 / (40 x 1.59) = 1022 -> 1024
+  else if (cc == 80)
+    base = 2048;
+  else if (cc == 86 || cc == 87 || cc == 89)
+    base = 1024;
+  else if (cc == 90)
+    base = 4096;
+  else if (cc == 100 || cc == 103)
+    base = 8192;
+  else if (cc == 120 || cc == 121)
+    base = 1024;
+  if (base <= 0) return std::nullopt;
+  if (dtype == "bf16" || dtype == "fp16") {
+    if (cc < 80 && dtype == "bf16") return std::nullopt;  // no bf16 tensor cores before Ampere
+    return base;
   }
-  if (bandwidth_gbps > 0) {
-    double limit = bandwidth_gbps * tol;
-    auto too_fast = [&](const std::string& path, double gbps) -> std::optional<Error> {
-      if (gbps <= limit) return std::nullopt;
+  if (dtype == "tf32") return cc >= 80 ? std::optional<double>(base / 2) : std::nullopt;
+  if (dtype == "fp8_e4m3") return cc >= 89 ? std::optional<double>(base * 2) : std::nullopt;
+  return std::nullopt;
+}
+
+std::optional<double> hardware_ceiling_tflops(const CalDevice& d, const std::string& dtype) {
+  auto per = tensor_flops_per_clock_per_sm(d.cc_major, d.cc_minor, dtype);
+  if (!per || d.sm_count <= 0 || !d.sm_clock_max_mhz || *d.sm_clock_max_mhz <= 0) return std::nullopt;
+  return *per * d.sm_count * *d.sm_clock_max_mhz * 1e6 / 1e12;
+}
+
+std::optional<double> hardware_ceiling_gbps(const CalDevice& d) {
+  if (d.memory_bus_width_bits <= 0 || !d.memory_clock_max_mhz || *d.memory_clock_max_mhz <= 0)
+    return std::nullopt;
+  // CUDA's memory clock attribute counts the double-data-rate clock once: x 2 transfers per clock
+  return *d.memory_clock_max_mhz * 1e6 * 2.0 * d.memory_bus_width_bits / 8.0 / 1e9;
+}
+
+Status check_against_spec(const Calibration& cal, double peak_bf16_tflops, double bandwidth_gbps,
+                          std::vector<std::string>* above_datasheet) {
+  const double tol = 1.05;          // the datasheet's figure plus boost headroom: above it, flag for review
+  const double ceiling_tol = 1.02;  // the hardware ceiling is exact up to clock reporting
+  auto factor = [](const std::string& dtype) {
+    if (dtype == "tf32") return 0.5;
+    if (dtype == "fp8_e4m3") return 2.0;
+    return 1.0;
+  };
+  // one row: above the ceiling -> error; above the datasheet -> review note
+  auto check_tflops = [&](const std::string& path, double got,
+                          const std::string& dtype) -> std::optional<Error> {
+    const double datasheet = peak_bf16_tflops > 0 ? peak_bf16_tflops * factor(dtype) : 0;
+    auto ceiling = hardware_ceiling_tflops(cal.device, dtype);
+    // the bound: the hardware ceiling, and at most 2.1x the datasheet (a GeForce datasheet gives the
+    // half-rate fp32-accumulate figure; more than twice it is another GPU's calibration, not a faster card)
+    double bound = 0;
+    std::string bound_text;
+    if (ceiling) {
+      bound = *ceiling * ceiling_tol;
+      bound_text = "the hardware ceiling " + num(*ceiling) + " TFLOP/s (" +
+                   std::to_string(cal.device.sm_count) + " SMs x " + num(*cal.device.sm_clock_max_mhz) +
+                   " MHz x " +
+                   num(*tensor_flops_per_clock_per_sm(cal.device.cc_major, cal.device.cc_minor, dtype)) +
+                   " FLOP/clock/SM for " + dtype + ", +2%)";
+    }
+    if (datasheet > 0 && (bound <= 0 || datasheet * 2.1 < bound)) {
+      bound = datasheet * 2.1;
+      bound_text =
+          "2.1x the datasheet's dense " + num(datasheet) + " TFLOP/s" +
+          (ceiling ? " (below the hardware ceiling " + num(*ceiling) + "): a calibration of another GPU?"
+                   : std::string(" (no hardware ceiling: clock or architecture unknown)"));
+    }
+    if (bound > 0 && got > bound) {
       return make_error(Errc::out_of_range, path,
-                        num(gbps) + " GB/s is above the spec's memory bandwidth " + num(bandwidth_gbps) +
-                            " GB/s (+5%): not a plausible DRAM measurement of this GPU");
-    };
-    const double big = 4.0 * static_cast<double>(cal.device.l2_cache_bytes);
-    const auto& ms = cal.measurements;
-    for (std::size_t i = 0; i < ms.bandwidth.size(); ++i) {
-      if (auto e = too_fast("measurements.bandwidth[" + std::to_string(i) + "].gbps_median",
-                            ms.bandwidth[i].gbps.median))
-        return *e;
+                        num(got) + " TFLOP/s " + dtype + " is above " + bound_text +
+                            ": not a plausible measurement of this GPU");
     }
-    for (std::size_t i = 0; i < ms.elementwise.size(); ++i) {
-      if (static_cast<double>(ms.elementwise[i].bytes_moved) < big) continue;
-      if (auto e = too_fast("measurements.elementwise[" + std::to_string(i) + "].gbps_median",
-                            ms.elementwise[i].gbps.median))
-        return *e;
+    if (above_datasheet && datasheet > 0 && got > datasheet * tol) {
+      above_datasheet->push_back(
+          path + ": " + num(got) + " TFLOP/s " + dtype + " is above the datasheet's dense " + num(datasheet) +
+          " TFLOP/s (+5%)" +
+          (ceiling ? " but within the hardware ceiling " + num(*ceiling) + " TFLOP/s" : "") +
+          ": review (faster clocks than the datasheet's, or a half-rate datasheet figure?)");
     }
-    for (std::size_t i = 0; i < ms.nf4_dequant.size(); ++i) {
-      if (static_cast<double>(ms.nf4_dequant[i].bytes_moved) < big) continue;
-      if (auto e = too_fast("measurements.nf4_dequant[" + std::to_string(i) + "].gbps_median",
-                            ms.nf4_dequant[i].gbps.median))
-        return *e;
+    return std::nullopt;
+  };
+  const auto& g = cal.measurements.gemm;
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    if (auto e = check_tflops("measurements.gemm[" + std::to_string(i) + "].tflops_median",
+                              g[i].tflops.median, g[i].dtype))
+      return *e;
+  }
+  const auto& ex = cal.measurements.expert_gemm;
+  for (std::size_t i = 0; i < ex.size(); ++i) {
+    if (auto e = check_tflops("measurements.expert_gemm[" + std::to_string(i) + "].tflops_median",
+                              ex[i].tflops_median, ex[i].dtype))
+      return *e;
+  }
+  const auto hw_bw = hardware_ceiling_gbps(cal.device);
+  auto too_fast = [&](const std::string& path, double gbps) -> std::optional<Error> {
+    // the bound: memory clock x 2 x bus width, and at most 1.25x the datasheet (its figure is the same
+    // product at the nominal memory clock: far above it is another GPU's calibration)
+    double bound = 0;
+    std::string bound_text;
+    if (hw_bw) {
+      bound = *hw_bw * ceiling_tol;
+      bound_text = "the hardware ceiling " + num(*hw_bw) + " GB/s (memory clock x 2 x bus width, +2%)";
     }
-    for (std::size_t i = 0; i < ms.adamw.size(); ++i) {
-      if (static_cast<double>(ms.adamw[i].bytes_moved) < big) continue;
-      if (auto e =
-              too_fast("measurements.adamw[" + std::to_string(i) + "].gbps_median", ms.adamw[i].gbps.median))
-        return *e;
+    if (bandwidth_gbps > 0) {
+      const double sheet_bound = hw_bw ? bandwidth_gbps * 1.25 : bandwidth_gbps * tol;
+      if (bound <= 0 || sheet_bound < bound) {
+        bound = sheet_bound;
+        bound_text =
+            "the datasheet's memory bandwidth " + num(bandwidth_gbps) +
+            (hw_bw ? std::string(" GB/s x 1.25: a calibration of another GPU?")
+                   : std::string(" GB/s (+5%; no hardware ceiling: memory clock or bus width unknown)"));
+      }
     }
+    if (bound > 0 && gbps > bound) {
+      return make_error(
+          Errc::out_of_range, path,
+          num(gbps) + " GB/s is above " + bound_text + ": not a plausible DRAM measurement of this GPU");
+    }
+    if (above_datasheet && bandwidth_gbps > 0 && gbps > bandwidth_gbps * tol) {
+      above_datasheet->push_back(path + ": " + num(gbps) + " GB/s is above the datasheet's " +
+                                 num(bandwidth_gbps) + " GB/s (+5%): review");
+    }
+    return std::nullopt;
+  };
+  const double big = 4.0 * static_cast<double>(cal.device.l2_cache_bytes);
+  const auto& ms = cal.measurements;
+  for (std::size_t i = 0; i < ms.bandwidth.size(); ++i) {
+    if (auto e = too_fast("measurements.bandwidth[" + std::to_string(i) + "].gbps_median",
+                          ms.bandwidth[i].gbps.median))
+      return *e;
+  }
+  for (std::size_t i = 0; i < ms.elementwise.size(); ++i) {
+    if (static_cast<double>(ms.elementwise[i].bytes_moved) < big) continue;
+    if (auto e = too_fast("measurements.elementwise[" + std::to_string(i) + "].gbps_median",
+                          ms.elementwise[i].gbps.median))
+      return *e;
+  }
+  for (std::size_t i = 0; i < ms.nf4_dequant.size(); ++i) {
+    if (static_cast<double>(ms.nf4_dequant[i].bytes_moved) < big) continue;
+    if (auto e = too_fast("measurements.nf4_dequant[" + std::to_string(i) + "].gbps_median",
+                          ms.nf4_dequant[i].gbps.median))
+      return *e;
+  }
+  for (std::size_t i = 0; i < ms.adamw.size(); ++i) {
+    if (static_cast<double>(ms.adamw[i].bytes_moved) < big) continue;
+    if (auto e =
+            too_fast("measurements.adamw[" + std::to_string(i) + "].gbps_median", ms.adamw[i].gbps.median))
+      return *e;
   }
   return Ok{};
 }

@@ -1655,7 +1655,10 @@ void check_schema_doc(const json& doc, const std::string& file, Sink& sink) {
   }
   const std::string id = str_field(doc, "$id");
   if (ends_with(base, ".schema.json") && !id.empty()) {
-    const std::string want = "ftcost." + base.substr(0, base.size() - 12) + "/1";
+    const std::string kind = base.substr(0, base.size() - 12);
+    // every format is at version 1 except the calibration, at 2 since the collectives (calibration.hpp)
+    const std::string want =
+        kind == "calibration" ? std::string(kCalibrationSchema) : "ftcost." + kind + "/1";
     if (id != want) sink.add("$id", Errc::invalid_value, in_quotes(id) + " should be " + in_quotes(want));
   }
 }
@@ -1676,6 +1679,7 @@ struct Entry {
   std::string cal_gpu;
   bool cal_ok = false;
   Calibration cal;
+  std::vector<std::string> review;  // values above the datasheet (accepted): "field: message"
 };
 
 const char* const kFolders[] = {"gpus",  "prices", "models",       "datasets", "stacks",
@@ -2033,7 +2037,7 @@ DbCheckResult check_db_files(const DbFiles& files, const DbFiles& context, const
       if (!e.cal_ok || !g->second.spec_ok) continue;
       const GpuSpec& spec = g->second.spec;
       const double peak = spec.bf16_tflops > 0 ? spec.bf16_tflops : spec.fp16_tflops;
-      auto st = check_against_spec(e.cal, peak, spec.memory_bandwidth_gbps);
+      auto st = check_against_spec(e.cal, peak, spec.memory_bandwidth_gbps, &e.review);
       if (!st.ok()) e.sink.add_loader_error(st.error());
       std::string fieldname;
       const std::string why = device_mismatch(e.cal, g->second, fieldname);
@@ -2087,6 +2091,15 @@ DbCheckResult check_db_files(const DbFiles& files, const DbFiles& context, const
       p.field = sanitize_utf8(p.field);
       p.message = sanitize_utf8(p.message);
       result.problems.push_back(std::move(p));
+    }
+    for (const auto& r : entries[i].review) {
+      const std::size_t colon = r.find(": ");
+      DbCheckProblem p;
+      p.file = sanitize_utf8(entries[i].path);
+      p.field = colon == std::string::npos ? std::string(kTopLevel) : sanitize_utf8(r.substr(0, colon));
+      p.message = sanitize_utf8(colon == std::string::npos ? r : r.substr(colon + 2));
+      p.code = Errc::out_of_range;
+      result.review.push_back(std::move(p));
     }
   }
   return result;

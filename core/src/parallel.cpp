@@ -1,5 +1,6 @@
 #include "ftcost/parallel.hpp"
 
+#include "ftcost/calibration.hpp"
 #include "ftcost/paper.hpp"
 
 #include <algorithm>
@@ -146,9 +147,9 @@ double busbw_factor(CollOp op, int ranks) {
   return 1.0;
 }
 
-Result<std::vector<CollectiveRow>> parse_collectives(const json& rows, const std::string& field) {
+Result<std::vector<CollectivePoint>> parse_collectives(const json& rows, const std::string& field) {
   if (!rows.is_array()) return make_error(Errc::wrong_type, field, "must be an array of rows");
-  std::vector<CollectiveRow> out;
+  std::vector<CollectivePoint> out;
   static const std::map<std::string, CollOp> ops = {{"all_reduce", CollOp::all_reduce},
                                                     {"all_gather", CollOp::all_gather},
                                                     {"reduce_scatter", CollOp::reduce_scatter},
@@ -158,7 +159,7 @@ Result<std::vector<CollectiveRow>> parse_collectives(const json& rows, const std
     const std::string p = field + "[" + std::to_string(i) + "]";
     const json& r = rows[i];
     if (!r.is_object()) return make_error(Errc::wrong_type, p, "must be an object");
-    CollectiveRow c;
+    CollectivePoint c;
     FTCOST_TRY(op, get_string(r, "op", p));
     auto it = ops.find(op);
     if (it == ops.end())
@@ -398,6 +399,19 @@ Result<ParallelPlan> plan_from_inputs(const Inputs& in, const Database& db) {
   if (!m.parallel.empty()) j["parallel"] = m.parallel;
   if (!m.network.empty()) j["network"] = m.network;
   if (m.network_gbit_per_gpu > 0) j["network-gbit-per-gpu"] = m.network_gbit_per_gpu;
+  // A calibration with measured collectives (ftcost-calibrate --collectives) replaces the assumed link
+  // efficiencies for the sizes and rank counts it measured.
+  if (in.calibration && !in.calibration->measurements.collectives.empty()) {
+    json rows = json::array();
+    for (const auto& r : in.calibration->measurements.collectives)
+      rows.push_back(json{{"op", r.op},
+                          {"ranks", r.ranks},
+                          {"bytes", r.bytes},
+                          {"time_us", r.time_us},
+                          {"algbw_gbps", r.algbw_gbps},
+                          {"busbw_gbps", r.busbw_gbps}});
+    j["collectives"] = rows;
+  }
   return plan_from_json(j, in, db);
 }
 
@@ -453,15 +467,15 @@ Link network_link(const std::string& kind, double gbit_per_gpu) {
 }
 
 double collective_time_s(CollOp op, double bytes, int ranks, const Link& link,
-                         const std::vector<CollectiveRow>& curves) {
+                         const std::vector<CollectivePoint>& curves) {
   if (ranks <= 1 || bytes <= 0) return 0;
   const double f = busbw_factor(op, ranks);
-  std::vector<const CollectiveRow*> pts;
+  std::vector<const CollectivePoint*> pts;
   for (const auto& c : curves)
     if (c.op == op && c.ranks == ranks && c.busbw_gbps > 0) pts.push_back(&c);
   if (!pts.empty()) {
     std::sort(pts.begin(), pts.end(),
-              [](const CollectiveRow* a, const CollectiveRow* b) { return a->bytes < b->bytes; });
+              [](const CollectivePoint* a, const CollectivePoint* b) { return a->bytes < b->bytes; });
     if (bytes <= pts.front()->bytes) return pts.front()->time_us * 1e-6;  // latency-bound below the curve
     double bus = pts.back()->busbw_gbps;
     for (std::size_t i = 1; i < pts.size(); ++i) {
@@ -479,7 +493,7 @@ double collective_time_s(CollOp op, double bytes, int ranks, const Link& link,
 }
 
 double group_collective_time_s(CollOp op, double bytes, int gpn, int nodes, const ParallelPlan& p) {
-  const std::vector<CollectiveRow> none;
+  const std::vector<CollectivePoint> none;
   if (gpn * nodes <= 1) return 0;
   if (nodes <= 1) return collective_time_s(op, bytes, gpn, p.intra, p.collectives);
   if (gpn <= 1) return collective_time_s(op, bytes, nodes, p.inter, none);

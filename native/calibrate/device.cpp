@@ -56,9 +56,10 @@ Result<DeviceInfo> describe_device(int index) {
   d.driver_version =
       "CUDA driver API " + version_text(drv);  // replaced by NVML's driver string when available
   d.cuda_runtime_version = version_text(rt);
-  std::size_t lt = cublasLtGetVersion();  // e.g. 130100
-  d.cublas_version =
-      std::to_string(lt / 10000) + "." + std::to_string((lt / 100) % 100) + "." + std::to_string(lt % 100);
+  std::size_t lt = cublasLtGetVersion();  // e.g. 130100; 0 when cuBLAS is not loaded (--collectives)
+  d.cublas_version = lt == 0 ? std::string("not loaded")
+                             : std::to_string(lt / 10000) + "." + std::to_string((lt / 100) % 100) + "." +
+                                   std::to_string(lt % 100);
   d.host_cpu = host_cpu_name();
   char bus_id[32] = {};
   if (cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, index) == cudaSuccess) info.pci_bus_id = bus_id;

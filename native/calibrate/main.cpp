@@ -1,12 +1,23 @@
 // ftcost-calibrate: measures the kernels LLM fine-tuning spends its time in on this GPU and writes a
-// calibration JSON (schema ftcost.calibration/1) that `ftcost --calibration FILE` and the browser
-// calculator load. See docs/calibrate.md.
+// calibration JSON (schema ftcost.calibration/2) that `ftcost --calibration FILE` and the browser
+// calculator load. With --collectives it measures NCCL collectives across the GPUs instead. See
+// docs/calibrate.md.
 //
-// Exit codes: 0 written; 1 a CUDA/cuBLAS error stopped the run or a kernel failed its correctness check
-// (what finished is still written, marked partial); 2 bad arguments; 3 no usable GPU (nothing written);
-// 130 interrupted by Ctrl-C (what finished is written, marked partial).
+// Exit codes (docs/calibrate.md "Exit codes"):
+//   0   written, every measurement recorded
+//   1   written, but a measurement failed (a CUDA/cuBLAS/NCCL error or a failed correctness check; the
+//       other items ran) or an error stopped the run (marked partial); or nothing could be written
+//   2   bad arguments (nothing measured)
+//   3   cannot measure here: no driver, driver too old, no GPU, GPU unusable, CUDA libraries missing
+//       (one line on stderr, nothing written)
+//   4   written without some rows the core's loader rejected (each named in meta.notes; partial)
+//   130 interrupted by Ctrl-C (what finished is written, marked partial)
+#include "collectives_bench.hpp"
+#include "cuda_libs.hpp"
 #include "device.hpp"
 #include "ftcost/calibrate/bench.hpp"
+#include "ftcost/calibrate/collectives.hpp"
+#include "ftcost/calibrate/driver.hpp"
 #include "ftcost/calibrate/nvml.hpp"
 #include "ftcost/calibrate/output.hpp"
 #include "ftcost/calibrate/plan.hpp"
@@ -14,10 +25,12 @@
 #include "kernels.hpp"
 
 #include <CLI/CLI.hpp>
+#include <cuda_runtime_api.h>
 
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -51,6 +64,7 @@ int main(int argc, char** argv) {
   int device = 0;
   std::string out;
   std::vector<std::string> only;
+  bool collectives = false;
   auto* q =
       app.add_flag("--quick", quick, "a subset of sizes: under 3 minutes on an H100-class GPU (the default)");
   auto* f = app.add_flag("--full", full, "every size and shape: under 15 minutes on an H100-class GPU");
@@ -65,6 +79,11 @@ int main(int argc, char** argv) {
                  "comma-separated benchmark families to run: launch, host, bandwidth, elementwise, adamw, "
                  "nf4, gemm, moe")
       ->delimiter(',');
+  auto* c = app.add_flag("--collectives", collectives,
+                         "measure NCCL collectives (all-reduce, all-gather, reduce-scatter, all-to-all, "
+                         "send/recv; 8 B to 1 GiB) across this node's GPUs and the GPU-to-GPU copy matrix, "
+                         "instead of the kernels; across nodes run it under mpirun, one rank per GPU");
+  c->excludes(app.get_option("--only"));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -79,22 +98,76 @@ int main(int argc, char** argv) {
   }
   const Mode mode = smoke ? Mode::smoke : full ? Mode::full : Mode::quick;
 
-  // ---- the device ----
+  // ---- can this host measure? (the driver through dlopen, before the CUDA runtime is touched) ----
+  auto launch = detect_launch([](const char* n) { return std::getenv(n); });
+  if (!launch.ok()) {
+    say(launch.error().to_string());
+    return 2;
+  }
+  if (launch.value().under_mpi() && !collectives) {
+    say("started by " + launch.value().launcher + " with " + std::to_string(launch.value().world_size) +
+        " ranks: only --collectives runs across ranks; start the kernel calibration once per GPU without "
+        "mpirun");
+    return 2;
+  }
+#ifndef FTCOST_WITH_MPI
+  if (launch.value().world_size > 1) {
+    say("started as rank " + std::to_string(launch.value().rank) + " of " +
+        std::to_string(launch.value().world_size) + " by " + launch.value().launcher +
+        ", but this build has no MPI: rebuild with -DFTCOST_CALIBRATE_MPI=ON (Open MPI) for --collectives "
+        "across nodes, "
+        "or run it without mpirun for one node");
+    return 2;
+  }
+#endif
+  {
+    auto api = real_driver_api();
+    const std::vector<int> wanted = collectives ? std::vector<int>{} : std::vector<int>{device};
+    HostCheck hc = probe_driver(*api, CUDART_VERSION, wanted);
+    if (hc.status == HostStatus::ok) {
+      auto problems = load_cuda_libraries(!collectives, collectives);
+      if (!problems.empty()) hc = libraries_missing(problems);
+    }
+    if (hc.status != HostStatus::ok) {
+      say(hc.message);
+      return hc.exit_code();
+    }
+  }
   auto count = cuda_device_count();
-  if (!count.ok()) {
+  if (!count.ok()) {  // the driver probe passed but the runtime disagrees
     say("no usable CUDA GPU (" + count.error().field + ": " + count.error().message +
         "); nothing was measured");
     return 3;
   }
-  if (device >= count.value()) {
+  if (collectives) {
+    if (launch.value().world_size <= 1 && count.value() < 2) {
+      say("--collectives: 1 CUDA device visible; collectives need >= 2 GPUs (or run under mpirun across "
+          "nodes); nothing was measured");
+      return 3;
+    }
+  } else if (device >= count.value()) {
     say("--device " + std::to_string(device) + ": there are " + std::to_string(count.value()) +
         " CUDA device(s), 0.." + std::to_string(count.value() - 1));
     return 2;
   }
+  const bool writer = launch.value().rank == 0;  // under mpirun only rank 0 writes
+  std::string path = out;
+  // ---- the output file: checked before minutes of measuring ----
   auto info = describe_device(device);
   if (!info.ok()) {
     say("cannot describe device " + std::to_string(device) + ": " + info.error().to_string());
     return 1;
+  }
+  if (path.empty()) path = default_output_name(info.value().device.name, utc_now_iso());
+  if (writer) {
+    std::string note;
+    auto chosen = choose_output_path(path, &note);
+    if (!chosen.ok()) {
+      say(chosen.error().to_string());
+      return 2;
+    }
+    if (!note.empty()) say(note);
+    path = chosen.value();
   }
 
   Calibration cal;
@@ -107,6 +180,21 @@ int main(int argc, char** argv) {
   meta.command_line = shell_join(std::vector<std::string>(argv, argv + argc));
   meta.mode = mode_name(mode);
   meta.only = only.empty() ? std::vector<std::string>{} : fams.value();
+
+  if (collectives) {
+    meta.only = {};
+    meta.notes.push_back("--collectives: NCCL collectives and the GPU-to-GPU copy matrix only; no kernels");
+    std::signal(SIGINT, on_signal);
+    std::signal(SIGTERM, on_signal);
+    const auto c0 = std::chrono::steady_clock::now();
+    Status st = run_collectives_main(cal, mode, launch.value(), count.value(), &g_cancel);
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+    if (!writer) return st.ok() ? 0 : 1;
+    meta.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - c0).count();
+    return write_and_exit_code(cal, path, st.ok() ? std::string() : st.error().to_string(), 0, g_cancel != 0,
+                               stdout, stderr);
+  }
 
   Plan plan = make_plan(mode, info.value().facts, fams.value());
   for (const auto& n : plan.notes) meta.notes.push_back(n);
@@ -177,34 +265,5 @@ int main(int argc, char** argv) {
   std::signal(SIGTERM, SIG_DFL);
 
   meta.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  meta.partial = env.cancelled() || !fatal.empty();
-  cal.derived = derive_calibration(cal.measurements);
-  const std::string path = out.empty() ? default_output_name(cal.device.name, meta.created_utc) : out;
-  Status written = check_and_write(cal, path);
-  if (!written.ok()) {
-    const Error& e = written.error();
-    if (e.code == Errc::io_error) {
-      say("cannot write " + path + ": " + e.message);
-    } else {  // the core's loader rejects what was measured: keep it for a bug report, beside the target
-      std::string rejected = path + ".rejected";
-      (void)atomic_write_file(rejected, to_json_text(cal));
-      say("the calibration fails the core's checks (" + e.to_string() + "); not written as " + path +
-          ", kept as " + rejected);
-    }
-    return 1;
-  }
-  std::fputs(summary_table(cal).c_str(), stdout);
-  std::fflush(stdout);
-  say("wrote " + path + (meta.partial ? " (partial)" : ""));
-  if (!fatal.empty()) {
-    say(fatal);
-    return 1;
-  }
-  if (env.failures() > 0) {
-    say(std::to_string(env.failures()) +
-        " measurement(s) failed their correctness check and were not recorded (see meta.notes)");
-    return 1;
-  }
-  if (env.cancelled()) return 130;
-  return 0;
+  return write_and_exit_code(cal, path, fatal, env.failures(), env.cancelled(), stdout, stderr);
 }

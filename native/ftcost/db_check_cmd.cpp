@@ -212,9 +212,13 @@ int run_db_check(const std::vector<std::string>& paths, bool as_json, std::ostre
       for (const auto& p : problems)
         j["problems"].push_back(
             {{"file", p.file}, {"field", p.field}, {"message", p.message}, {"code", errc_name(p.code)}});
+      j["review"] = nlohmann::json::array();
+      for (const auto& p : r.review)
+        j["review"].push_back({{"file", p.file}, {"field", p.field}, {"message", p.message}});
       out << j.dump(2) << "\n";
     } else {
       for (const auto& p : problems) out << p.to_string() << "\n";
+      for (const auto& p : r.review) out << "review: " << p.to_string() << "\n";
     }
     err << "ftcost db check: " << sanitize_utf8(what) << ": " << files << " file" << (files == 1 ? "" : "s")
         << (kinds.empty() ? "" : " (" + kinds + ")") << ": ";

@@ -1,8 +1,12 @@
 // GPU tests of the calibrator's kernels: every kernel against its CPU reference at small and odd sizes
 // (kernels/*.cu selftest_*). Exit 0: all passed; 1: a check failed; 77: no GPU (ctest: skipped), or,
 // with --require-gpu, 1.
+#include "cuda_libs.hpp"
 #include "device.hpp"
+#include "ftcost/calibrate/driver.hpp"
 #include "kernels.hpp"
+
+#include <cuda_runtime_api.h>
 
 #include <cstdio>
 #include <cstring>
@@ -10,6 +14,18 @@
 
 int main(int argc, char** argv) {
   const bool require = argc > 1 && std::strcmp(argv[1], "--require-gpu") == 0;
+  {
+    auto api = ftcost::calib::real_driver_api();
+    auto hc = ftcost::calib::probe_driver(*api, CUDART_VERSION, {0});
+    if (hc.status == ftcost::calib::HostStatus::ok) {
+      auto missing = ftcost::calib::load_cuda_libraries(true, false);
+      if (!missing.empty()) hc = ftcost::calib::libraries_missing(missing);
+    }
+    if (hc.status != ftcost::calib::HostStatus::ok) {
+      std::printf("skipped: %s\n", hc.message.c_str());
+      return require ? 1 : 77;
+    }
+  }
   auto count = ftcost::calib::cuda_device_count();
   if (!count.ok()) {
     std::printf("skipped: no usable CUDA GPU (%s)\n", count.error().message.c_str());

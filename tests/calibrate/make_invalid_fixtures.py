@@ -22,7 +22,7 @@ m = lambda d: d['measurements']
 make('missing-field.json', lambda d: m(d)['gemm'][3].pop('tflops_p10'), 'missing_field', 'measurements.gemm[3].tflops_p10', True)
 make('negative-bandwidth.json', lambda d: m(d)['bandwidth'][1].__setitem__('gbps_median', -2950.0), 'out_of_range',
      'measurements.bandwidth[1].gbps_median', True)
-make('wrong-schema-version.json', lambda d: d['meta'].__setitem__('schema', 'ftcost.calibration/2'), 'schema_mismatch',
+make('wrong-schema-version.json', lambda d: d['meta'].__setitem__('schema', 'ftcost.calibration/99'), 'schema_mismatch',
      'meta.schema', True)
 make('gemm-above-any-gpu.json', lambda d: m(d)['gemm'][2].update({'tflops_median': 25000.0, 'tflops_p90': 26000.0}),
      'out_of_range', 'measurements.gemm[2].tflops_median', True)

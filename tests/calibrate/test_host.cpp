@@ -326,8 +326,13 @@ TEST_CASE("run_item: OOM and unsupported skip with a note, failures are counted,
   REQUIRE(cal.meta.notes.size() == 3);
   CHECK(cal.meta.notes[0].find("oom: skipped: out of device memory (cudaMalloc") == 0);
   CHECK(cal.meta.notes[2].find("FAILED: bad: 12 of 128") == 0);
-  CHECK_THROWS_AS(run_item(env, "fatal", [] { throw DeviceError("cudaMemcpy", "an illegal memory access"); }),
-                  DeviceError);
+  // a library/runtime error fails the item and the run goes on; a sticky one stops the run
+  CHECK_FALSE(
+      run_item(env, "lib", [] { throw DeviceError("cublasLtMatmul", "CUBLAS_STATUS_INVALID_VALUE"); }));
+  CHECK(env.failures() == 2);
+  CHECK_THROWS_AS(
+      run_item(env, "fatal", [] { throw FatalDeviceError("cudaMemcpy", "an illegal memory access"); }),
+      FatalDeviceError);
   cancel = 1;
   bool ran = false;
   CHECK_FALSE(run_item(env, "after", [&] { ran = true; }));

@@ -83,40 +83,166 @@ TEST_CASE("non-positive GEMM rate is rejected with the example message") {
   CHECK(e.to_string().rfind("measurements.gemm[3].tflops_median: must be > 0", 0) == 0);
 }
 
-TEST_CASE("wrong schema version") {
+TEST_CASE("schema versions: 2 is written, 1 still loads, others are rejected") {
   json j = fixture();
-  j["meta"]["schema"] = "ftcost.calibration/2";
+  CHECK(j["meta"]["schema"] == "ftcost.calibration/2");
+  j["meta"]["schema"] = "ftcost.calibration/3";
   ftcost::Error e = reject(j);
   CHECK(e.code == ftcost::Errc::schema_mismatch);
   CHECK(e.field == "meta.schema");
+  // a version-1 document (no collectives, p2p or fast_accum) loads; what it lacks is empty
+  json v1 = fixture();
+  v1["meta"]["schema"] = "ftcost.calibration/1";
+  v1["measurements"].erase("collectives");
+  v1["measurements"].erase("p2p");
+  for (auto& r : v1["measurements"]["gemm"]) r.erase("fast_accum");
+  auto r = ftcost::parse_calibration(v1, "v1.json");
+  REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.error().to_string()));
+  CHECK(r.value().meta.schema == "ftcost.calibration/1");
+  CHECK(r.value().measurements.collectives.empty());
+  CHECK_FALSE(r.value().measurements.gemm[0].fast_accum);
 }
 
-TEST_CASE("above-peak GEMM is rejected against the spec, with 5% tolerance") {
-  ftcost::Calibration c = ftcost::test::synthetic_calibration();
-  CHECK(ftcost::check_against_spec(c, 989.4, 3350).ok());
-  // a bf16 row at 1.04x the peak passes (boost), at 1.06x fails
-  c.measurements.gemm[2].tflops.median = 989.4 * 1.04;
-  CHECK(ftcost::check_against_spec(c, 989.4, 3350).ok());
+TEST_CASE("fast_accum is an fp8 option") {
+  json j = fixture();
+  std::size_t bf16 = 0, fp8 = 99;
+  for (std::size_t i = 0; i < j["measurements"]["gemm"].size(); ++i) {
+    if (j["measurements"]["gemm"][i]["dtype"] == "fp8_e4m3") fp8 = i;
+    if (j["measurements"]["gemm"][i]["dtype"] == "bf16") bf16 = i;
+  }
+  REQUIRE(fp8 != 99);
+  json ok = j;
+  ok["measurements"]["gemm"][fp8]["fast_accum"] = true;
+  auto r = ftcost::parse_calibration(ok, "x");
+  REQUIRE(r.ok());
+  CHECK(r.value().measurements.gemm[fp8].fast_accum);
+  j["measurements"]["gemm"][bf16]["fast_accum"] = true;
+  ftcost::Error e = reject(j);
+  CHECK(e.field == "measurements.gemm[" + std::to_string(bf16) + "].fast_accum");
+}
+
+TEST_CASE(
+    "a datasheet is not a ceiling: above the vendor peak is flagged, above the hardware ceiling rejected") {
+  ftcost::Calibration c = ftcost::test::synthetic_calibration();  // H100 SXM: 132 SMs, 1980 MHz, cc 9.0
+  // hardware ceiling bf16: 132 x 1980 MHz x 4096 FLOP/clock/SM = 1070.5 TFLOP/s
+  REQUIRE(ftcost::hardware_ceiling_tflops(c.device, "bf16").has_value());
+  CHECK(*ftcost::hardware_ceiling_tflops(c.device, "bf16") == doctest::Approx(132 * 1980e6 * 4096 / 1e12));
+  CHECK(*ftcost::hardware_ceiling_tflops(c.device, "fp8_e4m3") ==
+        doctest::Approx(2 * 132 * 1980e6 * 4096 / 1e12));
+  CHECK(*ftcost::hardware_ceiling_tflops(c.device, "tf32") == doctest::Approx(132 * 1980e6 * 2048 / 1e12));
+  // memory: 2619 MHz x 2 x 5120 bit / 8 = 3352 GB/s
+  CHECK(*ftcost::hardware_ceiling_gbps(c.device) == doctest::Approx(2619e6 * 2 * 5120 / 8 / 1e9));
+  std::vector<std::string> review;
+  CHECK(ftcost::check_against_spec(c, 989.4, 3350, &review).ok());
+  CHECK(review.empty());
+  // 1.06x the datasheet, under the ceiling: accepted, listed for review
   c.measurements.gemm[2].tflops.median = 989.4 * 1.06;
+  CHECK(ftcost::check_against_spec(c, 989.4, 3350, &review).ok());
+  REQUIRE(review.size() == 1);
+  CHECK(review[0].find("measurements.gemm[2].tflops_median") == 0);
+  CHECK(review[0].find("above the datasheet") != std::string::npos);
+  // above the ceiling (+2%): rejected, naming the ceiling's arithmetic
+  c.measurements.gemm[2].tflops.median = 1070.5 * 1.03;
   auto s = ftcost::check_against_spec(c, 989.4, 3350);
   REQUIRE(!s.ok());
   CHECK(s.error().code == ftcost::Errc::out_of_range);
   CHECK(s.error().field == "measurements.gemm[2].tflops_median");
-  // tf32 is held to half the bf16 peak, fp8 to twice
-  ftcost::Calibration t = ftcost::test::synthetic_calibration();
-  for (auto& r : t.measurements.gemm) {
-    if (r.dtype == "tf32") r.tflops.median = 989.4 * 0.6;
-  }
-  CHECK(!ftcost::check_against_spec(t, 989.4, 3350).ok());
-  // unknown spec (<= 0) skips the check
-  CHECK(ftcost::check_against_spec(c, 0, 0).ok());
+  CHECK(s.error().message.find("hardware ceiling") != std::string::npos);
+  CHECK(s.error().message.find("132 SMs") != std::string::npos);
+  // no clock known: the bound is 2.1x the datasheet
+  ftcost::Calibration n = ftcost::test::synthetic_calibration();
+  n.device.sm_clock_max_mhz.reset();
+  n.measurements.gemm[2].tflops.median = 989.4 * 2.0;
+  CHECK(ftcost::check_against_spec(n, 989.4, 3350).ok());
+  n.measurements.gemm[2].tflops.median = 989.4 * 2.2;
+  CHECK(!ftcost::check_against_spec(n, 989.4, 3350).ok());
+  // another GPU's calibration (this H100's against an A40's 149.7 datasheet): under the H100's own ceiling,
+  // but far above 2.1x the A40's figure
+  auto other = ftcost::check_against_spec(ftcost::test::synthetic_calibration(), 149.7, 696);
+  REQUIRE_FALSE(other.ok());
+  CHECK(other.error().message.find("another GPU") != std::string::npos);
+  // unknown spec (<= 0): only the ceiling applies
+  CHECK(ftcost::check_against_spec(ftcost::test::synthetic_calibration(), 0, 0).ok());
 }
 
-TEST_CASE("above-spec bandwidth is rejected") {
+TEST_CASE(
+    "RTX 5090: 224 TFLOP/s bf16 (torch.matmul) and 735 fp8 are accepted, flagged against the 209.5 "
+    "datasheet") {
   ftcost::Calibration c = ftcost::test::synthetic_calibration();
-  CHECK(!ftcost::check_against_spec(c, 989.4, 2000).ok());
-  auto s = ftcost::check_against_spec(c, 989.4, 2000);
+  c.device.cc_major = 12;
+  c.device.cc_minor = 0;
+  c.device.sm_count = 170;
+  c.device.sm_clock_max_mhz = 2407;  // ceiling bf16: 170 x 2407 MHz x 1024 = 419 TFLOP/s; fp8 838
+  c.device.memory_clock_max_mhz.reset();
+  c.measurements.bandwidth.clear();
+  c.measurements.elementwise.clear();
+  c.measurements.nf4_dequant.clear();
+  c.measurements.adamw.clear();
+  for (auto& r : c.measurements.gemm) {
+    if (r.dtype == "bf16") r.tflops.median = 150;
+    if (r.dtype == "fp16") r.tflops.median = 150;
+    if (r.dtype == "tf32") r.tflops.median = 80;
+    if (r.dtype == "fp8_e4m3") r.tflops.median = 300;
+  }
+  for (auto& r : c.measurements.expert_gemm) r.tflops_median = 150;
+  c.measurements.gemm[2].tflops.median = 224;
+  REQUIRE(c.measurements.gemm[2].dtype == "bf16");
+  std::vector<std::string> review;
+  CHECK(ftcost::check_against_spec(c, 209.5, 1792, &review).ok());
+  REQUIRE(review.size() == 1);
+  CHECK(review[0].find("224 TFLOP/s bf16 is above the datasheet's dense 209.5") != std::string::npos);
+  for (auto& r : c.measurements.gemm) {
+    if (r.dtype == "fp8_e4m3") r.tflops.median = 735;
+  }
+  review.clear();
+  CHECK(ftcost::check_against_spec(c, 209.5, 1792, &review).ok());
+  CHECK(review.size() > 1);
+}
+
+TEST_CASE("the ceiling table is at or above every NVIDIA datasheet in gpu-db") {
+  // structural check of tensor_flops_per_clock_per_sm: for each GPU file with SMs, boost clock and compute
+  // capability, SMs x clock x rate >= the datasheet's dense fp16/bf16 (-1% for rounding of the clock), and
+  // at most 2.1x it (GeForce datasheets give the half-rate fp32-accumulate figure)
+  int checked = 0;
+  for (const char* id : {"a10", "a100-sxm4-80gb", "a10g", "a40", "h100-sxm5-80gb", "h100-pcie-80gb",
+                         "h200-sxm-141gb", "l4", "l40", "l40s", "rtx-3090", "rtx-4090", "rtx-5090",
+                         "rtx-a6000", "t4", "v100-sxm2-32gb", "v100-pcie-32gb"}) {
+    json g = json::parse(read_file(std::string(FTCOST_SOURCE_DIR) + "/gpu-db/gpus/" + id + ".json"));
+    const std::string cc = g["compute_capability"];
+    ftcost::CalDevice d;
+    d.cc_major = cc[0] - '0';
+    d.cc_minor = cc[2] - '0';
+    if (cc.size() == 4) {  // "12.0"
+      d.cc_major = std::stoi(cc.substr(0, 2));
+      d.cc_minor = cc[3] - '0';
+    }
+    d.sm_count = g["sm_count"];
+    d.sm_clock_max_mhz = g["boost_clock_mhz"].get<double>();
+    const json& t = g["dense_tflops"];
+    const double sheet = t["fp16"].get<double>();
+    auto ceil = ftcost::hardware_ceiling_tflops(d, "fp16");
+    REQUIRE_MESSAGE(ceil.has_value(), id);
+    CHECK_MESSAGE(*ceil >= sheet * 0.99, id << ": ceiling " << *ceil << " < datasheet " << sheet);
+    CHECK_MESSAGE(*ceil <= sheet * 2.1, id << ": ceiling " << *ceil << " > 2.1 x datasheet " << sheet);
+    ++checked;
+  }
+  CHECK(checked == 17);
+}
+
+TEST_CASE("bandwidth: above the datasheet flagged, above memory clock x bus width rejected") {
+  ftcost::Calibration c = ftcost::test::synthetic_calibration();
+  std::vector<std::string> review;
+  CHECK(ftcost::check_against_spec(c, 989.4, 2600, &review).ok());  // 1.15x a datasheet: review, not reject
+  REQUIRE(!review.empty());
+  CHECK(review[0].find("measurements.bandwidth[0].gbps_median") == 0);
+  c.device.memory_clock_max_mhz = 1000;  // ceiling 1280 GB/s
+  auto s = ftcost::check_against_spec(c, 989.4, 3350);
+  REQUIRE(!s.ok());
   CHECK(s.error().field == "measurements.bandwidth[0].gbps_median");
+  c.device.memory_clock_max_mhz.reset();  // unknown: the datasheet + 5% is the bound, as before
+  CHECK(!ftcost::check_against_spec(c, 989.4, 2600).ok());
+  ftcost::Calibration d = ftcost::test::synthetic_calibration();  // 1.5x the datasheet: another GPU's
+  CHECK(!ftcost::check_against_spec(d, 989.4, 2000).ok());
 }
 
 TEST_CASE("type errors, unknown keys, enums") {

@@ -35,7 +35,7 @@ inline std::vector<Generated> generated_fixtures() {
   }
   out.push_back({"calibration above the GPU's peak", "gen/calibrations/h100-sxm5-80gb/above-peak.json",
                  scaled_calibration(3.0), "measurements.gemm[2].tflops_median", "out_of_range",
-                 "above the spec's dense"});
+                 "above the hardware ceiling"});
   out.push_back({"calibration filed under another GPU", "gen/calibrations/a40/h100.json",
                  synthetic_calibration(), "device.name", "invalid_value",
                  "does not match the GPU file it is filed under (gpus/a40.json)"});

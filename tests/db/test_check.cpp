@@ -309,7 +309,7 @@ TEST_CASE("calibrations") {
     INFO(listing(ps));
     REQUIRE(!ps.empty());
     CHECK(ps[0].field.rfind("measurements.gemm[", 0) == 0);
-    CHECK(ps[0].message.find("above the spec's dense") != std::string::npos);
+    CHECK(ps[0].message.find("above the hardware ceiling") != std::string::npos);
   }
   SUBCASE("filed under another GPU") {
     auto ps = check_text("calibrations/a100-sxm4-80gb/h100.json", good);

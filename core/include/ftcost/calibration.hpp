@@ -1,6 +1,7 @@
-// Kernel calibration of one GPU (schema "ftcost.calibration/1"): what `ftcost-calibrate` measures and the
-// throughput model consumes. The JSON format is described in docs/calibrate.md and, precisely, in
-// gpu-db/schema/calibration.schema.json; this loader is the authority (the schema mirrors it).
+// Kernel calibration of one GPU (schema "ftcost.calibration/2"; files of version 1 still load): what
+// `ftcost-calibrate` measures and the throughput model consumes. The JSON format is described in
+// docs/calibrate.md and, precisely, in gpu-db/schema/calibration.schema.json; this loader is the authority
+// (the schema mirrors it).
 //
 // Conventions (every row):
 //   - units are in the key names: *_tflops (1e12 FLOP/s), *_gbps (1e9 B/s), *_us (microseconds);
@@ -29,7 +30,9 @@
 
 namespace ftcost {
 
-inline constexpr const char* kCalibrationSchema = "ftcost.calibration/1";
+inline constexpr const char* kCalibrationSchema = "ftcost.calibration/2";
+// Version 1 (before the collectives, p2p and gemm fast_accum fields): still read; what it lacks is empty.
+inline constexpr const char* kCalibrationSchemaV1 = "ftcost.calibration/1";
 
 // Statistics of one measured quantity (unit given by the owning key's prefix).
 struct CalStat {
@@ -112,7 +115,10 @@ struct GemmRow {               // one cuBLASLt matmul, best of the heuristic's c
   double time_us_median = 0;
   int iterations = 0;
   int algos_tried = 0;                     // heuristic candidates timed
-  std::optional<double> tflops_heuristic;  // the heuristic's first choice (what a framework gets)
+  std::optional<double> tflops_heuristic;  // the heuristic's first choice (what a framework gets), timed
+                                           // under the same policy as `tflops` (schema 2; v1: 3 samples)
+  bool fast_accum = false;  // fp8 only: CUBLASLT_MATMUL_DESC_FAST_ACCUM on (Transformer Engine's forward
+                            // GEMMs); false: full-precision accumulation (TE's dgrad/wgrad). Schema 2.
 };
 
 struct ExpertGemmRow {       // the expert GEMMs of one MoE layer pass, loop of GEMMs vs one grouped call
@@ -203,6 +209,33 @@ struct CpuRow {      // single-thread CPU score (fixed integer/branchy workload)
   int iterations = 0;
 };
 
+// One NCCL collective at one message size, as nccl-tests reports it (doc/PERFORMANCE.md; src/*.cu *GetBw):
+//   bytes      nccl-tests' "size": max(send, receive) buffer bytes of one rank: all_reduce the buffer,
+//              all_gather the gathered (receive) buffer, reduce_scatter the send buffer, all_to_all the
+//              send buffer (ranks x per-peer chunk), send_recv the buffer each rank sends
+//   time_us    one operation (median over timed batches; each batch's mean per operation)
+//   algbw_gbps bytes / time
+//   busbw_gbps algbw x factor: all_reduce 2(n-1)/n; all_gather, reduce_scatter, all_to_all (n-1)/n;
+//              send_recv 1
+// The multi-GPU model reads exactly these six fields.
+struct CollectiveRow {
+  std::string op;  // "all_reduce" | "all_gather" | "reduce_scatter" | "all_to_all" | "send_recv"
+  int ranks = 0;   // GPUs in the communicator (all nodes)
+  std::uint64_t bytes = 0;
+  double time_us = 0;
+  double algbw_gbps = 0;
+  double busbw_gbps = 0;
+};
+
+// Copy bandwidth from one GPU to another (cudaMemcpyPeerAsync), one direction at a time.
+struct P2pRow {
+  int src = 0, dst = 0;      // CUDA device indices of this process
+  bool peer_access = false;  // cudaDeviceCanAccessPeer: direct (NVLink/PCIe P2P) rather than through host
+  std::uint64_t bytes = 0;
+  double time_us = 0;
+  double gbps = 0;  // bytes / time
+};
+
 struct CalMeasurements {
   std::vector<BandwidthRow> bandwidth;
   std::vector<GemmRow> gemm;
@@ -214,6 +247,8 @@ struct CalMeasurements {
   std::vector<LaunchRow> launch;
   std::vector<HostRow> host;
   std::vector<CpuRow> cpu;
+  std::vector<CollectiveRow> collectives;  // schema 2; empty unless --collectives
+  std::vector<P2pRow> p2p;                 // schema 2; empty unless --collectives on >= 2 GPUs
 };
 
 // ---- derived: what the throughput model uses, recomputable from the measurements ------------------
@@ -274,10 +309,35 @@ std::string to_json_text(const Calibration& cal);  // 2-space indented, trailing
 // Recomputes `derived` from `measurements` (the calibrator calls this before writing).
 CalDerived derive_calibration(const CalMeasurements& m);
 
-// Rejects measurements above the GPU's spec: GEMM TFLOP/s above peak x 1.05 (bf16 peak for bf16/fp16,
-// half of it for tf32, twice for fp8), bandwidth-bound rows (copy/triad, and elementwise/NF4/AdamW rows
-// moving at least 4x L2) above bandwidth x 1.05. A value <= 0 means "unknown" and skips that check.
-Status check_against_spec(const Calibration& cal, double peak_bf16_tflops, double bandwidth_gbps);
+// nccl-tests' bus-bandwidth factor of a collective over `ranks` GPUs (see CollectiveRow); nullopt for an
+// unknown op or ranks < 1.
+std::optional<double> collective_bus_factor(const std::string& op, int ranks);
+
+// Two figures bound a measurement:
+//   vendor peak       the datasheet's dense figure (gpu-db `dense_tflops`, `memory_bandwidth_gbps`): what
+//                     NVIDIA promises; real cards can beat it (boost clocks above the datasheet's, GeForce
+//                     parts whose datasheet gives the half-rate fp32-accumulate figure)
+//   hardware ceiling  what the chip cannot exceed: SMs x the device's maximum SM clock x dense tensor
+//                     FLOP per clock per SM of its architecture for the dtype (full-rate accumulate);
+//                     memory clock x bus width x 2 (double data rate) for DRAM bandwidth. Computed from
+//                     the calibration's own `device` block.
+// Dense tensor FLOP per clock per SM (bf16/fp16); tf32 is half, fp8 twice (cc >= 8.9 only). nullopt for
+// an architecture not in the table (before Volta's successor, or unknown).
+std::optional<double> tensor_flops_per_clock_per_sm(int cc_major, int cc_minor, const std::string& dtype);
+std::optional<double> hardware_ceiling_tflops(const CalDevice& d, const std::string& dtype);
+std::optional<double> hardware_ceiling_gbps(const CalDevice& d);
+
+// Rejects measurements above the hardware ceiling (+2%) or far above the datasheet (GEMMs 2.1x: a GeForce
+// datasheet's half-rate figure is the largest honest gap; bandwidth 1.25x): more than that is a calibration
+// of another GPU. A measurement above the vendor peak x 1.05 but within those bounds is accepted and, when
+// `above_datasheet` is given, listed there for review ("measurements.gemm[3].tflops_median: 224 TFLOP/s ...
+// is above the datasheet's ..."). Without a ceiling (clock, architecture or memory clock unknown) the
+// bounds are 2.1x the vendor peak (GEMMs) and the datasheet + 5% (bandwidth). GEMM rows compare with the
+// bf16 peak (fp16 the same, tf32 half, fp8 twice); bandwidth-bound rows (copy/triad, and elementwise/NF4/
+// AdamW rows moving at least 4x L2) with the bandwidth. A value <= 0 means "unknown": that figure is not
+// used.
+Status check_against_spec(const Calibration& cal, double peak_bf16_tflops, double bandwidth_gbps,
+                          std::vector<std::string>* above_datasheet = nullptr);
 
 // ---- queries for the throughput model -----------------------------------------------------------
 

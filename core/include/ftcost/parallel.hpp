@@ -38,7 +38,7 @@ struct Link {
 };
 
 // A measured collective curve point (the calibration's `collectives` section, nccl-tests' columns).
-struct CollectiveRow {
+struct CollectivePoint {
   CollOp op = CollOp::all_reduce;
   int ranks = 0;
   double bytes = 0;  // nccl-tests' size S
@@ -47,7 +47,7 @@ struct CollectiveRow {
   double busbw_gbps = 0;
 };
 // Reads [{op, ranks, bytes, time_us, algbw_gbps, busbw_gbps}, ...]; errors name the row and field.
-Result<std::vector<CollectiveRow>> parse_collectives(const json& rows, const std::string& field);
+Result<std::vector<CollectivePoint>> parse_collectives(const json& rows, const std::string& field);
 
 struct ParallelPlan {
   Strategy strategy = Strategy::single;
@@ -61,7 +61,7 @@ struct ParallelPlan {
   std::string node_id;  // preset the links came from, or empty
   Link intra, inter;    // filled by resolve_links() when empty
   double host_ram_gib = 0;
-  std::vector<CollectiveRow> collectives;  // measured curves (optional)
+  std::vector<CollectivePoint> collectives;  // measured curves (optional)
   int ranks() const { return gpus_per_node * nodes; }
 };
 
@@ -86,7 +86,7 @@ Result<ParallelPlan> plan_from_inputs(const Inputs& in, const Database& db);
 // Time of one collective of nccl-tests size `bytes` over `ranks` GPUs on `link`; measured curves for
 // (op, ranks) win when given (busbw interpolated in log(bytes)).
 double collective_time_s(CollOp op, double bytes, int ranks, const Link& link,
-                         const std::vector<CollectiveRow>& curves);
+                         const std::vector<CollectivePoint>& curves);
 // Over gpus_per_node x nodes: hierarchical (intra-node reduce-scatter, inter-node collective on the shard,
 // intra-node all-gather) when nodes > 1.
 double group_collective_time_s(CollOp op, double bytes, int gpus_per_node, int nodes, const ParallelPlan& p);

@@ -78,6 +78,169 @@ Status check_and_write(const Calibration& cal, const std::string& path) {
   return atomic_write_file(path, text);
 }
 
+namespace {
+
+// "measurements.gemm[3].tflops_median" -> ("gemm", 3)
+bool row_of(const std::string& field, std::string* section, std::size_t* index) {
+  const std::string pre = "measurements.";
+  if (field.compare(0, pre.size(), pre) != 0) return false;
+  const std::size_t open = field.find('[', pre.size());
+  if (open == std::string::npos) return false;
+  const std::size_t close = field.find(']', open);
+  if (close == std::string::npos || close == open + 1) return false;
+  *section = field.substr(pre.size(), open - pre.size());
+  std::size_t v = 0;
+  for (std::size_t i = open + 1; i < close; ++i) {
+    if (field[i] < '0' || field[i] > '9') return false;
+    v = v * 10 + static_cast<std::size_t>(field[i] - '0');
+  }
+  *index = v;
+  return true;
+}
+
+template <class Row>
+bool erase_at(std::vector<Row>& v, std::size_t i) {
+  if (i >= v.size()) return false;
+  v.erase(v.begin() + static_cast<std::ptrdiff_t>(i));
+  return true;
+}
+
+bool erase_row(CalMeasurements& m, const std::string& section, std::size_t i) {
+  if (section == "bandwidth") return erase_at(m.bandwidth, i);
+  if (section == "gemm") return erase_at(m.gemm, i);
+  if (section == "expert_gemm") return erase_at(m.expert_gemm, i);
+  if (section == "moe_layer") return erase_at(m.moe_layer, i);
+  if (section == "nf4_dequant") return erase_at(m.nf4_dequant, i);
+  if (section == "adamw") return erase_at(m.adamw, i);
+  if (section == "elementwise") return erase_at(m.elementwise, i);
+  if (section == "launch") return erase_at(m.launch, i);
+  if (section == "host") return erase_at(m.host, i);
+  if (section == "cpu") return erase_at(m.cpu, i);
+  if (section == "collectives") return erase_at(m.collectives, i);
+  if (section == "p2p") return erase_at(m.p2p, i);
+  return false;
+}
+
+// what a reader needs to find the row again
+std::string describe_row(const CalMeasurements& m, const std::string& section, std::size_t i) {
+  if (section == "gemm" && i < m.gemm.size()) {
+    const GemmRow& r = m.gemm[i];
+    return r.shape + " " + r.dtype + " " + r.pass + " " + std::to_string(r.m) + "x" + std::to_string(r.n) +
+           "x" + std::to_string(r.k);
+  }
+  if (section == "expert_gemm" && i < m.expert_gemm.size()) {
+    const ExpertGemmRow& r = m.expert_gemm[i];
+    return r.model + " " + r.proj + " " + r.pass + " " + r.impl + " " + r.distribution;
+  }
+  if (section == "collectives" && i < m.collectives.size()) {
+    const CollectiveRow& r = m.collectives[i];
+    return r.op + " ranks=" + std::to_string(r.ranks) + " bytes=" + std::to_string(r.bytes);
+  }
+  return "";
+}
+
+}  // namespace
+
+WriteOutcome check_drop_and_write(Calibration& cal, const std::string& path, int max_drops) {
+  WriteOutcome out;
+  for (int round = 0;; ++round) {
+    cal.derived = derive_calibration(cal.measurements);
+    std::string text = to_json_text(cal);
+    auto back = parse_calibration(text, path);
+    if (back.ok()) {
+      out.status = atomic_write_file(path, text);
+      return out;
+    }
+    const Error& e = back.error();
+    std::string section;
+    std::size_t index = 0;
+    if (round >= max_drops || !row_of(e.field, &section, &index)) {
+      out.status = e;
+      return out;
+    }
+    const std::string what = describe_row(cal.measurements, section, index);
+    if (!erase_row(cal.measurements, section, index)) {
+      out.status = e;
+      return out;
+    }
+    std::string note = "dropped measurements." + section + "[" + std::to_string(index) + "]" +
+                       (what.empty() ? "" : " (" + what + ")") + ": the loader rejects it: " + e.to_string();
+    cal.meta.notes.push_back(note);
+    cal.meta.partial = true;
+    out.dropped.push_back(note);
+  }
+}
+
+int write_and_exit_code(Calibration& cal, const std::string& path, const std::string& fatal, int failures,
+                        bool cancelled, std::FILE* out, std::FILE* err) {
+  auto say = [&](const std::string& line) { std::fprintf(err, "ftcost-calibrate: %s\n", line.c_str()); };
+  cal.meta.partial = cal.meta.partial || cancelled || !fatal.empty();
+  WriteOutcome w = check_drop_and_write(cal, path);
+  if (!w.status.ok()) {
+    const Error& e = w.status.error();
+    if (e.code == Errc::io_error) {
+      say("cannot write " + path + ": " + e.message);
+    } else {  // a problem outside the measurement rows: keep the whole document for a bug report
+      std::string rejected = path + ".rejected";
+      (void)atomic_write_file(rejected, to_json_text(cal));
+      say("the calibration fails the core's checks (" + e.to_string() + "); not written as " + path +
+          ", kept as " + rejected);
+    }
+    return 1;
+  }
+  std::fputs(summary_table(cal).c_str(), out);
+  std::fflush(out);
+  say("wrote " + path + (cal.meta.partial ? " (partial)" : ""));
+  for (const auto& d : w.dropped) say(d);
+  if (!fatal.empty()) {
+    say(fatal);
+    return 1;
+  }
+  if (failures > 0) {
+    say(std::to_string(failures) + " measurement(s) failed and were not recorded (see meta.notes)");
+    return 1;
+  }
+  if (cancelled) return 130;
+  if (!w.dropped.empty()) {
+    say(std::to_string(w.dropped.size()) + " row(s) rejected by the loader were dropped (exit 4: partial)");
+    return kExitPartialRows;
+  }
+  return 0;
+}
+
+Result<std::string> choose_output_path(const std::string& path, std::string* note) {
+  auto writable_dir = [](const std::string& dir, std::string* why) {
+    std::string probe = (dir == "/" ? "" : dir) + "/.ftcost-calibrate-probe." + std::to_string(::getpid());
+    int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      *why = std::strerror(errno);
+      return false;
+    }
+    ::close(fd);
+    ::unlink(probe.c_str());
+    return true;
+  };
+  std::string dir = ".";
+  const std::size_t slash = path.find_last_of('/');
+  if (slash != std::string::npos) dir = slash == 0 ? "/" : path.substr(0, slash);
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (base.empty() || base == "." || base == "..")
+    return make_error(Errc::invalid_value, "--out", "\"" + path + "\" names a folder, not a file");
+  std::string why;
+  if (writable_dir(dir, &why)) return path;
+  std::string why_here;
+  if (dir != "." && writable_dir(".", &why_here)) {
+    if (note)
+      *note = "--out " + path + ": cannot create a file in " + dir + " (" + why + "); writing " + base +
+              " in the current directory instead";
+    return base;
+  }
+  return make_error(Errc::io_error, "--out",
+                    "cannot create a file in " + dir + " (" + why + ")" +
+                        (dir != "." ? " nor in the current directory (" + why_here + ")" : "") +
+                        ": nothing was measured");
+}
+
 // ---- SHA-256 (FIPS 180-4) ----
 
 namespace {
@@ -303,6 +466,28 @@ std::string summary_table(const Calibration& cal) {
   for (const auto& r : m.launch) add("empty kernel launch, " + r.kind, fmt("%.2f us", r.us.median));
   for (const auto& r : m.host) add("eager op (host work + launch)", fmt("%.2f us/op", r.us.median));
   for (const auto& r : m.cpu) add("CPU single-thread score", fmt("%.1f", r.score.median));
+  // collectives: the largest size of each op (bus bandwidth, as nccl-tests prints it), and the smallest
+  // size's time (latency)
+  for (const auto& op : {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv"}) {
+    const CollectiveRow *big = nullptr, *small = nullptr;
+    for (const auto& r : m.collectives) {
+      if (r.op != op) continue;
+      if (!big || r.bytes > big->bytes) big = &r;
+      if (!small || r.bytes < small->bytes) small = &r;
+    }
+    if (big) {
+      add(std::string(op) + " x" + std::to_string(big->ranks) + " (" +
+              fmt("%.0f MiB", static_cast<double>(big->bytes) / 1048576.0) + ")",
+          fmt("busbw %.1f GB/s", big->busbw_gbps) + fmt(", algbw %.1f GB/s", big->algbw_gbps) + "; " +
+              std::to_string(small->bytes) + " B in " + us_text(small->time_us));
+    }
+  }
+  if (!m.p2p.empty()) {
+    double lo = m.p2p[0].gbps, hi = lo;
+    for (const auto& r : m.p2p) lo = std::min(lo, r.gbps), hi = std::max(hi, r.gbps);
+    add("GPU-to-GPU copies (" + std::to_string(m.p2p.size()) + " pairs)",
+        fmt("%.0f", lo) + fmt("-%.0f GB/s", hi));
+  }
 
   std::size_t w = 10;
   for (const auto& r : rows) w = std::max(w, r.first.size());

@@ -57,12 +57,14 @@ GemmRow GemmSpec::row() const {
   r.m = m;
   r.n = n;
   r.k = k;
+  r.fast_accum = fast_accum;
   return r;
 }
 
 std::string GemmSpec::label() const {
-  return "gemm " + dtype + " " + shape + " " + pass + " m=" + std::to_string(m) + " n=" + std::to_string(n) +
-         " k=" + std::to_string(k);
+  return "gemm " + dtype + (fast_accum ? " fast_accum" : "") + " " + shape + " " + pass + " " +
+         std::string(1, transa) + std::string(1, transb) + " m=" + std::to_string(m) +
+         " n=" + std::to_string(n) + " k=" + std::to_string(k);
 }
 
 GemmSpec make_gemm(const std::string& shape, const std::string& dtype, const std::string& pass,
@@ -123,7 +125,7 @@ int Plan::items(const std::string& f) const {
   if (!runs(f)) return 0;
   if (f == "bandwidth") return static_cast<int>(2 * bandwidth_array_bytes.size());
   if (f == "gemm") return static_cast<int>(gemm.size());
-  if (f == "moe") return static_cast<int>(moe.size() * 2);  // expert GEMMs, layer
+  if (f == "moe") return static_cast<int>(moe.size() * 4);  // layer, expert GEMMs; each loop and grouped
   if (f == "nf4") return static_cast<int>(2 * nf4_elements.size());
   if (f == "adamw") return static_cast<int>(2 * adamw_params.size());
   if (f == "elementwise") return static_cast<int>(4 * elementwise_tokens.size());
@@ -226,7 +228,13 @@ Plan make_plan(Mode mode, const DeviceFacts& dev, const std::vector<std::string>
                                      {"router", mx.hidden, mx.experts}, {"lm_head", mx.hidden, mx.vocab}};
     std::vector<GemmSpec> g;
     auto squares = [&](const std::string& dtype, const std::vector<std::int64_t>& sizes) {
-      for (auto s : sizes) g.push_back(make_gemm("square", dtype, "fwd", s, s, s));
+      for (auto s : sizes) {
+        g.push_back(make_gemm("square", dtype, "fwd", s, s, s));
+        if (dtype == "fp8_e4m3") {  // and as Transformer Engine's forward runs it
+          g.push_back(make_gemm("square", dtype, "fwd", s, s, s));
+          g.back().fast_accum = true;
+        }
+      }
     };
     auto llm = [&](const std::string& dtype, const std::vector<std::int64_t>& tokens,
                    const std::vector<std::string>& passes) {

@@ -21,11 +21,17 @@ struct DeviceError : std::runtime_error {
       : std::runtime_error(what), call(std::move(call_)) {}
   std::string call;
 };
+// The device is in an unrecoverable state (a sticky CUDA error such as an illegal address): the run
+// stops, what finished is written.
+struct FatalDeviceError : DeviceError {
+  using DeviceError::DeviceError;
+};
 // Out of device memory for this shape: skip it with a note, go on.
 struct OutOfMemory : DeviceError {
   using DeviceError::DeviceError;
 };
-// The library does not support this shape/type here (e.g. cuBLAS NOT_SUPPORTED): skip with a note.
+// The library does not support this shape/type here (cuBLAS NOT_SUPPORTED or ARCH_MISMATCH, a heuristic
+// without a result): skip with a note. Every other library error is a failure of the item.
 struct Unsupported : DeviceError {
   using DeviceError::DeviceError;
 };
@@ -33,6 +39,18 @@ struct Unsupported : DeviceError {
 struct ValidationFailure : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+// What a cuBLAS status means for the item (numbers of cublas_api.h, CUDA 13.0; checked against the header
+// in kernels/cuda_libs.cpp): NOT_SUPPORTED (15) and ARCH_MISMATCH (8, "the function requires a feature
+// absent from the device architecture") are skips; ALLOC_FAILED (3) is out of memory; everything else,
+// INVALID_VALUE (7) included, is a failure: an argument bug must not look like an unsupported shape.
+enum class StatusClass { skip, out_of_memory, failure };
+StatusClass classify_cublas_status(int status);
+// cudaError_t codes after which the CUDA context is unusable (driver_types.h: "the process must be
+// terminated and relaunched"): 700 illegal address, 702 launch timeout, 710 assert, 714..719 hardware
+// stack error, illegal instruction, misaligned/invalid address space, invalid PC, launch failure, 214 ECC
+// uncorrectable, 999 unknown.
+bool cuda_error_is_sticky(int code);
 
 class Env {
  public:
@@ -66,9 +84,33 @@ class Env {
   int failures_ = 0;
 };
 
-// Runs one measurement under `label`: OutOfMemory and Unsupported become a "skipped" note,
-// ValidationFailure a counted failure; any other DeviceError propagates (the run stops). Returns true
-// when `fn` completed. Does nothing (returns false) once the run is cancelled.
+// The checks an MoE item needs before it is timed (issue 17 item 4), each run once and remembered: the
+// small-layer CPU-reference check per implementation (once per run), the big-size loop reference per
+// shape, and the grouped implementation's agreement with it per shape. A check that fails makes
+// prepare() throw ValidationFailure for the items that depend on it and no others: a grouped failure
+// never costs the loop rows. A check that throws anything else (out of memory, unsupported) is not
+// remembered, so the next item tries again.
+class MoeGate {
+ public:
+  struct Hooks {
+    std::function<std::string(bool grouped)> small_check;  // "" when it passes
+    std::function<std::string()> loop_reference;           // builds the reference; "" when it passes
+    std::function<std::string()> grouped_agrees;           // "" when grouped matches the loop reference
+  };
+  void new_shape();  // a new MoE shape: forget the per-shape results
+  void prepare(bool grouped, const Hooks& h);
+
+ private:
+  bool small_done_[2] = {false, false};
+  std::string small_failure_[2];
+  bool ref_done_ = false, agree_done_ = false;
+  std::string ref_failure_, agree_failure_;
+};
+
+// Runs one measurement under `label`: OutOfMemory and Unsupported become a "skipped" note; a
+// ValidationFailure or any other DeviceError a counted failure, reported with the label (shape, dtype,
+// layout) and the call, after which the run goes on with the next item; a FatalDeviceError propagates
+// (the run stops). Returns true when `fn` completed. Does nothing (returns false) once cancelled.
 bool run_item(Env& env, const std::string& label, const std::function<void()>& fn);
 
 }  // namespace ftcost::calib

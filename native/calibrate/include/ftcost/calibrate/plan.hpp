@@ -47,6 +47,9 @@ struct GemmSpec {
   std::int64_t tokens = 0, in = 0, out = 0;  // the linear layer y[tokens,out] = x[tokens,in] W[out,in]^T
   // cuBLAS column-major view (see calibration.hpp)
   char transa = 'T', transb = 'N';
+  // fp8 only: CUBLASLT_MATMUL_DESC_FAST_ACCUM (Transformer Engine sets it for the forward GEMMs:
+  // transformer_engine/pytorch/module/linear.py, fp8_gemm(..., use_split_accumulator=False) in fwd)
+  bool fast_accum = false;
   std::int64_t m = 0, n = 0, k = 0;
   double flops() const {
     return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);

@@ -1,0 +1,43 @@
+# The calibrator binary needs nothing of CUDA but the driver: its NEEDED entries name no CUDA library
+# (cudart is linked statically; cuBLAS, cuBLASLt and NCCL are loaded with dlopen), and a copy of it run with
+# an empty environment and a library path without CUDA starts (no exit 127 from the dynamic loader) and, on
+# a host without a driver, prints its one-line message with exit 3.
+#   cmake -DBIN=<ftcost-calibrate> -DWORK=<scratch folder> [-DALLOW_MPI=ON] -P no_cuda_libs_test.cmake
+find_program(READELF readelf)
+if(NOT READELF)
+  message("SKIPPED: no readelf")
+  return()
+endif()
+execute_process(COMMAND ${READELF} -d ${BIN} OUTPUT_VARIABLE dyn RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "readelf -d failed")
+endif()
+string(REGEX MATCHALL "Shared library: \\[[^]]+\\]" needed "${dyn}")
+foreach(n IN LISTS needed)
+  if(n MATCHES "cuda|cublas|nccl|nvidia")
+    message(FATAL_ERROR "the binary needs a CUDA library at load time: ${n}\nall: ${needed}")
+  endif()
+  if(n MATCHES "mpi" AND NOT ALLOW_MPI)  # only an explicit -DFTCOST_CALIBRATE_MPI=ON build may need libmpi
+    message(FATAL_ERROR "the binary needs MPI at load time: ${n}\nall: ${needed}")
+  endif()
+endforeach()
+message("NEEDED: ${needed}")
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK}/bin ${WORK}/emptylib)
+file(COPY ${BIN} DESTINATION ${WORK}/bin)
+get_filename_component(name ${BIN} NAME)
+execute_process(COMMAND env -i PATH=/usr/bin:/bin LD_LIBRARY_PATH=${WORK}/emptylib ${WORK}/bin/${name} --quick --out ${WORK}/x.json
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)
+if(rc EQUAL 127)
+  message(FATAL_ERROR "the dynamic loader could not start the binary (exit 127):\n${err}")
+endif()
+if(EXISTS /dev/nvidiactl)
+  message("SKIPPED: a driver is present here: the copy ran with exit ${rc}; the no-driver path cannot be tested")
+  return()
+endif()
+string(REGEX REPLACE "\n$" "" e "${err}")
+string(FIND "${e}" "\n" nl)
+if(NOT rc EQUAL 3 OR NOT nl EQUAL -1 OR NOT e MATCHES "^ftcost-calibrate: no NVIDIA driver: ")
+  message(FATAL_ERROR "expected exit 3 and one line 'no NVIDIA driver: ...', got exit ${rc}:\n${err}")
+endif()
+message("ok: ${e}")
