@@ -35,8 +35,8 @@ void host_bound_advice(Estimate& e, const Database& db) {
   const StepTime& s = e.step;
   if (!e.in.advise || s.model != "step-model" || s.total_s <= 0 || s.host_s <= kHostBoundFraction * s.total_s)
     return;
-  std::string msg = "host-bound: " + json(std::round(s.host_s / s.total_s * 100)).dump() +
-                    "% of each step waits on the host launching " + json(std::round(s.kernels)).dump() +
+  std::string msg = "host-bound: " + std::to_string(std::lround(s.host_s / s.total_s * 100)) +
+                    "% of each step waits on the host launching " + std::to_string(std::llround(s.kernels)) +
                     " kernels";
   if (e.in.model.is_moe() && e.in.stack.moe_execution == "loop")
     msg += " (" + e.in.stack.id + " runs the experts as a Python loop, one set of kernels per expert)";
