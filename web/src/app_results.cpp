@@ -211,11 +211,25 @@ void App::draw_headline() {
     const json& mem = jat(r, "memory_gib");
     const json& mm = jat(r, "memory_model");
     double used = num(mem, "total"), usable = num(mm, "usable_gib");
-    card("c_mem", w, h, "Peak memory", plot::fmt(used), "GiB", "of " + plot::fmt(usable) + " GiB usable",
+    // The core's state: fits (green), tight (above 92% of usable: amber), does not fit (red, needed vs
+    // available — at batch 1 when not even one sample fits).
+    const std::string state = jstr(r, "memory_state", used <= usable ? "fits" : "does_not_fit");
+    const bool no_fit = state == "does_not_fit";
+    const std::string title = no_fit             ? "Does not fit"
+                              : state == "tight" ? "Peak memory (tight)"
+                                                 : "Peak memory";
+    const std::string sub = no_fit ? "needed" + std::string(maxb > 0 ? "" : " for 1 sample") + "; " +
+                                         plot::fmt(usable) + " GiB available"
+                                   : "of " + plot::fmt(usable) + " GiB usable (" +
+                                         plot::fmt_int(num(r, "memory_fraction") * 100) + "%)";
+    card("c_mem", w, h, title.c_str(), plot::fmt(used), "GiB", sub,
          "on " + jstr(gpu, "name", "the GPU") + " (" + plot::fmt(num(gpu, "memory_gib")) + " GiB)",
          "Peak memory of one training step at the batch size shown, against what the GPU lets a process "
-         "allocate.",
-         used <= usable ? style::kGood : style::kBad);
+         "allocate. Tight: above 92% of the usable memory, where allocator fragmentation or a longer batch "
+         "can run out of memory.",
+         no_fit             ? style::kBad
+         : state == "tight" ? style::kWarn
+                            : style::kGood);
     next();
   }
   if (fits) {
@@ -239,6 +253,7 @@ void App::draw_headline() {
       const json& price = jat(r, "price");
       std::string line =
           jstr(price, "provider") + ", " + plot::fmt_usd(num(price, "usd_per_gpu_hour")) + "/GPU-h";
+      if (jstr(price, "kind") == "spot") line += " spot";
       if (jflag(price, "stale", false)) line += " (stale)";
       card("c_cost", w, h, "Cost", plot::fmt_usd(c), "", line,
            "range " + plot::fmt_usd(clo) + " to " + plot::fmt_usd(chi),
