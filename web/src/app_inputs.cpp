@@ -353,6 +353,8 @@ void App::draw_lengths_mode() {
   if (mode != (fixed ? 1 : 0)) {
     Request r = rq;
     if (mode == 1) {
+      // the dataset's size stays the job's size: switching the length mode never changes Queries silently
+      if (r.count("queries") == 0 && !effective("queries").empty()) r["queries"] = effective("queries");
       for (const auto& k : find_option("seq")->invalidates) r.erase(k);
       r["seq"] = "512";
     } else {
