@@ -323,6 +323,30 @@ int main() {
     CHECK(err.find("--epochs") != std::string::npos, "epochs=0 not refused by name: %s", err.c_str());
   }
 
+  // a recorded run (ftcost.run/1): the job becomes the run's, estimates on its GPU use the refitted stack
+  {
+    TestHost h3;
+    ftcost::web::App app3(h3);
+    run_frames(app3, 3, nullptr);
+    const ftcost::json step = {{"wall_s", 1.2}, {"micro_batches", {{{"batch_size", 4}, {"seq_len", 512}}}}};
+    const ftcost::json run = {{"schema", "ftcost.run/1"},
+                              {"gpu", {{"id", "a40"}}},
+                              {"model", {{"preset", "llama-2-7b"}}},
+                              {"training", {{"method", "lora"}}},
+                              {"steps", {step, step, step}}};
+    app3.on_file("", "my-run.json", run.dump());
+    app3.set_view(ftcost::web::View::calibrations);
+    std::set<std::string> seen3;
+    run_frames(app3, 3, &seen3);
+    const ftcost::Request eff = app3.effective_request();
+    CHECK(eff.count("run") == 1, "the run is not used for the estimate: %s", app3.debug_json().c_str());
+    CHECK(app3.state().request.at("model") == "llama-2-7b", "the job did not become the run's");
+    CHECK(seen3.count("run") == 1, "the run section was not drawn");
+    const std::string stack_id = ftcost::web::jstr(app3.result()["inputs"], "stack");
+    CHECK(stack_id.find("+run") != std::string::npos, "the estimate does not use the refitted stack: %s",
+          stack_id.c_str());
+  }
+
   ImGui::DestroyContext();
   if (failures > 0) {
     std::fprintf(stderr, "%d check(s) failed\n", failures);

@@ -1,7 +1,9 @@
 #include "app.hpp"
 
 #include "calibration_check.hpp"
+#include "ftcost/api.hpp"
 #include "ftcost/model.hpp"
+#include "ftcost/run.hpp"
 #include "imgui.h"
 #include "json_get.hpp"
 #include "plot.hpp"
@@ -122,10 +124,12 @@ void App::save_calibrations() {
 Request App::effective_request() const {
   Request r = state_.request;
   r.erase("calibration");
+  r.erase("run");
   auto g = r.find("gpu");
   if (g != r.end()) {
     for (const auto& c : calibrations_)
       if (c.enabled && c.gpu == g->second) r["calibration"] = std::string(kYoursPrefix) + c.gpu + ".json";
+    if (run_enabled_ && !run_name_.empty() && run_gpu_ == g->second) r["run"] = "run/" + run_name_;
   }
   return r;
 }
@@ -249,21 +253,58 @@ void App::on_file(const std::string& purpose_in, const std::string& name_in, con
       return;
     }
     const json& j = doc.value();
-    if (j.is_object() && (j.contains("measurements") || j.contains("meta") || j.contains("device")))
+    if (j.is_object() && j.contains("schema") && j["schema"].is_string() &&
+        j["schema"].get<std::string>().rfind("ftcost.run/", 0) == 0)
+      purpose = "run";
+    else if (j.is_object() && (j.contains("measurements") || j.contains("meta") || j.contains("device")))
       purpose = "calibration";
     else if (j.is_object() && (j.contains("model_type") || j.contains("architectures") ||
                                j.contains("hidden_size") || j.contains("d_model")))
       purpose = "model";
     else {
-      notify(Notice::error,
-             name + " is neither a calibration (ftcost-calibrate output) nor a Hugging Face config.json");
+      notify(Notice::error, name +
+                                " is neither a calibration (ftcost-calibrate output), a recorded run "
+                                "(tools/ftcost_probe.py) nor a Hugging Face config.json");
       return;
     }
   }
   if (purpose == "calibration")
     add_calibration(name, text);
+  else if (purpose == "run")
+    add_run(name, text);
   else
     set_model_config(name, text);
+}
+
+void App::add_run(const std::string& name, const std::string& text) {
+  auto run = parse_run(text, name, engine_.db());
+  if (!run.ok()) {
+    run_error_ = run.error().to_string();
+    notify(Notice::error, "Your run " + name + " was not used: " + run_error_);
+    return;
+  }
+  const std::string stack = effective("stack").empty() ? "hf-transformers-2024" : effective("stack");
+  json fit = json::parse(api::fit_run_json(text, stack));
+  if (fit.contains("error")) {
+    run_error_ = jstr(fit["error"], "message");
+    notify(Notice::error, "Your run " + name + " could not be fitted: " + run_error_);
+    return;
+  }
+  run_error_.clear();
+  run_name_ = name;
+  run_gpu_ = run.value().gpu_id;
+  run_fit_ = fit;
+  run_enabled_ = true;
+  engine_.put_file("run/" + name, text);
+  // the job becomes the run's job (model, GPU, method, ... as recorded), so the estimate is for what was run
+  Request r;
+  for (const auto& [k, v] : run.value().request)
+    if (find_option(k) != nullptr && find_option(k)->in_url) r[k] = v;
+  const json& err = jat(fit, "step_time_rms_log_error");
+  notify(Notice::info, "Using your run " + name + " on " + run_gpu_ + ": step-time error on the run " +
+                           plot::fmt(jnum(err, "before") * 100) + "% before, " +
+                           plot::fmt(jnum(err, "after") * 100) + "% after refitting " + stack);
+  set_request(r);
 }
 
 void App::add_calibration(const std::string& name, const std::string& text) {
@@ -552,6 +593,56 @@ void App::draw_notices() {
   if (remove >= 0) notices_.erase(notices_.begin() + remove);
 }
 
+void App::draw_run_section() {
+  mark("run");
+  const float fh = ImGui::GetFontSize();
+  ImGui::TextColored(style::kAccent, "Your own training run");
+  ImGui::PushTextWrapPos(std::min(ImGui::GetContentRegionAvail().x, fh * 50));
+  ImGui::TextWrapped(
+      "A short run of your real job, recorded with tools/ftcost_probe.py (a Trainer callback or a hook in "
+      "your loop) or imported from trainer_state.json: the stack profile is refitted to it, and estimates on "
+      "the run's GPU use the refitted profile (marked \"+run\"). Nothing is uploaded anywhere.");
+  ImGui::PopTextWrapPos();
+  if (ImGui::Button("Load a run file...")) host_.open_file_picker("run");
+  anchor("run.load");
+  if (!run_error_.empty())
+    ImGui::TextColored(style::kBad, "The last run was rejected: %s", run_error_.c_str());
+  if (run_name_.empty() || !run_fit_.is_object()) return;
+  if (ImGui::Checkbox(("use " + run_name_ + " for estimates on " + run_gpu_).c_str(), &run_enabled_))
+    changed();
+  const json& err = jat(run_fit_, "step_time_rms_log_error");
+  ImGui::Text("Step time on the run: %s%% RMS error with %s as shipped, %s%% refitted (%d timed steps)",
+              plot::fmt(jnum(err, "before") * 100).c_str(), jstr(run_fit_, "stack").c_str(),
+              plot::fmt(jnum(err, "after") * 100).c_str(), static_cast<int>(jnum(run_fit_, "time_points")));
+  if (ImGui::BeginTable(
+          "runpts", 4, ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchProp)) {
+    ImGui::TableSetupColumn("batch shape");
+    ImGui::TableSetupColumn("measured s");
+    ImGui::TableSetupColumn("predicted s (shipped)");
+    ImGui::TableSetupColumn("predicted s (refitted)");
+    ImGui::TableHeadersRow();
+    int shown = 0;
+    for (const auto& p : jat(run_fit_, "points")) {
+      if (++shown > 24) break;
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(jstr(p, "shape").c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(plot::fmt(jnum(p, "measured_s")).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(plot::fmt(jnum(p, "predicted_before_s")).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(plot::fmt(jnum(p, "predicted_after_s")).c_str());
+    }
+    ImGui::EndTable();
+  }
+  for (const auto& p : jat(run_fit_, "parameters")) {
+    if (!jflag(p, "fitted", false)) continue;
+    ImGui::BulletText("%s: %s -> %s", jstr(p, "name").c_str(), plot::fmt(jnum(p, "before")).c_str(),
+                      plot::fmt(jnum(p, "value")).c_str());
+  }
+}
+
 void App::draw_calibrations_view() {
   mark("calibrations");
   const float fh = ImGui::GetFontSize();
@@ -588,6 +679,9 @@ void App::draw_calibrations_view() {
     ImGui::EndChild();
     ImGui::PopStyleColor();
   }
+  ImGui::Spacing();
+  ImGui::Separator();
+  draw_run_section();
   ImGui::Spacing();
   ImGui::Separator();
   if (calibrations_.empty()) {

@@ -69,6 +69,10 @@ class App {
   void load_persisted();
   void save_calibrations();
   void add_calibration(const std::string& name, const std::string& text);
+  // A recorded training run (ftcost.run/1): the job is set to the run's, estimates on its GPU use the stack
+  // refitted to it (`run` option), and the Calibrations page shows measured vs predicted.
+  void add_run(const std::string& name, const std::string& text);
+  void draw_run_section();
   void set_model_config(const std::string& name, const std::string& text);
   void draw_top_bar();
   void draw_notices();
@@ -121,6 +125,9 @@ class App {
   std::vector<Notice> notices_;
   std::vector<YourCalibration> calibrations_;
   std::string calibration_error_;
+  std::string run_name_, run_gpu_, run_error_;
+  json run_fit_;  // api::fit_run_json of the loaded run
+  bool run_enabled_ = true;
   std::string model_config_name_;
   std::string model_config_text_;
   std::string paste_buffer_;
