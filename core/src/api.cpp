@@ -4,8 +4,8 @@
 #include "ftcost/database.hpp"
 #include "ftcost/estimate.hpp"
 #include "ftcost/paper.hpp"
-#include "ftcost/run.hpp"
 #include "ftcost/parallel.hpp"
+#include "ftcost/run.hpp"
 
 #include <ctime>
 #include <exception>
@@ -29,16 +29,9 @@ std::string estimate_json(const std::string& request_json, long today_days) {
     const Database& db = Database::embedded();
     auto in = resolve_request(req.value(), db, nullptr, today_days);
     if (!in.ok()) return error_json(in.error());
-    if (in->multi.active() || !in->multi.parallel.empty()) {
-      auto plan = plan_from_inputs(in.value(), db);
-      if (!plan.ok()) return error_json(plan.error());
-      auto pe = estimate_parallel(in.value(), plan.value(), db);
-      if (!pe.ok()) return error_json(pe.error());
-      return parallel_to_json(pe.value()).dump();
-    }
-    auto est = estimate(in.value(), db);
-    if (!est.ok()) return error_json(est.error());
-    return estimate_to_json(est.value()).dump();
+    auto j = estimate_job_json(in.value(), db);
+    if (!j.ok()) return error_json(j.error());
+    return j.value().dump();
   } catch (const std::exception& ex) {
     return error_json(make_error(Errc::internal, "", ex.what()));
   }

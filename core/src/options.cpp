@@ -1105,7 +1105,7 @@ std::vector<Option> build_options() {
   }
 
   // ------------------------------------------------------------------ more than one GPU (parallel.hpp)
-  // Group "multi-gpu": the calculator does not draw it yet (its result panels show one GPU).
+  // Group "multi-gpu": the calculator's "More than one GPU" section.
   auto ranks = [](const ResolveState& st) { return st.in.multi.gpus * st.in.multi.nodes; };
   {
     Option o;

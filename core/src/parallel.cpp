@@ -1322,6 +1322,16 @@ std::vector<std::string> single_gpu_warnings(const ParallelEstimate& p) {
   return out;
 }
 
+Result<json> estimate_job_json(const Inputs& in, const Database& db) {
+  if (in.multi.active() || !in.multi.parallel.empty()) {
+    FTCOST_TRY(plan, plan_from_inputs(in, db));
+    FTCOST_TRY(pe, estimate_parallel(in, plan, db));
+    return parallel_to_json(pe);
+  }
+  FTCOST_TRY(est, estimate(in, db));
+  return estimate_to_json(est);
+}
+
 json parallel_to_json(const ParallelEstimate& p) {
   json j = estimate_to_json(p.single);
   if (p.is_single) return j;

@@ -323,6 +323,25 @@ int main() {
     CHECK(err.find("--epochs") != std::string::npos, "epochs=0 not refused by name: %s", err.c_str());
   }
 
+  // more than one GPU: the same JSON as the CLI's multi-GPU path, and the parallel panel drawn
+  {
+    TestHost h4;
+    ftcost::web::App app4(h4);
+    ftcost::Request r = {{"model", "llama-3.1-70b"},
+                         {"gpu", "h100-sxm5-80gb"},
+                         {"method", "lora"},
+                         {"dataset", "math14k"},
+                         {"node", "dgx-h100"}};
+    app4.set_request(r);
+    std::set<std::string> seen4;
+    run_frames(app4, 3, &seen4);
+    CHECK(app4.result().contains("parallel"), "no multi-GPU result: %s", app4.debug_json().c_str());
+    CHECK(seen4.count("parallel") == 1, "the parallel panel was not drawn");
+    const auto api = ftcost::json::parse(
+        ftcost::api::estimate_json(ftcost::web::request_to_json_text(app4.effective_request())));
+    CHECK(api == app4.result(), "the calculator's multi-GPU result differs from the JS API's");
+  }
+
   // a recorded run (ftcost.run/1): the job becomes the run's, estimates on its GPU use the refitted stack
   {
     TestHost h3;

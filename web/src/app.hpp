@@ -99,6 +99,7 @@ class App {
   // app_results.cpp
   void draw_results();
   void draw_headline();
+  void draw_parallel();
   void draw_memory();
   void draw_step_time();
   void draw_throughput_plot();

@@ -434,7 +434,8 @@ void App::draw_inputs() {
   const Section sections[] = {{"Model", {"model"}},
                               {"Fine-tuning", {"method"}},
                               {"Data", {"data"}},
-                              {"GPU and price", {"gpu", "price"}}};
+                              {"GPU and price", {"gpu", "price"}},
+                              {"More than one GPU", {"multi-gpu"}}};
   for (const auto& sec : sections) {
     section(sec.title);
     if (std::string(sec.title) == "Data") draw_lengths_mode();

@@ -115,6 +115,52 @@ std::string nice_key(std::string k) {
 
 }  // namespace
 
+// More than one GPU: the strategy, why it was chosen, and each collective's time (exposed vs overlapped).
+void App::draw_parallel() {
+  const json& p = jat(result_, "parallel");
+  if (!p.is_object()) return;
+  mark("parallel");
+  ImGui::TextColored(
+      style::kAccent,
+      "%s on %d GPUs (%d per node x %d nodes): step %s s = compute %s + exposed communication %s",
+      jstr(p, "strategy").c_str(), static_cast<int>(jnum(result_, "gpus")),
+      static_cast<int>(jnum(p, "gpus_per_node")), static_cast<int>(jnum(p, "nodes")),
+      plot::fmt(jnum(result_, "step_time_s")).c_str(), plot::fmt(jnum(p, "compute_s")).c_str(),
+      plot::fmt(jnum(p, "communication_exposed_s")).c_str());
+  if (ImGui::BeginTable(
+          "comm", 5, ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchProp)) {
+    ImGui::TableSetupColumn("collective");
+    ImGui::TableSetupColumn("op");
+    ImGui::TableSetupColumn("where");
+    ImGui::TableSetupColumn("time s");
+    ImGui::TableSetupColumn("exposed s");
+    ImGui::TableHeadersRow();
+    for (const auto& c : jat(p, "communication")) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(jstr(c, "name").c_str());
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", jstr(c, "overlap").c_str());
+      ImGui::TableNextColumn();
+      ImGui::Text("%s x%d on %d", jstr(c, "op").c_str(), static_cast<int>(jnum(c, "calls")),
+                  static_cast<int>(jnum(c, "ranks")));
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(jstr(c, "scope").c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(plot::fmt(jnum(c, "time_s")).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(plot::fmt(jnum(c, "exposed_s")).c_str());
+    }
+    ImGui::EndTable();
+  }
+  const json& why = jat(p, "why");
+  if (why.is_array() && !why.empty() && ImGui::TreeNode("Why this strategy")) {
+    for (const auto& w : why)
+      if (w.is_string()) ImGui::BulletText("%s", w.get<std::string>().c_str());
+    ImGui::TreePop();
+  }
+  ImGui::Spacing();
+}
+
 void App::draw_results() {
   mark("results");
   const bool skip_headline = skip_headline_;
@@ -143,6 +189,7 @@ void App::draw_results() {
     return;
   }
   if (!skip_headline) draw_headline();
+  draw_parallel();
   const float fh = ImGui::GetFontSize();
   const bool fits = jnum(result_, "batch_size", 0.0) > 0;
   if (ImGui::GetContentRegionAvail().x > fh * 44) {
@@ -244,8 +291,9 @@ void App::draw_headline() {
     const double epochs = num(in, "epochs");
     card("c_time", w, h, "Training time", plot::fmt_hours(num(r, "time_hours")), "",
          plot::fmt_int(num(in, "queries")) + " queries",
-         "x " + plot::fmt_compact(epochs) + (epochs == 1 ? " epoch" : " epochs") + ", one GPU",
-         "Queries x epochs / throughput, on one GPU.", style::kAccent);
+         "x " + plot::fmt_compact(epochs) + (epochs == 1 ? " epoch" : " epochs") + ", " +
+             (num(r, "gpus") > 1 ? plot::fmt_int(num(r, "gpus")) + " GPUs" : std::string("one GPU")),
+         "Queries x epochs / throughput.", style::kAccent);
     next();
     if (r.contains("cost_usd") && r["cost_usd"].is_number()) {
       double c = num(r, "cost_usd"), clo = c, chi = c;

@@ -1,6 +1,7 @@
 #include "engine.hpp"
 
 #include "calibration_check.hpp"
+#include "ftcost/parallel.hpp"
 #include "json_get.hpp"
 
 #include <algorithm>
@@ -94,9 +95,9 @@ json Engine::estimate(const Request& req) const {
   try {
     auto in = resolve(req);
     if (!in.ok()) return error_json(in.error());
-    auto est = ftcost::estimate(in.value(), db_);
-    if (!est.ok()) return error_json(est.error());
-    return estimate_to_json(est.value());
+    auto j = estimate_job_json(in.value(), db_);  // one GPU or many: what `ftcost estimate --json` prints
+    if (!j.ok()) return error_json(j.error());
+    return std::move(j).value();
   } catch (const std::exception& ex) {
     return error_json(make_error(Errc::internal, "", ex.what()));
   }

@@ -168,6 +168,11 @@ Result<ParallelEstimate> estimate_parallel(const Inputs& in, const ParallelPlan&
 // (per-rank memory, communication breakdown, step, throughput, time and cost for all ranks) replacing the
 // single-GPU ones, under "parallel".
 json parallel_to_json(const ParallelEstimate& p);
+
+// The estimate of any job as the one JSON every front end shows: the single-GPU estimate_to_json, or with
+// more than one GPU (or an offload, or a --parallel) the plan's parallel_to_json. `ftcost estimate --json`,
+// window.ftcost.estimate and the calculator all go through it.
+Result<json> estimate_job_json(const Inputs& in, const Database& db);
 // The single-GPU estimate's warnings that still hold for the multi-GPU job (not its "does not fit").
 std::vector<std::string> single_gpu_warnings(const ParallelEstimate& p);
 
