@@ -10,8 +10,10 @@
 #include "style.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 namespace ftcost::web {
 
@@ -68,7 +70,35 @@ bool combo(const char* id, const std::string& current, const std::vector<Choice>
   if (is_default) preview += "  (default)";
   bool picked = false;
   if (ImGui::BeginCombo(id, preview.c_str(), ImGuiComboFlags_HeightLarge)) {
+    // Long lists (models, GPUs) get type-ahead search: the filter keeps the entries whose label or id
+    // contains every typed word (case-insensitive).
+    static std::map<std::string, std::string> filters;
+    std::string& filter = filters[id];
+    if (choices.size() > 8) {
+      char buf[128];
+      std::snprintf(buf, sizeof buf, "%s", filter.c_str());
+      if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
+      ImGui::SetNextItemWidth(-1);
+      if (ImGui::InputTextWithHint("##search", "type to search", buf, sizeof buf)) filter = buf;
+    }
+    auto lower = [](std::string t) {
+      for (char& ch : t) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      return t;
+    };
+    const std::string f = lower(choices.size() > 8 ? filter : std::string());
     for (const auto& c : choices) {
+      if (!f.empty()) {
+        const std::string hay = lower(c.label + " " + c.value);
+        bool all = true;
+        std::size_t start = 0;
+        while (start < f.size()) {
+          std::size_t end = f.find(' ', start);
+          if (end == std::string::npos) end = f.size();
+          if (end > start && hay.find(f.substr(start, end - start)) == std::string::npos) all = false;
+          start = end + 1;
+        }
+        if (!all) continue;
+      }
       if (ImGui::Selectable(c.label.c_str(), c.value == current)) {
         *out = c.value;
         picked = true;
