@@ -224,6 +224,8 @@ bool display_before(const CompareRow& a, const CompareRow& b) {
 }
 }  // namespace
 
+bool compare_row_before(const CompareRow& a, const CompareRow& b) { return display_before(a, b); }
+
 std::vector<CompareRow> compare_view(const std::vector<CompareRow>& all, const CompareView& view) {
   std::vector<CompareRow> rows;
   for (const auto& r : all) {

@@ -754,7 +754,7 @@ std::vector<Option> build_options() {
     o.key = "offload-activations";
     o.kind = OptionKind::choice;
     o.group = "gpu";
-    o.label = "Offload activations";
+    o.label = "Offload act.";
     o.help = "Gradient checkpoints in host RAM (Unsloth 'unsloth' checkpointing, torchtune/TRL offloading)";
     o.details =
         "Activation offloading: the per-layer checkpoints live in pinned host RAM and cross PCIe twice a "
@@ -806,7 +806,7 @@ std::vector<Option> build_options() {
     o.key = "optimizer-in-backward";
     o.kind = OptionKind::toggle;
     o.group = "method";
-    o.label = "Optimizer in backward";
+    o.label = "Opt. in bwd";
     o.help = "Step each parameter in the backward pass (torchtune optimizer_in_bwd): no full gradient buffer";
     o.details =
         "torchtune optimizer_in_bwd: each parameter is stepped and its gradient freed as soon as it is "
@@ -863,7 +863,7 @@ std::vector<Option> build_options() {
     o.key = "packed-doc-len";
     o.kind = OptionKind::real;
     o.group = "data";
-    o.label = "Packed doc. length";
+    o.label = "Doc. length";
     o.help = "Packing with document masking: mean length of the documents inside a packed row";
     o.details =
         "With packing and document masking (TRL padding_free / position_ids, torchtune packed datasets) a "
@@ -1296,7 +1296,7 @@ std::vector<Option> build_options() {
     o.key = "network-gbit-per-gpu";
     o.kind = OptionKind::real;
     o.group = "multi-gpu";
-    o.label = "Network per GPU";
+    o.label = "Net. per GPU";
     o.help = "NIC line rate available to each GPU, Gbit/s (with --nodes 2 or more)";
     o.details = "The node's network bandwidth divided by its GPUs (8 x 400 Gb/s InfiniBand on 8 GPUs: 400).";
     o.unit = "Gbit/s";

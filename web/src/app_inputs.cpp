@@ -455,8 +455,11 @@ void App::draw_price_input() {
 void App::draw_inputs() {
   mark("inputs");
   const float fh = ImGui::GetFontSize();
-  g_label_w =
-      std::max(ImGui::CalcTextSize("Checkpointing").x, ImGui::CalcTextSize("LoRA targets").x) + fh * 1.0f;
+  // the label column fits the table's longest label (labels are short by convention; capped so that the
+  // widgets keep their room)
+  float widest = ImGui::CalcTextSize("Checkpointing").x;
+  for (const auto& o : job_options()) widest = std::max(widest, ImGui::CalcTextSize(o.label.c_str()).x);
+  g_label_w = std::min(widest, fh * 8.5f) + fh * 1.0f;
   struct Section {
     const char* title;
     std::vector<const char*> groups;

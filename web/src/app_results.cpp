@@ -551,6 +551,8 @@ void App::draw_compare() {
         const auto& y = compare_[static_cast<std::size_t>(b)];
         if (col == 0) return asc ? x.gpu_name < y.gpu_name : x.gpu_name > y.gpu_name;
         if (col == 5) return asc ? x.provider < y.provider : x.provider > y.provider;
+        // cost: the core's order (the one price rule; GPUs the stack does not run on after the usable ones)
+        if (col == 7) return asc ? compare_row_before(x, y) : compare_row_before(y, x);
         double kx = key(x), ky = key(y);
         return asc ? kx < ky : kx > ky;
       });
@@ -618,10 +620,15 @@ void App::draw_compare() {
       ImGui::TextColored(fade, "-");
     ImGui::TableNextColumn();
     if (c.has_price) {
-      ImGui::TextUnformatted((c.provider + (c.spot ? " (spot)" : "")).c_str());
-      if (c.stale) {
+      // what tells two offers of one provider apart: the instance's GPU count
+      ImGui::TextUnformatted((c.provider + (c.spot ? " (spot)" : "") +
+                              (c.gpu_count > 1 ? " x" + std::to_string(c.gpu_count) : std::string()))
+                                 .c_str());
+      if (ImGui::IsItemHovered() && !c.instance_type.empty())
+        ImGui::SetTooltip("%s%s%s", c.instance_type.c_str(), c.region.empty() ? "" : ", ", c.region.c_str());
+      if (c.stale || c.date.empty()) {
         ImGui::SameLine();
-        ImGui::TextColored(style::kWarn, "stale");
+        ImGui::TextColored(style::kWarn, c.stale ? "stale" : "undated");
       }
     } else {
       ImGui::TextColored(fade, c.fits ? "no price" : "-");

@@ -58,6 +58,9 @@ struct CompareView {
 // memory first; errors last.
 std::vector<CompareRow> compare_view(const std::vector<CompareRow>& rows, const CompareView& view);
 
+// The display order compare_view sorts by (the one price rule among priced rows that fit).
+bool compare_row_before(const CompareRow& a, const CompareRow& b);
+
 // {"rows": [...compare_row_to_json, "cheapest": bool], "spot_included": bool}: what `ftcost compare --json`
 // prints for rows from compare_view.
 json compare_to_json(const std::vector<CompareRow>& shown, const CompareView& view);
