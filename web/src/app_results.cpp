@@ -191,7 +191,8 @@ void App::draw_results() {
   if (!skip_headline) draw_headline();
   draw_parallel();
   const float fh = ImGui::GetFontSize();
-  const bool fits = jnum(result_, "batch_size", 0.0) > 0;
+  const bool fits =
+      jnum(result_, "batch_size", 0.0) > 0 && jstr(result_, "memory_state", "fits") != "does_not_fit";
   if (ImGui::GetContentRegionAvail().x > fh * 44) {
     if (ImGui::BeginTable("row2", 2, ImGuiTableFlags_SizingStretchProp)) {
       ImGui::TableSetupColumn("left", ImGuiTableColumnFlags_WidthStretch, 1.35f);
@@ -241,7 +242,8 @@ void App::draw_headline() {
   const json& in = jat(r, "inputs");
   const double maxb = num(r, "max_batch_size");
   const double batch = num(r, "batch_size");
-  const bool fits = batch > 0;
+  // a batch that does not fit has no time or cost to show (the memory card says why)
+  const bool fits = batch > 0 && jstr(r, "memory_state", "fits") != "does_not_fit";
   {
     std::string sub1 = maxb > 0 ? "of up to " + plot::fmt_int(num(r, "memory_seq_len")) + " tokens each"
                                 : "even 1 sample does not fit";
