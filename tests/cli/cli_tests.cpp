@@ -287,7 +287,7 @@ TEST_CASE("bad input: exit code 2 and a message naming the flag or field, never 
   expect_bad("estimate --model " + kData + "/bad/layers-string.json --gpu a40 --method qlora",
              "num_hidden_layers");
   expect_bad("estimate --model " + kData + "/bad/unknown-arch.json --gpu a40 --method qlora", "model_type");
-  expect_bad("estimate --model /nonexistent/config.json --gpu a40 --method qlora", "cannot open");
+  expect_bad("estimate --model /nonexistent/config.json --gpu a40 --method qlora", "no such file");
   expect_bad(
       "estimate --model mixtral-8x7b --gpu " + kData + "/bad/gpu-negative-bandwidth.json --method qlora",
       "memory_bandwidth_gbps");
