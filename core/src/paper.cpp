@@ -126,16 +126,20 @@ Result<std::vector<Point>> parse_points_csv(const std::string& text, const std::
     if (ib >= static_cast<int>(cells.size()))
       return make_error(Errc::missing_field, where, "missing column batch");
     const std::string& bc = cells[static_cast<std::size_t>(ib)];
-    bool digits = !bc.empty() && bc.size() <= 12;
-    for (char c : bc) digits = digits && c >= '0' && c <= '9';
+    bool digits = !bc.empty();
+    long long bv = 0;  // saturates past the limit: leading zeros are fine, 2^64 is not a wrap-around
+    for (char c : bc) {
+      digits = digits && c >= '0' && c <= '9';
+      if (digits && bv <= kMaxPointBatch) bv = bv * 10 + (c - '0');
+    }
     if (!digits)
       return make_error(
           Errc::invalid_value, where + ": batch",
           "must be a whole number between 1 and " + std::to_string(kMaxPointBatch) + ", got \"" + bc + "\"");
-    const double b = std::stod(bc);
-    if (b < 1 || b > static_cast<double>(kMaxPointBatch))
+    if (bv < 1 || bv > kMaxPointBatch)
       return make_error(Errc::out_of_range, where + ": batch",
                         "must be between 1 and " + std::to_string(kMaxPointBatch) + ", got " + bc);
+    const double b = static_cast<double>(bv);
     FTCOST_TRY(t, num(it, "throughput"));
     double s = 0.25;
     if (is >= 0) {

@@ -28,6 +28,7 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <utility>
 
 using namespace ftcost;
 using cli::fixed;
@@ -783,6 +784,22 @@ int run_command(int argc, char** argv) {
     if (fitstack->parsed() && !fit_runs.empty())
       return cli::run_fit_stack_runs(fit_runs, db, fit_stack_id, fit_write, as_json, read_file);
     if (validate->parsed() || fitstack->parsed()) {
+      // An output path given empty is an error, not "no output" (issue #15 item 9).
+      for (const auto& [cmd, flag] : {std::pair<CLI::App*, const char*>{validate, "--markdown"},
+                                      {validate, "--svg"},
+                                      {validate, "--dir"},
+                                      {fitstack, "--write"},
+                                      {fitstack, "--dir"}}) {
+        if (!cmd->parsed() || cmd->count(flag) == 0) continue;
+        const std::string& v = std::string(flag) == "--markdown" ? md_out
+                               : std::string(flag) == "--svg"    ? svg_out
+                               : std::string(flag) == "--write"  ? fit_write
+                                                                 : ref_dir;
+        if (v.empty())
+          return fail(make_error(Errc::invalid_value, flag,
+                                 std::string(flag) == "--dir" ? "needs a folder, got an empty value"
+                                                              : "needs a file name, got an empty value"));
+      }
       auto rows = cli::load_reference_dir(ref_dir, read_file);
       if (!rows.ok()) return fail(rows.error());
       if (validate->parsed()) {

@@ -15,9 +15,9 @@ checks, for every case:
   - no device node it was given is modified (type, device number, inode), and no symlink it was given as an
     output is replaced.
 
-Cases marked xfail are the lead's items 9 and 10 of issue #15 (empty values, values that do not apply),
-fixed in the option table (core/src/options.cpp); they are reported, not counted as failures, until the
-marks are removed. An xfail case that passes is reported as XPASS.
+A case may be marked xfail (Case(..., xfail="why")) while the fix it waits for is not merged: it is then
+reported, not counted as a failure, and reported as XPASS once it passes. No case is marked now (items 9
+and 10 of issue #15, empty values and values that do not apply, were marked until the option table landed).
 
 Python 3 standard library only. Usage:
   robust.py --ftcost build/native/bin/ftcost [--tmp DIR] [--jobs N] [--timeout S] [-k SUBSTRING] [-v]
@@ -39,7 +39,6 @@ import time
 
 # --------------------------------------------------------------------------------------------------- cases
 
-OPTION_TABLE = "issue #15 items 9/10: the lead's option table (core/src/options.cpp)"
 
 JOB = ["--model", "llama-3.1-8b", "--gpu", "a40", "--method", "qlora", "--seq", "512"]
 MOE_JOB = ["--model", "mixtral-8x7b", "--gpu", "a40", "--method", "qlora", "--dataset", "math14k"]
@@ -322,7 +321,7 @@ def build_cases(env):
     edges = ["0", "-1", "1", "2", "16777216", "16777217", "18446744073709551616", "1e300", "1e308", "1e-300",
              "0x10", "1.5", " 1", "1 ", "+1", "nan", "inf", "-inf", "1e3", "00001", "9" * 400, "\u0661"]
     for flag in ("--batch", "--seq", "--lora-rank", "--queries", "--epochs", "--max-length", "--template-tokens",
-                 "--top-k", "--price-per-hour", "--stale-days"):
+                 "--top-k", "--price-per-hour", "--stale-days", "--grad-accum"):
         base = MOE_JOB if flag == "--top-k" else JOB
         for v in edges:
             args = ["estimate"] + [a for a in base] + [flag, v, "--json"]
@@ -365,19 +364,18 @@ def build_cases(env):
     for flag in ("--seq", "--batch", "--lora-targets", "--model", "--gpu", "--method", "--dataset", "--epochs",
                  "--queries", "--provider", "--price-per-hour", "--calibration", "--moe", "--quant"):
         args = ["estimate"] + [a for a in MOE_JOB] + [flag, ""]
-        add(Case("empty value %s" % flag, args, "bad", flag,
-                 xfail=None if flag in ("--model", "--gpu", "--method", "--dataset") else OPTION_TABLE))
-    add(Case("empty value validate --markdown", ["validate", "--markdown", ""], "bad", "--markdown",
-             xfail=OPTION_TABLE))
-    add(Case("empty value validate --svg", ["validate", "--svg", ""], "bad", "--svg", xfail=OPTION_TABLE))
+        add(Case("empty value %s" % flag, args, "bad", flag))
+    add(Case("empty value validate --markdown", ["validate", "--markdown", ""], "bad", "--markdown"))
+    add(Case("empty value validate --svg", ["validate", "--svg", ""], "bad", "--svg"))
     add(Case("empty value fit --points", ["fit", "--points", ""], "bad", "--points"))
-    add(Case("empty value fit-stack --write", ["fit-stack", "--write", ""], "bad", "--write", xfail=OPTION_TABLE))
+    add(Case("empty value validate --dir", ["validate", "--dir", ""], "bad", "--dir"))
+    add(Case("empty value fit-stack --dir", ["fit-stack", "--dir", ""], "bad", "--dir"))
+    add(Case("empty value fit-stack --write", ["fit-stack", "--write", ""], "bad", "--write"))
     # values that do not apply (item 10, the lead's)
-    add(Case("--moe bogus on a dense model", ["estimate"] + JOB + ["--moe", "bogus"], "bad", "--moe",
-             xfail=OPTION_TABLE))
+    add(Case("--moe bogus on a dense model", ["estimate"] + JOB + ["--moe", "bogus"], "bad", "--moe"))
     add(Case("--provider with --price-per-hour", ["estimate"] + JOB + ["--provider", "runpod",
                                                                       "--price-per-hour", "2"], "any",
-             check=provider_pair_explained, xfail=OPTION_TABLE))
+             check=provider_pair_explained))
 
     # ---------------------------------------------------------------- output targets
     nodes = (E.dev_null, E.dev_full)
@@ -670,9 +668,9 @@ def main():
     for n in ENV.notes:
         print("note: " + n)
     slowest = max(results, key=lambda t: t[1].seconds) if results else None
-    print("robust: %d cases, %d passed, %d failed, %d expected failures (%s), %d unexpected passes; %.1f s"
+    print("robust: %d cases, %d passed, %d failed, %d expected failures, %d unexpected passes; %.1f s"
           " (slowest: %s, %.2f s)" % (len(results), len(results) - len(failed) - len(xfailed), len(failed),
-                                      len(xfailed), OPTION_TABLE, len(xpassed), elapsed,
+                                      len(xfailed), len(xpassed), elapsed,
                                       slowest[0].name if slowest else "-", slowest[1].seconds if slowest else 0))
     if not ARGS.tmp and not failed:
         shutil.rmtree(root, ignore_errors=True)

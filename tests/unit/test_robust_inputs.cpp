@@ -83,6 +83,7 @@ TEST_CASE("fit points: batch follows --batch's rule; a byte-order mark is skippe
     CHECK(r.error().field.find("batch") != std::string::npos);
   }
   CHECK(parse_points_csv("batch,throughput\n1,0.3\n16777216,0.6\n", "p.csv").ok());
+  CHECK(parse_points_csv("batch,throughput\n1,0.3\n0000000000002,0.6\n", "p.csv").ok());  // as --batch
   auto bom = parse_points_csv(
       "\xEF\xBB\xBF"
       "batch,throughput\r\n1,0.3\r\n2,0.6\r\n",
