@@ -616,8 +616,9 @@ int run_command(int argc, char** argv) {
       for (const auto& p : sw.points)
         t.row({fixed(p.batch, 0), p.fits ? "yes" : "no", fixed(p.memory_gib, 1), fixed(p.step_s, 3),
                fixed(p.qps, 3), fixed(p.qps_low, 3) + "–" + fixed(p.qps_high, 3), fixed(p.tokens_per_s, 0)});
-      std::cout << "ftcost sweep: " << in.value().model.id << " on " << in.value().gpu.id
-                << ", maximum batch " << static_cast<long long>(sw.max_batch) << "\n"
+      std::cout << "ftcost sweep: " << cli::printable(in.value().model.id) << " on "
+                << cli::printable(in.value().gpu.id) << ", maximum batch "
+                << static_cast<long long>(sw.max_batch) << "\n"
                 << t.str();
       return 0;
     }
