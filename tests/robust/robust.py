@@ -48,7 +48,7 @@ NONFINITE_TEXT = re.compile(r"(?<![A-Za-z])-?(nan|inf|infinity)(?![A-Za-z])", re
 
 class Case:
     def __init__(self, name, args, expect="any", mention=(), json_out=None, stdout=None, xfail=None,
-                 check=None, nodes=(), links=(), allow_sigpipe=False, stdin=None):
+                 check=None, nodes=(), links=(), allow_sigpipe=False, stdin=None, env=None, cwd_gone=False):
         self.name = name
         self.args = args  # list of str; the binary is prepended
         self.expect = expect  # "ok" (exit 0), "bad" (exit 2), "fail" (exit != 0, not 1 unless...), "any"
@@ -61,6 +61,8 @@ class Case:
         self.links = links  # (link, target) pairs: the link must stay a link to that target
         self.allow_sigpipe = allow_sigpipe
         self.stdin = stdin
+        self.env = env  # the whole environment (None: inherited)
+        self.cwd_gone = cwd_gone  # run from a folder that was deleted
 
 
 class Result:
@@ -193,6 +195,9 @@ class Env:
             return d
 
         self.ref_ok = refdir("ok", [row])
+        # a small training set (the profile has 6 free parameters: 7 rows at least) keeps fit-stack fast
+        training = [r for r in ref["rows"] if r["role"] == "training" and r["metric"] != "max_batch_size"]
+        self.ref_fit = refdir("fit", training[:8])
         self.ref_bad = {
             "empty-rows": refdir("empty", []),
             "empty-row": refdir("emptyrow", [{}]),
@@ -407,7 +412,7 @@ def build_cases(env):
     add(Case("fit-stack --write folder", ["fit-stack", "--write", E.out_dir], "bad", ("--write", "folder")))
     add(Case("fit-stack --write FIFO", ["fit-stack", "--write", E.out_fifo], "bad", ("--write", "FIFO")))
     add(Case("fit-stack --write not a profile", ["fit-stack", "--write", E.points], "bad", "--write"))
-    add(Case("fit-stack --write symlink", ["fit-stack", "--write", E.stack_link], "ok",
+    add(Case("fit-stack --write symlink", ["fit-stack", "--dir", E.ref_fit, "--write", E.stack_link], "ok",
              links=((E.stack_link, "stack.json"),),
              check=lambda r: None if "fit" in json.load(open(E.stack_copy)).get("throughput", {}) else
              "the symlink's target was not updated"))
@@ -447,6 +452,15 @@ def build_cases(env):
                  check=no_raw_escape))
 
     # ---------------------------------------------------------------- command line and environment
+    for label, env in (("empty environment", {}), ("LC_ALL bogus", dict(os.environ, LC_ALL="xx_YY.bogus")),
+                       ("LANG tr_TR", dict(os.environ, LANG="tr_TR.UTF-8", LC_ALL="tr_TR.UTF-8")),
+                       ("TZ bogus", dict(os.environ, TZ="Nowhere/Bogus+99"))):
+        add(Case("env %s: estimate" % label, ["estimate"] + JOB + ["--json"], "ok", env=env))
+        add(Case("env %s: db check" % label, ["db", "check", "--json"], "ok", env=env))
+    add(Case("cwd deleted: estimate", ["estimate"] + JOB, "ok", cwd_gone=True))
+    add(Case("cwd deleted: db check", ["db", "check", "--json"], "ok", cwd_gone=True))
+    add(Case("cwd deleted: validate --markdown relative", ["validate", "--markdown", "report.md"], "bad",
+             "--markdown", cwd_gone=True))
     add(Case("unknown command", ["frobnicate"], "bad", "unknown command"))
     add(Case("no command", [], "bad", "ftcost"))
     add(Case("unknown flag", ["estimate"] + JOB + ["--frobnicate", "1"], "bad", "--frobnicate"))
@@ -520,9 +534,14 @@ def run_case(case):
                 cmd = '"$0" "$@" | head -c 1 > /dev/null; exit "${PIPESTATUS[0]}"'
             p = subprocess.run(["bash", "-c", cmd] + argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, timeout=ARGS.timeout)
+        elif case.cwd_gone:
+            gone = os.path.join(ENV.root, "gone-" + str(abs(hash(case.name))))
+            cmd = 'mkdir -p "$1" && cd "$1" && rmdir "$1" && shift && exec "$@"'
+            p = subprocess.run(["bash", "-c", cmd, "bash", gone] + argv, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=ARGS.timeout)
         else:
             p = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               timeout=ARGS.timeout)
+                               timeout=ARGS.timeout, env=case.env)
         r.code = p.returncode
         r.out = p.stdout.decode("utf-8", "surrogateescape")
         r.err = p.stderr.decode("utf-8", "surrogateescape")
