@@ -32,9 +32,10 @@ TEST_CASE("Jamba: an offset not smaller than its period is refused, as transform
   // transformers JambaConfig._check_supported_offset (docs/sources/transformers-jamba-config.md)
   const json base = jamba_config();
   REQUIRE(parse_model_config(base, "jamba").ok());
-  for (const auto& [key, period_key] :
-       {std::pair<std::string, std::string>{"attn_layer_offset", "attn_layer_period"},
-        {"expert_layer_offset", "expert_layer_period"}}) {
+  for (const auto& keys : {std::pair<std::string, std::string>{"attn_layer_offset", "attn_layer_period"},
+                           {"expert_layer_offset", "expert_layer_period"}}) {
+    const std::string key = keys.first,
+                      period_key = keys.second;  // (doctest's CAPTURE cannot take a binding)
     CAPTURE(key);
     const std::int64_t period = base.at(period_key).get<std::int64_t>();
     for (std::int64_t off : {period, period + 1, 3 * period}) {
