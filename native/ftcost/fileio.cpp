@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <iostream>
+#include <streambuf>
 #include <string>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -51,10 +52,10 @@ std::string base_of(const std::string& p) {
 Error io(const std::string& path, const std::string& msg) { return make_error(Errc::io_error, path, msg); }
 
 // Writes all of `data` to `fd`, retrying short writes and EINTR. Returns 0 or the errno.
-int write_all(int fd, const std::string& data) {
+int write_all(int fd, const char* data, std::size_t size) {
   std::size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+  while (done < size) {
+    const ssize_t n = ::write(fd, data + done, size - done);
     if (n < 0) {
       if (errno == EINTR) continue;
       return errno;
@@ -64,6 +65,42 @@ int write_all(int fd, const std::string& data) {
   }
   return 0;
 }
+
+int write_all(int fd, const std::string& data) { return write_all(fd, data.data(), data.size()); }
+
+// std::cout's buffer once capture_stdout() ran: writes to descriptor 1 and keeps the first write error's
+// errno, which stdio's FILE loses when the failed bytes are dropped (so "No space left on device" can be
+// said).
+class StdoutBuf : public std::streambuf {
+ public:
+  StdoutBuf() { setp(buf_, buf_ + sizeof buf_); }
+  int first_errno() const { return err_; }
+
+ protected:
+  int_type overflow(int_type ch) override {
+    if (!drain()) return traits_type::eof();
+    if (!traits_type::eq_int_type(ch, traits_type::eof())) {
+      *pptr() = traits_type::to_char_type(ch);
+      pbump(1);
+    }
+    return traits_type::not_eof(ch);
+  }
+  int sync() override { return drain() ? 0 : -1; }
+
+ private:
+  bool drain() {
+    const auto n = static_cast<std::size_t>(pptr() - pbase());
+    setp(buf_, buf_ + sizeof buf_);  // after an error the bytes are lost either way
+    if (err_ != 0) return false;
+    if (n == 0) return true;
+    err_ = write_all(STDOUT_FILENO, buf_, n);
+    return err_ == 0;
+  }
+  char buf_[65536];
+  int err_ = 0;
+};
+
+StdoutBuf* g_stdout_buf = nullptr;
 
 // A symlink chain followed textually to the path it ends at (which need not exist yet), so that the
 // temporary file goes next to the real target and the rename replaces it, not the link.
@@ -218,13 +255,20 @@ Status write_file_atomic(const std::string& path, const std::string& content) {
   return Ok{};
 }
 
+void capture_stdout() {
+  if (g_stdout_buf != nullptr) return;
+  g_stdout_buf = new StdoutBuf;  // never freed: std::cout may be flushed at exit, after any destructor
+  std::cout.rdbuf(g_stdout_buf);
+}
+
 Status flush_stdout() {
   std::cout.flush();
   const bool cpp_bad = !std::cout;
   errno = 0;
   const int r = std::fflush(stdout);
-  const int e = errno;
-  if (r != 0 || cpp_bad || std::ferror(stdout)) {
+  int e = errno;
+  if (g_stdout_buf != nullptr && g_stdout_buf->first_errno() != 0) e = g_stdout_buf->first_errno();
+  if (r != 0 || cpp_bad || std::ferror(stdout) || e != 0) {
     return make_error(Errc::io_error, "stdout",
                       "cannot write to stdout: " + (e != 0 ? errno_text(e) : std::string("write error")));
   }

@@ -30,6 +30,9 @@ Result<std::string> read_regular_file(const std::string& path, std::size_t limit
 // Writes `content` to `path` as described above. Errors name the path.
 Status write_file_atomic(const std::string& path, const std::string& content);
 
+// Makes std::cout write to descriptor 1 through a buffer that keeps the first write error (call once, first
+// thing in main).
+void capture_stdout();
 // Flushes stdout (C++ and C streams). On a write error (full disk, closed descriptor) returns the error
 // "stdout: cannot write to stdout: <reason>".
 Status flush_stdout();

@@ -364,6 +364,7 @@ int run_command(int argc, char** argv);
 // What a command printed reaches its reader, or the command fails: a full disk or a closed stdout is an
 // error, not exit 0 with an empty file.
 int main(int argc, char** argv) {
+  cli::capture_stdout();
   const int rc = run_command(argc, argv);
   auto flushed = cli::flush_stdout();
   if (!flushed.ok()) {

@@ -529,7 +529,7 @@ TEST_CASE("issue #15: outputs replace neither device nodes nor symlinks, and wri
 TEST_CASE("issue #15: a write error on stdout is an error, not exit 0 with an empty file") {
   Run r = run("models --json >/dev/full");
   CHECK(r.code == 2);
-  CHECK(r.err.find("cannot write to stdout") != std::string::npos);
+  CHECK(r.err.find("cannot write to stdout: No space left on device") != std::string::npos);
   r = run("estimate --model mixtral-8x7b --gpu a40 --method qlora --json >&-");
   CHECK(r.code == 2);
   CHECK(r.err.find("cannot write to stdout") != std::string::npos);

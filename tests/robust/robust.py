@@ -423,8 +423,10 @@ def build_cases(env):
                         ("paper table4", ["paper", "table4"]), ("validate", ["validate"]),
                         ("compare", ["compare", "--model", "llama-3.1-8b", "--seq", "512", "--method", "qlora"]),
                         ("--help", ["--help"])):
-        add(Case("stdout full: " + label, args, "fail", "cannot write to stdout", stdout="full"))
-        add(Case("stdout closed: " + label, args, "fail", "cannot write to stdout", stdout="closed"))
+        add(Case("stdout full: " + label, args, "fail", ("cannot write to stdout", "No space left on device"),
+                 stdout="full"))
+        add(Case("stdout closed: " + label, args, "fail", ("cannot write to stdout", "Bad file descriptor"),
+                 stdout="closed"))
     add(Case("stdout reader quits early", ["models", "--json"], "any", stdout="early", allow_sigpipe=True))
 
     # ---------------------------------------------------------------- validate / fit-stack --dir
