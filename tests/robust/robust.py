@@ -278,6 +278,16 @@ def build_cases(env):
                  "bad", mention))
         add(Case("input sweep --model %s" % kind, ["sweep", "--model", path, "--gpu", "a40", "--seq", "512",
                                                    "--method", "lora"], "bad", mention))
+    # recorded runs (ftcost.run/1): fit-stack --run and estimate --run
+    for kind, path, mention in (("fifo", E.fifo, "FIFO"), ("folder", E.folder, "folder"),
+                                ("dev-zero", "/dev/zero", "character device"), ("empty", E.empty, E.empty),
+                                ("huge", E.huge, "8 MiB"), ("binary", E.binary, E.binary),
+                                ("missing", E.missing, "no such file"), ("not a run", E.model, "schema")):
+        add(Case("fit-stack --run %s" % kind, ["fit-stack", "--run", path], "bad", mention))
+        add(Case("estimate --run %s" % kind, ["estimate"] + JOB + ["--run", path], "bad", mention))
+    if E.devices_ok:
+        add(Case("fit-stack --run --write full device", ["fit-stack", "--run", E.fifo, "--write", E.dev_full],
+                 "bad", "--run", nodes=(E.dev_null, E.dev_full)))
     # fit --points
     for kind, path, mention in (
             ("fifo", E.fifo_csv, "FIFO"), ("folder", E.folder, "folder"), ("empty", E.empty_csv, "empty"),
