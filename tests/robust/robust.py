@@ -336,7 +336,8 @@ def build_cases(env):
     edges = ["0", "-1", "1", "2", "16777216", "16777217", "18446744073709551616", "1e300", "1e308", "1e-300",
              "0x10", "1.5", " 1", "1 ", "+1", "nan", "inf", "-inf", "1e3", "00001", "9" * 400, "\u0661"]
     for flag in ("--batch", "--seq", "--lora-rank", "--queries", "--epochs", "--max-length", "--template-tokens",
-                 "--top-k", "--price-per-hour", "--stale-days", "--grad-accum"):
+                 "--top-k", "--price-per-hour", "--stale-days", "--grad-accum", "--headroom", "--electricity",
+                 "--gpus", "--nodes", "--network-gbit-per-gpu"):
         base = MOE_JOB if flag == "--top-k" else JOB
         for v in edges:
             args = ["estimate"] + [a for a in base] + [flag, v, "--json"]
