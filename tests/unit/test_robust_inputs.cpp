@@ -207,9 +207,6 @@ TEST_CASE(
     r["measured"] = m;
     bad(json::array({r}), "measured");
   }
-  json unknown = row;
-  unknown["metric"] = "bogus";
-  bad(json::array({unknown}), "metric");
   bad(json::array({row, row}), "rows[1].id");
   // across files
   auto a = parse_reference(doc(json::array({row})), "a.json");
@@ -234,4 +231,11 @@ TEST_CASE("reference rows: a row whose request is wrong fails as bad input, not 
   REQUIRE(res.size() == 1);
   CHECK_FALSE(res[0].error.empty());
   CHECK(res[0].code == Errc::unknown_id);
+  // a metric ftcost does not predict is bad input too
+  rows[0].request = {{"model", "mixtral-8x7b"}, {"gpu", "a40"}, {"method", "qlora"}};
+  rows[0].metric = "bogus";
+  auto res2 = evaluate(rows, Database::embedded());
+  REQUIRE(res2.size() == 1);
+  CHECK(res2[0].code == Errc::invalid_value);
+  CHECK(res2[0].error.find("metric") != std::string::npos);
 }
