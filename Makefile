@@ -7,6 +7,8 @@
 #   make test     native build + tests (with the UI's headless smoke test), wasm build + core tests under
 #                 node, browser end-to-end tests (Playwright + Chromium), cuda build + tests (if nvcc)
 #                 (test-native, test-wasm, test-web, test-cuda: one part each)
+#   make test-asan  Debug build with AddressSanitizer + UndefinedBehaviorSanitizer (build/asan); runs the
+#                 unit, CLI and robustness tests (not part of `make test`)
 #   make format   clang-format -i on the project's C++/CUDA sources (format-check: list what differs)
 #   make clean    remove build/
 
@@ -23,7 +25,7 @@ FORMAT_DIRS := core native kernels tests web
 FORMAT_GLOBS := '*.cpp' '*.hpp' '*.h' '*.cc' '*.cu' '*.cuh'
 
 .PHONY: setup setup-native setup-wasm setup-browser setup-cuda native wasm site cuda serve test test-native test-wasm \
-	test-web test-cuda format format-check clean
+	test-web test-cuda test-asan format format-check clean
 
 # `setup` installs what all of `make test` needs with one apt-get run; the parts ask only for theirs.
 setup:
@@ -83,6 +85,12 @@ test-web: native site setup-browser
 
 test-cuda: cuda
 	@if [ -n "$(NVCC)" ] && [ -f kernels/CMakeLists.txt ]; then set -x; ctest --preset cuda; fi
+
+# ASan + UBSan (Debug, build/asan): the unit, CLI and robustness tests. Not part of `make test`.
+test-asan: setup-cuda
+	cmake --preset asan
+	cmake --build --preset asan
+	ctest --preset asan
 
 format-files = git ls-files --cached --others --exclude-standard -- \
 	$(foreach d,$(FORMAT_DIRS),$(foreach g,$(FORMAT_GLOBS),':(glob)$(d)/**/$(g)'))

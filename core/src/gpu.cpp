@@ -1,6 +1,8 @@
 #include "ftcost/gpu.hpp"
 
 #include <algorithm>
+#include <string>
+#include <utility>
 
 namespace ftcost {
 
@@ -59,6 +61,41 @@ Result<double> spec_number(const json& obj, const std::string& key, const std::s
   return get_number_in(obj, key, path, lo, hi);
 }
 
+// The id rule of `ftcost db check` and gpu-db/schema/gpu.schema.json: ^[a-z0-9][a-z0-9.-]*$, at most 128.
+Status check_gpu_id(const std::string& id) {
+  if (id.empty()) return make_error(Errc::invalid_value, "id", "must not be empty");
+  bool ok = id.size() <= 128;
+  for (std::size_t i = 0; ok && i < id.size(); ++i) {
+    const char c = id[i];
+    const bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    ok = alnum || (i > 0 && (c == '.' || c == '-'));
+  }
+  if (!ok)
+    return make_error(Errc::invalid_value, "id",
+                      "must be 1 to 128 lower-case letters, digits, '.' and '-', starting with a letter or "
+                      "digit (got " +
+                          std::to_string(id.size()) + " characters)");
+  return Ok{};
+}
+
+// Text shown to the user (name, vendor, ...): no control characters (C0, DEL, C1), at most `max_len` bytes.
+Status check_text(const std::string& key, const std::string& v, std::size_t max_len, bool required) {
+  if (required && v.find_first_not_of(" \t") == std::string::npos)
+    return make_error(Errc::invalid_value, key, "must not be empty");
+  if (v.size() > max_len)
+    return make_error(Errc::out_of_range, key,
+                      "is " + std::to_string(v.size()) + " bytes; at most " + std::to_string(max_len));
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const auto c = static_cast<unsigned char>(v[i]);
+    const bool c1 = c == 0xC2 && i + 1 < v.size() && static_cast<unsigned char>(v[i + 1]) >= 0x80 &&
+                    static_cast<unsigned char>(v[i + 1]) <= 0x9F;
+    if (c < 0x20 || c == 0x7F || c1)
+      return make_error(Errc::invalid_value, key,
+                        "must be printable text: control character at byte " + std::to_string(i));
+  }
+  return Ok{};
+}
+
 }  // namespace
 
 Result<GpuSpec> parse_gpu(const json& doc, const std::string& source) {
@@ -74,6 +111,16 @@ Result<GpuSpec> parse_gpu(const json& doc, const std::string& source) {
   FTCOST_TRY(vendor, opt_string(doc, "vendor", p, ""));
   FTCOST_TRY(arch, opt_string(doc, "architecture", p, ""));
   FTCOST_TRY(cc, opt_string(doc, "compute_capability", p, ""));
+  FTCOST_TRY(id_ok, check_gpu_id(id));
+  (void)id_ok;
+  FTCOST_TRY(name_ok, check_text("name", name, 200, true));
+  (void)name_ok;
+  for (const auto& [key, text] : {std::pair<const char*, const std::string*>{"vendor", &vendor},
+                                  {"architecture", &arch},
+                                  {"compute_capability", &cc}}) {
+    FTCOST_TRY(t_ok, check_text(key, *text, 200, false));
+    (void)t_ok;
+  }
   g.id = id;
   g.name = name;
   g.vendor = vendor;
@@ -118,6 +165,8 @@ Result<GpuSpec> parse_gpu(const json& doc, const std::string& source) {
   for (const auto& s : doc.at("sources")) {
     if (!s.is_string() || s.get<std::string>().empty())
       return make_error(Errc::wrong_type, "sources", "must be non-empty strings");
+    FTCOST_TRY(s_ok, check_text("sources", s.get<std::string>(), 2000, true));
+    (void)s_ok;
     g.sources.push_back(s.get<std::string>());
   }
   if (has(doc, "interconnect") && !doc.at("interconnect").is_null()) {
@@ -152,6 +201,12 @@ Result<GpuSpec> parse_gpu(const json& doc, const std::string& source) {
     x.other = other;
   }
   FTCOST_TRY(notes, opt_string(doc, "notes", p, ""));
+  // notes may hold line breaks; other control characters are refused
+  for (char ch : notes) {
+    const auto c = static_cast<unsigned char>(ch);
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F)
+      return make_error(Errc::invalid_value, "notes", "must be printable text (a control character)");
+  }
   g.notes = notes;
   return g;
 }

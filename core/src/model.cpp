@@ -567,9 +567,22 @@ Status parse_jamba(const json& c, ModelSpec& m, const std::string& p) {
   FTCOST_GET(experts, get_count(c, "num_experts", p, 1, 1 << 12));
   FTCOST_GET(k, read_top_k(c, p, experts));
   FTCOST_GET(ap, get_count(c, "attn_layer_period", p, 1, 100000));
-  FTCOST_GET(ao, opt_count(c, "attn_layer_offset", p, 0, 0, 100000));
+  // Defaults as JambaConfig.__init__'s: attn_layer_offset=4, expert_layer_offset=1.
+  FTCOST_GET(ao, opt_count(c, "attn_layer_offset", p, 4, 0, 100000));
   FTCOST_GET(ep, get_count(c, "expert_layer_period", p, 1, 100000));
-  FTCOST_GET(eo, opt_count(c, "expert_layer_offset", p, 0, 0, 100000));
+  FTCOST_GET(eo, opt_count(c, "expert_layer_offset", p, 1, 0, 100000));
+  // transformers' JambaConfig._check_supported_offset (configuration_jamba.py; docs/sources/
+  // transformers-jamba-config.md) raises ValueError when an
+  // offset is not smaller than its period: layer i has attention iff i % period == offset, so such a
+  // config would have no attention (or no expert) layer at all.
+  if (ao >= ap)
+    return make_error(
+        Errc::invalid_value, join_path(p, "attn_layer_offset"),
+        "must be smaller than attn_layer_period (" + std::to_string(ap) + "), got " + std::to_string(ao));
+  if (eo >= ep)
+    return make_error(
+        Errc::invalid_value, join_path(p, "expert_layer_offset"),
+        "must be smaller than expert_layer_period (" + std::to_string(ep) + "), got " + std::to_string(eo));
   FTCOST_GET(expand, opt_count(c, "mamba_expand", p, 2, 1, 64));
   FTCOST_GET(d_state, opt_count(c, "mamba_d_state", p, 16, 1, 4096));
   FTCOST_GET(d_conv, opt_count(c, "mamba_d_conv", p, 4, 1, 64));

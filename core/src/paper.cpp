@@ -24,7 +24,8 @@ double eq2_throughput(double c2, double c3, double c4, double sparsity, double b
 
 Result<Eq2Fit> fit_eq2(const std::vector<Point>& pts, double c3) {
   if (pts.size() < 2) return make_error(Errc::fit_failed, "points", "need at least two measured points");
-  if (!(c3 > 0)) return make_error(Errc::out_of_range, "c3", "must be > 0");
+  if (!(c3 >= kMinC3 && c3 <= kMaxC3))
+    return make_error(Errc::out_of_range, "c3", "must be between 1e-9 and 1e12, got " + std::to_string(c3));
   // y = C2 * x + C4 with x = ln(b) / (s * C3).
   double sx = 0, sy = 0, sxx = 0, sxy = 0;
   const double n = static_cast<double>(pts.size());
@@ -32,8 +33,11 @@ Result<Eq2Fit> fit_eq2(const std::vector<Point>& pts, double c3) {
     if (!(p.batch >= 1)) return make_error(Errc::out_of_range, "points.batch", "must be >= 1");
     if (!(p.sparsity > 0 && p.sparsity <= 1))
       return make_error(Errc::out_of_range, "points.sparsity", "must be in (0, 1]");
-    if (!std::isfinite(p.throughput))
-      return make_error(Errc::invalid_value, "points.throughput", "must be finite");
+    if (!(p.batch <= static_cast<double>(kMaxPointBatch)))
+      return make_error(Errc::out_of_range, "points.batch",
+                        "must be at most " + std::to_string(kMaxPointBatch));
+    if (!(p.throughput > 0 && p.throughput <= kMaxPointThroughput))
+      return make_error(Errc::out_of_range, "points.throughput", "must be > 0 and at most 1e6 queries/s");
     const double x = std::log(p.batch) / (p.sparsity * c3);
     sx += x;
     sy += p.throughput;
@@ -41,7 +45,8 @@ Result<Eq2Fit> fit_eq2(const std::vector<Point>& pts, double c3) {
     sxy += x * p.throughput;
   }
   const double den = n * sxx - sx * sx;
-  if (std::fabs(den) < 1e-12)
+  // relative test: x = ln(b)/(s*C3) scales with 1/C3, so an absolute threshold would depend on C3
+  if (!(den > 1e-12 * n * sxx))
     return make_error(Errc::fit_failed, "points",
                       "batch sizes do not vary: cannot separate slope and intercept");
   Eq2Fit f;
@@ -60,6 +65,10 @@ Result<Eq2Fit> fit_eq2(const std::vector<Point>& pts, double c3) {
   }
   f.rmse = std::sqrt(se / n);
   f.rmse_exponent_everywhere = std::sqrt(se2 / n);
+  if (!std::isfinite(f.c2) || !std::isfinite(f.c4) || !std::isfinite(f.rmse) ||
+      !std::isfinite(f.rmse_exponent_everywhere))
+    return make_error(Errc::fit_failed, "points",
+                      "the fit overflowed: the points are out of the model's range");
   return f;
 }
 
@@ -72,6 +81,8 @@ Result<std::vector<Point>> parse_points_csv(const std::string& text, const std::
   bool header = true;
   while (std::getline(in, line)) {
     ++lineno;
+    // A UTF-8 byte-order mark (spreadsheets' "CSV UTF-8" export) before the header is skipped.
+    if (lineno == 1 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty() || line[0] == '#') continue;
     std::vector<std::string> cells;
@@ -101,22 +112,46 @@ Result<std::vector<Point>> parse_points_csv(const std::string& text, const std::
       const std::string& c = cells[static_cast<std::size_t>(idx)];
       char* end = nullptr;
       double v = std::strtod(c.c_str(), &end);
-      if (c.empty() || end == nullptr || *end != '\0' || !std::isfinite(v))
+      // decimal notation only, as the flags: no hex ("0x10"), "inf" or "nan"
+      bool plain = c.size() <= 64;
+      for (char ch : c)
+        plain = plain &&
+                ((ch >= '0' && ch <= '9') || ch == '.' || ch == 'e' || ch == 'E' || ch == '-' || ch == '+');
+      if (c.empty() || !plain || end == nullptr || *end != '\0' || !std::isfinite(v))
         return make_error(Errc::invalid_value, where,
                           std::string(name) + " must be a finite number, got \"" + c + "\"");
       return v;
     };
-    FTCOST_TRY(b, num(ib, "batch"));
+    // batch: the rule of --batch, a whole number written in digits (no sign, exponent, fraction or hex)
+    if (ib >= static_cast<int>(cells.size()))
+      return make_error(Errc::missing_field, where, "missing column batch");
+    const std::string& bc = cells[static_cast<std::size_t>(ib)];
+    bool digits = !bc.empty();
+    long long bv = 0;  // saturates past the limit: leading zeros are fine, 2^64 is not a wrap-around
+    for (char c : bc) {
+      digits = digits && c >= '0' && c <= '9';
+      if (digits && bv <= kMaxPointBatch) bv = bv * 10 + (c - '0');
+    }
+    if (!digits)
+      return make_error(
+          Errc::invalid_value, where + ": batch",
+          "must be a whole number between 1 and " + std::to_string(kMaxPointBatch) + ", got \"" + bc + "\"");
+    if (bv < 1 || bv > kMaxPointBatch)
+      return make_error(Errc::out_of_range, where + ": batch",
+                        "must be between 1 and " + std::to_string(kMaxPointBatch) + ", got " + bc);
+    const double b = static_cast<double>(bv);
     FTCOST_TRY(t, num(it, "throughput"));
     double s = 0.25;
     if (is >= 0) {
       FTCOST_TRY(sv, num(is, "sparsity"));
       s = sv;
     }
-    if (b < 1 || std::floor(b) != b)
-      return make_error(Errc::out_of_range, where, "batch must be a whole number >= 1");
-    if (t <= 0) return make_error(Errc::out_of_range, where, "throughput must be > 0 queries/s");
-    if (!(s > 0 && s <= 1)) return make_error(Errc::out_of_range, where, "sparsity must be in (0, 1]");
+    if (!(t > 0 && t <= kMaxPointThroughput))
+      return make_error(Errc::out_of_range, where + ": throughput",
+                        "must be > 0 and at most 1e6 queries/s, got " + cells[static_cast<std::size_t>(it)]);
+    if (!(s > 0 && s <= 1))
+      return make_error(Errc::out_of_range, where + ": sparsity",
+                        "must be in (0, 1], got " + cells[static_cast<std::size_t>(is)]);
     pts.push_back(Point{b, t, s});
     if (pts.size() > 100000) return make_error(Errc::too_large, source, "more than 100000 points");
   }

@@ -9,8 +9,24 @@
 
 namespace ftcost {
 
+namespace {
+
+// The largest measured value a row may hold: beyond every metric's physical range (seconds per step,
+// queries/s, microseconds per call, batch sizes), far from overflow in the error statistics.
+constexpr double kMaxMeasured = 1e9;
+
+Result<std::string> nonempty_string(const json& r, const char* key, const std::string& where) {
+  FTCOST_TRY(v, get_string(r, key, where));
+  if (v.find_first_not_of(" \t\r\n") == std::string::npos)
+    return make_error(Errc::invalid_value, where + "." + key, "must not be empty");
+  return v;
+}
+
+}  // namespace
+
 Result<std::vector<RefRow>> parse_reference(const std::string& text, const std::string& source) {
   FTCOST_TRY(doc, parse_json_text(text, source));
+  if (!doc.is_object()) return make_error(Errc::wrong_type, source, "must be a JSON object");
   FTCOST_TRY(schema, get_string(doc, "schema", ""));
   if (schema != "ftcost.reference/1")
     return make_error(Errc::schema_mismatch, source + ": schema",
@@ -19,39 +35,60 @@ Result<std::vector<RefRow>> parse_reference(const std::string& text, const std::
     return make_error(Errc::missing_field, source + ": rows", "required array");
   std::vector<RefRow> out;
   const json& rows = doc.at("rows");
+  if (rows.empty()) return make_error(Errc::invalid_value, source + ": rows", "must hold at least one row");
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const std::string p = "rows[" + std::to_string(i) + "]";
+    const std::string where = source + ": " + p;
     const json& r = rows[i];
+    if (!r.is_object()) return make_error(Errc::wrong_type, where, "must be a JSON object");
     RefRow row;
-    FTCOST_TRY(id, get_string(r, "id", p));
-    FTCOST_TRY(role, get_string(r, "role", p));
-    FTCOST_TRY(group, get_string(r, "group", p));
-    FTCOST_TRY(metric, get_string(r, "metric", p));
-    FTCOST_TRY(measured, get_number(r, "measured", p));
-    FTCOST_TRY(src, get_string(r, "source", p));
+    FTCOST_TRY(id, nonempty_string(r, "id", where));
+    FTCOST_TRY(role, nonempty_string(r, "role", where));
+    FTCOST_TRY(group, nonempty_string(r, "group", where));
+    FTCOST_TRY(metric, nonempty_string(r, "metric", where));
+    FTCOST_TRY(src, nonempty_string(r, "source", where));
+    FTCOST_TRY(measured, get_number(r, "measured", where));
     if (role != "training" && role != "validation")
-      return make_error(Errc::invalid_value, source + ": " + p + ".role", "must be training or validation");
-    if (!(measured > 0))
-      return make_error(Errc::out_of_range, source + ": " + p + ".measured", "must be > 0");
-    if (!has(r, "request"))
-      return make_error(Errc::missing_field, source + ": " + p + ".request", "required object");
-    FTCOST_TRY(req, request_from_json(r.at("request")));
-
+      return make_error(Errc::invalid_value, where + ".role", "must be training or validation");
+    if (!(measured > 0) || !(measured <= kMaxMeasured))
+      return make_error(Errc::out_of_range, where + ".measured",
+                        "must be > 0 and at most 1e9, got " + json(measured).dump());
+    if (!has(r, "request") || !r.at("request").is_object())
+      return make_error(Errc::missing_field, where + ".request", "required object");
+    auto req = request_from_json(r.at("request"));
+    if (!req.ok()) {
+      Error e = req.error();
+      e.field = where + ".request" + (e.field.empty() ? "" : "." + e.field);
+      return e;
+    }
+    for (const auto& prev : out)
+      if (prev.id == id) return make_error(Errc::invalid_value, where + ".id", "duplicate id \"" + id + "\"");
     row.id = id;
     row.role = role;
     row.group = group;
     row.metric = metric;
     row.measured = measured;
     row.source = src;
-    row.request = req;
+    row.request = req.value();
     if (has(r, "parallel")) {
       if (!r.at("parallel").is_object())
-        return make_error(Errc::wrong_type, source + ": " + p + ".parallel", "must be an object");
+        return make_error(Errc::wrong_type, where + ".parallel", "must be an object");
       row.parallel = r.at("parallel");
     }
     out.push_back(row);
   }
   return out;
+}
+
+Status check_unique_ids(const std::vector<RefRow>& rows) {
+  std::map<std::string, const RefRow*> seen;
+  for (const auto& r : rows) {
+    auto [it, fresh] = seen.emplace(r.id, &r);
+    if (!fresh)
+      return make_error(Errc::invalid_value, "id",
+                        "duplicate reference row id \"" + r.id + "\" (in two files)");
+  }
+  return Ok{};
 }
 
 Result<double> predict_resolved(const RefRow& row, const Inputs& in, const Database& db) {
@@ -135,6 +172,7 @@ std::vector<RowResult> evaluate(const std::vector<RefRow>& rows, const Database&
     auto p = predict(r, db, stack_override);
     if (!p.ok()) {
       res.error = p.error().to_string();
+      res.code = p.error().code;
     } else {
       res.predicted = p.value();
       res.rel_error = (res.predicted - r.measured) / r.measured;

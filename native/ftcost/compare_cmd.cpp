@@ -1,5 +1,6 @@
 #include "compare_cmd.hpp"
 
+#include "fileio.hpp"
 #include "format.hpp"
 
 #include <algorithm>
@@ -12,7 +13,7 @@ int run_compare(const Request& req, const Database& db, const FileReader& reader
                 const CompareOptions& opt) {
   auto all = compare_gpus(req, db, reader, today_days);
   if (!all.ok()) {
-    std::cerr << "ftcost: error: " << all.error().to_string() << "\n";
+    std::cerr << "ftcost: error: " << printable(all.error().to_string()) << "\n";
     return all.error().exit_code();
   }
   const std::vector<CompareRow> rows = compare_view(all.value(), opt.view);

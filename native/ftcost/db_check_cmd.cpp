@@ -1,5 +1,6 @@
 #include "db_check_cmd.hpp"
 
+#include "fileio.hpp"
 #include "ftcost/database.hpp"
 #include "ftcost/db_check.hpp"
 
@@ -9,7 +10,6 @@
 #include <ctime>
 #include <exception>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <string>
@@ -47,13 +47,13 @@ void read_one(const fs::path& p, const std::string& display, const DbCheckOption
                           Errc::too_large});
     return;
   }
-  std::ifstream in(p, std::ios::binary);
-  std::string text(static_cast<std::size_t>(size), '\0');
-  if (!in || !in.read(text.data(), static_cast<std::streamsize>(size))) {
-    c.problems.push_back({display, "(file)", "cannot read the file", Errc::io_error});
+  // Regular files only, opened without blocking (fileio.hpp): a FIFO swapped in is refused, not waited on.
+  auto text = cli::read_regular_file(p.string(), static_cast<std::size_t>(kReadLimit));
+  if (!text.ok()) {
+    c.problems.push_back({display, "(file)", text.error().message, text.error().code});
     return;
   }
-  c.files.emplace_back(display, std::move(text));
+  c.files.emplace_back(display, std::move(text.value()));
 }
 
 bool hidden(const fs::path& p) {

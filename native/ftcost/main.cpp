@@ -2,6 +2,7 @@
 // Exit codes: 0 ok, 2 bad input (the message names the flag or field), 1 internal error.
 #include "compare_cmd.hpp"
 #include "db_check_cmd.hpp"
+#include "fileio.hpp"
 #include "format.hpp"
 #include "ftcost/database.hpp"
 #include "ftcost/estimate.hpp"
@@ -27,6 +28,7 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <utility>
 
 using namespace ftcost;
 using cli::fixed;
@@ -36,24 +38,14 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-Result<std::string> read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return make_error(Errc::io_error, path, "cannot open file");
-  f.seekg(0, std::ios::end);
-  std::streamoff size = f.tellg();
-  if (size < 0) return make_error(Errc::io_error, path, "cannot read file");
-  if (size > 8 * 1024 * 1024) return make_error(Errc::too_large, path, "file is larger than 8 MiB");
-  f.seekg(0);
-  std::string s(static_cast<std::size_t>(size), '\0');
-  f.read(s.data(), size);
-  if (!f) return make_error(Errc::io_error, path, "cannot read file");
-  return s;
-}
+// Every input file (model/GPU/calibration JSON, --points CSV, reference rows, stack profiles): regular files
+// only, at most 8 MiB (fileio.hpp).
+Result<std::string> read_file(const std::string& path) { return cli::read_regular_file(path); }
 
 long today_days() { return static_cast<long>(std::time(nullptr) / 86400); }
 
 int fail(const Error& e) {
-  std::cerr << "ftcost: error: " << e.to_string() << "\n";
+  std::cerr << "ftcost: error: " << cli::printable(e.to_string()) << "\n";
   return e.exit_code();
 }
 
@@ -65,7 +57,9 @@ CLI::Validator number_in(double lo, double hi, const std::string& what) {
       [lo, hi, what](std::string& s) -> std::string {
         char* end = nullptr;
         double v = std::strtod(s.c_str(), &end);
-        if (s.empty() || end == nullptr || *end != '\0' || !std::isfinite(v))
+        // decimal notation only: strtod also takes hex ("0x10"), "inf" and "nan"
+        const bool plain = s.find_first_not_of("0123456789.eE+-") == std::string::npos;
+        if (s.empty() || !plain || end == nullptr || *end != '\0' || !std::isfinite(v))
           return "must be a number, got \"" + s + "\"";
         if (v < lo || v > hi) return "must be " + what + ", got " + s;
         return std::string();
@@ -80,8 +74,8 @@ int print_estimate(const Estimate& e) {
   const Inputs& in = e.in;
   const Workload& w = in.workload;
   const ModelSpec& m = in.model;
-  std::cout << "ftcost estimate: " << m.display_name << " on " << in.gpu.name << " — "
-            << method_name(w.method);
+  std::cout << "ftcost estimate: " << cli::printable(m.display_name) << " on " << cli::printable(in.gpu.name)
+            << " — " << method_name(w.method);
   if (m.is_moe())
     std::cout << ", " << (w.moe == MoeMode::sparse ? "sparse" : "dense") << " MoE (" << w.active_experts(m)
               << " of " << m.moe.experts << " experts)";
@@ -114,7 +108,7 @@ int print_estimate(const Estimate& e) {
   add("CUDA context", mb.cuda_context);
   add("allocator overhead", mb.allocator_overhead);
   t.row({"total", gib(mb.total())});
-  t.row({"usable on " + in.gpu.id, gib(e.max_batch.usable_bytes)});
+  t.row({"usable on " + cli::printable(in.gpu.id), gib(e.max_batch.usable_bytes)});
   std::cout << t.str();
   if (in.stack.memory_uncertainty_fraction > 0)
     std::cout << "memory range: " << gib(e.memory_low) << "-" << gib(e.memory_high)
@@ -128,7 +122,12 @@ int print_estimate(const Estimate& e) {
             << fixed(e.max_batch.seq_len, 0) << " tokens; " << gib(e.max_batch.per_sample_bytes)
             << " GiB per sample)\n";
   std::cout << "longest sequence at batch 1: " << fixed(e.max_seq.seq_len, 0) << " tokens\n";
-  if (e.batch > 0) {
+  if (e.batch > e.max_batch.batch && e.max_batch.batch > 0) {
+    // An explicit --batch that does not fit: no step time, throughput, time or cost is a result.
+    std::cout << "does not fit at batch " << e.batch << ": the maximum on " << in.gpu.id << " is "
+              << e.max_batch.batch << "; step time, throughput, time and cost are not estimated (use --batch "
+              << e.max_batch.batch << " or --batch max)\n";
+  } else if (e.batch > 0) {
     std::cout << "step time: " << fixed(e.step.total_s, 3) << " s at batch " << e.batch << " ("
               << e.step.model << ", ±" << fixed(e.step.range_fraction * 100, 0) << "%)\n";
     if (e.step.model == "step-model") {
@@ -184,7 +183,7 @@ int print_estimate(const Estimate& e) {
       std::cout << pt.str();
     }
   }
-  for (const auto& wmsg : e.warnings) std::cout << "warning: " << wmsg << "\n";
+  for (const auto& wmsg : e.warnings) std::cout << "warning: " << cli::printable(wmsg) << "\n";
   return 0;
 }
 
@@ -358,9 +357,26 @@ int run_bench(int iterations, bool as_json) {
   return 0;
 }
 
+int run_command(int argc, char** argv);
+
 }  // namespace
 
+// What a command printed reaches its reader, or the command fails: a full disk or a closed stdout is an
+// error, not exit 0 with an empty file.
 int main(int argc, char** argv) {
+  cli::capture_stdout();
+  const int rc = run_command(argc, argv);
+  auto flushed = cli::flush_stdout();
+  if (!flushed.ok()) {
+    std::cerr << "ftcost: error: " << flushed.error().message << "\n";
+    return rc != 0 ? rc : 2;
+  }
+  return rc;
+}
+
+namespace {
+
+int run_command(int argc, char** argv) {
   try {
     CLI::App app{
         "ftcost — will an LLM fine-tuning job fit on a GPU, how fast does it run, what does it cost"};
@@ -455,7 +471,7 @@ int main(int argc, char** argv) {
     double c3 = paper::kC3Mixtral;
     fit->add_option("--points", points_file, "CSV with header batch,throughput[,sparsity]")->required();
     fit->add_option("--c3", c3, "MoE attenuation C3 (Mixtral 1.8, BlackMamba 2.5)")
-        ->check(number_in(1e-9, 1e12, "> 0"));
+        ->check(number_in(1e-9, 1e12, "between 1e-9 and 1e12"));
     fit->add_flag("--json", as_json, "JSON output");
 
     auto* models = app.add_subcommand("models", "List model presets");
@@ -601,8 +617,9 @@ int main(int argc, char** argv) {
       for (const auto& p : sw.points)
         t.row({fixed(p.batch, 0), p.fits ? "yes" : "no", fixed(p.memory_gib, 1), fixed(p.step_s, 3),
                fixed(p.qps, 3), fixed(p.qps_low, 3) + "–" + fixed(p.qps_high, 3), fixed(p.tokens_per_s, 0)});
-      std::cout << "ftcost sweep: " << in.value().model.id << " on " << in.value().gpu.id
-                << ", maximum batch " << static_cast<long long>(sw.max_batch) << "\n"
+      std::cout << "ftcost sweep: " << cli::printable(in.value().model.id) << " on "
+                << cli::printable(in.value().gpu.id) << ", maximum batch "
+                << static_cast<long long>(sw.max_batch) << "\n"
                 << t.str();
       return 0;
     }
@@ -692,7 +709,7 @@ int main(int argc, char** argv) {
 
     if (fit->parsed()) {
       auto text = read_file(points_file);
-      if (!text.ok()) return fail(make_error(Errc::io_error, "--points", text.error().to_string()));
+      if (!text.ok()) return fail(make_error(text.error().code, "--points", text.error().to_string()));
       auto pts = paper::parse_points_csv(text.value(), points_file);
       if (!pts.ok()) return fail(pts.error());
       auto f = paper::fit_eq2(pts.value(), c3);
@@ -769,6 +786,22 @@ int main(int argc, char** argv) {
     if (fitstack->parsed() && !fit_runs.empty())
       return cli::run_fit_stack_runs(fit_runs, db, fit_stack_id, fit_write, as_json, read_file);
     if (validate->parsed() || fitstack->parsed()) {
+      // An output path given empty is an error, not "no output" (issue #15 item 9).
+      for (const auto& [cmd, flag] : {std::pair<CLI::App*, const char*>{validate, "--markdown"},
+                                      {validate, "--svg"},
+                                      {validate, "--dir"},
+                                      {fitstack, "--write"},
+                                      {fitstack, "--dir"}}) {
+        if (!cmd->parsed() || cmd->count(flag) == 0) continue;
+        const std::string& v = std::string(flag) == "--markdown" ? md_out
+                               : std::string(flag) == "--svg"    ? svg_out
+                               : std::string(flag) == "--write"  ? fit_write
+                                                                 : ref_dir;
+        if (v.empty())
+          return fail(make_error(Errc::invalid_value, flag,
+                                 std::string(flag) == "--dir" ? "needs a folder, got an empty value"
+                                                              : "needs a file name, got an empty value"));
+      }
       auto rows = cli::load_reference_dir(ref_dir, read_file);
       if (!rows.ok()) return fail(rows.error());
       if (validate->parsed()) {
@@ -787,3 +820,5 @@ int main(int argc, char** argv) {
     return 1;
   }
 }
+
+}  // namespace

@@ -1,32 +1,19 @@
 #include "report.hpp"
 
+#include "fileio.hpp"
 #include "format.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <sys/stat.h>
 
 namespace ftcost::cli {
-
-Status write_file_atomic(const std::string& path, const std::string& content) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) return make_error(Errc::io_error, path, "cannot write (temporary file " + tmp + ")");
-    f << content;
-    f.flush();
-    if (!f) return make_error(Errc::io_error, path, "write failed");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return make_error(Errc::io_error, path, "cannot replace the file");
-  }
-  return Ok{};
-}
 
 Result<std::vector<RefRow>> load_reference_dir(const std::string& dir, const Reader& read) {
   std::error_code ec;
@@ -42,6 +29,8 @@ Result<std::vector<RefRow>> load_reference_dir(const std::string& dir, const Rea
     FTCOST_TRY(part, parse_reference(text, f));
     rows.insert(rows.end(), part.begin(), part.end());
   }
+  FTCOST_TRY(unique, check_unique_ids(rows));
+  (void)unique;
   return rows;
 }
 
@@ -122,7 +111,17 @@ int run_validate(const std::vector<RefRow>& rows, const Database& db, bool as_js
   auto res = evaluate(rows, db);
   auto groups = group_stats(res);
   int failed = 0;
-  for (const auto& r : res) failed += r.error.empty() ? 0 : 1;
+  bool bad_input = false;  // a row's request is wrong (unknown model, bad value): exit 2, not 1
+  for (const auto& r : res) {
+    if (r.error.empty()) continue;
+    ++failed;
+    if (!bad_input && errc_exit_code(r.code) == 2 && r.code != Errc::does_not_fit) {
+      bad_input = true;
+      std::cerr << "ftcost: error: reference row \"" << printable(r.row->id) << "\": " << printable(r.error)
+                << "\n";
+    }
+  }
+  if (bad_input) return 2;
   if (as_json) {
     json jr = json::array();
     for (const auto& r : res)
@@ -158,7 +157,7 @@ int run_validate(const std::vector<RefRow>& rows, const Database& db, bool as_js
   if (!svg_path.empty()) {
     auto st = write_file_atomic(svg_path, svg_plot(res));
     if (!st.ok()) {
-      std::cerr << "ftcost: error: " << st.error().to_string() << "\n";
+      std::cerr << "ftcost: error: --svg: " << printable(st.error().to_string()) << "\n";
       return 2;
     }
   }
@@ -175,7 +174,7 @@ int run_validate(const std::vector<RefRow>& rows, const Database& db, bool as_js
          << (r.error.empty() ? pct(r.rel_error) : r.error) << " |\n";
     auto st = write_file_atomic(markdown_path, md.str());
     if (!st.ok()) {
-      std::cerr << "ftcost: error: " << st.error().to_string() << "\n";
+      std::cerr << "ftcost: error: --markdown: " << printable(st.error().to_string()) << "\n";
       return 2;
     }
   }
@@ -193,6 +192,36 @@ int run_fit_stack(const std::vector<RefRow>& rows, const Database& db, const std
     std::cerr << "ftcost: error: --stack: unknown stack \"" << stack_id << "\"\n";
     return 2;
   }
+  // The file --write updates is read (and checked) before the fit, so that a wrong path fails at once.
+  json j;
+  if (!write_path.empty()) {
+    auto text = read(write_path);
+    if (!text.ok()) {
+      std::string msg = text.error().to_string();
+      struct stat st {};
+      if (::stat(write_path.c_str(), &st) != 0 && errno == ENOENT)
+        msg = write_path +
+              ": no such file; --write updates an existing stack profile JSON (e.g. gpu-db/stacks/" +
+              stack_id + ".json): it keeps the profile and replaces its throughput parameters";
+      std::cerr << "ftcost: error: --write: " << printable(msg) << "\n";
+      return 2;
+    }
+    auto doc = parse_json_text(text.value(), write_path);
+    if (!doc.ok()) {
+      std::cerr << "ftcost: error: --write: " << printable(doc.error().to_string()) << "\n";
+      return 2;
+    }
+    if (!doc.value().is_object()) {
+      std::cerr << "ftcost: error: --write: " << printable(write_path)
+                << ": must be a stack profile JSON object\n";
+      return 2;
+    }
+    j = doc.value();
+    if (j.contains("throughput") && !j.at("throughput").is_object()) {
+      std::cerr << "ftcost: error: --write: " << printable(write_path) << ": throughput: must be an object\n";
+      return 2;
+    }
+  }
   auto fitted = fit_stack(rows, db, *s);
   if (!fitted.ok()) {
     std::cerr << "ftcost: error: " << fitted.error().to_string() << "\n";
@@ -200,23 +229,12 @@ int run_fit_stack(const std::vector<RefRow>& rows, const Database& db, const std
   }
   std::cout << fitted->fit.dump(2) << "\n";
   if (write_path.empty()) return 0;
-  auto text = read(write_path);
-  if (!text.ok()) {
-    std::cerr << "ftcost: error: " << text.error().to_string() << "\n";
-    return 2;
-  }
-  auto doc = parse_json_text(text.value(), write_path);
-  if (!doc.ok()) {
-    std::cerr << "ftcost: error: " << doc.error().to_string() << "\n";
-    return 2;
-  }
-  json j = doc.value();
   for (auto it = fitted->fit["parameters"].begin(); it != fitted->fit["parameters"].end(); ++it)
     j["throughput"][it.key()] = it.value();
   j["throughput"]["fit"] = fitted->fit;
   auto st = write_file_atomic(write_path, j.dump(2) + "\n");
   if (!st.ok()) {
-    std::cerr << "ftcost: error: " << st.error().to_string() << "\n";
+    std::cerr << "ftcost: error: --write: " << printable(st.error().to_string()) << "\n";
     return 2;
   }
   std::cout << "wrote " << write_path << "\n";

@@ -16,7 +16,5 @@ int run_validate(const std::vector<RefRow>& rows, const Database& db, bool as_js
                  const std::string& markdown_path, const std::string& svg_path);
 int run_fit_stack(const std::vector<RefRow>& rows, const Database& db, const std::string& stack_id,
                   const std::string& write_path, const Reader& read);
-// Writes via a temporary file in the same folder and a rename, so readers never see half a file.
-Status write_file_atomic(const std::string& path, const std::string& content);
 
 }  // namespace ftcost::cli

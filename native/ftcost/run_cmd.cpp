@@ -1,5 +1,6 @@
 #include "run_cmd.hpp"
 
+#include "fileio.hpp"
 #include "format.hpp"
 #include "ftcost/embedded_db.hpp"
 #include "report.hpp"
@@ -149,7 +150,7 @@ int run_fit_stack_runs(const std::vector<std::string>& paths, const Database& db
   j["memory"]["gc_retained_provenance"] = r.stack.gc_retained_provenance;
   j["throughput"]["fit"] = r.stack.fit;
   auto st = write_file_atomic(write_path, j.dump(2) + "\n");
-  if (!st.ok()) return fail(st.error());
+  if (!st.ok()) return fail(make_error(st.error().code, "--write", st.error().to_string()));
   if (!as_json) std::cout << "wrote " << write_path << "\n";
   return 0;
 }

@@ -10,10 +10,16 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 using json = nlohmann::json;
 
@@ -25,10 +31,11 @@ struct Run {
   std::string err;  // stderr
 };
 
-Run run(const std::string& args) {
+// `prefix` goes before the binary (e.g. "timeout 30 " where a regression would hang).
+Run run(const std::string& args, const std::string& prefix = "") {
   static int n = 0;
   const std::string err_file = std::string(FTCOST_TEST_TMP) + "/stderr_" + std::to_string(n++) + ".txt";
-  const std::string cmd = std::string(FTCOST_BIN) + " " + args + " 2>" + err_file;
+  const std::string cmd = prefix + std::string(FTCOST_BIN) + " " + args + " 2>" + err_file;
   Run r;
   FILE* p = popen(cmd.c_str(), "r");
   REQUIRE(p != nullptr);
@@ -287,7 +294,7 @@ TEST_CASE("bad input: exit code 2 and a message naming the flag or field, never 
   expect_bad("estimate --model " + kData + "/bad/layers-string.json --gpu a40 --method qlora",
              "num_hidden_layers");
   expect_bad("estimate --model " + kData + "/bad/unknown-arch.json --gpu a40 --method qlora", "model_type");
-  expect_bad("estimate --model /nonexistent/config.json --gpu a40 --method qlora", "cannot open");
+  expect_bad("estimate --model /nonexistent/config.json --gpu a40 --method qlora", "no such file");
   expect_bad(
       "estimate --model mixtral-8x7b --gpu " + kData + "/bad/gpu-negative-bandwidth.json --method qlora",
       "memory_bandwidth_gbps");
@@ -464,4 +471,74 @@ TEST_CASE("multi-GPU: estimate reports per-rank memory and communication; compar
   const Run b = run("bench --iterations 40 --json");
   REQUIRE(b.code == 0);
   CHECK(json::parse(b.out)["multi_gpu_estimate_us"].get<double>() > 0);
+}
+
+// Issue #15: files, output targets and stdout. tests/robust/robust.py runs many more cases of each kind.
+TEST_CASE("issue #15: inputs that are not regular files are named, never read or waited on") {
+  const std::string dir = std::string(FTCOST_TEST_TMP) + "/issue15";
+  (void)std::system(("rm -rf " + dir + " && mkdir -p " + dir + "/folder").c_str());
+  const std::string fifo = dir + "/points.csv";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  // a FIFO hung forever before; `timeout` turns a regression into exit 124 instead of a stuck test
+  Run r = run("fit --points " + fifo, "timeout 30 ");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("FIFO") != std::string::npos);
+  r = run("estimate --model " + fifo + " --gpu a40 --method qlora", "timeout 30 ");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("FIFO") != std::string::npos);
+  expect_bad("estimate --model " + dir + "/folder --gpu a40 --method qlora", "is a folder");
+  expect_bad("fit --points /dev/zero", "character device");
+  expect_bad("fit --points " + kData + "/a40-mixtral-cs-sparse.csv --c3 1e308", "between 1e-9 and 1e12");
+  expect_bad("fit-stack --write " + dir + "/missing.json", "no such file");
+}
+
+TEST_CASE("issue #15: outputs replace neither device nodes nor symlinks, and write errors are reported") {
+  const std::string dir = std::string(FTCOST_TEST_TMP) + "/issue15-out";
+  (void)std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
+  // As root the old rename replaced device nodes: use private ones (mknod) so /dev is never at risk.
+  std::string null_dev = "/dev/null", full_dev = "/dev/full";
+  if (::geteuid() == 0 && ::mknod((dir + "/null").c_str(), S_IFCHR | 0666, makedev(1, 3)) == 0 &&
+      ::mknod((dir + "/full").c_str(), S_IFCHR | 0666, makedev(1, 7)) == 0) {
+    null_dev = dir + "/null";
+    full_dev = dir + "/full";
+  }
+  Run r = run("validate --svg " + null_dev + " --markdown " + null_dev);
+  CHECK(r.code == 0);
+  struct stat st {};
+  REQUIRE(::lstat(null_dev.c_str(), &st) == 0);
+  CHECK(S_ISCHR(st.st_mode));
+  r = run("validate --markdown " + full_dev);
+  CHECK(r.code == 2);
+  CHECK(r.err.find("--markdown") != std::string::npos);
+  CHECK(r.err.find("No space left on device") != std::string::npos);
+  REQUIRE(::lstat(full_dev.c_str(), &st) == 0);
+  CHECK(S_ISCHR(st.st_mode));
+  // a symlink stays a symlink; its target gets the report
+  { std::ofstream(dir + "/target.md") << "old\n"; }
+  REQUIRE(::symlink("target.md", (dir + "/link.md").c_str()) == 0);
+  r = run("validate --markdown " + dir + "/link.md");
+  CHECK(r.code == 0);
+  REQUIRE(::lstat((dir + "/link.md").c_str(), &st) == 0);
+  CHECK(S_ISLNK(st.st_mode));
+  std::ifstream t(dir + "/target.md");
+  std::stringstream text;
+  text << t.rdbuf();
+  CHECK(text.str().rfind("| group", 0) == 0);
+}
+
+TEST_CASE("issue #15: a write error on stdout is an error, not exit 0 with an empty file") {
+  Run r = run("models --json >/dev/full");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("cannot write to stdout: No space left on device") != std::string::npos);
+  r = run("estimate --model mixtral-8x7b --gpu a40 --method qlora --json >&-");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("cannot write to stdout") != std::string::npos);
+}
+
+TEST_CASE("issue #15: an explicit batch that does not fit prints no time or cost as a result") {
+  Run r = run("estimate --model mixtral-8x7b --gpu a40 --method qlora --dataset math14k --batch 64");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("does not fit at batch 64") != std::string::npos);
+  CHECK(r.out.find("cost: $") == std::string::npos);
+  CHECK(r.out.find("throughput:") == std::string::npos);
 }

@@ -54,9 +54,16 @@ struct Eq2Fit {
 
 // Least squares for C2 and C4 with C3 fixed (closed form, linear in ln(bsz)/(s*C3)); like the released
 // code, the fit uses the exponent for every point.
+// Ranges: C3 in [1e-9, 1e12] (as `ftcost fit --c3`), batch 1..2^24 (as --batch), throughput in (0, 1e6]
+// queries/s, sparsity in (0, 1]. A fit whose result would not be finite is an error (fit_failed).
+constexpr double kMinC3 = 1e-9;
+constexpr double kMaxC3 = 1e12;
+constexpr long kMaxPointBatch = 1L << 24;
+constexpr double kMaxPointThroughput = 1e6;
 Result<Eq2Fit> fit_eq2(const std::vector<Point>& pts, double c3);
 
-// Reads a CSV with a header naming at least `batch,throughput` (optional `sparsity`, default 0.25).
+// Reads a CSV with a header naming at least `batch,throughput` (optional `sparsity`, default 0.25); a UTF-8
+// byte-order mark before the header is skipped; batch follows --batch's rule (digits only, 1..2^24).
 Result<std::vector<Point>> parse_points_csv(const std::string& text, const std::string& source);
 
 // The A40 sweeps of paper.md §2.4 (the data the paper fitted).

@@ -24,7 +24,12 @@ struct RefRow {
   json parallel;  // multi-GPU options (parallel.hpp plan_from_json); null for a single-GPU row
 };
 
+// Every row needs a non-empty id, role, group, metric and source and a measured value in (0, 1e9]; a file
+// needs at least one row, and ids must be unique within it. (A metric ftcost does not predict fails in
+// predict() as invalid_value: bad input.)
 Result<std::vector<RefRow>> parse_reference(const std::string& text, const std::string& source);
+// Ids must also be unique across files: the first duplicate is reported with both places.
+Status check_unique_ids(const std::vector<RefRow>& rows);
 
 // The predicted value of a row's metric. `stack_override` replaces the request's stack profile.
 Result<double> predict(const RefRow& row, const Database& db, const StackProfile* stack_override = nullptr);
@@ -33,8 +38,9 @@ Result<double> predict_resolved(const RefRow& row, const Inputs& in, const Datab
 struct RowResult {
   const RefRow* row = nullptr;
   double predicted = 0;
-  double rel_error = 0;  // (predicted - measured) / measured
-  std::string error;     // non-empty when the prediction failed
+  double rel_error = 0;        // (predicted - measured) / measured
+  std::string error;           // non-empty when the prediction failed
+  Errc code = Errc::internal;  // the failure's class when `error` is set (bad input in the row: exit 2)
 };
 
 struct GroupStats {

@@ -1,5 +1,7 @@
 #include "ftcost/calibrate/output.hpp"
 
+#include "fileio.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -32,43 +34,7 @@ bool git_dirty() { return FTCOST_GIT_DIRTY != 0; }
 // ---- files ----
 
 Status atomic_write_file(const std::string& path, const std::string& text) {
-  std::string dir = ".";
-  std::size_t slash = path.find_last_of('/');
-  if (slash != std::string::npos) dir = slash == 0 ? "/" : path.substr(0, slash);
-  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  if (base.empty()) return make_error(Errc::io_error, path, "is a folder, not a file name");
-  std::string tmp = (dir == "/" ? "" : dir) + "/." + base + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    return make_error(Errc::io_error, path,
-                      std::string("cannot create a file in ") + dir + ": " + std::strerror(errno));
-  }
-  const char* p = text.data();
-  std::size_t left = text.size();
-  while (left > 0) {
-    ssize_t w = ::write(fd, p, left);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return make_error(Errc::io_error, path, std::string("write failed: ") + std::strerror(err));
-    }
-    p += w;
-    left -= static_cast<std::size_t>(w);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return make_error(Errc::io_error, path, std::string("cannot flush to disk: ") + std::strerror(err));
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return make_error(Errc::io_error, path,
-                      std::string("cannot rename the temporary file into place: ") + std::strerror(err));
-  }
-  return Ok{};
+  return cli::write_file_atomic(path, text);
 }
 
 Status check_and_write(const Calibration& cal, const std::string& path) {

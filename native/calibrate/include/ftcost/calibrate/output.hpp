@@ -11,8 +11,9 @@
 
 namespace ftcost::calib {
 
-// Writes `text` to `path` atomically: a temporary file in the same folder, flushed to disk, then
-// renamed over `path`. On failure nothing is left behind and `path` is untouched.
+// Writes `text` to `path` atomically: a temporary file in the real target's folder (symlinks resolved),
+// flushed to disk, then renamed over it; a character device (/dev/null) is written through, never replaced
+// (native/ftcost/fileio.hpp, write_file_atomic). On failure nothing is left behind and `path` is untouched.
 Status atomic_write_file(const std::string& path, const std::string& text);
 
 // Checks a finished calibration with the core's loader (round trip through JSON) and writes it

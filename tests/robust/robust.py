@@ -1,0 +1,716 @@
+#!/usr/bin/env python3
+"""ftcost robustness suite: hostile inputs against the command line's contract (issue #15).
+
+Generates its inputs in a scratch folder (files of every kind: FIFO, folder, device, symlink, symlink loop,
+empty, huge, byte-order mark, control characters, binary; numbers at every edge; empty values; output
+targets that are devices, symlinks, FIFOs, folders and full disks; stdout on a full disk or closed) and
+checks, for every case:
+
+  - it ends within the timeout (a hang is a failure);
+  - it is not killed by a signal (SIGPIPE only where the reader quits early on purpose);
+  - exit 0 only with valid output: non-empty stdout, JSON that parses when --json was asked, and no
+    non-finite number anywhere (NaN/Infinity in JSON, nan/inf in text);
+  - exit 2 with a message on stderr that starts with "ftcost: error:" and names the flag, field or path;
+  - exit 1 (internal error) never;
+  - no device node it was given is modified (type, device number, inode), and no symlink it was given as an
+    output is replaced.
+
+A case may be marked xfail (Case(..., xfail="why")) while the fix it waits for is not merged: it is then
+reported, not counted as a failure, and reported as XPASS once it passes. No case is marked now (items 9
+and 10 of issue #15, empty values and values that do not apply, were marked until the option table landed).
+
+Python 3 standard library only. Usage:
+  robust.py --ftcost build/native/bin/ftcost [--tmp DIR] [--jobs N] [--timeout S] [-k SUBSTRING] [-v]
+Exit status 0 when every case that is not xfail passes, 1 otherwise.
+"""
+
+import argparse
+import concurrent.futures
+import json
+import os
+import re
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+
+# --------------------------------------------------------------------------------------------------- cases
+
+
+JOB = ["--model", "llama-3.1-8b", "--gpu", "a40", "--method", "qlora", "--seq", "512"]
+MOE_JOB = ["--model", "mixtral-8x7b", "--gpu", "a40", "--method", "qlora", "--dataset", "math14k"]
+
+NONFINITE_TEXT = re.compile(r"(?<![A-Za-z])-?(nan|inf|infinity)(?![A-Za-z])", re.IGNORECASE)
+
+
+class Case:
+    def __init__(self, name, args, expect="any", mention=(), json_out=None, stdout=None, xfail=None,
+                 check=None, nodes=(), links=(), allow_sigpipe=False, stdin=None, env=None, cwd_gone=False):
+        self.name = name
+        self.args = args  # list of str; the binary is prepended
+        self.expect = expect  # "ok" (exit 0), "bad" (exit 2), "fail" (exit != 0, not 1 unless...), "any"
+        self.mention = mention if isinstance(mention, (tuple, list)) else (mention,)
+        self.json_out = json_out if json_out is not None else ("--json" in args)
+        self.stdout = stdout  # None: captured; "full": /dev/full; "closed": fd 1 closed; "early": reader quits
+        self.xfail = xfail
+        self.check = check  # extra check(result) -> error string or None
+        self.nodes = nodes  # device nodes that must be unchanged
+        self.links = links  # (link, target) pairs: the link must stay a link to that target
+        self.allow_sigpipe = allow_sigpipe
+        self.stdin = stdin
+        self.env = env  # the whole environment (None: inherited)
+        self.cwd_gone = cwd_gone  # run from a folder that was deleted
+
+
+class Result:
+    def __init__(self):
+        self.code = None
+        self.signal = None
+        self.out = ""
+        self.err = ""
+        self.timed_out = False
+        self.seconds = 0.0
+
+
+def node_id(path):
+    st = os.lstat(path)
+    return (stat.S_IFMT(st.st_mode), st.st_rdev, st.st_ino)
+
+
+def write(path, data, mode="w"):
+    with open(path, mode) as f:
+        f.write(data)
+    return path
+
+
+class Env:
+    """The scratch folder and every hostile file in it."""
+
+    def __init__(self, root, source):
+        self.root = root
+        self.source = source
+        self.notes = []
+        os.makedirs(root, exist_ok=True)
+        j = lambda *p: os.path.join(root, *p)  # noqa: E731
+        self.j = j
+        # --- inputs
+        self.fifo = j("fifo.json")
+        os.mkfifo(self.fifo)
+        self.fifo_csv = j("fifo.csv")
+        os.mkfifo(self.fifo_csv)
+        self.folder = j("folder.json")
+        os.makedirs(self.folder)
+        self.empty = write(j("empty.json"), "")
+        self.empty_csv = write(j("empty.csv"), "")
+        self.huge = j("huge.json")
+        with open(self.huge, "wb") as f:  # sparse: 9 MiB of zeros, over the 8 MiB input limit
+            f.truncate(9 * 1024 * 1024)
+        self.binary = write(j("binary.json"), bytes(range(256)) * 64, "wb")
+        self.nul_csv = write(j("nul.csv"), b"\0" * 4096, "wb")
+        self.loop = j("loop.json")
+        os.symlink(self.loop, self.loop)
+        self.dangling_in = j("dangling-in.json")
+        os.symlink(j("does-not-exist.json"), self.dangling_in)
+        self.missing = j("missing.json")
+        llama = {"model_type": "llama", "hidden_size": 512, "intermediate_size": 1376, "num_hidden_layers": 4,
+                 "num_attention_heads": 8, "num_key_value_heads": 4, "vocab_size": 32000}
+        self.model = write(j("model.json"), json.dumps(llama))
+        self.model_bom = write(j("model-bom.json"), "\ufeff" + json.dumps(llama), "w")
+        self.model_link = j("model-link.json")
+        os.symlink(self.model, self.model_link)
+        jamba = json.load(open(os.path.join(source, "gpu-db/models/jamba-v0.1.json")))["config"]
+        self.jamba_ok = write(j("jamba-ok.json"), json.dumps(jamba))
+        self.jamba_attn = write(j("jamba-attn.json"), json.dumps(dict(jamba, attn_layer_offset=8)))
+        self.jamba_attn9 = write(j("jamba-attn9.json"), json.dumps(dict(jamba, attn_layer_offset=9)))
+        self.jamba_expert = write(j("jamba-expert.json"), json.dumps(dict(jamba, expert_layer_offset=2)))
+        # 3 layers: offsets 4 and 1 give 0 attention and 1 expert layer, offsets 0 and 0 would give 1 and 2
+        self.jamba_3 = write(j("jamba-3-layers.json"), json.dumps(dict(jamba, num_hidden_layers=3)))
+        self.jamba_noff = write(j("jamba-no-offsets.json"), json.dumps(
+            {k: v for k, v in dict(jamba, num_hidden_layers=3).items()
+             if k not in ("attn_layer_offset", "expert_layer_offset")}))
+        gpu = json.load(open(os.path.join(source, "gpu-db/gpus/a40.json")))
+        gpu["id"] = "my-a40"
+        self.gpu = write(j("gpu.json"), json.dumps(gpu))
+        self.gpu_bad = {}
+        for key, patch in {
+            "empty-id": {"id": ""},
+            "dotdot-id": {"id": "../../etc/passwd"},
+            "long-id": {"id": "a" * 100000},
+            "upper-id": {"id": "A40"},
+            "ctrl-id": {"id": "a40\u001b[2J"},
+            "ctrl-name": {"name": "A40\u001b[2J\u001b[H"},
+            "c1-name": {"name": "A40\u009b2J"},
+            "nl-name": {"name": "A40\nwarning: fake"},
+            "empty-name": {"name": ""},
+            "ctrl-vendor": {"vendor": "NVIDIA\u0007"},
+            "ctrl-source": {"sources": ["https://example.com/\u001b]0;pwned\u0007"]},
+        }.items():
+            self.gpu_bad[key] = write(j("gpu-" + key + ".json"), json.dumps(dict(gpu, **patch)))
+        # --- fit points
+        self.points = write(j("points.csv"), "batch,throughput,sparsity\n1,0.341,0.25\n2,0.657,0.25\n4,1.135,0.25\n")
+        self.points_bom = write(j("points-bom.csv"), "\ufeffbatch,throughput\r\n1,0.3\r\n2,0.6\r\n4,1.1\r\n")
+        self.points_link = j("points-link.csv")
+        os.symlink(self.points, self.points_link)
+
+        def pts(name, rows, header="batch,throughput"):
+            return write(j("points-" + name + ".csv"), header + "\n" + "\n".join(rows) + "\n")
+
+        self.points_bad = {
+            "batch-2p64": pts("b2p64", ["1,0.3", "18446744073709551616,0.6"]),
+            "batch-1e300": pts("b1e300", ["1,0.3", "1e300,0.6"]),
+            "batch-hex": pts("bhex", ["1,0.3", "0x10,0.6"]),
+            "batch-frac": pts("bfrac", ["1,0.3", "2.5,0.6"]),
+            "batch-neg": pts("bneg", ["1,0.3", "-2,0.6"]),
+            "batch-zero": pts("bzero", ["0,0.3", "2,0.6"]),
+            "batch-plus": pts("bplus", ["1,0.3", "+2,0.6"]),
+            "tp-1e308": pts("t1e308", ["1,1e308", "2,1e308"]),
+            "tp-huge-one": pts("thuge1", ["1,0.3", "2,1e308"]),
+            "tp-inf": pts("tinf", ["1,0.3", "2,inf"]),
+            "tp-nan": pts("tnan", ["1,0.3", "2,nan"]),
+            "tp-hex": pts("thex", ["1,0.3", "2,0x1p3"]),
+            "tp-zero": pts("tzero", ["1,0", "2,0.6"]),
+            "tp-neg": pts("tneg", ["1,-0.3", "2,0.6"]),
+            "tp-empty": pts("tempty", ["1,", "2,0.6"]),
+            "sparsity-2": pts("s2", ["1,0.3,2", "2,0.6,2"], "batch,throughput,sparsity"),
+            "no-rows": pts("norows", []),
+            "one-row": pts("onerow", ["1,0.3"]),
+            "same-batch": pts("same", ["2,0.3", "2,0.6"]),
+            "bad-header": write(j("points-badheader.csv"), "b,t\n1,0.3\n2,0.6\n"),
+            "ctrl": write(j("points-ctrl.csv"), "batch,throughput\n1,0.3\n2,\u001b[2J\n"),
+        }
+        self.points_tiny = pts("tiny", ["1,1e-300", "2,2e-300"])
+        # --- reference rows (validate --dir, fit-stack --dir)
+        ref = json.load(open(os.path.join(source, "tests/data/reference/paper-a40.json")))
+        row = ref["rows"][0]
+
+        def refdir(name, rows, extra_files=()):
+            d = j("ref-" + name)
+            os.makedirs(d)
+            write(os.path.join(d, "rows.json"), json.dumps({"schema": "ftcost.reference/1", "rows": rows}))
+            for fname, content in extra_files:
+                write(os.path.join(d, fname), content)
+            return d
+
+        self.ref_ok = refdir("ok", [row])
+        # a small training set (the profile has 6 free parameters: 7 rows at least) keeps fit-stack fast
+        training = [r for r in ref["rows"] if r["role"] == "training" and r["metric"] != "max_batch_size"]
+        self.ref_fit = refdir("fit", training[:8])
+        self.ref_bad = {
+            "empty-rows": refdir("empty", []),
+            "empty-row": refdir("emptyrow", [{}]),
+            "empty-id": refdir("emptyid", [dict(row, id="")]),
+            "dup-id": refdir("dup", [row, dict(row)]),
+            "dup-across": refdir("dupx", [row], [("more.json", json.dumps(
+                {"schema": "ftcost.reference/1", "rows": [row]}))]),
+            "measured-1e308": refdir("m1e308", [dict(row, measured=1e308)]),
+            "measured-0": refdir("m0", [dict(row, measured=0)]),
+            "unknown-model": refdir("unkmodel", [dict(row, request=dict(row["request"], model="nope"))]),
+            "bad-batch": refdir("badbatch", [dict(row, request=dict(row["request"], batch="0x10"))]),
+            "unknown-metric": refdir("unkmetric", [dict(row, metric="bogus")]),
+            "bad-role": refdir("badrole", [dict(row, role="")]),
+            "rows-object": refdir("rowsobj", {"a": 1}),
+        }
+        self.ref_fifo = j("ref-fifo")
+        os.makedirs(self.ref_fifo)
+        write(os.path.join(self.ref_fifo, "rows.json"), json.dumps({"schema": "ftcost.reference/1", "rows": [row]}))
+        os.mkfifo(os.path.join(self.ref_fifo, "zz-fifo.json"))
+        # --- outputs
+        self.out_dir = j("out")
+        os.makedirs(self.out_dir)
+        self.out_target = write(j("out", "target.md"), "old\n")
+        self.out_link = j("out", "link.md")
+        os.symlink("target.md", self.out_link)  # relative link
+        self.out_dangling = j("out", "dangling.md")
+        os.symlink("new-target.md", self.out_dangling)
+        self.out_fifo = j("out", "fifo.md")
+        os.mkfifo(self.out_fifo)
+        self.out_missing_dir = j("no-such-folder", "report.md")
+        self.stack_copy = j("out", "stack.json")
+        shutil.copy(os.path.join(source, "gpu-db/stacks/hf-transformers-2024.json"), self.stack_copy)
+        self.stack_link = j("out", "stack-link.json")
+        os.symlink("stack.json", self.stack_link)
+        # --- device nodes: as root the tool could replace a node, so it gets private ones (mknod) and never
+        # /dev/null or /dev/full themselves; an unprivileged run cannot replace /dev's nodes.
+        self.dev_null, self.dev_full = "/dev/null", "/dev/full"
+        self.devices_ok = True
+        if os.geteuid() == 0:
+            self.devices_ok = False
+            try:
+                os.mknod(j("null"), 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+                os.mknod(j("full"), 0o666 | stat.S_IFCHR, os.makedev(1, 7))
+                with open(j("null"), "w") as f:
+                    f.write("x")
+                self.dev_null, self.dev_full = j("null"), j("full")
+                self.devices_ok = True
+            except OSError as e:
+                self.notes.append("private device nodes unavailable (%s): device-output cases skipped" % e)
+
+
+def build_cases(env):
+    c = []
+    E = env
+    add = c.append
+
+    # ---------------------------------------------------------------- files of every kind as inputs
+    for flag, extra in (("--model", ["--gpu", "a40", "--seq", "512", "--method", "lora"]),
+                        ("--gpu", ["--model", "llama-3.1-8b", "--seq", "512", "--method", "lora"]),
+                        ("--calibration", ["--model", "llama-3.1-8b", "--gpu", "a40", "--seq", "512", "--method",
+                                           "lora"])):
+        for kind, path, mention in (
+                ("fifo", E.fifo, "FIFO"), ("folder", E.folder, "folder"), ("empty", E.empty, E.empty),
+                ("huge", E.huge, "8 MiB"), ("binary", E.binary, E.binary), ("loop", E.loop, E.loop),
+                ("dangling-link", E.dangling_in, "no such file"), ("missing", E.missing, "no such file"),
+                ("dev-zero", "/dev/zero", "character device"), ("dev-null", "/dev/null", "character device"),
+                ("dev-urandom", "/dev/urandom", "character device")):
+            add(Case("input %s %s" % (flag, kind), ["estimate", flag, path] + extra, "bad", mention))
+    add(Case("input --model symlink", ["estimate", "--model", E.model_link, "--gpu", "a40", "--seq", "512",
+                                       "--method", "full"], "ok"))
+    add(Case("input --model BOM", ["estimate", "--model", E.model_bom, "--gpu", "a40", "--seq", "512", "--method",
+                                   "full", "--json"], "ok"))
+    add(Case("input --gpu path", ["estimate", "--model", "llama-3.1-8b", "--gpu", E.gpu, "--seq", "512",
+                                  "--method", "qlora"], "ok"))
+    for kind, path, mention in (("fifo", E.fifo, "FIFO"), ("folder", E.folder, "folder"),
+                                ("missing", E.missing, "no such file")):
+        add(Case("input compare --model %s" % kind, ["compare", "--model", path, "--seq", "512", "--method", "lora"],
+                 "bad", mention))
+        add(Case("input sweep --model %s" % kind, ["sweep", "--model", path, "--gpu", "a40", "--seq", "512",
+                                                   "--method", "lora"], "bad", mention))
+    # recorded runs (ftcost.run/1): fit-stack --run and estimate --run
+    for kind, path, mention in (("fifo", E.fifo, "FIFO"), ("folder", E.folder, "folder"),
+                                ("dev-zero", "/dev/zero", "character device"), ("empty", E.empty, E.empty),
+                                ("huge", E.huge, "8 MiB"), ("binary", E.binary, E.binary),
+                                ("missing", E.missing, "no such file"), ("not a run", E.model, "schema")):
+        add(Case("fit-stack --run %s" % kind, ["fit-stack", "--run", path], "bad", mention))
+        add(Case("estimate --run %s" % kind, ["estimate"] + JOB + ["--run", path], "bad", mention))
+    if E.devices_ok:
+        add(Case("fit-stack --run --write full device", ["fit-stack", "--run", E.fifo, "--write", E.dev_full],
+                 "bad", "--run", nodes=(E.dev_null, E.dev_full)))
+    # fit --points
+    for kind, path, mention in (
+            ("fifo", E.fifo_csv, "FIFO"), ("folder", E.folder, "folder"), ("empty", E.empty_csv, "empty"),
+            ("huge", E.huge, "8 MiB"), ("nul", E.nul_csv, "header"), ("dev-zero", "/dev/zero", "character device"),
+            ("dev-urandom", "/dev/urandom", "character device"), ("missing", E.missing, "no such file"),
+            ("loop", E.loop, E.loop)):
+        add(Case("fit --points %s" % kind, ["fit", "--points", path], "bad", mention))
+    add(Case("fit --points symlink", ["fit", "--points", E.points_link, "--json"], "ok"))
+    add(Case("fit --points BOM+CRLF", ["fit", "--points", E.points_bom, "--json"], "ok"))
+    add(Case("fit --points tiny throughput", ["fit", "--points", E.points_tiny, "--json"], "any"))
+    for kind, path in E.points_bad.items():
+        mention = {"no-rows": "no data rows", "one-row": "two", "same-batch": "do not vary",
+                   "bad-header": "header"}.get(kind, "batch" if kind.startswith("batch") else
+                                               "sparsity" if kind.startswith("sparsity") else "throughput")
+        if kind in ("tp-1e308",):
+            mention = "throughput"
+        add(Case("fit --points %s" % kind, ["fit", "--points", path], "bad", mention))
+        add(Case("fit --points %s --json" % kind, ["fit", "--points", path, "--json"], "bad", mention))
+    # --c3 edges
+    for v, ok in (("1.8", True), ("1e-9", True), ("1e12", True), ("1e308", False), ("0", False), ("-1", False),
+                  ("nan", False), ("inf", False), ("1e-10", False), ("0x10", False), ("", False)):
+        add(Case("fit --c3 %r" % v, ["fit", "--points", E.points, "--c3", v, "--json"], "ok" if ok else "bad",
+                 () if ok else ("--c3",) + (("1e12",) if v in ("1e308", "0", "-1", "1e-10") else ())))
+    add(Case("fit --help states the --c3 range", ["fit", "--help"], "ok",
+             check=lambda r: None if "1e-9 and 1e12" in r.out else "--help does not state --c3's range"))
+
+    # ---------------------------------------------------------------- GPU JSON given as a path
+    for kind, path in E.gpu_bad.items():
+        field = "name" if "name" in kind else "vendor" if "vendor" in kind else "sources" if "source" in kind \
+            else "id"
+        add(Case("--gpu PATH %s" % kind, ["estimate", "--model", "llama-3.1-8b", "--gpu", path, "--seq", "512",
+                                          "--method", "qlora"], "bad", field, check=no_raw_escape))
+    # ---------------------------------------------------------------- model configs
+    add(Case("jamba as in transformers", ["estimate", "--model", E.jamba_ok, "--gpu", "h100-sxm5-80gb", "--seq",
+                                          "512", "--method", "qlora", "--json"], "ok"))
+    add(Case("jamba default offsets", ["estimate", "--model", E.jamba_noff, "--gpu", "h100-sxm5-80gb", "--seq", "512",
+                                       "--method", "qlora", "--json"], "ok",
+             check=same_params_as(E, E.jamba_3)))
+    for kind, path, field in (("attn offset = period", E.jamba_attn, "attn_layer_offset"),
+                              ("attn offset > period", E.jamba_attn9, "attn_layer_offset"),
+                              ("expert offset = period", E.jamba_expert, "expert_layer_offset")):
+        add(Case("jamba %s" % kind, ["estimate", "--model", path, "--gpu", "h100-sxm5-80gb", "--seq", "512",
+                                     "--method", "qlora"], "bad", field))
+
+    # ---------------------------------------------------------------- numbers at every edge (job flags)
+    edges = ["0", "-1", "1", "2", "16777216", "16777217", "18446744073709551616", "1e300", "1e308", "1e-300",
+             "0x10", "1.5", " 1", "1 ", "+1", "nan", "inf", "-inf", "1e3", "00001", "9" * 400, "\u0661"]
+    for flag in ("--batch", "--seq", "--lora-rank", "--queries", "--epochs", "--max-length", "--template-tokens",
+                 "--top-k", "--price-per-hour", "--stale-days", "--grad-accum", "--headroom", "--electricity",
+                 "--gpus", "--nodes", "--network-gbit-per-gpu"):
+        base = MOE_JOB if flag == "--top-k" else JOB
+        for v in edges:
+            args = ["estimate"] + [a for a in base] + [flag, v, "--json"]
+            if flag == "--seq":
+                args = ["estimate", "--model", "llama-3.1-8b", "--gpu", "a40", "--method", "qlora", flag, v,
+                        "--json"]
+            add(Case("edge %s %r" % (flag, v), args, "any", flag))
+    # values that cannot be right for any flag
+    for flag in ("--batch", "--seq", "--epochs", "--queries", "--price-per-hour", "--lora-rank"):
+        for v in ("nan", "inf", "-1", "0x10", "1e400", "abc"):
+            args = ["estimate"] + JOB + [flag, v]
+            if flag == "--seq":
+                args = ["estimate", "--model", "llama-3.1-8b", "--gpu", "a40", "--method", "lora", flag, v]
+            add(Case("bad %s %r" % (flag, v), args, "bad", flag))
+    # paper commands
+    for args in (["paper", "eq1", "--gpu-mem", "1e308"], ["paper", "eq1", "--gpu-mem", "1e-9"],
+                 ["paper", "eq1", "--seq", "1e12", "--json"], ["paper", "eq1", "--sparsity", "0.001", "--json"],
+                 ["paper", "eq1", "--model-mem", "1e12", "--json"], ["paper", "table4", "--queries", "1e12",
+                                                                       "--epochs", "1e12", "--json"],
+                 ["paper", "table4", "--queries", "1e-9", "--json"], ["bench", "--iterations", "0"],
+                 ["sweep"] + JOB + ["--points", "1000000"], ["sweep"] + JOB + ["--points", "2", "--json"]):
+        add(Case("edge " + " ".join(args), args, "any"))
+    # extreme but valid jobs: exit 0 with finite numbers, or exit 2 naming why
+    for model, gpu, method in (("llama-3.1-405b", "t4", "full"), ("llama-3.1-405b", "h100-sxm5-80gb", "qlora"),
+                               ("mixtral-8x22b", "a10", "lora"), ("gpt-oss-120b", "b200", "qlora")):
+        add(Case("extreme %s on %s %s" % (model, gpu, method),
+                 ["estimate", "--model", model, "--gpu", gpu, "--method", method, "--seq", "4194304", "--json"],
+                 "any"))
+        add(Case("extreme %s on %s %s batch 1" % (model, gpu, method),
+                 ["estimate", "--model", model, "--gpu", gpu, "--method", method, "--seq", "1", "--batch",
+                  "16777216", "--queries", "1099511627776", "--epochs", "1e6"], "any"))
+    add(Case("compare extreme", ["compare", "--model", "llama-3.1-405b", "--method", "full", "--seq", "4194304",
+                                 "--json"], "any"))
+    # item 12: an explicit batch that does not fit is not a result
+    add(Case("explicit batch that does not fit", ["estimate"] + MOE_JOB + ["--batch", "64"], "ok",
+             check=lambda r: None if "does not fit at batch 64" in r.out and "cost: $" not in r.out and
+             "throughput:" not in r.out else "time/cost printed as a result for a batch that does not fit"))
+
+    # ---------------------------------------------------------------- empty values (item 9, the lead's)
+    for flag in ("--seq", "--batch", "--lora-targets", "--model", "--gpu", "--method", "--dataset", "--epochs",
+                 "--queries", "--provider", "--price-per-hour", "--calibration", "--moe", "--quant"):
+        args = ["estimate"] + [a for a in MOE_JOB] + [flag, ""]
+        add(Case("empty value %s" % flag, args, "bad", flag))
+    add(Case("empty value validate --markdown", ["validate", "--markdown", ""], "bad", "--markdown"))
+    add(Case("empty value validate --svg", ["validate", "--svg", ""], "bad", "--svg"))
+    add(Case("empty value fit --points", ["fit", "--points", ""], "bad", "--points"))
+    add(Case("empty value validate --dir", ["validate", "--dir", ""], "bad", "--dir"))
+    add(Case("empty value fit-stack --dir", ["fit-stack", "--dir", ""], "bad", "--dir"))
+    add(Case("empty value fit-stack --write", ["fit-stack", "--write", ""], "bad", "--write"))
+    # values that do not apply (item 10, the lead's)
+    add(Case("--moe bogus on a dense model", ["estimate"] + JOB + ["--moe", "bogus"], "bad", "--moe"))
+    add(Case("--provider with --price-per-hour", ["estimate"] + JOB + ["--provider", "runpod",
+                                                                      "--price-per-hour", "2"], "any",
+             check=provider_pair_explained))
+
+    # ---------------------------------------------------------------- output targets
+    nodes = (E.dev_null, E.dev_full)
+    if E.devices_ok:
+        for flag in ("--markdown", "--svg"):
+            add(Case("validate %s full device" % flag, ["validate", flag, E.dev_full], "bad",
+                     ("No space left", flag), nodes=nodes))
+            add(Case("validate %s null device" % flag, ["validate", flag, E.dev_null], "ok", nodes=nodes))
+        add(Case("fit-stack --write full device", ["fit-stack", "--write", E.dev_full], "bad", "--write",
+                 nodes=nodes))
+        add(Case("fit-stack --write null device", ["fit-stack", "--write", E.dev_null], "bad", "--write",
+                 nodes=nodes))
+    add(Case("validate --markdown symlink", ["validate", "--markdown", E.out_link], "ok",
+             links=((E.out_link, "target.md"),),
+             check=lambda r: None if open(E.out_target).read().startswith("| group") else
+             "the symlink's target was not updated"))
+    add(Case("validate --svg dangling symlink", ["validate", "--svg", E.out_dangling], "ok",
+             links=((E.out_dangling, "new-target.md"),),
+             check=lambda r: None if os.path.isfile(os.path.join(E.out_dir, "new-target.md")) else
+             "the dangling symlink's target was not created"))
+    add(Case("validate --markdown FIFO without reader", ["validate", "--markdown", E.out_fifo], "bad",
+             ("--markdown", "FIFO"), check=lambda r: None if stat.S_ISFIFO(os.lstat(E.out_fifo).st_mode) else
+             "the FIFO was replaced"))
+    add(Case("validate --markdown folder", ["validate", "--markdown", E.out_dir], "bad", ("--markdown", "folder")))
+    add(Case("validate --svg in a missing folder", ["validate", "--svg", E.out_missing_dir], "bad",
+             ("--svg", "no-such-folder")))
+    add(Case("fit-stack --write missing file", ["fit-stack", "--write", E.j("out", "nope.json")], "bad",
+             ("--write", "no such file")))
+    add(Case("fit-stack --write folder", ["fit-stack", "--write", E.out_dir], "bad", ("--write", "folder")))
+    add(Case("fit-stack --write FIFO", ["fit-stack", "--write", E.out_fifo], "bad", ("--write", "FIFO")))
+    add(Case("fit-stack --write not a profile", ["fit-stack", "--write", E.points], "bad", "--write"))
+    add(Case("fit-stack --write symlink", ["fit-stack", "--dir", E.ref_fit, "--write", E.stack_link], "ok",
+             links=((E.stack_link, "stack.json"),),
+             check=lambda r: None if "fit" in json.load(open(E.stack_copy)).get("throughput", {}) else
+             "the symlink's target was not updated"))
+
+    # ---------------------------------------------------------------- stdout
+    for label, args in (("estimate --json", ["estimate"] + JOB + ["--json"]), ("estimate", ["estimate"] + JOB),
+                        ("models --json", ["models", "--json"]), ("gpus", ["gpus"]),
+                        ("paper table4", ["paper", "table4"]), ("validate", ["validate"]),
+                        ("compare", ["compare", "--model", "llama-3.1-8b", "--seq", "512", "--method", "qlora"]),
+                        ("--help", ["--help"])):
+        add(Case("stdout full: " + label, args, "fail", ("cannot write to stdout", "No space left on device"),
+                 stdout="full"))
+        add(Case("stdout closed: " + label, args, "fail", ("cannot write to stdout", "Bad file descriptor"),
+                 stdout="closed"))
+    add(Case("stdout reader quits early", ["models", "--json"], "any", stdout="early", allow_sigpipe=True))
+
+    # ---------------------------------------------------------------- validate / fit-stack --dir
+    for kind, d in E.ref_bad.items():
+        mention = {"empty-rows": "rows", "empty-row": "id", "empty-id": "id", "dup-id": "duplicate",
+                   "dup-across": "duplicate", "measured-1e308": "measured", "measured-0": "measured",
+                   "unknown-model": "nope", "bad-batch": "--batch", "unknown-metric": "metric",
+                   "bad-role": "role", "rows-object": "rows"}[kind]
+        add(Case("validate --dir %s" % kind, ["validate", "--dir", d], "bad", mention))
+        add(Case("validate --dir %s --json" % kind, ["validate", "--dir", d, "--json"], "bad", mention))
+    add(Case("validate --dir one row", ["validate", "--dir", E.ref_ok, "--json"], "ok"))
+    add(Case("validate --dir with a FIFO .json", ["validate", "--dir", E.ref_fifo], "bad", "FIFO"))
+    for kind, path, mention in (("file", E.points, "--dir"), ("missing", E.missing, "--dir"),
+                                ("fifo", E.fifo, "--dir"), ("in a missing folder", E.out_missing_dir, "--dir")):
+        add(Case("validate --dir %s" % kind, ["validate", "--dir", path], "bad", mention))
+    add(Case("fit-stack --dir with bad rows", ["fit-stack", "--dir", E.ref_bad["measured-1e308"]], "bad",
+             "measured"))
+
+    # ---------------------------------------------------------------- db check paths
+    for kind, path, mention in (("fifo", E.fifo, "not a regular file"), ("missing", E.missing, "no such file"),
+                                ("dev-zero", "/dev/zero", "not a regular file"), ("empty", E.empty, E.empty),
+                                ("huge", E.huge, E.huge), ("binary", E.binary, E.binary),
+                                ("loop", E.loop, E.loop), ("gpu ctrl name", E.gpu_bad["ctrl-name"], "name")):
+        add(Case("db check %s" % kind, ["db", "check", path], "bad", mention, json_out=False,
+                 check=no_raw_escape))
+
+    # ---------------------------------------------------------------- command line and environment
+    for label, env in (("empty environment", {}), ("LC_ALL bogus", dict(os.environ, LC_ALL="xx_YY.bogus")),
+                       ("LANG tr_TR", dict(os.environ, LANG="tr_TR.UTF-8", LC_ALL="tr_TR.UTF-8")),
+                       ("TZ bogus", dict(os.environ, TZ="Nowhere/Bogus+99"))):
+        add(Case("env %s: estimate" % label, ["estimate"] + JOB + ["--json"], "ok", env=env))
+        add(Case("env %s: db check" % label, ["db", "check", "--json"], "ok", env=env))
+    add(Case("cwd deleted: estimate", ["estimate"] + JOB, "ok", cwd_gone=True))
+    add(Case("cwd deleted: db check", ["db", "check", "--json"], "ok", cwd_gone=True))
+    add(Case("cwd deleted: validate --markdown relative", ["validate", "--markdown", "report.md"], "bad",
+             "--markdown", cwd_gone=True))
+    add(Case("unknown command", ["frobnicate"], "bad", "unknown command"))
+    add(Case("no command", [], "bad", "ftcost"))
+    add(Case("unknown flag", ["estimate"] + JOB + ["--frobnicate", "1"], "bad", "--frobnicate"))
+    add(Case("control characters in a value", ["estimate"] + JOB + ["--method", "\u001b[2Jfull"], "bad",
+             "--method", check=no_raw_escape))
+    add(Case("invalid UTF-8 in a value", ["estimate", "--model", "\udcff\udcfe", "--gpu", "a40"], "bad", "--model",
+             check=no_raw_escape))
+    add(Case("very long value", ["estimate"] + JOB + ["--method", "x" * 100000], "bad", "--method"))
+    return c
+
+
+# ------------------------------------------------------------------------------------------------ checks
+
+
+def no_raw_escape(r):
+    """Nothing from the input reaches the terminal raw: no ESC, BEL or C1 CSI in stdout or stderr."""
+    for name, text in (("stdout", r.out), ("stderr", r.err)):
+        for ch in ("\x1b", "\x07", "\x9b"):
+            if ch in text:
+                return "%s holds a raw control character %r" % (name, ch)
+    return None
+
+
+def provider_pair_explained(r):
+    if r.code == 2:
+        return None if "--provider" in r.err else "exit 2 without naming --provider"
+    text = r.out + r.err
+    if "--provider" in text and "--price-per-hour" in text:
+        return None
+    return "--provider and --price-per-hour given together: neither rejected nor said which one wins"
+
+
+def same_params_as(env, other_config):
+    def check(r):
+        ref = subprocess.run([ARGS.ftcost, "estimate", "--model", other_config, "--gpu", "h100-sxm5-80gb", "--seq", "512",
+                              "--method", "qlora", "--json"], capture_output=True, text=True, timeout=ARGS.timeout)
+        if ref.returncode != 0:
+            return "reference run failed"
+        a = json.loads(r.out)["model"]["params"]
+        b = json.loads(ref.stdout)["model"]["params"]
+        return None if a == b else "missing offsets are not transformers' defaults (4 and 1)"
+
+    return check
+
+
+def nonfinite_in_json(text):
+    bad = []
+
+    def const(name):
+        bad.append(name)
+        return 0.0
+
+    json.loads(text, parse_constant=const)
+    return bad
+
+
+def run_case(case):
+    r = Result()
+    argv = [ARGS.ftcost] + case.args
+    before = {}
+    for n in case.nodes:
+        before[n] = node_id(n)
+    t0 = time.monotonic()
+    try:
+        if case.stdout in ("full", "closed", "early"):
+            if case.stdout == "full":
+                cmd = '"$0" "$@" > %s' % shlex_quote(ENV.dev_full if ENV.devices_ok else "/dev/full")
+            elif case.stdout == "closed":
+                cmd = '"$0" "$@" >&-'
+            else:
+                cmd = '"$0" "$@" | head -c 1 > /dev/null; exit "${PIPESTATUS[0]}"'
+            p = subprocess.run(["bash", "-c", cmd] + argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, timeout=ARGS.timeout)
+        elif case.cwd_gone:
+            gone = os.path.join(ENV.root, "gone-" + str(abs(hash(case.name))))
+            cmd = 'mkdir -p "$1" && cd "$1" && rmdir "$1" && shift && exec "$@"'
+            p = subprocess.run(["bash", "-c", cmd, "bash", gone] + argv, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=ARGS.timeout)
+        else:
+            p = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               timeout=ARGS.timeout, env=case.env)
+        r.code = p.returncode
+        r.out = p.stdout.decode("utf-8", "surrogateescape")
+        r.err = p.stderr.decode("utf-8", "surrogateescape")
+        if r.code < 0:
+            r.signal = -r.code
+        elif case.stdout in ("full", "closed", "early") and r.code > 128:
+            r.signal = r.code - 128
+    except subprocess.TimeoutExpired as e:
+        r.timed_out = True
+        r.out = (e.stdout or b"").decode("utf-8", "replace")
+        r.err = (e.stderr or b"").decode("utf-8", "replace")
+    r.seconds = time.monotonic() - t0
+    problems = judge(case, r)
+    for n, ident in before.items():
+        try:
+            if node_id(n) != ident:
+                problems.append("device node %s was modified" % n)
+        except OSError as e:
+            problems.append("device node %s is gone: %s" % (n, e))
+    for link, target in case.links:
+        if not os.path.islink(link) or os.readlink(link) != target:
+            problems.append("symlink %s was replaced" % link)
+    return case, r, problems
+
+
+def shlex_quote(s):
+    return "'" + s.replace("'", "'\\''") + "'"
+
+
+def judge(case, r):
+    p = []
+    if r.timed_out:
+        return ["hang: still running after %g s" % ARGS.timeout]
+    if r.signal is not None:
+        if not (case.allow_sigpipe and r.signal == signal.SIGPIPE):
+            return ["killed by signal %d" % r.signal]
+        return []
+    if r.code == 1:
+        p.append("exit 1 (internal error)")
+    if r.code not in (0, 1, 2):
+        p.append("exit %d: neither 0 (ok) nor 2 (bad input)" % r.code)
+    if case.expect == "ok" and r.code != 0:
+        p.append("expected exit 0, got %d" % r.code)
+    if case.expect == "bad" and r.code != 2:
+        p.append("expected exit 2, got %d" % r.code)
+    if case.expect == "fail" and r.code == 0:
+        p.append("expected a failure, got exit 0")
+    if r.code == 0 and case.stdout is None:
+        if not r.out.strip():
+            p.append("exit 0 with empty stdout")
+        if case.json_out:
+            try:
+                bad = nonfinite_in_json(r.out)
+                if bad:
+                    p.append("non-finite numbers in JSON: %s" % bad)
+                if "null" in r.out and case.expect == "ok" and case.args[:1] == ["fit"]:
+                    p.append("null in fit JSON")
+            except ValueError as e:
+                p.append("stdout is not JSON: %s" % e)
+        m = NONFINITE_TEXT.search(r.out)
+        if m:
+            p.append("non-finite number in output: %r" % m.group(0))
+    if r.code != 0:
+        if not r.err.startswith("ftcost: error:") and not r.err.startswith("ftcost db check") and \
+                "ftcost: error:" not in r.err:
+            p.append("stderr does not start with 'ftcost: error:': %r" % r.err[:200])
+        said = r.err + (r.out if case.args[:2] == ["db", "check"] else "")  # db check lists problems on stdout
+        missing = [m for m in case.mention if m and m not in said]
+        if missing:
+            p.append("message does not mention %s: %r" % (missing, r.err[:300]))
+    if case.check is not None and not p:
+        try:
+            extra = case.check(r)
+        except Exception as e:  # noqa: BLE001 - a failing check is a failed case, with its reason
+            extra = "check raised %r" % e
+        if extra:
+            p.append(extra)
+    return p
+
+
+# -------------------------------------------------------------------------------------------------- main
+
+
+def main():
+    global ARGS, ENV
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ftcost", required=True, help="the ftcost binary")
+    ap.add_argument("--source", default=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                    help="the repository (for gpu-db/ and tests/data/)")
+    ap.add_argument("--tmp", default=None, help="scratch folder (emptied first); default: a new temporary one")
+    ap.add_argument("--jobs", type=int, default=4)
+    ap.add_argument("--timeout", type=float, default=60.0, help="seconds per case before it counts as a hang")
+    ap.add_argument("-k", default="", help="run only cases whose name contains this")
+    ap.add_argument("-v", action="store_true", help="print every case")
+    ARGS = ap.parse_args()
+    ARGS.ftcost = os.path.abspath(ARGS.ftcost)
+    if ARGS.tmp:
+        if os.path.exists(ARGS.tmp):
+            shutil.rmtree(ARGS.tmp)
+        root = ARGS.tmp
+    else:
+        root = tempfile.mkdtemp(prefix="ftcost-robust-")
+    ENV = Env(os.path.abspath(root), ARGS.source)
+    guard = {d: node_id(d) for d in ("/dev/null", "/dev/full", "/dev/zero") if os.path.exists(d)}
+    cases = [c for c in build_cases(ENV) if ARGS.k in c.name]
+    names = [c.name for c in cases]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        print("robust: duplicate case names: %s" % sorted(dup))
+        return 1
+    # Cases that write to the same output file run one after another (the symlink checks read it back).
+    serial = [c for c in cases if c.links or c.nodes or "--write" in c.args]
+    parallel = [c for c in cases if c not in serial]
+    t0 = time.monotonic()
+    results = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, ARGS.jobs)) as ex:
+        results += list(ex.map(run_case, parallel))
+    for c in serial:
+        results.append(run_case(c))
+    elapsed = time.monotonic() - t0
+    failed, xfailed, xpassed = [], [], []
+    for case, r, problems in results:
+        status = "ok"
+        if problems and case.xfail:
+            status = "xfail"
+            xfailed.append(case)
+        elif problems:
+            status = "FAIL"
+            failed.append((case, r, problems))
+        elif case.xfail:
+            status = "XPASS"
+            xpassed.append(case)
+        if ARGS.v or status in ("FAIL", "XPASS"):
+            print("%-5s %s (exit %s, %.2f s)" % (status, case.name, r.code, r.seconds))
+        if status == "FAIL":
+            print("      ftcost " + " ".join(shlex_quote(a) if (not a or " " in a) else a for a in case.args)[:300])
+            for pr in problems:
+                print("      - " + pr)
+    for d, ident in guard.items():
+        if node_id(d) != ident:
+            print("FAIL  %s was modified during the run" % d)
+            failed.append((None, None, ["%s modified" % d]))
+    for n in ENV.notes:
+        print("note: " + n)
+    slowest = max(results, key=lambda t: t[1].seconds) if results else None
+    print("robust: %d cases, %d passed, %d failed, %d expected failures, %d unexpected passes; %.1f s"
+          " (slowest: %s, %.2f s)" % (len(results), len(results) - len(failed) - len(xfailed), len(failed),
+                                      len(xfailed), len(xpassed), elapsed,
+                                      slowest[0].name if slowest else "-", slowest[1].seconds if slowest else 0))
+    if not ARGS.tmp and not failed:
+        shutil.rmtree(root, ignore_errors=True)
+    return 1 if failed else 0
+
+
+ARGS = None
+ENV = None
+
+if __name__ == "__main__":
+    sys.exit(main())
