@@ -4,11 +4,12 @@
 #   make serve    set up, build the browser calculator (build/wasm/site) and serve it on
 #                 http://127.0.0.1:8080/ (PORT=N for another port); Ctrl+C stops it
 #   make site     only build the calculator's static site (build/wasm/site)
-#   make test     native build + tests (with the UI's headless smoke test), wasm build + core tests under
-#                 node, browser end-to-end tests (Playwright + Chromium), cuda build + tests (if nvcc)
-#                 (test-native, test-wasm, test-web, test-cuda: one part each)
+#   make test     format check, native build + tests (with the UI's headless smoke test and the robustness
+#                 suite), wasm build + core tests under node, browser end-to-end tests (Playwright +
+#                 Chromium), cuda build + tests (if nvcc), ASan + UBSan build of the unit, CLI and
+#                 robustness tests (format-check, test-native, test-wasm, test-web, test-cuda, test-asan)
 #   make test-asan  Debug build with AddressSanitizer + UndefinedBehaviorSanitizer (build/asan); runs the
-#                 unit, CLI and robustness tests (not part of `make test`)
+#                 unit, CLI and robustness tests
 #   make format   clang-format -i on the project's C++/CUDA sources (format-check: list what differs)
 #   make clean    remove build/
 
@@ -70,7 +71,7 @@ serve: site
 	@echo "ftcost calculator: http://127.0.0.1:$(PORT)/   (serving $(SITE); Ctrl+C to stop)"
 	@python3 -m http.server $(PORT) --bind 127.0.0.1 --directory $(SITE)
 
-test: setup test-native test-wasm test-web test-cuda
+test: setup format-check test-native test-wasm test-web test-cuda test-asan
 
 test-native: native
 	ctest --preset native
@@ -86,7 +87,7 @@ test-web: native site setup-browser
 test-cuda: cuda
 	@if [ -n "$(NVCC)" ] && [ -f kernels/CMakeLists.txt ]; then set -x; ctest --preset cuda; fi
 
-# ASan + UBSan (Debug, build/asan): the unit, CLI and robustness tests. Not part of `make test`.
+# ASan + UBSan (Debug, build/asan): the unit, CLI and robustness tests (the last part of `make test`).
 test-asan: setup-cuda
 	cmake --preset asan
 	cmake --build --preset asan
