@@ -1342,7 +1342,9 @@ json parallel_to_json(const ParallelEstimate& p) {
                  {"throughput_queries_per_s", j["throughput_queries_per_s"]}};
   for (const char* k :
        {"ops", "step_breakdown_s", "layer_breakdown_s", "kernel_classes_s", "costs", "cost_usd_range",
-        "throughput_queries_per_s_range", "device_time_s", "host_wait_s", "kernels_per_step", "price"})
+        "throughput_queries_per_s_range", "device_time_s", "host_wait_s", "kernels_per_step", "price",
+        // one-GPU memory answers: per rank they would be wrong
+        "memory_range_gib", "free_gib", "max_seq_len_batch1"})
     j.erase(k);
   j["single_gpu"] = single;
   j["gpus"] = e.plan.ranks();
@@ -1350,6 +1352,10 @@ json parallel_to_json(const ParallelEstimate& p) {
   j["batch_size"] = e.micro_batch;
   j["global_batch_size"] = e.global_batch;
   j["fits"] = e.fits;
+  // the memory state per rank (estimate.hpp's rule: tight above kTightMemoryFraction of the usable memory)
+  const double fraction = e.usable_bytes > 0 ? e.memory.total() / e.usable_bytes : 0;
+  j["memory_fraction"] = fraction;
+  j["memory_state"] = !e.fits ? "does_not_fit" : fraction > kTightMemoryFraction ? "tight" : "fits";
   const MemoryBreakdown& b = e.memory.base;
   j["memory_gib"] = {{"total", e.memory.total() / kGiB},
                      {"weights", b.weights / kGiB},

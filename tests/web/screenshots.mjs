@@ -53,6 +53,35 @@ try {
     console.log(file);
     await ctx.close();
   }
+  // a recorded run loaded on the Calibrations page (measured vs predicted), and a multi-GPU job
+  {
+    const ctx = await browser.newContext({ viewport: { width: 1440, height: 1000 } });
+    const page = await ctx.newPage();
+    await page.goto(`http://127.0.0.1:${port}/#v=1&view=calibrations`);
+    await page.waitForFunction(() => window.ftcost && window.ftcost.ui && window.ftcost.ui() &&
+                                     window.ftcost.ui().app && window.ftcost.ui().app.anchors["run.load"],
+                               null, { timeout: 60000 });
+    const step = (s, b, l) => ({ wall_s: s, micro_batches: [{ batch_size: b, seq_len: l }] });
+    const run = { schema: "ftcost.run/1", gpu: { id: "a40" }, model: { preset: "llama-2-7b" },
+                  training: { method: "lora" },
+                  steps: [step(1.21, 4, 512), step(1.19, 4, 512), step(1.2, 4, 512), step(2.31, 8, 512),
+                          step(2.35, 8, 512), step(2.33, 8, 512), step(0.66, 2, 512), step(0.64, 2, 512)] };
+    const runFile = path.join(outDir, "example-run.json");
+    fs.writeFileSync(runFile, JSON.stringify(run));
+    const a = (await page.evaluate(() => window.ftcost.ui())).app.anchors["run.load"];
+    const box = await page.locator("#canvas").boundingBox();
+    const chooser = page.waitForEvent("filechooser", { timeout: 10000 });
+    await page.mouse.click(box.x + (a[0] + a[2]) / 2, box.y + (a[1] + a[3]) / 2);
+    await (await chooser).setFiles(runFile);
+    await page.waitForTimeout(2500);
+    await page.screenshot({ path: path.join(outDir, "run-loaded.png") });
+    console.log(path.join(outDir, "run-loaded.png"));
+    await page.goto(`http://127.0.0.1:${port}/#v=1&model=llama-3.1-70b&gpu=h100-sxm5-80gb&method=lora&dataset=math14k&node=dgx-h100`);
+    await page.waitForTimeout(4000);
+    await page.screenshot({ path: path.join(outDir, "multi-gpu.png") });
+    console.log(path.join(outDir, "multi-gpu.png"));
+    await ctx.close();
+  }
 } finally {
   await browser.close();
   server.kill();

@@ -611,8 +611,10 @@ void App::draw_run_section() {
   if (ImGui::Checkbox(("use " + run_name_ + " for estimates on " + run_gpu_).c_str(), &run_enabled_))
     changed();
   const json& err = jat(run_fit_, "step_time_rms_log_error");
+  std::string base = jstr(run_fit_, "stack");
+  if (base.size() > 4 && base.compare(base.size() - 4, 4, "+run") == 0) base.erase(base.size() - 4);
   ImGui::Text("Step time on the run: %s%% RMS error with %s as shipped, %s%% refitted (%d timed steps)",
-              plot::fmt(jnum(err, "before") * 100).c_str(), jstr(run_fit_, "stack").c_str(),
+              plot::fmt(jnum(err, "before") * 100).c_str(), base.c_str(),
               plot::fmt(jnum(err, "after") * 100).c_str(), static_cast<int>(jnum(run_fit_, "time_points")));
   if (ImGui::BeginTable(
           "runpts", 4, ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchProp)) {

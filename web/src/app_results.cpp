@@ -202,7 +202,9 @@ void App::draw_results() {
       draw_memory();
       ImGui::Spacing();
       ImGui::Spacing();
-      if (fits) draw_throughput_plot();
+      if (fits && !result_.contains("parallel")) draw_throughput_plot();
+      if (result_.contains("parallel"))
+        ImGui::TextDisabled("The batch sweep and the GPU x provider table cover one GPU for now.");
       ImGui::TableNextColumn();
       ImGui::Indent(fh * 0.6f);
       if (fits) draw_step_time();
@@ -213,7 +215,7 @@ void App::draw_results() {
     draw_memory();
     if (fits) draw_step_time();
     ImGui::Spacing();
-    if (fits) draw_throughput_plot();
+    if (fits && !result_.contains("parallel")) draw_throughput_plot();
   }
   ImGui::Spacing();
   draw_compare();
