@@ -67,7 +67,9 @@ std::vector<std::string> value_names(const Option& o) {
 
 double upper_bound(const Option& o, const ResolveState& st) { return o.hi_rule ? o.hi_rule(st) : o.hi; }
 
-std::vector<std::string> ids_of(const std::string& list, const Database& db) {
+}  // namespace
+
+std::vector<std::string> option_ids(const std::string& list, const Database& db) {
   std::vector<std::string> ids;
   if (list == "models") return db.model_ids();
   if (list == "gpus") return db.gpu_ids();
@@ -81,6 +83,8 @@ std::vector<std::string> ids_of(const std::string& list, const Database& db) {
     for (const auto& [id, x] : db.nodes()) ids.push_back(id);
   return ids;
 }
+
+namespace {
 
 Result<json> read_doc(const ResolveState& st, const std::string& path, const std::string& flag) {
   if (!st.reader)
@@ -482,7 +486,7 @@ std::vector<Option> build_options() {
       const Dataset* d = st.db.dataset(v);
       if (d == nullptr)
         return make_error(Errc::unknown_id, "--dataset",
-                          "unknown dataset \"" + v + "\"; known: " + join_ids(ids_of("datasets", st.db)));
+                          "unknown dataset \"" + v + "\"; known: " + join_ids(option_ids("datasets", st.db)));
       st.in.dataset_id = v;
       st.in.workload.lengths = d->lengths;
       return Ok{};
@@ -711,7 +715,7 @@ std::vector<Option> build_options() {
       const StackProfile* sp = st.db.stack(v);
       if (sp == nullptr)
         return make_error(Errc::unknown_id, "--stack",
-                          "unknown stack \"" + v + "\"; known: " + join_ids(ids_of("stacks", st.db)));
+                          "unknown stack \"" + v + "\"; known: " + join_ids(option_ids("stacks", st.db)));
       st.in.stack = *sp;
       const std::string vendor_warning = stack_vendor_warning(st.in.stack, st.in.gpu.id, st.in.gpu.vendor);
       if (!vendor_warning.empty()) st.in.warnings.push_back(vendor_warning);
@@ -1074,7 +1078,7 @@ std::vector<Option> build_options() {
                                      : "";
     };
     o.apply = [](ResolveState& st, const std::string& v) -> Status {
-      const auto ids = ids_of("providers", st.db);
+      const auto ids = option_ids("providers", st.db);
       if (std::find(ids.begin(), ids.end(), v) == ids.end())
         return make_error(Errc::unknown_id, "--provider",
                           "unknown provider \"" + v + "\"; known: " + join_ids(ids));
@@ -1400,7 +1404,7 @@ std::string option_help_text(const Option& o, const Database* db) {
   std::string s = o.help;
   if (o.kind == OptionKind::id_or_path && db != nullptr &&
       (o.id_list == "datasets" || o.id_list == "stacks")) {
-    const auto ids = ids_of(o.id_list, *db);
+    const auto ids = option_ids(o.id_list, *db);
     s += ": ";
     for (std::size_t i = 0; i < ids.size(); ++i) s += (i ? " | " : "") + ids[i];
   }

@@ -39,17 +39,7 @@ inline OptionSample option_sample(const Option& o, const Database& db) {
       s.value = sample_number(o.lo * 2);
       break;
     case OptionKind::id_or_path: {
-      std::vector<std::string> ids;
-      if (o.id_list == "models") ids = db.model_ids();
-      if (o.id_list == "gpus") ids = db.gpu_ids();
-      if (o.id_list == "datasets")
-        for (const auto& [id, x] : db.datasets()) ids.push_back(id);
-      if (o.id_list == "stacks")
-        for (const auto& [id, x] : db.stacks()) ids.push_back(id);
-      if (o.id_list == "providers")
-        for (const auto& p : db.providers()) ids.push_back(p.id);
-      if (o.id_list == "nodes")
-        for (const auto& [id, x] : db.nodes()) ids.push_back(id);
+      const std::vector<std::string> ids = option_ids(o.id_list, db);
       s.value = ids.empty() ? std::string("x") : ids.back();
       break;
     }

@@ -88,6 +88,10 @@ struct Option {
 const std::vector<Option>& job_options();
 const Option* find_option(const std::string& key);
 
+// The ids of an id_or_path option's database list (Option::id_list: "models", "gpus", "datasets", "stacks",
+// "providers", "nodes"; empty for "files").
+std::vector<std::string> option_ids(const std::string& list, const Database& db);
+
 // The CLI's help line: the option's help, its allowed values or range (with `db`: the ids of short database
 // lists such as datasets and stacks), and its default.
 std::string option_help_text(const Option& o, const Database* db = nullptr);
