@@ -11,6 +11,7 @@
 #include "ftcost/parallel.hpp"
 #include "ftcost/sweep.hpp"
 #include "ftcost/validate.hpp"
+#include "ftcost/version.hpp"
 #include "report.hpp"
 #include "run_cmd.hpp"
 
@@ -381,7 +382,7 @@ int run_command(int argc, char** argv) {
     CLI::App app{
         "ftcost — will an LLM fine-tuning job fit on a GPU, how fast does it run, what does it cost"};
     app.require_subcommand(1);
-    app.set_version_flag("--version", "ftcost 0.1.0");
+    app.set_version_flag("--version", std::string("ftcost ") + kVersion);
     bool as_json = false;
 
     // estimate
@@ -538,7 +539,7 @@ int run_command(int argc, char** argv) {
       std::cout << app.help("", CLI::AppFormatMode::All);
       return 0;
     } catch (const CLI::CallForVersion&) {
-      std::cout << "ftcost 0.1.0\n";
+      std::cout << "ftcost " << kVersion << "\n";
       return 0;
     } catch (const CLI::ParseError& e) {
       std::cerr << "ftcost: error: " << e.what() << "\n";
