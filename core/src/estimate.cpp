@@ -178,11 +178,9 @@ Result<Estimate> estimate(const Inputs& in, const Database& db) {
         in.stack.fit["rms_log_residual"].is_number()) {
       fit_rel = std::exp(in.stack.fit["rms_log_residual"].get<double>()) - 1.0;
       fit_note = "fit residual of " + in.stack.id + " on its training data";
-      // The GPU the profile was fitted on: the paper's A40, or the GPU of a user's run (fit-stack --run).
-      const std::string fit_gpu = in.stack.fit.contains("gpu") && in.stack.fit["gpu"].is_string()
-                                      ? in.stack.fit["gpu"].get<std::string>()
-                                      : std::string("a40");
-      if (in.gpu.id != fit_gpu) {
+      // The GPUs the profile was fitted on (fit.gpus, written by fit-stack; fit.gpu for a user's run).
+      const auto fit_gpus = stack_fit_gpus(in.stack);
+      if (std::find(fit_gpus.begin(), fit_gpus.end(), in.gpu.id) == fit_gpus.end()) {
         // Transfer to another GPU adds the uncertainty of the default efficiency curves (no calibration).
         fit_rel = std::sqrt(fit_rel * fit_rel + (in.calibration ? 0.0 : 0.15 * 0.15));
         if (!in.calibration)

@@ -180,6 +180,16 @@ Result<StackProfile> parse_stack(const json& doc, const std::string& source) {
   return s;
 }
 
+std::vector<std::string> stack_fit_gpus(const StackProfile& s) {
+  std::vector<std::string> out;
+  if (!s.fit.is_object()) return out;
+  if (s.fit.contains("gpu") && s.fit["gpu"].is_string()) out.push_back(s.fit["gpu"].get<std::string>());
+  if (s.fit.contains("gpus") && s.fit["gpus"].is_array())
+    for (const auto& g : s.fit["gpus"])
+      if (g.is_string()) out.push_back(g.get<std::string>());
+  return out;
+}
+
 std::string stack_vendor_warning(const StackProfile& s, const std::string& gpu_id,
                                  const std::string& gpu_vendor) {
   if (s.vendors.empty()) return {};

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <set>
 
 namespace ftcost {
 
@@ -48,8 +49,8 @@ Result<std::vector<RefRow>> parse_reference(const std::string& text, const std::
     FTCOST_TRY(metric, nonempty_string(r, "metric", where));
     FTCOST_TRY(src, nonempty_string(r, "source", where));
     FTCOST_TRY(measured, get_number(r, "measured", where));
-    if (role != "training" && role != "validation")
-      return make_error(Errc::invalid_value, where + ".role", "must be training or validation");
+    if (role != "training" && role != "validation" && role != "development")
+      return make_error(Errc::invalid_value, where + ".role", "must be training, development or validation");
     if (!(measured > 0) || !(measured <= kMaxMeasured))
       return make_error(Errc::out_of_range, where + ".measured",
                         "must be > 0 and at most 1e9, got " + json(measured).dump());
@@ -303,7 +304,20 @@ Result<StackProfile> fit_stack(const std::vector<RefRow>& rows, const Database& 
     const RefRow* row;
     Inputs in;
   };
+  // GPUs held out from this stack's fit: those of its validation and development rows, except the GPUs the
+  // profile declares it is fitted on (fit.gpus; the paper's A40 carries both the fit and a held-out
+  // sequence-length ablation). A training row on a held-out GPU would leak the test into the fit.
+  const std::vector<std::string> declared = stack_fit_gpus(stack);
+  std::map<std::string, std::string> held_out;  // GPU id -> a held-out row on it
+  for (const auto& r : rows) {
+    if (r.role == "training") continue;
+    auto in = resolve_row(r, db);
+    if (!in.ok() || in->stack.id != stack.id) continue;
+    if (std::find(declared.begin(), declared.end(), in->gpu.id) == declared.end())
+      held_out.emplace(in->gpu.id, r.id);
+  }
   std::vector<Prepared> prep;
+  std::set<std::string> used_gpus;
   for (const auto& r : rows) {
     if (r.role != "training" || r.metric == "max_batch_size" || r.metric == "max_seq_len" ||
         r.metric.rfind("peak_", 0) == 0)
@@ -311,6 +325,14 @@ Result<StackProfile> fit_stack(const std::vector<RefRow>& rows, const Database& 
     auto in = resolve_row(r, db);
     if (!in.ok()) return in.error();
     if (in->stack.id != stack.id) continue;
+    auto h = held_out.find(in->gpu.id);
+    if (h != held_out.end())
+      return make_error(Errc::invalid_value, "rows",
+                        "training row \"" + r.id + "\" is on " + in->gpu.id + ", a GPU that " + stack.id +
+                            " holds out (row \"" + h->second +
+                            "\" tests it): fitting on it would leak the test into the fit; drop the row, "
+                            "or relabel the held-out rows");
+    used_gpus.insert(in->gpu.id);
     prep.push_back({&r, in.value()});
   }
   // The free parameters: the profile's fit_parameters (a stack with few rows frees only what they pin),
@@ -381,6 +403,7 @@ Result<StackProfile> fit_stack(const std::vector<RefRow>& rows, const Database& 
   out.fit =
       json{{"method", "Nelder-Mead on the mean squared log error of throughput, stage and kernel times"},
            {"rows", prep.size()},
+           {"gpus", std::vector<std::string>(used_gpus.begin(), used_gpus.end())},
            {"data", data},
            {"rms_log_residual", std::sqrt(mse)},
            {"parameters", params},

@@ -250,3 +250,58 @@ TEST_CASE("stack aliases: LLaMA-Factory is hf-trl-2024q1 without peft's kbit upc
   CHECK(bad.stack("x") == nullptr);
   CHECK(!bad.problems().empty());
 }
+
+TEST_CASE("fit-stack refuses training rows on a GPU the stack holds out, and records the GPUs it used") {
+  // Eight throughput rows of torchtune-2024 on the A100 80GB it is fitted on (fit.gpus), measured values made
+  // up from a hand-tuned profile are beside the point: the test is about which rows the fitter accepts.
+  auto row = [](const std::string& id, const std::string& role, const std::string& gpu, int batch) {
+    return json{{"id", id},
+                {"role", role},
+                {"group", "g"},
+                {"request",
+                 {{"model", "llama-2-7b"},
+                  {"gpu", gpu},
+                  {"method", "lora"},
+                  {"seq", "2048"},
+                  {"batch", std::to_string(batch)},
+                  {"stack", "torchtune-2024"}}},
+                {"metric", "tokens_per_s"},
+                {"measured", 1000.0 + 100.0 * batch},
+                {"source", "test"}};
+  };
+  json rows = json::array();
+  for (int b = 1; b <= 8; ++b) rows.push_back(row("t" + std::to_string(b), "training", "a100-sxm4-80gb", b));
+  const StackProfile* tt = Database::embedded().stack("torchtune-2024");
+  REQUIRE(tt != nullptr);
+  auto fit_ok = [&](const json& all) {
+    auto parsed = parse_reference(json{{"schema", "ftcost.reference/1"}, {"rows", all}}.dump(), "t.json");
+    REQUIRE(parsed.ok());
+    return fit_stack(parsed.value(), Database::embedded(), *tt);
+  };
+  {
+    // A validation row on the H100 does not touch the A100 training rows; the fit records its GPU.
+    json all = rows;
+    all.push_back(row("v-h100", "validation", "h100-sxm5-80gb", 4));
+    auto f = fit_ok(all);
+    REQUIRE_MESSAGE(f.ok(), (f.ok() ? std::string() : f.error().to_string()));
+    CHECK(f->fit["gpus"] == json::array({"a100-sxm4-80gb"}));
+  }
+  {
+    // A training row on the H100 that a development row also tests: refused, both rows named.
+    json all = rows;
+    all.push_back(row("d-h100", "development", "h100-sxm5-80gb", 4));
+    all.push_back(row("t-h100", "training", "h100-sxm5-80gb", 2));
+    auto f = fit_ok(all);
+    REQUIRE(!f.ok());
+    CHECK(f.error().field == "rows");
+    CHECK(f.error().message.find("t-h100") != std::string::npos);
+    CHECK(f.error().message.find("d-h100") != std::string::npos);
+  }
+  {
+    // A validation row on the GPU the profile declares it is fitted on (the paper's A40 sequence-length
+    // ablation is such a case) does not hold that GPU out.
+    json all = rows;
+    all.push_back(row("v-a100", "validation", "a100-sxm4-80gb", 3));
+    CHECK(fit_ok(all).ok());
+  }
+}

@@ -91,6 +91,10 @@ struct StackProfile {
 
 Result<StackProfile> parse_stack(const json& doc, const std::string& source);
 
+// The GPUs the profile's parameters were fitted on: fit.gpus (written by `ftcost fit-stack`) or fit.gpu (a
+// profile fitted to a user's run). Empty for a profile that is not fitted or does not say.
+std::vector<std::string> stack_fit_gpus(const StackProfile& s);
+
 // Empty when the stack runs on `gpu_vendor`; otherwise a warning naming both (for estimates and tables).
 std::string stack_vendor_warning(const StackProfile& s, const std::string& gpu_id,
                                  const std::string& gpu_vendor);

@@ -12,7 +12,9 @@ namespace ftcost {
 
 struct RefRow {
   std::string id;
-  std::string role;  // "training" (the stack profile was fitted on it) | "validation"
+  // "training": the stack profile's parameters were fitted on it. "development": not fitted, but seen while
+  // choosing the model's structure (so not an independent test). "validation": held out.
+  std::string role;
   std::string group;
   Request request;     // `ftcost estimate` flags
   std::string metric;  // throughput_queries_per_s | step_time_s | stage_forward_s | stage_backward_s |
