@@ -1,6 +1,7 @@
 #include "ftcost/estimate.hpp"
 
 #include "ftcost/calibration.hpp"
+#include "ftcost/model_constants.hpp"
 #include "ftcost/paper.hpp"
 
 #include <algorithm>
@@ -172,7 +173,7 @@ Result<Estimate> estimate(const Inputs& in, const Database& db) {
     e.throughput_qps = static_cast<double>(e.batch) * queries_per_row / e.step.total_s;
     // Range: the stack profile's fit residual (log-space RMS on the data it was fitted to) and, with a
     // calibration, the spread of its measurements; unfitted profiles get a wide default.
-    double fit_rel = 0.35;
+    double fit_rel = constants::kUnfittedProfileUncertainty;
     std::string fit_note = "stack profile " + in.stack.id + " is not fitted to measurements";
     if (in.stack.fit.is_object() && in.stack.fit.contains("rms_log_residual") &&
         in.stack.fit["rms_log_residual"].is_number()) {
@@ -182,7 +183,10 @@ Result<Estimate> estimate(const Inputs& in, const Database& db) {
       const auto fit_gpus = stack_fit_gpus(in.stack);
       if (std::find(fit_gpus.begin(), fit_gpus.end(), in.gpu.id) == fit_gpus.end()) {
         // Transfer to another GPU adds the uncertainty of the default efficiency curves (no calibration).
-        fit_rel = std::sqrt(fit_rel * fit_rel + (in.calibration ? 0.0 : 0.15 * 0.15));
+        fit_rel =
+            std::sqrt(fit_rel * fit_rel + (in.calibration ? 0.0
+                                                          : constants::kSpecOnlyTransferUncertainty *
+                                                                constants::kSpecOnlyTransferUncertainty));
         if (!in.calibration)
           fit_note += " + spec-only efficiencies on a GPU it was not fitted on (no calibration)";
       }

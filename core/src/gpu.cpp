@@ -1,5 +1,7 @@
 #include "ftcost/gpu.hpp"
 
+#include "ftcost/model_constants.hpp"
+
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -21,7 +23,8 @@ std::optional<std::pair<int, int>> parse_compute_capability(const std::string& c
 
 double GpuSpec::usable_bytes() const {
   const double mib = 1024.0 * 1024.0;
-  const double total = usable_memory_mib > 0 ? usable_memory_mib * mib : memory_gib * 1024.0 * mib * 0.975;
+  const double total = usable_memory_mib > 0 ? usable_memory_mib * mib
+                                             : memory_gib * 1024.0 * mib * constants::kUnlistedUsableFraction;
   return std::max(0.0, total - reserved_mib * mib);
 }
 

@@ -1,5 +1,7 @@
 #include "ftcost/memory.hpp"
 
+#include "ftcost/model_constants.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -43,7 +45,7 @@ double quantizable_params(const ModelSpec& m) {
 bool liger(const Workload& w) { return w.loss_kernel == LossKernel::liger; }
 
 double norm_bytes(const ModelSpec& m, const StackProfile& s, const Workload& w, double a) {
-  const bool own_norm = m.family == "blackmamba" || m.family == "mamba";
+  const bool own_norm = m.own_training_code;
   // Liger's RMSNorm saves the 16-bit input and an fp32 rstd per row (docs/sources/stacks/liger.md).
   const double in = (s.norm_saves_fp32_input && !own_norm && !liger(w)) ? 4.0 : a;
   return (in + a) * d(m.hidden);
@@ -103,7 +105,7 @@ LayerAct layer_activations(const ModelSpec& m, const Workload& w, const StackPro
     const double k = d(w.active_experts(m));
     double pair = a * (2.0 * H + (m.moe.gated ? 4.0 : 2.0) * F);
     if (lora)
-      pair += a * r * ((t.expert_gate_up ? (m.family == "blackmamba" ? 1 : 2) : 0) + (t.expert_down ? 1 : 0));
+      pair += a * r * ((t.expert_gate_up ? (m.fused_gate_up ? 1 : 2) : 0) + (t.expert_down ? 1 : 0));
     double v = norm_bytes(m, s, w, a) + a * E + 4.0 * E + 12.0 * k + k * pair;
     if (m.moe.shared_experts > 0) {
       const double Fs = d(m.moe.shared_intermediate);
@@ -184,7 +186,7 @@ double lora_params(const ModelSpec& m, const Workload& w) {
     const double F = d(m.moe.expert_intermediate);
     const double E = d(m.moe.experts);
     double gate_up = m.moe.gated ? 2 * (H + F) : (H + F);
-    if (m.family == "blackmamba" && m.moe.gated) gate_up = H + 2 * F;  // fused fc1: H -> 2F
+    if (m.fused_gate_up && m.moe.gated) gate_up = H + 2 * F;  // fused fc1: H -> 2F
     per_rank += Le * E * ((t.expert_gate_up ? gate_up : 0) + (t.expert_down ? F + H : 0));
     if (t.router) per_rank += Le * (H + E);
     if (t.shared && m.moe.shared_experts > 0) {
@@ -232,7 +234,7 @@ ActivationDetail activation_detail(const ModelSpec& m, const Workload& w, const 
   }
   ActivationDetail out;
   out.per_layer_max_bytes = mx;
-  const bool own_code = m.family == "blackmamba" || m.family == "mamba";
+  const bool own_code = m.own_training_code;
   const std::string& loss = own_code ? kFull : effective_loss_path(s, w);
   if (loss == "fused_linear") {
     // Liger / CCE: the input gradient [N, H] and one logits chunk of about N x H elements.
@@ -254,10 +256,10 @@ ActivationDetail activation_detail(const ModelSpec& m, const Workload& w, const 
     const double ckpt = (m.residual_fp32 || kbit_upcast(s, w) ? 4.0 : a) * d(m.hidden);
     const bool off = w.offloads(s.offload_checkpoints);
     const double resident = off ? std::min(2.0, d(m.layers())) * ckpt : d(m.layers()) * ckpt;
-    out.per_token_bytes = resident + s.gc_retained_fraction * sum + 1.5 * mx;
+    out.per_token_bytes = resident + s.gc_retained_fraction * sum + constants::kRecomputedLayerPeak * mx;
     if (off) out.host_per_token_bytes = d(m.layers()) * ckpt;
   } else {
-    out.per_token_bytes = sum + 0.5 * mx;
+    out.per_token_bytes = sum + constants::kBackwardGradInFlight * mx;
   }
   return out;
 }

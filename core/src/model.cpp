@@ -155,10 +155,9 @@ std::int64_t ModelSpec::largest_linear() const {
   std::int64_t m = 0;
   if (layers_with(Mixer::attention) > 0) m = std::max(m, H * std::max(attn.q_dim(), attn.v_dim()));
   if (layers_with(Mixer::mamba) > 0) m = std::max(m, H * 2 * mamba.d_inner);
-  if (layers_with(Ffn::mlp) > 0) m = std::max(m, H * mlp.intermediate * (family == "blackmamba" ? 2 : 1));
+  if (layers_with(Ffn::mlp) > 0) m = std::max(m, H * mlp.intermediate * (fused_gate_up ? 2 : 1));
   if (layers_with(Ffn::moe) > 0) {
-    // gpt-oss and BlackMamba fuse gate+up into one [2F, H] weight.
-    std::int64_t fused = (family == "gpt_oss" || family == "blackmamba") ? 2 : 1;
+    std::int64_t fused = fused_gate_up ? 2 : 1;
     m = std::max(m, H * moe.expert_intermediate * fused);
     m = std::max(m, H * moe.shared_intermediate);
   }
@@ -675,6 +674,8 @@ Result<ModelSpec> parse_model_config(const json& c, const std::string& id) {
                           "' is not supported; supported: " + supported_list());
   }
   if (!st.ok()) return st.error();
+  m.own_training_code = m.family == "blackmamba" || m.family == "mamba";
+  m.fused_gate_up = m.family == "blackmamba" || m.family == "gpt_oss";
   if (m.layers() == 0) return make_error(Errc::invalid_value, p, "model has no layers");
   if (m.layers_with(Mixer::attention) > 0 && m.attn.heads <= 0)
     return make_error(Errc::invalid_value, join_path(p, "num_attention_heads"), "must be positive");

@@ -105,7 +105,7 @@ DefaultValue fixed_default(std::string value, std::string reason = {}) {
 }
 
 bool own_code_without_checkpointing(const ModelSpec& m) {
-  return m.family == "blackmamba" || m.family == "mamba";
+  return m.own_training_code;
 }
 
 std::string only_lora(const ResolveState& st) {

@@ -1,6 +1,7 @@
 #include "ftcost/throughput.hpp"
 
 #include "ftcost/memory.hpp"
+#include "ftcost/model_constants.hpp"
 #include "ftcost/paper.hpp"
 
 #include <algorithm>
@@ -178,7 +179,7 @@ class Builder {
     a_ = w.compute_bytes();
     qlora_ = w.method == Method::qlora;
     full_ = w.method == Method::full;
-    own_code_ = m.family == "blackmamba" || m.family == "mamba";
+    own_code_ = m.own_training_code;
     lora_ = !full_;
     r_lora_ = lora_ ? d(w.lora_rank) : 0;
     floor_s_ = s.kernel_floor_us * 1e-6;
@@ -302,7 +303,8 @@ class Builder {
   }
   void dequant(const char* name, Stage st, LayerType l, double params, double reps) {
     if (!qlora_ || reps <= 0) return;
-    const double bytes = params * s_.dequant_bytes_per_param * (w_.quant == Quant::int8 ? 0.6 : 1.0);
+    const double bytes =
+        params * s_.dequant_bytes_per_param * (w_.quant == Quant::int8 ? constants::kInt8DequantBytes : 1.0);
     add(name, st, l, KernelClass::dequant, 0, bytes, s_.kernels_per_quantized_linear_extra,
         bytes / r_.dequant_bw(), false, reps);
   }
@@ -384,8 +386,8 @@ class Builder {
                (4 + 4 + a_ + a_ + 4);  // scores fp32, softmax r/w, 16-bit probs, read for PV
     }
     if (bwd) {
-      flops *= 2.5;
-      bytes *= 2.5;
+      flops *= constants::kAttentionBackwardFactor;
+      bytes *= constants::kAttentionBackwardFactor;
     }
     const double rate = r_.gemm_compute_rate(N_, d(at.q_dim()), window) * s_.attention_efficiency_factor;
     const double tc = flops / rate;
@@ -425,7 +427,7 @@ class Builder {
       stream("shared_expert_act", st, LayerType::moe, KernelClass::elementwise,
              (bwd ? 2.0 : 1.0) * a_ * N_ * Fs * 4, 3, reps);
     }
-    const bool fused_up = m_.family == "blackmamba" || m_.family == "gpt_oss";
+    const bool fused_up = m_.fused_gate_up;
     const double up_mult = m_.moe.gated ? 2.0 : 1.0;
     const bool dense_mode = w_.moe == MoeMode::dense;
     if (s_.moe_execution == "loop") {
@@ -505,9 +507,10 @@ class Builder {
     linear("mamba_x_proj", st, LayerType::mamba, KernelClass::gemm, N_, Di, d(ms.dt_rank + 2 * ms.d_state),
            reps, lora_m);
     linear("mamba_dt_proj", st, LayerType::mamba, KernelClass::gemm, N_, d(ms.dt_rank), Di, reps, lora_m);
-    // selective scan: memory-bound; ~10 d_inner bytes per token forward, ~16 backward plus the conv recompute
-    const double scan_bytes = N_ * Di * (bwd ? 20.0 : 10.0);
-    const double scan_flops = N_ * Di * d(ms.d_state) * (bwd ? 20.0 : 10.0);
+    // selective scan: memory-bound (constants::kScanBytes*: bytes and FLOPs per d_inner channel per token)
+    const double scan_per = bwd ? constants::kScanBytesBackward : constants::kScanBytesForward;
+    const double scan_bytes = N_ * Di * scan_per;
+    const double scan_flops = N_ * Di * d(ms.d_state) * scan_per;
     stream("selective_scan", st, LayerType::mamba, KernelClass::scan, scan_bytes, 2, reps, scan_flops);
     linear("mamba_out_proj", st, LayerType::mamba, KernelClass::gemm, N_, Di, H, reps, lora_m);
     stream("mamba_misc", st, LayerType::mamba, KernelClass::elementwise,
@@ -540,19 +543,21 @@ class Builder {
       norm(st, 1);
       // lm_head stays 16-bit in QLoRA (bitsandbytes skips the output embedding)
       linear("lm_head", st, LayerType::other, KernelClass::gemm, N_, H, V, 1, w_.lora_targets.lm_head, false);
-      const bool own = m_.family == "blackmamba" || m_.family == "mamba";
+      const bool own = m_.own_training_code;
       // A chunked loss checkpoints each chunk (TRL chunked_nll: torch.utils.checkpoint per chunk), so the
       // backward recomputes the lm_head projection once more. Liger computes the logits' gradient in the
       // forward (docs/sources/stacks/liger.md): its traffic is the chunk written and read once more.
       const std::string& loss = own ? s_.loss_path : effective_loss_path(s_, w_);
       if (!own && loss == "chunked" && st == Stage::backward)
         linear("lm_head_recompute", st, LayerType::other, KernelClass::gemm, N_, H, V, 1, false, false);
-      const double per_vocab = own                      ? s_.loss_bytes_per_vocab_entry * 0.4
+      const double per_vocab = own ? s_.loss_bytes_per_vocab_entry * constants::kOwnCodeLossBytes
                                : loss == "fused_linear" ? std::min(s_.loss_bytes_per_vocab_entry, 4.0 * a_)
                                                         : s_.loss_bytes_per_vocab_entry;
       const double loss_bytes = N_ * V * per_vocab;
-      stream("cross_entropy", st, LayerType::other, KernelClass::loss,
-             loss_bytes * (st == Stage::backward ? 0.55 : 0.45), 6, 1);
+      stream(
+          "cross_entropy", st, LayerType::other, KernelClass::loss,
+          loss_bytes * (st == Stage::backward ? constants::kLossBackwardShare : constants::kLossForwardShare),
+          6, 1);
       if (st == Stage::backward && full_)
         stream("embedding_grad", st, LayerType::other, KernelClass::elementwise, N_ * H * 8, 2, 1);
     }
@@ -564,9 +569,10 @@ class Builder {
     double trainable = full_ ? d(m_.params().total()) : lora_params(m_, w_);
     const bool sixteen = full_ && w_.precision != "fp32" && w_.optimizer == Optimizer::adamw;
     double bpp = sixteen ? s_.optimizer_bytes_per_param_16bit : s_.optimizer_bytes_per_param_fp32;
-    if (w_.optimizer == Optimizer::sgd) bpp *= 0.25;
-    if (w_.optimizer == Optimizer::sgd_momentum) bpp *= 0.5;
-    if (w_.optimizer == Optimizer::adamw_8bit || w_.optimizer == Optimizer::paged_adamw_8bit) bpp *= 0.6;
+    if (w_.optimizer == Optimizer::sgd) bpp *= constants::kSgdOptimizerBytes;
+    if (w_.optimizer == Optimizer::sgd_momentum) bpp *= constants::kSgdMomentumOptimizerBytes;
+    if (w_.optimizer == Optimizer::adamw_8bit || w_.optimizer == Optimizer::paged_adamw_8bit)
+      bpp *= constants::kAdamW8bitOptimizerBytes;
     const double bytes = trainable * bpp;
     // multi-tensor (foreach) launches: ~a dozen passes over lists of up to 128 tensors, plus grad-norm
     // clipping

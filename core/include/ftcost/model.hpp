@@ -92,6 +92,14 @@ struct ModelSpec {
   std::string id;  // preset id or the file it came from
   std::string display_name;
   std::string family;  // mixtral, llama, qwen2_moe, deepseek_v2, mamba, blackmamba, ...
+  // Traits of the family, set once where the config is parsed (parse_model_config); memory, step and option
+  // code reads these instead of testing family names.
+  // Trained with the model's own reference code (BlackMamba, Mamba): its own norms and loss (no fp32
+  // upcast of the logits, no transformers gradient checkpointing); see docs/sources/stack-facts.md §5.
+  bool own_training_code = false;
+  // Gate and up projections are one [H, 2F] weight (BlackMamba's fc1, gpt-oss's experts.gate_up_proj): one
+  // GEMM and one LoRA adapter on it, instead of two.
+  bool fused_gate_up = false;
   std::string hf_repo;
   std::int64_t hidden = 0;
   std::int64_t vocab = 0;
