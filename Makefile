@@ -7,9 +7,11 @@
 #   make test     format check, native build + tests (with the UI's headless smoke test and the robustness
 #                 suite), wasm build + core tests under node, browser end-to-end tests (Playwright +
 #                 Chromium), cuda build + tests (if nvcc), ASan + UBSan build of the unit, CLI and
-#                 robustness tests (format-check, test-native, test-wasm, test-web, test-cuda, test-asan)
+#                 robustness tests, 60 s of libFuzzer on the loaders (format-check, test-native, test-wasm,
+#                 test-web, test-cuda, test-asan, test-fuzz)
 #   make test-asan  Debug build with AddressSanitizer + UndefinedBehaviorSanitizer (build/asan); runs the
 #                 unit, CLI and robustness tests
+#   make test-fuzz  clang + libFuzzer build (build/fuzz); fuzzes the gpu-db/calibration loaders for 60 s
 #   make format   clang-format -i on the project's C++/CUDA sources (format-check: list what differs)
 #   make clean    remove build/
 
@@ -26,7 +28,7 @@ FORMAT_DIRS := core native kernels tests web
 FORMAT_GLOBS := '*.cpp' '*.hpp' '*.h' '*.cc' '*.cu' '*.cuh'
 
 .PHONY: setup setup-native setup-wasm setup-browser setup-cuda native wasm site cuda serve test test-native test-wasm \
-	test-web test-cuda test-asan format format-check clean
+	test-web test-cuda test-asan test-fuzz format format-check clean
 
 # `setup` installs what all of `make test` needs with one apt-get run; the parts ask only for theirs.
 setup:
@@ -71,7 +73,7 @@ serve: site
 	@echo "ftcost calculator: http://127.0.0.1:$(PORT)/   (serving $(SITE); Ctrl+C to stop)"
 	@python3 -m http.server $(PORT) --bind 127.0.0.1 --directory $(SITE)
 
-test: setup format-check test-native test-wasm test-web test-cuda test-asan
+test: setup format-check test-native test-wasm test-web test-cuda test-asan test-fuzz
 
 test-native: native
 	ctest --preset native
@@ -92,6 +94,13 @@ test-asan: setup-cuda
 	cmake --preset asan
 	cmake --build --preset asan
 	ctest --preset asan
+
+# libFuzzer (clang, ASan + UBSan, build/fuzz): 60 seconds on the gpu-db, calibration and reference loaders.
+# A crash fails the target and leaves crash-<hash> in build/fuzz/tests/fuzz (tests/fuzz/CMakeLists.txt).
+test-fuzz: setup-native
+	cmake --preset fuzz
+	cmake --build --preset fuzz
+	cmake --build build/fuzz --target fuzz-db
 
 format-files = git ls-files --cached --others --exclude-standard -- \
 	$(foreach d,$(FORMAT_DIRS),$(foreach g,$(FORMAT_GLOBS),':(glob)$(d)/**/$(g)'))
