@@ -1,5 +1,6 @@
 #include "ftcost/throughput.hpp"
 
+#include "ftcost/calibration.hpp"
 #include "ftcost/memory.hpp"
 #include "ftcost/model_constants.hpp"
 #include "ftcost/paper.hpp"
@@ -9,10 +10,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#if __has_include("ftcost/calibration.hpp")
-#include "ftcost/calibration.hpp"
-#define FTCOST_HAS_CALIBRATION 1
-#endif
 
 namespace ftcost {
 
@@ -126,7 +123,6 @@ struct Rates {
   double eta_c = 0.75;  // large-GEMM fraction of peak
   // instruction-set limit of the stack on this architecture (hopper_tensor_peak_fraction)
   double tensor_scale = 1;
-  double eta_attn = 0.8;
   double eta_m = 0.75;   // streaming fraction of bandwidth
   double eta_gm = 0.75;  // memory-bound GEMMs: fraction of bandwidth for their operands
   double eta_dq = 0.65;
@@ -146,27 +142,21 @@ struct Rates {
     return ctas / (waves * sms);
   }
   double gemm_compute_rate(double M, double N, double K) const {
-#ifdef FTCOST_HAS_CALIBRATION
     if (cal != nullptr) {
       auto r = gemm_tflops(cal->derived, dtype, 2 * M * N * K);
       if (r) return *r * 1e12 * tensor_scale;
     }
-#endif
     // Small-M GEMMs use smaller tiles: count the tile rows actually filled.
     const double m_fill = std::min(1.0, M / (std::ceil(M / 16.0) * 16.0));
     return peak * tensor_scale * eta_c * wave_efficiency(M, N, K) * m_fill;
   }
   double stream_bw(double eta) const {
-#ifdef FTCOST_HAS_CALIBRATION
     if (cal != nullptr && cal->derived.memory_bandwidth_gbps)
       return *cal->derived.memory_bandwidth_gbps * 1e9 * (eta / eta_m);
-#endif
     return bw * eta;
   }
   double dequant_bw() const {
-#ifdef FTCOST_HAS_CALIBRATION
     if (cal != nullptr && cal->derived.nf4_dequant_gbps) return *cal->derived.nf4_dequant_gbps * 1e9;
-#endif
     return bw * eta_dq;
   }
 };
@@ -183,10 +173,8 @@ class Builder {
     lora_ = !full_;
     r_lora_ = lora_ ? d(w.lora_rank) : 0;
     floor_s_ = s.kernel_floor_us * 1e-6;
-#ifdef FTCOST_HAS_CALIBRATION
     if (r.cal != nullptr && r.cal->derived.launch_overhead_us)
       floor_s_ = *r.cal->derived.launch_overhead_us * 1e-6;
-#endif
   }
 
   StepTime run() {
@@ -644,7 +632,6 @@ StepTime step_model(const ModelSpec& m, const Workload& w, const StackProfile& s
   r.sms = g.sm_count > 0 ? g.sm_count : 108;
   r.eta_c = s.gemm_efficiency;
   if (uses_hopper_tensor_instructions(g)) r.tensor_scale = s.hopper_tensor_peak_fraction;
-  r.eta_attn = s.attention_efficiency_factor;
   r.eta_m = s.memory_efficiency;
   r.eta_gm = s.gemm_memory_efficiency;
   r.eta_dq = s.dequant_efficiency;

@@ -198,7 +198,6 @@ TEST_CASE("padding to the longest sample: the padded length grows with batch siz
   CHECK(maxlen.padded_len == doctest::Approx(1024));
 }
 
-#if __has_include("ftcost/calibration.hpp")
 #include <fstream>
 #include <sstream>
 
@@ -225,4 +224,3 @@ TEST_CASE("a loaded calibration replaces the spec efficiencies (fixture: tests/d
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().to_string().find("measurements.") != std::string::npos);
 }
-#endif

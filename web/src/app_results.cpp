@@ -102,7 +102,6 @@ struct BreakdownInfo {
 };
 constexpr BreakdownInfo kBreakdowns[] = {
     {"step_breakdown_s", "By stage (the paper's Fig. 4)"},
-    {"layer_types_s", "By layer type (Fig. 5)"},
     {"layer_breakdown_s", "By layer type (Fig. 5)"},
     {"kernel_classes_s", "By kernel class (Fig. 6)"},
 };

@@ -42,15 +42,6 @@ struct Op {
   bool compute_bound = false;
 };
 
-// Where the efficiencies come from.
-struct DeviceRates {
-  double peak_flops = 0;  // dense peak of the compute dtype, FLOP/s
-  double bandwidth = 0;   // spec DRAM bandwidth, B/s
-  double sms = 0;
-  const Calibration* calibration = nullptr;
-  std::string dtype = "bf16";
-};
-
 // Expert load distribution: share of routed (token, expert) pairs per expert.
 Result<std::vector<double>> expert_shares(const std::string& routing, std::int64_t experts);
 
