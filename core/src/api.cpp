@@ -6,6 +6,7 @@
 #include "ftcost/paper.hpp"
 #include "ftcost/parallel.hpp"
 #include "ftcost/run.hpp"
+#include "ftcost/validate.hpp"
 
 #include <ctime>
 #include <exception>
@@ -142,6 +143,8 @@ std::string prices_json() {
   return a.dump();
 }
 
-std::string paper_table4_json() { return paper::table4_json().dump(); }
+std::string paper_table4_json() {
+  return paper_table4_with_predictions_json(Database::embedded(), 15000, 10).dump();
+}
 
 }  // namespace ftcost::api

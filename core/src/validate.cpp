@@ -1,5 +1,6 @@
 #include "ftcost/validate.hpp"
 
+#include "ftcost/paper.hpp"
 #include "ftcost/parallel.hpp"
 
 #include <algorithm>
@@ -409,6 +410,51 @@ Result<StackProfile> fit_stack(const std::vector<RefRow>& rows, const Database& 
            {"parameters", params},
            {"command", "ftcost fit-stack --stack " + stack.id}};
   return out;
+}
+
+std::vector<Table4Prediction> paper_table4_predictions(const Database& db, double queries, double epochs) {
+  std::vector<Table4Prediction> out;
+  for (const auto& row : paper::table4(queries, epochs)) {
+    Table4Prediction p;
+    p.gpu_id = row.gpu_id;
+    // The job of the paper's Table IV (paper.md §3.3) as the reference rows of paper-other-gpus.json state
+    // it.
+    const Request req = {{"model", "mixtral-8x7b"}, {"gpu", row.gpu_id},
+                         {"method", "qlora"},       {"lora-targets", "w1,w2,w3,gate"},
+                         {"lora-rank", "16"},       {"dataset", "math14k"},
+                         {"moe", "sparse"},         {"batch", "max"},
+                         {"max-length", "1024"},    {"stack", "hf-transformers-2024"}};
+    auto in = resolve_request(req, db, nullptr);
+    auto e = in.ok() ? estimate(in.value(), db) : Result<Estimate>(in.error());
+    if (!e.ok()) {
+      p.error = e.error().to_string();
+    } else {
+      p.max_batch = static_cast<long>(e->max_batch.batch);
+      p.throughput_qps = e->throughput_qps;
+      p.hours = paper::hours(queries, epochs, p.throughput_qps);
+      p.cost = paper::cost_usd(queries, epochs, p.throughput_qps, row.usd_per_hour);
+    }
+    out.push_back(p);
+  }
+  return out;
+}
+
+json paper_table4_with_predictions_json(const Database& db, double queries, double epochs) {
+  json doc = paper::table4_json(queries, epochs);
+  const auto pred = paper_table4_predictions(db, queries, epochs);
+  for (std::size_t i = 0; i < pred.size() && i < doc["rows"].size(); ++i) {
+    const auto& p = pred[i];
+    doc["rows"][i]["ftcost"] = p.error.empty() ? json{{"max_batch_size", p.max_batch},
+                                                      {"throughput_queries_per_s", p.throughput_qps},
+                                                      {"time_hours", p.hours},
+                                                      {"cost_usd", p.cost},
+                                                      {"stack", "hf-transformers-2024"}}
+                                               : json{{"error", p.error}};
+  }
+  doc["ftcost_note"] =
+      "ftcost: its own prediction (stack hf-transformers-2024, maximum batch it predicts, throughput at that "
+      "batch, the paper's CUDO price); the A40 rows were part of the fit, A100 and H100 were not";
+  return doc;
 }
 
 }  // namespace ftcost

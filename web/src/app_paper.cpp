@@ -1,7 +1,9 @@
 // The paper's analytical model (arXiv 2408.04693, §V), reproduced by the core: Table IV, Eq. (1) maximum
 // batch size against sequence length, Eq. (2) throughput against batch size fitted to the A40 sweeps.
 #include "app.hpp"
+#include "ftcost/database.hpp"
 #include "ftcost/paper.hpp"
+#include "ftcost/validate.hpp"
 #include "imgui.h"
 #include "plot.hpp"
 #include "style.hpp"
@@ -49,18 +51,30 @@ void App::draw_paper_view() {
   ImGui::SetNextItemWidth(fh * 6);
   ImGui::InputDouble("epochs##p", &paper_epochs_, 1, 5, "%.3g");
   tip("Epochs (the paper uses 10)");
-  paper_queries_ = std::clamp(paper_queries_, 1.0, 1e12);
-  paper_epochs_ = std::clamp(paper_epochs_, 0.001, 1e6);
-  const auto rows = paper::table4(paper_queries_, paper_epochs_);
+  // Out-of-range values are not clamped: the table keeps the last valid job and says what is wrong.
+  const bool queries_ok = paper_queries_ >= 1 && paper_queries_ <= 1e12;
+  const bool epochs_ok = paper_epochs_ >= 0.001 && paper_epochs_ <= 1e6;
+  if (queries_ok && epochs_ok) {
+    table4_queries_ = paper_queries_;
+    table4_epochs_ = paper_epochs_;
+  } else {
+    ImGui::TextColored(style::kBad, "%s",
+                       !queries_ok
+                           ? "queries: must be between 1 and 1e12; the table shows the last valid value"
+                           : "epochs: must be between 0.001 and 1e6; the table shows the last valid value");
+  }
+  const auto rows = paper::table4(table4_queries_, table4_epochs_);
+  const auto pred = paper_table4_predictions(Database::embedded(), table4_queries_, table4_epochs_);
   if (ImGui::BeginTable(
-          "t4", 8, ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchProp)) {
+          "t4", 10, ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchProp)) {
     for (const char* h : {"GPU", "Memory", "Max batch", "Throughput (q/s)", "$/GPU-h (CUDO, 2024)", "Hours",
-                          "Cost (ours)", "Cost (paper)"})
+                          "Cost (ours)", "Cost (paper)", "ftcost: max batch, q/s", "ftcost: cost"})
       ImGui::TableSetupColumn(h);
     ImGui::TableHeadersRow();
     double cheapest = 1e300;
     for (const auto& r : rows) cheapest = std::min(cheapest, r.cost);
-    for (const auto& r : rows) {
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const auto& r = rows[i];
       ImGui::TableNextRow();
       if (r.cost == cheapest) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, IM_COL32(40, 120, 70, 150));
       ImGui::TableNextColumn();
@@ -78,7 +92,7 @@ void App::draw_paper_view() {
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(plot::fmt_usd(r.cost).c_str());
       ImGui::TableNextColumn();
-      const bool default_size = paper_queries_ == 15000 && paper_epochs_ == 10;
+      const bool default_size = table4_queries_ == 15000 && table4_epochs_ == 10;
       if (default_size) {
         const bool same = std::fabs(std::round(r.cost * 10) / 10 - r.published_cost) < 0.051;
         ImGui::TextColored(same ? style::kGood : style::kBad, "%s %s",
@@ -86,9 +100,23 @@ void App::draw_paper_view() {
       } else {
         ImGui::TextDisabled("%s at 15,000 x 10", plot::fmt_usd(r.published_cost).c_str());
       }
+      const auto& p = pred[i];
+      ImGui::TableNextColumn();
+      if (p.error.empty()) {
+        ImGui::Text("%ld, %s", p.max_batch, plot::fmt(p.throughput_qps).c_str());
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(plot::fmt_usd(p.cost).c_str());
+      } else {
+        ImGui::TextColored(style::kBad, "error");
+        tip(p.error.c_str());
+        ImGui::TableNextColumn();
+      }
     }
     ImGui::EndTable();
   }
+  ImGui::TextDisabled(
+      "ftcost columns: its own prediction (stack hf-transformers-2024, its predicted maximum batch, the same "
+      "prices); the A40 was part of its fit, the A100 and H100 were not");
   ImGui::TextDisabled(
       "cost = queries x epochs / throughput / 3600 x price; throughputs measured at the maximum batch");
 

@@ -67,4 +67,19 @@ Result<StackProfile> fit_stack(const std::vector<RefRow>& rows, const Database& 
 // The row's resolved inputs (its request through the option table).
 Result<Inputs> resolve_row(const RefRow& row, const Database& db);
 
+// ftcost's own prediction for a row of the paper's Table IV (Mixtral-8x7B QLoRA, sparse, math data, on the
+// paper's stack hf-transformers-2024): maximum batch, throughput at it, time and cost at the paper's CUDO
+// price.
+struct Table4Prediction {
+  std::string gpu_id;
+  long max_batch = 0;
+  double throughput_qps = 0;
+  double hours = 0;
+  double cost = 0;
+  std::string error;  // non-empty when the job could not be estimated
+};
+std::vector<Table4Prediction> paper_table4_predictions(const Database& db, double queries, double epochs);
+// paper::table4_json with each row's "ftcost" prediction beside the paper's arithmetic.
+json paper_table4_with_predictions_json(const Database& db, double queries, double epochs);
+
 }  // namespace ftcost
