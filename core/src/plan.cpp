@@ -663,7 +663,7 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
       add_alt("fastest shape: " + label(e), why);
     }
   }
-  if (cheapest_any >= 0 && res.best >= 0) {
+  if (cheapest_any >= 0 && res.best >= 0 && cheapest_any != cheapest_single_any) {
     const PlanEntry e = make_entry(cheapest_any);
     const PlanEntry& b = res.front[static_cast<std::size_t>(res.best)];
     if (e.cost_usd < b.cost_usd)

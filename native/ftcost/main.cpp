@@ -9,8 +9,10 @@
 #include "ftcost/options.hpp"
 #include "ftcost/paper.hpp"
 #include "ftcost/parallel.hpp"
+#include "ftcost/plan.hpp"
 #include "ftcost/sweep.hpp"
 #include "ftcost/validate.hpp"
+#include "plan_cmd.hpp"
 #include "report.hpp"
 #include "run_cmd.hpp"
 
@@ -433,6 +435,31 @@ int run_command(int argc, char** argv) {
     auto* cmp_json = cmp->add_flag("--json", copt.as_json, "print JSON");
     cmp->add_flag("--csv", copt.as_csv, "print CSV")->excludes(cmp_json);
 
+    // plan: the job's flags but what the search chooses (GPU, shape, strategy, batch, price), and the plan's
+    // constraint flags (plan_constraint_keys(): --gpus and --spot are constraints here)
+    Request preq;
+    cli::PlanCmdOptions popt;
+    auto* pln = app.add_subcommand(
+        "plan",
+        "Search GPU x shape x strategy x method x batch: the time/cost front, the best plan, its config");
+    {
+      std::vector<std::string> skip = plan_chosen_keys();
+      for (const auto& k : plan_constraint_keys()) skip.push_back(k.key);
+      for (const auto& o : job_options()) {
+        if (std::find(skip.begin(), skip.end(), o.key) != skip.end()) continue;
+        const std::string key = o.key;
+        pln->add_option_function<std::string>(
+            o.flag(), [&preq, key](const std::string& v) { preq[key] = v; }, option_help_text(o, &help_db));
+      }
+      for (const auto& k : plan_constraint_keys()) {
+        const std::string key = k.key;
+        pln->add_option_function<std::string>(
+            "--" + key, [&preq, key](const std::string& v) { preq[key] = v; }, k.help);
+      }
+    }
+    auto* pln_json = pln->add_flag("--json", popt.as_json, "print JSON");
+    pln->add_flag("--csv", popt.as_csv, "print CSV")->excludes(pln_json);
+
     // paper
     auto* paper_cmd = app.add_subcommand(
         "paper", "The paper's analytical model (arXiv 2408.04693): Eq. (1), Eq. (2), Table IV");
@@ -523,9 +550,10 @@ int run_command(int argc, char** argv) {
       bool known = false;
       for (const auto* sc : app.get_subcommands({})) known = known || sc->get_name() == cmd;
       if (!known) {
-        std::cerr << "ftcost: error: unknown command \"" << cmd
-                  << "\"; commands: estimate, compare, sweep, paper, fit, validate, fit-stack, models, gpus, "
-                     "db, bench\n";
+        std::cerr
+            << "ftcost: error: unknown command \"" << cmd
+            << "\"; commands: estimate, compare, plan, sweep, paper, fit, validate, fit-stack, models, gpus, "
+               "db, bench\n";
         return 2;
       }
     }
@@ -624,6 +652,7 @@ int run_command(int argc, char** argv) {
       return 0;
     }
 
+    if (pln->parsed()) return cli::run_plan(preq, db, read_file, today_days(), popt);
     if (cmp->parsed()) return cli::run_compare(creq, db, read_file, today_days(), copt);
 
     if (eq1->parsed()) {

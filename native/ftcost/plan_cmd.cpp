@@ -1,0 +1,72 @@
+#include "plan_cmd.hpp"
+
+#include "fileio.hpp"
+#include "format.hpp"
+
+#include <iostream>
+
+namespace ftcost::cli {
+
+namespace {
+int fail(const Error& e) {
+  std::cerr << "ftcost: error: " << printable(e.to_string()) << "\n";
+  return e.exit_code();
+}
+}  // namespace
+
+int run_plan(const Request& all, const Database& db, const FileReader& reader, long today_days,
+             const PlanCmdOptions& opt) {
+  auto pr = parse_plan_request(all, db);
+  if (!pr.ok()) return fail(pr.error());
+  auto r = plan(pr->job, pr->constraints, db, reader, today_days);
+  if (!r.ok()) return fail(r.error());
+  const PlanResult& res = r.value();
+  if (opt.pick >= 0 && opt.pick >= static_cast<int>(res.front.size()))
+    return fail(make_error(Errc::out_of_range, "--pick",
+                           "no plan " + std::to_string(opt.pick) + " on the front (ids 0 to " +
+                               std::to_string(static_cast<int>(res.front.size()) - 1) + ")"));
+  if (opt.as_json) {
+    std::cout << plan_to_json(res).dump(2) << "\n";
+    return 0;
+  }
+  if (opt.as_csv) {
+    std::cout << plan_to_csv(res);
+    return 0;
+  }
+  std::cout << "ftcost plan: " << res.front.size() << " plan" << (res.front.size() == 1 ? "" : "s")
+            << " on the time/cost front (" << res.considered << " candidates, " << res.estimates
+            << " estimates, " << fixed(res.search_ms, 1) << " ms)\n";
+  if (!res.front.empty()) {
+    Table t({"id", "GPUs", "provider", "$/h", "method", "stack", "parallel", "ckpt", "mb x acc", "hours",
+             "cost", "peak GiB", "bottleneck"},
+            {true, false, false, true, false, false, false, false, false, true, true, true, false});
+    for (const auto& e : res.front) {
+      const std::string gpus = std::to_string(e.shape.ranks()) + "x " + e.shape.gpu_id;
+      t.row({std::to_string(e.id) + (e.id == res.best ? "*" : ""), gpus,
+             printable(e.shape.provider) + (e.shape.spot ? " (spot)" : ""), fixed(e.shape.usd_per_hour, 2),
+             e.method, e.stack, e.parallel, e.checkpointing,
+             std::to_string(e.micro_batch) + " x " + std::to_string(e.grad_accum), fixed(e.hours, 2),
+             money(e.cost_usd), fixed(e.peak_gib_per_gpu, 1), e.bottleneck});
+    }
+    std::cout << t.str();
+  }
+  if (res.best >= 0) {
+    const PlanEntry& b = res.front[static_cast<std::size_t>(res.best)];
+    std::cout << "\nbest (minimize " << res.constraints.minimize << "): plan " << b.id << " — " << b.why
+              << "\n  reproduce: ftcost estimate";
+    for (const auto& [k, v] : b.request) std::cout << " --" << k << " " << printable(v);
+    std::cout << "\n";
+  } else {
+    std::cout << "\nno plan meets the constraints\n";
+  }
+  if (!res.pruned.empty()) {
+    std::cout << "pruned:";
+    for (const auto& [k, v] : res.pruned) std::cout << " " << k << " " << v;
+    std::cout << "\n";
+  }
+  for (const auto& a : res.alternatives)
+    std::cout << "not chosen: " << printable(a.what) << " — " << printable(a.why_not) << "\n";
+  return 0;
+}
+
+}  // namespace ftcost::cli
