@@ -459,6 +459,13 @@ int run_command(int argc, char** argv) {
     }
     auto* pln_json = pln->add_flag("--json", popt.as_json, "print JSON");
     pln->add_flag("--csv", popt.as_csv, "print CSV")->excludes(pln_json);
+    pln->add_option(
+        "--config", popt.config,
+        "write the runnable config of the best plan (or --pick N) for this stack: trl, torchtune, "
+        "axolotl, llamafactory, unsloth");
+    pln->add_option("--out", popt.out, "file the --config is written to (companion files beside it)");
+    pln->add_option("--pick", popt.pick, "the plan id (from the front) for --config")
+        ->check(number_in(0, 100000, "a plan id, 0 or more"));
 
     // paper
     auto* paper_cmd = app.add_subcommand(

@@ -2,8 +2,10 @@
 
 #include "fileio.hpp"
 #include "format.hpp"
+#include "ftcost/plan_config.hpp"
 
 #include <iostream>
+#include <string>
 
 namespace ftcost::cli {
 
@@ -25,6 +27,36 @@ int run_plan(const Request& all, const Database& db, const FileReader& reader, l
     return fail(make_error(Errc::out_of_range, "--pick",
                            "no plan " + std::to_string(opt.pick) + " on the front (ids 0 to " +
                                std::to_string(static_cast<int>(res.front.size()) - 1) + ")"));
+  if (!opt.config.empty()) {
+    // The runnable config of the best plan (or --pick N): the main file at --out, its companions
+    // (accelerate.yaml, deepspeed.json) beside it under their own names, each written atomically.
+    if (opt.out.empty())
+      return fail(make_error(Errc::invalid_value, "--out", "--config needs --out FILE for the config"));
+    const int id = opt.pick >= 0 ? opt.pick : res.best;
+    if (id < 0)
+      return fail(make_error(Errc::invalid_value, "--config",
+                             "no plan meets the constraints: nothing to write a config for"));
+    const PlanEntry& e = res.front[static_cast<std::size_t>(id)];
+    auto pc = plan_config(e.request, opt.config, db, reader, today_days);
+    if (!pc.ok()) return fail(pc.error());
+    const std::size_t slash = opt.out.find_last_of('/');
+    const std::string dir = slash == std::string::npos ? std::string() : opt.out.substr(0, slash + 1);
+    for (std::size_t i = 0; i < pc->files.size(); ++i) {
+      const ConfigFile& f = pc->files[i];
+      const std::string path = i == 0 ? opt.out : dir + f.name;
+      auto w = write_file_atomic(path, f.text);
+      if (!w.ok()) return fail(make_error(w.error().code, i == 0 ? "--out" : path, w.error().message));
+      std::cout << "wrote " << printable(path) << " (" << f.role << ")\n";
+    }
+    // the launch command names the main file as written
+    std::string command = pc->command;
+    const std::string main_name = opt.out.substr(slash == std::string::npos ? 0 : slash + 1);
+    const std::size_t at = command.find(pc->files.front().name);
+    if (at != std::string::npos) command.replace(at, pc->files.front().name.size(), main_name);
+    std::cout << "plan " << id << " (" << e.shape.ranks() << "x " << e.shape.gpu_id << ", " << e.method
+              << "); run: " << command << "\n";
+    return 0;
+  }
   if (opt.as_json) {
     std::cout << plan_to_json(res).dump(2) << "\n";
     return 0;

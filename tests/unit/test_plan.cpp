@@ -1,0 +1,89 @@
+// ftcost plan: the search (core/src/plan.cpp) and the runnable configs (core/src/plan_config.cpp).
+#include "ftcost/compare.hpp"
+#include "ftcost/parallel.hpp"
+#include "ftcost/plan.hpp"
+#include "ftcost/plan_config.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+using namespace ftcost;
+
+namespace {
+constexpr long kToday = 20790;  // 2026-12-03: fixed, so that price ages do not move under the tests
+
+Request llama_full_8gpu(const std::string& parallel) {
+  return {{"model", "llama-3.1-8b"},
+          {"method", "full"},
+          {"dataset", "math14k"},
+          {"gpu", "h100-sxm5-80gb"},
+          {"gpus", "8"},
+          {"parallel", parallel},
+          {"batch", "2"},
+          {"grad-accum", "4"},
+          {"epochs", "1"},
+          {"stack", "hf-trl-2026"}};
+}
+}  // namespace
+
+TEST_CASE("plan configs: the DeepSpeed JSON of a ZeRO plan parses and matches the request") {
+  const Database& db = Database::embedded();
+  for (const char* stage : {"zero1", "zero2", "zero3"}) {
+    CAPTURE(stage);
+    auto pc = plan_config(llama_full_8gpu(stage), "trl", db, nullptr, kToday);
+    REQUIRE(pc.ok());
+    const ConfigFile* ds = nullptr;
+    const ConfigFile* acc = nullptr;
+    for (const auto& f : pc->files) {
+      if (f.role == "deepspeed") ds = &f;
+      if (f.role == "accelerate") acc = &f;
+    }
+    REQUIRE(ds != nullptr);
+    REQUIRE(acc != nullptr);
+    const json j = json::parse(ds->text);
+    CHECK(j["train_micro_batch_size_per_gpu"] == 2);
+    CHECK(j["gradient_accumulation_steps"] == 4);
+    CHECK(j["train_batch_size"] == 2 * 4 * 8);
+    CHECK(j["zero_optimization"]["stage"] == std::string(stage).back() - '0');
+    CHECK(j["bf16"]["enabled"] == true);
+    CHECK(acc->text.find("distributed_type: DEEPSPEED") != std::string::npos);
+    CHECK(acc->text.find("num_processes: 8") != std::string::npos);
+    CHECK(pc->files.front().text.find("deepspeed: \"deepspeed.json\"") != std::string::npos);
+  }
+}
+
+TEST_CASE("plan configs: settings a stack lacks are refused naming --config") {
+  const Database& db = Database::embedded();
+  auto check_refused = [&](const Request& r, const std::string& stack, const std::string& why) {
+    CAPTURE(stack);
+    CAPTURE(why);
+    auto pc = plan_config(r, stack, db, nullptr, kToday);
+    REQUIRE_FALSE(pc.ok());
+    CHECK(pc.error().field == "--config");
+    CHECK(pc.error().message.find(why) != std::string::npos);
+    CHECK(pc.error().exit_code() == 2);
+  };
+  check_refused(llama_full_8gpu("fsdp"), "unsloth", "one GPU");
+  check_refused(llama_full_8gpu("zero2"), "torchtune", "FSDP2 only");
+  check_refused(llama_full_8gpu("tp:2"), "trl", "Megatron");
+  Request mixtral = {
+      {"model", "mixtral-8x7b"}, {"method", "qlora"}, {"dataset", "math14k"}, {"gpu", "a100-sxm4-80gb"}};
+  check_refused(mixtral, "torchtune", "no model builder");
+  Request qwen_q = {
+      {"model", "qwen2.5-7b"}, {"method", "qlora"}, {"dataset", "math14k"}, {"gpu", "a100-sxm4-80gb"}};
+  check_refused(qwen_q, "torchtune", "no QLoRA builder");
+  auto bad = plan_config(qwen_q, "megatron", db, nullptr, kToday);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().field == "--config");
+}
+
+TEST_CASE("plan: the strategies each stack runs") {
+  const Database& db = Database::embedded();
+  const ModelSpec& m = *db.model("llama-3.1-8b");
+  CHECK(stack_strategies(*db.stack("unsloth-2024q4"), m, "qlora", 8).empty());
+  CHECK(stack_strategies(*db.stack("torchtune-2024"), m, "lora", 8) == std::vector<std::string>{"fsdp"});
+  const auto hf = stack_strategies(*db.stack("axolotl-2025"), m, "lora", 8);  // an alias of the HF stack
+  CHECK(std::find(hf.begin(), hf.end(), "zero3") != hf.end());
+  CHECK(std::find(hf.begin(), hf.end(), "ddp") != hf.end());
+}
