@@ -2,10 +2,12 @@
 
 #include "ftcost/options.hpp"
 #include "ftcost/parallel.hpp"
+#include "ftcost/shapes.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <exception>
 #include <set>
 #include <sstream>
@@ -145,36 +147,44 @@ Result<PlanRequest> parse_plan_request(const Request& all, const Database& db) {
   return pr;
 }
 
-// Until the instance-shape enumeration (shapes.hpp) lands: one shape per price offer, its GPU count on one
-// node (PriceOffer::gpu_count), the offer's price per GPU-hour times that count.
+// The instance shapes of shapes.hpp (one per offer and node count), filtered by the constraints, one per
+// price kind (on-demand, and spot when allowed).
 std::vector<PlanShape> plan_shapes(const Database& db, const PlanConstraints& c, long today_days,
                                    long stale_days) {
   std::vector<PlanShape> out;
-  for (const auto& prov : db.providers()) {
+  ShapeFilter f;
+  f.max_gpus = c.max_gpus;
+  std::map<std::string, std::string> provider_names;
+  for (const auto& prov : db.providers()) provider_names[prov.id] = prov.name;
+  for (const auto& sh : instance_shapes(db, "", f)) {
+    const PriceOffer& o = sh.offer;
     if (!c.providers.empty() &&
-        std::find(c.providers.begin(), c.providers.end(), prov.id) == c.providers.end())
+        std::find(c.providers.begin(), c.providers.end(), o.provider_id) == c.providers.end())
       continue;
-    for (const auto& o : prov.offers) {
-      if (!c.gpus.empty() && std::find(c.gpus.begin(), c.gpus.end(), o.gpu_id) == c.gpus.end()) continue;
-      if (db.gpu(o.gpu_id) == nullptr) continue;
-      if (c.max_gpus > 0 && o.gpu_count > c.max_gpus) continue;
-      for (int spot = 0; spot < 2; ++spot) {
-        const double price = spot ? o.spot_usd_per_gpu_hour : o.on_demand_usd_per_gpu_hour;
-        if (price <= 0 || (spot && !c.spot)) continue;
-        PlanShape s;
-        s.gpu_id = o.gpu_id;
-        s.provider_id = prov.id;
-        s.provider = o.provider.empty() ? prov.name : o.provider;
-        s.instance_type = o.instance_type;
-        s.region = o.region;
-        s.date = o.date;
-        s.spot = spot == 1;
-        s.stale = o.date_days >= 0 && today_days >= 0 && today_days - o.date_days > stale_days;
-        s.gpus_per_node = std::max(1, o.gpu_count);
-        s.usd_per_gpu_hour = price;
-        s.usd_per_hour = price * s.ranks();
-        out.push_back(s);
+    if (!c.gpus.empty() && std::find(c.gpus.begin(), c.gpus.end(), o.gpu_id) == c.gpus.end()) continue;
+    if (db.gpu(o.gpu_id) == nullptr) continue;
+    if (c.max_gpus > 0 && sh.gpus() > c.max_gpus) continue;
+    for (int spot = 0; spot < 2; ++spot) {
+      const double price = spot ? o.spot_usd_per_gpu_hour : o.on_demand_usd_per_gpu_hour;
+      if (price <= 0 || (spot && !c.spot)) continue;
+      PlanShape s;
+      s.gpu_id = o.gpu_id;
+      s.provider_id = o.provider_id;
+      s.provider = o.provider.empty() ? provider_names[o.provider_id] : o.provider;
+      s.instance_type = o.instance_type;
+      s.region = o.region;
+      s.date = o.date;
+      s.spot = spot == 1;
+      s.stale = o.date_days >= 0 && today_days >= 0 && today_days - o.date_days > stale_days;
+      s.gpus_per_node = sh.gpus_per_node;
+      s.nodes = sh.nodes;
+      if (sh.nodes > 1) {
+        s.network = o.network;
+        s.network_gbit_per_gpu = o.network_gbit_per_gpu;
       }
+      s.usd_per_gpu_hour = price;
+      s.usd_per_hour = sh.usd_per_hour(s.spot);
+      out.push_back(s);
     }
   }
   return out;
@@ -331,9 +341,16 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
   const std::vector<PlanShape> shapes = plan_shapes(db, c, today_days, stale_days);
 
   // GPU types with at least one shape, and their shapes by GPU count.
-  std::map<std::string, std::map<int, std::vector<int>>> by_gpu;
-  for (std::size_t i = 0; i < shapes.size(); ++i)
-    by_gpu[shapes[i].gpu_id][shapes[i].ranks()].push_back(static_cast<int>(i));
+  // GPU types with at least one shape, and their shapes by layout (GPUs per node x nodes x network): one
+  // estimate per layout, priced for every offer of it.
+  std::map<std::string, std::map<std::string, std::vector<int>>> by_gpu;
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    const PlanShape& s = shapes[i];
+    char key[96];
+    std::snprintf(key, sizeof key, "%05d x %05d %s %g", s.gpus_per_node, s.nodes, s.network.c_str(),
+                  s.network_gbit_per_gpu);
+    by_gpu[s.gpu_id][key].push_back(static_cast<int>(i));
+  }
 
   // Variants the user left open: checkpointing on/off, and for full fine-tuning an 8-bit optimizer.
   std::vector<std::string> ckpts = {""};
@@ -395,12 +412,18 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
             const int ci = static_cast<int>(configs.size());
             configs.push_back(cfg);
             const auto strategies = stack_strategies(in.stack, in.model, method, 8);
-            for (const auto& [count, idx] : counts) {
+            for (const auto& [layout, idx] : counts) {
+              const PlanShape& rep = shapes[static_cast<std::size_t>(idx.front())];
+              const int count = rep.ranks();
               std::vector<std::string> strats;
               if (count == 1)
                 strats = {"single"};
               else
                 strats = strategies;
+              // hybrid sharding (FSDP in a node, replicas across nodes) where the stack runs FSDP1's
+              // HYBRID_SHARD
+              if (rep.nodes > 1 && std::find(strats.begin(), strats.end(), "fsdp-grad-op") != strats.end())
+                strats.push_back("hsdp");
               if (strats.empty()) {
                 prune("stack_runs_one_gpu", static_cast<long>(idx.size()));
                 continue;
@@ -420,8 +443,10 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
                   }
                   max_micro = e->max_batch.batch;
                 } else {
-                  x.multi.gpus = count;
-                  x.multi.nodes = 1;
+                  x.multi.gpus = rep.gpus_per_node;
+                  x.multi.nodes = rep.nodes;
+                  x.multi.network = rep.nodes > 1 ? rep.network : "";
+                  x.multi.network_gbit_per_gpu = rep.nodes > 1 ? rep.network_gbit_per_gpu : 0;
                   x.multi.parallel = strat;
                   auto p = plan_from_inputs(x, db);
                   if (!p.ok()) {
@@ -583,7 +608,11 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
     if (s.spot) r["spot"] = "on";
     if (ev.ranks > 1) {
       r["gpus"] = std::to_string(s.gpus_per_node);
-      if (s.nodes > 1) r["nodes"] = std::to_string(s.nodes);
+      if (s.nodes > 1) {
+        r["nodes"] = std::to_string(s.nodes);
+        r["network"] = s.network;
+        r["network-gbit-per-gpu"] = json(s.network_gbit_per_gpu).dump();
+      }
       r["parallel"] = ev.parallel;
     }
     // `estimate` prices a provider's GPU at its best offer; a shape of another offer pins its own price

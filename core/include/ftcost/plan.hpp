@@ -48,8 +48,8 @@ struct PlanRequest {
 Result<PlanRequest> parse_plan_request(const Request& all, const Database& db);
 
 // An instance shape a user can rent: GPU type x GPUs per node x nodes of one price offer, the whole shape's
-// price. The one function the search takes its shapes from (to be replaced by the shape enumeration of
-// shapes.hpp when it lands).
+// price, from the instance shapes of shapes.hpp (instance_shapes): whole instances, several nodes only
+// where the offer names its network. The one function the search takes its shapes from.
 struct PlanShape {
   std::string gpu_id;
   std::string provider_id, provider;
@@ -58,6 +58,8 @@ struct PlanShape {
   bool stale = false;  // dated and older than the staleness limit
   int gpus_per_node = 1;
   int nodes = 1;
+  std::string network = "none";  // between nodes (shapes.hpp: only where the offer names it)
+  double network_gbit_per_gpu = 0;
   double usd_per_gpu_hour = 0;
   double usd_per_hour = 0;  // the whole shape
   int ranks() const { return gpus_per_node * nodes; }
