@@ -74,8 +74,10 @@ def check_files(stack, tag, plan, est, files):
                                                          "DEEPSPEED" if plan["parallel"].startswith("zero") else "FSDP")
         check(acc["distributed_type"] == want, ctx + f": accelerate distributed_type {acc['distributed_type']} != {want}")
         if want == "FSDP":
-            check(acc["fsdp_config"]["fsdp_reshard_after_forward"] == (plan["parallel"] == "fsdp"),
+            want_reshard = "HYBRID_SHARD" if plan["parallel"] == "hsdp" else plan["parallel"] == "fsdp"
+            check(acc["fsdp_config"]["fsdp_reshard_after_forward"] == want_reshard,
                   ctx + ": fsdp_reshard_after_forward")
+            check(acc["num_machines"] == plan["nodes"], ctx + ": num_machines")
     elif stack == "axolotl":
         c = main
         check(c["micro_batch_size"] == micro, ctx + ": micro_batch_size")
