@@ -90,9 +90,11 @@ Result<PlanRequest> parse_plan_request(const Request& all, const Database& db) {
   PlanConstraints& c = pr.constraints;
   const auto& ck = plan_constraint_keys();
   const auto& chosen = plan_chosen_keys();
-  for (const auto& [k, v] : all) {
+  for (const auto& kv : all) {
+    const std::string& k = kv.first;
+    const std::string& v = kv.second;
     const bool constraint =
-        std::any_of(ck.begin(), ck.end(), [&](const PlanConstraintKey& x) { return x.key == k; });
+        std::any_of(ck.begin(), ck.end(), [&k](const PlanConstraintKey& x) { return x.key == k; });
     if (!constraint) {
       if (std::find(chosen.begin(), chosen.end(), k) != chosen.end())
         return make_error(Errc::invalid_value, "--" + k,

@@ -1,4 +1,5 @@
 // ftcost plan: the search (core/src/plan.cpp) and the runnable configs (core/src/plan_config.cpp).
+#include "ftcost/api.hpp"
 #include "ftcost/compare.hpp"
 #include "ftcost/parallel.hpp"
 #include "ftcost/plan.hpp"
@@ -86,4 +87,35 @@ TEST_CASE("plan: the strategies each stack runs") {
   const auto hf = stack_strategies(*db.stack("axolotl-2025"), m, "lora", 8);  // an alias of the HF stack
   CHECK(std::find(hf.begin(), hf.end(), "zero3") != hf.end());
   CHECK(std::find(hf.begin(), hf.end(), "ddp") != hf.end());
+}
+
+TEST_CASE("JS API: plan_json takes the job and constraint keys (lists as arrays, spot as a boolean)") {
+  const std::string r = api::plan_json(
+      R"({"model":"llama-3.1-8b","method":"lora","dataset":"math14k","queries":15000,"epochs":2,)"
+      R"("gpus":["h100-sxm5-80gb","a100-sxm4-80gb"],"spot":false,"max-gpus":8,"effective-batch":32,)"
+      R"("minimize":"time"})",
+      kToday);
+  const json j = json::parse(r);
+  REQUIRE_FALSE(j.contains("error"));
+  REQUIRE(j["front"].size() >= 1);
+  CHECK(j["minimize"] == "time");
+  CHECK(j["best"].get<int>() == static_cast<int>(j["front"].size()) - 1);
+  for (const auto& e : j["front"]) {
+    CHECK((e["gpu"] == "h100-sxm5-80gb" || e["gpu"] == "a100-sxm4-80gb"));
+    CHECK(e["effective_batch"] == 32);
+    CHECK(e["gpus_per_node"].get<int>() * e["nodes"].get<int>() <= 8);
+  }
+  // a plan's request gives its config through the second entry point
+  const json cfg =
+      json::parse(api::plan_config_json(j["front"][0]["request"].dump(), "llamafactory", kToday));
+  REQUIRE_FALSE(cfg.contains("error"));
+  CHECK(cfg["stack"] == "llamafactory");
+  CHECK(cfg["files"][0]["text"].get<std::string>().find("finetuning_type: lora") != std::string::npos);
+  // errors name the key
+  const json bad = json::parse(api::plan_json(R"({"model":"llama-3.1-8b","gpu":"a40"})", kToday));
+  CHECK(bad["error"]["field"] == "--gpu");
+  const json bad2 = json::parse(api::plan_json(R"({"model":"llama-3.1-8b","deadline":"soon"})", kToday));
+  CHECK(bad2["error"]["field"] == "--deadline");
+  const json bad3 = json::parse(api::plan_config_json(R"({"model":"llama-3.1-8b"})", "nemo", kToday));
+  CHECK(bad3["error"]["field"] == "--config");
 }
