@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <memory>
 #include <set>
 #include <sstream>
 
@@ -437,6 +438,10 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
                 x.workload.grad_accum = 1;
                 std::int64_t max_micro = 0;
                 ++res.estimates;
+                // The probe at the largest micro-batch (batch 0 = max) is the estimate of that candidate too:
+                // reused below instead of estimating it again.
+                std::unique_ptr<Estimate> probe_e;
+                std::unique_ptr<ParallelEstimate> probe_pe;
                 if (count == 1) {
                   auto e = estimate(x, db);
                   if (!e.ok()) {
@@ -444,6 +449,7 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
                     continue;
                   }
                   max_micro = e->max_batch.batch;
+                  probe_e = std::make_unique<Estimate>(std::move(e).value());
                 } else {
                   x.multi.gpus = rep.gpus_per_node;
                   x.multi.nodes = rep.nodes;
@@ -461,6 +467,7 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
                     continue;
                   }
                   max_micro = pe->fits ? pe->max_micro_batch : 0;
+                  probe_pe = std::make_unique<ParallelEstimate>(std::move(pe).value());
                 }
                 if (max_micro < 1) {
                   prune("does_not_fit", static_cast<long>(idx.size()));
@@ -483,9 +490,10 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
                   ev.micro = mb;
                   ev.accum = accum;
                   ev.max_micro = max_micro;
-                  ++res.estimates;
+                  const bool reuse = mb == max_micro && accum == 1;
+                  if (!reuse) ++res.estimates;
                   if (count == 1) {
-                    auto e = estimate(y, db);
+                    auto e = reuse ? Result<Estimate>(*probe_e) : estimate(y, db);
                     if (!e.ok() || e->batch < 1 || e->batch > e->max_batch.batch) {
                       prune("does_not_fit", static_cast<long>(idx.size()));
                       continue;
@@ -497,9 +505,14 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
                     ev.usable = e->max_batch.usable_bytes;
                     bottleneck_of(e->step, e->step.total_s, 0, 0, ev);
                   } else {
-                    auto p = plan_from_inputs(y, db);
-                    if (!p.ok()) continue;
-                    auto pe = estimate_parallel(y, p.value(), db);
+                    Result<ParallelEstimate> pe = make_error(Errc::internal, "", "not estimated");
+                    if (reuse) {
+                      pe = *probe_pe;
+                    } else {
+                      auto p = plan_from_inputs(y, db);
+                      if (!p.ok()) continue;
+                      pe = estimate_parallel(y, p.value(), db);
+                    }
                     if (!pe.ok() || !pe->fits || pe->micro_batch < 1) {
                       prune("does_not_fit", static_cast<long>(idx.size()));
                       continue;
@@ -671,6 +684,10 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
     res.alternatives.push_back({what, why});
   };
   if (cheapest_single_any >= 0) {
+    res.cheapest_single_gpu = make_entry(cheapest_single_any);
+    res.cheapest_single_gpu.id = -1;
+  }
+  if (cheapest_single_any >= 0) {
     const PlanEntry e = make_entry(cheapest_single_any);
     const double h = e.hours;
     if (c.deadline_hours > 0 && h > c.deadline_hours)
@@ -723,44 +740,45 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
 
 json plan_to_json(const PlanResult& r) {
   json front = json::array();
-  for (const auto& e : r.front) {
+  auto entry_json = [](const PlanEntry& e) {
     json req = json::object();
     for (const auto& [k, v] : e.request) req[k] = v;
-    front.push_back(json{{"id", e.id},
-                         {"gpu", e.shape.gpu_id},
-                         {"gpu_name", e.gpu_name},
-                         {"gpus_per_node", e.shape.gpus_per_node},
-                         {"nodes", e.shape.nodes},
-                         {"provider", e.shape.provider},
-                         {"provider_id", e.shape.provider_id},
-                         {"instance_type", e.shape.instance_type},
-                         {"region", e.shape.region},
-                         {"price_date", e.shape.date.empty() ? json(nullptr) : json(e.shape.date)},
-                         {"price_stale", e.shape.stale},
-                         {"spot", e.shape.spot},
-                         {"usd_per_hour", e.shape.usd_per_hour},
-                         {"usd_per_gpu_hour", e.shape.usd_per_gpu_hour},
-                         {"method", e.method},
-                         {"stack", e.stack},
-                         {"parallel", e.parallel},
-                         {"checkpointing", e.checkpointing},
-                         {"optimizer", e.optimizer},
-                         {"micro_batch", e.micro_batch},
-                         {"max_micro_batch", e.max_micro_batch},
-                         {"grad_accum", e.grad_accum},
-                         {"effective_batch", e.effective_batch},
-                         {"hours", e.hours},
-                         {"cost_usd", e.cost_usd},
-                         {"step_time_s", e.step_s},
-                         {"throughput_queries_per_s", e.throughput_qps},
-                         {"peak_gib_per_gpu", e.peak_gib_per_gpu},
-                         {"usable_gib_per_gpu", e.usable_gib},
-                         {"memory_gib", e.memory_gib},
-                         {"bottleneck", e.bottleneck},
-                         {"bottleneck_share", e.bottleneck_share},
-                         {"why", e.why},
-                         {"request", req}});
-  }
+    return json{{"id", e.id},
+                {"gpu", e.shape.gpu_id},
+                {"gpu_name", e.gpu_name},
+                {"gpus_per_node", e.shape.gpus_per_node},
+                {"nodes", e.shape.nodes},
+                {"provider", e.shape.provider},
+                {"provider_id", e.shape.provider_id},
+                {"instance_type", e.shape.instance_type},
+                {"region", e.shape.region},
+                {"price_date", e.shape.date.empty() ? json(nullptr) : json(e.shape.date)},
+                {"price_stale", e.shape.stale},
+                {"spot", e.shape.spot},
+                {"usd_per_hour", e.shape.usd_per_hour},
+                {"usd_per_gpu_hour", e.shape.usd_per_gpu_hour},
+                {"method", e.method},
+                {"stack", e.stack},
+                {"parallel", e.parallel},
+                {"checkpointing", e.checkpointing},
+                {"optimizer", e.optimizer},
+                {"micro_batch", e.micro_batch},
+                {"max_micro_batch", e.max_micro_batch},
+                {"grad_accum", e.grad_accum},
+                {"effective_batch", e.effective_batch},
+                {"hours", e.hours},
+                {"cost_usd", e.cost_usd},
+                {"step_time_s", e.step_s},
+                {"throughput_queries_per_s", e.throughput_qps},
+                {"peak_gib_per_gpu", e.peak_gib_per_gpu},
+                {"usable_gib_per_gpu", e.usable_gib},
+                {"memory_gib", e.memory_gib},
+                {"bottleneck", e.bottleneck},
+                {"bottleneck_share", e.bottleneck_share},
+                {"why", e.why},
+                {"request", req}};
+  };
+  for (const auto& e : r.front) front.push_back(entry_json(e));
   json pruned = json::object();
   for (const char* k : {"does_not_fit", "deadline", "budget", "effective_batch"}) pruned[k] = 0;
   for (const auto& [k, v] : r.pruned) pruned[k] = v;
@@ -784,6 +802,8 @@ json plan_to_json(const PlanResult& r) {
               {"estimates", r.estimates},
               {"pruned", pruned},
               {"alternatives", alts},
+              {"cheapest_single_gpu",
+               r.cheapest_single_gpu.micro_batch > 0 ? entry_json(r.cheapest_single_gpu) : json(nullptr)},
               {"search_ms", r.search_ms}};
 }
 

@@ -100,6 +100,9 @@ struct PlanResult {
   long considered = 0;                 // candidate (configuration, shape) pairs looked at
   std::map<std::string, long> pruned;  // does_not_fit, deadline, budget, effective_batch, ...
   std::vector<PlanAlternative> alternatives;
+  // The cheapest single-GPU plan before the deadline/budget (id -1 when none fits on one GPU): what
+  // `ftcost compare` ranks, for comparison.
+  PlanEntry cheapest_single_gpu;
   double search_ms = 0;
   long estimates = 0;  // estimator calls
 };
