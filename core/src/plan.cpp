@@ -250,6 +250,7 @@ struct Eval {
   int config = -1;
   int ranks = 1;
   std::string parallel = "single";
+  std::string offload = "none";
   std::int64_t micro = 0, accum = 1, max_micro = 0;
   double hours = 0, step_s = 0, qps = 0, peak = 0, usable = 0;
   std::string bottleneck;
@@ -431,7 +432,13 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
                 prune("stack_runs_one_gpu", static_cast<long>(idx.size()));
                 continue;
               }
-              for (const auto& strat : strats) {
+              // (strategy, offload) pairs; a ZeRO strategy that does not fit gets its offload variants
+              // (optimizer states to host RAM; for zero3 parameters too) appended as it fails.
+              std::vector<std::pair<std::string, std::string>> variants;
+              for (const auto& st : strats) variants.emplace_back(st, "none");
+              for (std::size_t vi = 0; vi < variants.size(); ++vi) {
+                const std::string strat = variants[vi].first;
+                const std::string offload = variants[vi].second;
                 Inputs x = in;
                 x.advise = false;
                 x.workload.batch = 0;
@@ -456,6 +463,7 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
                   x.multi.network = rep.nodes > 1 ? rep.network : "";
                   x.multi.network_gbit_per_gpu = rep.nodes > 1 ? rep.network_gbit_per_gpu : 0;
                   x.multi.parallel = strat;
+                  x.multi.offload = offload;
                   auto p = plan_from_inputs(x, db);
                   if (!p.ok()) {
                     prune("error", static_cast<long>(idx.size()));
@@ -470,6 +478,10 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
                   probe_pe = std::make_unique<ParallelEstimate>(std::move(pe).value());
                 }
                 if (max_micro < 1) {
+                  if (count > 1 && strat.rfind("zero", 0) == 0 && offload == "none")
+                    variants.emplace_back(strat, "optimizer");
+                  else if (count > 1 && strat == "zero3" && offload == "optimizer")
+                    variants.emplace_back(strat, "params");
                   prune("does_not_fit", static_cast<long>(idx.size()));
                   if (count == 1) no_fit_gpus.insert(gpu_id);
                   continue;
@@ -487,6 +499,7 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
                   ev.config = ci;
                   ev.ranks = count;
                   ev.parallel = strat;
+                  ev.offload = offload;
                   ev.micro = mb;
                   ev.accum = accum;
                   ev.max_micro = max_micro;
@@ -602,6 +615,7 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
     e.method = cfg.method;
     e.stack = cfg.stack;
     e.parallel = ev.parallel;
+    e.offload = ev.offload;
     e.checkpointing = cfg.checkpointing;
     e.optimizer = cfg.optimizer;
     e.micro_batch = ev.micro;
@@ -629,6 +643,7 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
         r["network-gbit-per-gpu"] = json(s.network_gbit_per_gpu).dump();
       }
       r["parallel"] = ev.parallel;
+      if (ev.offload != "none") r["offload"] = ev.offload;
     }
     // `estimate` prices a provider's GPU at its best offer; a shape of another offer pins its own price
     if (estimate_picks(db, s.gpu_id, s.provider_id, s.spot, today_days, stale_days) != s.usd_per_gpu_hour) {
@@ -665,6 +680,10 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
     why += "; peak " + num(e.peak_gib_per_gpu, 1) + " of " + num(e.usable_gib, 1) + " GiB usable per GPU (" +
            num(e.usable_gib - e.peak_gib_per_gpu, 1) + " GiB headroom" +
            (e.peak_gib_per_gpu > kTightMemoryFraction * e.usable_gib ? ", tight" : "") + ")";
+    if (e.offload != "none")
+      why += "; " +
+             std::string(e.offload == "params" ? "parameters and optimizer states" : "optimizer states") +
+             " offloaded to host RAM (nothing fits on these GPUs without it)";
     if (e.micro_batch == e.max_micro_batch)
       why += "; micro-batch " + std::to_string(e.micro_batch) + " is the largest that fits";
     if (e.shape.stale) why += "; its price is older than " + std::to_string(stale_days) + " days";
@@ -760,6 +779,7 @@ json plan_to_json(const PlanResult& r) {
                 {"method", e.method},
                 {"stack", e.stack},
                 {"parallel", e.parallel},
+                {"offload", e.offload},
                 {"checkpointing", e.checkpointing},
                 {"optimizer", e.optimizer},
                 {"micro_batch", e.micro_batch},

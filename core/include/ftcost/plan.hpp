@@ -78,6 +78,8 @@ struct PlanEntry {
   std::string gpu_name;
   double memory_gib = 0;  // the GPU's memory (label)
   std::string method, stack, parallel = "single", checkpointing, optimizer;
+  std::string offload =
+      "none";  // multi-GPU: none | optimizer | params (ZeRO-Offload, only where nothing fits)
   std::int64_t micro_batch = 0, grad_accum = 1, effective_batch = 0, max_micro_batch = 0;
   double hours = 0, cost_usd = 0;
   double step_s = 0, throughput_qps = 0;
