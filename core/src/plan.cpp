@@ -2,6 +2,7 @@
 
 #include "ftcost/options.hpp"
 #include "ftcost/parallel.hpp"
+#include "ftcost/plan_config.hpp"
 #include "ftcost/shapes.hpp"
 
 #include <algorithm>
@@ -372,6 +373,12 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
       for (const auto& stack_id : stacks) {
         const StackProfile* stack = db.stack(stack_id);
         if (stack == nullptr) continue;
+        const std::string base = stack->alias_of.empty() ? stack->id : stack->alias_of;
+        if (base.rfind("torchtune", 0) == 0 && !torchtune_builds(probe_in.model.id, method == "qlora")) {
+          // torchtune builds only the models it has builders for (plan_config.cpp torchtune_model)
+          for (const auto& [n, idx] : counts) prune("stack_lacks_model", static_cast<long>(idx.size()));
+          continue;
+        }
         if (!stack_vendor_warning(*stack, gpu_id, gpu.vendor).empty()) {
           for (const auto& [n, idx] : counts) prune("stack_not_on_gpu_vendor", static_cast<long>(idx.size()));
           continue;
@@ -573,7 +580,10 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
     if (better_cost(cheapest_any)) cheapest_any = static_cast<int>(i);
     if (ev.ranks == 1 && better_cost(cheapest_single_any)) cheapest_single_any = static_cast<int>(i);
     if (fastest_any < 0 ||
-        ev.hours < evals[static_cast<std::size_t>(cands[static_cast<std::size_t>(fastest_any)].eval)].hours)
+        ev.hours < evals[static_cast<std::size_t>(cands[static_cast<std::size_t>(fastest_any)].eval)].hours ||
+        (ev.hours ==
+             evals[static_cast<std::size_t>(cands[static_cast<std::size_t>(fastest_any)].eval)].hours &&
+         cd.cost < cands[static_cast<std::size_t>(fastest_any)].cost))
       fastest_any = static_cast<int>(i);
     if (c.deadline_hours > 0 && ev.hours > c.deadline_hours) {
       prune("deadline");
@@ -719,7 +729,8 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
       add_alt("cheapest single GPU: " + label(e) + ", " + money(e.cost_usd) + ", " + hours_text(h),
               c.minimize == "time" ? "slower than the best plan" : "costs more than the best plan");
   }
-  if (fastest_any >= 0 && res.best >= 0) {
+  if (fastest_any >= 0 && res.best >= 0 &&
+      std::find(front.begin(), front.end(), fastest_any) == front.end()) {
     const PlanEntry e = make_entry(fastest_any);
     const PlanEntry& b = res.front[static_cast<std::size_t>(res.best)];
     if (e.hours < b.hours) {

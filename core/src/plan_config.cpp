@@ -603,6 +603,11 @@ Result<PlanConfig> unsloth_config(const Job& j) {
 
 }  // namespace
 
+bool torchtune_builds(const std::string& model_id, bool qlora) {
+  const TtModel* tm = torchtune_model(model_id);
+  return tm != nullptr && (!qlora || tm->qlora);
+}
+
 const std::vector<std::string>& config_stacks() {
   static const std::vector<std::string> s = {"trl", "torchtune", "axolotl", "llamafactory", "unsloth"};
   return s;

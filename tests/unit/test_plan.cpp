@@ -87,6 +87,20 @@ TEST_CASE("plan: the strategies each stack runs") {
   const auto hf = stack_strategies(*db.stack("axolotl-2025"), m, "lora", 8);  // an alias of the HF stack
   CHECK(std::find(hf.begin(), hf.end(), "zero3") != hf.end());
   CHECK(std::find(hf.begin(), hf.end(), "ddp") != hf.end());
+  // torchtune runs only the models it has builders for: the search leaves it out for the others
+  CHECK(torchtune_builds("llama-3.1-8b", true));
+  CHECK_FALSE(torchtune_builds("qwen2.5-7b", true));
+  CHECK(torchtune_builds("qwen2.5-7b", false));
+  CHECK_FALSE(torchtune_builds("mixtral-8x7b", false));
+  PlanConstraints c;
+  c.stacks = {"hf-trl-2026", "torchtune-2024"};
+  c.max_gpus = 8;
+  auto r =
+      plan({{"model", "mixtral-8x7b"}, {"method", "lora"}, {"dataset", "math14k"}, {"stack", "hf-trl-2026"}},
+           c, db, nullptr, kToday);
+  REQUIRE(r.ok());
+  CHECK(r->pruned.at("stack_lacks_model") > 0);
+  for (const auto& e : r->front) CHECK(e.stack != "torchtune-2024");
 }
 
 TEST_CASE("JS API: plan_json takes the job and constraint keys (lists as arrays, spot as a boolean)") {

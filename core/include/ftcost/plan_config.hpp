@@ -35,4 +35,8 @@ Result<PlanConfig> plan_config(const Request& request, const std::string& stack,
 
 json plan_config_to_json(const PlanConfig& c);
 
+// Whether torchtune has a model builder for this preset (torchtune/models/<family>/__init__.py; with `qlora`:
+// a qlora_ builder). The plan search leaves torchtune out for models it cannot build.
+bool torchtune_builds(const std::string& model_id, bool qlora);
+
 }  // namespace ftcost
