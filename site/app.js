@@ -279,6 +279,23 @@
     compare: function (request) {
       return callRequest("_ftcost_compare", request);
     },
+    // request: JSON text (or an object) of the job options plus the plan's constraints (deadline, budget,
+    // max-gpus, providers, spot, gpus, methods, stacks, minimize, effective-batch); returns the JSON text
+    // `ftcost plan --json` prints: the time/cost front, the best plan, why. Never throws.
+    plan: function (request) {
+      return callRequest("_ftcost_plan", request);
+    },
+    // request: one plan's "request" object; stack: trl | torchtune | axolotl | llamafactory | unsloth. Returns
+    // JSON text {"stack", "command", "files": [{role, name, format, text}]}. Never throws.
+    planConfig: function (request, stack) {
+      try {
+        if (!runtimeReady) return errorJson("not_ready", "the calculator is still loading (await window.ftcost.ready)");
+        const text = typeof request === "string" ? request : JSON.stringify(request === undefined ? {} : request);
+        return callString(Module._ftcost_plan_config, [text, String(stack)]);
+      } catch (e) {
+        return errorJson("internal", String(e && e.message ? e.message : e));
+      }
+    },
     list: function (what) {
       try {
         if (!runtimeReady) return errorJson("not_ready", "the calculator is still loading");

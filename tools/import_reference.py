@@ -472,6 +472,17 @@ GPU_ID_OVERRIDES = {
                   "(its catalogue's instance types are 'a100-pci', price-068/069 here), so the paper's A100 "
                   "price is taken as the PCIe part, as the validation rows of Table IV are."),
 }
+# The network between instances, for offers whose provider documents one (the reference prices carry none).
+# Only these offers are rented as several nodes (core/include/ftcost/shapes.hpp). EFA counts as ethernet.
+OFFER_NETWORKS = {
+    "price-027": {
+        "kind": "ethernet",
+        "gbit_per_gpu": 50,
+        "source": "https://aws.amazon.com/ec2/instance-types/p4/ (p4d.24xlarge: 8 GPUs, 400 Gbps networking "
+                  "with Elastic Fabric Adapter and GPUDirect RDMA = 50 Gbit/s per GPU; EFA runs on AWS's "
+                  "Ethernet fabric, as in the 8x-l40s-pcie node preset)",
+    },
+}
 PAPER_PRICE_PROVIDER = "cudo-compute"
 PAPER_PRICE_DATE = "2024-07"
 
@@ -611,6 +622,8 @@ def build_prices(ref, gpu_ids):
             offer["gpu_id"] = gid
             offer["notes"] = ((offer.get("notes") or "") + " " + override[1]).strip()
         offer["reference_id"] = ref_id
+        if ref_id in OFFER_NETWORKS:
+            offer["network"] = OFFER_NETWORKS[ref_id]
         entry["offers"].append(offer)
 
     listed = data.get("_meta", {}).get("providers")

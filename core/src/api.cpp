@@ -5,6 +5,8 @@
 #include "ftcost/estimate.hpp"
 #include "ftcost/paper.hpp"
 #include "ftcost/parallel.hpp"
+#include "ftcost/plan.hpp"
+#include "ftcost/plan_config.hpp"
 #include "ftcost/run.hpp"
 #include "ftcost/validate.hpp"
 
@@ -33,6 +35,70 @@ std::string estimate_json(const std::string& request_json, long today_days) {
     auto j = estimate_job_json(in.value(), db);
     if (!j.ok()) return error_json(j.error());
     return j.value().dump();
+  } catch (const std::exception& ex) {
+    return error_json(make_error(Errc::internal, "", ex.what()));
+  }
+}
+
+std::string plan_json(const std::string& request_json, long today_days) {
+  if (today_days < 0) today_days = static_cast<long>(std::time(nullptr) / 86400);
+  try {
+    auto req_doc = parse_json_text(request_json, "request", 1u << 20, 16);
+    if (!req_doc.ok()) return error_json(req_doc.error());
+    json doc = req_doc.value();
+    if (!doc.is_object()) return error_json(make_error(Errc::wrong_type, "request", "must be a JSON object"));
+    // The constraint keys as text (the CLI's form), the rest through the estimate's request parser.
+    Request all;
+    for (const auto& k : plan_constraint_keys()) {
+      if (!doc.contains(k.key)) continue;
+      const json& v = doc.at(k.key);
+      std::string text;
+      if (v.is_string()) {
+        text = v.get<std::string>();
+      } else if (v.is_number()) {
+        text = v.dump();
+      } else if (v.is_boolean() && k.key == "spot") {
+        text = v.get<bool>() ? "on" : "off";
+      } else if (v.is_array()) {
+        for (const auto& x : v) {
+          if (!x.is_string())
+            return error_json(make_error(Errc::wrong_type, "--" + k.key, "must be a list of strings"));
+          text += (text.empty() ? "" : ",") + x.get<std::string>();
+        }
+      } else {
+        return error_json(make_error(Errc::wrong_type, "--" + k.key, "must be a string, number or list"));
+      }
+      all[k.key] = text;
+      doc.erase(k.key);
+    }
+    for (const auto& k : plan_chosen_keys())
+      if (doc.contains(k))
+        return error_json(
+            make_error(Errc::invalid_value, "--" + k, "is chosen by the plan (the search picks it)"));
+    auto req = request_from_json(doc);
+    if (!req.ok()) return error_json(req.error());
+    for (const auto& [k, v] : req.value()) all[k] = v;
+    const Database& db = Database::embedded();
+    auto pr = parse_plan_request(all, db);
+    if (!pr.ok()) return error_json(pr.error());
+    auto r = plan(pr->job, pr->constraints, db, nullptr, today_days);
+    if (!r.ok()) return error_json(r.error());
+    return plan_to_json(r.value()).dump();
+  } catch (const std::exception& ex) {
+    return error_json(make_error(Errc::internal, "", ex.what()));
+  }
+}
+
+std::string plan_config_json(const std::string& request_json, const std::string& stack, long today_days) {
+  if (today_days < 0) today_days = static_cast<long>(std::time(nullptr) / 86400);
+  try {
+    auto req_doc = parse_json_text(request_json, "request", 1u << 20, 16);
+    if (!req_doc.ok()) return error_json(req_doc.error());
+    auto req = request_from_json(req_doc.value());
+    if (!req.ok()) return error_json(req.error());
+    auto pc = plan_config(req.value(), stack, Database::embedded(), nullptr, today_days);
+    if (!pc.ok()) return error_json(pc.error());
+    return plan_config_to_json(pc.value()).dump();
   } catch (const std::exception& ex) {
     return error_json(make_error(Errc::internal, "", ex.what()));
   }

@@ -516,7 +516,10 @@ const Specs& specs_for(const std::string& kind) {
         {"region", Ty::str_or_null, true},
         {"source", Ty::str, true},
         {"notes", Ty::str_or_null, true},
-        {"reference_id", Ty::str, false}}},
+        {"reference_id", Ty::str, false},
+        {"network", Ty::object, false}}},
+      {"prices.offers[].network",
+       {{"kind", Ty::str, true}, {"gbit_per_gpu", Ty::num, true}, {"source", Ty::str, true}}},
       {"model",
        {{"schema", Ty::str, true},
         {"id", Ty::str, true},
@@ -1382,6 +1385,23 @@ void check_prices_doc(const json& doc, const std::string& file, const DbCheckOpt
     if (src && src->is_string()) {
       const std::string sp = source_problem(src->get<std::string>());
       if (!sp.empty()) sink.add(p + ".source", Errc::invalid_value, sp);
+    }
+    const json* net = member(o, "network");
+    if (net && net->is_object() &&
+        check_keys(*net, p + ".network", "prices.offers[].network", "ftcost.prices/1", sink)) {
+      const std::string kind = str_field(*net, "kind");
+      if (find_field(*net, "kind") && kind != "infiniband" && kind != "roce" && kind != "ethernet")
+        sink.add(p + ".network.kind", Errc::invalid_value,
+                 "must be infiniband, roce or ethernet, got " + in_quotes(kind));
+      const double gb = num_field(*net, "gbit_per_gpu");
+      if (have(gb) && (gb <= 0 || gb > 10000))
+        sink.add(p + ".network.gbit_per_gpu", Errc::out_of_range,
+                 "must be above 0 and at most 10000 Gbit/s per GPU, got " + fmt_num(gb));
+      const json* nsrc = find_field(*net, "source");
+      if (nsrc && nsrc->is_string()) {
+        const std::string sp = source_problem(nsrc->get<std::string>());
+        if (!sp.empty()) sink.add(p + ".network.source", Errc::invalid_value, sp);
+      }
     }
     const std::string gid = str_field(o, "gpu_id");
     if (find_field(o, "gpu_id") && !id_like(gid, ".-"))

@@ -75,6 +75,21 @@ Result<PriceProvider> parse_prices(const json& doc, const std::string& source) {
         return make_error(Errc::out_of_range, path + ".gpu_count", "must be a whole number from 1 to 4096");
       off.gpu_count = o["gpu_count"].get<int>();
     }
+    if (o.contains("network") && !o["network"].is_null()) {
+      const std::string np = path + ".network";
+      if (!o["network"].is_object())
+        return make_error(Errc::wrong_type, np, "must be an object {kind, gbit_per_gpu, source}");
+      const json& n = o["network"];
+      FTCOST_TRY(kind, get_string(n, "kind", np));
+      if (kind != "infiniband" && kind != "roce" && kind != "ethernet")
+        return make_error(Errc::invalid_value, np + ".kind",
+                          "must be infiniband, roce or ethernet, got \"" + kind + "\"");
+      FTCOST_TRY(gb, get_number_in(n, "gbit_per_gpu", np, 0.1, 10000));
+      FTCOST_TRY(nsrc, get_string(n, "source", np));
+      off.network = kind;
+      off.network_gbit_per_gpu = gb;
+      off.network_source = nsrc;
+    }
     off.gpu_id = gpu;
     off.on_demand_usd_per_gpu_hour = od;
     off.spot_usd_per_gpu_hour = spot;

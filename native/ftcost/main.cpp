@@ -9,9 +9,11 @@
 #include "ftcost/options.hpp"
 #include "ftcost/paper.hpp"
 #include "ftcost/parallel.hpp"
+#include "ftcost/plan.hpp"
 #include "ftcost/sweep.hpp"
 #include "ftcost/validate.hpp"
 #include "ftcost/version.hpp"
+#include "plan_cmd.hpp"
 #include "report.hpp"
 #include "run_cmd.hpp"
 
@@ -328,6 +330,37 @@ int run_bench(int iterations, bool as_json) {
   auto t8 = std::chrono::steady_clock::now();
   const double per_multi = std::chrono::duration<double>(t7 - t6).count() / miters * 1e6;
   const double per_auto = std::chrono::duration<double>(t8 - t7).count() / miters * 1e6;
+  // The whole plan search over the shipped database (budget 50 ms native, issue #18): the paper's job
+  // (Mixtral-8x7B QLoRA, math14k, 15,000 queries x 10 epochs) and a Llama-3.1-8B LoRA job; median of runs.
+  auto plan_ms = [&](const Request& job, long* front, long* estimates) {
+    std::vector<double> t;
+    const int runs = std::max(3, std::min(15, iterations / 2000));
+    for (int i = 0; i < runs; ++i) {
+      auto r = plan(job, PlanConstraints{}, db, nullptr, today_days());
+      if (!r.ok()) return -1.0;
+      t.push_back(r->search_ms);
+      *front = static_cast<long>(r->front.size());
+      *estimates = r->estimates;
+      sink += r->front.empty() ? 0 : r->front.front().cost_usd;
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+  };
+  long paper_front = 0, paper_est = 0, llama_front = 0, llama_est = 0;
+  const double plan_paper_ms = plan_ms({{"model", "mixtral-8x7b"},
+                                        {"method", "qlora"},
+                                        {"dataset", "math14k"},
+                                        {"queries", "15000"},
+                                        {"epochs", "10"},
+                                        {"stack", "hf-transformers-2024"}},
+                                       &paper_front, &paper_est);
+  const double plan_llama_ms = plan_ms({{"model", "llama-3.1-8b"},
+                                        {"method", "lora"},
+                                        {"dataset", "math14k"},
+                                        {"queries", "15000"},
+                                        {"epochs", "3"},
+                                        {"stack", "hf-trl-2026"}},
+                                       &llama_front, &llama_est);
   double per = secs / iterations * 1e6, per_full = secs_full / iterations * 1e6;
   if (as_json) {
     print_json(json{{"iterations", iterations},
@@ -339,6 +372,10 @@ int run_bench(int iterations, bool as_json) {
                     {"database_parse_ms", db_ms},
                     {"multi_gpu_estimate_us", per_multi},
                     {"multi_gpu_auto_estimate_us", per_auto},
+                    {"plan_paper_job_ms", plan_paper_ms},
+                    {"plan_paper_job_estimates", paper_est},
+                    {"plan_llama_lora_job_ms", plan_llama_ms},
+                    {"plan_llama_lora_job_estimates", llama_est},
                     {"checksum", sink + static_cast<double>(db_items)}});
   } else {
     std::cout << "ftcost bench: Mixtral-8x7B QLoRA on A40, math14k, batch=max (" << iterations
@@ -353,6 +390,12 @@ int run_bench(int iterations, bool as_json) {
     std::cout << "  multi-GPU estimate (2x DGX H100, FSDP): " << fixed(per_multi, 2)
               << " µs (budget 200 µs)\n";
     std::cout << "  multi-GPU --parallel auto (all strategies): " << fixed(per_auto, 2) << " µs\n";
+    std::cout << "  plan search, paper job (Mixtral-8x7B QLoRA, math14k, 15,000 x 10): "
+              << fixed(plan_paper_ms, 1) << " ms, " << paper_est << " estimates, " << paper_front
+              << " plans on the front (budget 50 ms)\n";
+    std::cout << "  plan search, Llama-3.1-8B LoRA (hf-trl-2026, math14k, 15,000 x 3): "
+              << fixed(plan_llama_ms, 1) << " ms, " << llama_est << " estimates, " << llama_front
+              << " plans on the front (budget 50 ms)\n";
     if (db_items == 0) std::cout << "  (no GPUs in the database)\n";
   }
   return 0;
@@ -433,6 +476,38 @@ int run_command(int argc, char** argv) {
     cmp->add_flag("--fits-only", copt.view.fits_only, "hide GPUs where the job does not fit");
     auto* cmp_json = cmp->add_flag("--json", copt.as_json, "print JSON");
     cmp->add_flag("--csv", copt.as_csv, "print CSV")->excludes(cmp_json);
+
+    // plan: the job's flags but what the search chooses (GPU, shape, strategy, batch, price), and the plan's
+    // constraint flags (plan_constraint_keys(): --gpus and --spot are constraints here)
+    Request preq;
+    cli::PlanCmdOptions popt;
+    auto* pln = app.add_subcommand(
+        "plan",
+        "Search GPU x shape x strategy x method x batch: the time/cost front, the best plan, its config");
+    {
+      std::vector<std::string> skip = plan_chosen_keys();
+      for (const auto& k : plan_constraint_keys()) skip.push_back(k.key);
+      for (const auto& o : job_options()) {
+        if (std::find(skip.begin(), skip.end(), o.key) != skip.end()) continue;
+        const std::string key = o.key;
+        pln->add_option_function<std::string>(
+            o.flag(), [&preq, key](const std::string& v) { preq[key] = v; }, option_help_text(o, &help_db));
+      }
+      for (const auto& k : plan_constraint_keys()) {
+        const std::string key = k.key;
+        pln->add_option_function<std::string>(
+            "--" + key, [&preq, key](const std::string& v) { preq[key] = v; }, k.help);
+      }
+    }
+    auto* pln_json = pln->add_flag("--json", popt.as_json, "print JSON");
+    pln->add_flag("--csv", popt.as_csv, "print CSV")->excludes(pln_json);
+    pln->add_option(
+        "--config", popt.config,
+        "write the runnable config of the best plan (or --pick N) for this stack: trl, torchtune, "
+        "axolotl, llamafactory, unsloth");
+    pln->add_option("--out", popt.out, "file the --config is written to (companion files beside it)");
+    pln->add_option("--pick", popt.pick, "the plan id (from the front) for --config")
+        ->check(number_in(0, 100000, "a plan id, 0 or more"));
 
     // paper
     auto* paper_cmd = app.add_subcommand(
@@ -524,9 +599,10 @@ int run_command(int argc, char** argv) {
       bool known = false;
       for (const auto* sc : app.get_subcommands({})) known = known || sc->get_name() == cmd;
       if (!known) {
-        std::cerr << "ftcost: error: unknown command \"" << cmd
-                  << "\"; commands: estimate, compare, sweep, paper, fit, validate, fit-stack, models, gpus, "
-                     "db, bench\n";
+        std::cerr
+            << "ftcost: error: unknown command \"" << cmd
+            << "\"; commands: estimate, compare, plan, sweep, paper, fit, validate, fit-stack, models, gpus, "
+               "db, bench\n";
         return 2;
       }
     }
@@ -625,6 +701,7 @@ int run_command(int argc, char** argv) {
       return 0;
     }
 
+    if (pln->parsed()) return cli::run_plan(preq, db, read_file, today_days(), popt);
     if (cmp->parsed()) return cli::run_compare(creq, db, read_file, today_days(), copt);
 
     if (eq1->parsed()) {

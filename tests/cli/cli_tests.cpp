@@ -542,3 +542,148 @@ TEST_CASE("issue #15: an explicit batch that does not fit prints no time or cost
   CHECK(r.out.find("cost: $") == std::string::npos);
   CHECK(r.out.find("throughput:") == std::string::npos);
 }
+
+TEST_CASE("plan: the JSON contract, the best plan reproduced by estimate, CSV and text") {
+  const std::string job =
+      "--model mixtral-8x7b --method qlora --dataset math14k --queries 15000 --epochs 10 --stack "
+      "hf-transformers-2024";
+  Run r = run("plan " + job + " --json");
+  REQUIRE(r.code == 0);
+  json j = json::parse(r.out);
+  for (const char* key : {"front", "best", "minimize", "considered", "pruned", "alternatives", "search_ms"}) {
+    CAPTURE(key);
+    CHECK(j.contains(key));
+  }
+  REQUIRE(j["front"].size() >= 1);
+  REQUIRE(j["best"].get<int>() >= 0);
+  for (const char* key : {"does_not_fit", "deadline", "budget"}) CHECK(j["pruned"].contains(key));
+  double last_hours = 1e300, last_cost = -1;
+  for (const auto& e : j["front"]) {
+    for (const char* key : {"id",
+                            "gpu",
+                            "gpu_name",
+                            "gpus_per_node",
+                            "nodes",
+                            "provider",
+                            "instance_type",
+                            "spot",
+                            "usd_per_hour",
+                            "method",
+                            "stack",
+                            "parallel",
+                            "micro_batch",
+                            "grad_accum",
+                            "effective_batch",
+                            "hours",
+                            "cost_usd",
+                            "peak_gib_per_gpu",
+                            "memory_gib",
+                            "bottleneck",
+                            "why",
+                            "request"}) {
+      CAPTURE(key);
+      CHECK(e.contains(key));
+    }
+    // a Pareto front: cost rises, time falls
+    CHECK(e["cost_usd"].get<double>() >= last_cost);
+    CHECK(e["hours"].get<double>() < last_hours);
+    last_cost = e["cost_usd"].get<double>();
+    last_hours = e["hours"].get<double>();
+    CHECK(e["effective_batch"].get<long>() == e["micro_batch"].get<long>() * e["grad_accum"].get<long>() *
+                                                  e["gpus_per_node"].get<long>() * e["nodes"].get<long>());
+  }
+  // The best plan's request, run through `ftcost estimate`, gives the same hours and cost.
+  const json& best = j["front"][static_cast<std::size_t>(j["best"].get<int>())];
+  std::string args = "estimate --json";
+  for (auto it = best["request"].begin(); it != best["request"].end(); ++it)
+    args += " --" + it.key() + " " + it.value().get<std::string>();
+  Run e = run(args);
+  REQUIRE(e.code == 0);
+  json ej = json::parse(e.out);
+  CHECK(ej["time_hours"].get<double>() == doctest::Approx(best["hours"].get<double>()).epsilon(1e-9));
+  CHECK(ej["cost_usd"].get<double>() == doctest::Approx(best["cost_usd"].get<double>()).epsilon(1e-9));
+
+  Run c = run("plan " + job + " --csv");
+  REQUIRE(c.code == 0);
+  CHECK(c.out.rfind("id,best,gpu,gpus_per_node,nodes,provider", 0) == 0);
+  Run t = run("plan " + job);
+  REQUIRE(t.code == 0);
+  CHECK(t.out.find("best (minimize cost)") != std::string::npos);
+  CHECK(t.out.find("reproduce: ftcost estimate") != std::string::npos);
+
+  // constraints prune: a deadline below the fastest plan leaves nothing, and says so
+  Run none = run("plan " + job + " --deadline 0.01 --json");
+  REQUIRE(none.code == 0);
+  json nj = json::parse(none.out);
+  CHECK(nj["best"].get<int>() == -1);
+  CHECK(nj["pruned"]["deadline"].get<long>() > 0);
+  // minimize time picks the last (fastest) plan of the front
+  Run fast = run("plan " + job + " --minimize time --json");
+  REQUIRE(fast.code == 0);
+  json fj = json::parse(fast.out);
+  CHECK(fj["best"].get<int>() == static_cast<int>(fj["front"].size()) - 1);
+}
+
+TEST_CASE("plan: an effective batch is kept, constraints restrict the shapes") {
+  Run r =
+      run("plan --model llama-3.1-8b --method lora --dataset math14k --queries 15000 --epochs 3 "
+          "--effective-batch 32 "
+          "--max-gpus 1 --providers lambda,runpod --gpus a100-sxm4-80gb,h100-sxm5-80gb,a10 --json");
+  REQUIRE(r.code == 0);
+  json j = json::parse(r.out);
+  REQUIRE(j["front"].size() >= 1);
+  for (const auto& e : j["front"]) {
+    CHECK(e["effective_batch"].get<long>() == 32);
+    CHECK(e["gpus_per_node"].get<int>() == 1);
+    const std::string p =
+        e["request"].contains("provider") ? e["request"]["provider"].get<std::string>() : "";
+    CHECK((e["provider_id"] == "lambda" || e["provider_id"] == "runpod"));
+    CHECK((e["gpu"] == "a100-sxm4-80gb" || e["gpu"] == "h100-sxm5-80gb" || e["gpu"] == "a10"));
+  }
+}
+
+TEST_CASE("plan: bad constraints exit 2 naming the flag") {
+  const std::string job = "plan --model llama-3.1-8b --method lora --dataset math14k";
+  expect_bad(job + " --deadline -1", "--deadline");
+  expect_bad(job + " --deadline abc", "--deadline");
+  expect_bad(job + " --budget 0", "--budget");
+  expect_bad(job + " --max-gpus 1.5", "--max-gpus");
+  expect_bad(job + " --minimize speed", "--minimize");
+  expect_bad(job + " --spot maybe", "--spot");
+  expect_bad(job + " --gpus h100,nope", "--gpus");
+  expect_bad(job + " --providers nowhere", "--providers");
+  expect_bad(job + " --methods lora,dpo", "--methods");
+  expect_bad(job + " --stacks nope", "--stacks");
+  expect_bad(job + " --effective-batch 0", "--effective-batch");
+  expect_bad(job + " --methods qlora", "--methods");  // excludes the job's own --method
+  expect_bad("plan --model nope --method lora", "--model");
+}
+
+TEST_CASE(
+    "plan --config: the config of a picked plan is written atomically; bad uses exit 2 naming the flag") {
+  const std::string job =
+      "plan --model llama-3.1-8b --method qlora --dataset math14k --queries 15000 --epochs 2";
+  const std::string dir = std::string(FTCOST_TEST_TMP) + "/plan-config";
+  mkdir(dir.c_str(), 0755);
+  Run r = run(job + " --config trl --out " + dir + "/sft.yaml --pick 0");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("wrote " + dir + "/sft.yaml (trl)") != std::string::npos);
+  CHECK(r.out.find("--config sft.yaml") != std::string::npos);  // the launch command names the file written
+  std::ifstream f(dir + "/sft.yaml");
+  std::stringstream text;
+  text << f.rdbuf();
+  CHECK(text.str().find("per_device_train_batch_size: ") != std::string::npos);
+  CHECK(text.str().find("# expected: peak ") != std::string::npos);
+  CHECK(text.str().find("# reproduce: ftcost estimate") != std::string::npos);
+  std::ifstream acc(dir + "/accelerate.yaml");
+  CHECK(acc.good());
+  expect_bad(job + " --config nemo --out " + dir + "/x.yaml", "--config");
+  expect_bad(job + " --config trl", "--out");
+  expect_bad(job + " --config trl --out " + dir, "--out");
+  expect_bad(job + " --config trl --out " + dir + "/y.yaml --pick 999", "--pick");
+  expect_bad(job + " --pick 0", "--pick");
+  expect_bad(job + " --out " + dir + "/z.yaml", "--out");
+  expect_bad("plan --model mixtral-8x7b --method qlora --dataset math14k --config torchtune --out " + dir +
+                 "/tt.yaml",
+             "no model builder");
+}

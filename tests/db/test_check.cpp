@@ -455,6 +455,7 @@ TEST_CASE("the JSON Schema files list the fields the checker knows") {
       {"gpu.chosen_values[]", {"gpu", {"properties", "chosen_values", "items"}}},
       {"prices", {"prices", {}}},
       {"prices.offers[]", {"prices", {"properties", "offers", "items"}}},
+      {"prices.offers[].network", {"prices", {"properties", "offers", "items", "properties", "network"}}},
       {"model", {"model", {}}},
       {"model.published", {"model", {"properties", "published"}}},
       {"dataset", {"dataset", {}}},

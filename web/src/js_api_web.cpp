@@ -43,6 +43,22 @@ EMSCRIPTEN_KEEPALIVE const char* ftcost_compare(const char* request) {
   return guarded(out, [request] { return ftcost::api::compare_json(request != nullptr ? request : ""); });
 }
 
+// request: JSON object of the job keys plus the plan's constraint keys. Returns what `ftcost plan --json`
+// prints.
+EMSCRIPTEN_KEEPALIVE const char* ftcost_plan(const char* request) {
+  static std::string out;
+  return guarded(out, [request] { return ftcost::api::plan_json(request != nullptr ? request : ""); });
+}
+
+// request: one plan's "request" object; stack: trl, torchtune, axolotl, llamafactory or unsloth. Returns
+// {"stack", "command", "files": [{role, name, format, text}]}.
+EMSCRIPTEN_KEEPALIVE const char* ftcost_plan_config(const char* request, const char* stack) {
+  static std::string out;
+  return guarded(out, [request, stack] {
+    return ftcost::api::plan_config_json(request != nullptr ? request : "", stack != nullptr ? stack : "");
+  });
+}
+
 // what: "models", "gpus", "datasets", "prices" or "table4".
 EMSCRIPTEN_KEEPALIVE const char* ftcost_list(const char* what) {
   static std::string out;

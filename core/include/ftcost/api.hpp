@@ -19,6 +19,19 @@ std::string estimate_json(const std::string& request_json, long today_days = -1)
 // "offers" and "fits-only" (true/false or "on"/"off"). Returns exactly what `ftcost compare --json` prints.
 std::string compare_json(const std::string& request_json, long today_days = -1);
 
+// The plan search (`ftcost plan --json`): `request_json` holds the job keys (as estimate takes them, minus
+// those the plan chooses: gpu, batch, grad-accum, provider, price-per-hour, gpus (count), nodes, parallel...)
+// and the constraint keys "deadline", "budget", "max-gpus", "providers", "spot", "gpus", "methods", "stacks",
+// "minimize", "effective-batch" (lists as "a,b" or JSON arrays; numbers as numbers or strings; spot also
+// true/false). Returns exactly what `ftcost plan --json` prints.
+std::string plan_json(const std::string& request_json, long today_days = -1);
+
+// The runnable config of one plan: `request_json` is a plan's "request" object (estimate keys); `stack` one
+// of trl, torchtune, axolotl, llamafactory, unsloth. Returns {"stack", "command", "files": [{role, name,
+// format, text}]} (the first file is the main config), or an error naming "--config" when the stack cannot
+// run the plan.
+std::string plan_config_json(const std::string& request_json, const std::string& stack, long today_days = -1);
+
 // Lists of the embedded database, as JSON arrays.
 std::string models_json();
 std::string gpus_json();

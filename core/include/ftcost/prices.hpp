@@ -25,6 +25,12 @@ struct PriceOffer {
   std::string region;
   int gpu_count = 1;  // GPUs in the instance (the price is per GPU-hour)
   std::string source;
+  // The network between instances of this type, where the provider documents one (the offer's optional
+  // "network": {kind, gbit_per_gpu, source}); "none" otherwise. Only an offer with a network is rented as
+  // several nodes (shapes.hpp).
+  std::string network = "none";     // "infiniband" | "roce" | "ethernet" | "none"
+  double network_gbit_per_gpu = 0;  // NIC line rate per GPU, Gbit/s
+  std::string network_source;
 };
 
 struct PriceProvider {

@@ -1,0 +1,867 @@
+#include "ftcost/plan.hpp"
+
+#include "ftcost/options.hpp"
+#include "ftcost/parallel.hpp"
+#include "ftcost/plan_config.hpp"
+#include "ftcost/shapes.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <set>
+#include <sstream>
+
+namespace ftcost {
+
+namespace {
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::string num(double v, int digits) {
+  std::ostringstream s;
+  s.setf(std::ios::fixed);
+  s.precision(digits);
+  s << v;
+  return s.str();
+}
+std::string money(double v) { return "$" + num(v, v < 100 ? 2 : 0); }
+std::string hours_text(double h) { return num(h, h < 10 ? 2 : 1) + " h"; }
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char ch : text + ",") {
+    if (ch == ',') {
+      std::size_t a = cur.find_first_not_of(" \t"), b = cur.find_last_not_of(" \t");
+      if (a != std::string::npos) out.push_back(cur.substr(a, b - a + 1));
+      cur.clear();
+    } else {
+      cur += ch;
+    }
+  }
+  return out;
+}
+
+// A decimal number only (no hex, inf, nan), finite.
+Result<double> parse_number(const std::string& text, const std::string& flag, double lo, double hi) {
+  const bool plain = !text.empty() && text.find_first_not_of("0123456789.eE+-") == std::string::npos;
+  char* end = nullptr;
+  const double v = plain ? std::strtod(text.c_str(), &end) : 0;
+  if (!plain || end == nullptr || *end != '\0' || !std::isfinite(v))
+    return make_error(Errc::invalid_value, flag, "must be a number, got \"" + text + "\"");
+  if (v < lo || v > hi)
+    return make_error(Errc::out_of_range, flag,
+                      "must be between " + json(lo).dump() + " and " + json(hi).dump() + ", got " + text);
+  return v;
+}
+Result<std::int64_t> parse_whole(const std::string& text, const std::string& flag, double lo, double hi) {
+  FTCOST_TRY(v, parse_number(text, flag, lo, hi));
+  if (std::floor(v) != v) return make_error(Errc::invalid_value, flag, "must be a whole number, got " + text);
+  return static_cast<std::int64_t>(v);
+}
+}  // namespace
+
+const std::vector<PlanConstraintKey>& plan_constraint_keys() {
+  static const std::vector<PlanConstraintKey> keys = {
+      {"deadline", "HOURS: the job must finish within this many hours (default: none)"},
+      {"budget", "USD: the job must cost at most this much (default: none)"},
+      {"max-gpus", "N: at most this many GPUs in the whole shape (default: no limit)"},
+      {"providers", "LIST: comma-separated provider ids to rent from (default: all)"},
+      {"spot", "on | off: allow spot (interruptible) offers (default off)"},
+      {"gpus", "LIST: comma-separated GPU type ids to consider (default: all)"},
+      {"methods", "LIST of full,lora,qlora the plan may choose from (default: the job's --method)"},
+      {"stacks", "LIST: comma-separated stack ids the plan may choose from (default: the job's --stack)"},
+      {"minimize", "cost | time: what the best plan minimises (default cost)"},
+      {"effective-batch",
+       "N: keep micro-batch x grad-accum x data-parallel GPUs = N (default: free, the largest micro-batch)"},
+  };
+  return keys;
+}
+
+const std::vector<std::string>& plan_chosen_keys() {
+  static const std::vector<std::string> keys = {
+      "gpu", "batch", "grad-accum", "provider", "price-per-hour", "electricity", "calibration",
+      "run", "node",  "nodes",      "parallel", "offload",        "network",     "network-gbit-per-gpu"};
+  return keys;
+}
+
+Result<PlanRequest> parse_plan_request(const Request& all, const Database& db) {
+  PlanRequest pr;
+  PlanConstraints& c = pr.constraints;
+  const auto& ck = plan_constraint_keys();
+  const auto& chosen = plan_chosen_keys();
+  for (const auto& kv : all) {
+    const std::string& k = kv.first;
+    const std::string& v = kv.second;
+    const bool constraint =
+        std::any_of(ck.begin(), ck.end(), [&k](const PlanConstraintKey& x) { return x.key == k; });
+    if (!constraint) {
+      if (std::find(chosen.begin(), chosen.end(), k) != chosen.end())
+        return make_error(Errc::invalid_value, "--" + k,
+                          "is chosen by the plan (the search picks it); restrict the search with --gpus, "
+                          "--providers, --max-gpus or --effective-batch instead");
+      pr.job[k] = v;
+      continue;
+    }
+    const std::string flag = "--" + k;
+    if (k == "deadline") {
+      FTCOST_TRY(x, parse_number(v, flag, 1e-6, 1e7));
+      c.deadline_hours = x;
+    } else if (k == "budget") {
+      FTCOST_TRY(x, parse_number(v, flag, 1e-6, 1e9));
+      c.budget_usd = x;
+    } else if (k == "max-gpus") {
+      FTCOST_TRY(x, parse_whole(v, flag, 1, 4096));
+      c.max_gpus = static_cast<int>(x);
+    } else if (k == "effective-batch") {
+      FTCOST_TRY(x, parse_whole(v, flag, 1, 1 << 20));
+      c.effective_batch = x;
+    } else if (k == "spot") {
+      if (v != "on" && v != "off")
+        return make_error(Errc::invalid_value, flag, "must be on or off, got \"" + v + "\"");
+      c.spot = v == "on";
+    } else if (k == "minimize") {
+      if (v != "cost" && v != "time")
+        return make_error(Errc::invalid_value, flag, "must be cost or time, got \"" + v + "\"");
+      c.minimize = v;
+    } else {
+      std::vector<std::string> items = split_list(v);
+      if (items.empty())
+        return make_error(Errc::invalid_value, flag, "needs a comma-separated list, got \"\"");
+      std::vector<std::string> known;
+      if (k == "providers")
+        for (const auto& p : db.providers()) known.push_back(p.id);
+      else if (k == "gpus")
+        known = db.gpu_ids();
+      else if (k == "methods")
+        known = {"full", "lora", "qlora"};
+      else if (k == "stacks")
+        for (const auto& [id, s] : db.stacks()) known.push_back(id);
+      for (const auto& it : items)
+        if (std::find(known.begin(), known.end(), it) == known.end())
+          return make_error(Errc::unknown_id, flag, "unknown \"" + it + "\"; known: " + join_ids(known));
+      if (k == "providers") c.providers = items;
+      if (k == "gpus") c.gpus = items;
+      if (k == "methods") c.methods = items;
+      if (k == "stacks") c.stacks = items;
+    }
+  }
+  return pr;
+}
+
+// The instance shapes of shapes.hpp (one per offer and node count), filtered by the constraints, one per
+// price kind (on-demand, and spot when allowed).
+std::vector<PlanShape> plan_shapes(const Database& db, const PlanConstraints& c, long today_days,
+                                   long stale_days) {
+  std::vector<PlanShape> out;
+  ShapeFilter f;
+  f.max_gpus = c.max_gpus;
+  std::map<std::string, std::string> provider_names;
+  for (const auto& prov : db.providers()) provider_names[prov.id] = prov.name;
+  for (const auto& sh : instance_shapes(db, "", f)) {
+    const PriceOffer& o = sh.offer;
+    if (!c.providers.empty() &&
+        std::find(c.providers.begin(), c.providers.end(), o.provider_id) == c.providers.end())
+      continue;
+    if (!c.gpus.empty() && std::find(c.gpus.begin(), c.gpus.end(), o.gpu_id) == c.gpus.end()) continue;
+    if (db.gpu(o.gpu_id) == nullptr) continue;
+    if (c.max_gpus > 0 && sh.gpus() > c.max_gpus) continue;
+    for (int spot = 0; spot < 2; ++spot) {
+      const double price = spot ? o.spot_usd_per_gpu_hour : o.on_demand_usd_per_gpu_hour;
+      if (price <= 0 || (spot && !c.spot)) continue;
+      PlanShape s;
+      s.gpu_id = o.gpu_id;
+      s.provider_id = o.provider_id;
+      s.provider = o.provider.empty() ? provider_names[o.provider_id] : o.provider;
+      s.instance_type = o.instance_type;
+      s.region = o.region;
+      s.date = o.date;
+      s.spot = spot == 1;
+      s.stale = o.date_days >= 0 && today_days >= 0 && today_days - o.date_days > stale_days;
+      s.gpus_per_node = sh.gpus_per_node;
+      s.nodes = sh.nodes;
+      if (sh.nodes > 1) {
+        s.network = o.network;
+        s.network_gbit_per_gpu = o.network_gbit_per_gpu;
+      }
+      s.usd_per_gpu_hour = price;
+      s.usd_per_hour = sh.usd_per_hour(s.spot);
+      out.push_back(s);
+    }
+  }
+  return out;
+}
+
+// Which multi-GPU strategies each stack's software runs (structural facts, docs/sources/plan-configs.md):
+// - HF Trainer stacks (transformers + accelerate; TRL, LLaMA-Factory and axolotl configure it): DDP,
+//   FSDP (accelerate/utils/dataclasses.py FullyShardedDataParallelPlugin.sharding_strategy FULL_SHARD /
+//   SHARD_GRAD_OP / HYBRID_SHARD) and DeepSpeed ZeRO stages 1-3 (DeepSpeedPlugin.zero_stage). No Megatron
+//   tensor/expert parallelism in the Trainer.
+// - torchtune 2024: its distributed recipes shard with FSDP2 fully_shard
+// (recipes/lora_finetune_distributed.py,
+//   torchtune/training/_distributed.py shard_model); no DeepSpeed.
+// - Unsloth 2024: one GPU only (unsloth/__init__.py: "Currently only supports 1 GPU", it sets
+//   CUDA_VISIBLE_DEVICES=0 when more are visible).
+std::vector<std::string> stack_strategies(const StackProfile& stack, const ModelSpec& model,
+                                          const std::string& method, int gpus_per_node) {
+  (void)model;
+  (void)method;
+  (void)gpus_per_node;
+  const std::string id = stack.alias_of.empty() ? stack.id : stack.alias_of;
+  if (id.rfind("unsloth", 0) == 0) return {};
+  if (id.rfind("torchtune", 0) == 0) return {"fsdp"};
+  return {"ddp", "fsdp", "fsdp-grad-op", "zero1", "zero2", "zero3"};
+}
+
+namespace {
+
+// The per-GPU price `ftcost estimate` picks for (gpu, provider, spot): the one price rule (price_tier, then
+// the lower price) over that provider's eligible offers.
+double estimate_picks(const Database& db, const std::string& gpu, const std::string& provider_id, bool spot,
+                      long today_days, long stale_days) {
+  double best = -1;
+  int best_tier = 9;
+  for (const auto& o : db.offers_for(gpu)) {
+    if (o.provider_id != provider_id) continue;
+    for (int s = 0; s < 2; ++s) {
+      const double price = s ? o.spot_usd_per_gpu_hour : o.on_demand_usd_per_gpu_hour;
+      if (price <= 0 || (s && !spot)) continue;
+      PriceChoice p;
+      p.date = o.date;
+      p.spot = s == 1;
+      p.stale = o.date_days >= 0 && today_days >= 0 && today_days - o.date_days > stale_days;
+      const int tier = price_tier(p);
+      if (best < 0 || tier < best_tier || (tier == best_tier && price < best)) {
+        best = price;
+        best_tier = tier;
+      }
+    }
+  }
+  return best;
+}
+
+struct Config {
+  Request req;  // job + gpu, method, stack, checkpointing, optimizer
+  std::string gpu, method, stack, checkpointing, optimizer;
+};
+
+struct Eval {
+  int config = -1;
+  int ranks = 1;
+  std::string parallel = "single";
+  std::string offload = "none";
+  std::int64_t micro = 0, accum = 1, max_micro = 0;
+  double hours = 0, step_s = 0, qps = 0, peak = 0, usable = 0;
+  std::string bottleneck;
+  double share = 0;
+};
+
+struct Cand {
+  int eval = -1;
+  int shape = -1;
+  double cost = 0;
+};
+
+// The largest device-time kernel class, or host/communication/optimizer when they dominate the step.
+void bottleneck_of(const StepTime& st, double total_s, double comm_exposed_s, double optimizer_s, Eval& ev) {
+  double best = -1;
+  std::string name;
+  for (int i = 0; i < kKernelClasses; ++i) {
+    const double v = st.by_class[static_cast<std::size_t>(i)];
+    if (v > best) {
+      best = v;
+      name = kernel_class_name(static_cast<KernelClass>(i));
+    }
+  }
+  const double dev = std::max(1e-12, st.gpu_s);
+  ev.bottleneck = name;
+  ev.share = best / dev;
+  if (st.total_s > 0 && st.host_s / st.total_s > kHostBoundFraction) {
+    ev.bottleneck = "host";
+    ev.share = st.host_s / st.total_s;
+  }
+  if (total_s > 0 && comm_exposed_s / total_s > 0.3) {
+    ev.bottleneck = "communication";
+    ev.share = comm_exposed_s / total_s;
+  } else if (total_s > 0 && optimizer_s / total_s > 0.5) {
+    ev.bottleneck = "optimizer";
+    ev.share = optimizer_s / total_s;
+  }
+}
+
+// Micro-batch candidates from the maximum: the maximum alone, or (with an effective batch to keep) the
+// maximum and the powers of two below it whose grad-accum makes the effective batch exactly.
+std::vector<std::pair<std::int64_t, std::int64_t>> micro_candidates(std::int64_t max_micro, int dp,
+                                                                    std::int64_t effective) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> out;
+  if (max_micro < 1) return out;
+  if (effective <= 0) return {{max_micro, 1}};
+  std::vector<std::int64_t> mbs = {max_micro};
+  for (std::int64_t p = 1; p < max_micro; p *= 2) mbs.push_back(p);
+  std::sort(mbs.rbegin(), mbs.rend());
+  for (auto mb : mbs) {
+    const std::int64_t per = mb * dp;
+    if (per <= 0 || effective % per != 0) continue;
+    out.emplace_back(mb, effective / per);
+  }
+  return out;
+}
+
+std::string pct(double f) { return num(f * 100, 0) + "%"; }
+
+}  // namespace
+
+Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const Database& db,
+                        const FileReader& reader, long today_days) {
+  const auto t0 = std::chrono::steady_clock::now();
+  PlanResult res;
+  res.constraints = c;
+  for (const auto& k : plan_chosen_keys())
+    if (job_in.count(k) != 0)
+      return make_error(Errc::invalid_value, "--" + k, "is chosen by the plan (the search picks it)");
+  for (const char* k : {"gpus", "spot"})
+    if (job_in.count(k) != 0)
+      return make_error(Errc::invalid_value, std::string("--") + k,
+                        "is a plan constraint here, not a job option");
+  if (db.gpus().empty()) return make_error(Errc::invalid_value, "--gpus", "the database has no GPUs");
+  // The job itself must be valid whatever the GPU (an unknown model or a bad flag is an error, not a prune).
+  Request probe = job_in;
+  probe["gpu"] = c.gpus.empty() ? db.gpus().begin()->first : c.gpus.front();
+  FTCOST_TRY(probe_in, resolve_request(probe, db, reader, today_days));
+  const std::string job_method = method_name(probe_in.workload.method);
+  const std::string job_stack = probe_in.stack.id;
+  const long stale_days = probe_in.stale_days;
+  std::vector<std::string> methods = c.methods.empty() ? std::vector<std::string>{job_method} : c.methods;
+  std::vector<std::string> stacks = c.stacks.empty() ? std::vector<std::string>{job_stack} : c.stacks;
+  if (!c.methods.empty() && job_in.count("method") != 0 &&
+      std::find(methods.begin(), methods.end(), job_method) == methods.end())
+    return make_error(Errc::invalid_value, "--methods",
+                      "does not include the job's --method " + job_method + "; give one or the other");
+  if (!c.stacks.empty() && job_in.count("stack") != 0 &&
+      std::find(stacks.begin(), stacks.end(), job_stack) == stacks.end())
+    return make_error(Errc::invalid_value, "--stacks",
+                      "does not include the job's --stack " + job_stack + "; give one or the other");
+  const std::vector<PlanShape> shapes = plan_shapes(db, c, today_days, stale_days);
+
+  // GPU types with at least one shape, and their shapes by GPU count.
+  // GPU types with at least one shape, and their shapes by layout (GPUs per node x nodes x network): one
+  // estimate per layout, priced for every offer of it.
+  std::map<std::string, std::map<std::string, std::vector<int>>> by_gpu;
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    const PlanShape& s = shapes[i];
+    char key[96];
+    std::snprintf(key, sizeof key, "%05d x %05d %s %g", s.gpus_per_node, s.nodes, s.network.c_str(),
+                  s.network_gbit_per_gpu);
+    by_gpu[s.gpu_id][key].push_back(static_cast<int>(i));
+  }
+
+  // Variants the user left open: checkpointing on/off, and for full fine-tuning an 8-bit optimizer.
+  std::vector<std::string> ckpts = {""};
+  if (job_in.count("checkpointing") == 0) ckpts = {"on", "off"};
+
+  std::vector<Config> configs;
+  std::vector<Eval> evals;
+  std::vector<Cand> cands;
+  std::set<std::string> no_fit_gpus, fit_gpus;
+  auto prune = [&](const std::string& why, long n = 1) { res.pruned[why] += n; };
+
+  for (const auto& [gpu_id, counts] : by_gpu) {
+    const GpuSpec& gpu = *db.gpu(gpu_id);
+    for (const auto& method : methods) {
+      for (const auto& stack_id : stacks) {
+        const StackProfile* stack = db.stack(stack_id);
+        if (stack == nullptr) continue;
+        const std::string base = stack->alias_of.empty() ? stack->id : stack->alias_of;
+        if (base.rfind("torchtune", 0) == 0 && !torchtune_builds(probe_in.model.id, method == "qlora")) {
+          // torchtune builds only the models it has builders for (plan_config.cpp torchtune_model)
+          for (const auto& [n, idx] : counts) prune("stack_lacks_model", static_cast<long>(idx.size()));
+          continue;
+        }
+        if (!stack_vendor_warning(*stack, gpu_id, gpu.vendor).empty()) {
+          for (const auto& [n, idx] : counts) prune("stack_not_on_gpu_vendor", static_cast<long>(idx.size()));
+          continue;
+        }
+        std::vector<std::string> opts = {""};
+        if (method == "full" && job_in.count("optimizer") == 0) opts = {"", "adamw-8bit"};
+        for (const auto& ck : ckpts) {
+          for (const auto& opt : opts) {
+            Config cfg;
+            cfg.req = job_in;
+            cfg.req["gpu"] = gpu_id;
+            cfg.req["method"] = method;
+            cfg.req["stack"] = stack_id;
+            if (method != job_method) {
+              // options of the job's method that the other method does not take
+              if (method != "qlora") cfg.req.erase("quant");
+              if (method == "full") {
+                cfg.req.erase("lora-rank");
+                cfg.req.erase("lora-targets");
+              }
+            }
+            if (!ck.empty()) cfg.req["checkpointing"] = ck;
+            if (!opt.empty()) cfg.req["optimizer"] = opt;
+            auto rin = resolve_request(cfg.req, db, reader, today_days);
+            if (!rin.ok()) {
+              prune("error");
+              continue;
+            }
+            Inputs in = rin.value();
+            cfg.gpu = gpu_id;
+            cfg.method = method;
+            cfg.stack = stack_id;
+            cfg.checkpointing = in.workload.checkpointing ? "on" : "off";
+            cfg.optimizer = optimizer_name(in.workload.optimizer);
+            // skip a variant identical to the default one (8-bit already the default optimizer)
+            if (!opt.empty() && configs.size() > 0) {
+              const Config& prev = configs.back();
+              if (prev.gpu == cfg.gpu && prev.method == cfg.method && prev.stack == cfg.stack &&
+                  prev.checkpointing == cfg.checkpointing && prev.optimizer == cfg.optimizer)
+                continue;
+            }
+            const int ci = static_cast<int>(configs.size());
+            configs.push_back(cfg);
+            const auto strategies = stack_strategies(in.stack, in.model, method, 8);
+            for (const auto& [layout, idx] : counts) {
+              const PlanShape& rep = shapes[static_cast<std::size_t>(idx.front())];
+              const int count = rep.ranks();
+              std::vector<std::string> strats;
+              if (count == 1)
+                strats = {"single"};
+              else
+                strats = strategies;
+              // hybrid sharding (FSDP in a node, replicas across nodes) where the stack runs FSDP1's
+              // HYBRID_SHARD
+              if (rep.nodes > 1 && std::find(strats.begin(), strats.end(), "fsdp-grad-op") != strats.end())
+                strats.push_back("hsdp");
+              if (strats.empty()) {
+                prune("stack_runs_one_gpu", static_cast<long>(idx.size()));
+                continue;
+              }
+              // (strategy, offload) pairs; a ZeRO strategy that does not fit gets its offload variants
+              // (optimizer states to host RAM; for zero3 parameters too) appended as it fails.
+              std::vector<std::pair<std::string, std::string>> variants;
+              for (const auto& st : strats) variants.emplace_back(st, "none");
+              for (std::size_t vi = 0; vi < variants.size(); ++vi) {
+                const std::string strat = variants[vi].first;
+                const std::string offload = variants[vi].second;
+                Inputs x = in;
+                x.advise = false;
+                x.workload.batch = 0;
+                x.workload.grad_accum = 1;
+                std::int64_t max_micro = 0;
+                ++res.estimates;
+                // The probe at the largest micro-batch (batch 0 = max) is the estimate of that candidate too:
+                // reused below instead of estimating it again.
+                std::unique_ptr<Estimate> probe_e;
+                std::unique_ptr<ParallelEstimate> probe_pe;
+                if (count == 1) {
+                  auto e = estimate(x, db);
+                  if (!e.ok()) {
+                    prune("error", static_cast<long>(idx.size()));
+                    continue;
+                  }
+                  max_micro = e->max_batch.batch;
+                  probe_e = std::make_unique<Estimate>(std::move(e).value());
+                } else {
+                  x.multi.gpus = rep.gpus_per_node;
+                  x.multi.nodes = rep.nodes;
+                  x.multi.network = rep.nodes > 1 ? rep.network : "";
+                  x.multi.network_gbit_per_gpu = rep.nodes > 1 ? rep.network_gbit_per_gpu : 0;
+                  x.multi.parallel = strat;
+                  x.multi.offload = offload;
+                  auto p = plan_from_inputs(x, db);
+                  if (!p.ok()) {
+                    prune("error", static_cast<long>(idx.size()));
+                    continue;
+                  }
+                  auto pe = estimate_parallel(x, p.value(), db);
+                  if (!pe.ok()) {
+                    prune("error", static_cast<long>(idx.size()));
+                    continue;
+                  }
+                  max_micro = pe->fits ? pe->max_micro_batch : 0;
+                  probe_pe = std::make_unique<ParallelEstimate>(std::move(pe).value());
+                }
+                if (max_micro < 1) {
+                  if (count > 1 && strat.rfind("zero", 0) == 0 && offload == "none")
+                    variants.emplace_back(strat, "optimizer");
+                  else if (count > 1 && strat == "zero3" && offload == "optimizer")
+                    variants.emplace_back(strat, "params");
+                  prune("does_not_fit", static_cast<long>(idx.size()));
+                  if (count == 1) no_fit_gpus.insert(gpu_id);
+                  continue;
+                }
+                const auto mbs = micro_candidates(max_micro, count, c.effective_batch);
+                if (mbs.empty()) {
+                  prune("effective_batch", static_cast<long>(idx.size()));
+                  continue;
+                }
+                for (const auto& [mb, accum] : mbs) {
+                  Inputs y = x;
+                  y.workload.batch = mb;
+                  y.workload.grad_accum = accum;
+                  Eval ev;
+                  ev.config = ci;
+                  ev.ranks = count;
+                  ev.parallel = strat;
+                  ev.offload = offload;
+                  ev.micro = mb;
+                  ev.accum = accum;
+                  ev.max_micro = max_micro;
+                  const bool reuse = mb == max_micro && accum == 1;
+                  if (!reuse) ++res.estimates;
+                  if (count == 1) {
+                    auto e = reuse ? Result<Estimate>(*probe_e) : estimate(y, db);
+                    if (!e.ok() || e->batch < 1 || e->batch > e->max_batch.batch) {
+                      prune("does_not_fit", static_cast<long>(idx.size()));
+                      continue;
+                    }
+                    ev.hours = e->time_hours;
+                    ev.step_s = e->step.total_s;
+                    ev.qps = e->throughput_qps;
+                    ev.peak = e->memory.total();
+                    ev.usable = e->max_batch.usable_bytes;
+                    bottleneck_of(e->step, e->step.total_s, 0, 0, ev);
+                  } else {
+                    Result<ParallelEstimate> pe = make_error(Errc::internal, "", "not estimated");
+                    if (reuse) {
+                      pe = *probe_pe;
+                    } else {
+                      auto p = plan_from_inputs(y, db);
+                      if (!p.ok()) continue;
+                      pe = estimate_parallel(y, p.value(), db);
+                    }
+                    if (!pe.ok() || !pe->fits || pe->micro_batch < 1) {
+                      prune("does_not_fit", static_cast<long>(idx.size()));
+                      continue;
+                    }
+                    ev.hours = pe->time_hours;
+                    ev.step_s = pe->step_s;
+                    ev.qps = pe->throughput_qps;
+                    ev.peak = pe->memory.total();
+                    ev.usable = pe->usable_bytes;
+                    // the compute part's breakdown is the single-GPU step model's at the same micro-batch
+                    bottleneck_of(pe->single.step, pe->step_s, pe->comm_exposed_s, pe->optimizer_s, ev);
+                  }
+                  if (!(ev.hours > 0) || !std::isfinite(ev.hours)) {
+                    prune("error", static_cast<long>(idx.size()));
+                    continue;
+                  }
+                  if (count == 1) fit_gpus.insert(gpu_id);
+                  const int ei = static_cast<int>(evals.size());
+                  evals.push_back(ev);
+                  for (int si : idx) {
+                    Cand cd;
+                    cd.eval = ei;
+                    cd.shape = si;
+                    cd.cost = ev.hours * shapes[static_cast<std::size_t>(si)].usd_per_hour;
+                    cands.push_back(cd);
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  res.considered = static_cast<long>(cands.size());
+  for (const auto& [k, v] : res.pruned) res.considered += v;
+
+  // Constraints, then the Pareto front of (hours, cost).
+  std::vector<int> ok;
+  int cheapest_any = -1, fastest_any = -1, cheapest_single_any = -1;
+  for (std::size_t i = 0; i < cands.size(); ++i) {
+    const Cand& cd = cands[i];
+    const Eval& ev = evals[static_cast<std::size_t>(cd.eval)];
+    auto better_cost = [&](int j) { return j < 0 || cd.cost < cands[static_cast<std::size_t>(j)].cost; };
+    if (better_cost(cheapest_any)) cheapest_any = static_cast<int>(i);
+    if (ev.ranks == 1 && better_cost(cheapest_single_any)) cheapest_single_any = static_cast<int>(i);
+    if (fastest_any < 0 ||
+        ev.hours < evals[static_cast<std::size_t>(cands[static_cast<std::size_t>(fastest_any)].eval)].hours ||
+        (ev.hours ==
+             evals[static_cast<std::size_t>(cands[static_cast<std::size_t>(fastest_any)].eval)].hours &&
+         cd.cost < cands[static_cast<std::size_t>(fastest_any)].cost))
+      fastest_any = static_cast<int>(i);
+    if (c.deadline_hours > 0 && ev.hours > c.deadline_hours) {
+      prune("deadline");
+      continue;
+    }
+    if (c.budget_usd > 0 && cd.cost > c.budget_usd) {
+      prune("budget");
+      continue;
+    }
+    ok.push_back(static_cast<int>(i));
+  }
+  auto hours_of = [&](int i) {
+    return evals[static_cast<std::size_t>(cands[static_cast<std::size_t>(i)].eval)].hours;
+  };
+  auto cost_of = [&](int i) { return cands[static_cast<std::size_t>(i)].cost; };
+  std::sort(ok.begin(), ok.end(), [&](int a, int b) {
+    if (cost_of(a) != cost_of(b)) return cost_of(a) < cost_of(b);
+    return hours_of(a) < hours_of(b);
+  });
+  std::vector<int> front;
+  double best_hours = 0;
+  for (int i : ok) {
+    if (front.empty() || hours_of(i) < best_hours) {
+      front.push_back(i);
+      best_hours = hours_of(i);
+    }
+  }
+
+  auto make_entry = [&](int ci) {
+    const Cand& cd = cands[static_cast<std::size_t>(ci)];
+    const Eval& ev = evals[static_cast<std::size_t>(cd.eval)];
+    const Config& cfg = configs[static_cast<std::size_t>(ev.config)];
+    const PlanShape& s = shapes[static_cast<std::size_t>(cd.shape)];
+    const GpuSpec& g = *db.gpu(s.gpu_id);
+    PlanEntry e;
+    e.shape = s;
+    e.gpu_name = g.name;
+    e.memory_gib = g.memory_gib;
+    e.method = cfg.method;
+    e.stack = cfg.stack;
+    e.parallel = ev.parallel;
+    e.offload = ev.offload;
+    e.checkpointing = cfg.checkpointing;
+    e.optimizer = cfg.optimizer;
+    e.micro_batch = ev.micro;
+    e.grad_accum = ev.accum;
+    e.effective_batch = ev.micro * ev.accum * ev.ranks;
+    e.max_micro_batch = ev.max_micro;
+    e.hours = ev.hours;
+    e.cost_usd = cd.cost;
+    e.step_s = ev.step_s;
+    e.throughput_qps = ev.qps;
+    e.peak_gib_per_gpu = ev.peak / kGiB;
+    e.usable_gib = ev.usable / kGiB;
+    e.bottleneck = ev.bottleneck;
+    e.bottleneck_share = ev.share;
+    Request r = cfg.req;
+    r["batch"] = std::to_string(ev.micro);
+    r["grad-accum"] = std::to_string(ev.accum);
+    r["provider"] = s.provider_id;
+    if (s.spot) r["spot"] = "on";
+    if (ev.ranks > 1) {
+      r["gpus"] = std::to_string(s.gpus_per_node);
+      if (s.nodes > 1) {
+        r["nodes"] = std::to_string(s.nodes);
+        r["network"] = s.network;
+        r["network-gbit-per-gpu"] = json(s.network_gbit_per_gpu).dump();
+      }
+      r["parallel"] = ev.parallel;
+      if (ev.offload != "none") r["offload"] = ev.offload;
+    }
+    // `estimate` prices a provider's GPU at its best offer; a shape of another offer pins its own price
+    if (estimate_picks(db, s.gpu_id, s.provider_id, s.spot, today_days, stale_days) != s.usd_per_gpu_hour) {
+      // (--provider and --price-per-hour exclude each other: the offer's own price stands for it)
+      r.erase("provider");
+      r.erase("spot");
+      r["price-per-hour"] = json(s.usd_per_gpu_hour).dump();
+    }
+    e.request = r;
+    return e;
+  };
+  auto label = [](const PlanEntry& e) {
+    std::string s = (e.shape.ranks() > 1 ? std::to_string(e.shape.ranks()) + "x " : std::string()) +
+                    e.shape.gpu_id + " at " + e.shape.provider + (e.shape.spot ? " (spot)" : "");
+    if (e.shape.ranks() > 1) s += ", " + e.parallel;
+    return s;
+  };
+
+  for (std::size_t k = 0; k < front.size(); ++k) {
+    PlanEntry e = make_entry(front[k]);
+    e.id = static_cast<int>(k);
+    std::string why;
+    if (k == 0) why = "cheapest plan that meets the constraints";
+    if (k + 1 == front.size())
+      why += std::string(why.empty() ? "" : "; ") + "fastest plan that meets the constraints";
+    if (why.empty()) {
+      const double dh = hours_of(front[k - 1]) - e.hours, dc = e.cost_usd - cost_of(front[k - 1]);
+      why = hours_text(dh) + " faster than the next cheaper plan for " + money(dc) + " more";
+    }
+    why += "; bottleneck " + e.bottleneck + " (" + pct(e.bottleneck_share) +
+           (e.bottleneck == "host" || e.bottleneck == "communication" || e.bottleneck == "optimizer"
+                ? " of the step)"
+                : " of device time)");
+    why += "; peak " + num(e.peak_gib_per_gpu, 1) + " of " + num(e.usable_gib, 1) + " GiB usable per GPU (" +
+           num(e.usable_gib - e.peak_gib_per_gpu, 1) + " GiB headroom" +
+           (e.peak_gib_per_gpu > kTightMemoryFraction * e.usable_gib ? ", tight" : "") + ")";
+    if (e.offload != "none")
+      why += "; " +
+             std::string(e.offload == "params" ? "parameters and optimizer states" : "optimizer states") +
+             " offloaded to host RAM (nothing fits on these GPUs without it)";
+    if (e.micro_batch == e.max_micro_batch)
+      why += "; micro-batch " + std::to_string(e.micro_batch) + " is the largest that fits";
+    if (e.shape.stale) why += "; its price is older than " + std::to_string(stale_days) + " days";
+    if (e.shape.date.empty()) why += "; its price is undated";
+    e.why = why;
+    res.front.push_back(e);
+  }
+  if (!res.front.empty()) {
+    if (c.minimize == "time")
+      res.best = res.front.back().id;
+    else
+      res.best = res.front.front().id;
+  }
+
+  // Why the obvious alternatives lose.
+  auto add_alt = [&](const std::string& what, const std::string& why) {
+    res.alternatives.push_back({what, why});
+  };
+  if (cheapest_single_any >= 0) {
+    res.cheapest_single_gpu = make_entry(cheapest_single_any);
+    res.cheapest_single_gpu.id = -1;
+  }
+  if (cheapest_single_any >= 0) {
+    const PlanEntry e = make_entry(cheapest_single_any);
+    const double h = e.hours;
+    if (c.deadline_hours > 0 && h > c.deadline_hours)
+      add_alt("cheapest single GPU: " + label(e) + ", " + money(e.cost_usd),
+              "misses the deadline: " + hours_text(h) + " > " + hours_text(c.deadline_hours));
+    else if (c.budget_usd > 0 && e.cost_usd > c.budget_usd)
+      add_alt("cheapest single GPU: " + label(e),
+              "over budget: " + money(e.cost_usd) + " > " + money(c.budget_usd));
+    else if (res.best >= 0 && res.front[static_cast<std::size_t>(res.best)].shape.ranks() > 1)
+      add_alt("cheapest single GPU: " + label(e) + ", " + money(e.cost_usd) + ", " + hours_text(h),
+              c.minimize == "time" ? "slower than the best plan" : "costs more than the best plan");
+  }
+  if (fastest_any >= 0 && res.best >= 0 &&
+      std::find(front.begin(), front.end(), fastest_any) == front.end()) {
+    const PlanEntry e = make_entry(fastest_any);
+    const PlanEntry& b = res.front[static_cast<std::size_t>(res.best)];
+    if (e.hours < b.hours) {
+      std::string why = "costs " + money(e.cost_usd) + " (" +
+                        num(e.cost_usd / std::max(1e-9, b.cost_usd), 1) + "x the best plan's " +
+                        money(b.cost_usd) + ") to finish in " + hours_text(e.hours);
+      if (c.budget_usd > 0 && e.cost_usd > c.budget_usd) why = "over budget: " + why;
+      add_alt("fastest shape: " + label(e), why);
+    }
+  }
+  if (cheapest_any >= 0 && res.best >= 0 && cheapest_any != cheapest_single_any) {
+    const PlanEntry e = make_entry(cheapest_any);
+    const PlanEntry& b = res.front[static_cast<std::size_t>(res.best)];
+    if (e.cost_usd < b.cost_usd)
+      add_alt("cheapest of all: " + label(e) + ", " + money(e.cost_usd),
+              c.deadline_hours > 0 && e.hours > c.deadline_hours
+                  ? "misses the deadline: " + hours_text(e.hours) + " > " + hours_text(c.deadline_hours)
+                  : "slower than the best plan (" + hours_text(e.hours) + ")");
+  }
+  std::vector<std::string> ids;
+  for (const auto& g : no_fit_gpus)
+    if (fit_gpus.count(g) == 0) ids.push_back(g);
+  if (!ids.empty()) {
+    if (ids.size() > 6) {
+      const std::size_t more = ids.size() - 6;
+      ids.resize(6);
+      ids.push_back("and " + std::to_string(more) + " more");
+    }
+    add_alt("one GPU of: " + join_ids(ids),
+            "the job does not fit on one of them at micro-batch 1 in any configuration tried");
+  }
+  if (res.front.empty() && cands.empty())
+    add_alt("any plan", "nothing fits: try --methods qlora, more GPUs (--max-gpus) or other --gpus");
+  res.search_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return res;
+}
+
+json plan_to_json(const PlanResult& r) {
+  json front = json::array();
+  auto entry_json = [](const PlanEntry& e) {
+    json req = json::object();
+    for (const auto& [k, v] : e.request) req[k] = v;
+    return json{{"id", e.id},
+                {"gpu", e.shape.gpu_id},
+                {"gpu_name", e.gpu_name},
+                {"gpus_per_node", e.shape.gpus_per_node},
+                {"nodes", e.shape.nodes},
+                {"provider", e.shape.provider},
+                {"provider_id", e.shape.provider_id},
+                {"instance_type", e.shape.instance_type},
+                {"region", e.shape.region},
+                {"price_date", e.shape.date.empty() ? json(nullptr) : json(e.shape.date)},
+                {"price_stale", e.shape.stale},
+                {"spot", e.shape.spot},
+                {"usd_per_hour", e.shape.usd_per_hour},
+                {"usd_per_gpu_hour", e.shape.usd_per_gpu_hour},
+                {"method", e.method},
+                {"stack", e.stack},
+                {"parallel", e.parallel},
+                {"offload", e.offload},
+                {"checkpointing", e.checkpointing},
+                {"optimizer", e.optimizer},
+                {"micro_batch", e.micro_batch},
+                {"max_micro_batch", e.max_micro_batch},
+                {"grad_accum", e.grad_accum},
+                {"effective_batch", e.effective_batch},
+                {"hours", e.hours},
+                {"cost_usd", e.cost_usd},
+                {"step_time_s", e.step_s},
+                {"throughput_queries_per_s", e.throughput_qps},
+                {"peak_gib_per_gpu", e.peak_gib_per_gpu},
+                {"usable_gib_per_gpu", e.usable_gib},
+                {"memory_gib", e.memory_gib},
+                {"bottleneck", e.bottleneck},
+                {"bottleneck_share", e.bottleneck_share},
+                {"why", e.why},
+                {"request", req}};
+  };
+  for (const auto& e : r.front) front.push_back(entry_json(e));
+  json pruned = json::object();
+  for (const char* k : {"does_not_fit", "deadline", "budget", "effective_batch"}) pruned[k] = 0;
+  for (const auto& [k, v] : r.pruned) pruned[k] = v;
+  json alts = json::array();
+  for (const auto& a : r.alternatives) alts.push_back(json{{"what", a.what}, {"why_not", a.why_not}});
+  const PlanConstraints& c = r.constraints;
+  json cons = {{"deadline_hours", c.deadline_hours > 0 ? json(c.deadline_hours) : json(nullptr)},
+               {"budget_usd", c.budget_usd > 0 ? json(c.budget_usd) : json(nullptr)},
+               {"max_gpus", c.max_gpus > 0 ? json(c.max_gpus) : json(nullptr)},
+               {"providers", c.providers},
+               {"spot", c.spot},
+               {"gpus", c.gpus},
+               {"methods", c.methods},
+               {"stacks", c.stacks},
+               {"effective_batch", c.effective_batch > 0 ? json(c.effective_batch) : json(nullptr)}};
+  return json{{"front", front},
+              {"best", r.best},
+              {"minimize", c.minimize},
+              {"constraints", cons},
+              {"considered", r.considered},
+              {"estimates", r.estimates},
+              {"pruned", pruned},
+              {"alternatives", alts},
+              {"cheapest_single_gpu",
+               r.cheapest_single_gpu.micro_batch > 0 ? entry_json(r.cheapest_single_gpu) : json(nullptr)},
+              {"search_ms", r.search_ms}};
+}
+
+std::string plan_to_csv(const PlanResult& r) {
+  std::string out =
+      "id,best,gpu,gpus_per_node,nodes,provider,instance_type,spot,usd_per_hour,method,stack,parallel,"
+      "checkpointing,optimizer,micro_batch,grad_accum,effective_batch,hours,cost_usd,peak_gib_per_gpu,"
+      "bottleneck\n";
+  auto q = [](const std::string& s) {
+    if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+    std::string o = "\"";
+    for (char ch : s) {
+      if (ch == '"') o += '"';
+      o += ch;
+    }
+    return o + "\"";
+  };
+  for (const auto& e : r.front)
+    out += std::to_string(e.id) + "," + (e.id == r.best ? "yes" : "no") + "," + q(e.shape.gpu_id) + "," +
+           std::to_string(e.shape.gpus_per_node) + "," + std::to_string(e.shape.nodes) + "," +
+           q(e.shape.provider) + "," + q(e.shape.instance_type) + "," + (e.shape.spot ? "yes" : "no") + "," +
+           json(e.shape.usd_per_hour).dump() + "," + e.method + "," + q(e.stack) + "," + e.parallel + "," +
+           e.checkpointing + "," + e.optimizer + "," + std::to_string(e.micro_batch) + "," +
+           std::to_string(e.grad_accum) + "," + std::to_string(e.effective_batch) + "," +
+           json(e.hours).dump() + "," + json(e.cost_usd).dump() + "," + json(e.peak_gib_per_gpu).dump() +
+           "," + e.bottleneck + "\n";
+  return out;
+}
+
+}  // namespace ftcost

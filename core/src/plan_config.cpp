@@ -1,0 +1,640 @@
+// Runnable configs from a plan's request. Key names, read from each stack's source (snapshots fetched
+// 2026-12; docs/sources/plan-configs.md lists commit, file and function for each):
+// - TRL `trl sft --config FILE`: TrlParser fills ScriptArguments + SFTConfig + ModelConfig from the YAML.
+//   trl/trainer/model_config.py ModelConfig (model_name_or_path, dtype, attn_implementation, use_peft,
+//   lora_r, lora_alpha, lora_target_modules, load_in_4bit, load_in_8bit, bnb_4bit_quant_type,
+//   use_bnb_nested_quant, bnb_4bit_quant_storage); trl/trainer/sft_config.py SFTConfig (max_length, packing)
+//   on transformers' TrainingArguments (per_device_train_batch_size, gradient_accumulation_steps,
+//   num_train_epochs, gradient_checkpointing, bf16, fp16, optim, use_liger_kernel; optimizer names:
+//   training_args.py OptimizerNames adamw_torch, adamw_bnb_8bit, paged_adamw_8bit, sgd).
+// - accelerate config: trl/accelerate_configs/{single_gpu,multi_gpu,fsdp1,fsdp2,zero1..3}.yaml and
+//   accelerate/utils/dataclasses.py FullyShardedDataParallelPlugin (fsdp_version, reshard_after_forward:
+//   bool for FSDP2, FULL_SHARD / SHARD_GRAD_OP / HYBRID_SHARD for FSDP1; offload_params) and DeepSpeedPlugin
+//   (zero_stage, deepspeed_config_file, zero3_init_flag).
+// - DeepSpeed JSON: deepspeed/runtime/constants.py (train_batch_size, train_micro_batch_size_per_gpu,
+//   gradient_accumulation_steps, bf16, fp16, gradient_clipping), deepspeed/runtime/zero/config.py
+//   DeepSpeedZeroConfig (zero_optimization.stage, offload_optimizer, offload_param).
+// - torchtune: recipes/configs/llama3_1/8B_qlora_single_device.yaml and 8B_lora.yaml (model._component_,
+//   lora_attn_modules, apply_lora_to_mlp, apply_lora_to_output, lora_rank, lora_alpha, batch_size,
+//   gradient_accumulation_steps, epochs, dtype, enable_activation_checkpointing,
+//   enable_activation_offloading, optimizer_in_bwd, tokenizer.max_seq_len, dataset.packed), model builders in
+//   torchtune/models/<family>/__init__.py; recipes lora_finetune_{single_device,distributed},
+//   full_finetune_{single_device,distributed} (FSDP2 only, no DeepSpeed).
+// - axolotl: src/axolotl/utils/schemas/{model,peft,training,config,fsdp}.py (base_model, adapter,
+//   load_in_4bit, lora_r, lora_alpha, lora_target_linear, lora_target_modules, sequence_len, sample_packing,
+//   micro_batch_size, gradient_accumulation_steps, num_epochs, optimizer, gradient_checkpointing, bf16,
+//   flash_attention, deepspeed, fsdp_version, fsdp_config.reshard_after_forward / offload_params /
+//   auto_wrap_policy).
+// - LLaMA-Factory: src/llamafactory/hparams/{model_args,data_args,finetuning_args}.py (model_name_or_path,
+//   quantization_bit, quantization_method bnb, double_quantization, flash_attn fa2|disabled,
+//   disable_gradient_checkpointing, enable_liger_kernel, cutoff_len, packing, dataset, template, stage,
+//   finetuning_type, lora_rank, lora_alpha, lora_target) + transformers' TrainingArguments.
+// - Unsloth: unsloth/models/loader.py FastLanguageModel.from_pretrained (model_name, max_seq_length, dtype,
+//   load_in_4bit, load_in_8bit, full_finetuning), unsloth/models/llama.py FastLlamaModel.get_peft_model (r,
+//   target_modules, lora_alpha, lora_dropout, use_gradient_checkpointing), then TRL's SFTConfig.
+#include "ftcost/plan_config.hpp"
+
+#include "ftcost/parallel.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <sstream>
+
+namespace ftcost {
+
+namespace {
+
+std::string yq(const std::string& s) {  // a YAML double-quoted scalar
+  std::string o = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\';
+    if (c == '\n') {
+      o += "\\n";
+      continue;
+    }
+    o += c;
+  }
+  return o + "\"";
+}
+std::string yn(double v) { return json(v).dump(); }
+std::string yi(std::int64_t v) { return std::to_string(v); }
+std::string yb(bool b) { return b ? "true" : "false"; }
+std::string ylist(const std::vector<std::string>& xs) {
+  std::string o = "[";
+  for (std::size_t i = 0; i < xs.size(); ++i) o += (i ? ", " : "") + yq(xs[i]);
+  return o + "]";
+}
+
+struct Yaml {
+  std::string text;
+  void comment(const std::string& c) { text += "# " + c + "\n"; }
+  void kv(const std::string& k, const std::string& v, int indent = 0) {
+    text += std::string(static_cast<std::size_t>(indent), ' ') + k + ": " + v + "\n";
+  }
+  void section(const std::string& k, int indent = 0) {
+    text += std::string(static_cast<std::size_t>(indent), ' ') + k + ":\n";
+  }
+};
+
+Error refuse(const std::string& stack, const std::string& why) {
+  return make_error(Errc::invalid_value, "--config", stack + " cannot run this plan: " + why);
+}
+
+// What the generator needs of the resolved, estimated job.
+struct Job {
+  Inputs in;
+  std::string model_repo;
+  int ranks = 1, gpus_per_node = 1, nodes = 1;
+  std::string strategy = "single";  // single, ddp, fsdp, fsdp-grad-op, hsdp, zero1..3, tp, ep, cp
+  std::string offload = "none";
+  std::int64_t micro = 0, accum = 1, dp = 1;
+  double seq = 0;
+  bool packing = false;
+  double peak_gib = 0, usable_gib = 0, step_s = 0, hours = 0, cost = -1;
+  std::string stack_profile;
+  std::vector<std::string> header;  // comment lines shared by every file
+};
+
+std::string method_of(const Job& j) { return method_name(j.in.workload.method); }
+bool is_lora(const Job& j) { return j.in.workload.method != Method::full; }
+bool is_qlora(const Job& j) { return j.in.workload.method == Method::qlora; }
+
+// The LoRA targets as PEFT module names of a Llama-style dense model, or {"all-linear"}.
+Result<std::vector<std::string>> peft_targets(const Job& j, const std::string& stack) {
+  const LoraTargets& t = j.in.workload.lora_targets;
+  if (std::find(t.names.begin(), t.names.end(), "all-linear") != t.names.end() && !j.in.model.is_moe())
+    return std::vector<std::string>{"all-linear"};
+  if (t.expert_gate_up || t.expert_down || t.shared || t.router || t.mamba || t.lm_head ||
+      std::find(t.names.begin(), t.names.end(), "all-linear") != t.names.end())
+    return refuse(
+        stack,
+        "the config generator maps attention and dense-MLP LoRA targets to module names; "
+        "expert, router, Mamba and lm_head targets (and all-linear on an MoE model) are model-specific "
+        "(give --lora-targets q_proj,k_proj,v_proj,o_proj or mlp)");
+  std::vector<std::string> out;
+  if (t.q) out.push_back("q_proj");
+  if (t.k) out.push_back("k_proj");
+  if (t.v) out.push_back("v_proj");
+  if (t.o) out.push_back("o_proj");
+  if (t.mlp || t.mlp_gate_up) {
+    out.push_back("gate_proj");
+    out.push_back("up_proj");
+  }
+  if (t.mlp || t.mlp_down) out.push_back("down_proj");
+  if (out.empty()) return refuse(stack, "no LoRA target modules");
+  return out;
+}
+std::vector<std::string> expand_all_linear(const std::vector<std::string>& t) {
+  if (t.size() == 1 && t[0] == "all-linear")
+    return {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
+  return t;
+}
+
+Result<Job> load_job(const Request& request, const Database& db, const FileReader& reader, long today) {
+  Job j;
+  FTCOST_TRY(in, resolve_request(request, db, reader, today));
+  j.in = in;
+  j.model_repo = in.model.hf_repo.empty() ? in.model.id : in.model.hf_repo;
+  j.stack_profile = in.stack.id;
+  const Workload& w = in.workload;
+  j.packing = w.seq_len <= 0 && w.padding == Padding::packing;
+  j.seq = w.seq_len > 0 ? w.seq_len : w.max_length;
+  j.accum = std::max<std::int64_t>(1, w.grad_accum);
+  FTCOST_TRY(ej, estimate_job_json(in, db));
+  if (!ej.contains("batch_size") || !ej["batch_size"].is_number() ||
+      ej["batch_size"].get<std::int64_t>() < 1 || !ej["fits"].is_boolean() || !ej["fits"].get<bool>())
+    return make_error(Errc::does_not_fit, "--config", "the job does not fit as requested: no config for it");
+  j.micro = ej["batch_size"].get<std::int64_t>();
+  j.peak_gib = ej["memory_gib"]["total"].get<double>();
+  j.usable_gib = ej["memory_model"]["usable_gib"].get<double>();
+  j.step_s = ej["step_time_s"].is_number() ? ej["step_time_s"].get<double>() : 0;
+  j.hours = ej["time_hours"].is_number() ? ej["time_hours"].get<double>() : 0;
+  j.cost = ej["cost_usd"].is_number() ? ej["cost_usd"].get<double>() : -1;
+  if (ej.contains("parallel")) {
+    const json& p = ej["parallel"];
+    j.strategy = p["strategy"].get<std::string>();
+    j.gpus_per_node = p["gpus_per_node"].get<int>();
+    j.nodes = p["nodes"].get<int>();
+    j.ranks = j.gpus_per_node * j.nodes;
+    j.dp = p["data_parallel"].get<int>();
+    j.offload = p["offload"].get<std::string>();
+  }
+  std::ostringstream h;
+  j.header.push_back("generated by ftcost plan from the request below; numbers from the stack profile " +
+                     in.stack.id + (in.stack.version.empty() ? "" : " [" + in.stack.version + "]"));
+  j.header.push_back(in.model.id + " on " + std::to_string(j.ranks) + " x " + in.gpu.id +
+                     (j.ranks > 1 ? " (" + j.strategy + ")" : "") + ", " + method_of(j) + ", micro-batch " +
+                     std::to_string(j.micro) + " x grad-accum " + std::to_string(j.accum) +
+                     (j.ranks > 1 ? " x " + std::to_string(j.dp) + " data-parallel ranks" : ""));
+  auto f = [](double v, int d) {
+    std::ostringstream s;
+    s.setf(std::ios::fixed);
+    s.precision(d);
+    s << v;
+    return s.str();
+  };
+  j.header.push_back("expected: peak " + f(j.peak_gib, 1) + " GiB per GPU of " + f(j.usable_gib, 1) +
+                     " GiB usable; step " + f(j.step_s, 3) + " s; " + f(j.hours, 2) + " h" +
+                     (j.cost >= 0 ? "; $" + f(j.cost, 2) : std::string()));
+  std::string cmd = "reproduce: ftcost estimate";
+  for (const auto& [k, v] : request) cmd += " --" + k + " " + v;
+  j.header.push_back(cmd);
+  return j;
+}
+
+std::string hf_optim(const Job& j, const std::string& stack) {
+  switch (j.in.workload.optimizer) {
+    case Optimizer::adamw:
+    case Optimizer::adamw_mixed:
+      return "adamw_torch";
+    case Optimizer::adamw_8bit:
+      return "adamw_bnb_8bit";
+    case Optimizer::paged_adamw_8bit:
+      return "paged_adamw_8bit";
+    case Optimizer::sgd:
+      return "sgd";
+    case Optimizer::sgd_momentum:
+      break;
+  }
+  (void)stack;
+  return "";
+}
+
+void header(Yaml& y, const Job& j, const std::string& what) {
+  y.comment(what);
+  for (const auto& h : j.header) y.comment(h);
+}
+
+Status hf_common_checks(const Job& j, const std::string& stack) {
+  if (j.strategy == "tp" || j.strategy == "ep" || j.strategy == "cp" || j.strategy.rfind("tp:", 0) == 0 ||
+      j.strategy.rfind("ep:", 0) == 0 || j.strategy.rfind("cp:", 0) == 0)
+    return refuse(stack, "the HF Trainer has no Megatron-style " + j.strategy +
+                             " (use ddp, fsdp, fsdp-grad-op or zero1-3)");
+  if (j.in.workload.optimizer == Optimizer::sgd_momentum)
+    return refuse(stack,
+                  "optimizer sgd-momentum has no OptimizerNames entry (give --optimizer sgd or adamw)");
+  if (j.in.workload.optimizer_in_backward)
+    return refuse(stack, "optimizer-in-backward is a torchtune feature");
+  if (is_qlora(j) && j.in.workload.quant == Quant::int8 && j.strategy.rfind("fsdp", 0) == 0)
+    return refuse(stack, "8-bit bitsandbytes weights are not shardable with FSDP");
+  return Ok{};
+}
+
+ConfigFile accelerate_file(const Job& j, const std::string& ds_name) {
+  Yaml y;
+  header(y, j, "accelerate config: accelerate launch --config_file THIS_FILE ...");
+  y.kv("compute_environment", "LOCAL_MACHINE");
+  const std::string mp = j.in.workload.precision == "fp32" ? "no" : j.in.workload.precision;
+  if (j.ranks <= 1) {
+    y.kv("distributed_type", "\"NO\"");
+  } else if (j.strategy == "ddp") {
+    y.kv("distributed_type", "MULTI_GPU");
+  } else if (j.strategy.rfind("zero", 0) == 0) {
+    y.kv("distributed_type", "DEEPSPEED");
+    y.section("deepspeed_config");
+    y.kv("deepspeed_config_file", yq(ds_name), 2);
+    y.kv("zero3_init_flag", yb(j.strategy == "zero3"), 2);
+    y.kv("deepspeed_multinode_launcher", "standard", 2);
+  } else {
+    y.kv("distributed_type", "FSDP");
+    y.section("fsdp_config");
+    if (j.strategy == "hsdp") {
+      y.kv("fsdp_version", "1", 2);
+      y.kv("fsdp_reshard_after_forward", "HYBRID_SHARD", 2);
+    } else {
+      y.kv("fsdp_version", "2", 2);
+      y.kv("fsdp_reshard_after_forward", yb(j.strategy == "fsdp"), 2);
+    }
+    y.kv("fsdp_auto_wrap_policy", "TRANSFORMER_BASED_WRAP", 2);
+    y.kv("fsdp_offload_params", yb(j.offload == "params"), 2);
+    y.kv("fsdp_cpu_ram_efficient_loading", "true", 2);
+    y.kv("fsdp_state_dict_type", "SHARDED_STATE_DICT", 2);
+    y.kv("fsdp_activation_checkpointing", "false", 2);
+  }
+  if (j.ranks > 1 && j.strategy.rfind("zero", 0) != 0) y.kv("mixed_precision", yq(mp));
+  y.kv("num_machines", std::to_string(j.nodes));
+  y.kv("num_processes", std::to_string(j.ranks));
+  y.kv("machine_rank", "0");
+  y.kv("main_training_function", "main");
+  y.kv("rdzv_backend", "static");
+  y.kv("same_network", "true");
+  y.kv("use_cpu", "false");
+  return {"accelerate", "accelerate.yaml", "yaml", y.text};
+}
+
+ConfigFile deepspeed_file(const Job& j) {
+  const int stage = j.strategy == "zero1" ? 1 : j.strategy == "zero2" ? 2 : 3;
+  json zero = {{"stage", stage},
+               {"offload_optimizer", {{"device", j.offload == "none" ? "none" : "cpu"}}},
+               {"overlap_comm", true},
+               {"contiguous_gradients", true}};
+  if (stage == 3) zero["offload_param"] = {{"device", j.offload == "params" ? "cpu" : "none"}};
+  json ds = {{"train_micro_batch_size_per_gpu", j.micro},
+             {"gradient_accumulation_steps", j.accum},
+             {"train_batch_size", j.micro * j.accum * j.dp},
+             {"gradient_clipping", 1.0},
+             {"zero_optimization", zero}};
+  ds["bf16"] = {{"enabled", j.in.workload.precision == "bf16"}};
+  ds["fp16"] = {{"enabled", j.in.workload.precision == "fp16"}};
+  // (JSON has no comments: the expected numbers are in the main config file's header)
+  return {"deepspeed", "deepspeed.json", "json", ds.dump(2) + "\n"};
+}
+
+std::string hf_attention(const Job& j) {
+  return j.in.workload.attention == Attention::flash ? "flash_attention_2" : "eager";
+}
+std::string hf_dtype(const Job& j) {
+  return j.in.workload.precision == "bf16"   ? "bfloat16"
+         : j.in.workload.precision == "fp16" ? "float16"
+                                             : "float32";
+}
+
+Result<PlanConfig> trl_config(const Job& j) {
+  FTCOST_TRY(ok, hf_common_checks(j, "trl"));
+  (void)ok;
+  PlanConfig pc;
+  pc.stack = "trl";
+  Yaml y;
+  header(y, j, "TRL: trl sft --config THIS_FILE (ScriptArguments + SFTConfig + ModelConfig keys)");
+  y.kv("model_name_or_path", yq(j.model_repo));
+  y.kv("dtype", hf_dtype(j));
+  y.kv("attn_implementation", hf_attention(j));
+  y.comment("your data: a Hugging Face dataset id or local path");
+  y.kv("dataset_name", yq("REPLACE_WITH_YOUR_DATASET"));
+  y.kv("output_dir", yq("out/" + j.in.model.id + "-" + method_of(j)));
+  if (is_lora(j)) {
+    FTCOST_TRY(t, peft_targets(j, "trl"));
+    y.kv("use_peft", "true");
+    y.kv("lora_r", yi(j.in.workload.lora_rank));
+    y.comment("lora_alpha does not change memory or speed; 2 x r is a common choice");
+    y.kv("lora_alpha", yi(2 * j.in.workload.lora_rank));
+    y.kv("lora_target_modules", ylist(t));
+  }
+  if (is_qlora(j)) {
+    if (j.in.workload.quant == Quant::int8) {
+      y.kv("load_in_8bit", "true");
+    } else {
+      y.kv("load_in_4bit", "true");
+      y.kv("bnb_4bit_quant_type", "nf4");
+      y.kv("use_bnb_nested_quant", yb(j.in.workload.quant == Quant::nf4_dq));
+      // FSDP / ZeRO-3 shard the quantized weights only when they are stored in the compute dtype
+      if (j.ranks > 1 && (j.strategy.rfind("fsdp", 0) == 0 || j.strategy == "hsdp" || j.strategy == "zero3"))
+        y.kv("bnb_4bit_quant_storage", hf_dtype(j));
+    }
+  }
+  y.kv("per_device_train_batch_size", yi(j.micro));
+  y.kv("gradient_accumulation_steps", yi(j.accum));
+  y.kv("num_train_epochs", yn(j.in.workload.epochs));
+  y.kv("max_length", yi(static_cast<std::int64_t>(std::llround(j.seq))));
+  y.kv("packing", yb(j.packing));
+  y.kv("gradient_checkpointing", yb(j.in.workload.checkpointing));
+  y.kv("bf16", yb(j.in.workload.precision == "bf16"));
+  y.kv("fp16", yb(j.in.workload.precision == "fp16"));
+  y.kv("optim", hf_optim(j, "trl"));
+  if (j.in.workload.loss_kernel == LossKernel::liger) y.kv("use_liger_kernel", "true");
+  if (j.strategy.rfind("zero", 0) == 0) y.kv("deepspeed", yq("deepspeed.json"));
+  y.kv("report_to", "none");
+  pc.files.push_back({"trl", "trl_sft.yaml", "yaml", y.text});
+  pc.files.push_back(accelerate_file(j, "deepspeed.json"));
+  if (j.strategy.rfind("zero", 0) == 0) pc.files.push_back(deepspeed_file(j));
+  pc.command = "accelerate launch --config_file accelerate.yaml -m trl.cli sft --config trl_sft.yaml";
+  return pc;
+}
+
+Result<PlanConfig> axolotl_config(const Job& j) {
+  FTCOST_TRY(ok, hf_common_checks(j, "axolotl"));
+  (void)ok;
+  if (j.strategy == "hsdp")
+    return refuse("axolotl", "hybrid sharding is not an axolotl fsdp_config setting here");
+  PlanConfig pc;
+  pc.stack = "axolotl";
+  Yaml y;
+  header(y, j, "axolotl: axolotl train THIS_FILE");
+  y.kv("base_model", yq(j.model_repo));
+  if (is_qlora(j)) {
+    if (j.in.workload.quant == Quant::int8)
+      y.kv("load_in_8bit", "true");
+    else
+      y.kv("load_in_4bit", "true");
+    y.kv("adapter", j.in.workload.quant == Quant::int8 ? "lora" : "qlora");
+  } else if (is_lora(j)) {
+    y.kv("adapter", "lora");
+  }
+  if (is_lora(j)) {
+    FTCOST_TRY(t, peft_targets(j, "axolotl"));
+    y.kv("lora_r", yi(j.in.workload.lora_rank));
+    y.kv("lora_alpha", yi(2 * j.in.workload.lora_rank));
+    y.kv("lora_dropout", "0.0");
+    if (t.size() == 1 && t[0] == "all-linear")
+      y.kv("lora_target_linear", "true");
+    else
+      y.kv("lora_target_modules", ylist(t));
+  }
+  y.section("datasets");
+  y.text += "  - path: \"REPLACE_WITH_YOUR_DATASET\"\n    type: alpaca\n";
+  y.kv("output_dir", yq("out/" + j.in.model.id + "-" + method_of(j)));
+  y.kv("sequence_len", yi(static_cast<std::int64_t>(std::llround(j.seq))));
+  y.kv("sample_packing", yb(j.packing));
+  y.kv("micro_batch_size", yi(j.micro));
+  y.kv("gradient_accumulation_steps", yi(j.accum));
+  y.kv("num_epochs", yn(j.in.workload.epochs));
+  y.kv("optimizer", hf_optim(j, "axolotl"));
+  y.kv("learning_rate", "0.0002");
+  y.kv("gradient_checkpointing", yb(j.in.workload.checkpointing));
+  y.kv("bf16", yb(j.in.workload.precision == "bf16"));
+  y.kv("fp16", yb(j.in.workload.precision == "fp16"));
+  y.kv("flash_attention", yb(j.in.workload.attention == Attention::flash));
+  if (j.strategy.rfind("zero", 0) == 0) y.kv("deepspeed", yq("deepspeed.json"));
+  if (j.ranks > 1 && j.strategy.rfind("fsdp", 0) == 0) {
+    y.kv("fsdp_version", "2");
+    y.section("fsdp_config");
+    y.kv("reshard_after_forward", yb(j.strategy == "fsdp"), 2);
+    y.kv("offload_params", yb(j.offload == "params"), 2);
+    y.kv("auto_wrap_policy", "TRANSFORMER_BASED_WRAP", 2);
+    y.kv("state_dict_type", "SHARDED_STATE_DICT", 2);
+  }
+  pc.files.push_back({"axolotl", "axolotl.yaml", "yaml", y.text});
+  if (j.strategy.rfind("zero", 0) == 0) pc.files.push_back(deepspeed_file(j));
+  pc.command = j.ranks > 1 ? "axolotl train axolotl.yaml --num-processes " + std::to_string(j.ranks)
+                           : "axolotl train axolotl.yaml";
+  return pc;
+}
+
+Result<PlanConfig> llamafactory_config(const Job& j) {
+  FTCOST_TRY(ok, hf_common_checks(j, "llamafactory"));
+  (void)ok;
+  PlanConfig pc;
+  pc.stack = "llamafactory";
+  Yaml y;
+  header(y, j, "LLaMA-Factory: llamafactory-cli train THIS_FILE");
+  y.kv("model_name_or_path", yq(j.model_repo));
+  if (is_qlora(j)) {
+    y.kv("quantization_bit", j.in.workload.quant == Quant::int8 ? "8" : "4");
+    y.kv("quantization_method", "bnb");
+    if (j.in.workload.quant != Quant::int8)
+      y.kv("double_quantization", yb(j.in.workload.quant == Quant::nf4_dq));
+  }
+  y.kv("flash_attn", j.in.workload.attention == Attention::flash ? "fa2" : "disabled");
+  y.kv("disable_gradient_checkpointing", yb(!j.in.workload.checkpointing));
+  if (j.in.workload.loss_kernel == LossKernel::liger) y.kv("enable_liger_kernel", "true");
+  y.kv("stage", "sft");
+  y.kv("do_train", "true");
+  y.kv("finetuning_type", is_lora(j) ? "lora" : "full");
+  if (is_lora(j)) {
+    FTCOST_TRY(t, peft_targets(j, "llamafactory"));
+    y.kv("lora_rank", yi(j.in.workload.lora_rank));
+    y.kv("lora_alpha", yi(2 * j.in.workload.lora_rank));
+    std::string joined;
+    for (const auto& s : t) joined += (joined.empty() ? "" : ",") + s;
+    y.kv("lora_target", t.size() == 1 && t[0] == "all-linear" ? "all" : joined);
+  }
+  y.kv("dataset", "REPLACE_WITH_YOUR_DATASET");
+  y.kv("template", "default");
+  y.kv("cutoff_len", yi(static_cast<std::int64_t>(std::llround(j.seq))));
+  y.kv("packing", yb(j.packing));
+  y.kv("output_dir", yq("out/" + j.in.model.id + "-" + method_of(j)));
+  y.kv("per_device_train_batch_size", yi(j.micro));
+  y.kv("gradient_accumulation_steps", yi(j.accum));
+  y.kv("num_train_epochs", yn(j.in.workload.epochs));
+  y.kv("optim", hf_optim(j, "llamafactory"));
+  y.kv("bf16", yb(j.in.workload.precision == "bf16"));
+  y.kv("fp16", yb(j.in.workload.precision == "fp16"));
+  if (j.strategy.rfind("zero", 0) == 0) y.kv("deepspeed", yq("deepspeed.json"));
+  y.kv("report_to", "none");
+  pc.files.push_back({"llamafactory", "llamafactory.yaml", "yaml", y.text});
+  if (j.strategy.rfind("zero", 0) == 0) pc.files.push_back(deepspeed_file(j));
+  if (j.ranks > 1 && j.strategy.rfind("zero", 0) != 0 && j.strategy != "ddp") {
+    pc.files.push_back(accelerate_file(j, "deepspeed.json"));
+    pc.command = "accelerate launch --config_file accelerate.yaml src/train.py llamafactory.yaml";
+  } else {
+    pc.command =
+        std::string(j.ranks > 1 ? "FORCE_TORCHRUN=1 " : "") + "llamafactory-cli train llamafactory.yaml";
+  }
+  return pc;
+}
+
+// torchtune model builders (torchtune/models/<family>/__init__.py) for the presets it has.
+struct TtModel {
+  std::string family, base;
+  bool qlora;
+};
+const TtModel* torchtune_model(const std::string& id) {
+  static const std::map<std::string, TtModel> m = {{"llama-3.1-8b", {"llama3_1", "llama3_1_8b", true}},
+                                                   {"llama-3.1-70b", {"llama3_1", "llama3_1_70b", true}},
+                                                   {"llama-3.1-405b", {"llama3_1", "llama3_1_405b", true}},
+                                                   {"llama-3.2-3b", {"llama3_2", "llama3_2_3b", true}},
+                                                   {"llama-3.3-70b", {"llama3_3", "llama3_3_70b", true}},
+                                                   {"llama-2-7b", {"llama2", "llama2_7b", true}},
+                                                   {"llama-2-13b", {"llama2", "llama2_13b", true}},
+                                                   {"llama-2-70b", {"llama2", "llama2_70b", true}},
+                                                   {"mistral-7b", {"mistral", "mistral_7b", true}},
+                                                   {"qwen2.5-7b", {"qwen2_5", "qwen2_5_7b_base", false}},
+                                                   {"qwen2.5-14b", {"qwen2_5", "qwen2_5_14b_base", false}},
+                                                   {"qwen2.5-32b", {"qwen2_5", "qwen2_5_32b_base", false}},
+                                                   {"qwen2.5-72b", {"qwen2_5", "qwen2_5_72b_base", false}},
+                                                   {"qwen3-8b", {"qwen3", "qwen3_8b_base", false}}};
+  auto it = m.find(id);
+  return it == m.end() ? nullptr : &it->second;
+}
+
+Result<PlanConfig> torchtune_config(const Job& j) {
+  const TtModel* tm = torchtune_model(j.in.model.id);
+  if (tm == nullptr) return refuse("torchtune", "torchtune has no model builder for " + j.in.model.id);
+  if (j.ranks > 1 && j.strategy != "fsdp")
+    return refuse("torchtune", "its distributed recipes shard with FSDP2 only (no " + j.strategy + ")");
+  if (j.offload == "optimizer") return refuse("torchtune", "no DeepSpeed-style optimizer offload");
+  if (is_qlora(j) && !tm->qlora) return refuse("torchtune", "no QLoRA builder for " + j.in.model.id);
+  if (is_qlora(j) && j.in.workload.quant != Quant::nf4_dq)
+    return refuse("torchtune", "its QLoRA is torchao NF4 (scalers quantized); give --quant nf4-dq");
+  if (j.in.workload.optimizer == Optimizer::sgd_momentum || j.in.workload.optimizer == Optimizer::adamw_8bit)
+    return refuse("torchtune",
+                  "its configs use torch.optim.AdamW / SGD or bitsandbytes PagedAdamW8bit (give "
+                  "--optimizer adamw, sgd or paged-adamw-8bit)");
+  if (j.in.workload.optimizer_in_backward && j.accum > 1)
+    return refuse("torchtune", "optimizer_in_bwd requires gradient_accumulation_steps=1");
+  const LoraTargets& t = j.in.workload.lora_targets;
+  const bool all_linear = std::find(t.names.begin(), t.names.end(), "all-linear") != t.names.end();
+  if (is_lora(j) && all_linear && j.in.model.is_moe()) return refuse("torchtune", "no MoE model builders");
+  if (is_lora(j) && !all_linear &&
+      (t.mlp_down || t.mlp_gate_up || t.expert_gate_up || t.expert_down || t.router || t.mamba))
+    return refuse("torchtune", "LoRA on the MLP is all of it or none (apply_lora_to_mlp)");
+  if (std::floor(j.in.workload.epochs) != j.in.workload.epochs)
+    return refuse("torchtune", "its epochs are whole numbers (give --epochs as a whole number)");
+  PlanConfig pc;
+  pc.stack = "torchtune";
+  Yaml y;
+  const std::string recipe = std::string(is_lora(j) ? "lora_finetune_" : "full_finetune_") +
+                             (j.ranks > 1 ? "distributed" : "single_device");
+  header(y, j, "torchtune overrides for recipe " + recipe + ": merge into a copied config (tune cp)");
+  y.section("model");
+  const std::string builder = std::string(is_qlora(j) ? "qlora_" : is_lora(j) ? "lora_" : "") + tm->base;
+  y.kv("_component_", "torchtune.models." + tm->family + "." + builder, 2);
+  if (is_lora(j)) {
+    const bool all = all_linear;
+    std::vector<std::string> attn;
+    if (all || t.q) attn.push_back("q_proj");
+    if (all || t.k) attn.push_back("k_proj");
+    if (all || t.v) attn.push_back("v_proj");
+    if (all || t.o) attn.push_back("output_proj");
+    y.kv("lora_attn_modules", ylist(attn), 2);
+    y.kv("apply_lora_to_mlp", yb(all || t.mlp), 2);
+    y.kv("apply_lora_to_output", yb(t.lm_head), 2);
+    y.kv("lora_rank", yi(j.in.workload.lora_rank), 2);
+    y.kv("lora_alpha", yi(2 * j.in.workload.lora_rank), 2);
+  }
+  y.section("tokenizer");
+  y.kv("max_seq_len", yi(static_cast<std::int64_t>(std::llround(j.seq))), 2);
+  y.section("dataset");
+  y.kv("packed", yb(j.packing), 2);
+  y.kv("batch_size", yi(j.micro));
+  y.kv("gradient_accumulation_steps", yi(j.accum));
+  y.kv("epochs", yi(static_cast<std::int64_t>(j.in.workload.epochs)));
+  y.kv("dtype", j.in.workload.precision == "fp16"   ? "fp16"
+                : j.in.workload.precision == "fp32" ? "fp32"
+                                                    : "bf16");
+  y.kv("enable_activation_checkpointing", yb(j.in.workload.checkpointing));
+  y.kv("enable_activation_offloading", yb(j.in.workload.offloads(j.in.stack.offload_checkpoints)));
+  y.section("optimizer");
+  std::string opt = j.in.workload.optimizer == Optimizer::paged_adamw_8bit
+                        ? "bitsandbytes.optim.PagedAdamW8bit"
+                    : j.in.workload.optimizer == Optimizer::sgd ? "torch.optim.SGD"
+                                                                : "torch.optim.AdamW";
+  y.kv("_component_", opt, 2);
+  if (j.in.workload.optimizer_in_backward) y.kv("optimizer_in_bwd", "true");
+  pc.files.push_back({"torchtune", "torchtune_overrides.yaml", "yaml", y.text});
+  pc.command = "tune run " +
+               (j.ranks > 1 ? "--nproc_per_node " + std::to_string(j.ranks) + " " : std::string()) + recipe +
+               " --config YOUR_CONFIG.yaml (with these overrides merged)";
+  return pc;
+}
+
+Result<PlanConfig> unsloth_config(const Job& j) {
+  if (j.ranks > 1)
+    return refuse("unsloth",
+                  "Unsloth trains on one GPU (unsloth/__init__.py: \"Currently only supports 1 GPU\")");
+  if (j.in.workload.optimizer == Optimizer::sgd_momentum)
+    return refuse("unsloth", "optimizer sgd-momentum has no OptimizerNames entry");
+  if (j.in.workload.optimizer_in_backward)
+    return refuse("unsloth", "optimizer-in-backward is a torchtune feature");
+  PlanConfig pc;
+  pc.stack = "unsloth";
+  json fp = {{"model_name", j.model_repo},
+             {"max_seq_length", static_cast<std::int64_t>(std::llround(j.seq))},
+             {"dtype", j.in.workload.precision == "fp32" ? "float32" : hf_dtype(j)},
+             {"load_in_4bit", is_qlora(j) && j.in.workload.quant != Quant::int8},
+             {"load_in_8bit", is_qlora(j) && j.in.workload.quant == Quant::int8},
+             {"full_finetuning", !is_lora(j)}};
+  json out = {{"from_pretrained", fp}};
+  if (is_lora(j)) {
+    FTCOST_TRY(t, peft_targets(j, "unsloth"));
+    out["get_peft_model"] = {
+        {"r", j.in.workload.lora_rank},
+        {"target_modules", expand_all_linear(t)},
+        {"lora_alpha", 2 * j.in.workload.lora_rank},
+        {"lora_dropout", 0},
+        {"use_gradient_checkpointing",
+         j.in.workload.checkpointing
+             ? (j.in.workload.offloads(j.in.stack.offload_checkpoints) ? json("unsloth") : json(true))
+             : json(false)}};
+  }
+  out["sft_config"] = {{"per_device_train_batch_size", j.micro},
+                       {"gradient_accumulation_steps", j.accum},
+                       {"num_train_epochs", j.in.workload.epochs},
+                       {"max_length", static_cast<std::int64_t>(std::llround(j.seq))},
+                       {"packing", j.packing},
+                       {"bf16", j.in.workload.precision == "bf16"},
+                       {"fp16", j.in.workload.precision == "fp16"},
+                       {"optim", hf_optim(j, "unsloth")},
+                       {"output_dir", "out/" + j.in.model.id + "-" + method_of(j)}};
+  out["expected"] = {{"peak_gib_per_gpu", j.peak_gib},
+                     {"usable_gib", j.usable_gib},
+                     {"step_time_s", j.step_s},
+                     {"hours", j.hours},
+                     {"cost_usd", j.cost >= 0 ? json(j.cost) : json(nullptr)},
+                     {"notes", j.header}};
+  pc.files.push_back({"unsloth", "unsloth_args.json", "json", out.dump(2) + "\n"});
+  pc.command =
+      "python: model, tok = FastLanguageModel.from_pretrained(**a['from_pretrained']); model = "
+      "FastLanguageModel.get_peft_model(model, **a['get_peft_model']); SFTTrainer(model=model, "
+      "args=SFTConfig(**a['sft_config']), ...)";
+  return pc;
+}
+
+}  // namespace
+
+bool torchtune_builds(const std::string& model_id, bool qlora) {
+  const TtModel* tm = torchtune_model(model_id);
+  return tm != nullptr && (!qlora || tm->qlora);
+}
+
+const std::vector<std::string>& config_stacks() {
+  static const std::vector<std::string> s = {"trl", "torchtune", "axolotl", "llamafactory", "unsloth"};
+  return s;
+}
+
+Result<PlanConfig> plan_config(const Request& request, const std::string& stack, const Database& db,
+                               const FileReader& reader, long today_days) {
+  const auto& ok = config_stacks();
+  if (std::find(ok.begin(), ok.end(), stack) == ok.end())
+    return make_error(Errc::invalid_value, "--config",
+                      "must be one of " + join_ids(ok) + ", got \"" + stack + "\"");
+  FTCOST_TRY(j, load_job(request, db, reader, today_days));
+  if (j.in.model_kind == "paper")
+    return refuse(stack, "--model-kind paper is the paper's equation, not a run");
+  Result<PlanConfig> r = stack == "trl"            ? trl_config(j)
+                         : stack == "torchtune"    ? torchtune_config(j)
+                         : stack == "axolotl"      ? axolotl_config(j)
+                         : stack == "llamafactory" ? llamafactory_config(j)
+                                                   : unsloth_config(j);
+  return r;
+}
+
+json plan_config_to_json(const PlanConfig& c) {
+  json files = json::array();
+  for (const auto& f : c.files)
+    files.push_back(json{{"role", f.role}, {"name", f.name}, {"format", f.format}, {"text", f.text}});
+  return json{{"stack", c.stack}, {"command", c.command}, {"files", files}};
+}
+
+}  // namespace ftcost

@@ -1,0 +1,216 @@
+// ftcost plan: the search (core/src/plan.cpp) and the runnable configs (core/src/plan_config.cpp).
+#include "ftcost/api.hpp"
+#include "ftcost/compare.hpp"
+#include "ftcost/parallel.hpp"
+#include "ftcost/plan.hpp"
+#include "ftcost/plan_config.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+using namespace ftcost;
+
+namespace {
+constexpr long kToday = 20790;  // 2026-12-03: fixed, so that price ages do not move under the tests
+
+Request llama_full_8gpu(const std::string& parallel) {
+  return {{"model", "llama-3.1-8b"},
+          {"method", "full"},
+          {"dataset", "math14k"},
+          {"gpu", "h100-sxm5-80gb"},
+          {"gpus", "8"},
+          {"parallel", parallel},
+          {"batch", "2"},
+          {"grad-accum", "4"},
+          {"epochs", "1"},
+          {"stack", "hf-trl-2026"}};
+}
+}  // namespace
+
+TEST_CASE("plan configs: the DeepSpeed JSON of a ZeRO plan parses and matches the request") {
+  const Database& db = Database::embedded();
+  for (const char* stage : {"zero1", "zero2", "zero3"}) {
+    CAPTURE(stage);
+    auto pc = plan_config(llama_full_8gpu(stage), "trl", db, nullptr, kToday);
+    REQUIRE(pc.ok());
+    const ConfigFile* ds = nullptr;
+    const ConfigFile* acc = nullptr;
+    for (const auto& f : pc->files) {
+      if (f.role == "deepspeed") ds = &f;
+      if (f.role == "accelerate") acc = &f;
+    }
+    REQUIRE(ds != nullptr);
+    REQUIRE(acc != nullptr);
+    const json j = json::parse(ds->text);
+    CHECK(j["train_micro_batch_size_per_gpu"] == 2);
+    CHECK(j["gradient_accumulation_steps"] == 4);
+    CHECK(j["train_batch_size"] == 2 * 4 * 8);
+    CHECK(j["zero_optimization"]["stage"] == std::string(stage).back() - '0');
+    CHECK(j["bf16"]["enabled"] == true);
+    CHECK(acc->text.find("distributed_type: DEEPSPEED") != std::string::npos);
+    CHECK(acc->text.find("num_processes: 8") != std::string::npos);
+    CHECK(pc->files.front().text.find("deepspeed: \"deepspeed.json\"") != std::string::npos);
+  }
+}
+
+TEST_CASE("plan configs: settings a stack lacks are refused naming --config") {
+  const Database& db = Database::embedded();
+  auto check_refused = [&](const Request& r, const std::string& stack, const std::string& why) {
+    CAPTURE(stack);
+    CAPTURE(why);
+    auto pc = plan_config(r, stack, db, nullptr, kToday);
+    REQUIRE_FALSE(pc.ok());
+    CHECK(pc.error().field == "--config");
+    CHECK(pc.error().message.find(why) != std::string::npos);
+    CHECK(pc.error().exit_code() == 2);
+  };
+  check_refused(llama_full_8gpu("fsdp"), "unsloth", "one GPU");
+  check_refused(llama_full_8gpu("zero2"), "torchtune", "FSDP2 only");
+  check_refused(llama_full_8gpu("tp:2"), "trl", "Megatron");
+  Request mixtral = {
+      {"model", "mixtral-8x7b"}, {"method", "qlora"}, {"dataset", "math14k"}, {"gpu", "a100-sxm4-80gb"}};
+  check_refused(mixtral, "torchtune", "no model builder");
+  Request qwen_q = {
+      {"model", "qwen2.5-7b"}, {"method", "qlora"}, {"dataset", "math14k"}, {"gpu", "a100-sxm4-80gb"}};
+  check_refused(qwen_q, "torchtune", "no QLoRA builder");
+  auto bad = plan_config(qwen_q, "megatron", db, nullptr, kToday);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().field == "--config");
+}
+
+TEST_CASE("plan: the strategies each stack runs") {
+  const Database& db = Database::embedded();
+  const ModelSpec& m = *db.model("llama-3.1-8b");
+  CHECK(stack_strategies(*db.stack("unsloth-2024q4"), m, "qlora", 8).empty());
+  CHECK(stack_strategies(*db.stack("torchtune-2024"), m, "lora", 8) == std::vector<std::string>{"fsdp"});
+  const auto hf = stack_strategies(*db.stack("axolotl-2025"), m, "lora", 8);  // an alias of the HF stack
+  CHECK(std::find(hf.begin(), hf.end(), "zero3") != hf.end());
+  CHECK(std::find(hf.begin(), hf.end(), "ddp") != hf.end());
+  // torchtune runs only the models it has builders for: the search leaves it out for the others
+  CHECK(torchtune_builds("llama-3.1-8b", true));
+  CHECK_FALSE(torchtune_builds("qwen2.5-7b", true));
+  CHECK(torchtune_builds("qwen2.5-7b", false));
+  CHECK_FALSE(torchtune_builds("mixtral-8x7b", false));
+  PlanConstraints c;
+  c.stacks = {"hf-trl-2026", "torchtune-2024"};
+  c.max_gpus = 8;
+  auto r =
+      plan({{"model", "mixtral-8x7b"}, {"method", "lora"}, {"dataset", "math14k"}, {"stack", "hf-trl-2026"}},
+           c, db, nullptr, kToday);
+  REQUIRE(r.ok());
+  CHECK(r->pruned.at("stack_lacks_model") > 0);
+  for (const auto& e : r->front) CHECK(e.stack != "torchtune-2024");
+}
+
+TEST_CASE("JS API: plan_json takes the job and constraint keys (lists as arrays, spot as a boolean)") {
+  const std::string r = api::plan_json(
+      R"({"model":"llama-3.1-8b","method":"lora","dataset":"math14k","queries":15000,"epochs":2,)"
+      R"("gpus":["h100-sxm5-80gb","a100-sxm4-80gb"],"spot":false,"max-gpus":8,"effective-batch":32,)"
+      R"("minimize":"time"})",
+      kToday);
+  const json j = json::parse(r);
+  REQUIRE_FALSE(j.contains("error"));
+  REQUIRE(j["front"].size() >= 1);
+  CHECK(j["minimize"] == "time");
+  CHECK(j["best"].get<int>() == static_cast<int>(j["front"].size()) - 1);
+  for (const auto& e : j["front"]) {
+    CHECK((e["gpu"] == "h100-sxm5-80gb" || e["gpu"] == "a100-sxm4-80gb"));
+    CHECK(e["effective_batch"] == 32);
+    CHECK(e["gpus_per_node"].get<int>() * e["nodes"].get<int>() <= 8);
+  }
+  // a plan's request gives its config through the second entry point
+  const json cfg =
+      json::parse(api::plan_config_json(j["front"][0]["request"].dump(), "llamafactory", kToday));
+  REQUIRE_FALSE(cfg.contains("error"));
+  CHECK(cfg["stack"] == "llamafactory");
+  CHECK(cfg["files"][0]["text"].get<std::string>().find("finetuning_type: lora") != std::string::npos);
+  // errors name the key
+  const json bad = json::parse(api::plan_json(R"({"model":"llama-3.1-8b","gpu":"a40"})", kToday));
+  CHECK(bad["error"]["field"] == "--gpu");
+  const json bad2 = json::parse(api::plan_json(R"({"model":"llama-3.1-8b","deadline":"soon"})", kToday));
+  CHECK(bad2["error"]["field"] == "--deadline");
+  const json bad3 = json::parse(api::plan_config_json(R"({"model":"llama-3.1-8b"})", "nemo", kToday));
+  CHECK(bad3["error"]["field"] == "--config");
+}
+
+namespace {
+// Every plan on the front, re-run as a plain `ftcost estimate` of its request (resolve_request +
+// estimate_job_json, the path of the CLI and the JS API), gives the same hours and cost.
+void check_front_reproduces(const PlanResult& r, const Database& db) {
+  REQUIRE_FALSE(r.front.empty());
+  for (const auto& e : r.front) {
+    CAPTURE(e.id);
+    CAPTURE(e.shape.gpu_id);
+    CAPTURE(e.parallel);
+    auto in = resolve_request(e.request, db, nullptr, kToday);
+    REQUIRE(in.ok());
+    auto j = estimate_job_json(in.value(), db);
+    REQUIRE(j.ok());
+    REQUIRE(j.value()["time_hours"].is_number());
+    REQUIRE(j.value()["cost_usd"].is_number());
+    // same code path and inputs: equal to rounding of the last bit
+    CHECK(j.value()["time_hours"].get<double>() == doctest::Approx(e.hours).epsilon(1e-12));
+    CHECK(j.value()["cost_usd"].get<double>() == doctest::Approx(e.cost_usd).epsilon(1e-12));
+    CHECK(j.value()["batch_size"].get<std::int64_t>() == e.micro_batch);
+  }
+}
+}  // namespace
+
+TEST_CASE(
+    "plan bars (#18): the paper job's best single-GPU plan is no dearer than compare's cheapest row; "
+    "every plan on the front is what estimate gives") {
+  const Database& db = Database::embedded();
+  // The paper's job: Mixtral-8x7B QLoRA (sparse), math14k, 15,000 queries x 10 epochs, on the paper's stack.
+  const Request job = {{"model", "mixtral-8x7b"},        {"method", "qlora"},  {"moe", "sparse"},
+                       {"dataset", "math14k"},           {"queries", "15000"}, {"epochs", "10"},
+                       {"stack", "hf-transformers-2024"}};
+  auto r = plan(job, PlanConstraints{}, db, nullptr, kToday);
+  REQUIRE(r.ok());
+  check_front_reproduces(r.value(), db);
+  // compare's cheapest row for the same settings (batch = max, on-demand prices)
+  auto rows = compare_gpus(job, db, nullptr, kToday);
+  REQUIRE(rows.ok());
+  const int cheapest = cheapest_row(rows.value(), false);
+  REQUIRE(cheapest >= 0);
+  const double compare_cost = rows.value()[static_cast<std::size_t>(cheapest)].cost;
+  REQUIRE(r->cheapest_single_gpu.micro_batch > 0);
+  CHECK(r->cheapest_single_gpu.shape.ranks() == 1);
+  CHECK(r->cheapest_single_gpu.cost_usd <= compare_cost);
+  // and the best plan of the front is no dearer than the best single GPU
+  REQUIRE(r->best >= 0);
+  CHECK(r->front[static_cast<std::size_t>(r->best)].cost_usd <= r->cheapest_single_gpu.cost_usd);
+  // the cheapest single-GPU plan is itself what estimate gives
+  PlanResult one;
+  one.front.push_back(r->cheapest_single_gpu);
+  check_front_reproduces(one, db);
+}
+
+TEST_CASE("plan: a Llama-3.1-8B LoRA job with an effective batch, methods and stacks open, and a deadline") {
+  const Database& db = Database::embedded();
+  const Request job = {{"model", "llama-3.1-8b"}, {"method", "lora"}, {"dataset", "math14k"},
+                       {"queries", "15000"},      {"epochs", "3"},    {"stack", "hf-trl-2026"}};
+  PlanConstraints c;
+  c.effective_batch = 64;
+  c.methods = {"lora", "qlora", "full"};
+  c.stacks = {"hf-trl-2026", "unsloth-2024q4", "torchtune-2024"};
+  c.deadline_hours = 2;
+  auto r = plan(job, c, db, nullptr, kToday);
+  REQUIRE(r.ok());
+  check_front_reproduces(r.value(), db);
+  for (const auto& e : r->front) {
+    CHECK(e.hours <= 2.0);
+    CHECK(e.effective_batch == 64);
+    // a stack that runs one GPU never appears on more
+    if (e.stack == "unsloth-2024q4") CHECK(e.shape.ranks() == 1);
+    if (e.stack == "torchtune-2024" && e.shape.ranks() > 1) CHECK(e.parallel == "fsdp");
+  }
+  CHECK(r->pruned.at("deadline") > 0);
+  // a budget below the cheapest plan leaves nothing and says why
+  PlanConstraints poor = c;
+  poor.budget_usd = 0.001;
+  auto none = plan(job, poor, db, nullptr, kToday);
+  REQUIRE(none.ok());
+  CHECK(none->best == -1);
+  CHECK(none->front.empty());
+}
