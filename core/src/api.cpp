@@ -85,9 +85,18 @@ std::string compare_json(const std::string& request_json, long today_days) {
       auto st = take_switch(sw.first, *sw.second);
       if (!st.ok()) return error_json(st.error());
     }
+    int max_gpus = 0;  // a constraint of compare, not a job option
+    if (doc.contains("max-gpus")) {
+      const json& v = doc.at("max-gpus");
+      if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > 4096)
+        return error_json(make_error(Errc::out_of_range, "max-gpus",
+                                     "must be a whole number from 1 to 4096, got " + v.dump()));
+      max_gpus = v.get<int>();
+      doc.erase("max-gpus");
+    }
     auto req = request_from_json(doc);
     if (!req.ok()) return error_json(req.error());
-    auto rows = compare_gpus(req.value(), Database::embedded(), nullptr, today_days);
+    auto rows = compare_gpus(req.value(), Database::embedded(), nullptr, today_days, {}, max_gpus);
     if (!rows.ok()) return error_json(rows.error());
     return compare_to_json(compare_view(rows.value(), view), view).dump();
   } catch (const std::exception& ex) {

@@ -422,7 +422,9 @@ int run_command(int argc, char** argv) {
     Request creq;
     cli::CompareOptions copt;
     auto* cmp = app.add_subcommand(
-        "compare", "The same job on every GPU of the database: fits, speed, time, cost; cheapest first");
+        "compare",
+        "The same job on every rentable instance shape (each offer's GPUs, several instances where the offer "
+        "names its network): fits, strategy, speed, time, cost; cheapest first");
     add_job_options(cmp, creq, {"gpu", "provider", "price-per-hour", "calibration", "run", "spot"});
     cmp->add_option_function<std::string>(
            "--spot", [&copt](const std::string& v) { copt.view.spot = v == "on"; },
@@ -430,6 +432,10 @@ int run_command(int argc, char** argv) {
         ->check(CLI::IsMember({"on", "off"}));
     cmp->add_flag("--offers", copt.view.offers, "list every price offer, not only each GPU's cheapest");
     cmp->add_flag("--fits-only", copt.view.fits_only, "hide GPUs where the job does not fit");
+    cmp->add_option("--max-gpus", copt.max_gpus,
+                    "rank instance shapes of at most this many GPUs in all (default 64); --gpus N keeps "
+                    "instances of N GPUs, --nodes M shapes of M instances")
+        ->check(CLI::Range(1, 4096));
     auto* cmp_json = cmp->add_flag("--json", copt.as_json, "print JSON");
     cmp->add_flag("--csv", copt.as_csv, "print CSV")->excludes(cmp_json);
 

@@ -16,7 +16,8 @@ std::string estimate_json(const std::string& request_json, long today_days = -1)
 
 // The same job on every GPU: `request_json` takes the `ftcost compare` flags, i.e. the estimate keys but
 // "gpu", "provider", "price-per-hour" and "calibration", with "spot" ("on"/"off": include spot offers),
-// "offers" and "fits-only" (true/false or "on"/"off"). Returns exactly what `ftcost compare --json` prints.
+// "offers" and "fits-only" (true/false or "on"/"off") and "max-gpus" (a whole number). Rows are instance
+// shapes (compare.hpp). Returns exactly what `ftcost compare --json` prints.
 std::string compare_json(const std::string& request_json, long today_days = -1);
 
 // Lists of the embedded database, as JSON arrays.
