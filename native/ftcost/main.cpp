@@ -9,6 +9,7 @@
 #include "ftcost/options.hpp"
 #include "ftcost/paper.hpp"
 #include "ftcost/parallel.hpp"
+#include "ftcost/scaling.hpp"
 #include "ftcost/sweep.hpp"
 #include "ftcost/validate.hpp"
 #include "report.hpp"
@@ -439,6 +440,20 @@ int run_command(int argc, char** argv) {
     auto* cmp_json = cmp->add_flag("--json", copt.as_json, "print JSON");
     cmp->add_flag("--csv", copt.as_csv, "print CSV")->excludes(cmp_json);
 
+    // scale: the estimate's flags on 1, 2, 4, 8... GPUs
+    Request screq;
+    std::string scale_counts;
+    bool scale_json = false, scale_csv = false;
+    auto* scl = app.add_subcommand(
+        "scale",
+        "The job on 1, 2, 4, 8... GPUs: time, cost, throughput and scaling efficiency per GPU count");
+    add_job_options(scl, screq, {"nodes"});
+    scl->add_option("--counts", scale_counts,
+                    "GPU counts, e.g. 1,2,4,8,16 (default 1, 2, 4... up to a node, and 2 and 4 nodes with a "
+                    "network); above --gpus (GPUs per node, default 8) a count is whole nodes");
+    auto* scl_json = scl->add_flag("--json", scale_json, "print JSON");
+    scl->add_flag("--csv", scale_csv, "print CSV")->excludes(scl_json);
+
     // paper
     auto* paper_cmd = app.add_subcommand(
         "paper", "The paper's analytical model (arXiv 2408.04693): Eq. (1), Eq. (2), Table IV");
@@ -530,7 +545,8 @@ int run_command(int argc, char** argv) {
       for (const auto* sc : app.get_subcommands({})) known = known || sc->get_name() == cmd;
       if (!known) {
         std::cerr << "ftcost: error: unknown command \"" << cmd
-                  << "\"; commands: estimate, compare, sweep, paper, fit, validate, fit-stack, models, gpus, "
+                  << "\"; commands: estimate, compare, scale, sweep, paper, fit, validate, fit-stack, "
+                     "models, gpus, "
                      "db, bench\n";
         return 2;
       }
@@ -631,6 +647,54 @@ int run_command(int argc, char** argv) {
     }
 
     if (cmp->parsed()) return cli::run_compare(creq, db, read_file, today_days(), copt);
+
+    if (scl->parsed()) {
+      std::vector<int> counts;
+      if (!scale_counts.empty()) {
+        auto c = parse_counts(scale_counts);
+        if (!c.ok()) return fail(c.error());
+        counts = c.value();
+      }
+      auto s = scaling_series(screq, db, read_file, today_days(), counts);
+      if (!s.ok()) return fail(s.error());
+      if (scale_json) {
+        print_json(scaling_to_json(s.value()));
+        return 0;
+      }
+      if (scale_csv) {
+        std::cout << scaling_to_csv(s.value());
+        return 0;
+      }
+      Table t({"GPUs", "nodes", "strategy", "batch/GPU", "peak/GPU", "step", "exposed comm", "queries/s",
+               "speedup", "efficiency", "time", "cost", "note"},
+              {true, true, false, true, true, true, true, true, true, true, true, true, false});
+      for (const auto& p : s->points) {
+        if (!p.error.empty()) {
+          t.row({std::to_string(p.gpus), std::to_string(p.nodes), p.strategy, "-", "-", "-", "-", "-", "-",
+                 "-", "-", "-", "error: " + p.error});
+          continue;
+        }
+        if (!p.fits) {
+          t.row({std::to_string(p.gpus), std::to_string(p.nodes), p.strategy, std::to_string(p.micro_batch),
+                 fixed(p.per_rank_peak_gib, 1) + " GiB", "-", "-", "-", "-", "-", "-", "-", "does not fit"});
+          continue;
+        }
+        t.row({std::to_string(p.gpus), std::to_string(p.nodes), p.strategy, std::to_string(p.micro_batch),
+               fixed(p.per_rank_peak_gib, 1) + " GiB", fixed(p.step_s, 3) + " s",
+               fixed(p.comm_exposed_s, 3) + " s", fixed(p.qps, 2), fixed(p.speedup, 2) + "x",
+               fixed(100 * p.efficiency, 0) + "%", cli::duration(p.hours),
+               p.cost_usd > 0 ? cli::money(p.cost_usd) : "-", p.gpus == s->base_gpus ? "base" : ""});
+      }
+      std::cout << "ftcost scale: " << cli::printable(s->gpu) << ", " << s->node_gpus << " GPUs per node"
+                << (s->network != "none" ? ", " + s->network + " between nodes" : std::string(", one node"))
+                << "; efficiency = throughput per GPU against the smallest count that fits";
+      if (s->usd_per_gpu_hour > 0)
+        std::cout << "; $" << fixed(s->usd_per_gpu_hour, 2) << "/GPU-h (" << cli::printable(s->price_provider)
+                  << ")";
+      std::cout << "\n" << t.str();
+      if (s->base_gpus == 0) std::cout << "the job fits on none of these GPU counts\n";
+      return 0;
+    }
 
     if (eq1->parsed()) {
       const bool mixtral = eq1_model == "mixtral";

@@ -534,6 +534,29 @@ TEST_CASE("compare ranks instance shapes: whole instances, several only with a n
     CHECK(r["error"].get<std::string>().find("--parallel") != std::string::npos);
 }
 
+TEST_CASE("scale: time, cost and scaling efficiency against the GPU count") {
+  const std::string job = " --model llama-3.1-8b --gpu h100-sxm5-80gb --method full --seq 2048";
+  const Run j = run("scale" + job + " --node dgx-h100 --counts 1,2,8,16 --json");
+  REQUIRE(j.code == 0);
+  const json s = json::parse(j.out);
+  REQUIRE(s["points"].size() == 4);
+  CHECK(s["points"][3]["nodes"] == 2);
+  CHECK(s["network"] == "infiniband");
+  // the 1-GPU point is `ftcost estimate` of the job
+  const Run e = run("estimate" + job + " --json");
+  REQUIRE(e.code == 0);
+  CHECK(s["points"][0]["throughput_queries_per_s"] == json::parse(e.out)["throughput_queries_per_s"]);
+  const Run t = run("scale" + job);
+  REQUIRE(t.code == 0);
+  CHECK(t.out.find("efficiency") != std::string::npos);
+  const Run c = run("scale" + job + " --csv");
+  REQUIRE(c.code == 0);
+  CHECK(c.out.rfind("gpus,gpus_per_node,nodes,strategy,fits,", 0) == 0);
+  expect_bad("scale" + job + " --counts 1,16", "--counts");
+  expect_bad("scale" + job + " --counts 2,1", "--counts");
+  expect_bad("scale --model llama-3.1-8b --method full", "--gpu");
+}
+
 // Issue #15: files, output targets and stdout. tests/robust/robust.py runs many more cases of each kind.
 TEST_CASE("issue #15: inputs that are not regular files are named, never read or waited on") {
   const std::string dir = std::string(FTCOST_TEST_TMP) + "/issue15";
