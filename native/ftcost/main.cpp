@@ -328,6 +328,21 @@ int run_bench(int iterations, bool as_json) {
   auto t8 = std::chrono::steady_clock::now();
   const double per_multi = std::chrono::duration<double>(t7 - t6).count() / miters * 1e6;
   const double per_auto = std::chrono::duration<double>(t8 - t7).count() / miters * 1e6;
+  // `ftcost compare` over every instance shape (the calculator recomputes it on every input change):
+  // Mixtral QLoRA, every offer's instance, --parallel auto on the multi-GPU ones.
+  Request creq = req;
+  creq.erase("gpu");
+  const int citers = std::max(1, iterations / 4000);
+  auto t9 = std::chrono::steady_clock::now();
+  std::size_t compare_rows = 0;
+  for (int i = 0; i < citers; ++i) {
+    auto rows = compare_gpus(creq, db, nullptr, today_days());
+    if (!rows.ok()) return fail(rows.error());
+    compare_rows = rows.value().size();
+    sink += static_cast<double>(compare_rows);
+  }
+  auto t10 = std::chrono::steady_clock::now();
+  const double compare_ms = std::chrono::duration<double, std::milli>(t10 - t9).count() / citers;
   double per = secs / iterations * 1e6, per_full = secs_full / iterations * 1e6;
   if (as_json) {
     print_json(json{{"iterations", iterations},
@@ -339,6 +354,8 @@ int run_bench(int iterations, bool as_json) {
                     {"database_parse_ms", db_ms},
                     {"multi_gpu_estimate_us", per_multi},
                     {"multi_gpu_auto_estimate_us", per_auto},
+                    {"compare_shapes_ms", compare_ms},
+                    {"compare_shapes_rows", compare_rows},
                     {"checksum", sink + static_cast<double>(db_items)}});
   } else {
     std::cout << "ftcost bench: Mixtral-8x7B QLoRA on A40, math14k, batch=max (" << iterations
@@ -353,6 +370,8 @@ int run_bench(int iterations, bool as_json) {
     std::cout << "  multi-GPU estimate (2x DGX H100, FSDP): " << fixed(per_multi, 2)
               << " µs (budget 200 µs)\n";
     std::cout << "  multi-GPU --parallel auto (all strategies): " << fixed(per_auto, 2) << " µs\n";
+    std::cout << "  compare over every instance shape (" << compare_rows << " rows): " << fixed(compare_ms, 2)
+              << " ms\n";
     if (db_items == 0) std::cout << "  (no GPUs in the database)\n";
   }
   return 0;
