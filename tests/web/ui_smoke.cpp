@@ -366,6 +366,54 @@ int main() {
           stack_id.c_str());
   }
 
+  // #16 remainder, item 1: the Top-k field shows the model's experts per token; a link with only a view is
+  // not broken; the result cards name the stack and its versions, the memory range and the longest context
+  {
+    TestHost h5;
+    ftcost::web::App app5(h5);  // the paper's Mixtral-8x7B (top-2) QLoRA job on the A40
+    run_frames(app5, 3, nullptr);
+    using ftcost::web::jat;
+    using ftcost::web::jnum;
+    using ftcost::web::jstr;
+    const auto dbg = ftcost::json::parse(app5.debug_json());
+    const std::string topk = jstr(jat(dbg, "fields"), "top-k", "(not drawn)");
+    CHECK(topk == "2", "the Top-k field shows \"%s\", not Mixtral's 2 experts per token", topk.c_str());
+    const ftcost::json& cards = jat(dbg, "cards");
+    auto card_has = [&](const char* id, const std::string& text) {
+      for (const auto& l : jat(cards, id))
+        if (l.is_string() && l.get<std::string>().find(text) != std::string::npos) return true;
+      return false;
+    };
+    const ftcost::json& r = app5.result();
+    const double max_ctx = jnum(r, "max_seq_len_batch1");
+    CHECK(max_ctx > 1000, "max_seq_len_batch1 missing");
+    std::string grouped = std::to_string(static_cast<long long>(max_ctx));  // 4093 -> "4,093"
+    for (int i = static_cast<int>(grouped.size()) - 3; i > 0; i -= 3)
+      grouped.insert(static_cast<std::size_t>(i), ",");
+    CHECK(card_has("c_batch", "longest context: " + grouped + " tokens"),
+          "no longest context on the batch card: %s", cards.dump().c_str());
+    CHECK(card_has("c_mem", "range "), "no memory range on the memory card: %s", cards.dump().c_str());
+    const std::string stack_name = jstr(jat(r, "stack"), "name");
+    const std::string stack_version = jstr(jat(r, "stack"), "version");
+    CHECK(!stack_version.empty(), "the default stack has no version");
+    CHECK(!stack_name.empty() && card_has("stack", stack_name) && card_has("stack", stack_version),
+          "the stack line lacks name/version: %s", cards.dump().c_str());
+    CHECK(card_has("c_tp", "stack hf-transformers-2024"), "the throughput card does not name the stack: %s",
+          cards.dump().c_str());
+    for (const char* h : {"view=paper", "#view=paper", "v=1&view=paper"}) {
+      const ftcost::web::HashDecode d = ftcost::web::decode_hash(h);
+      CHECK(d.problems.empty(), "the link #%s is treated as broken: %s", h,
+            d.problems.empty() ? "" : d.problems.front().c_str());
+      CHECK(d.state.view == ftcost::web::View::paper, "the link #%s does not open the paper view", h);
+      CHECK(d.state.request == ftcost::web::default_request(), "the link #%s does not open the default job",
+            h);
+    }
+    app5.on_hash("view=calibrations");
+    run_frames(app5, 2, nullptr);
+    CHECK(app5.notices().empty() && app5.state().view == ftcost::web::View::calibrations,
+          "#view=calibrations gives a notice or another view: %s", app5.debug_json().substr(0, 600).c_str());
+  }
+
   ImGui::DestroyContext();
   if (failures > 0) {
     std::fprintf(stderr, "%d check(s) failed\n", failures);

@@ -191,6 +191,8 @@ std::string App::effective(const std::string& key) const {
   if (in == result_.end() || !in->is_object()) return {};
   std::string k = key;
   std::replace(k.begin(), k.end(), '-', '_');
+  // the estimate's inputs name a few options differently from their flag
+  if (k == "top_k") k = "experts_per_token";
   auto v = in->find(k);
   if (v == in->end()) return {};
   if (v->is_boolean()) return v->get<bool>() ? "on" : "off";
@@ -413,6 +415,8 @@ std::string App::debug_json() const {
   j["compute_ms"] = last_compute_ms_;
   j["panels"] = panels_;
   j["anchors"] = anchors_;
+  j["fields"] = fields_;
+  j["cards"] = cards_;
   return j.dump();
 }
 
@@ -426,6 +430,8 @@ void App::anchor(const char* name) {
 void App::frame() {
   panels_.clear();
   anchors_.clear();
+  fields_.clear();
+  cards_.clear();
   // The first frame shows the page at once; the first estimate (and the code paths it takes for the
   // first time, compiled lazily by the browser) follows on the next frame.
   const bool first_frame = frames_++ == 0;

@@ -141,6 +141,9 @@ class App {
   double last_compute_ms_ = 0;
   std::set<std::string> panels_;
   std::map<std::string, std::vector<float>> anchors_;
+  // What the last frame showed, for tests: a number field's text by option key, a result card's lines by id.
+  std::map<std::string, std::string> fields_;
+  std::map<std::string, std::vector<std::string>> cards_;
   // paper view inputs
   int eq1_coeffs_ = 0;
   float eq1_model_mem_gb_ = 23.35f;

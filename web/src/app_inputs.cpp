@@ -171,6 +171,7 @@ bool App::option_shown(const Option& o) const {
 void App::draw_number_field(const Option& o) {
   const bool bad = field_errors_.count(o.key) > 0;
   const std::string shown = edits_.count(o.key) ? edits_.at(o.key) : effective(o.key);
+  fields_[o.key] = shown;
   char buf[64];
   std::snprintf(buf, sizeof buf, "%s", shown.c_str());
   if (bad) {
