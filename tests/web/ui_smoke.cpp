@@ -414,6 +414,57 @@ int main() {
           "#view=calibrations gives a notice or another view: %s", app5.debug_json().substr(0, 600).c_str());
   }
 
+  // #16 remainder, item 2: one notice strip of fixed height (a notice never moves the controls), newest
+  // first, bounded, one notice per subject (a later success replaces a rejection), information fades,
+  // errors stay until fixed or dismissed
+  {
+    TestHost h6;
+    ftcost::web::App app6(h6);
+    run_frames(app6, 3, nullptr);
+    auto anchor_y = [&](const char* name) {
+      const auto dbg = ftcost::json::parse(app6.debug_json());
+      const ftcost::json& a = ftcost::web::jat(ftcost::web::jat(dbg, "anchors"), name);
+      return a.is_array() && a.size() == 4 ? a[1].get<double>() : -1.0;
+    };
+    const double y0 = anchor_y("method.lora");
+    CHECK(y0 > 0 && app6.notices().empty(), "no method.lora anchor or notices at start (%g)", y0);
+    app6.on_file("model", "bad-config.json", R"({"model_type":"llama"})");
+    run_frames(app6, 2, nullptr);
+    CHECK(app6.notices().size() == 1 && app6.notices()[0].level == ftcost::web::Notice::error,
+          "a rejected config gives no error notice");
+    CHECK(anchor_y("method.lora") == y0, "a notice moved the inputs (%g -> %g)", y0, anchor_y("method.lora"));
+    // many bad inputs: bounded, newest first
+    for (int i = 0; i < 20; ++i) {
+      app6.on_file("", "junk" + std::to_string(i) + ".json", "not json");
+      app6.on_file("calibration", "cal" + std::to_string(i) + ".json", "{\"meta\": 1}");
+      app6.on_hash("v=1&model=mixtral-8x7b&batch=-" + std::to_string(i + 1));
+    }
+    run_frames(app6, 2, nullptr);
+    CHECK(app6.notices().size() <= ftcost::web::App::kMaxNotices && app6.notices().size() >= 3,
+          "%zu notices after 60 bad inputs", app6.notices().size());
+    CHECK(app6.notices()[0].subject == "link", "the newest notice is not first: %s",
+          app6.notices()[0].text.c_str());
+    CHECK(anchor_y("method.lora") == y0, "notices moved the inputs (%g -> %g)", y0, anchor_y("method.lora"));
+    // errors stay (10 s later), then a good config replaces the model error, and that note fades
+    run_frames(app6, 600, nullptr);
+    auto count_subject = [&](const std::string& subj) {
+      int c = 0;
+      for (const auto& n : app6.notices()) c += n.subject == subj;
+      return c;
+    };
+    CHECK(count_subject("model") == 1 && count_subject("calibration") == 1, "an error did not stay: %s",
+          app6.debug_json().substr(0, 400).c_str());
+    app6.on_file("model", "tiny-llama-config.json",
+                 R"({"architectures":["LlamaForCausalLM"],"model_type":"llama","hidden_size":1024,)"
+                 R"("intermediate_size":2816,"num_attention_heads":16,"num_key_value_heads":16,)"
+                 R"("num_hidden_layers":8,"vocab_size":32000,"max_position_embeddings":2048})");
+    run_frames(app6, 2, nullptr);
+    CHECK(count_subject("model") == 1 && app6.notices()[0].level == ftcost::web::Notice::info,
+          "the accepted config did not replace the rejection");
+    run_frames(app6, 560, nullptr);  // > kInfoSeconds at 60 frames/s
+    CHECK(count_subject("model") == 0, "the note about the accepted config did not fade");
+  }
+
   ImGui::DestroyContext();
   if (failures > 0) {
     std::fprintf(stderr, "%d check(s) failed\n", failures);

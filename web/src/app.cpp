@@ -52,12 +52,30 @@ App::App(Host& host) : host_(host) {
   load_persisted();
 }
 
-void App::notify(Notice::Level level, std::string text) {
-  // one copy of a message is enough
-  for (const auto& n : notices_)
-    if (n.text == text) return;
-  notices_.push_back(Notice{level, std::move(text)});
-  if (notices_.size() > 6) notices_.erase(notices_.begin());
+void App::notify(Notice::Level level, std::string text, const std::string& subject) {
+  // one copy of a message is enough, and one notice per subject: the newer one replaces the older
+  notices_.erase(std::remove_if(notices_.begin(), notices_.end(),
+                                [&](const Notice& n) {
+                                  return n.text == text || (!subject.empty() && n.subject == subject);
+                                }),
+                 notices_.end());
+  const double now = ImGui::GetCurrentContext() != nullptr ? ImGui::GetTime() : 0.0;
+  notices_.insert(notices_.begin(), Notice{level, std::move(text), subject, now});
+  // never more than kMaxNotices: the oldest that is not an error goes first
+  while (notices_.size() > kMaxNotices) {
+    auto it = std::find_if(notices_.rbegin(), notices_.rend(),
+                           [](const Notice& n) { return n.level != Notice::error; });
+    if (it == notices_.rend()) it = notices_.rbegin();
+    notices_.erase(std::next(it).base());
+  }
+}
+
+void App::expire_notices() {
+  const double now = ImGui::GetTime();
+  notices_.erase(
+      std::remove_if(notices_.begin(), notices_.end(),
+                     [&](const Notice& n) { return n.level == Notice::info && now - n.at > kInfoSeconds; }),
+      notices_.end());
 }
 
 void App::load_persisted() {
@@ -80,14 +98,15 @@ void App::load_persisted() {
         CalibrationCheck chk = check_calibration(y.text, y.name, engine_.db(), y.gpu);
         if (!chk.accepted) {
           notify(Notice::warning,
-                 "Your stored calibration " + y.name + " is no longer accepted: " + chk.message);
+                 "Your stored calibration " + y.name + " is no longer accepted: " + chk.message,
+                 "stored." + y.name);
           continue;
         }
         y.summary = chk.message;
         calibrations_.push_back(y);
       }
     } else {
-      notify(Notice::warning, "Stored calibrations could not be read and were ignored");
+      notify(Notice::warning, "Stored calibrations could not be read and were ignored", "stored");
     }
   }
   // the last uploaded model config
@@ -233,7 +252,7 @@ void App::on_hash(const std::string& hash_in) {
       return p.find("defaults") != std::string::npos;
     });
     if (state_.request == default_request() && !said) text += "; showing the default settings";
-    notify(Notice::warning, text);
+    notify(Notice::warning, text, "link");
   }
   last_hash_.clear();
   changed();
@@ -251,7 +270,7 @@ void App::on_file(const std::string& purpose_in, const std::string& name_in, con
     auto doc = parse_json_text(text, name);
     if (!doc.ok()) {
       calibration_error_ = doc.error().to_string();
-      notify(Notice::error, "Could not read " + name + ": " + doc.error().to_string());
+      notify(Notice::error, "Could not read " + name + ": " + doc.error().to_string(), "file");
       return;
     }
     const json& j = doc.value();
@@ -264,12 +283,18 @@ void App::on_file(const std::string& purpose_in, const std::string& name_in, con
                                j.contains("hidden_size") || j.contains("d_model")))
       purpose = "model";
     else {
-      notify(Notice::error, name +
-                                " is neither a calibration (ftcost-calibrate output), a recorded run "
-                                "(tools/ftcost_probe.py) nor a Hugging Face config.json");
+      notify(Notice::error,
+             name +
+                 " is neither a calibration (ftcost-calibrate output), a recorded run "
+                 "(tools/ftcost_probe.py) nor a Hugging Face config.json",
+             "file");
       return;
     }
   }
+  // a file that is read replaces the notice about an unreadable one
+  notices_.erase(
+      std::remove_if(notices_.begin(), notices_.end(), [](const Notice& n) { return n.subject == "file"; }),
+      notices_.end());
   if (purpose == "calibration")
     add_calibration(name, text);
   else if (purpose == "run")
@@ -282,14 +307,14 @@ void App::add_run(const std::string& name, const std::string& text) {
   auto run = parse_run(text, name, engine_.db());
   if (!run.ok()) {
     run_error_ = run.error().to_string();
-    notify(Notice::error, "Your run " + name + " was not used: " + run_error_);
+    notify(Notice::error, "Your run " + name + " was not used: " + run_error_, "run");
     return;
   }
   const std::string stack = effective("stack").empty() ? "hf-transformers-2024" : effective("stack");
   json fit = json::parse(api::fit_run_json(text, stack));
   if (fit.contains("error")) {
     run_error_ = jstr(fit["error"], "message");
-    notify(Notice::error, "Your run " + name + " could not be fitted: " + run_error_);
+    notify(Notice::error, "Your run " + name + " could not be fitted: " + run_error_, "run");
     return;
   }
   run_error_.clear();
@@ -303,9 +328,11 @@ void App::add_run(const std::string& name, const std::string& text) {
   for (const auto& [k, v] : run.value().request)
     if (find_option(k) != nullptr && find_option(k)->in_url) r[k] = v;
   const json& err = jat(fit, "step_time_rms_log_error");
-  notify(Notice::info, "Using your run " + name + " on " + run_gpu_ + ": step-time error on the run " +
-                           plot::fmt(jnum(err, "before") * 100) + "% before, " +
-                           plot::fmt(jnum(err, "after") * 100) + "% after refitting " + stack);
+  notify(Notice::info,
+         "Using your run " + name + " on " + run_gpu_ + ": step-time error on the run " +
+             plot::fmt(jnum(err, "before") * 100) + "% before, " + plot::fmt(jnum(err, "after") * 100) +
+             "% after refitting " + stack,
+         "run");
   set_request(r);
 }
 
@@ -313,7 +340,7 @@ void App::add_calibration(const std::string& name, const std::string& text) {
   CalibrationCheck chk = check_calibration(text, name, engine_.db(), "");
   if (!chk.accepted) {
     calibration_error_ = chk.message;
-    notify(Notice::error, "Calibration rejected: " + chk.message);
+    notify(Notice::error, "Calibration rejected: " + chk.message, "calibration");
     return;
   }
   calibration_error_.clear();
@@ -326,13 +353,16 @@ void App::add_calibration(const std::string& name, const std::string& text) {
   y.text = text;
   if (y.gpu.empty()) {
     y.enabled = false;
-    notify(Notice::warning, "Calibration " + name + " accepted, but its device (" + y.device +
-                                ") matches no GPU of the database: pick one on the Calibrations page");
+    notify(Notice::warning,
+           "Calibration " + name + " accepted, but its device (" + y.device +
+               ") matches no GPU of the database: pick one on the Calibrations page",
+           "calibration");
   } else {
     for (auto& c : calibrations_)
       if (c.gpu == y.gpu) c.enabled = false;
     notify(Notice::info,
-           "Calibration " + name + " accepted for " + y.gpu + " (marked \"yours\" in the GPU list)");
+           "Calibration " + name + " accepted for " + y.gpu + " (marked \"yours\" in the GPU list)",
+           "calibration");
   }
   calibrations_.push_back(y);
   save_calibrations();
@@ -341,12 +371,12 @@ void App::add_calibration(const std::string& name, const std::string& text) {
 void App::set_model_config(const std::string& name, const std::string& text) {
   auto doc = parse_json_text(text, name);
   if (!doc.ok()) {
-    notify(Notice::error, "Model config rejected: " + doc.error().to_string());
+    notify(Notice::error, "Model config rejected: " + doc.error().to_string(), "model");
     return;
   }
   auto m = parse_model_file(doc.value(), name);
   if (!m.ok()) {
-    notify(Notice::error, "Model config rejected: " + m.error().to_string());
+    notify(Notice::error, "Model config rejected: " + m.error().to_string(), "model");
     return;
   }
   model_config_name_ = name;
@@ -361,7 +391,8 @@ void App::set_model_config(const std::string& name, const std::string& text) {
     r.erase("routing");
   }
   notify(Notice::info,
-         "Using your model config " + name + " (" + m.value().display_name + ", " + m.value().kind() + ")");
+         "Using your model config " + name + " (" + m.value().display_name + ", " + m.value().kind() + ")",
+         "model");
   set_request(r);
 }
 
@@ -435,6 +466,7 @@ void App::frame() {
   // The first frame shows the page at once; the first estimate (and the code paths it takes for the
   // first time, compiled lazily by the browser) follows on the next frame.
   const bool first_frame = frames_++ == 0;
+  expire_notices();
   if (dirty_ && !first_frame) {
     try {
       recompute();
@@ -539,7 +571,7 @@ void App::draw_top_bar() {
   if (copy) {
     std::string url = host_.share_url(encode_hash(state_));
     host_.copy_to_clipboard(url);
-    notify(Notice::info, "Link copied: " + url);
+    notify(Notice::info, "Link copied: " + url, "copy");
   }
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip(
@@ -569,34 +601,103 @@ void App::draw_top_bar() {
   ImGui::PopStyleColor();
 }
 
+// One strip of fixed height under the top bar, drawn whether or not there is a notice, so that a notice
+// never moves the controls under it: the newest notice on one line (the whole text in its tooltip), the
+// count, "all" (the list, newest first, over the page), dismiss and clear.
 void App::draw_notices() {
-  if (notices_.empty()) return;
-  mark("notices");
   const float fh = ImGui::GetFontSize();
-  ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(fh * 0.8f, fh * 0.3f));
+  const ImGuiStyle& st = ImGui::GetStyle();
+  const float strip_h = ImGui::GetFrameHeight() + fh * 0.4f;
+  const Notice* top = notices_.empty() ? nullptr : &notices_.front();
+  auto bg_of = [](Notice::Level l) {
+    return l == Notice::error ? style::kErrorBg : l == Notice::warning ? style::kWarnBg : style::kInfoBg;
+  };
+  auto level_name = [](Notice::Level l) {
+    return l == Notice::error ? "error" : l == Notice::warning ? "warning" : "note";
+  };
+  ImGui::PushStyleColor(ImGuiCol_ChildBg, top != nullptr ? bg_of(top->level) : style::kTopBar);
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(fh * 0.8f, fh * 0.2f));
+  ImGui::BeginChild("notices", ImVec2(0, strip_h), false,
+                    ImGuiWindowFlags_AlwaysUseWindowPadding | ImGuiWindowFlags_NoScrollbar);
+  anchor("notices.strip");
   int remove = -1;
-  for (std::size_t i = 0; i < notices_.size(); ++i) {
-    const Notice& n = notices_[i];
-    ImVec4 bg = n.level == Notice::error     ? style::kErrorBg
-                : n.level == Notice::warning ? style::kWarnBg
-                                             : style::kInfoBg;
-    ImGui::PushStyleColor(ImGuiCol_ChildBg, bg);
-    ImGui::PushID(static_cast<int>(i));
-    const float wrap_w = ImGui::GetContentRegionAvail().x - fh * 4.5f;
-    const float h = ImGui::CalcTextSize(n.text.c_str(), nullptr, false, wrap_w).y + fh * 0.7f;
-    ImGui::BeginChild("notice", ImVec2(0, h), false,
-                      ImGuiWindowFlags_AlwaysUseWindowPadding | ImGuiWindowFlags_NoScrollbar);
-    ImGui::PushTextWrapPos(wrap_w);
-    ImGui::TextUnformatted(n.text.c_str());
-    ImGui::PopTextWrapPos();
-    ImGui::SameLine(ImGui::GetWindowContentRegionMax().x - fh * 3.0f);
-    if (ImGui::SmallButton("close")) remove = static_cast<int>(i);
-    ImGui::EndChild();
-    ImGui::PopID();
-    ImGui::PopStyleColor();
+  bool clear = false;
+  if (top == nullptr) {
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextDisabled("No notices");
+  } else {
+    mark("notices");
+    const std::string count = std::to_string(notices_.size());
+    const char* all_label = notices_open_ ? "hide" : "all";
+    const float buttons_w = ImGui::CalcTextSize(("(" + count + ") ").c_str()).x +
+                            ImGui::CalcTextSize(all_label).x + ImGui::CalcTextSize("dismiss").x +
+                            ImGui::CalcTextSize("clear").x + st.FramePadding.x * 6 + st.ItemSpacing.x * 4;
+    const float text_w = ImGui::GetContentRegionAvail().x - buttons_w;
+    std::string line = std::string(level_name(top->level)) + ": " + top->text;
+    if (ImGui::CalcTextSize(line.c_str()).x > text_w) {
+      while (!line.empty() && ImGui::CalcTextSize((line + "...").c_str()).x > text_w) line.pop_back();
+      line += "...";
+    }
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted(line.c_str());
+    if (ImGui::IsItemHovered()) {
+      ImGui::BeginTooltip();
+      ImGui::PushTextWrapPos(fh * 36);
+      ImGui::TextUnformatted(top->text.c_str());
+      ImGui::PopTextWrapPos();
+      ImGui::EndTooltip();
+    }
+    ImGui::SameLine(std::max(ImGui::GetCursorPosX(), ImGui::GetWindowContentRegionMax().x - buttons_w));
+    ImGui::TextDisabled("(%s)", count.c_str());
+    ImGui::SameLine();
+    if (ImGui::SmallButton(all_label)) notices_open_ = !notices_open_;
+    anchor("notices.all");
+    ImGui::SameLine();
+    if (ImGui::SmallButton("dismiss")) remove = 0;
+    anchor("notices.dismiss");
+    ImGui::SameLine();
+    if (ImGui::SmallButton("clear")) clear = true;
+    anchor("notices.clear");
   }
+  const ImVec2 below(ImGui::GetWindowPos().x, ImGui::GetWindowPos().y + ImGui::GetWindowHeight());
+  const float width = ImGui::GetWindowWidth();
+  ImGui::EndChild();
   ImGui::PopStyleVar();
-  if (remove >= 0) notices_.erase(notices_.begin() + remove);
+  ImGui::PopStyleColor();
+  // the list of all notices, newest first, drawn over the page (it moves nothing)
+  if (notices_open_ && notices_.size() > 0) {
+    ImGui::SetNextWindowPos(ImVec2(below.x + width - std::min(width, fh * 40), below.y));
+    ImGui::SetNextWindowSize(ImVec2(std::min(width, fh * 40), 0));
+    ImGui::SetNextWindowBgAlpha(0.97f);
+    ImGui::Begin("All notices", &notices_open_,
+                 ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
+                     ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings);
+    mark("notices_list");
+    for (std::size_t i = 0; i < notices_.size(); ++i) {
+      const Notice& n = notices_[i];
+      ImGui::PushID(static_cast<int>(i));
+      ImGui::PushStyleColor(ImGuiCol_Text, n.level == Notice::error ? style::kBad
+                                           : n.level == Notice::warning
+                                               ? style::kWarn
+                                               : ImGui::GetStyle().Colors[ImGuiCol_Text]);
+      ImGui::PushTextWrapPos(fh * 34);
+      ImGui::TextWrapped("%s: %s", level_name(n.level), n.text.c_str());
+      ImGui::PopTextWrapPos();
+      ImGui::PopStyleColor();
+      if (ImGui::SmallButton("dismiss")) remove = static_cast<int>(i);
+      anchor(("notices.dismiss." + std::to_string(i)).c_str());
+      ImGui::Separator();
+      ImGui::PopID();
+    }
+    ImGui::End();
+  }
+  if (clear) {
+    notices_.clear();
+    notices_open_ = false;
+  } else if (remove >= 0 && static_cast<std::size_t>(remove) < notices_.size()) {
+    notices_.erase(notices_.begin() + remove);
+  }
+  if (notices_.empty()) notices_open_ = false;
 }
 
 void App::draw_run_section() {
@@ -737,7 +838,7 @@ void App::draw_calibrations_view() {
               c.summary = chk.message;
               changed_any = true;
             } else {
-              notify(Notice::error, "Not valid for " + id + ": " + chk.message);
+              notify(Notice::error, "Not valid for " + id + ": " + chk.message, "calibration");
             }
           }
         }

@@ -24,9 +24,14 @@ struct YourCalibration {
   std::string text;     // the file
 };
 
+// A message in the notice strip. `subject` names what it is about ("link", "calibration", "model", "run",
+// ...): a newer notice about the same subject replaces the older one (a rejection is gone after a later
+// success). Information fades after kInfoSeconds; warnings and errors stay until dismissed or replaced.
 struct Notice {
   enum Level { info, warning, error } level = info;
   std::string text;
+  std::string subject;
+  double at = 0;  // ImGui time when it was raised
 };
 
 class App {
@@ -49,7 +54,10 @@ class App {
   void set_view(View v);
   Request effective_request() const;  // the state's request + the user's calibration for this GPU
   const json& result() const { return result_; }
+  // Newest first; at most kMaxNotices.
   const std::vector<Notice>& notices() const { return notices_; }
+  static constexpr std::size_t kMaxNotices = 8;
+  static constexpr double kInfoSeconds = 8.0;
   const std::vector<YourCalibration>& calibrations() const { return calibrations_; }
   std::string calibration_error() const { return calibration_error_; }
   // A JSON summary of the UI's state (request, view, hash, notices, key results) for tests.
@@ -65,7 +73,8 @@ class App {
   // app.cpp
   void recompute();
   void changed();  // an input changed: recompute next frame, update the URL
-  void notify(Notice::Level level, std::string text);
+  void notify(Notice::Level level, std::string text, const std::string& subject = std::string());
+  void expire_notices();
   void load_persisted();
   void save_calibrations();
   void add_calibration(const std::string& name, const std::string& text);
@@ -122,8 +131,9 @@ class App {
   std::vector<int> compare_order_;
   bool compare_sort_dirty_ = true;
   bool compare_fits_only_ = false;
-  bool compare_spot_ = false;  // one default for spot everywhere: off (core/options.cpp)
-  std::vector<Notice> notices_;
+  bool compare_spot_ = false;    // one default for spot everywhere: off (core/options.cpp)
+  std::vector<Notice> notices_;  // newest first
+  bool notices_open_ = false;    // the list of all notices is shown (over the page)
   std::vector<YourCalibration> calibrations_;
   std::string calibration_error_;
   std::string run_name_, run_gpu_, run_error_;
