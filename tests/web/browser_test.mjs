@@ -174,6 +174,36 @@ try {
   const canvasPng = await page.locator("#canvas").screenshot();
   check(canvasPng.length > 40000, `the canvas shows the UI (${canvasPng.length} bytes of PNG)`);
 
+  // ---- 1b. #16 item 1: the Top-k field, the cards' stack, memory range and longest context ----
+  check(u.app.fields && u.app.fields["top-k"] === "2", "the Top-k field shows Mixtral's 2 experts per token", u.app.fields);
+  {
+    const cards = u.app.cards || {};
+    const has = (id, re) => Array.isArray(cards[id]) && cards[id].some((l) => (typeof re === "function" ? re(l) : re.test(l)));
+    const est = JSON.parse(await page.evaluate(() => window.ftcost.estimate('{"model":"mixtral-8x7b","gpu":"a40","method":"qlora","dataset":"math14k"}')));
+    const ctx = Math.round(est.max_seq_len_batch1).toLocaleString("en-US");
+    check(has("c_batch", new RegExp("longest context: " + ctx + " tokens")), `the batch card names the longest context (${ctx} tokens)`, cards.c_batch);
+    check(has("c_mem", /^range [0-9.]+ to [0-9.]+ GiB$/), "the memory card shows the memory range", cards.c_mem);
+    check(has("stack", (l) => l.includes(est.stack.name)) && est.stack.version && has("stack", (l) => l.includes(est.stack.version)),
+          "the results name the stack and its versions", cards.stack);
+    check(has("c_tp", /stack hf-transformers-2024/), "the throughput card names the stack", cards.c_tp);
+  }
+
+  // ---- 1c. #16 item 2: a notice does not move the controls; dismissed with a click ----
+  {
+    const y0 = u.app.anchors["method.lora"][1];
+    await page.evaluate(() => {
+      const dt = new DataTransfer();
+      dt.items.add(new File(["not json"], "junk.json", { type: "application/json" }));
+      for (const type of ["dragenter", "dragover", "drop"]) window.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
+    });
+    let v = await waitFor(page, (x) => x.app.notices.length === 1 && x.app.notices[0].level === "error" && x.app.anchors["notices.dismiss"],
+      "an unreadable dropped file gives one error notice with a dismiss button");
+    if (v) check(v.app.anchors["method.lora"][1] === y0, "the notice does not move the inputs", { before: y0, after: v.app.anchors["method.lora"][1] });
+    await clickAnchor(page, "notices.dismiss");
+    v = await waitFor(page, (x) => x.app.notices.length === 0, "dismiss removes the notice");
+    if (v) check(v.app.anchors["method.lora"][1] === y0, "nor does its removal", { before: y0, after: v.app.anchors["method.lora"][1] });
+  }
+
   // ---- 2. native/wasm parity ----
   const configs = [
     { model: "mixtral-8x7b", gpu: "a40", method: "qlora", moe: "sparse", dataset: "math14k", batch: "max" },
@@ -330,6 +360,28 @@ try {
   check(u.app.notices.some((n) => /could not be fully restored/.test(n.text)) && !u.app.result.error,
     "a link with an invalid value gives a message and the defaults", u.app.notices);
   await broken.context.close();
+
+  // ---- 6b. #16 item 1: a link with only a view is not broken ----
+  const viewOnly = await openPage("view=paper");
+  u = await ui(viewOnly.page);
+  check(u.app.view === "paper" && u.app.notices.length === 0 && u.app.request.model === "mixtral-8x7b",
+    "a link with only view=paper opens the paper view with no complaint", { view: u.app.view, notices: u.app.notices });
+  await viewOnly.context.close();
+
+  // ---- 6c. #16 item 3: a sequence beyond the model's context window warns, in the page and the CLI ----
+  const longLink = "v=1&model=tinyllama-1.1b&gpu=h100-sxm5-80gb&method=lora&seq=4096";
+  const longPage = await openPage(longLink);
+  u = await ui(longPage.page);
+  const ctxWarn = (u.app.result.warnings || []).find((w) => /context window/.test(w));
+  check(ctxWarn && /4096 tokens/.test(ctxWarn) && /2048 tokens/.test(ctxWarn), "the page warns that 4096 tokens exceed TinyLlama's 2048-token window", u.app.result.warnings);
+  let cliWarn = "";
+  try {
+    cliWarn = execFileSync(cli, ["estimate", "--model", "tinyllama-1.1b", "--gpu", "h100-sxm5-80gb", "--method", "lora", "--seq", "4096"], { encoding: "utf8" });
+  } catch (e) {
+    cliWarn = String(e.stderr || e.message);
+  }
+  check(ctxWarn && cliWarn.includes(ctxWarn), "the CLI prints the same context-window warning", cliWarn.split("\n").filter((l) => /context/.test(l)));
+  await longPage.context.close();
 
   // ---- 7. the paper view and a phone-sized window render without errors ----
   await clickAnchor(page, "tab.paper");
