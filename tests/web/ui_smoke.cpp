@@ -6,6 +6,7 @@
 #include "app.hpp"
 #include "engine.hpp"
 #include "ftcost/api.hpp"
+#include "ftcost/job_compare.hpp"
 #include "imgui.h"
 #include "json_get.hpp"
 #include "option_samples.hpp"
@@ -463,6 +464,42 @@ int main() {
           "the accepted config did not replace the rejection");
     run_frames(app6, 560, nullptr);  // > kInfoSeconds at 60 frames/s
     CHECK(count_subject("model") == 0, "the note about the accepted config did not fade");
+  }
+
+  // #16 remainder, item 4: pin a job, change an input, both side by side — the same comparison as the CLI's
+  // `ftcost estimate ... --vs method=lora` (compare_jobs over the two estimates)
+  {
+    TestHost h7;
+    ftcost::web::App app7(h7);
+    std::set<std::string> seen7;
+    run_frames(app7, 3, &seen7);
+    CHECK(ftcost::web::jat(ftcost::json::parse(app7.debug_json()), "comparison").is_null(),
+          "a comparison before anything was pinned");
+    const ftcost::Request a = app7.state().request;
+    const std::string est_a =
+        ftcost::api::estimate_json(ftcost::web::request_to_json_text(app7.effective_request()));
+    // pin through the UI's path: the button's function
+    ftcost::Request b = a;
+    b["method"] = "lora";
+    auto want_b = ftcost::apply_vs("method=lora", a);
+    CHECK(want_b.ok() && want_b.value() == b, "apply_vs(method=lora) is not the request with method=lora");
+    app7.pin_job();
+    app7.set_request(b);
+    run_frames(app7, 3, &seen7);
+    const ftcost::json cmp = ftcost::web::jat(ftcost::json::parse(app7.debug_json()), "comparison");
+    const std::string est_b =
+        ftcost::api::estimate_json(ftcost::web::request_to_json_text(app7.effective_request()));
+    const ftcost::json want =
+        ftcost::compare_jobs(a, ftcost::json::parse(est_a), b, ftcost::json::parse(est_b));
+    CHECK(cmp == want, "the page's comparison differs from compare_jobs over the API's estimates:\n%s\n%s",
+          cmp.dump().c_str(), want.dump().c_str());
+    CHECK(seen7.count("pinned") == 1, "the pinned panel was not drawn");
+    bool method_listed = false;
+    for (const auto& d : ftcost::web::jat(cmp, "inputs"))
+      method_listed =
+          method_listed || (ftcost::web::jstr(d, "key") == "method" && ftcost::web::jstr(d, "a") == "qlora" &&
+                            ftcost::web::jstr(d, "b") == "lora");
+    CHECK(method_listed, "the changed method is not listed: %s", cmp.dump().c_str());
   }
 
   ImGui::DestroyContext();

@@ -2,6 +2,7 @@
 
 #include "calibration_check.hpp"
 #include "ftcost/api.hpp"
+#include "ftcost/job_compare.hpp"
 #include "ftcost/model.hpp"
 #include "ftcost/run.hpp"
 #include "imgui.h"
@@ -411,6 +412,7 @@ void App::recompute() {
     sweep_ = Sweep{};
     compare_.clear();
   }
+  comparison_ = pinned_ ? compare_jobs(pinned_request_, pinned_result_, state_.request, result_) : json();
   compare_sort_dirty_ = true;
   dirty_ = false;
   ++recompute_count_;
@@ -447,6 +449,7 @@ std::string App::debug_json() const {
   j["panels"] = panels_;
   j["anchors"] = anchors_;
   j["fields"] = fields_;
+  j["comparison"] = comparison_;
   j["cards"] = cards_;
   return j.dump();
 }

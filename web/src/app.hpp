@@ -52,6 +52,8 @@ class App {
   const UiState& state() const { return state_; }
   void set_request(const Request& r);
   void set_view(View v);
+  // Pins the current job for the side-by-side comparison (what the "Pin this job" button does).
+  void pin_job() { pin_current(); }
   Request effective_request() const;  // the state's request + the user's calibration for this GPU
   const json& result() const { return result_; }
   // Newest first; at most kMaxNotices.
@@ -114,6 +116,8 @@ class App {
   void draw_throughput_plot();
   void draw_compare();
   void draw_json();
+  void draw_pinned();  // the pinned job vs this one (compare_jobs), with pin/unpin
+  void pin_current();
   // app_paper.cpp
   void draw_paper_view();
 
@@ -131,7 +135,12 @@ class App {
   std::vector<int> compare_order_;
   bool compare_sort_dirty_ = true;
   bool compare_fits_only_ = false;
-  bool compare_spot_ = false;    // one default for spot everywhere: off (core/options.cpp)
+  bool compare_spot_ = false;  // one default for spot everywhere: off (core/options.cpp)
+  // A pinned job (its request and estimate when pinned) compared with the current one.
+  bool pinned_ = false;
+  Request pinned_request_;
+  json pinned_result_;
+  json comparison_;              // compare_jobs(pinned, current), refreshed with every estimate
   std::vector<Notice> notices_;  // newest first
   bool notices_open_ = false;    // the list of all notices is shown (over the page)
   std::vector<YourCalibration> calibrations_;

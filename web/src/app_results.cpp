@@ -2,6 +2,7 @@
 // breakdowns, throughput against batch size, and every GPU x provider for the same job. Everything is
 // read from the core's estimate JSON, so new fields of the core show up without changes here.
 #include "app.hpp"
+#include "ftcost/job_compare.hpp"
 #include "ftcost/paper.hpp"
 #include "imgui.h"
 #include "json_get.hpp"
@@ -196,6 +197,7 @@ void App::draw_results() {
     return;
   }
   if (!skip_headline) draw_headline();
+  draw_pinned();
   draw_parallel();
   const float fh = ImGui::GetFontSize();
   const bool fits =
@@ -700,6 +702,95 @@ void App::draw_json() {
   }
   ImGui::InputTextMultiline("##json", text.data(), text.size() + 1, ImVec2(-1, ImGui::GetFontSize() * 20),
                             ImGuiInputTextFlags_ReadOnly);
+}
+
+}  // namespace ftcost::web
+
+namespace ftcost::web {
+
+void App::pin_current() {
+  pinned_ = true;
+  pinned_request_ = state_.request;
+  pinned_result_ = result_;
+  comparison_ = compare_jobs(pinned_request_, pinned_result_, state_.request, result_);
+}
+
+// Pin this job, change the inputs, and see both side by side: the options that differ, memory, batch, time
+// and cost with the difference, and whether each used a calibration (the same table as `ftcost estimate
+// ... --vs KEY=VALUE`).
+void App::draw_pinned() {
+  if (!pinned_) {
+    if (ImGui::SmallButton("Pin this job to compare")) pin_current();
+    anchor("pin");
+    tip("Keep this job's estimate, change the inputs, and see both side by side (memory, time, cost). The "
+        "CLI prints the same comparison: ftcost estimate ... --vs KEY=VALUE[,KEY=VALUE]");
+    return;
+  }
+  mark("pinned");
+  const json& cmp = comparison_;
+  const json& a = jat(cmp, "a");
+  const json& b = jat(cmp, "b");
+  panel_title("Pinned job (A) vs this job (B)",
+              "A is the job you pinned, B the current inputs. Calibrated: the step time uses your GPU's "
+              "measured kernel speeds; spec-only: the spec sheet and the stack profile.");
+  ImGui::SameLine();
+  if (ImGui::SmallButton("unpin")) {
+    pinned_ = false;
+    comparison_ = json();
+    return;
+  }
+  anchor("unpin");
+  ImGui::SameLine();
+  if (ImGui::SmallButton("pin this instead")) pin_current();
+  anchor("repin");
+  std::string diff;
+  for (const auto& d : jat(cmp, "inputs"))
+    diff += (diff.empty() ? "" : "; ") + jstr(d, "key") + ": " + jstr(d, "a") + " -> " + jstr(d, "b");
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+  ImGui::TextWrapped("changed: %s", diff.empty() ? "nothing yet (change an input)" : diff.c_str());
+  ImGui::PopStyleColor();
+  auto head = [](const json& s, const char* name) {
+    if (s.contains("error")) return std::string(name) + ": no estimate";
+    const bool cal = jflag(s, "calibrated", false);
+    return std::string(name) + ": " + jstr(s, "model") + " / " + jstr(s, "gpu") + " / " + jstr(s, "method") +
+           (cal ? " [calibrated]" : " [spec-only]");
+  };
+  if (ImGui::BeginTable(
+          "pinned", 5, ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchProp)) {
+    ImGui::TableSetupColumn("");
+    ImGui::TableSetupColumn(head(a, "A").c_str());
+    ImGui::TableSetupColumn(head(b, "B").c_str());
+    ImGui::TableSetupColumn("B - A");
+    ImGui::TableSetupColumn("B / A");
+    ImGui::TableHeadersRow();
+    for (const auto& r : jat(cmp, "rows")) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::Text("%s (%s)", jstr(r, "label").c_str(), jstr(r, "unit").c_str());
+      for (const char* k : {"a", "b", "difference"}) {
+        ImGui::TableNextColumn();
+        const json& v = jat(r, k);
+        ImGui::TextUnformatted(v.is_number() ? plot::fmt(v.get<double>()).c_str() : "-");
+      }
+      ImGui::TableNextColumn();
+      const json& ratio = jat(r, "ratio");
+      if (ratio.is_number()) {
+        const double x = ratio.get<double>();
+        const bool lower_is_better = jstr(r, "metric") != "throughput_queries_per_s" &&
+                                     jstr(r, "metric") != "max_batch_size" &&
+                                     jstr(r, "metric") != "batch_size";
+        const bool better = lower_is_better ? x < 1 : x > 1;
+        ImGui::TextColored(x == 1   ? ImGui::GetStyle().Colors[ImGuiCol_Text]
+                           : better ? style::kGood
+                                    : style::kWarn,
+                           "%sx", plot::fmt(x).c_str());
+      } else {
+        ImGui::TextDisabled("-");
+      }
+    }
+    ImGui::EndTable();
+  }
+  ImGui::Spacing();
 }
 
 }  // namespace ftcost::web
