@@ -284,6 +284,37 @@ try {
   await clickAnchor(page, "method.qlora");
   await waitFor(page, (x) => x.app.request.method === "qlora", "clicking QLoRA switches back");
 
+  // ---- 3b. #16 item 4: pin this job, change the method, both side by side == `ftcost estimate ... --vs` ----
+  {
+    await waitFor(page, (x) => x.app.anchors["pin"], "the results offer 'Pin this job'");
+    await clickAnchor(page, "pin");
+    await waitFor(page, (x) => x.app.comparison && x.app.panels.includes("pinned"), "pinning shows the pinned panel");
+    await clickAnchor(page, "method.lora");
+    const v = await waitFor(page, (x) => x.app.request.method === "lora" && x.app.comparison &&
+      x.app.comparison.inputs.some((d) => d.key === "method" && d.a === "qlora" && d.b === "lora"), "after a change the comparison lists method qlora -> lora");
+    if (v) {
+      const pinnedReq = { ...v.app.request, method: "qlora" };
+      const args = ["estimate"];
+      for (const [k, val] of Object.entries(pinnedReq)) args.push("--" + k, String(val));
+      let cliCmp = null;
+      try {
+        cliCmp = JSON.parse(execFileSync(cli, [...args, "--vs", "method=lora", "--json"], { encoding: "utf8" }));
+      } catch (e) {
+        cliCmp = { cli_failed: String(e.stderr || e.message) };
+      }
+      const pick = (c) => (c && c.rows ? c.rows.map((r) => [r.metric, r.a, r.b]) : c);
+      check(JSON.stringify(pick(cliCmp)) === JSON.stringify(pick(v.app.comparison)),
+        "the page's comparison == ftcost estimate ... --vs method=lora --json (memory, time, cost)", { cli: pick(cliCmp), page: pick(v.app.comparison) });
+      const mem = v.app.comparison.rows.find((r) => r.metric === "peak_memory_gib");
+      check(mem && mem.a !== mem.b && typeof mem.difference === "number", "the comparison shows the memory difference", mem);
+    }
+    await page.screenshot({ path: path.join(outDir, "pinned.png") });
+    await clickAnchor(page, "unpin");
+    await waitFor(page, (x) => !x.app.comparison && !x.app.panels.includes("pinned"), "unpin removes the comparison");
+    await clickAnchor(page, "method.qlora");
+    await waitFor(page, (x) => x.app.request.method === "qlora", "back to QLoRA");
+  }
+
   // ---- 4. malformed calibration through the file picker: error naming the field, app keeps working ----
   await clickAnchor(page, "tab.calibrations");
   await waitFor(page, (x) => x.app.view === "calibrations" && x.app.anchors["calibration.load"], "the Calibrations tab opens");

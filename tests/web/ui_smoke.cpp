@@ -240,6 +240,20 @@ int main() {
       app.set_request(r);
       run_frames(app, 3, &seen);
       CHECK(app.effective_request().count("calibration") == 1, "the calibration is not used for its GPU");
+      // spec-only next to calibrated, with the badges (#16 item 5)
+      const ftcost::json cc =
+          ftcost::web::jat(ftcost::json::parse(app.debug_json()), "calibration_comparison");
+      CHECK(cc.is_object() && !ftcost::web::jflag(ftcost::web::jat(cc, "a"), "calibrated", true) &&
+                ftcost::web::jflag(ftcost::web::jat(cc, "b"), "calibrated", false),
+            "no spec-only vs calibrated comparison: %s", cc.dump().c_str());
+      // export of the current job: request, link and CLI command
+      const int downloads = host.downloads;
+      app.export_job_for_test();
+      const ftcost::json job = ftcost::json::parse(host.last_download);
+      CHECK(host.downloads == downloads + 1 && ftcost::web::jstr(job, "schema") == "ftcost.job/1" &&
+                ftcost::web::jstr(job, "link").find("#v=1&model=") != std::string::npos &&
+                ftcost::web::jstr(job, "cli").find("--gpu h100-sxm5-80gb") != std::string::npos,
+            "job export: %s", host.last_download.substr(0, 400).c_str());
       CHECK(!app.result().contains("error"), "estimate with the calibration failed: %s",
             app.result().dump().c_str());
       CHECK(host.store.count("ftcost.calibrations") == 1 && !host.store["ftcost.calibrations"].empty(),

@@ -412,6 +412,13 @@ void App::recompute() {
     sweep_ = Sweep{};
     compare_.clear();
   }
+  calibration_comparison_ = json();
+  if (eff.count("calibration") > 0 || eff.count("run") > 0) {
+    Request spec = eff;
+    spec.erase("calibration");
+    spec.erase("run");
+    calibration_comparison_ = compare_jobs(spec, engine_.estimate(spec), eff, result_);
+  }
   comparison_ = pinned_ ? compare_jobs(pinned_request_, pinned_result_, state_.request, result_) : json();
   compare_sort_dirty_ = true;
   dirty_ = false;
@@ -450,6 +457,7 @@ std::string App::debug_json() const {
   j["anchors"] = anchors_;
   j["fields"] = fields_;
   j["comparison"] = comparison_;
+  j["calibration_comparison"] = calibration_comparison_;
   j["cards"] = cards_;
   return j.dump();
 }
@@ -597,6 +605,7 @@ void App::draw_top_bar() {
       host_.download("ftcost-estimate.csv", "text/csv", estimate_to_csv(result_));
     if (ImGui::MenuItem("All GPUs x providers"))
       host_.download("ftcost-compare.csv", "text/csv", compare_to_csv(compare_));
+    if (ImGui::MenuItem("This job (request JSON + link + CLI command)")) export_job();
     ImGui::EndPopup();
   }
   ImGui::EndChild();
@@ -607,6 +616,28 @@ void App::draw_top_bar() {
 // One strip of fixed height under the top bar, drawn whether or not there is a notice, so that a notice
 // never moves the controls under it: the newest notice on one line (the whole text in its tooltip), the
 // count, "all" (the list, newest first, over the page), dismiss and clear.
+void App::export_job() {
+  const std::string hash = encode_hash(state_);
+  std::string cmd = "ftcost estimate";
+  for (const auto& o : job_options()) {
+    auto it = state_.request.find(o.key);
+    if (it == state_.request.end() || !o.in_url) continue;
+    const bool plain = it->second.find_first_of(" '\"$`\\") == std::string::npos && !it->second.empty();
+    cmd += " " + o.flag() + " " + (plain ? it->second : "'" + it->second + "'");
+  }
+  json request = json::object();
+  for (const auto& [k, v] : state_.request) request[k] = v;
+  json doc = {{"schema", "ftcost.job/1"},
+              {"request", request},
+              {"link", host_.share_url(hash)},
+              {"cli", cmd},
+              {"note",
+               "request: the keys of window.ftcost.estimate and ftcost estimate's flags; your calibration "
+               "and run files are not included (they stay in this browser)"}};
+  if (result_.is_object()) doc["estimate"] = result_;
+  host_.download("ftcost-job.json", "application/json", doc.dump(2) + "\n");
+}
+
 void App::draw_notices() {
   const float fh = ImGui::GetFontSize();
   const ImGuiStyle& st = ImGui::GetStyle();

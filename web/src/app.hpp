@@ -54,6 +54,8 @@ class App {
   void set_view(View v);
   // Pins the current job for the side-by-side comparison (what the "Pin this job" button does).
   void pin_job() { pin_current(); }
+  // Downloads the current job (request JSON, link, CLI command): the Export menu's "This job".
+  void export_job_for_test() { export_job(); }
   Request effective_request() const;  // the state's request + the user's calibration for this GPU
   const json& result() const { return result_; }
   // Newest first; at most kMaxNotices.
@@ -118,6 +120,9 @@ class App {
   void draw_json();
   void draw_pinned();  // the pinned job vs this one (compare_jobs), with pin/unpin
   void pin_current();
+  void draw_comparison_table(const char* id, const json& cmp);
+  void draw_calibrated_vs_spec();
+  void export_job();  // the current job as a file: request JSON, link and the CLI command
   // app_paper.cpp
   void draw_paper_view();
 
@@ -140,7 +145,9 @@ class App {
   bool pinned_ = false;
   Request pinned_request_;
   json pinned_result_;
-  json comparison_;              // compare_jobs(pinned, current), refreshed with every estimate
+  json comparison_;  // compare_jobs(pinned, current), refreshed with every estimate
+  // With your calibration or run in use: the spec-only estimate (A) vs the calibrated one (B).
+  json calibration_comparison_;
   std::vector<Notice> notices_;  // newest first
   bool notices_open_ = false;    // the list of all notices is shown (over the page)
   std::vector<YourCalibration> calibrations_;

@@ -197,6 +197,7 @@ void App::draw_results() {
     return;
   }
   if (!skip_headline) draw_headline();
+  draw_calibrated_vs_spec();
   draw_pinned();
   draw_parallel();
   const float fh = ImGui::GetFontSize();
@@ -728,8 +729,6 @@ void App::draw_pinned() {
   }
   mark("pinned");
   const json& cmp = comparison_;
-  const json& a = jat(cmp, "a");
-  const json& b = jat(cmp, "b");
   panel_title("Pinned job (A) vs this job (B)",
               "A is the job you pinned, B the current inputs. Calibrated: the step time uses your GPU's "
               "measured kernel speeds; spec-only: the spec sheet and the stack profile.");
@@ -749,6 +748,15 @@ void App::draw_pinned() {
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
   ImGui::TextWrapped("changed: %s", diff.empty() ? "nothing yet (change an input)" : diff.c_str());
   ImGui::PopStyleColor();
+  draw_comparison_table("pinned", cmp);
+  ImGui::Spacing();
+}
+
+// A compare_jobs table: each side's badge (calibrated / spec-only), every metric, B - A and B / A (green
+// where B is better).
+void App::draw_comparison_table(const char* id, const json& cmp) {
+  const json& a = jat(cmp, "a");
+  const json& b = jat(cmp, "b");
   auto head = [](const json& s, const char* name) {
     if (s.contains("error")) return std::string(name) + ": no estimate";
     const bool cal = jflag(s, "calibrated", false);
@@ -756,7 +764,7 @@ void App::draw_pinned() {
            (cal ? " [calibrated]" : " [spec-only]");
   };
   if (ImGui::BeginTable(
-          "pinned", 5, ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchProp)) {
+          id, 5, ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchProp)) {
     ImGui::TableSetupColumn("");
     ImGui::TableSetupColumn(head(a, "A").c_str());
     ImGui::TableSetupColumn(head(b, "B").c_str());
@@ -790,6 +798,16 @@ void App::draw_pinned() {
     }
     ImGui::EndTable();
   }
+}
+
+// Your calibration (or run) in use: the spec-only estimate next to the calibrated one.
+void App::draw_calibrated_vs_spec() {
+  if (!calibration_comparison_.is_object()) return;
+  mark("calibrated_vs_spec");
+  panel_title("Spec-only (A) vs calibrated (B)",
+              "A: the GPU's spec sheet and the stack profile. B: the same job with your calibration (or your "
+              "recorded run) in use. Turn it off on the Calibrations page.");
+  draw_comparison_table("calvsspec", calibration_comparison_);
   ImGui::Spacing();
 }
 
