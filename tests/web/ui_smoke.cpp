@@ -19,6 +19,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -49,6 +50,11 @@ class TestHost : public ftcost::web::Host {
   }
   void open_file_picker(const std::string&) override { ++pickers; }
   void request_clipboard_text() override {}
+  bool fetch_hub_config(const std::string& id) override {
+    hub_requests.push_back(id);
+    return true;
+  }
+  std::vector<std::string> hub_requests;
   std::string storage_description() override { return "the test's memory"; }
   std::string last_download;
 };
@@ -514,6 +520,43 @@ int main() {
           method_listed || (ftcost::web::jstr(d, "key") == "method" && ftcost::web::jstr(d, "a") == "qlora" &&
                             ftcost::web::jstr(d, "b") == "lora");
     CHECK(method_listed, "the changed method is not listed: %s", cmp.dump().c_str());
+  }
+
+  // #16 remainder, item 6: a model by Hugging Face id — the page asks the host to fetch its config.json, the
+  // answer goes through the model-from-config path; 404, gated and offline give clear errors
+  {
+    TestHost h8;
+    ftcost::web::App app8(h8);
+    run_frames(app8, 3, nullptr);
+    app8.fetch_hub_config("not an id");
+    CHECK(h8.hub_requests.empty() && !app8.notices().empty() && app8.notices()[0].subject == "hub",
+          "an invalid Hub id was fetched or not reported");
+    app8.fetch_hub_config("TinyLlama/TinyLlama-1.1B-Chat-v1.0");
+    CHECK(h8.hub_requests.size() == 1 && h8.hub_requests[0] == "TinyLlama/TinyLlama-1.1B-Chat-v1.0",
+          "the host was not asked to fetch the config");
+    auto last_hub = [&]() {
+      for (const auto& n : app8.notices())
+        if (n.subject == "hub") return n.text;
+      return std::string();
+    };
+    app8.on_hub_config("meta-llama/Llama-3.1-8B", 403, "");
+    CHECK(last_hub().find("gated") != std::string::npos && last_hub().find("Paste") != std::string::npos,
+          "403 does not say gated / paste: %s", last_hub().c_str());
+    app8.on_hub_config("nobody/nothing", 404, "");
+    CHECK(last_hub().find("404") != std::string::npos && last_hub().find("not found") != std::string::npos,
+          "404 not explained: %s", last_hub().c_str());
+    app8.on_hub_config("Qwen/Qwen3-8B", 0, "");
+    CHECK(last_hub().find("offline") != std::string::npos, "no answer not explained: %s", last_hub().c_str());
+    std::ifstream f(std::string(FTCOST_SOURCE_DIR) + "/tests/data/tiny-llama-config.json");
+    std::stringstream text;
+    text << f.rdbuf();
+    app8.on_hub_config("TinyLlama/TinyLlama-1.1B-Chat-v1.0", 200, text.str());
+    run_frames(app8, 3, nullptr);
+    CHECK(app8.state().request.count("model") == 1 &&
+              app8.state().request.at("model") == "uploaded/TinyLlama_TinyLlama-1.1B-Chat-v1.0.json" &&
+              !app8.result().contains("error"),
+          "the fetched config is not the model: %s", app8.debug_json().substr(0, 300).c_str());
+    CHECK(last_hub().empty(), "the Hub error stayed after a successful fetch: %s", last_hub().c_str());
   }
 
   ImGui::DestroyContext();

@@ -11,6 +11,7 @@
 #include "style.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <ctime>
 #include <exception>
@@ -257,6 +258,60 @@ void App::on_hash(const std::string& hash_in) {
   }
   last_hash_.clear();
   changed();
+}
+
+// "owner/name" with the characters the Hub allows in repository ids.
+bool valid_hub_id(const std::string& id) {
+  const auto slash = id.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 >= id.size() ||
+      id.find('/', slash + 1) != std::string::npos || id.size() > 96)
+    return false;
+  return std::all_of(id.begin(), id.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.' || c == '/';
+  });
+}
+
+void App::fetch_hub_config(const std::string& model_id) {
+  if (!valid_hub_id(model_id)) {
+    hub_status_ = "\"" + model_id + "\" is not a Hugging Face model id (owner/name, e.g. Qwen/Qwen3-8B)";
+    notify(Notice::error, "Hub id: " + hub_status_, "hub");
+    return;
+  }
+  if (!host_.fetch_hub_config(model_id)) {
+    hub_status_ = "fetching from the Hub needs the browser page; paste or upload the config.json instead";
+    notify(Notice::warning, "Hub id: " + hub_status_, "hub");
+    return;
+  }
+  hub_status_ = "fetching https://huggingface.co/" + model_id + "/resolve/main/config.json ...";
+}
+
+void App::on_hub_config(const std::string& model_id, int status, const std::string& text) {
+  const std::string url = "https://huggingface.co/" + model_id + "/resolve/main/config.json";
+  std::string why;
+  if (status == 200) {
+    std::string name = model_id;
+    std::replace(name.begin(), name.end(), '/', '_');
+    hub_status_ = "fetched " + url;
+    notices_.erase(
+        std::remove_if(notices_.begin(), notices_.end(), [](const Notice& n) { return n.subject == "hub"; }),
+        notices_.end());
+    set_model_config(name + ".json", text);
+    return;
+  }
+  if (status == 401 || status == 403)
+    why = "the Hub refused it (HTTP " + std::to_string(status) +
+          "): a gated or private model. Accept its license on huggingface.co, download config.json there and "
+          "load it with \"Your config.json...\" or \"Paste...\"";
+  else if (status == 404)
+    why = "not found on the Hub (HTTP 404): check the id (owner/name, case matters)";
+  else if (status == 0)
+    why =
+        "no answer from huggingface.co (offline, or blocked by the network): paste or upload the config.json "
+        "instead";
+  else
+    why = "the Hub answered HTTP " + std::to_string(status) + ": paste or upload the config.json instead";
+  hub_status_ = model_id + ": " + why;
+  notify(Notice::error, "Hub: " + model_id + ": " + why, "hub");
 }
 
 void App::on_clipboard_text(const std::string& text) {

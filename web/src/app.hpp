@@ -47,6 +47,10 @@ class App {
   // The URL's hash at start-up or after the user edited it.
   void on_hash(const std::string& hash);
   void on_clipboard_text(const std::string& text);
+  // The Hub's answer for a model id: HTTP status (0: no answer, the request failed) and the body.
+  void on_hub_config(const std::string& model_id, int status, const std::string& text);
+  // Asks the host to fetch `model_id`'s config.json from the Hugging Face Hub (the "Fetch" button).
+  void fetch_hub_config(const std::string& model_id);
 
   // ---- state, for the JS API, tests and the desktop's command line ----
   const UiState& state() const { return state_; }
@@ -158,6 +162,8 @@ class App {
   std::string model_config_name_;
   std::string model_config_text_;
   std::string paste_buffer_;
+  char hub_id_[128] = {};
+  std::string hub_status_;  // the last fetch: what happened
   bool show_paste_ = false;
   bool plot_tokens_ = false;
   bool skip_headline_ = false;  // narrow layout: the headline is drawn above the inputs

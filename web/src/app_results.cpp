@@ -284,10 +284,10 @@ void App::draw_headline() {
     const std::string title = no_fit             ? "Does not fit"
                               : state == "tight" ? "Peak memory (tight)"
                                                  : "Peak memory";
-    const std::string sub = no_fit ? "needed" + std::string(maxb > 0 ? "" : " for 1 sample") + "; " +
-                                         plot::fmt(usable) + " GiB available"
-                                   : "of " + plot::fmt(usable) + " GiB usable (" +
-                                         plot::fmt_int(num(r, "memory_fraction") * 100) + "%)";
+    const std::string sub =
+        no_fit ? "vs " + plot::fmt(usable) + " GiB usable" + std::string(maxb > 0 ? "" : " (batch 1)")
+               : "of " + plot::fmt(usable) + " GiB usable (" +
+                     plot::fmt_int(num(r, "memory_fraction") * 100) + "%)";
     // the range from the stack's memory uncertainty (memory_range_gib)
     const json& range = jat(r, "memory_range_gib");
     const std::string range_line = range.is_object() ? "range " + plot::fmt(num(range, "low")) + " to " +
@@ -778,7 +778,13 @@ void App::draw_comparison_table(const char* id, const json& cmp) {
       for (const char* k : {"a", "b", "difference"}) {
         ImGui::TableNextColumn();
         const json& v = jat(r, k);
-        ImGui::TextUnformatted(v.is_number() ? plot::fmt(v.get<double>()).c_str() : "-");
+        if (!v.is_number()) {
+          ImGui::TextUnformatted("-");
+        } else {
+          const double x = v.get<double>();
+          ImGui::TextUnformatted(
+              (x == std::floor(x) && std::fabs(x) < 1e9 ? plot::fmt_int(x) : plot::fmt(x)).c_str());
+        }
       }
       ImGui::TableNextColumn();
       const json& ratio = jat(r, "ratio");
