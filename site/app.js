@@ -239,6 +239,26 @@
       filePurpose = purpose || "";
       fileInput.click();
     },
+    // A model's config.json from the Hugging Face Hub: the one request that leaves the machine, made only
+    // when the user presses Fetch. Status 0: no answer (offline, blocked).
+    ftcostFetchHub: function (id) {
+      const url = "https://huggingface.co/" + id.split("/").map(encodeURIComponent).join("/") + "/resolve/main/config.json";
+      const deliver = function (status, text) {
+        if (!runtimeReady) return;
+        callString(function (a, b) {
+          return Module._ftcost_ui_on_hub_config(a, status, b);
+        }, [id, text]);
+      };
+      fetch(url, { credentials: "omit" })
+        .then(function (r) {
+          return r.text().then(function (t) {
+            deliver(r.status, r.status === 200 && t.length <= 8 * 1024 * 1024 ? t : "");
+          });
+        })
+        .catch(function () {
+          deliver(0, "");
+        });
+    },
     ftcostReadClipboard: function () {
       if (!navigator.clipboard || !navigator.clipboard.readText) return;
       navigator.clipboard.readText().then(

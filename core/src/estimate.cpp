@@ -87,6 +87,15 @@ Result<Estimate> estimate(const Inputs& in, const Database& db) {
   const ModelSpec& m = in.model;
   e.max_batch = max_batch_size(m, w, in.stack, in.gpu);
   e.params = param_breakdown(m, w);
+  // A sequence longer than the model's context window: positions it was never trained on.
+  if (m.max_position_embeddings > 0 && e.max_batch.seq_len > static_cast<double>(m.max_position_embeddings))
+    e.warnings.push_back(
+        "context window: the longest sequence is " +
+        std::to_string(static_cast<long long>(e.max_batch.seq_len)) + " tokens, longer than " +
+        m.display_name + "'s context window of " + std::to_string(m.max_position_embeddings) +
+        " tokens (config " + m.max_position_field +
+        "); positions beyond it were never trained (extend it with RoPE scaling, or shorten " +
+        (w.seq_len > 0 ? std::string("--seq") : std::string("--max-length")) + ")");
   if (w.batch > 0) {
     e.batch = w.batch;
     if (w.batch > e.max_batch.batch)
@@ -319,6 +328,7 @@ json estimate_to_json(const Estimate& e) {
               {"total_params", pc.total()},
               {"active_params", m.active_params(m.is_moe() ? w.active_experts(m) : 0)},
               {"trainable_params", e.params.trainable},
+              {"max_position_embeddings", m.max_position_embeddings},
               {"params", pc.to_json()}}},
             {"gpu", in.gpu.to_json()},
             {"inputs", inputs},

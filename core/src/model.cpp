@@ -677,6 +677,17 @@ Result<ModelSpec> parse_model_config(const json& c, const std::string& id) {
   m.own_training_code = m.family == "blackmamba" || m.family == "mamba";
   m.fused_gate_up = m.family == "blackmamba" || m.family == "gpt_oss";
   if (m.layers() == 0) return make_error(Errc::invalid_value, p, "model has no layers");
+  // The context window, under the name the config.json gives it: max_position_embeddings (Llama, Mistral,
+  // Mixtral, Qwen, DeepSeek, OLMoE, Jamba, gpt-oss configs in gpu-db/models), max_seq_len (DBRX:
+  // gpu-db/models/dbrx-base.json), max_sequence_length (BlackMamba: gpu-db/models/blackmamba-2.8b.json).
+  // Mamba's config has none: a recurrent model has no position limit.
+  for (const char* key : {"max_position_embeddings", "max_seq_len", "max_sequence_length"}) {
+    if (!has(c, key)) continue;
+    FTCOST_GET(ctx, get_count(c, key, p, 1, std::int64_t{1} << 40));
+    m.max_position_embeddings = ctx;
+    m.max_position_field = key;
+    break;
+  }
   if (m.layers_with(Mixer::attention) > 0 && m.attn.heads <= 0)
     return make_error(Errc::invalid_value, join_path(p, "num_attention_heads"), "must be positive");
   return m;

@@ -6,6 +6,7 @@
 #include "format.hpp"
 #include "ftcost/database.hpp"
 #include "ftcost/estimate.hpp"
+#include "ftcost/job_compare.hpp"
 #include "ftcost/options.hpp"
 #include "ftcost/paper.hpp"
 #include "ftcost/parallel.hpp"
@@ -468,6 +469,13 @@ int run_command(int argc, char** argv) {
     auto* est_json = est->add_flag("--json", as_json, "print one JSON object");
     bool est_csv = false;
     est->add_flag("--csv", est_csv, "print the same fields as CSV rows: field,value")->excludes(est_json);
+    std::string vs_spec;
+    auto* est_vs =
+        est->add_option("--vs", vs_spec,
+                        "Compare with the same job changed: KEY=VALUE[,KEY=VALUE] (job options without "
+                        "--, e.g. method=lora or gpu=h100-sxm5-80gb,lora-rank=64): memory, time and "
+                        "cost of both side by side");
+    est_vs->excludes("--csv");
 
     // sweep: the estimate's flags but --batch (every batch size up to beyond the maximum)
     Request sreq;
@@ -667,6 +675,30 @@ int run_command(int argc, char** argv) {
       for (const auto& p : db.problems())
         std::cerr << "ftcost: internal database problem: " << p.file << ": " << p.error.to_string() << "\n";
       return 1;
+    }
+
+    if (est->parsed() && est_vs->count() > 0) {
+      // two jobs side by side: this one (A) and the same with --vs applied (B), through the same core path
+      auto req_b = apply_vs(vs_spec, req);
+      if (!req_b.ok()) return fail(req_b.error());
+      auto in_a = resolve_request(req, db, read_file, today_days());
+      if (!in_a.ok()) return fail(in_a.error());
+      auto in_b = resolve_request(req_b.value(), db, read_file, today_days());
+      if (!in_b.ok()) {
+        Error e = in_b.error();
+        e.message = "(--vs) " + e.message;
+        return fail(e);
+      }
+      auto ja = estimate_job_json(in_a.value(), db);
+      if (!ja.ok()) return fail(ja.error());
+      auto jb = estimate_job_json(in_b.value(), db);
+      if (!jb.ok()) return fail(jb.error());
+      const json jobs = compare_jobs(req, ja.value(), req_b.value(), jb.value());
+      if (as_json)
+        print_json(jobs);
+      else
+        std::cout << compare_jobs_text(jobs);
+      return 0;
     }
 
     if (est->parsed()) {

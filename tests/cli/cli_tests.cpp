@@ -771,3 +771,52 @@ TEST_CASE(
                  "/tt.yaml",
              "no model builder");
 }
+
+TEST_CASE("estimate --vs: two jobs side by side, the same numbers as two estimates") {
+  const std::string job = "estimate --model mixtral-8x7b --gpu a40 --method qlora --dataset math14k";
+  Run r = run(job + " --vs gpu=h100-sxm5-80gb,lora-targets=w1,w2,w3,gate --json");
+  REQUIRE(r.code == 0);
+  json j = json::parse(r.out);
+  Run a = run(job + " --json");
+  Run b =
+      run("estimate --model mixtral-8x7b --gpu h100-sxm5-80gb --method qlora --dataset math14k "
+          "--lora-targets w1,w2,w3,gate --json");
+  REQUIRE(a.code == 0);
+  REQUIRE(b.code == 0);
+  const json ja = json::parse(a.out), jb = json::parse(b.out);
+  REQUIRE(j["rows"].is_array());
+  int seen = 0;
+  for (const auto& row : j["rows"]) {
+    const std::string m = row["metric"].get<std::string>();
+    CAPTURE(m);
+    if (m == "peak_memory_gib") {
+      CHECK(row["a"] == ja["memory_gib"]["total"]);
+      CHECK(row["b"] == jb["memory_gib"]["total"]);
+      ++seen;
+    } else if (m == "time_hours" || m == "cost_usd" || m == "throughput_queries_per_s") {
+      CHECK(row["a"] == ja[m]);
+      CHECK(row["b"] == jb[m]);
+      CHECK(row["difference"].get<double>() == doctest::Approx(jb[m].get<double>() - ja[m].get<double>()));
+      ++seen;
+    }
+  }
+  CHECK(seen == 4);
+  // the options that differ, a list value kept whole
+  REQUIRE(j["inputs"].size() == 2);
+  CHECK(j["inputs"][0]["key"] == "gpu");
+  CHECK(j["inputs"][1]["key"] == "lora-targets");
+  CHECK(j["inputs"][1]["b"] == "w1,w2,w3,gate");
+  Run text = run(job + " --vs method=lora");
+  REQUIRE(text.code == 0);
+  CHECK(text.out.find("method qlora -> lora") != std::string::npos);
+  CHECK(text.out.find("peak memory") != std::string::npos);
+  // bad --vs: exit 2 naming --vs
+  Run bad = run(job + " --vs bogus=1");
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("--vs") != std::string::npos);
+  Run bad2 = run(job + " --vs method");
+  CHECK(bad2.code == 2);
+  Run bad3 = run(job + " --vs batch=-4");
+  CHECK(bad3.code == 2);
+  CHECK(bad3.err.find("--batch") != std::string::npos);
+}

@@ -279,3 +279,29 @@ TEST_CASE("a stack whose software runs only on NVIDIA GPUs warns when the GPU is
   CHECK(warns_about_stack("a40") == 0);
   CHECK(warns_about_stack("h100-sxm5-80gb") == 0);
 }
+
+TEST_CASE("a sequence longer than the model's context window warns, naming both lengths") {
+  auto warns_ctx = [](Request r) {
+    auto in = resolve_request(r, Database::embedded(), nullptr, 20790);
+    REQUIRE(in.ok());
+    auto e = estimate(in.value(), Database::embedded());
+    REQUIRE(e.ok());
+    for (const auto& w : e->warnings)
+      if (w.find("context window") != std::string::npos) return w;
+    return std::string();
+  };
+  Request r = {{"model", "tinyllama-1.1b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "lora"}};
+  r["seq"] = "2048";  // TinyLlama: max_position_embeddings 2048
+  CHECK(warns_ctx(r).empty());
+  r["seq"] = "4096";
+  const std::string w = warns_ctx(r);
+  CHECK(w.find("4096 tokens") != std::string::npos);
+  CHECK(w.find("2048 tokens") != std::string::npos);
+  CHECK(w.find("--seq") != std::string::npos);
+  // a dataset truncated beyond the window: the rows of --padding max-length are that long
+  Request d = {{"model", "tinyllama-1.1b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "lora"},
+               {"dataset", "cs15k"},        {"padding", "max-length"}, {"max-length", "3000"}};
+  CHECK(warns_ctx(d).find("--max-length") != std::string::npos);
+  d["max-length"] = "1024";
+  CHECK(warns_ctx(d).empty());
+}

@@ -130,3 +130,23 @@ TEST_CASE("malformed configs name the field") {
   auto r = parse_model_config(json::array(), "x");
   CHECK_FALSE(r.ok());
 }
+
+TEST_CASE("every preset's context window comes from its config.json (max_position_embeddings or its name)") {
+  const Database& db = Database::embedded();
+  for (const auto& entry : db.models()) {
+    const ModelSpec& m = entry.second;
+    CAPTURE(entry.first);
+    if (m.family == "mamba") {
+      CHECK(m.max_position_embeddings == 0);  // recurrent: no position limit in the config
+      continue;
+    }
+    CHECK(m.max_position_embeddings > 0);
+    CHECK_FALSE(m.max_position_field.empty());
+  }
+  // values as the presets' configs give them (gpu-db/models/*.json, config.*)
+  CHECK(db.model("mixtral-8x7b")->max_position_embeddings == 32768);
+  CHECK(db.model("dbrx-base")->max_position_embeddings == 32768);
+  CHECK(db.model("dbrx-base")->max_position_field == "max_seq_len");
+  CHECK(db.model("blackmamba-2.8b")->max_position_embeddings == 2048);
+  CHECK(db.model("blackmamba-2.8b")->max_position_field == "max_sequence_length");
+}

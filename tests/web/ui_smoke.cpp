@@ -6,6 +6,7 @@
 #include "app.hpp"
 #include "engine.hpp"
 #include "ftcost/api.hpp"
+#include "ftcost/job_compare.hpp"
 #include "imgui.h"
 #include "json_get.hpp"
 #include "option_samples.hpp"
@@ -18,6 +19,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -48,6 +50,11 @@ class TestHost : public ftcost::web::Host {
   }
   void open_file_picker(const std::string&) override { ++pickers; }
   void request_clipboard_text() override {}
+  bool fetch_hub_config(const std::string& id) override {
+    hub_requests.push_back(id);
+    return true;
+  }
+  std::vector<std::string> hub_requests;
   std::string storage_description() override { return "the test's memory"; }
   std::string last_download;
 };
@@ -239,6 +246,20 @@ int main() {
       app.set_request(r);
       run_frames(app, 3, &seen);
       CHECK(app.effective_request().count("calibration") == 1, "the calibration is not used for its GPU");
+      // spec-only next to calibrated, with the badges (#16 item 5)
+      const ftcost::json cc =
+          ftcost::web::jat(ftcost::json::parse(app.debug_json()), "calibration_comparison");
+      CHECK(cc.is_object() && !ftcost::web::jflag(ftcost::web::jat(cc, "a"), "calibrated", true) &&
+                ftcost::web::jflag(ftcost::web::jat(cc, "b"), "calibrated", false),
+            "no spec-only vs calibrated comparison: %s", cc.dump().c_str());
+      // export of the current job: request, link and CLI command
+      const int downloads = host.downloads;
+      app.export_job_for_test();
+      const ftcost::json job = ftcost::json::parse(host.last_download);
+      CHECK(host.downloads == downloads + 1 && ftcost::web::jstr(job, "schema") == "ftcost.job/1" &&
+                ftcost::web::jstr(job, "link").find("#v=1&model=") != std::string::npos &&
+                ftcost::web::jstr(job, "cli").find("--gpu h100-sxm5-80gb") != std::string::npos,
+            "job export: %s", host.last_download.substr(0, 400).c_str());
       CHECK(!app.result().contains("error"), "estimate with the calibration failed: %s",
             app.result().dump().c_str());
       CHECK(host.store.count("ftcost.calibrations") == 1 && !host.store["ftcost.calibrations"].empty(),
@@ -364,6 +385,178 @@ int main() {
     const std::string stack_id = ftcost::web::jstr(app3.result()["inputs"], "stack");
     CHECK(stack_id.find("+run") != std::string::npos, "the estimate does not use the refitted stack: %s",
           stack_id.c_str());
+  }
+
+  // #16 remainder, item 1: the Top-k field shows the model's experts per token; a link with only a view is
+  // not broken; the result cards name the stack and its versions, the memory range and the longest context
+  {
+    TestHost h5;
+    ftcost::web::App app5(h5);  // the paper's Mixtral-8x7B (top-2) QLoRA job on the A40
+    run_frames(app5, 3, nullptr);
+    using ftcost::web::jat;
+    using ftcost::web::jnum;
+    using ftcost::web::jstr;
+    const auto dbg = ftcost::json::parse(app5.debug_json());
+    const std::string topk = jstr(jat(dbg, "fields"), "top-k", "(not drawn)");
+    CHECK(topk == "2", "the Top-k field shows \"%s\", not Mixtral's 2 experts per token", topk.c_str());
+    const ftcost::json& cards = jat(dbg, "cards");
+    auto card_has = [&](const char* id, const std::string& text) {
+      for (const auto& l : jat(cards, id))
+        if (l.is_string() && l.get<std::string>().find(text) != std::string::npos) return true;
+      return false;
+    };
+    const ftcost::json& r = app5.result();
+    const double max_ctx = jnum(r, "max_seq_len_batch1");
+    CHECK(max_ctx > 1000, "max_seq_len_batch1 missing");
+    std::string grouped = std::to_string(static_cast<long long>(max_ctx));  // 4093 -> "4,093"
+    for (int i = static_cast<int>(grouped.size()) - 3; i > 0; i -= 3)
+      grouped.insert(static_cast<std::size_t>(i), ",");
+    CHECK(card_has("c_batch", "longest context: " + grouped + " tokens"),
+          "no longest context on the batch card: %s", cards.dump().c_str());
+    CHECK(card_has("c_mem", "range "), "no memory range on the memory card: %s", cards.dump().c_str());
+    const std::string stack_name = jstr(jat(r, "stack"), "name");
+    const std::string stack_version = jstr(jat(r, "stack"), "version");
+    CHECK(!stack_version.empty(), "the default stack has no version");
+    CHECK(!stack_name.empty() && card_has("stack", stack_name) && card_has("stack", stack_version),
+          "the stack line lacks name/version: %s", cards.dump().c_str());
+    CHECK(card_has("c_tp", "stack hf-transformers-2024"), "the throughput card does not name the stack: %s",
+          cards.dump().c_str());
+    for (const char* h : {"view=paper", "#view=paper", "v=1&view=paper"}) {
+      const ftcost::web::HashDecode d = ftcost::web::decode_hash(h);
+      CHECK(d.problems.empty(), "the link #%s is treated as broken: %s", h,
+            d.problems.empty() ? "" : d.problems.front().c_str());
+      CHECK(d.state.view == ftcost::web::View::paper, "the link #%s does not open the paper view", h);
+      CHECK(d.state.request == ftcost::web::default_request(), "the link #%s does not open the default job",
+            h);
+    }
+    app5.on_hash("view=calibrations");
+    run_frames(app5, 2, nullptr);
+    CHECK(app5.notices().empty() && app5.state().view == ftcost::web::View::calibrations,
+          "#view=calibrations gives a notice or another view: %s", app5.debug_json().substr(0, 600).c_str());
+  }
+
+  // #16 remainder, item 2: one notice strip of fixed height (a notice never moves the controls), newest
+  // first, bounded, one notice per subject (a later success replaces a rejection), information fades,
+  // errors stay until fixed or dismissed
+  {
+    TestHost h6;
+    ftcost::web::App app6(h6);
+    run_frames(app6, 3, nullptr);
+    auto anchor_y = [&](const char* name) {
+      const auto dbg = ftcost::json::parse(app6.debug_json());
+      const ftcost::json& a = ftcost::web::jat(ftcost::web::jat(dbg, "anchors"), name);
+      return a.is_array() && a.size() == 4 ? a[1].get<double>() : -1.0;
+    };
+    const double y0 = anchor_y("method.lora");
+    CHECK(y0 > 0 && app6.notices().empty(), "no method.lora anchor or notices at start (%g)", y0);
+    app6.on_file("model", "bad-config.json", R"({"model_type":"llama"})");
+    run_frames(app6, 2, nullptr);
+    CHECK(app6.notices().size() == 1 && app6.notices()[0].level == ftcost::web::Notice::error,
+          "a rejected config gives no error notice");
+    CHECK(anchor_y("method.lora") == y0, "a notice moved the inputs (%g -> %g)", y0, anchor_y("method.lora"));
+    // many bad inputs: bounded, newest first
+    for (int i = 0; i < 20; ++i) {
+      app6.on_file("", "junk" + std::to_string(i) + ".json", "not json");
+      app6.on_file("calibration", "cal" + std::to_string(i) + ".json", "{\"meta\": 1}");
+      app6.on_hash("v=1&model=mixtral-8x7b&batch=-" + std::to_string(i + 1));
+    }
+    run_frames(app6, 2, nullptr);
+    CHECK(app6.notices().size() <= ftcost::web::App::kMaxNotices && app6.notices().size() >= 3,
+          "%zu notices after 60 bad inputs", app6.notices().size());
+    CHECK(app6.notices()[0].subject == "link", "the newest notice is not first: %s",
+          app6.notices()[0].text.c_str());
+    CHECK(anchor_y("method.lora") == y0, "notices moved the inputs (%g -> %g)", y0, anchor_y("method.lora"));
+    // errors stay (10 s later), then a good config replaces the model error, and that note fades
+    run_frames(app6, 600, nullptr);
+    auto count_subject = [&](const std::string& subj) {
+      int c = 0;
+      for (const auto& n : app6.notices()) c += n.subject == subj;
+      return c;
+    };
+    CHECK(count_subject("model") == 1 && count_subject("calibration") == 1, "an error did not stay: %s",
+          app6.debug_json().substr(0, 400).c_str());
+    app6.on_file("model", "tiny-llama-config.json",
+                 R"({"architectures":["LlamaForCausalLM"],"model_type":"llama","hidden_size":1024,)"
+                 R"("intermediate_size":2816,"num_attention_heads":16,"num_key_value_heads":16,)"
+                 R"("num_hidden_layers":8,"vocab_size":32000,"max_position_embeddings":2048})");
+    run_frames(app6, 2, nullptr);
+    CHECK(count_subject("model") == 1 && app6.notices()[0].level == ftcost::web::Notice::info,
+          "the accepted config did not replace the rejection");
+    run_frames(app6, 560, nullptr);  // > kInfoSeconds at 60 frames/s
+    CHECK(count_subject("model") == 0, "the note about the accepted config did not fade");
+  }
+
+  // #16 remainder, item 4: pin a job, change an input, both side by side — the same comparison as the CLI's
+  // `ftcost estimate ... --vs method=lora` (compare_jobs over the two estimates)
+  {
+    TestHost h7;
+    ftcost::web::App app7(h7);
+    std::set<std::string> seen7;
+    run_frames(app7, 3, &seen7);
+    CHECK(ftcost::web::jat(ftcost::json::parse(app7.debug_json()), "comparison").is_null(),
+          "a comparison before anything was pinned");
+    const ftcost::Request a = app7.state().request;
+    const std::string est_a =
+        ftcost::api::estimate_json(ftcost::web::request_to_json_text(app7.effective_request()));
+    // pin through the UI's path: the button's function
+    ftcost::Request b = a;
+    b["method"] = "lora";
+    auto want_b = ftcost::apply_vs("method=lora", a);
+    CHECK(want_b.ok() && want_b.value() == b, "apply_vs(method=lora) is not the request with method=lora");
+    app7.pin_job();
+    app7.set_request(b);
+    run_frames(app7, 3, &seen7);
+    const ftcost::json cmp = ftcost::web::jat(ftcost::json::parse(app7.debug_json()), "comparison");
+    const std::string est_b =
+        ftcost::api::estimate_json(ftcost::web::request_to_json_text(app7.effective_request()));
+    const ftcost::json want =
+        ftcost::compare_jobs(a, ftcost::json::parse(est_a), b, ftcost::json::parse(est_b));
+    CHECK(cmp == want, "the page's comparison differs from compare_jobs over the API's estimates:\n%s\n%s",
+          cmp.dump().c_str(), want.dump().c_str());
+    CHECK(seen7.count("pinned") == 1, "the pinned panel was not drawn");
+    bool method_listed = false;
+    for (const auto& d : ftcost::web::jat(cmp, "inputs"))
+      method_listed =
+          method_listed || (ftcost::web::jstr(d, "key") == "method" && ftcost::web::jstr(d, "a") == "qlora" &&
+                            ftcost::web::jstr(d, "b") == "lora");
+    CHECK(method_listed, "the changed method is not listed: %s", cmp.dump().c_str());
+  }
+
+  // #16 remainder, item 6: a model by Hugging Face id — the page asks the host to fetch its config.json, the
+  // answer goes through the model-from-config path; 404, gated and offline give clear errors
+  {
+    TestHost h8;
+    ftcost::web::App app8(h8);
+    run_frames(app8, 3, nullptr);
+    app8.fetch_hub_config("not an id");
+    CHECK(h8.hub_requests.empty() && !app8.notices().empty() && app8.notices()[0].subject == "hub",
+          "an invalid Hub id was fetched or not reported");
+    app8.fetch_hub_config("TinyLlama/TinyLlama-1.1B-Chat-v1.0");
+    CHECK(h8.hub_requests.size() == 1 && h8.hub_requests[0] == "TinyLlama/TinyLlama-1.1B-Chat-v1.0",
+          "the host was not asked to fetch the config");
+    auto last_hub = [&]() {
+      for (const auto& n : app8.notices())
+        if (n.subject == "hub") return n.text;
+      return std::string();
+    };
+    app8.on_hub_config("meta-llama/Llama-3.1-8B", 403, "");
+    CHECK(last_hub().find("gated") != std::string::npos && last_hub().find("Paste") != std::string::npos,
+          "403 does not say gated / paste: %s", last_hub().c_str());
+    app8.on_hub_config("nobody/nothing", 404, "");
+    CHECK(last_hub().find("404") != std::string::npos && last_hub().find("not found") != std::string::npos,
+          "404 not explained: %s", last_hub().c_str());
+    app8.on_hub_config("Qwen/Qwen3-8B", 0, "");
+    CHECK(last_hub().find("offline") != std::string::npos, "no answer not explained: %s", last_hub().c_str());
+    std::ifstream f(std::string(FTCOST_SOURCE_DIR) + "/tests/data/tiny-llama-config.json");
+    std::stringstream text;
+    text << f.rdbuf();
+    app8.on_hub_config("TinyLlama/TinyLlama-1.1B-Chat-v1.0", 200, text.str());
+    run_frames(app8, 3, nullptr);
+    CHECK(app8.state().request.count("model") == 1 &&
+              app8.state().request.at("model") == "uploaded/TinyLlama_TinyLlama-1.1B-Chat-v1.0.json" &&
+              !app8.result().contains("error"),
+          "the fetched config is not the model: %s", app8.debug_json().substr(0, 300).c_str());
+    CHECK(last_hub().empty(), "the Hub error stayed after a successful fetch: %s", last_hub().c_str());
   }
 
   ImGui::DestroyContext();

@@ -2,6 +2,7 @@
 
 #include "calibration_check.hpp"
 #include "ftcost/api.hpp"
+#include "ftcost/job_compare.hpp"
 #include "ftcost/model.hpp"
 #include "ftcost/run.hpp"
 #include "imgui.h"
@@ -10,6 +11,7 @@
 #include "style.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <ctime>
 #include <exception>
@@ -52,12 +54,30 @@ App::App(Host& host) : host_(host) {
   load_persisted();
 }
 
-void App::notify(Notice::Level level, std::string text) {
-  // one copy of a message is enough
-  for (const auto& n : notices_)
-    if (n.text == text) return;
-  notices_.push_back(Notice{level, std::move(text)});
-  if (notices_.size() > 6) notices_.erase(notices_.begin());
+void App::notify(Notice::Level level, std::string text, const std::string& subject) {
+  // one copy of a message is enough, and one notice per subject: the newer one replaces the older
+  notices_.erase(std::remove_if(notices_.begin(), notices_.end(),
+                                [&](const Notice& n) {
+                                  return n.text == text || (!subject.empty() && n.subject == subject);
+                                }),
+                 notices_.end());
+  const double now = ImGui::GetCurrentContext() != nullptr ? ImGui::GetTime() : 0.0;
+  notices_.insert(notices_.begin(), Notice{level, std::move(text), subject, now});
+  // never more than kMaxNotices: the oldest that is not an error goes first
+  while (notices_.size() > kMaxNotices) {
+    auto it = std::find_if(notices_.rbegin(), notices_.rend(),
+                           [](const Notice& n) { return n.level != Notice::error; });
+    if (it == notices_.rend()) it = notices_.rbegin();
+    notices_.erase(std::next(it).base());
+  }
+}
+
+void App::expire_notices() {
+  const double now = ImGui::GetTime();
+  notices_.erase(
+      std::remove_if(notices_.begin(), notices_.end(),
+                     [&](const Notice& n) { return n.level == Notice::info && now - n.at > kInfoSeconds; }),
+      notices_.end());
 }
 
 void App::load_persisted() {
@@ -80,14 +100,15 @@ void App::load_persisted() {
         CalibrationCheck chk = check_calibration(y.text, y.name, engine_.db(), y.gpu);
         if (!chk.accepted) {
           notify(Notice::warning,
-                 "Your stored calibration " + y.name + " is no longer accepted: " + chk.message);
+                 "Your stored calibration " + y.name + " is no longer accepted: " + chk.message,
+                 "stored." + y.name);
           continue;
         }
         y.summary = chk.message;
         calibrations_.push_back(y);
       }
     } else {
-      notify(Notice::warning, "Stored calibrations could not be read and were ignored");
+      notify(Notice::warning, "Stored calibrations could not be read and were ignored", "stored");
     }
   }
   // the last uploaded model config
@@ -191,6 +212,8 @@ std::string App::effective(const std::string& key) const {
   if (in == result_.end() || !in->is_object()) return {};
   std::string k = key;
   std::replace(k.begin(), k.end(), '-', '_');
+  // the estimate's inputs name a few options differently from their flag
+  if (k == "top_k") k = "experts_per_token";
   auto v = in->find(k);
   if (v == in->end()) return {};
   if (v->is_boolean()) return v->get<bool>() ? "on" : "off";
@@ -231,10 +254,64 @@ void App::on_hash(const std::string& hash_in) {
       return p.find("defaults") != std::string::npos;
     });
     if (state_.request == default_request() && !said) text += "; showing the default settings";
-    notify(Notice::warning, text);
+    notify(Notice::warning, text, "link");
   }
   last_hash_.clear();
   changed();
+}
+
+// "owner/name" with the characters the Hub allows in repository ids.
+bool valid_hub_id(const std::string& id) {
+  const auto slash = id.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 >= id.size() ||
+      id.find('/', slash + 1) != std::string::npos || id.size() > 96)
+    return false;
+  return std::all_of(id.begin(), id.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.' || c == '/';
+  });
+}
+
+void App::fetch_hub_config(const std::string& model_id) {
+  if (!valid_hub_id(model_id)) {
+    hub_status_ = "\"" + model_id + "\" is not a Hugging Face model id (owner/name, e.g. Qwen/Qwen3-8B)";
+    notify(Notice::error, "Hub id: " + hub_status_, "hub");
+    return;
+  }
+  if (!host_.fetch_hub_config(model_id)) {
+    hub_status_ = "fetching from the Hub needs the browser page; paste or upload the config.json instead";
+    notify(Notice::warning, "Hub id: " + hub_status_, "hub");
+    return;
+  }
+  hub_status_ = "fetching https://huggingface.co/" + model_id + "/resolve/main/config.json ...";
+}
+
+void App::on_hub_config(const std::string& model_id, int status, const std::string& text) {
+  const std::string url = "https://huggingface.co/" + model_id + "/resolve/main/config.json";
+  std::string why;
+  if (status == 200) {
+    std::string name = model_id;
+    std::replace(name.begin(), name.end(), '/', '_');
+    hub_status_ = "fetched " + url;
+    notices_.erase(
+        std::remove_if(notices_.begin(), notices_.end(), [](const Notice& n) { return n.subject == "hub"; }),
+        notices_.end());
+    set_model_config(name + ".json", text);
+    return;
+  }
+  if (status == 401 || status == 403)
+    why = "the Hub refused it (HTTP " + std::to_string(status) +
+          "): a gated or private model. Accept its license on huggingface.co, download config.json there and "
+          "load it with \"Your config.json...\" or \"Paste...\"";
+  else if (status == 404)
+    why = "not found on the Hub (HTTP 404): check the id (owner/name, case matters)";
+  else if (status == 0)
+    why =
+        "no answer from huggingface.co (offline, or blocked by the network): paste or upload the config.json "
+        "instead";
+  else
+    why = "the Hub answered HTTP " + std::to_string(status) + ": paste or upload the config.json instead";
+  hub_status_ = model_id + ": " + why;
+  notify(Notice::error, "Hub: " + model_id + ": " + why, "hub");
 }
 
 void App::on_clipboard_text(const std::string& text) {
@@ -249,7 +326,7 @@ void App::on_file(const std::string& purpose_in, const std::string& name_in, con
     auto doc = parse_json_text(text, name);
     if (!doc.ok()) {
       calibration_error_ = doc.error().to_string();
-      notify(Notice::error, "Could not read " + name + ": " + doc.error().to_string());
+      notify(Notice::error, "Could not read " + name + ": " + doc.error().to_string(), "file");
       return;
     }
     const json& j = doc.value();
@@ -262,12 +339,18 @@ void App::on_file(const std::string& purpose_in, const std::string& name_in, con
                                j.contains("hidden_size") || j.contains("d_model")))
       purpose = "model";
     else {
-      notify(Notice::error, name +
-                                " is neither a calibration (ftcost-calibrate output), a recorded run "
-                                "(tools/ftcost_probe.py) nor a Hugging Face config.json");
+      notify(Notice::error,
+             name +
+                 " is neither a calibration (ftcost-calibrate output), a recorded run "
+                 "(tools/ftcost_probe.py) nor a Hugging Face config.json",
+             "file");
       return;
     }
   }
+  // a file that is read replaces the notice about an unreadable one
+  notices_.erase(
+      std::remove_if(notices_.begin(), notices_.end(), [](const Notice& n) { return n.subject == "file"; }),
+      notices_.end());
   if (purpose == "calibration")
     add_calibration(name, text);
   else if (purpose == "run")
@@ -280,14 +363,14 @@ void App::add_run(const std::string& name, const std::string& text) {
   auto run = parse_run(text, name, engine_.db());
   if (!run.ok()) {
     run_error_ = run.error().to_string();
-    notify(Notice::error, "Your run " + name + " was not used: " + run_error_);
+    notify(Notice::error, "Your run " + name + " was not used: " + run_error_, "run");
     return;
   }
   const std::string stack = effective("stack").empty() ? "hf-transformers-2024" : effective("stack");
   json fit = json::parse(api::fit_run_json(text, stack));
   if (fit.contains("error")) {
     run_error_ = jstr(fit["error"], "message");
-    notify(Notice::error, "Your run " + name + " could not be fitted: " + run_error_);
+    notify(Notice::error, "Your run " + name + " could not be fitted: " + run_error_, "run");
     return;
   }
   run_error_.clear();
@@ -301,9 +384,11 @@ void App::add_run(const std::string& name, const std::string& text) {
   for (const auto& [k, v] : run.value().request)
     if (find_option(k) != nullptr && find_option(k)->in_url) r[k] = v;
   const json& err = jat(fit, "step_time_rms_log_error");
-  notify(Notice::info, "Using your run " + name + " on " + run_gpu_ + ": step-time error on the run " +
-                           plot::fmt(jnum(err, "before") * 100) + "% before, " +
-                           plot::fmt(jnum(err, "after") * 100) + "% after refitting " + stack);
+  notify(Notice::info,
+         "Using your run " + name + " on " + run_gpu_ + ": step-time error on the run " +
+             plot::fmt(jnum(err, "before") * 100) + "% before, " + plot::fmt(jnum(err, "after") * 100) +
+             "% after refitting " + stack,
+         "run");
   set_request(r);
 }
 
@@ -311,7 +396,7 @@ void App::add_calibration(const std::string& name, const std::string& text) {
   CalibrationCheck chk = check_calibration(text, name, engine_.db(), "");
   if (!chk.accepted) {
     calibration_error_ = chk.message;
-    notify(Notice::error, "Calibration rejected: " + chk.message);
+    notify(Notice::error, "Calibration rejected: " + chk.message, "calibration");
     return;
   }
   calibration_error_.clear();
@@ -324,13 +409,16 @@ void App::add_calibration(const std::string& name, const std::string& text) {
   y.text = text;
   if (y.gpu.empty()) {
     y.enabled = false;
-    notify(Notice::warning, "Calibration " + name + " accepted, but its device (" + y.device +
-                                ") matches no GPU of the database: pick one on the Calibrations page");
+    notify(Notice::warning,
+           "Calibration " + name + " accepted, but its device (" + y.device +
+               ") matches no GPU of the database: pick one on the Calibrations page",
+           "calibration");
   } else {
     for (auto& c : calibrations_)
       if (c.gpu == y.gpu) c.enabled = false;
     notify(Notice::info,
-           "Calibration " + name + " accepted for " + y.gpu + " (marked \"yours\" in the GPU list)");
+           "Calibration " + name + " accepted for " + y.gpu + " (marked \"yours\" in the GPU list)",
+           "calibration");
   }
   calibrations_.push_back(y);
   save_calibrations();
@@ -339,12 +427,12 @@ void App::add_calibration(const std::string& name, const std::string& text) {
 void App::set_model_config(const std::string& name, const std::string& text) {
   auto doc = parse_json_text(text, name);
   if (!doc.ok()) {
-    notify(Notice::error, "Model config rejected: " + doc.error().to_string());
+    notify(Notice::error, "Model config rejected: " + doc.error().to_string(), "model");
     return;
   }
   auto m = parse_model_file(doc.value(), name);
   if (!m.ok()) {
-    notify(Notice::error, "Model config rejected: " + m.error().to_string());
+    notify(Notice::error, "Model config rejected: " + m.error().to_string(), "model");
     return;
   }
   model_config_name_ = name;
@@ -359,7 +447,8 @@ void App::set_model_config(const std::string& name, const std::string& text) {
     r.erase("routing");
   }
   notify(Notice::info,
-         "Using your model config " + name + " (" + m.value().display_name + ", " + m.value().kind() + ")");
+         "Using your model config " + name + " (" + m.value().display_name + ", " + m.value().kind() + ")",
+         "model");
   set_request(r);
 }
 
@@ -378,6 +467,14 @@ void App::recompute() {
     sweep_ = Sweep{};
     compare_.clear();
   }
+  calibration_comparison_ = json();
+  if (eff.count("calibration") > 0 || eff.count("run") > 0) {
+    Request spec = eff;
+    spec.erase("calibration");
+    spec.erase("run");
+    calibration_comparison_ = compare_jobs(spec, engine_.estimate(spec), eff, result_);
+  }
+  comparison_ = pinned_ ? compare_jobs(pinned_request_, pinned_result_, state_.request, result_) : json();
   compare_sort_dirty_ = true;
   dirty_ = false;
   ++recompute_count_;
@@ -405,7 +502,7 @@ std::string App::debug_json() const {
   json r = json::object();
   if (result_.is_object()) {
     for (const char* k : {"max_batch_size", "batch_size", "throughput_queries_per_s", "time_hours",
-                          "cost_usd", "error", "fits"})
+                          "cost_usd", "error", "fits", "warnings", "memory_state"})
       if (result_.contains(k)) r[k] = result_[k];
   }
   j["result"] = r;
@@ -413,6 +510,10 @@ std::string App::debug_json() const {
   j["compute_ms"] = last_compute_ms_;
   j["panels"] = panels_;
   j["anchors"] = anchors_;
+  j["fields"] = fields_;
+  j["comparison"] = comparison_;
+  j["calibration_comparison"] = calibration_comparison_;
+  j["cards"] = cards_;
   return j.dump();
 }
 
@@ -426,9 +527,12 @@ void App::anchor(const char* name) {
 void App::frame() {
   panels_.clear();
   anchors_.clear();
+  fields_.clear();
+  cards_.clear();
   // The first frame shows the page at once; the first estimate (and the code paths it takes for the
   // first time, compiled lazily by the browser) follows on the next frame.
   const bool first_frame = frames_++ == 0;
+  expire_notices();
   if (dirty_ && !first_frame) {
     try {
       recompute();
@@ -533,7 +637,7 @@ void App::draw_top_bar() {
   if (copy) {
     std::string url = host_.share_url(encode_hash(state_));
     host_.copy_to_clipboard(url);
-    notify(Notice::info, "Link copied: " + url);
+    notify(Notice::info, "Link copied: " + url, "copy");
   }
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip(
@@ -556,6 +660,7 @@ void App::draw_top_bar() {
       host_.download("ftcost-estimate.csv", "text/csv", estimate_to_csv(result_));
     if (ImGui::MenuItem("All GPUs x providers"))
       host_.download("ftcost-compare.csv", "text/csv", compare_to_csv(compare_));
+    if (ImGui::MenuItem("This job (request JSON + link + CLI command)")) export_job();
     ImGui::EndPopup();
   }
   ImGui::EndChild();
@@ -563,34 +668,125 @@ void App::draw_top_bar() {
   ImGui::PopStyleColor();
 }
 
-void App::draw_notices() {
-  if (notices_.empty()) return;
-  mark("notices");
-  const float fh = ImGui::GetFontSize();
-  ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(fh * 0.8f, fh * 0.3f));
-  int remove = -1;
-  for (std::size_t i = 0; i < notices_.size(); ++i) {
-    const Notice& n = notices_[i];
-    ImVec4 bg = n.level == Notice::error     ? style::kErrorBg
-                : n.level == Notice::warning ? style::kWarnBg
-                                             : style::kInfoBg;
-    ImGui::PushStyleColor(ImGuiCol_ChildBg, bg);
-    ImGui::PushID(static_cast<int>(i));
-    const float wrap_w = ImGui::GetContentRegionAvail().x - fh * 4.5f;
-    const float h = ImGui::CalcTextSize(n.text.c_str(), nullptr, false, wrap_w).y + fh * 0.7f;
-    ImGui::BeginChild("notice", ImVec2(0, h), false,
-                      ImGuiWindowFlags_AlwaysUseWindowPadding | ImGuiWindowFlags_NoScrollbar);
-    ImGui::PushTextWrapPos(wrap_w);
-    ImGui::TextUnformatted(n.text.c_str());
-    ImGui::PopTextWrapPos();
-    ImGui::SameLine(ImGui::GetWindowContentRegionMax().x - fh * 3.0f);
-    if (ImGui::SmallButton("close")) remove = static_cast<int>(i);
-    ImGui::EndChild();
-    ImGui::PopID();
-    ImGui::PopStyleColor();
+// One strip of fixed height under the top bar, drawn whether or not there is a notice, so that a notice
+// never moves the controls under it: the newest notice on one line (the whole text in its tooltip), the
+// count, "all" (the list, newest first, over the page), dismiss and clear.
+void App::export_job() {
+  const std::string hash = encode_hash(state_);
+  std::string cmd = "ftcost estimate";
+  for (const auto& o : job_options()) {
+    auto it = state_.request.find(o.key);
+    if (it == state_.request.end() || !o.in_url) continue;
+    const bool plain = it->second.find_first_of(" '\"$`\\") == std::string::npos && !it->second.empty();
+    cmd += " " + o.flag() + " " + (plain ? it->second : "'" + it->second + "'");
   }
+  json request = json::object();
+  for (const auto& [k, v] : state_.request) request[k] = v;
+  json doc = {{"schema", "ftcost.job/1"},
+              {"request", request},
+              {"link", host_.share_url(hash)},
+              {"cli", cmd},
+              {"note",
+               "request: the keys of window.ftcost.estimate and ftcost estimate's flags; your calibration "
+               "and run files are not included (they stay in this browser)"}};
+  if (result_.is_object()) doc["estimate"] = result_;
+  host_.download("ftcost-job.json", "application/json", doc.dump(2) + "\n");
+}
+
+void App::draw_notices() {
+  const float fh = ImGui::GetFontSize();
+  const ImGuiStyle& st = ImGui::GetStyle();
+  const float strip_h = ImGui::GetFrameHeight() + fh * 0.4f;
+  const Notice* top = notices_.empty() ? nullptr : &notices_.front();
+  auto bg_of = [](Notice::Level l) {
+    return l == Notice::error ? style::kErrorBg : l == Notice::warning ? style::kWarnBg : style::kInfoBg;
+  };
+  auto level_name = [](Notice::Level l) {
+    return l == Notice::error ? "error" : l == Notice::warning ? "warning" : "note";
+  };
+  ImGui::PushStyleColor(ImGuiCol_ChildBg, top != nullptr ? bg_of(top->level) : style::kTopBar);
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(fh * 0.8f, fh * 0.2f));
+  ImGui::BeginChild("notices", ImVec2(0, strip_h), false,
+                    ImGuiWindowFlags_AlwaysUseWindowPadding | ImGuiWindowFlags_NoScrollbar);
+  anchor("notices.strip");
+  int remove = -1;
+  bool clear = false;
+  if (top == nullptr) {
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextDisabled("No notices");
+  } else {
+    mark("notices");
+    const std::string count = std::to_string(notices_.size());
+    const char* all_label = notices_open_ ? "hide" : "all";
+    const float buttons_w = ImGui::CalcTextSize(("(" + count + ") ").c_str()).x +
+                            ImGui::CalcTextSize(all_label).x + ImGui::CalcTextSize("dismiss").x +
+                            ImGui::CalcTextSize("clear").x + st.FramePadding.x * 6 + st.ItemSpacing.x * 4;
+    const float text_w = ImGui::GetContentRegionAvail().x - buttons_w;
+    std::string line = std::string(level_name(top->level)) + ": " + top->text;
+    if (ImGui::CalcTextSize(line.c_str()).x > text_w) {
+      while (!line.empty() && ImGui::CalcTextSize((line + "...").c_str()).x > text_w) line.pop_back();
+      line += "...";
+    }
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted(line.c_str());
+    if (ImGui::IsItemHovered()) {
+      ImGui::BeginTooltip();
+      ImGui::PushTextWrapPos(fh * 36);
+      ImGui::TextUnformatted(top->text.c_str());
+      ImGui::PopTextWrapPos();
+      ImGui::EndTooltip();
+    }
+    ImGui::SameLine(std::max(ImGui::GetCursorPosX(), ImGui::GetWindowContentRegionMax().x - buttons_w));
+    ImGui::TextDisabled("(%s)", count.c_str());
+    ImGui::SameLine();
+    if (ImGui::SmallButton(all_label)) notices_open_ = !notices_open_;
+    anchor("notices.all");
+    ImGui::SameLine();
+    if (ImGui::SmallButton("dismiss")) remove = 0;
+    anchor("notices.dismiss");
+    ImGui::SameLine();
+    if (ImGui::SmallButton("clear")) clear = true;
+    anchor("notices.clear");
+  }
+  const ImVec2 below(ImGui::GetWindowPos().x, ImGui::GetWindowPos().y + ImGui::GetWindowHeight());
+  const float width = ImGui::GetWindowWidth();
+  ImGui::EndChild();
   ImGui::PopStyleVar();
-  if (remove >= 0) notices_.erase(notices_.begin() + remove);
+  ImGui::PopStyleColor();
+  // the list of all notices, newest first, drawn over the page (it moves nothing)
+  if (notices_open_ && notices_.size() > 0) {
+    ImGui::SetNextWindowPos(ImVec2(below.x + width - std::min(width, fh * 40), below.y));
+    ImGui::SetNextWindowSize(ImVec2(std::min(width, fh * 40), 0));
+    ImGui::SetNextWindowBgAlpha(0.97f);
+    ImGui::Begin("All notices", &notices_open_,
+                 ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
+                     ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings);
+    mark("notices_list");
+    for (std::size_t i = 0; i < notices_.size(); ++i) {
+      const Notice& n = notices_[i];
+      ImGui::PushID(static_cast<int>(i));
+      ImGui::PushStyleColor(ImGuiCol_Text, n.level == Notice::error ? style::kBad
+                                           : n.level == Notice::warning
+                                               ? style::kWarn
+                                               : ImGui::GetStyle().Colors[ImGuiCol_Text]);
+      ImGui::PushTextWrapPos(fh * 34);
+      ImGui::TextWrapped("%s: %s", level_name(n.level), n.text.c_str());
+      ImGui::PopTextWrapPos();
+      ImGui::PopStyleColor();
+      if (ImGui::SmallButton("dismiss")) remove = static_cast<int>(i);
+      anchor(("notices.dismiss." + std::to_string(i)).c_str());
+      ImGui::Separator();
+      ImGui::PopID();
+    }
+    ImGui::End();
+  }
+  if (clear) {
+    notices_.clear();
+    notices_open_ = false;
+  } else if (remove >= 0 && static_cast<std::size_t>(remove) < notices_.size()) {
+    notices_.erase(notices_.begin() + remove);
+  }
+  if (notices_.empty()) notices_open_ = false;
 }
 
 void App::draw_run_section() {
@@ -731,7 +927,7 @@ void App::draw_calibrations_view() {
               c.summary = chk.message;
               changed_any = true;
             } else {
-              notify(Notice::error, "Not valid for " + id + ": " + chk.message);
+              notify(Notice::error, "Not valid for " + id + ": " + chk.message, "calibration");
             }
           }
         }

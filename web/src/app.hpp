@@ -24,9 +24,14 @@ struct YourCalibration {
   std::string text;     // the file
 };
 
+// A message in the notice strip. `subject` names what it is about ("link", "calibration", "model", "run",
+// ...): a newer notice about the same subject replaces the older one (a rejection is gone after a later
+// success). Information fades after kInfoSeconds; warnings and errors stay until dismissed or replaced.
 struct Notice {
   enum Level { info, warning, error } level = info;
   std::string text;
+  std::string subject;
+  double at = 0;  // ImGui time when it was raised
 };
 
 class App {
@@ -42,14 +47,25 @@ class App {
   // The URL's hash at start-up or after the user edited it.
   void on_hash(const std::string& hash);
   void on_clipboard_text(const std::string& text);
+  // The Hub's answer for a model id: HTTP status (0: no answer, the request failed) and the body.
+  void on_hub_config(const std::string& model_id, int status, const std::string& text);
+  // Asks the host to fetch `model_id`'s config.json from the Hugging Face Hub (the "Fetch" button).
+  void fetch_hub_config(const std::string& model_id);
 
   // ---- state, for the JS API, tests and the desktop's command line ----
   const UiState& state() const { return state_; }
   void set_request(const Request& r);
   void set_view(View v);
+  // Pins the current job for the side-by-side comparison (what the "Pin this job" button does).
+  void pin_job() { pin_current(); }
+  // Downloads the current job (request JSON, link, CLI command): the Export menu's "This job".
+  void export_job_for_test() { export_job(); }
   Request effective_request() const;  // the state's request + the user's calibration for this GPU
   const json& result() const { return result_; }
+  // Newest first; at most kMaxNotices.
   const std::vector<Notice>& notices() const { return notices_; }
+  static constexpr std::size_t kMaxNotices = 8;
+  static constexpr double kInfoSeconds = 8.0;
   const std::vector<YourCalibration>& calibrations() const { return calibrations_; }
   std::string calibration_error() const { return calibration_error_; }
   // A JSON summary of the UI's state (request, view, hash, notices, key results) for tests.
@@ -65,7 +81,8 @@ class App {
   // app.cpp
   void recompute();
   void changed();  // an input changed: recompute next frame, update the URL
-  void notify(Notice::Level level, std::string text);
+  void notify(Notice::Level level, std::string text, const std::string& subject = std::string());
+  void expire_notices();
   void load_persisted();
   void save_calibrations();
   void add_calibration(const std::string& name, const std::string& text);
@@ -105,6 +122,11 @@ class App {
   void draw_throughput_plot();
   void draw_compare();
   void draw_json();
+  void draw_pinned();  // the pinned job vs this one (compare_jobs), with pin/unpin
+  void pin_current();
+  void draw_comparison_table(const char* id, const json& cmp);
+  void draw_calibrated_vs_spec();
+  void export_job();  // the current job as a file: request JSON, link and the CLI command
   // app_paper.cpp
   void draw_paper_view();
 
@@ -123,7 +145,15 @@ class App {
   bool compare_sort_dirty_ = true;
   bool compare_fits_only_ = false;
   bool compare_spot_ = false;  // one default for spot everywhere: off (core/options.cpp)
-  std::vector<Notice> notices_;
+  // A pinned job (its request and estimate when pinned) compared with the current one.
+  bool pinned_ = false;
+  Request pinned_request_;
+  json pinned_result_;
+  json comparison_;  // compare_jobs(pinned, current), refreshed with every estimate
+  // With your calibration or run in use: the spec-only estimate (A) vs the calibrated one (B).
+  json calibration_comparison_;
+  std::vector<Notice> notices_;  // newest first
+  bool notices_open_ = false;    // the list of all notices is shown (over the page)
   std::vector<YourCalibration> calibrations_;
   std::string calibration_error_;
   std::string run_name_, run_gpu_, run_error_;
@@ -132,6 +162,8 @@ class App {
   std::string model_config_name_;
   std::string model_config_text_;
   std::string paste_buffer_;
+  char hub_id_[128] = {};
+  std::string hub_status_;  // the last fetch: what happened
   bool show_paste_ = false;
   bool plot_tokens_ = false;
   bool skip_headline_ = false;  // narrow layout: the headline is drawn above the inputs
@@ -141,6 +173,9 @@ class App {
   double last_compute_ms_ = 0;
   std::set<std::string> panels_;
   std::map<std::string, std::vector<float>> anchors_;
+  // What the last frame showed, for tests: a number field's text by option key, a result card's lines by id.
+  std::map<std::string, std::string> fields_;
+  std::map<std::string, std::vector<std::string>> cards_;
   // paper view inputs
   int eq1_coeffs_ = 0;
   float eq1_model_mem_gb_ = 23.35f;

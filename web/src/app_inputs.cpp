@@ -171,6 +171,7 @@ bool App::option_shown(const Option& o) const {
 void App::draw_number_field(const Option& o) {
   const bool bad = field_errors_.count(o.key) > 0;
   const std::string shown = edits_.count(o.key) ? edits_.at(o.key) : effective(o.key);
+  fields_[o.key] = shown;
   char buf[64];
   std::snprintf(buf, sizeof buf, "%s", shown.c_str());
   if (bad) {
@@ -325,6 +326,32 @@ void App::draw_model_input() {
     }
     ImGui::SameLine();
     if (ImGui::Button("Cancel")) show_paste_ = false;
+  }
+  // a model by its Hugging Face id: the page fetches its config.json from the Hub when asked
+  ImGui::Dummy(ImVec2(g_label_w - ImGui::GetStyle().ItemSpacing.x, 0));
+  ImGui::SameLine();
+  const float fetch_w = ImGui::CalcTextSize("Fetch").x + ImGui::GetStyle().FramePadding.x * 2;
+  ImGui::SetNextItemWidth(
+      std::max(fh * 6, ImGui::GetContentRegionAvail().x - fetch_w - ImGui::GetStyle().ItemSpacing.x));
+  const bool enter =
+      ImGui::InputTextWithHint("##hubid", "HF id, e.g. Qwen/Qwen3-8B", hub_id_, sizeof hub_id_,
+                               ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_CharsNoBlank);
+  anchor("hub.id");
+  const char* hub_tip =
+      "A Hugging Face model id (owner/name). Fetch downloads "
+      "https://huggingface.co/ID/resolve/main/config.json "
+      "from your browser: this one request leaves your machine (nothing about your job is sent). Gated "
+      "models "
+      "need the config.json pasted or uploaded.";
+  tip(hub_tip);
+  ImGui::SameLine();
+  if (ImGui::SmallButton("Fetch") || enter) fetch_hub_config(hub_id_);
+  anchor("hub.fetch");
+  tip(hub_tip);
+  if (!hub_status_.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+    ImGui::TextWrapped("%s", hub_status_.c_str());
+    ImGui::PopStyleColor();
   }
   if (result_.is_object() && result_.contains("model")) {
     const json& m = result_["model"];

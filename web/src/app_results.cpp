@@ -2,6 +2,7 @@
 // breakdowns, throughput against batch size, and every GPU x provider for the same job. Everything is
 // read from the core's estimate JSON, so new fields of the core show up without changes here.
 #include "app.hpp"
+#include "ftcost/job_compare.hpp"
 #include "ftcost/paper.hpp"
 #include "imgui.h"
 #include "json_get.hpp"
@@ -45,10 +46,11 @@ void panel_title(const char* title, const char* tooltip = nullptr) {
   if (tooltip != nullptr) tip(tooltip);
 }
 
-// A headline card: title, big value with its unit, up to two short lines under it.
+// A headline card: title, big value with its unit, up to three short lines under it. `shown` records
+// what it drew (title, value, unit, lines) for tests.
 void card(const char* id, float w, float h, const char* title, const std::string& value, const char* unit,
-          const std::string& sub1, const std::string& sub2, const std::string& tooltip,
-          const ImVec4& value_color) {
+          const std::vector<std::string>& subs, const std::string& tooltip, const ImVec4& value_color,
+          std::map<std::string, std::vector<std::string>>* shown) {
   ImGui::PushStyleColor(ImGuiCol_ChildBg, style::kCard);
   ImGui::BeginChild(id, ImVec2(w, h), false,
                     ImGuiWindowFlags_AlwaysUseWindowPadding | ImGuiWindowFlags_NoScrollbar);
@@ -64,11 +66,17 @@ void card(const char* id, float w, float h, const char* title, const std::string
     ImGui::SetCursorPosY(ImGui::GetCursorPosY() + big_h - ImGui::GetTextLineHeight() - 2);
     ImGui::TextColored(value_color, "%s", unit);
   }
-  if (!sub1.empty()) ImGui::TextDisabled("%s", sub1.c_str());
-  if (!sub2.empty()) ImGui::TextDisabled("%s", sub2.c_str());
+  for (const auto& sub : subs)
+    if (!sub.empty()) ImGui::TextDisabled("%s", sub.c_str());
   ImGui::EndChild();
   ImGui::PopStyleColor();
   if (!tooltip.empty()) tip(tooltip.c_str());
+  if (shown != nullptr) {
+    std::vector<std::string> lines{title, value, unit != nullptr ? unit : ""};
+    for (const auto& sub : subs)
+      if (!sub.empty()) lines.push_back(sub);
+    (*shown)[id] = lines;
+  }
 }
 
 struct MemInfo {
@@ -188,6 +196,8 @@ void App::draw_results() {
     return;
   }
   if (!skip_headline) draw_headline();
+  draw_calibrated_vs_spec();
+  draw_pinned();
   draw_parallel();
   const float fh = ImGui::GetFontSize();
   const bool fits =
@@ -234,7 +244,7 @@ void App::draw_headline() {
   const float big_line =
       style::big_font() != nullptr ? style::big_font()->FontSize * ImGui::GetIO().FontGlobalScale : fh * 1.6f;
   const float h =
-      ImGui::GetTextLineHeight() * 3 + big_line + st.ItemSpacing.y * 3 + st.WindowPadding.y * 2 + 2;
+      ImGui::GetTextLineHeight() * 4 + big_line + st.ItemSpacing.y * 4 + st.WindowPadding.y * 2 + 2;
   int n = 0;
   auto next = [&]() {
     if (++n % per_row != 0) ImGui::SameLine();
@@ -251,10 +261,15 @@ void App::draw_headline() {
     std::string sub2;
     if (fits && batch != maxb)
       sub2 = "running batch " + plot::fmt_int(batch) + (batch > maxb ? ": does NOT fit" : "");
-    card("c_batch", w, h, "Max batch size", maxb > 0 ? plot::fmt_int(maxb) : "none", "samples", sub1, sub2,
+    // the longest padded sequence that fits at batch 1 (the core's max_seq_len_batch1)
+    const double max_ctx = num(r, "max_seq_len_batch1");
+    const std::string sub3 =
+        max_ctx > 0 ? "longest context: " + plot::fmt_int(max_ctx) + " tokens" : "no context length fits";
+    card("c_batch", w, h, "Max batch size", maxb > 0 ? plot::fmt_int(maxb) : "none", "samples",
+         {sub1, sub2, sub3},
          "The largest batch whose peak memory fits in the GPU's usable memory (first-principles memory "
-         "model).",
-         maxb > 0 ? style::kAccent : style::kBad);
+         "model). Longest context: the longest padded sequence whose step fits at batch 1.",
+         maxb > 0 ? style::kAccent : style::kBad, &cards_);
     next();
   }
   {
@@ -268,35 +283,46 @@ void App::draw_headline() {
     const std::string title = no_fit             ? "Does not fit"
                               : state == "tight" ? "Peak memory (tight)"
                                                  : "Peak memory";
-    const std::string sub = no_fit ? "needed" + std::string(maxb > 0 ? "" : " for 1 sample") + "; " +
-                                         plot::fmt(usable) + " GiB available"
-                                   : "of " + plot::fmt(usable) + " GiB usable (" +
-                                         plot::fmt_int(num(r, "memory_fraction") * 100) + "%)";
-    card("c_mem", w, h, title.c_str(), plot::fmt(used), "GiB", sub,
-         "on " + jstr(gpu, "name", "the GPU") + " (" + plot::fmt(num(gpu, "memory_gib")) + " GiB)",
+    const std::string sub =
+        no_fit ? "vs " + plot::fmt(usable) + " GiB usable" + std::string(maxb > 0 ? "" : " (batch 1)")
+               : "of " + plot::fmt(usable) + " GiB usable (" +
+                     plot::fmt_int(num(r, "memory_fraction") * 100) + "%)";
+    // the range from the stack's memory uncertainty (memory_range_gib)
+    const json& range = jat(r, "memory_range_gib");
+    const std::string range_line = range.is_object() ? "range " + plot::fmt(num(range, "low")) + " to " +
+                                                           plot::fmt(num(range, "high")) + " GiB"
+                                                     : std::string();
+    card("c_mem", w, h, title.c_str(), plot::fmt(used), "GiB",
+         {sub, range_line,
+          "on " + jstr(gpu, "name", "the GPU") + " (" + plot::fmt(num(gpu, "memory_gib")) + " GiB)"},
          "Peak memory of one training step at the batch size shown, against what the GPU lets a process "
          "allocate. Tight: above 92% of the usable memory, where allocator fragmentation or a longer batch "
          "can run out of memory.",
          no_fit             ? style::kBad
          : state == "tight" ? style::kWarn
-                            : style::kGood);
+                            : style::kGood,
+         &cards_);
     next();
   }
   if (fits) {
     double q = num(r, "throughput_queries_per_s"), lo = q, hi = q;
     range_of(r, "throughput_queries_per_s_range", &lo, &hi);
+    const json& stack = jat(r, "stack");
+    const std::string stack_version = jstr(stack, "version");
     card("c_tp", w, h, "Throughput", plot::fmt(q), "queries/s",
-         plot::fmt(num(r, "throughput_tokens_per_s")) + " tokens/s",
-         "range " + plot::fmt(lo) + " to " + plot::fmt(hi) + " queries/s",
-         "Samples (queries) processed per second at this batch size, with the model's uncertainty range.",
-         style::kAccent);
+         {plot::fmt(num(r, "throughput_tokens_per_s")) + " tokens/s",
+          "range " + plot::fmt(lo) + " to " + plot::fmt(hi) + " queries/s", "stack " + jstr(stack, "id")},
+         "Samples (queries) processed per second at this batch size, with the model's uncertainty range.\n"
+         "Software stack: " +
+             jstr(stack, "name") + (stack_version.empty() ? std::string() : "\nVersions: " + stack_version),
+         style::kAccent, &cards_);
     next();
     const double epochs = num(in, "epochs");
     card("c_time", w, h, "Training time", plot::fmt_hours(num(r, "time_hours")), "",
-         plot::fmt_int(num(in, "queries")) + " queries",
-         "x " + plot::fmt_compact(epochs) + (epochs == 1 ? " epoch" : " epochs") + ", " +
-             (num(r, "gpus") > 1 ? plot::fmt_int(num(r, "gpus")) + " GPUs" : std::string("one GPU")),
-         "Queries x epochs / throughput.", style::kAccent);
+         {plot::fmt_int(num(in, "queries")) + " queries",
+          "x " + plot::fmt_compact(epochs) + (epochs == 1 ? " epoch" : " epochs") + ", " +
+              (num(r, "gpus") > 1 ? plot::fmt_int(num(r, "gpus")) + " GPUs" : std::string("one GPU"))},
+         "Queries x epochs / throughput.", style::kAccent, &cards_);
     next();
     if (r.contains("cost_usd") && r["cost_usd"].is_number()) {
       double c = num(r, "cost_usd"), clo = c, chi = c;
@@ -306,20 +332,32 @@ void App::draw_headline() {
           jstr(price, "provider") + ", " + plot::fmt_usd(num(price, "usd_per_gpu_hour")) + "/GPU-h";
       if (jstr(price, "kind") == "spot") line += " spot";
       if (jflag(price, "stale", false)) line += " (stale)";
-      card("c_cost", w, h, "Cost", plot::fmt_usd(c), "", line,
-           "range " + plot::fmt_usd(clo) + " to " + plot::fmt_usd(chi),
+      card("c_cost", w, h, "Cost", plot::fmt_usd(c), "",
+           {line, "range " + plot::fmt_usd(clo) + " to " + plot::fmt_usd(chi)},
            "Training time x price per GPU-hour" +
                (jstr(price, "date").empty() ? std::string() : " (price dated " + jstr(price, "date") + ")") +
                "; range from the throughput range.",
-           style::kGood);
+           style::kGood, &cards_);
     } else {
-      card("c_cost", w, h, "Cost", "no price", "", "no dated offer for this GPU",
-           "set \"my price\" under GPU and price", "No dated price for this GPU in the database.",
-           style::kWarn);
+      card("c_cost", w, h, "Cost", "no price", "",
+           {"no dated offer for this GPU", "set \"my price\" under GPU and price"},
+           "No dated price for this GPU in the database.", style::kWarn, &cards_);
     }
     next();
   }
   if (n % per_row != 0) ImGui::NewLine();
+  {
+    // the software stack the numbers are for, with its versions (the estimate's "stack")
+    const json& stack = jat(r, "stack");
+    const std::string version = jstr(stack, "version");
+    const std::string line =
+        "Software stack: " + jstr(stack, "name", jstr(stack, "id")) + " [" + jstr(stack, "id") + "]" +
+        (version.empty() ? std::string("; versions not recorded") : "; versions: " + version);
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+    ImGui::TextWrapped("%s", line.c_str());
+    ImGui::PopStyleColor();
+    cards_["stack"] = {line};
+  }
 
   // warnings from the core, always visible
   const json& warnings = jat(r, "warnings");
@@ -664,6 +702,118 @@ void App::draw_json() {
   }
   ImGui::InputTextMultiline("##json", text.data(), text.size() + 1, ImVec2(-1, ImGui::GetFontSize() * 20),
                             ImGuiInputTextFlags_ReadOnly);
+}
+
+}  // namespace ftcost::web
+
+namespace ftcost::web {
+
+void App::pin_current() {
+  pinned_ = true;
+  pinned_request_ = state_.request;
+  pinned_result_ = result_;
+  comparison_ = compare_jobs(pinned_request_, pinned_result_, state_.request, result_);
+}
+
+// Pin this job, change the inputs, and see both side by side: the options that differ, memory, batch, time
+// and cost with the difference, and whether each used a calibration (the same table as `ftcost estimate
+// ... --vs KEY=VALUE`).
+void App::draw_pinned() {
+  if (!pinned_) {
+    if (ImGui::SmallButton("Pin this job to compare")) pin_current();
+    anchor("pin");
+    tip("Keep this job's estimate, change the inputs, and see both side by side (memory, time, cost). The "
+        "CLI prints the same comparison: ftcost estimate ... --vs KEY=VALUE[,KEY=VALUE]");
+    return;
+  }
+  mark("pinned");
+  const json& cmp = comparison_;
+  panel_title("Pinned job (A) vs this job (B)",
+              "A is the job you pinned, B the current inputs. Calibrated: the step time uses your GPU's "
+              "measured kernel speeds; spec-only: the spec sheet and the stack profile.");
+  ImGui::SameLine();
+  if (ImGui::SmallButton("unpin")) {
+    pinned_ = false;
+    comparison_ = json();
+    return;
+  }
+  anchor("unpin");
+  ImGui::SameLine();
+  if (ImGui::SmallButton("pin this instead")) pin_current();
+  anchor("repin");
+  std::string diff;
+  for (const auto& d : jat(cmp, "inputs"))
+    diff += (diff.empty() ? "" : "; ") + jstr(d, "key") + ": " + jstr(d, "a") + " -> " + jstr(d, "b");
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+  ImGui::TextWrapped("changed: %s", diff.empty() ? "nothing yet (change an input)" : diff.c_str());
+  ImGui::PopStyleColor();
+  draw_comparison_table("pinned", cmp);
+  ImGui::Spacing();
+}
+
+// A compare_jobs table: each side's badge (calibrated / spec-only), every metric, B - A and B / A (green
+// where B is better).
+void App::draw_comparison_table(const char* id, const json& cmp) {
+  const json& a = jat(cmp, "a");
+  const json& b = jat(cmp, "b");
+  auto head = [](const json& s, const char* name) {
+    if (s.contains("error")) return std::string(name) + ": no estimate";
+    const bool cal = jflag(s, "calibrated", false);
+    return std::string(name) + ": " + jstr(s, "model") + " / " + jstr(s, "gpu") + " / " + jstr(s, "method") +
+           (cal ? " [calibrated]" : " [spec-only]");
+  };
+  if (ImGui::BeginTable(
+          id, 5, ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchProp)) {
+    ImGui::TableSetupColumn("");
+    ImGui::TableSetupColumn(head(a, "A").c_str());
+    ImGui::TableSetupColumn(head(b, "B").c_str());
+    ImGui::TableSetupColumn("B - A");
+    ImGui::TableSetupColumn("B / A");
+    ImGui::TableHeadersRow();
+    for (const auto& r : jat(cmp, "rows")) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::Text("%s (%s)", jstr(r, "label").c_str(), jstr(r, "unit").c_str());
+      for (const char* k : {"a", "b", "difference"}) {
+        ImGui::TableNextColumn();
+        const json& v = jat(r, k);
+        if (!v.is_number()) {
+          ImGui::TextUnformatted("-");
+        } else {
+          const double x = v.get<double>();
+          ImGui::TextUnformatted(
+              (x == std::floor(x) && std::fabs(x) < 1e9 ? plot::fmt_int(x) : plot::fmt(x)).c_str());
+        }
+      }
+      ImGui::TableNextColumn();
+      const json& ratio = jat(r, "ratio");
+      if (ratio.is_number()) {
+        const double x = ratio.get<double>();
+        const bool lower_is_better = jstr(r, "metric") != "throughput_queries_per_s" &&
+                                     jstr(r, "metric") != "max_batch_size" &&
+                                     jstr(r, "metric") != "batch_size";
+        const bool better = lower_is_better ? x < 1 : x > 1;
+        ImGui::TextColored(x == 1   ? ImGui::GetStyle().Colors[ImGuiCol_Text]
+                           : better ? style::kGood
+                                    : style::kWarn,
+                           "%sx", plot::fmt(x).c_str());
+      } else {
+        ImGui::TextDisabled("-");
+      }
+    }
+    ImGui::EndTable();
+  }
+}
+
+// Your calibration (or run) in use: the spec-only estimate next to the calibrated one.
+void App::draw_calibrated_vs_spec() {
+  if (!calibration_comparison_.is_object()) return;
+  mark("calibrated_vs_spec");
+  panel_title("Spec-only (A) vs calibrated (B)",
+              "A: the GPU's spec sheet and the stack profile. B: the same job with your calibration (or your "
+              "recorded run) in use. Turn it off on the Calibrations page.");
+  draw_comparison_table("calvsspec", calibration_comparison_);
+  ImGui::Spacing();
 }
 
 }  // namespace ftcost::web

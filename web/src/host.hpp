@@ -26,6 +26,12 @@ class Host {
   virtual void open_file_picker(const std::string& purpose) = 0;
   // Ask for the clipboard's text; it arrives through App::on_clipboard_text (browser: navigator.clipboard).
   virtual void request_clipboard_text() = 0;
+  // Fetch a Hugging Face Hub model's config.json (https://huggingface.co/ID/resolve/main/config.json, from
+  // the user's browser); the answer arrives through App::on_hub_config. False: this host cannot (no browser).
+  virtual bool fetch_hub_config(const std::string& model_id) {
+    (void)model_id;
+    return false;
+  }
   // Short description of where things are kept, for the UI ("this browser's localStorage").
   virtual std::string storage_description() = 0;
 };

@@ -57,6 +57,9 @@ EM_JS(void, js_download, (const char* name, const char* mime, const char* conten
 EM_JS(void, js_open_picker, (const char* purpose), {
   if (Module.ftcostOpenPicker) Module.ftcostOpenPicker(UTF8ToString(purpose));
 });
+EM_JS(void, js_fetch_hub, (const char* id), {
+  if (Module.ftcostFetchHub) Module.ftcostFetchHub(UTF8ToString(id));
+});
 EM_JS(void, js_request_clipboard, (), {
   if (Module.ftcostReadClipboard) Module.ftcostReadClipboard();
 });
@@ -85,6 +88,10 @@ std::string take(char* p) {
 
 class WebHost final : public Host {
  public:
+  bool fetch_hub_config(const std::string& model_id) override {
+    js_fetch_hub(model_id.c_str());
+    return true;
+  }
   std::string load(const std::string& key) override { return take(js_storage_get(key.c_str())); }
   void save(const std::string& key, const std::string& value) override {
     js_storage_set(key.c_str(), value.c_str());
@@ -267,6 +274,12 @@ EMSCRIPTEN_KEEPALIVE void ftcost_ui_on_hash_change() {
   if (ftcost::web::g_platform == nullptr || ftcost::web::g_platform->app() == nullptr) return;
   ftcost::web::g_platform->wake();
   ftcost::web::g_platform->app()->on_hash(ftcost::web::take(js_get_hash()));
+}
+
+EMSCRIPTEN_KEEPALIVE void ftcost_ui_on_hub_config(const char* id, int status, const char* text) {
+  if (ftcost::web::g_platform == nullptr || ftcost::web::g_platform->app() == nullptr) return;
+  ftcost::web::g_platform->wake();
+  ftcost::web::g_platform->app()->on_hub_config(id ? id : "", status, text ? text : "");
 }
 
 EMSCRIPTEN_KEEPALIVE void ftcost_ui_on_clipboard(const char* text) {

@@ -112,6 +112,19 @@ HashDecode decode_hash(const std::string& hash_in) {
     pairs.emplace_back(k, v);
   }
   auto version = std::find_if(pairs.begin(), pairs.end(), [](const auto& p) { return p.first == "v"; });
+  // a link to a view only ("#view=paper"): the default job on that view, nothing is wrong with it
+  const bool view_only = !pairs.empty() && std::all_of(pairs.begin(), pairs.end(),
+                                                       [](const auto& p) { return p.first == "view"; });
+  if (version == pairs.end() && view_only) {
+    const std::string& v = pairs.back().second;
+    if (v == "paper")
+      d.state.view = View::paper;
+    else if (v == "calibrations")
+      d.state.view = View::calibrations;
+    else if (v != "calculator")
+      d.problems.push_back("unknown view \"" + v + "\" ignored");
+    return d;
+  }
   if (version == pairs.end()) {
     d.problems.insert(d.problems.begin(), "this link has no ftcost settings version (v=" +
                                               std::to_string(kHashVersion) + "); showing the defaults");
@@ -153,7 +166,8 @@ HashDecode decode_hash(const std::string& hash_in) {
     }
     r[k] = v;
   }
-  d.state.request = r;
+  // a link that names no job option ("v=1&view=paper") opens the default job
+  if (!r.empty()) d.state.request = r;
   return d;
 }
 

@@ -114,6 +114,10 @@ struct ModelSpec {
   MoeSpec moe;
   MambaSpec mamba;
   std::vector<std::string> warnings;
+  // The context window: config.json's max_position_embeddings (DBRX: max_seq_len, BlackMamba:
+  // max_sequence_length). 0: the config gives none (Mamba: a recurrent model with no position limit).
+  std::int64_t max_position_embeddings = 0;
+  std::string max_position_field;  // the config field it was read from
 
   // Published sizes from the preset file (0 when unknown).
   double published_total = 0;
