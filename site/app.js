@@ -296,6 +296,12 @@
         return errorJson("internal", String(e && e.message ? e.message : e));
       }
     },
+    // request: JSON text (or an object) of `ftcost scale` options (estimate options and "counts", e.g.
+    // [1, 2, 4, 8, 16]); returns the JSON text `ftcost scale --json` prints: time, cost, throughput and
+    // scaling efficiency per GPU count. Never throws.
+    scaling: function (request) {
+      return callRequest("_ftcost_scaling", request);
+    },
     list: function (what) {
       try {
         if (!runtimeReady) return errorJson("not_ready", "the calculator is still loading");

@@ -8,6 +8,7 @@
 #include "ftcost/plan.hpp"
 #include "ftcost/plan_config.hpp"
 #include "ftcost/run.hpp"
+#include "ftcost/scaling.hpp"
 
 #include <ctime>
 #include <exception>
@@ -98,6 +99,44 @@ std::string plan_config_json(const std::string& request_json, const std::string&
     auto pc = plan_config(req.value(), stack, Database::embedded(), nullptr, today_days);
     if (!pc.ok()) return error_json(pc.error());
     return plan_config_to_json(pc.value()).dump();
+  } catch (const std::exception& ex) {
+    return error_json(make_error(Errc::internal, "", ex.what()));
+  }
+}
+
+std::string scaling_json(const std::string& request_json, long today_days) {
+  if (today_days < 0) today_days = static_cast<long>(std::time(nullptr) / 86400);
+  try {
+    auto req_doc = parse_json_text(request_json, "request", 1u << 20, 16);
+    if (!req_doc.ok()) return error_json(req_doc.error());
+    json doc = req_doc.value();
+    if (!doc.is_object()) return error_json(make_error(Errc::wrong_type, "request", "must be a JSON object"));
+    std::vector<int> counts;  // a constraint of the series, not a job option
+    if (doc.contains("counts")) {
+      const json& v = doc.at("counts");
+      std::string text;
+      if (v.is_string()) {
+        text = v.get<std::string>();
+      } else if (v.is_array()) {
+        for (const auto& c : v) {
+          if (!c.is_number_integer())
+            return error_json(
+                make_error(Errc::wrong_type, "counts", "must hold whole numbers, got " + c.dump()));
+          text += (text.empty() ? "" : ",") + c.dump();
+        }
+      } else {
+        return error_json(make_error(Errc::wrong_type, "counts", "must be \"1,2,4,8\" or [1, 2, 4, 8]"));
+      }
+      auto parsed = parse_counts(text);
+      if (!parsed.ok()) return error_json(parsed.error());
+      counts = parsed.value();
+      doc.erase("counts");
+    }
+    auto req = request_from_json(doc);
+    if (!req.ok()) return error_json(req.error());
+    auto s = scaling_series(req.value(), Database::embedded(), nullptr, today_days, counts);
+    if (!s.ok()) return error_json(s.error());
+    return scaling_to_json(s.value()).dump();
   } catch (const std::exception& ex) {
     return error_json(make_error(Errc::internal, "", ex.what()));
   }

@@ -1,5 +1,9 @@
 #include "ftcost/compare.hpp"
 
+#include "ftcost/paper.hpp"
+#include "ftcost/parallel.hpp"
+#include "ftcost/shapes.hpp"
+
 #include <algorithm>
 #include <exception>
 
@@ -17,14 +21,6 @@ Request request_for_gpu(const Request& req, const std::string& gpu_id) {
   return r;
 }
 
-// Fails when the request is wrong whatever the GPU (an unknown model, a bad flag): the job is checked once
-// on a GPU the database always has before the table is built.
-Status check_request(const Request& req, const Database& db, const FileReader& reader, long today_days) {
-  FTCOST_TRY(in, resolve_request(request_for_gpu(req, db.gpus().begin()->first), db, reader, today_days));
-  (void)in;
-  return Ok{};
-}
-
 PriceChoice row_price(const CompareRow& r) {
   PriceChoice p;
   p.date = r.date;
@@ -38,22 +34,136 @@ bool row_price_better(const CompareRow& a, const CompareRow& b) {
 }
 }  // namespace
 
+namespace {
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// The job on one instance shape, before pricing.
+struct ShapeResult {
+  std::string error;
+  std::string stack_warning;
+  bool fits = false;
+  double max_batch = 0, qps = 0, hours = 0;
+  double hours_low = 0, hours_high = 0;  // at the throughput range's high / low end
+  std::string strategy = "single";
+  double peak_gib = 0;
+  long stale_days = 365;
+};
+
+ShapeResult evaluate_shape(const Request& r, const InstanceShape* shape, const Database& db,
+                           const FileReader& reader, long today_days, const std::string& vendor,
+                           const std::string& gpu_id) {
+  ShapeResult out;
+  Request rq = r;
+  const json keys = shape ? shape->request_keys() : json::object();
+  for (auto it = keys.begin(); it != keys.end(); ++it)
+    rq[it.key()] = it.value().is_string() ? it.value().get<std::string>() : it.value().dump();
+  const bool several = shape && shape->gpus() > 1;
+  if (several && rq.count("parallel") == 0) rq["parallel"] = "auto";
+  if (!several) rq.erase("parallel");  // one GPU: no strategy (an offload still goes through the plan)
+  try {
+    auto in = resolve_request(rq, db, reader, today_days);
+    if (!in.ok()) {
+      out.error = in.error().to_string();
+      return out;
+    }
+    const Inputs& inputs = in.value();
+    out.stack_warning = stack_vendor_warning(inputs.stack, gpu_id, vendor);
+    out.stale_days = inputs.stale_days;
+    const Workload& w = inputs.workload;
+    if (!several && inputs.multi.offload == "none") {
+      // One GPU: exactly today's single-GPU estimate.
+      auto e = estimate(inputs, db);
+      if (!e.ok()) {
+        out.error = e.error().to_string();
+        return out;
+      }
+      const Estimate& est = e.value();
+      out.max_batch = static_cast<double>(est.max_batch.batch);
+      out.fits = est.batch > 0 && est.batch <= est.max_batch.batch;
+      out.qps = est.throughput_qps;
+      out.hours = est.time_hours;
+      out.hours_low = paper::hours(w.queries, w.epochs, est.throughput_high);
+      out.hours_high = paper::hours(w.queries, w.epochs, est.throughput_low);
+      out.peak_gib = est.memory.total() / kGiB;
+      return out;
+    }
+    auto plan = plan_from_inputs(inputs, db);
+    if (!plan.ok()) {
+      out.error = plan.error().to_string();
+      return out;
+    }
+    auto pe = estimate_parallel(inputs, plan.value(), db);
+    if (!pe.ok()) {
+      out.error = pe.error().to_string();
+      return out;
+    }
+    const ParallelEstimate& p = pe.value();
+    out.fits = p.fits;
+    out.max_batch = static_cast<double>(p.max_micro_batch);
+    out.qps = p.throughput_qps;
+    out.hours = p.time_hours;
+    // the single-GPU step's uncertainty carried to the shape (communication adds its own, not quantified)
+    const double rf = p.single.step.range_fraction;
+    out.hours_low = p.throughput_qps > 0 ? paper::hours(w.queries, w.epochs, p.throughput_qps * (1 + rf)) : 0;
+    out.hours_high =
+        p.throughput_qps > 0 ? paper::hours(w.queries, w.epochs, p.throughput_qps / (1 + rf)) : 0;
+    out.strategy = p.is_single ? "single" : p.strategy_label;
+    out.peak_gib = p.memory.total() / kGiB;
+  } catch (const std::exception& ex) {
+    out.error = std::string("internal error: ") + ex.what();
+  }
+  return out;
+}
+
+void set_shape(CompareRow& row, const InstanceShape* shape, const ShapeResult& res) {
+  row.fits = res.error.empty() && res.fits;
+  row.max_batch = res.max_batch;
+  row.qps = res.qps;
+  row.hours = res.hours;
+  row.strategy = res.strategy;
+  row.per_rank_peak_gib = res.peak_gib;
+  row.stack_warning = res.stack_warning;
+  row.error = res.error;
+  if (shape) {
+    row.gpus_per_node = shape->gpus_per_node;
+    row.nodes = shape->nodes;
+    row.network = shape->nodes > 1 ? shape->offer.network : "none";
+    row.gpu_count = shape->offer.gpu_count;
+  }
+}
+}  // namespace
+
 Result<std::vector<CompareRow>> compare_gpus(const Request& req, const Database& db, const FileReader& reader,
                                              long today_days,
-                                             const std::map<std::string, std::string>& calibration_for) {
+                                             const std::map<std::string, std::string>& calibration_for,
+                                             int max_gpus) {
   if (db.gpus().empty()) return make_error(Errc::invalid_value, "gpu", "the database has no GPUs");
-  // Ranking multi-GPU instance shapes is not built yet: say so instead of ranking single GPUs silently.
-  for (const char* k : {"gpus", "nodes", "parallel", "offload", "node", "network", "network-gbit-per-gpu"})
+  // The hardware of each row comes from its offer (shapes.hpp): a node preset or network is one shape.
+  for (const char* k : {"node", "network", "network-gbit-per-gpu"})
     if (req.count(k) != 0)
-      return make_error(
-          Errc::invalid_value, std::string("--") + k,
-          "compare ranks single GPUs; multi-GPU shapes are not ranked yet (use `ftcost estimate` "
-          "with --gpus/--parallel for one shape)");
-  FTCOST_TRY(ok, check_request(req, db, reader, today_days));
-  (void)ok;
+      return make_error(Errc::invalid_value, std::string("--") + k,
+                        "compare takes each offer's hardware (GPUs per instance, network between instances); "
+                        "use `ftcost estimate` with --" +
+                            std::string(k) + " for one node type");
+  if (max_gpus < 0 || max_gpus > 4096)
+    return make_error(Errc::out_of_range, "--max-gpus",
+                      "must be a whole number from 1 to 4096, got " + std::to_string(max_gpus));
+  // Fails when the request is wrong whatever the GPU (an unknown model, a bad flag).
+  FTCOST_TRY(in0, resolve_request(request_for_gpu(req, db.gpus().begin()->first), db, reader, today_days));
+  ShapeFilter filter;
+  if (req.count("gpus") != 0) filter.gpus_per_node = in0.multi.gpus;
+  if (req.count("nodes") != 0) filter.nodes = in0.multi.nodes;
+  filter.max_gpus = max_gpus;
+  const bool filtered = req.count("gpus") != 0 || req.count("nodes") != 0 || max_gpus > 0;
+  Request job = req;
+  job.erase("gpus");
+  job.erase("nodes");
+
   std::vector<CompareRow> rows;
   for (const auto& [id, gpu] : db.gpus()) {
-    Request r = request_for_gpu(req, id);
+    const std::vector<InstanceShape> shapes = instance_shapes(db, id, filter);
+    if (filtered && shapes.empty()) continue;
+    Request r = request_for_gpu(job, id);
     auto cal = calibration_for.find(id);
     if (cal != calibration_for.end() && !cal->second.empty()) r["calibration"] = cal->second;
     CompareRow base;
@@ -61,50 +171,48 @@ Result<std::vector<CompareRow>> compare_gpus(const Request& req, const Database&
     base.gpu_name = gpu.name;
     base.memory_gib = gpu.memory_gib;
     base.calibrated = r.count("calibration") > 0;
-    try {
-      // Estimate structs directly (no JSON): the calculator recomputes this table on every input change.
-      auto in = resolve_request(r, db, reader, today_days);
-      if (!in.ok()) {
-        base.error = in.error().to_string();
-        rows.push_back(base);
-        continue;
+    // One estimate per distinct shape (offers of one GPU share their instance sizes).
+    std::map<std::string, ShapeResult> cache;
+    auto result_for = [&](const InstanceShape* shape) -> const ShapeResult& {
+      const std::string key = shape ? shape->request_keys().dump() : std::string("{}");
+      auto it = cache.find(key);
+      if (it == cache.end())
+        it = cache.emplace(key, evaluate_shape(r, shape, db, reader, today_days, gpu.vendor, id)).first;
+      return it->second;
+    };
+    bool any = false;
+    const InstanceShape* largest = nullptr;
+    for (const auto& shape : shapes) {
+      if (!largest || shape.gpus() > largest->gpus()) largest = &shape;
+      const ShapeResult& res = result_for(&shape);
+      if (!res.error.empty() || !res.fits) continue;
+      const PriceOffer& o = shape.offer;
+      for (int spot = 0; spot < 2; ++spot) {
+        const double per_gpu = spot ? o.spot_usd_per_gpu_hour : o.on_demand_usd_per_gpu_hour;
+        if (per_gpu <= 0) continue;
+        CompareRow row = base;
+        set_shape(row, &shape, res);
+        row.has_price = true;
+        row.provider = o.provider;
+        row.spot = spot == 1;
+        row.date = o.date;
+        row.stale = o.date_days >= 0 && today_days >= 0 && today_days - o.date_days > res.stale_days;
+        row.instance_type = o.instance_type;
+        row.region = o.region;
+        row.usd_per_hour = per_gpu;
+        row.shape_usd_per_hour = per_gpu * shape.gpus();
+        row.cost = res.hours * row.shape_usd_per_hour;
+        row.cost_low = res.hours_low > 0 ? res.hours_low * row.shape_usd_per_hour : row.cost;
+        row.cost_high = res.hours_high > 0 ? res.hours_high * row.shape_usd_per_hour : row.cost;
+        rows.push_back(row);
+        any = true;
       }
-      base.stack_warning = stack_vendor_warning(in.value().stack, id, gpu.vendor);
-      auto e = estimate(in.value(), db);
-      if (!e.ok()) {
-        base.error = e.error().to_string();
-        rows.push_back(base);
-        continue;
-      }
-      const Estimate& est = e.value();
-      base.max_batch = static_cast<double>(est.max_batch.batch);
-      base.fits = est.batch > 0 && est.batch <= est.max_batch.batch;
-      base.qps = est.throughput_qps;
-      base.hours = est.time_hours;
-      bool any = false;
-      if (base.fits) {
-        for (const auto& c : est.costs) {
-          CompareRow row = base;
-          row.has_price = true;
-          row.provider = c.price.provider;
-          row.spot = c.price.spot;
-          row.stale = c.price.stale;
-          row.date = c.price.date;
-          row.instance_type = c.price.instance_type;
-          row.region = c.price.region;
-          row.gpu_count = c.price.gpu_count;
-          row.usd_per_hour = c.price.usd_per_hour;
-          row.cost = c.cost_usd;
-          row.cost_low = c.cost_low > 0 ? c.cost_low : c.cost_usd;
-          row.cost_high = c.cost_high > 0 ? c.cost_high : c.cost_usd;
-          rows.push_back(row);
-          any = true;
-        }
-      }
-      if (!any) rows.push_back(base);
-    } catch (const std::exception& ex) {
-      base.error = std::string("internal error: ") + ex.what();
-      rows.push_back(base);
+    }
+    if (!any) {
+      // No priced shape fits: the largest shape's answer (one GPU when the GPU has no offer).
+      CompareRow row = base;
+      set_shape(row, largest, result_for(largest));
+      rows.push_back(row);
     }
   }
   return rows;
@@ -133,7 +241,8 @@ std::string csv_field(const std::string& s) {
 std::string compare_to_csv(const std::vector<CompareRow>& rows) {
   std::string out =
       "gpu,gpu_name,memory_gib,fits,max_batch,throughput_queries_per_s,time_hours,provider,spot,price_date,"
-      "stale,usd_per_gpu_hour,cost_usd,cost_usd_low,cost_usd_high,calibrated,stack_warning,error\n";
+      "stale,usd_per_gpu_hour,cost_usd,cost_usd_low,cost_usd_high,calibrated,stack_warning,error,gpus,"
+      "gpus_per_node,nodes,network,strategy,per_rank_peak_gib,usd_per_hour\n";
   auto n = [](double v) { return json(v).dump(); };
   for (const auto& r : rows) {
     out += csv_field(r.gpu_id) + "," + csv_field(r.gpu_name) + "," + n(r.memory_gib) + "," +
@@ -143,7 +252,10 @@ std::string compare_to_csv(const std::vector<CompareRow>& rows) {
            (r.has_price ? (r.stale ? "yes" : "no") : "") + "," + (r.has_price ? n(r.usd_per_hour) : "") +
            "," + (r.has_price ? n(r.cost) : "") + "," + (r.has_price ? n(r.cost_low) : "") + "," +
            (r.has_price ? n(r.cost_high) : "") + "," + (r.calibrated ? "yes" : "no") + "," +
-           csv_field(r.stack_warning) + "," + csv_field(r.error) + "\n";
+           csv_field(r.stack_warning) + "," + csv_field(r.error) + "," + std::to_string(r.gpus()) + "," +
+           std::to_string(r.gpus_per_node) + "," + std::to_string(r.nodes) + "," + csv_field(r.network) +
+           "," + csv_field(r.strategy) + "," + (r.error.empty() ? n(r.per_rank_peak_gib) : "") + "," +
+           (r.has_price ? n(r.shape_usd_per_hour) : "") + "\n";
   }
   return out;
 }
@@ -186,7 +298,13 @@ json compare_row_to_json(const CompareRow& r) {
          {"memory_gib", r.memory_gib},
          {"fits", r.fits},
          {"max_batch_size", static_cast<long long>(r.max_batch)},
-         {"calibrated", r.calibrated}};
+         {"calibrated", r.calibrated},
+         {"gpus", r.gpus()},
+         {"gpus_per_node", r.gpus_per_node},
+         {"nodes", r.nodes},
+         {"network", r.network},
+         {"strategy", r.strategy}};
+  if (r.error.empty()) j["per_rank_peak_gib"] = r.per_rank_peak_gib;
   if (r.fits) {
     j["throughput_queries_per_s"] = r.qps;
     j["time_hours"] = r.hours;
@@ -200,6 +318,7 @@ json compare_row_to_json(const CompareRow& r) {
                       {"instance_type", r.instance_type},
                       {"region", r.region},
                       {"gpu_count", r.gpu_count},
+                      {"usd_per_hour", r.shape_usd_per_hour},
                       {"cost_usd", r.cost},
                       {"cost_usd_range", json::array({r.cost_low, r.cost_high})}};
   if (!r.stack_warning.empty()) j["stack_warning"] = r.stack_warning;

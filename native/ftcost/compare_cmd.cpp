@@ -11,7 +11,7 @@ namespace ftcost::cli {
 
 int run_compare(const Request& req, const Database& db, const FileReader& reader, long today_days,
                 const CompareOptions& opt) {
-  auto all = compare_gpus(req, db, reader, today_days);
+  auto all = compare_gpus(req, db, reader, today_days, {}, opt.max_gpus);
   if (!all.ok()) {
     std::cerr << "ftcost: error: " << printable(all.error().to_string()) << "\n";
     return all.error().exit_code();
@@ -28,8 +28,14 @@ int run_compare(const Request& req, const Database& db, const FileReader& reader
     return 0;
   }
 
-  Table t({"GPU", "memory", "max batch", "queries/s", "time", "provider", "$/GPU-h", "cost", "note"},
-          {false, true, true, true, true, false, true, true, false});
+  // GPUs of the shape: "8" on one node, "2x8" for two nodes of 8
+  auto shape = [](const CompareRow& r) {
+    return r.nodes > 1 ? std::to_string(r.nodes) + "x" + std::to_string(r.gpus_per_node)
+                       : std::to_string(r.gpus_per_node);
+  };
+  Table t({"GPU", "memory", "GPUs", "strategy", "max batch", "peak/rank", "queries/s", "time", "provider",
+           "$/GPU-h", "$/h", "cost", "note"},
+          {false, true, true, false, true, true, true, true, false, true, true, true, false});
   int fitting = 0, stack_na = 0;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& r = rows[i];
@@ -41,24 +47,29 @@ int run_compare(const Request& req, const Database& db, const FileReader& reader
     }
     if (r.has_price && r.stale) note += std::string(note.empty() ? "" : ", ") + "stale price";
     if (!r.error.empty()) {
-      t.row({r.gpu_name, fixed(r.memory_gib, 0) + " GiB", "-", "-", "-", "-", "-", "-", "error: " + r.error});
+      t.row({r.gpu_name, fixed(r.memory_gib, 0) + " GiB", shape(r), "-", "-", "-", "-", "-", "-", "-", "-",
+             "-", "error: " + r.error});
       continue;
     }
     if (!r.fits) {
-      t.row({r.gpu_name, fixed(r.memory_gib, 0) + " GiB",
-             r.max_batch > 0 ? fixed(r.max_batch, 0) : std::string("0"), "-", "-", "-", "-", "-",
+      t.row({r.gpu_name, fixed(r.memory_gib, 0) + " GiB", shape(r), r.strategy,
+             r.max_batch > 0 ? fixed(r.max_batch, 0) : std::string("0"),
+             fixed(r.per_rank_peak_gib, 1) + " GiB", "-", "-", "-", "-", "-", "-",
              r.max_batch > 0 ? "the batch asked for does not fit" : "does not fit at batch 1"});
       continue;
     }
     ++fitting;
-    t.row({r.gpu_name, fixed(r.memory_gib, 0) + " GiB", fixed(r.max_batch, 0), fixed(r.qps, 2),
-           duration(r.hours), r.has_price ? r.provider + (r.spot ? " (spot)" : "") : "no price",
-           r.has_price ? fixed(r.usd_per_hour, 2) : "-", r.has_price ? money(r.cost) : "-", note});
+    t.row({r.gpu_name, fixed(r.memory_gib, 0) + " GiB", shape(r), r.strategy, fixed(r.max_batch, 0),
+           fixed(r.per_rank_peak_gib, 1) + " GiB", fixed(r.qps, 2), duration(r.hours),
+           r.has_price ? r.provider + (r.spot ? " (spot)" : "") : "no price",
+           r.has_price ? fixed(r.usd_per_hour, 2) : "-", r.has_price ? fixed(r.shape_usd_per_hour, 2) : "-",
+           r.has_price ? money(r.cost) : "-", note});
   }
   std::cout << "ftcost compare: the job on " << rows.size() << (opt.view.offers ? " offers" : " GPUs") << " ("
             << fitting << " fit); " << (opt.view.spot ? "on-demand and spot" : "on-demand") << " prices"
             << (opt.view.spot ? "" : " (--spot on adds spot offers)")
-            << (opt.view.offers ? "" : ", each GPU's cheapest") << "\n"
+            << (opt.view.offers ? "" : ", each GPU's cheapest")
+            << "; GPUs = the instance (AxB: A instances of B GPUs), max batch per GPU, cost = $/h x time\n"
             << t.str();
   if (cheapest < 0) std::cout << "no GPU in the database both fits the job and has a price\n";
   if (stack_na > 0) {

@@ -10,6 +10,7 @@ namespace ftcost::cli {
 struct CompareOptions {
   CompareView view;
   bool as_json = false, as_csv = false;
+  int max_gpus = 0;  // --max-gpus: shapes of at most this many GPUs (0 = the default cap)
 };
 
 int run_compare(const Request& req, const Database& db, const FileReader& reader, long today_days,

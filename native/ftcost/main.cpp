@@ -10,6 +10,7 @@
 #include "ftcost/paper.hpp"
 #include "ftcost/parallel.hpp"
 #include "ftcost/plan.hpp"
+#include "ftcost/scaling.hpp"
 #include "ftcost/sweep.hpp"
 #include "ftcost/validate.hpp"
 #include "plan_cmd.hpp"
@@ -329,6 +330,21 @@ int run_bench(int iterations, bool as_json) {
   auto t8 = std::chrono::steady_clock::now();
   const double per_multi = std::chrono::duration<double>(t7 - t6).count() / miters * 1e6;
   const double per_auto = std::chrono::duration<double>(t8 - t7).count() / miters * 1e6;
+  // `ftcost compare` over every instance shape (the calculator recomputes it on every input change):
+  // Mixtral QLoRA, every offer's instance, --parallel auto on the multi-GPU ones.
+  Request creq = req;
+  creq.erase("gpu");
+  const int citers = std::max(1, iterations / 4000);
+  auto t9 = std::chrono::steady_clock::now();
+  std::size_t compare_rows = 0;
+  for (int i = 0; i < citers; ++i) {
+    auto rows = compare_gpus(creq, db, nullptr, today_days());
+    if (!rows.ok()) return fail(rows.error());
+    compare_rows = rows.value().size();
+    sink += static_cast<double>(compare_rows);
+  }
+  auto t10 = std::chrono::steady_clock::now();
+  const double compare_ms = std::chrono::duration<double, std::milli>(t10 - t9).count() / citers;
   double per = secs / iterations * 1e6, per_full = secs_full / iterations * 1e6;
   if (as_json) {
     print_json(json{{"iterations", iterations},
@@ -340,6 +356,8 @@ int run_bench(int iterations, bool as_json) {
                     {"database_parse_ms", db_ms},
                     {"multi_gpu_estimate_us", per_multi},
                     {"multi_gpu_auto_estimate_us", per_auto},
+                    {"compare_shapes_ms", compare_ms},
+                    {"compare_shapes_rows", compare_rows},
                     {"checksum", sink + static_cast<double>(db_items)}});
   } else {
     std::cout << "ftcost bench: Mixtral-8x7B QLoRA on A40, math14k, batch=max (" << iterations
@@ -354,6 +372,8 @@ int run_bench(int iterations, bool as_json) {
     std::cout << "  multi-GPU estimate (2x DGX H100, FSDP): " << fixed(per_multi, 2)
               << " µs (budget 200 µs)\n";
     std::cout << "  multi-GPU --parallel auto (all strategies): " << fixed(per_auto, 2) << " µs\n";
+    std::cout << "  compare over every instance shape (" << compare_rows << " rows): " << fixed(compare_ms, 2)
+              << " ms\n";
     if (db_items == 0) std::cout << "  (no GPUs in the database)\n";
   }
   return 0;
@@ -424,7 +444,9 @@ int run_command(int argc, char** argv) {
     Request creq;
     cli::CompareOptions copt;
     auto* cmp = app.add_subcommand(
-        "compare", "The same job on every GPU of the database: fits, speed, time, cost; cheapest first");
+        "compare",
+        "The same job on every rentable instance shape (each offer's GPUs, several instances where the offer "
+        "names its network): fits, strategy, speed, time, cost; cheapest first");
     add_job_options(cmp, creq, {"gpu", "provider", "price-per-hour", "calibration", "run", "spot"});
     cmp->add_option_function<std::string>(
            "--spot", [&copt](const std::string& v) { copt.view.spot = v == "on"; },
@@ -432,6 +454,10 @@ int run_command(int argc, char** argv) {
         ->check(CLI::IsMember({"on", "off"}));
     cmp->add_flag("--offers", copt.view.offers, "list every price offer, not only each GPU's cheapest");
     cmp->add_flag("--fits-only", copt.view.fits_only, "hide GPUs where the job does not fit");
+    cmp->add_option("--max-gpus", copt.max_gpus,
+                    "rank instance shapes of at most this many GPUs in all (default 64); --gpus N keeps "
+                    "instances of N GPUs, --nodes M shapes of M instances")
+        ->check(CLI::Range(1, 4096));
     auto* cmp_json = cmp->add_flag("--json", copt.as_json, "print JSON");
     cmp->add_flag("--csv", copt.as_csv, "print CSV")->excludes(cmp_json);
 
@@ -466,6 +492,20 @@ int run_command(int argc, char** argv) {
     pln->add_option("--out", popt.out, "file the --config is written to (companion files beside it)");
     pln->add_option("--pick", popt.pick, "the plan id (from the front) for --config")
         ->check(number_in(0, 100000, "a plan id, 0 or more"));
+
+    // scale: the estimate's flags on 1, 2, 4, 8... GPUs
+    Request screq;
+    std::string scale_counts;
+    bool scale_json = false, scale_csv = false;
+    auto* scl = app.add_subcommand(
+        "scale",
+        "The job on 1, 2, 4, 8... GPUs: time, cost, throughput and scaling efficiency per GPU count");
+    add_job_options(scl, screq, {"nodes"});
+    scl->add_option("--counts", scale_counts,
+                    "GPU counts, e.g. 1,2,4,8,16 (default 1, 2, 4... up to a node, and 2 and 4 nodes with a "
+                    "network); above --gpus (GPUs per node, default 8) a count is whole nodes");
+    auto* scl_json = scl->add_flag("--json", scale_json, "print JSON");
+    scl->add_flag("--csv", scale_csv, "print CSV")->excludes(scl_json);
 
     // paper
     auto* paper_cmd = app.add_subcommand(
@@ -557,10 +597,10 @@ int run_command(int argc, char** argv) {
       bool known = false;
       for (const auto* sc : app.get_subcommands({})) known = known || sc->get_name() == cmd;
       if (!known) {
-        std::cerr
-            << "ftcost: error: unknown command \"" << cmd
-            << "\"; commands: estimate, compare, plan, sweep, paper, fit, validate, fit-stack, models, gpus, "
-               "db, bench\n";
+        std::cerr << "ftcost: error: unknown command \"" << cmd
+                  << "\"; commands: estimate, compare, plan, scale, sweep, paper, fit, validate, fit-stack, "
+                     "models, gpus, "
+                     "db, bench\n";
         return 2;
       }
     }
@@ -661,6 +701,54 @@ int run_command(int argc, char** argv) {
 
     if (pln->parsed()) return cli::run_plan(preq, db, read_file, today_days(), popt);
     if (cmp->parsed()) return cli::run_compare(creq, db, read_file, today_days(), copt);
+
+    if (scl->parsed()) {
+      std::vector<int> counts;
+      if (!scale_counts.empty()) {
+        auto c = parse_counts(scale_counts);
+        if (!c.ok()) return fail(c.error());
+        counts = c.value();
+      }
+      auto s = scaling_series(screq, db, read_file, today_days(), counts);
+      if (!s.ok()) return fail(s.error());
+      if (scale_json) {
+        print_json(scaling_to_json(s.value()));
+        return 0;
+      }
+      if (scale_csv) {
+        std::cout << scaling_to_csv(s.value());
+        return 0;
+      }
+      Table t({"GPUs", "nodes", "strategy", "batch/GPU", "peak/GPU", "step", "exposed comm", "queries/s",
+               "speedup", "efficiency", "time", "cost", "note"},
+              {true, true, false, true, true, true, true, true, true, true, true, true, false});
+      for (const auto& p : s->points) {
+        if (!p.error.empty()) {
+          t.row({std::to_string(p.gpus), std::to_string(p.nodes), p.strategy, "-", "-", "-", "-", "-", "-",
+                 "-", "-", "-", "error: " + p.error});
+          continue;
+        }
+        if (!p.fits) {
+          t.row({std::to_string(p.gpus), std::to_string(p.nodes), p.strategy, std::to_string(p.micro_batch),
+                 fixed(p.per_rank_peak_gib, 1) + " GiB", "-", "-", "-", "-", "-", "-", "-", "does not fit"});
+          continue;
+        }
+        t.row({std::to_string(p.gpus), std::to_string(p.nodes), p.strategy, std::to_string(p.micro_batch),
+               fixed(p.per_rank_peak_gib, 1) + " GiB", fixed(p.step_s, 3) + " s",
+               fixed(p.comm_exposed_s, 3) + " s", fixed(p.qps, 2), fixed(p.speedup, 2) + "x",
+               fixed(100 * p.efficiency, 0) + "%", cli::duration(p.hours),
+               p.cost_usd > 0 ? cli::money(p.cost_usd) : "-", p.gpus == s->base_gpus ? "base" : ""});
+      }
+      std::cout << "ftcost scale: " << cli::printable(s->gpu) << ", " << s->node_gpus << " GPUs per node"
+                << (s->network != "none" ? ", " + s->network + " between nodes" : std::string(", one node"))
+                << "; efficiency = throughput per GPU against the smallest count that fits";
+      if (s->usd_per_gpu_hour > 0)
+        std::cout << "; $" << fixed(s->usd_per_gpu_hour, 2) << "/GPU-h (" << cli::printable(s->price_provider)
+                  << ")";
+      std::cout << "\n" << t.str();
+      if (s->base_gpus == 0) std::cout << "the job fits on none of these GPU counts\n";
+      return 0;
+    }
 
     if (eq1->parsed()) {
       const bool mixtral = eq1_model == "mixtral";

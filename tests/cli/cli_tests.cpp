@@ -439,7 +439,9 @@ TEST_CASE("fit-stack --run: bad run files exit 2 naming the file and the field")
 }
 
 // ---- more than one GPU (issue #14)
-TEST_CASE("multi-GPU: estimate reports per-rank memory and communication; compare and sweep refuse by name") {
+TEST_CASE(
+    "multi-GPU: estimate reports per-rank memory and communication; compare and sweep refuse a node by "
+    "name") {
   const Run j = run(
       "estimate --json --model llama-3.1-8b --gpu h100-sxm5-80gb --method full --seq 2048 --node dgx-h100 "
       "--nodes 2 --parallel fsdp");
@@ -462,15 +464,97 @@ TEST_CASE("multi-GPU: estimate reports per-rank memory and communication; compar
       run("estimate --model llama-3.1-8b --gpu h100-sxm5-80gb --method lora --gpus 8 --parallel tp:3");
   CHECK(bad.code == 2);
   CHECK(bad.err.find("--parallel") != std::string::npos);
-  const Run c = run("compare --model llama-3.1-8b --method lora --gpus 8");
+  const Run c = run("compare --model llama-3.1-8b --method lora --node dgx-h100");
   CHECK(c.code == 2);
-  CHECK(c.err.find("--gpus") != std::string::npos);
+  CHECK(c.err.find("--node") != std::string::npos);
   const Run s = run("sweep --model llama-3.1-8b --gpu h100-sxm5-80gb --method lora --gpus 8");
   CHECK(s.code == 2);
   CHECK(s.err.find("--gpus") != std::string::npos);
   const Run b = run("bench --iterations 40 --json");
   REQUIRE(b.code == 0);
   CHECK(json::parse(b.out)["multi_gpu_estimate_us"].get<double>() > 0);
+}
+
+TEST_CASE("compare ranks instance shapes: whole instances, several only with a network, costed whole") {
+  const std::string job = " --model llama-3.1-70b --method lora --seq 1024";
+  const Run eight = run("compare" + job + " --gpus 8 --offers --json");
+  REQUIRE(eight.code == 0);
+  const json rows = json::parse(eight.out)["rows"];
+  REQUIRE(rows.size() > 3);
+  bool multi_node = false;
+  for (const auto& r : rows) {
+    CAPTURE(r.dump());
+    CHECK(r["gpus_per_node"] == 8);
+    CHECK(r["gpus"] == r["gpus_per_node"].get<int>() * r["nodes"].get<int>());
+    if (r["nodes"].get<int>() > 1) {
+      multi_node = true;
+      CHECK(r["network"] != "none");  // only an offer with a network spans nodes
+    }
+    if (!r.contains("price")) continue;
+    CHECK(r["strategy"] != "single");
+    CHECK(r["per_rank_peak_gib"].get<double>() <= r["memory_gib"].get<double>());
+    const json& p = r["price"];
+    CHECK(p["gpu_count"] == 8);
+    CHECK(p["usd_per_hour"].get<double>() ==
+          doctest::Approx(p["usd_per_gpu_hour"].get<double>() * r["gpus"].get<int>()));
+    CHECK(p["cost_usd"].get<double>() ==
+          doctest::Approx(p["usd_per_hour"].get<double>() * r["time_hours"].get<double>()));
+  }
+  CHECK(multi_node);
+  // the row of one shape is `ftcost estimate` of that shape, with the strategy compare chose
+  for (const auto& r : rows) {
+    if (!r.contains("price") || r["nodes"] != 1) continue;
+    const Run e = run("estimate" + job + " --gpu " + r["gpu"].get<std::string>() + " --gpus 8 --parallel " +
+                      r["strategy"].get<std::string>() + " --json");
+    REQUIRE(e.code == 0);
+    CHECK(json::parse(e.out)["throughput_queries_per_s"].get<double>() ==
+          doctest::Approx(r["throughput_queries_per_s"].get<double>()));
+    break;
+  }
+  const Run one = run("compare" + job + " --max-gpus 8 --offers --json");
+  REQUIRE(one.code == 0);
+  for (const auto& r : json::parse(one.out)["rows"]) CHECK(r["gpus"].get<int>() <= 8);
+  const Run nodes = run("compare" + job + " --nodes 2 --json");
+  REQUIRE(nodes.code == 0);
+  for (const auto& r : json::parse(nodes.out)["rows"]) CHECK(r["nodes"] == 2);
+  const Run text = run("compare" + job + " --gpus 8");
+  REQUIRE(text.code == 0);
+  CHECK(text.out.find("peak/rank") != std::string::npos);
+  CHECK(text.out.find("2x8") != std::string::npos);
+  const Run csv = run("compare" + job + " --gpus 8 --csv");
+  REQUIRE(csv.code == 0);
+  CHECK(csv.out.find(",gpus,gpus_per_node,nodes,network,strategy,per_rank_peak_gib,usd_per_hour\n") !=
+        std::string::npos);
+  expect_bad("compare" + job + " --max-gpus 0", "--max-gpus");
+  expect_bad("compare" + job + " --network infiniband --network-gbit-per-gpu 400", "--network");
+  // a strategy that does not apply to a shape is that row's error, named (a 6-GPU shape could take tp:3)
+  const Run tp3 = run("compare" + job + " --gpus 8 --parallel tp:3 --json");
+  REQUIRE(tp3.code == 0);
+  for (const auto& r : json::parse(tp3.out)["rows"])
+    CHECK(r["error"].get<std::string>().find("--parallel") != std::string::npos);
+}
+
+TEST_CASE("scale: time, cost and scaling efficiency against the GPU count") {
+  const std::string job = " --model llama-3.1-8b --gpu h100-sxm5-80gb --method full --seq 2048";
+  const Run j = run("scale" + job + " --node dgx-h100 --counts 1,2,8,16 --json");
+  REQUIRE(j.code == 0);
+  const json s = json::parse(j.out);
+  REQUIRE(s["points"].size() == 4);
+  CHECK(s["points"][3]["nodes"] == 2);
+  CHECK(s["network"] == "infiniband");
+  // the 1-GPU point is `ftcost estimate` of the job
+  const Run e = run("estimate" + job + " --json");
+  REQUIRE(e.code == 0);
+  CHECK(s["points"][0]["throughput_queries_per_s"] == json::parse(e.out)["throughput_queries_per_s"]);
+  const Run t = run("scale" + job);
+  REQUIRE(t.code == 0);
+  CHECK(t.out.find("efficiency") != std::string::npos);
+  const Run c = run("scale" + job + " --csv");
+  REQUIRE(c.code == 0);
+  CHECK(c.out.rfind("gpus,gpus_per_node,nodes,strategy,fits,", 0) == 0);
+  expect_bad("scale" + job + " --counts 1,16", "--counts");
+  expect_bad("scale" + job + " --counts 2,1", "--counts");
+  expect_bad("scale --model llama-3.1-8b --method full", "--gpu");
 }
 
 // Issue #15: files, output targets and stdout. tests/robust/robust.py runs many more cases of each kind.

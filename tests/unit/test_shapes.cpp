@@ -1,7 +1,9 @@
 // Instance shapes: every offer is a whole instance, multi-node only where the offer names a network,
 // the shape's price is the whole instance x nodes, and the filters of `ftcost compare`.
+#include "ftcost/api.hpp"
 #include "ftcost/database.hpp"
 #include "ftcost/parallel.hpp"
+#include "ftcost/scaling.hpp"
 #include "ftcost/shapes.hpp"
 
 #include <doctest/doctest.h>
@@ -96,4 +98,92 @@ TEST_CASE("the database's shapes: the shipped offer with a documented network (A
   CHECK(j["gpus"] == 16);
   CHECK(j["network"]["kind"] == "ethernet");
   CHECK(j["usd_per_hour"]["on_demand"].get<double>() == doctest::Approx(16 * 4.1));
+}
+
+// ---- scaling series (scaling.hpp)
+
+TEST_CASE("scaling series: 1 GPU is the single-GPU estimate, counts above a node need a network") {
+  const Database& db = Database::embedded();
+  Request job{{"model", "llama-3.1-8b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "full"}, {"seq", "2048"}};
+  auto s = scaling_series(job, db, nullptr, 20790);
+  REQUIRE(s.ok());
+  REQUIRE(s->points.size() == 4);  // 1, 2, 4, 8: no network, one node of 8 (assumed)
+  CHECK(s->node_gpus == 8);
+  auto in = resolve_request(job, db, nullptr, 20790);
+  REQUIRE(in.ok());
+  auto e = estimate(in.value(), db);
+  REQUIRE(e.ok());
+  const ScalingPoint& one = s->points[0];
+  CHECK(one.strategy == "single");
+  CHECK(one.qps == e->throughput_qps);  // identical, not approximately
+  CHECK(one.hours == e->time_hours);
+  CHECK(one.cost_usd == e->chosen.cost_usd);
+  CHECK(s->base_gpus == 1);
+  CHECK(one.efficiency == 1.0);
+  for (std::size_t i = 1; i < s->points.size(); ++i) {
+    const ScalingPoint& p = s->points[i];
+    CAPTURE(p.gpus);
+    REQUIRE(p.error.empty());
+    CHECK(p.fits);
+    CHECK(p.strategy != "single");
+    CHECK(p.speedup == doctest::Approx(p.qps / one.qps));
+    CHECK(p.efficiency == doctest::Approx(p.speedup / p.gpus));
+    // cost = GPUs x the same price per GPU-hour x hours
+    CHECK(p.cost_usd == doctest::Approx(p.gpus * s->usd_per_gpu_hour * p.hours));
+  }
+  // with a node preset: its size and network; 16 = 2 nodes
+  Request dgx = job;
+  dgx["node"] = "dgx-h100";
+  auto d = scaling_series(dgx, db, nullptr, 20790, {1, 8, 16});
+  REQUIRE(d.ok());
+  CHECK(d->network == "infiniband");
+  REQUIRE(d->points.size() == 3);
+  CHECK(d->points[2].nodes == 2);
+  CHECK(d->points[2].gpus_per_node == 8);
+  CHECK(d->points[2].fits);
+  // no network: 16 GPUs are refused by name; a count that is not whole nodes too
+  auto bad = scaling_series(job, db, nullptr, 20790, {1, 16});
+  REQUIRE(!bad.ok());
+  CHECK(bad.error().field == "--counts");
+  auto odd = scaling_series(dgx, db, nullptr, 20790, {12});
+  REQUIRE(!odd.ok());
+  CHECK(odd.error().field == "--counts");
+  CHECK(!parse_counts("1,2,x").ok());
+  CHECK(!parse_counts("4,2").ok());
+  CHECK(!parse_counts("0").ok());
+  CHECK(parse_counts("1,2,4,8,16").value() == std::vector<int>{1, 2, 4, 8, 16});
+}
+
+TEST_CASE("scaling series: a job that does not fit on one GPU has its base at the first count that fits") {
+  const Database& db = Database::embedded();
+  Request job{{"model", "llama-3.1-70b"}, {"gpu", "a100-sxm4-80gb"}, {"method", "lora"}, {"seq", "1024"}};
+  auto s = scaling_series(job, db, nullptr, 20790, {1, 2, 4, 8});
+  REQUIRE(s.ok());
+  CHECK(!s->points[0].fits);
+  REQUIRE(s->base_gpus > 1);
+  for (const auto& p : s->points)
+    if (p.gpus == s->base_gpus) CHECK(p.efficiency == 1.0);
+  // a strategy that cannot run on a count is that point's error
+  job["parallel"] = "tp:4";
+  auto t = scaling_series(job, db, nullptr, 20790, {2, 4});
+  REQUIRE(t.ok());
+  CHECK(t->points[0].error.find("--parallel") != std::string::npos);
+  CHECK(t->points[1].error.empty());
+}
+
+TEST_CASE("scaling_json: what window.ftcost.scaling returns; counts as text or array; errors name the key") {
+  json j = json::parse(api::scaling_json(
+      R"({"model": "llama-3.1-8b", "gpu": "h100-sxm5-80gb", "method": "lora", "counts": [1, 2, 4]})", 20790));
+  REQUIRE(j.contains("points"));
+  CHECK(j["points"].size() == 3);
+  CHECK(j["points"][2]["gpus"] == 4);
+  CHECK(j["points"][0]["scaling_efficiency"] == 1.0);
+  json t = json::parse(api::scaling_json(
+      R"({"model": "llama-3.1-8b", "gpu": "h100-sxm5-80gb", "method": "lora", "counts": "1,2"})"));
+  CHECK(t["points"].size() == 2);
+  json bad =
+      json::parse(api::scaling_json(R"({"model": "llama-3.1-8b", "method": "lora", "counts": [3, 1]})"));
+  CHECK(bad["error"]["field"] == "--counts");
+  json nogpu = json::parse(api::scaling_json(R"({"model": "llama-3.1-8b", "method": "lora"})"));
+  CHECK(nogpu["error"]["field"] == "--gpu");
 }

@@ -59,6 +59,13 @@ EMSCRIPTEN_KEEPALIVE const char* ftcost_plan_config(const char* request, const c
   });
 }
 
+// request: JSON object of `ftcost scale` flag names -> values (estimate keys and "counts"). Returns what
+// `ftcost scale --json` prints: time, cost, throughput and scaling efficiency against the GPU count.
+EMSCRIPTEN_KEEPALIVE const char* ftcost_scaling(const char* request) {
+  static std::string out;
+  return guarded(out, [request] { return ftcost::api::scaling_json(request != nullptr ? request : ""); });
+}
+
 // what: "models", "gpus", "datasets", "prices" or "table4".
 EMSCRIPTEN_KEEPALIVE const char* ftcost_list(const char* what) {
   static std::string out;

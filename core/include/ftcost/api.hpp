@@ -14,9 +14,15 @@ namespace ftcost::api {
 // `today_days` (days since 1970-01-01) dates the price ages; -1 takes the system clock.
 std::string estimate_json(const std::string& request_json, long today_days = -1);
 
+// The job on 1, 2, 4, 8... GPUs of its "gpu" (scaling.hpp): `request_json` takes the `ftcost scale` flags,
+// i.e. the estimate keys with "counts" ("1,2,4,8,16" or [1, 2, 4, 8, 16]). Returns what `ftcost scale --json`
+// prints.
+std::string scaling_json(const std::string& request_json, long today_days = -1);
+
 // The same job on every GPU: `request_json` takes the `ftcost compare` flags, i.e. the estimate keys but
 // "gpu", "provider", "price-per-hour" and "calibration", with "spot" ("on"/"off": include spot offers),
-// "offers" and "fits-only" (true/false or "on"/"off"). Returns exactly what `ftcost compare --json` prints.
+// "offers" and "fits-only" (true/false or "on"/"off") and "max-gpus" (a whole number). Rows are instance
+// shapes (compare.hpp). Returns exactly what `ftcost compare --json` prints.
 std::string compare_json(const std::string& request_json, long today_days = -1);
 
 // The plan search (`ftcost plan --json`): `request_json` holds the job keys (as estimate takes them, minus

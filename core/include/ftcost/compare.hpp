@@ -26,20 +26,37 @@ struct CompareRow {
   std::string date;
   std::string instance_type, region;  // what tells two offers of one provider apart
   int gpu_count = 1;                  // GPUs in the offer's instance
-  double usd_per_hour = 0;
+  double usd_per_hour = 0;            // per GPU-hour (the offer's price)
+  // The instance shape the row is for (shapes.hpp): GPUs per node x nodes, the strategy the estimate used
+  // ("single" on one GPU; --parallel, default auto), each rank's peak memory and the whole shape's price.
+  int gpus_per_node = 1;
+  int nodes = 1;
+  std::string network = "none";  // between nodes
+  std::string strategy = "single";
+  double per_rank_peak_gib = 0;
+  double shape_usd_per_hour = 0;  // usd_per_hour x GPUs of the shape; cost = this x hours
+  int gpus() const { return gpus_per_node * nodes; }
   double cost = 0, cost_low = 0, cost_high = 0;
   bool calibrated = false;    // the request carries a calibration for this GPU
   std::string stack_warning;  // non-empty: the chosen stack's software does not run on this GPU's vendor
   std::string error;          // the job could not be estimated on this GPU (the message names the field)
 };
 
-// One row per price offer (on-demand and spot) of every GPU where the job fits, and one row for a GPU that
-// has no offer, does not fit or fails. "gpu", "calibration", "provider" and "price-per-hour" of `req` are
-// replaced; `calibration_for` gives the calibration (a name `reader` resolves) to use for a GPU id.
+// One row per instance shape (shapes.hpp: each price offer's whole instance, and 2, 4... of them where the
+// offer names its network) and price kind (on-demand, spot) of every GPU where the job fits on that shape,
+// and one row for a GPU that has no offer, fits on none of its shapes or fails. A shape of one GPU is
+// today's single-GPU estimate; a larger one is estimate_parallel with the request's --parallel (default
+// auto) and --offload, costed as the whole shape x hours. "gpu", "calibration", "provider" and
+// "price-per-hour" of `req` are replaced; `calibration_for` gives the calibration (a name `reader`
+// resolves) to use for a GPU id. Filters: "gpus" of `req` keeps shapes with that many GPUs per node,
+// "nodes" that many nodes, `max_gpus` (> 0) at most that many GPUs in all (default kDefaultMaxShapeGpus);
+// with a filter, GPUs without a matching shape are left out. "node", "network" and
+// "network-gbit-per-gpu" are refused: the hardware comes from each offer.
 // Errors of the request itself (a bad flag) are returned; a GPU-specific failure is kept in its row.
 Result<std::vector<CompareRow>> compare_gpus(const Request& req, const Database& db, const FileReader& reader,
                                              long today_days,
-                                             const std::map<std::string, std::string>& calibration_for = {});
+                                             const std::map<std::string, std::string>& calibration_for = {},
+                                             int max_gpus = 0);
 
 // The cheapest row: it fits, has a price (spot only with `include_spot`) and is on a GPU the request's
 // stack runs on; -1 when none.
