@@ -167,6 +167,8 @@ class App {
   json plan_result_;
   std::string plan_key_;  // the request text the result is for
   bool plan_pending_ = false;
+  std::string plan_pending_key_;
+  double plan_pending_since_ = 0;
   double plan_ms_ = 0;  // wall time of the last search in this UI
   int plan_export_id_ = -1;
   int plan_stack_ = 0;

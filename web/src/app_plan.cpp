@@ -184,16 +184,22 @@ void App::draw_plan_view() {
   mark("plan_view");
   const float fh = ImGui::GetFontSize();
   // the search: on the frame after its request changed (this frame says so), then cached
-  if (plan_key_ != request_to_json_text(plan_request()) || !plan_result_.is_object()) {
-    if (plan_pending_) {
+  // Typing a number changes the request on every key: the search waits until the request has stayed the
+  // same for a quarter of a second (the first search runs on the next frame).
+  const std::string want = request_to_json_text(plan_request());
+  if (want != plan_key_ || !plan_result_.is_object()) {
+    const double now = ImGui::GetTime();
+    if (!plan_pending_ || want != plan_pending_key_) {
+      plan_pending_key_ = want;
+      plan_pending_since_ = plan_result_.is_object() ? now : now - 1.0;
+      plan_pending_ = true;
+    } else if (now - plan_pending_since_ >= 0.25) {
       try {
         update_plan_now();
       } catch (const std::exception& ex) {
         plan_result_ = json{{"error", {{"code", "internal"}, {"field", ""}, {"message", ex.what()}}}};
         plan_pending_ = false;
       }
-    } else {
-      plan_pending_ = true;
     }
   }
   const ImVec2 avail = ImGui::GetContentRegionAvail();
@@ -211,8 +217,10 @@ void App::draw_plan_view() {
     draw_plan_constraints();
     ImGui::Separator();
   }
-  if (plan_pending_) {
+  if (plan_pending_)
     ImGui::TextColored(style::kAccent, "Searching GPU x shape x strategy x method x batch...");
+  if (!plan_result_.is_object()) {
+    // the first search is under way
   } else if (plan_result_.contains("error")) {
     const json& e = plan_result_["error"];
     ImGui::TextColored(style::kBad, "No plan for these settings (%s)", jstr(e, "field").c_str());
