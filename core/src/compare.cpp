@@ -173,11 +173,13 @@ Result<std::vector<CompareRow>> compare_gpus(const Request& req, const Database&
     base.calibrated = r.count("calibration") > 0;
     // One estimate per distinct shape (offers of one GPU share their instance sizes).
     std::map<std::string, ShapeResult> cache;
+    // (copies: clang 14, em++ 3.1.6's, rejects structured bindings captured by a lambda)
+    const std::string gpu_id = id, vendor = gpu.vendor;
     auto result_for = [&](const InstanceShape* shape) -> const ShapeResult& {
       const std::string key = shape ? shape->request_keys().dump() : std::string("{}");
       auto it = cache.find(key);
       if (it == cache.end())
-        it = cache.emplace(key, evaluate_shape(r, shape, db, reader, today_days, gpu.vendor, id)).first;
+        it = cache.emplace(key, evaluate_shape(r, shape, db, reader, today_days, vendor, gpu_id)).first;
       return it->second;
     };
     bool any = false;

@@ -593,6 +593,56 @@ std::int64_t largest_module_params(const ModelSpec& m) {
   return std::max(mx, m.largest_linear());
 }
 
+std::vector<FetchModules> zero3_fetch_modules(const ModelSpec& m) {
+  std::vector<FetchModules> out;
+  auto add = [&out](std::int64_t elems, std::int64_t count) {
+    if (elems > kZero3PersistenceThreshold && count > 0) out.push_back({elems, count});
+  };
+  const std::int64_t H = m.hidden;
+  const ParamCounts pc = m.params();
+  add(pc.embedding, 1);
+  if (!m.tied_embeddings) add(pc.lm_head, 1);
+  const std::int64_t att = m.layers_with(Mixer::attention);
+  if (att > 0) {
+    const AttentionSpec& a = m.attn;
+    if (a.mla) {
+      add(m.attention_params_per_layer() / 4, 4 * att);
+    } else {
+      const std::int64_t q = a.heads * a.head_dim, kv = a.kv_heads * a.head_dim;
+      add(H * q + (a.qkv_bias ? q : 0), att);
+      add(H * kv + (a.qkv_bias ? kv : 0), 2 * att);
+      add(q * H + (a.o_bias ? H : 0), att);
+    }
+  }
+  const std::int64_t mam = m.layers_with(Mixer::mamba);
+  if (mam > 0) {
+    const MambaSpec& b = m.mamba;
+    add(H * 2 * b.d_inner, mam);                        // in_proj
+    add(b.d_inner * b.d_conv, mam);                     // conv1d
+    add(b.d_inner * (b.dt_rank + 2 * b.d_state), mam);  // x_proj
+    add(b.dt_rank * b.d_inner, mam);                    // dt_proj
+    add(b.d_inner * H, mam);                            // out_proj
+  }
+  const std::int64_t dense = m.layers_with(Ffn::mlp);
+  if (dense > 0) add(H * m.mlp.intermediate, (m.mlp.gated ? 3 : 2) * dense);
+  const std::int64_t moe = m.layers_with(Ffn::moe);
+  if (moe > 0) {
+    const MoeSpec& e = m.moe;
+    add(H * e.expert_intermediate, (e.gated ? 3 : 2) * e.experts * moe);
+    add(m.router_params_per_layer(), moe);
+    if (e.shared_experts > 0 && e.shared_intermediate > 0)
+      add(H * e.shared_intermediate, (e.gated ? 3 : 2) * e.shared_experts * moe);
+    if (e.shared_gate) add(H, moe);  // H -> 1: persistent below 1e5 elements
+  }
+  return out;
+}
+
+std::int64_t zero3_fetch_module_count(const ModelSpec& m) {
+  std::int64_t n = 0;
+  for (const auto& f : zero3_fetch_modules(m)) n += f.count;
+  return n;
+}
+
 double RankMemory::model_state_bytes() const {
   return base.weights + base.trainable_params + base.gradients + base.optimizer_states + fp32_grad_partition +
          gather_buffers;
@@ -1000,31 +1050,48 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
                 0,
                 ""};
     if (st == Strategy::zero3) {
-      const double ag = coll(CollOp::all_gather, gather_bytes);
-      CommItem f{"forward parameter all-gather (prefetch)",
+      // One all-gather per fetched sub-module (zero3_fetch_modules), each with its own call latency; the
+      // bytes of one pass are the model's gathered weights shared out by module size.
+      const std::vector<FetchModules> mods = zero3_fetch_modules(c.m_eff);
+      double mod_elems = 0, calls = 0;
+      for (const auto& fm : mods) {
+        mod_elems += d(fm.elems) * d(fm.count);
+        calls += d(fm.count);
+      }
+      double ag = 0;
+      if (mod_elems > 0) {
+        const double bytes_per_elem = gather_bytes / mod_elems;
+        for (const auto& fm : mods)
+          ag += d(fm.count) * coll(CollOp::all_gather, d(fm.elems) * bytes_per_elem);
+      } else {
+        ag = coll(CollOp::all_gather, gather_bytes);
+        calls = 1;
+      }
+      const double first = ag / std::max(1.0, calls);  // the first module of a pass waits for its gather
+      CommItem f{"forward parameter all-gather (per sub-module, prefetch)",
                  CollOp::all_gather,
                  scope,
                  static_cast<int>(n),
-                 gather_bytes / layers,
-                 layers * accum,
+                 gather_bytes / std::max(1.0, calls),
+                 calls * accum,
                  ag * accum,
                  0,
                  0,
-                 "prefetched ahead of use (overlap_comm on for stage 3)"};
-      f.exposed_s = accum * (ag / layers + std::max(0.0, ag - fwd_s));
+                 "prefetched ahead of use along the recorded module trace (overlap_comm on for stage 3)"};
+      f.exposed_s = accum * (first + std::max(0.0, ag - fwd_s));
       add(e, f);
-      CommItem b{"backward parameter all-gather (prefetch)",
+      CommItem b{"backward parameter all-gather (per sub-module, prefetch)",
                  CollOp::all_gather,
                  scope,
                  static_cast<int>(n),
-                 gather_bytes / layers,
-                 layers * accum,
+                 gather_bytes / std::max(1.0, calls),
+                 calls * accum,
                  ag * accum,
                  0,
                  0,
-                 "prefetched ahead of use"};
+                 "prefetched ahead of use; with checkpointing the recompute's fetch serves the backward"};
       const double bwd_comm = ag + rs_one * rs_calls / accum;
-      b.exposed_s = accum * (ag / layers + std::max(0.0, bwd_comm - bwd_s) * ag / bwd_comm);
+      b.exposed_s = accum * (first + std::max(0.0, bwd_comm - bwd_s) * ag / bwd_comm);
       rs.overlap = "overlapped with backward (overlap_comm)";
       rs.exposed_s =
           accum * std::max(0.0, bwd_comm - bwd_s) * (rs_one * rs_calls / accum) / bwd_comm + rs_one;

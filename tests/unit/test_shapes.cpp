@@ -187,3 +187,17 @@ TEST_CASE("scaling_json: what window.ftcost.scaling returns; counts as text or a
   json nogpu = json::parse(api::scaling_json(R"({"model": "llama-3.1-8b", "method": "lora"})"));
   CHECK(nogpu["error"]["field"] == "--gpu");
 }
+
+TEST_CASE("ZeRO-3 fetches per sub-module above DeepSpeed's persistence threshold: counted from the config") {
+  const Database& db = Database::embedded();
+  // Qwen1.5-MoE-A2.7B: 24 x (q, k, v, o + 60 experts x 3 + 3 shared-expert linears + the 2048x60 router) +
+  // embedding + lm_head; the H->1 shared-expert gate and the norms stay resident (<= 1e5 elements).
+  const ModelSpec* moe = db.model("qwen1.5-moe-a2.7b");
+  REQUIRE(moe != nullptr);
+  CHECK(zero3_fetch_module_count(*moe) == 24 * (4 + 180 + 3 + 1) + 2);
+  // Qwen2.5-14B: 48 x 7 linears + embedding + lm_head
+  const ModelSpec* dense = db.model("qwen2.5-14b");
+  REQUIRE(dense != nullptr);
+  CHECK(zero3_fetch_module_count(*dense) == 48 * 7 + 2);
+  for (const auto& f : zero3_fetch_modules(*moe)) CHECK(f.elems > kZero3PersistenceThreshold);
+}

@@ -107,6 +107,21 @@ ZeroEstimate deepspeed_zero3_estimate(std::int64_t total_params, std::int64_t la
 // model_to_params() finds. For HF LLMs: the embedding or lm_head, else the largest linear.
 std::int64_t largest_module_params(const ModelSpec& m);
 
+// DeepSpeed ZeRO-3 fetches parameters per sub-module: deepspeed/runtime/zero/partitioned_param_coordinator.py
+// (v0.19.6, commit edaa722) `_fetch_sub_module_impl` issues one all_gather_coalesced per module; parameters
+// of at most stage3_param_persistence_threshold = 1e5 elements (runtime/zero/config.py, parameter_offload.py
+// `mark_persistent_parameters`) stay resident and are never fetched. The modules one forward pass fetches, as
+// (parameter elements of one module, how many such modules): attention projections, MLP / expert / shared-
+// expert linears, routers, Mamba projections, embedding and lm_head (approximations for MLA: its projections
+// as four equal parts).
+struct FetchModules {
+  std::int64_t elems = 0;
+  std::int64_t count = 0;
+};
+constexpr std::int64_t kZero3PersistenceThreshold = 100000;
+std::vector<FetchModules> zero3_fetch_modules(const ModelSpec& m);
+std::int64_t zero3_fetch_module_count(const ModelSpec& m);  // sum of the counts
+
 // Per-rank memory, bytes.
 struct RankMemory {
   MemoryBreakdown base;              // the single-GPU components after sharding (weights, grads, ...)
