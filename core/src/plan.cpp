@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <memory>
 #include <set>
 #include <sstream>
 
@@ -249,6 +250,7 @@ struct Eval {
   int config = -1;
   int ranks = 1;
   std::string parallel = "single";
+  std::string offload = "none";
   std::int64_t micro = 0, accum = 1, max_micro = 0;
   double hours = 0, step_s = 0, qps = 0, peak = 0, usable = 0;
   std::string bottleneck;
@@ -430,13 +432,23 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
                 prune("stack_runs_one_gpu", static_cast<long>(idx.size()));
                 continue;
               }
-              for (const auto& strat : strats) {
+              // (strategy, offload) pairs; a ZeRO strategy that does not fit gets its offload variants
+              // (optimizer states to host RAM; for zero3 parameters too) appended as it fails.
+              std::vector<std::pair<std::string, std::string>> variants;
+              for (const auto& st : strats) variants.emplace_back(st, "none");
+              for (std::size_t vi = 0; vi < variants.size(); ++vi) {
+                const std::string strat = variants[vi].first;
+                const std::string offload = variants[vi].second;
                 Inputs x = in;
                 x.advise = false;
                 x.workload.batch = 0;
                 x.workload.grad_accum = 1;
                 std::int64_t max_micro = 0;
                 ++res.estimates;
+                // The probe at the largest micro-batch (batch 0 = max) is the estimate of that candidate too:
+                // reused below instead of estimating it again.
+                std::unique_ptr<Estimate> probe_e;
+                std::unique_ptr<ParallelEstimate> probe_pe;
                 if (count == 1) {
                   auto e = estimate(x, db);
                   if (!e.ok()) {
@@ -444,12 +456,14 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
                     continue;
                   }
                   max_micro = e->max_batch.batch;
+                  probe_e = std::make_unique<Estimate>(std::move(e).value());
                 } else {
                   x.multi.gpus = rep.gpus_per_node;
                   x.multi.nodes = rep.nodes;
                   x.multi.network = rep.nodes > 1 ? rep.network : "";
                   x.multi.network_gbit_per_gpu = rep.nodes > 1 ? rep.network_gbit_per_gpu : 0;
                   x.multi.parallel = strat;
+                  x.multi.offload = offload;
                   auto p = plan_from_inputs(x, db);
                   if (!p.ok()) {
                     prune("error", static_cast<long>(idx.size()));
@@ -461,8 +475,13 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
                     continue;
                   }
                   max_micro = pe->fits ? pe->max_micro_batch : 0;
+                  probe_pe = std::make_unique<ParallelEstimate>(std::move(pe).value());
                 }
                 if (max_micro < 1) {
+                  if (count > 1 && strat.rfind("zero", 0) == 0 && offload == "none")
+                    variants.emplace_back(strat, "optimizer");
+                  else if (count > 1 && strat == "zero3" && offload == "optimizer")
+                    variants.emplace_back(strat, "params");
                   prune("does_not_fit", static_cast<long>(idx.size()));
                   if (count == 1) no_fit_gpus.insert(gpu_id);
                   continue;
@@ -480,12 +499,14 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
                   ev.config = ci;
                   ev.ranks = count;
                   ev.parallel = strat;
+                  ev.offload = offload;
                   ev.micro = mb;
                   ev.accum = accum;
                   ev.max_micro = max_micro;
-                  ++res.estimates;
+                  const bool reuse = mb == max_micro && accum == 1;
+                  if (!reuse) ++res.estimates;
                   if (count == 1) {
-                    auto e = estimate(y, db);
+                    auto e = reuse ? Result<Estimate>(*probe_e) : estimate(y, db);
                     if (!e.ok() || e->batch < 1 || e->batch > e->max_batch.batch) {
                       prune("does_not_fit", static_cast<long>(idx.size()));
                       continue;
@@ -497,9 +518,14 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
                     ev.usable = e->max_batch.usable_bytes;
                     bottleneck_of(e->step, e->step.total_s, 0, 0, ev);
                   } else {
-                    auto p = plan_from_inputs(y, db);
-                    if (!p.ok()) continue;
-                    auto pe = estimate_parallel(y, p.value(), db);
+                    Result<ParallelEstimate> pe = make_error(Errc::internal, "", "not estimated");
+                    if (reuse) {
+                      pe = *probe_pe;
+                    } else {
+                      auto p = plan_from_inputs(y, db);
+                      if (!p.ok()) continue;
+                      pe = estimate_parallel(y, p.value(), db);
+                    }
                     if (!pe.ok() || !pe->fits || pe->micro_batch < 1) {
                       prune("does_not_fit", static_cast<long>(idx.size()));
                       continue;
@@ -589,6 +615,7 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
     e.method = cfg.method;
     e.stack = cfg.stack;
     e.parallel = ev.parallel;
+    e.offload = ev.offload;
     e.checkpointing = cfg.checkpointing;
     e.optimizer = cfg.optimizer;
     e.micro_batch = ev.micro;
@@ -616,6 +643,7 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
         r["network-gbit-per-gpu"] = json(s.network_gbit_per_gpu).dump();
       }
       r["parallel"] = ev.parallel;
+      if (ev.offload != "none") r["offload"] = ev.offload;
     }
     // `estimate` prices a provider's GPU at its best offer; a shape of another offer pins its own price
     if (estimate_picks(db, s.gpu_id, s.provider_id, s.spot, today_days, stale_days) != s.usd_per_gpu_hour) {
@@ -652,6 +680,10 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
     why += "; peak " + num(e.peak_gib_per_gpu, 1) + " of " + num(e.usable_gib, 1) + " GiB usable per GPU (" +
            num(e.usable_gib - e.peak_gib_per_gpu, 1) + " GiB headroom" +
            (e.peak_gib_per_gpu > kTightMemoryFraction * e.usable_gib ? ", tight" : "") + ")";
+    if (e.offload != "none")
+      why += "; " +
+             std::string(e.offload == "params" ? "parameters and optimizer states" : "optimizer states") +
+             " offloaded to host RAM (nothing fits on these GPUs without it)";
     if (e.micro_batch == e.max_micro_batch)
       why += "; micro-batch " + std::to_string(e.micro_batch) + " is the largest that fits";
     if (e.shape.stale) why += "; its price is older than " + std::to_string(stale_days) + " days";
@@ -670,6 +702,10 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
   auto add_alt = [&](const std::string& what, const std::string& why) {
     res.alternatives.push_back({what, why});
   };
+  if (cheapest_single_any >= 0) {
+    res.cheapest_single_gpu = make_entry(cheapest_single_any);
+    res.cheapest_single_gpu.id = -1;
+  }
   if (cheapest_single_any >= 0) {
     const PlanEntry e = make_entry(cheapest_single_any);
     const double h = e.hours;
@@ -723,44 +759,46 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
 
 json plan_to_json(const PlanResult& r) {
   json front = json::array();
-  for (const auto& e : r.front) {
+  auto entry_json = [](const PlanEntry& e) {
     json req = json::object();
     for (const auto& [k, v] : e.request) req[k] = v;
-    front.push_back(json{{"id", e.id},
-                         {"gpu", e.shape.gpu_id},
-                         {"gpu_name", e.gpu_name},
-                         {"gpus_per_node", e.shape.gpus_per_node},
-                         {"nodes", e.shape.nodes},
-                         {"provider", e.shape.provider},
-                         {"provider_id", e.shape.provider_id},
-                         {"instance_type", e.shape.instance_type},
-                         {"region", e.shape.region},
-                         {"price_date", e.shape.date.empty() ? json(nullptr) : json(e.shape.date)},
-                         {"price_stale", e.shape.stale},
-                         {"spot", e.shape.spot},
-                         {"usd_per_hour", e.shape.usd_per_hour},
-                         {"usd_per_gpu_hour", e.shape.usd_per_gpu_hour},
-                         {"method", e.method},
-                         {"stack", e.stack},
-                         {"parallel", e.parallel},
-                         {"checkpointing", e.checkpointing},
-                         {"optimizer", e.optimizer},
-                         {"micro_batch", e.micro_batch},
-                         {"max_micro_batch", e.max_micro_batch},
-                         {"grad_accum", e.grad_accum},
-                         {"effective_batch", e.effective_batch},
-                         {"hours", e.hours},
-                         {"cost_usd", e.cost_usd},
-                         {"step_time_s", e.step_s},
-                         {"throughput_queries_per_s", e.throughput_qps},
-                         {"peak_gib_per_gpu", e.peak_gib_per_gpu},
-                         {"usable_gib_per_gpu", e.usable_gib},
-                         {"memory_gib", e.memory_gib},
-                         {"bottleneck", e.bottleneck},
-                         {"bottleneck_share", e.bottleneck_share},
-                         {"why", e.why},
-                         {"request", req}});
-  }
+    return json{{"id", e.id},
+                {"gpu", e.shape.gpu_id},
+                {"gpu_name", e.gpu_name},
+                {"gpus_per_node", e.shape.gpus_per_node},
+                {"nodes", e.shape.nodes},
+                {"provider", e.shape.provider},
+                {"provider_id", e.shape.provider_id},
+                {"instance_type", e.shape.instance_type},
+                {"region", e.shape.region},
+                {"price_date", e.shape.date.empty() ? json(nullptr) : json(e.shape.date)},
+                {"price_stale", e.shape.stale},
+                {"spot", e.shape.spot},
+                {"usd_per_hour", e.shape.usd_per_hour},
+                {"usd_per_gpu_hour", e.shape.usd_per_gpu_hour},
+                {"method", e.method},
+                {"stack", e.stack},
+                {"parallel", e.parallel},
+                {"offload", e.offload},
+                {"checkpointing", e.checkpointing},
+                {"optimizer", e.optimizer},
+                {"micro_batch", e.micro_batch},
+                {"max_micro_batch", e.max_micro_batch},
+                {"grad_accum", e.grad_accum},
+                {"effective_batch", e.effective_batch},
+                {"hours", e.hours},
+                {"cost_usd", e.cost_usd},
+                {"step_time_s", e.step_s},
+                {"throughput_queries_per_s", e.throughput_qps},
+                {"peak_gib_per_gpu", e.peak_gib_per_gpu},
+                {"usable_gib_per_gpu", e.usable_gib},
+                {"memory_gib", e.memory_gib},
+                {"bottleneck", e.bottleneck},
+                {"bottleneck_share", e.bottleneck_share},
+                {"why", e.why},
+                {"request", req}};
+  };
+  for (const auto& e : r.front) front.push_back(entry_json(e));
   json pruned = json::object();
   for (const char* k : {"does_not_fit", "deadline", "budget", "effective_batch"}) pruned[k] = 0;
   for (const auto& [k, v] : r.pruned) pruned[k] = v;
@@ -784,6 +822,8 @@ json plan_to_json(const PlanResult& r) {
               {"estimates", r.estimates},
               {"pruned", pruned},
               {"alternatives", alts},
+              {"cheapest_single_gpu",
+               r.cheapest_single_gpu.micro_batch > 0 ? entry_json(r.cheapest_single_gpu) : json(nullptr)},
               {"search_ms", r.search_ms}};
 }
 

@@ -18,6 +18,9 @@ int fail(const Error& e) {
 
 int run_plan(const Request& all, const Database& db, const FileReader& reader, long today_days,
              const PlanCmdOptions& opt) {
+  if (opt.config.empty() && (opt.pick >= 0 || !opt.out.empty()))
+    return fail(make_error(Errc::invalid_value, opt.pick >= 0 ? "--pick" : "--out",
+                           "applies only with --config STACK (the config to write)"));
   auto pr = parse_plan_request(all, db);
   if (!pr.ok()) return fail(pr.error());
   auto r = plan(pr->job, pr->constraints, db, reader, today_days);

@@ -742,3 +742,32 @@ TEST_CASE("plan: bad constraints exit 2 naming the flag") {
   expect_bad(job + " --methods qlora", "--methods");  // excludes the job's own --method
   expect_bad("plan --model nope --method lora", "--model");
 }
+
+TEST_CASE(
+    "plan --config: the config of a picked plan is written atomically; bad uses exit 2 naming the flag") {
+  const std::string job =
+      "plan --model llama-3.1-8b --method qlora --dataset math14k --queries 15000 --epochs 2";
+  const std::string dir = std::string(FTCOST_TEST_TMP) + "/plan-config";
+  mkdir(dir.c_str(), 0755);
+  Run r = run(job + " --config trl --out " + dir + "/sft.yaml --pick 0");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("wrote " + dir + "/sft.yaml (trl)") != std::string::npos);
+  CHECK(r.out.find("--config sft.yaml") != std::string::npos);  // the launch command names the file written
+  std::ifstream f(dir + "/sft.yaml");
+  std::stringstream text;
+  text << f.rdbuf();
+  CHECK(text.str().find("per_device_train_batch_size: ") != std::string::npos);
+  CHECK(text.str().find("# expected: peak ") != std::string::npos);
+  CHECK(text.str().find("# reproduce: ftcost estimate") != std::string::npos);
+  std::ifstream acc(dir + "/accelerate.yaml");
+  CHECK(acc.good());
+  expect_bad(job + " --config nemo --out " + dir + "/x.yaml", "--config");
+  expect_bad(job + " --config trl", "--out");
+  expect_bad(job + " --config trl --out " + dir, "--out");
+  expect_bad(job + " --config trl --out " + dir + "/y.yaml --pick 999", "--pick");
+  expect_bad(job + " --pick 0", "--pick");
+  expect_bad(job + " --out " + dir + "/z.yaml", "--out");
+  expect_bad("plan --model mixtral-8x7b --method qlora --dataset math14k --config torchtune --out " + dir +
+                 "/tt.yaml",
+             "no model builder");
+}

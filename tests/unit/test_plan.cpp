@@ -119,3 +119,84 @@ TEST_CASE("JS API: plan_json takes the job and constraint keys (lists as arrays,
   const json bad3 = json::parse(api::plan_config_json(R"({"model":"llama-3.1-8b"})", "nemo", kToday));
   CHECK(bad3["error"]["field"] == "--config");
 }
+
+namespace {
+// Every plan on the front, re-run as a plain `ftcost estimate` of its request (resolve_request +
+// estimate_job_json, the path of the CLI and the JS API), gives the same hours and cost.
+void check_front_reproduces(const PlanResult& r, const Database& db) {
+  REQUIRE_FALSE(r.front.empty());
+  for (const auto& e : r.front) {
+    CAPTURE(e.id);
+    CAPTURE(e.shape.gpu_id);
+    CAPTURE(e.parallel);
+    auto in = resolve_request(e.request, db, nullptr, kToday);
+    REQUIRE(in.ok());
+    auto j = estimate_job_json(in.value(), db);
+    REQUIRE(j.ok());
+    REQUIRE(j.value()["time_hours"].is_number());
+    REQUIRE(j.value()["cost_usd"].is_number());
+    // same code path and inputs: equal to rounding of the last bit
+    CHECK(j.value()["time_hours"].get<double>() == doctest::Approx(e.hours).epsilon(1e-12));
+    CHECK(j.value()["cost_usd"].get<double>() == doctest::Approx(e.cost_usd).epsilon(1e-12));
+    CHECK(j.value()["batch_size"].get<std::int64_t>() == e.micro_batch);
+  }
+}
+}  // namespace
+
+TEST_CASE(
+    "plan bars (#18): the paper job's best single-GPU plan is no dearer than compare's cheapest row; "
+    "every plan on the front is what estimate gives") {
+  const Database& db = Database::embedded();
+  // The paper's job: Mixtral-8x7B QLoRA (sparse), math14k, 15,000 queries x 10 epochs, on the paper's stack.
+  const Request job = {{"model", "mixtral-8x7b"},        {"method", "qlora"},  {"moe", "sparse"},
+                       {"dataset", "math14k"},           {"queries", "15000"}, {"epochs", "10"},
+                       {"stack", "hf-transformers-2024"}};
+  auto r = plan(job, PlanConstraints{}, db, nullptr, kToday);
+  REQUIRE(r.ok());
+  check_front_reproduces(r.value(), db);
+  // compare's cheapest row for the same settings (batch = max, on-demand prices)
+  auto rows = compare_gpus(job, db, nullptr, kToday);
+  REQUIRE(rows.ok());
+  const int cheapest = cheapest_row(rows.value(), false);
+  REQUIRE(cheapest >= 0);
+  const double compare_cost = rows.value()[static_cast<std::size_t>(cheapest)].cost;
+  REQUIRE(r->cheapest_single_gpu.micro_batch > 0);
+  CHECK(r->cheapest_single_gpu.shape.ranks() == 1);
+  CHECK(r->cheapest_single_gpu.cost_usd <= compare_cost);
+  // and the best plan of the front is no dearer than the best single GPU
+  REQUIRE(r->best >= 0);
+  CHECK(r->front[static_cast<std::size_t>(r->best)].cost_usd <= r->cheapest_single_gpu.cost_usd);
+  // the cheapest single-GPU plan is itself what estimate gives
+  PlanResult one;
+  one.front.push_back(r->cheapest_single_gpu);
+  check_front_reproduces(one, db);
+}
+
+TEST_CASE("plan: a Llama-3.1-8B LoRA job with an effective batch, methods and stacks open, and a deadline") {
+  const Database& db = Database::embedded();
+  const Request job = {{"model", "llama-3.1-8b"}, {"method", "lora"}, {"dataset", "math14k"},
+                       {"queries", "15000"},      {"epochs", "3"},    {"stack", "hf-trl-2026"}};
+  PlanConstraints c;
+  c.effective_batch = 64;
+  c.methods = {"lora", "qlora", "full"};
+  c.stacks = {"hf-trl-2026", "unsloth-2024q4", "torchtune-2024"};
+  c.deadline_hours = 2;
+  auto r = plan(job, c, db, nullptr, kToday);
+  REQUIRE(r.ok());
+  check_front_reproduces(r.value(), db);
+  for (const auto& e : r->front) {
+    CHECK(e.hours <= 2.0);
+    CHECK(e.effective_batch == 64);
+    // a stack that runs one GPU never appears on more
+    if (e.stack == "unsloth-2024q4") CHECK(e.shape.ranks() == 1);
+    if (e.stack == "torchtune-2024" && e.shape.ranks() > 1) CHECK(e.parallel == "fsdp");
+  }
+  CHECK(r->pruned.at("deadline") > 0);
+  // a budget below the cheapest plan leaves nothing and says why
+  PlanConstraints poor = c;
+  poor.budget_usd = 0.001;
+  auto none = plan(job, poor, db, nullptr, kToday);
+  REQUIRE(none.ok());
+  CHECK(none->best == -1);
+  CHECK(none->front.empty());
+}

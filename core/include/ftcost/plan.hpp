@@ -78,6 +78,8 @@ struct PlanEntry {
   std::string gpu_name;
   double memory_gib = 0;  // the GPU's memory (label)
   std::string method, stack, parallel = "single", checkpointing, optimizer;
+  std::string offload =
+      "none";  // multi-GPU: none | optimizer | params (ZeRO-Offload, only where nothing fits)
   std::int64_t micro_batch = 0, grad_accum = 1, effective_batch = 0, max_micro_batch = 0;
   double hours = 0, cost_usd = 0;
   double step_s = 0, throughput_qps = 0;
@@ -100,6 +102,9 @@ struct PlanResult {
   long considered = 0;                 // candidate (configuration, shape) pairs looked at
   std::map<std::string, long> pruned;  // does_not_fit, deadline, budget, effective_batch, ...
   std::vector<PlanAlternative> alternatives;
+  // The cheapest single-GPU plan before the deadline/budget (id -1 when none fits on one GPU): what
+  // `ftcost compare` ranks, for comparison.
+  PlanEntry cheapest_single_gpu;
   double search_ms = 0;
   long estimates = 0;  // estimator calls
 };
