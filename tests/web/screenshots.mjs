@@ -102,6 +102,10 @@ try {
     console.log(path.join(outDir, "plan.png"));
     await page.goto(`http://127.0.0.1:${port}/#v=1&model=llama-2-7b&gpu=h100-sxm5-80gb&method=full&dataset=math14k`);
     await page.waitForTimeout(3000);
+    // the scaling plot is under the memory and step-time panels: scroll the results column to it
+    await page.mouse.move(box.x + 900, box.y + 600);
+    await page.mouse.wheel(0, 900);
+    await page.waitForTimeout(1200);
     await page.screenshot({ path: path.join(outDir, "scaling.png") });
     console.log(path.join(outDir, "scaling.png"));
     await ctx.close();

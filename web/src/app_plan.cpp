@@ -144,6 +144,12 @@ bool App::load_plan(int id) {
     notify(Notice::info, "Plan #" + std::to_string(id) + " loaded: " + shape_text(p) + ", " +
                              jstr(p, "provider") + ", " + plot::fmt_hours(jnum(p, "hours")) + ", " +
                              plot::fmt_usd(jnum(p, "cost_usd")));
+    // the search uses the database's calibrations; the calculator uses the user's for this GPU when enabled
+    for (const auto& c : calibrations_)
+      if (c.enabled && c.gpu == jstr(p, "gpu"))
+        notify(Notice::warning,
+               "The Calculator uses your calibration " + c.name + " for " + c.gpu +
+                   "; the plan was searched with the database's, so its hours and cost differ");
     set_request(r);
     set_view(View::calculator);
     return true;
@@ -352,6 +358,11 @@ void App::draw_plan_constraints() {
     for (const auto& [id, s] : db.stacks())
       items.emplace_back(id, s.display_name.empty() ? id : s.display_name);
     list("stacks", "stacks", "the job's", items, fh * 8);
+  }
+  if (!calibrations_.empty()) {
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextDisabled("The search uses the database's calibrations; yours apply in the Calculator.");
+    ImGui::PopTextWrapPos();
   }
   ImGui::Spacing();
   if (ImGui::Button("Clear constraints")) {
