@@ -347,13 +347,14 @@ try {
   await phone.context.close();
 
   // ---- 8. the Plan view (#18): a front from a link, a constraint clicked, a config downloaded, a plan loaded ----
-  const planJob = "v=1&model=mixtral-8x7b&method=qlora&moe=sparse&dataset=math14k&lora-targets=q_proj%2Ck_proj%2Cv_proj%2Co_proj";
+  const planJob = "v=1&model=mixtral-8x7b&gpu=a40&method=qlora&moe=sparse&dataset=math14k&lora-targets=q_proj%2Ck_proj%2Cv_proj%2Co_proj";
   const planPage = await openPage(planJob + "&plan-max-gpus=8&view=plan");
   const pp = planPage.page;
   u = await waitFor(pp, (x) => x.app.view === "plan" && x.app.plan.count > 0 && !x.app.plan.pending && x.app.panels.includes("plan_front"),
     "a link with view=plan opens the Plan view and shows a front", 60000);
   if (u) {
-    check(u.app.plan.constraints["max-gpus"] === "8", "the link's plan-max-gpus=8 is restored", u.app.plan.constraints);
+    check(u.app.plan.constraints["max-gpus"] === "8" && u.app.request["lora-targets"] === "q_proj,k_proj,v_proj,o_proj" && u.app.notices.length === 0,
+      "the link's job and plan-max-gpus=8 are restored", { constraints: u.app.plan.constraints, request: u.app.request, notices: u.app.notices });
     report.measurements.plan_search_ms_browser = Math.round(u.app.plan.ms);
     console.log(`      plan search in the browser: ${u.app.plan.ms.toFixed(0)} ms (core: ${u.app.plan.search_ms.toFixed(0)} ms), ${u.app.plan.count} plans`);
     // the view's front is the JS API's and the CLI's for the same request (search_ms aside)
@@ -378,7 +379,7 @@ try {
     // a constraint clicked on the canvas: the search reruns and the URL follows
     const bestBefore = u.app.plan.best;
     await clickAnchor(pp, "plan.minimize.time");
-    u = await waitFor(pp, (x) => x.app.plan.constraints.minimize === "time" && !x.app.plan.pending, "clicking 'minimise time' reruns the search");
+    u = await waitFor(pp, (x) => x.app.plan.constraints.minimize === "time" && x.app.plan.current && !x.app.plan.pending, "clicking 'minimise time' reruns the search");
     if (u) {
       const h = await pp.evaluate(() => location.hash);
       check(/plan-minimize=time/.test(h) && /plan-max-gpus=8/.test(h) && /view=plan/.test(h), "the URL hash holds the plan state", h);
@@ -413,11 +414,12 @@ try {
     // a plan clicked in the table opens the calculator with that plan's job, same hours and cost
     u = await ui(pp);
     const first = JSON.parse(await pp.evaluate((r) => window.ftcost.plan(r), JSON.stringify({ ...apiReq, minimize: "time" }))).front[0];
+    const recomputesBefore = u.app.recomputes;
     await clickAnchor(pp, "plan.row.0");
-    u = await waitFor(pp, (x) => x.app.view === "calculator" && x.app.request.gpu === first.gpu && !x.app.result.error, "clicking a plan row loads it into the calculator");
+    u = await waitFor(pp, (x) => x.app.view === "calculator" && x.app.request.gpu === first.gpu && x.app.recomputes > recomputesBefore && !x.app.result.error, "clicking a plan row loads it into the calculator");
     if (u) {
       check(Math.abs(u.app.result.time_hours - first.hours) <= 1e-9 * first.hours && Math.abs(u.app.result.cost_usd - first.cost_usd) <= 1e-6 * first.cost_usd,
-        "the loaded plan's estimate has the plan's hours and cost", { plan: [first.hours, first.cost_usd], calculator: [u.app.result.time_hours, u.app.result.cost_usd] });
+        "the loaded plan's estimate has the plan's hours and cost", { plan: [first.hours, first.cost_usd], calculator: [u.app.result.time_hours, u.app.result.cost_usd], planRequest: first.request, request: u.app.request, effective: u.app.effective_request });
     }
   }
   await planPage.context.close();

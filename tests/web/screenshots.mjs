@@ -87,7 +87,7 @@ try {
   {
     const ctx = await browser.newContext({ viewport: { width: 1440, height: 1000 } });
     const page = await ctx.newPage();
-    await page.goto(`http://127.0.0.1:${port}/#v=1&model=mixtral-8x7b&method=qlora&moe=sparse&dataset=math14k` +
+    await page.goto(`http://127.0.0.1:${port}/#v=1&model=mixtral-8x7b&gpu=a40&method=qlora&moe=sparse&dataset=math14k` +
                     `&lora-targets=q_proj%2Ck_proj%2Cv_proj%2Co_proj&plan-max-gpus=8&view=plan`);
     await page.waitForFunction(() => window.ftcost && window.ftcost.ui && window.ftcost.ui() && window.ftcost.ui().app &&
                                      window.ftcost.ui().app.plan.count > 0 && !window.ftcost.ui().app.plan.pending,

@@ -414,6 +414,7 @@ std::string App::debug_json() const {
   json plan = json::object();
   plan["constraints"] = state_.plan;
   plan["pending"] = plan_pending_;
+  plan["current"] = plan_result_.is_object() && plan_key_ == request_to_json_text(plan_request());
   plan["ms"] = plan_ms_;
   if (plan_result_.is_object()) {
     if (plan_result_.contains("error")) plan["error"] = plan_result_["error"];

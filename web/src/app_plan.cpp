@@ -117,6 +117,7 @@ void App::set_plan_constraint(const std::string& key, const std::string& value) 
     state_.plan.erase(key);
   else
     state_.plan[key] = value;
+  plan_pending_ = true;  // the view starts the search's wait on its next frame
   changed();
 }
 
