@@ -468,7 +468,8 @@ void App::draw_plan_front() {
   }
   const bool xlog = xlo > 0 && xhi / xlo > 20, ylog = ylo > 0 && yhi / ylo > 20;
   plot::Axis xa{"time (hours)", xlog ? xlo / 1.5 : 0, xlog ? xhi * 1.5 : xhi * 1.1, xlog, false};
-  plot::Axis ya{"cost (USD)", ylog ? ylo / 1.5 : 0, ylog ? yhi * 1.5 : yhi * 1.12, ylog, false};
+  // headroom above the points for the legend (drawn inside, in a top corner)
+  plot::Axis ya{"cost (USD)", ylog ? ylo / 1.5 : 0, ylog ? yhi * 4 : yhi * 1.6, ylog, false};
   if (!(xa.hi > xa.lo)) xa.hi = xa.lo + 1;
   if (!(ya.hi > ya.lo)) ya.hi = ya.lo + 1;
   plot::Hit hit;

@@ -81,11 +81,11 @@ void App::draw_scaling() {
   const float w = ImGui::GetContentRegionAvail().x;
   const bool two = priced && w > fh * 30;
   plot::line_plot("scaling_time", ImVec2(two ? w * 0.5f - fh * 0.3f : 0, fh * 12), xa,
-                  plot::Axis{"time (hours)", 0, tmax * 1.12, false, false}, {time_s});
+                  plot::Axis{"time (hours)", 0, tmax * 1.45, false, false}, {time_s});
   if (priced) {
     if (two) ImGui::SameLine();
     plot::line_plot("scaling_cost", ImVec2(two ? w * 0.5f - fh * 0.3f : 0, fh * 12), xa,
-                    plot::Axis{"cost (USD)", 0, cmax * 1.12, false, false}, {cost_s});
+                    plot::Axis{"cost (USD)", 0, cmax * 1.45, false, false}, {cost_s});
   } else {
     ImGui::TextDisabled("No price for this GPU: time only");
   }
