@@ -270,7 +270,8 @@ int main() {
   // the Plan view (#18): the search runs (deferred, then cached), the front is drawn, a plan loads into the
   // calculator with the same numbers, its config downloads, the constraints round-trip through the link
   {
-    // attention LoRA targets: every config generator maps them (all-linear on an MoE model is refused by name)
+    // attention LoRA targets: every config generator maps them (all-linear on an MoE model is refused by
+    // name)
     ftcost::Request job = ftcost::web::default_request();
     job["lora-targets"] = "q_proj,k_proj,v_proj,o_proj";
     app.set_request(job);
