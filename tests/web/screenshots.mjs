@@ -1,5 +1,5 @@
 // Screenshots of the calculator in the states a user meets (fits, tight, does not fit, host-bound, a dense
-// QLoRA job on an RTX 4090 with a modern stack): `node tests/web/screenshots.mjs --site build/wasm/site --out DIR`.
+// QLoRA job on an RTX 4090 with a modern stack, the Plan view, the scaling plot): `node tests/web/screenshots.mjs --site build/wasm/site --out DIR`.
 // Not a test: it writes PNGs for people to look at (release notes, reviews).
 import { createRequire } from "node:module";
 import { spawn } from "node:child_process";
@@ -80,6 +80,34 @@ try {
     await page.waitForTimeout(4000);
     await page.screenshot({ path: path.join(outDir, "multi-gpu.png") });
     console.log(path.join(outDir, "multi-gpu.png"));
+    await ctx.close();
+  }
+  // the Plan view (the paper's job: Mixtral-8x7B QLoRA on MATH, up to 8 GPUs) and the scaling plot of a full
+  // fine-tune on H100s
+  {
+    const ctx = await browser.newContext({ viewport: { width: 1440, height: 1000 } });
+    const page = await ctx.newPage();
+    await page.goto(`http://127.0.0.1:${port}/#v=1&model=mixtral-8x7b&gpu=a40&method=qlora&moe=sparse&dataset=math14k` +
+                    `&lora-targets=q_proj%2Ck_proj%2Cv_proj%2Co_proj&plan-max-gpus=8&view=plan`);
+    await page.waitForFunction(() => window.ftcost && window.ftcost.ui && window.ftcost.ui() && window.ftcost.ui().app &&
+                                     window.ftcost.ui().app.plan.count > 0 && !window.ftcost.ui().app.plan.pending,
+                               null, { timeout: 60000 });
+    // hover the best plan's point so that its read-out shows
+    const u = await page.evaluate(() => window.ftcost.ui());
+    const a = u.app.anchors["plan.plot"];
+    const box = await page.locator("#canvas").boundingBox();
+    if (a) await page.mouse.move(box.x + a[0] + (a[2] - a[0]) * 0.3, box.y + a[1] + (a[3] - a[1]) * 0.5);
+    await page.waitForTimeout(1200);
+    await page.screenshot({ path: path.join(outDir, "plan.png") });
+    console.log(path.join(outDir, "plan.png"));
+    await page.goto(`http://127.0.0.1:${port}/#v=1&model=llama-2-7b&gpu=h100-sxm5-80gb&method=full&dataset=math14k`);
+    await page.waitForTimeout(3000);
+    // the scaling plot is under the memory and step-time panels: scroll the results column to it
+    await page.mouse.move(box.x + 900, box.y + 600);
+    await page.mouse.wheel(0, 900);
+    await page.waitForTimeout(1200);
+    await page.screenshot({ path: path.join(outDir, "scaling.png") });
+    console.log(path.join(outDir, "scaling.png"));
     await ctx.close();
   }
 } finally {

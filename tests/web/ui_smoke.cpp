@@ -12,6 +12,7 @@
 #include "option_samples.hpp"
 #include "style.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -287,15 +288,106 @@ int main() {
   // the paper view
   app.set_view(ftcost::web::View::paper);
   run_frames(app, 10, &seen);
+  // the Plan view (#18): the search runs (deferred, then cached), the front is drawn, a plan loads into the
+  // calculator with the same numbers, its config downloads, the constraints round-trip through the link
+  {
+    // attention LoRA targets: every config generator maps them (all-linear on an MoE model is refused by
+    // name)
+    ftcost::Request job = ftcost::web::default_request();
+    job["lora-targets"] = "q_proj,k_proj,v_proj,o_proj";
+    app.set_request(job);
+    app.set_view(ftcost::web::View::plan);
+    run_frames(app, 30, &seen);  // 0.5 s of frames: past the search's quarter-second wait
+    const auto& pr = app.plan_result();
+    CHECK(pr.is_object() && !pr.contains("error"), "plan search failed: %s",
+          pr.dump().substr(0, 400).c_str());
+    const auto& front = ftcost::web::jat(pr, "front");
+    CHECK(front.is_array() && !front.empty(), "the plan front is empty");
+    const int best = static_cast<int>(ftcost::web::jnum(pr, "best", -1));
+    CHECK(best >= 0, "no best plan");
+    // the request the view sends: the job minus what the plan chooses
+    const ftcost::Request preq = app.plan_request();
+    CHECK(preq.count("gpu") == 0 && preq.count("batch") == 0, "the plan request keeps gpu/batch");
+    CHECK(preq.at("model") == "mixtral-8x7b", "the plan request lost the job's model");
+    // a constraint changes the search and goes into the link
+    app.set_plan_constraint("max-gpus", "1");
+    app.set_plan_constraint("minimize", "time");
+    run_frames(app, 30, &seen);
+    CHECK(host.hash.find("plan-max-gpus=1") != std::string::npos &&
+              host.hash.find("view=plan") != std::string::npos,
+          "plan state not in the hash: %s", host.hash.c_str());
+    CHECK(ftcost::web::jstr(app.plan_result(), "minimize") == "time", "minimize=time not searched: %s",
+          app.plan_result().dump().substr(0, 300).c_str());
+    for (const auto& p : ftcost::web::jat(app.plan_result(), "front"))
+      CHECK(ftcost::web::jnum(p, "gpus_per_node") * ftcost::web::jnum(p, "nodes") <= 1, "max-gpus=1 ignored");
+    {
+      TestHost h2;
+      ftcost::web::App app2(h2);
+      app2.on_hash(host.hash);
+      CHECK(app2.state().view == ftcost::web::View::plan, "view=plan not restored from %s",
+            host.hash.c_str());
+      CHECK(app2.state().plan == app.state().plan, "plan constraints not restored from %s",
+            host.hash.c_str());
+      const auto bad = ftcost::web::decode_hash("v=1&plan-bogus=3");
+      CHECK(!bad.problems.empty() && bad.state.plan.empty(), "an unknown plan key was accepted");
+    }
+    // a bad constraint: the search names the flag, nothing is clamped
+    app.set_plan_constraint("deadline", "-3");
+    app.update_plan_now();
+    CHECK(app.plan_result().contains("error") &&
+              ftcost::web::jstr(app.plan_result()["error"], "field") == "--deadline",
+          "a negative deadline was not refused by name: %s", app.plan_result().dump().substr(0, 300).c_str());
+    run_frames(app, 3, &seen);
+    app.set_plan_constraint("deadline", "");
+    app.set_plan_constraint("minimize", "");
+    app.set_plan_constraint("max-gpus", "");
+    app.update_plan_now();
+    run_frames(app, 3, &seen);
+    // export: the main config file of the best plan, for TRL
+    const int best2 = static_cast<int>(ftcost::web::jnum(app.plan_result(), "best", -1));
+    const int before = host.downloads;
+    CHECK(app.export_plan_config(best2, "trl", 0), "the TRL config of plan %d was not exported", best2);
+    CHECK(host.downloads == before + 1 &&
+              host.last_download.find("per_device_train_batch_size") != std::string::npos,
+          "the exported config is not a TRL config: %s", host.last_download.substr(0, 200).c_str());
+    // load the best plan: the calculator's estimate gives the plan's hours and cost
+    double plan_hours = 0, plan_cost = 0;
+    for (const auto& p : ftcost::web::jat(app.plan_result(), "front"))
+      if (static_cast<int>(ftcost::web::jnum(p, "id", -1)) == best2) {
+        plan_hours = ftcost::web::jnum(p, "hours");
+        plan_cost = ftcost::web::jnum(p, "cost_usd");
+      }
+    CHECK(app.load_plan(best2), "plan %d did not load", best2);
+    CHECK(!app.load_plan(100000), "a plan id that does not exist loaded");
+    run_frames(app, 3, &seen);
+    CHECK(app.state().view == ftcost::web::View::calculator, "loading a plan did not open the calculator");
+    // (the user's calibrations loaded above are switched off: the plan searches with the database's)
+    const double h = result_number(app, "time_hours"), c = result_number(app, "cost_usd");
+    CHECK(std::fabs(h - plan_hours) <= 1e-9 * plan_hours && std::fabs(c - plan_cost) <= 1e-6 * plan_cost,
+          "the loaded plan estimates %g h, $%g; the plan said %g h, $%g (%s)", h, c, plan_hours, plan_cost,
+          app.debug_json().substr(0, 600).c_str());
+    // the scaling series of a multi-GPU-capable job (full fine-tuning of a 7B model on H100s)
+    app.set_request(ftcost::Request{
+        {"model", "llama-2-7b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "full"}, {"dataset", "math14k"}});
+    run_frames(app, 3, &seen);
+    const auto& sc = app.scaling_result();
+    int fitted = 0;
+    for (const auto& p : ftcost::web::jat(sc, "points")) fitted += ftcost::web::jflag(p, "fits") ? 1 : 0;
+    CHECK(fitted >= 2, "the scaling series has %d fitting counts: %s", fitted,
+          sc.dump().substr(0, 400).c_str());
+    app.set_request(ftcost::web::default_request());
+  }
   // narrow (phone) layout
   app.set_view(ftcost::web::View::calculator);
   app.set_request(ftcost::web::default_request());
   run_frames(app, 5, &seen, 390, 844);
 
-  const char* expected[] = {"top_bar",   "inputs",    "results",         "headline",          "warnings",
-                            "memory",    "step_time", "throughput_plot", "compare",           "json",
-                            "error",     "notices",   "calibrations",    "calibration_error", "paper_table4",
-                            "paper_eq1", "paper_eq2"};
+  const char* expected[] = {
+      "top_bar",    "inputs",      "results",         "headline",          "warnings",
+      "memory",     "step_time",   "throughput_plot", "compare",           "json",
+      "error",      "notices",     "calibrations",    "calibration_error", "paper_table4",
+      "paper_eq1",  "paper_eq2",   "plan_view",       "plan_constraints",  "plan_front",
+      "plan_table", "plan_export", "scaling"};
   for (const char* p : expected) CHECK(seen.count(p) == 1, "panel %s never drawn", p);
   std::printf("panels drawn:");
   for (const auto& p : seen) std::printf(" %s", p.c_str());

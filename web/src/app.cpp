@@ -463,9 +463,11 @@ void App::recompute() {
     for (const auto& c : calibrations_)
       if (c.enabled) cal[c.gpu] = std::string(kYoursPrefix) + c.gpu + ".json";
     compare_ = engine_.compare(eff, cal);
+    scaling_ = engine_.scaling(eff);
   } else {
     sweep_ = Sweep{};
     compare_.clear();
+    scaling_ = json();
   }
   calibration_comparison_ = json();
   if (eff.count("calibration") > 0 || eff.count("run") > 0) {
@@ -506,6 +508,28 @@ std::string App::debug_json() const {
       if (result_.contains(k)) r[k] = result_[k];
   }
   j["result"] = r;
+  json plan = json::object();
+  plan["constraints"] = state_.plan;
+  plan["pending"] = plan_pending_;
+  plan["current"] = plan_result_.is_object() && plan_key_ == request_to_json_text(plan_request());
+  plan["ms"] = plan_ms_;
+  if (plan_result_.is_object()) {
+    if (plan_result_.contains("error")) plan["error"] = plan_result_["error"];
+    const json& front = jat(plan_result_, "front");
+    plan["count"] = front.is_array() ? front.size() : 0;
+    plan["best"] = jnum(plan_result_, "best", -1);
+    plan["search_ms"] = jnum(plan_result_, "search_ms");
+    plan["ids"] = json::array();
+    if (front.is_array())
+      for (const auto& p : front) plan["ids"].push_back(jnum(p, "id", -1));
+  }
+  j["plan"] = plan;
+  json sc = json::object();
+  if (scaling_.is_object() && scaling_.contains("points"))
+    for (const auto& p : scaling_["points"])
+      if (jflag(p, "fits"))
+        sc[std::to_string(static_cast<int>(jnum(p, "gpus")))] = jnum(p, "scaling_efficiency");
+  j["scaling"] = sc;
   j["recomputes"] = recompute_count_;
   j["compute_ms"] = last_compute_ms_;
   j["panels"] = panels_;
@@ -581,6 +605,8 @@ void App::frame() {
       draw_results();
       ImGui::EndChild();
     }
+  } else if (state_.view == View::plan) {
+    draw_plan_view();
   } else if (state_.view == View::paper) {
     ImGui::BeginChild("paper", avail, false, ImGuiWindowFlags_AlwaysUseWindowPadding);
     draw_paper_view();
@@ -614,6 +640,9 @@ void App::draw_top_bar() {
   const bool narrow_tabs = ImGui::GetContentRegionAvail().x < fh * 30;
   tab(narrow_tabs ? "Calc###calc" : "Calculator###calc", View::calculator,
       "Memory, maximum batch, throughput, time and cost of one fine-tuning job");
+  tab("Plan", View::plan,
+      "Plan the job: the cheapest and the fastest GPU x instance x strategy x batch under your deadline and "
+      "budget, and the trainer config that runs it");
   tab("Paper", View::paper,
       "The paper's analytical model (arXiv 2408.04693): Table IV and the Eq. (1)/(2) curves");
   std::string cal_label = narrow_tabs ? "Calib." : "Calibrations";

@@ -74,8 +74,22 @@ class App {
   const std::set<std::string>& panels_drawn() const { return panels_; }
   int recompute_count() const { return recompute_count_; }
   // Work is pending (an estimate to compute): the platform should draw a frame even without input.
-  bool needs_frame() const { return dirty_ || frames_ < 3; }
+  bool needs_frame() const { return dirty_ || frames_ < 3 || plan_pending_; }
   double last_compute_ms() const { return last_compute_ms_; }
+  // ---- the Plan view (app_plan.cpp) ----
+  // The plan request: the calculator's job keys (minus those the plan chooses) + the view's constraints.
+  Request plan_request() const;
+  void set_plan_constraint(const std::string& key, const std::string& value);  // "" clears it
+  // The last search's result (`ftcost plan --json`), {} before the first search.
+  const json& plan_result() const { return plan_result_; }
+  // Runs the search now if the plan request changed since the last one (the view defers it by a frame).
+  void update_plan_now();
+  // Loads the plan with this id (from the front) into the calculator; false when there is no such plan.
+  bool load_plan(int id);
+  // Downloads file `file` (0: the main config) of plan `id`'s runnable config for `stack`; false (and a
+  // notice) when the stack cannot run it.
+  bool export_plan_config(int id, const std::string& stack, int file = 0);
+  const json& scaling_result() const { return scaling_; }
 
  private:
   // app.cpp
@@ -129,6 +143,14 @@ class App {
   void export_job();  // the current job as a file: request JSON, link and the CLI command
   // app_paper.cpp
   void draw_paper_view();
+  // app_plan.cpp
+  void draw_plan_view();
+  void draw_plan_constraints();
+  void draw_plan_front();
+  void draw_plan_table();
+  void draw_plan_export();
+  // app_scaling.cpp
+  void draw_scaling();
 
   Host& host_;
   Engine engine_;
@@ -176,6 +198,19 @@ class App {
   // What the last frame showed, for tests: a number field's text by option key, a result card's lines by id.
   std::map<std::string, std::string> fields_;
   std::map<std::string, std::vector<std::string>> cards_;
+  // plan view
+  json plan_result_;
+  std::string plan_key_;  // the request text the result is for
+  bool plan_pending_ = false;
+  std::string plan_pending_key_;
+  double plan_pending_since_ = 0;
+  double plan_ms_ = 0;  // wall time of the last search in this UI
+  int plan_export_id_ = -1;
+  int plan_stack_ = 0;
+  json plan_config_;  // api::plan_config_json of (plan_config_for_, stack)
+  std::string plan_config_for_;
+  // scaling series of the current job (Engine::scaling)
+  json scaling_;
   // paper view inputs
   int eq1_coeffs_ = 0;
   float eq1_model_mem_gb_ = 23.35f;

@@ -227,6 +227,8 @@ void App::draw_results() {
     if (fits && !result_.contains("parallel")) draw_throughput_plot();
   }
   ImGui::Spacing();
+  draw_scaling();  // app_scaling.cpp
+  ImGui::Spacing();
   draw_compare();
   ImGui::Spacing();
   draw_json();

@@ -130,4 +130,28 @@ std::vector<CompareRow> Engine::compare(const Request& req,
   return {};
 }
 
+json Engine::plan(const Request& all) const {
+  try {
+    auto pr = parse_plan_request(all, db_);
+    if (!pr.ok()) return error_json(pr.error());
+    auto r = ftcost::plan(pr->job, pr->constraints, db_, reader(), today_days());
+    if (!r.ok()) return error_json(r.error());
+    return plan_to_json(r.value());
+  } catch (const std::exception& ex) {
+    return error_json(make_error(Errc::internal, "", ex.what()));
+  }
+}
+
+json Engine::scaling(const Request& req) const {
+  try {
+    Request job = req;
+    job.erase("nodes");  // the series chooses the node count
+    auto s = scaling_series(job, db_, reader(), today_days());
+    if (!s.ok()) return error_json(s.error());
+    return scaling_to_json(s.value());
+  } catch (const std::exception& ex) {
+    return error_json(make_error(Errc::internal, "", ex.what()));
+  }
+}
+
 }  // namespace ftcost::web

@@ -9,6 +9,8 @@
 #include "ftcost/estimate.hpp"
 #include "ftcost/json_util.hpp"
 #include "ftcost/options.hpp"
+#include "ftcost/plan.hpp"
+#include "ftcost/scaling.hpp"
 #include "ftcost/sweep.hpp"
 
 #include <map>
@@ -52,6 +54,15 @@ class Engine {
   // (the estimate shows that error).
   std::vector<CompareRow> compare(const Request& req,
                                   const std::map<std::string, std::string>& calibration_for) const;
+
+  // The plan search (`ftcost plan --json`, plan.hpp) over the job keys and the plan's constraint keys of
+  // `all` (text values, as the CLI takes them), with the files given to this page. {"error": ...} when the
+  // request or a constraint is invalid (the message names the flag). Never throws.
+  json plan(const Request& all) const;
+
+  // The job on 1, 2, 4, 8... GPUs of its GPU (`ftcost scale --json`, scaling.hpp), default counts.
+  // {"error": ...} when the request is invalid. Never throws.
+  json scaling(const Request& req) const;
 
   // Days since 1970-01-01 that price ages are counted from (the system clock, like the CLI).
   static long today_days();

@@ -165,8 +165,9 @@ std::vector<double> log_ticks(double lo, double hi) {
 }
 
 bool line_plot(const char* id, ImVec2 size, const Axis& xa, const Axis& ya, const std::vector<Series>& series,
-               const std::vector<VLine>& vlines) {
+               const std::vector<VLine>& vlines, Hit* hit) {
   ImGui::PushID(id);
+  if (hit != nullptr) *hit = Hit{};
   if (size.x <= 0) size.x = ImGui::GetContentRegionAvail().x;
   if (size.y <= 0) size.y = 240;
   const ImVec2 p = ImGui::GetCursorScreenPos();
@@ -343,7 +344,17 @@ bool line_plot(const char* id, ImVec2 size, const Axis& xa, const Axis& ya, cons
       ImGui::Text("%s: %s %s", ya.label.c_str(), yv.c_str(), best_s->unit.c_str());
       if (best_i < best_s->dim.size() && best_s->dim[best_i])
         ImGui::TextColored(ImVec4(1, 0.5f, 0.4f, 1), "does not fit in memory");
+      if (best_i < best_s->notes.size() && !best_s->notes[best_i].empty()) {
+        ImGui::PushTextWrapPos(fh * 28);
+        ImGui::TextUnformatted(best_s->notes[best_i].c_str());
+        ImGui::PopTextWrapPos();
+      }
       ImGui::EndTooltip();
+      if (hit != nullptr) {
+        hit->series = static_cast<int>(best_s - series.data());
+        hit->index = static_cast<int>(best_i);
+        hit->clicked = ImGui::IsItemClicked(ImGuiMouseButton_Left);
+      }
     }
   }
   ImGui::PopID();

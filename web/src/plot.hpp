@@ -30,7 +30,14 @@ struct Series {
   bool line = true;
   bool markers = false;
   float marker_radius = 3.5f;
-  std::string unit;  // for the hover read-out of y
+  std::string unit;                // for the hover read-out of y
+  std::vector<std::string> notes;  // optional, per point: extra lines in the hover read-out
+};
+
+// Which point the mouse is on (hover read-out) and whether it was clicked, for plots whose points are items.
+struct Hit {
+  int series = -1, index = -1;
+  bool clicked = false;
 };
 
 struct VLine {
@@ -41,7 +48,7 @@ struct VLine {
 
 // Draws in a region of `size` (width <= 0: all available). Returns true when hovered.
 bool line_plot(const char* id, ImVec2 size, const Axis& x, const Axis& y, const std::vector<Series>& series,
-               const std::vector<VLine>& vlines = {});
+               const std::vector<VLine>& vlines = {}, Hit* hit = nullptr);
 
 struct Segment {
   std::string label;

@@ -2,6 +2,7 @@
 
 #include "ftcost/json_util.hpp"
 #include "ftcost/options.hpp"
+#include "ftcost/plan.hpp"
 
 #include <algorithm>
 
@@ -15,6 +16,8 @@ const char* view_name(View v) {
       return "paper";
     case View::calibrations:
       return "calibrations";
+    case View::plan:
+      return "plan";
   }
   return "calculator";
 }
@@ -79,6 +82,12 @@ std::string encode_hash(const UiState& s) {
     auto it = s.request.find(key);
     if (it == s.request.end() || it->second.empty()) continue;
     out += "&" + key + "=" + percent_encode(it->second);
+  }
+  // the plan's constraints, in plan_constraint_keys() order
+  for (const auto& k : plan_constraint_keys()) {
+    auto it = s.plan.find(k.key);
+    if (it == s.plan.end() || it->second.empty()) continue;
+    out += "&plan-" + k.key + "=" + percent_encode(it->second);
   }
   if (s.view != View::calculator) out += std::string("&view=") + view_name(s.view);
   return out;
@@ -147,8 +156,21 @@ HashDecode decode_hash(const std::string& hash_in) {
         d.state.view = View::calibrations;
       else if (v == "calculator")
         d.state.view = View::calculator;
+      else if (v == "plan")
+        d.state.view = View::plan;
       else
         d.problems.push_back("unknown view \"" + v + "\" ignored");
+      continue;
+    }
+    if (k.rfind("plan-", 0) == 0) {
+      const std::string ck = k.substr(5);
+      const auto& cks = plan_constraint_keys();
+      if (std::none_of(cks.begin(), cks.end(), [&ck](const PlanConstraintKey& c) { return c.key == ck; }))
+        d.problems.push_back("unknown plan setting \"" + ck + "\" ignored");
+      else if (v.size() > 1024)
+        d.problems.push_back("plan setting \"" + ck + "\" is too long; ignored");
+      else
+        d.state.plan[ck] = v;
       continue;
     }
     const Option* opt = find_option(k);

@@ -4,17 +4,21 @@
 
 #include "ftcost/estimate.hpp"
 
+#include <map>
 #include <string>
 #include <vector>
 
 namespace ftcost::web {
 
-enum class View { calculator, paper, calibrations };
+enum class View { calculator, paper, calibrations, plan };
 const char* view_name(View v);
 
 struct UiState {
   Request request;  // `ftcost estimate` flag names -> values; unset keys take the core's defaults
   View view = View::calculator;
+  // The Plan view's constraints (plan_constraint_keys(): "deadline", "budget", "max-gpus", ...) as the CLI
+  // takes them; unset keys: no constraint / the plan's default. In the hash as "plan-<key>=<value>".
+  std::map<std::string, std::string> plan;
 };
 
 // The paper's headline configuration (Mixtral-8x7B QLoRA on the A40, MATH14K, the largest batch).
@@ -23,7 +27,7 @@ Request default_request();
 // Version of the hash format. A link with another version is refused with a message.
 inline constexpr int kHashVersion = 1;
 
-// "v=1&model=mixtral-8x7b&gpu=a40&...&view=paper": keys in request_keys() order, values
+// "v=1&model=mixtral-8x7b&gpu=a40&...&plan-deadline=24&view=plan": keys in request_keys() order, values
 // percent-encoded. The "calibration" key is not shared (the file stays in the browser that loaded it).
 std::string encode_hash(const UiState& s);
 

@@ -1,0 +1,124 @@
+// The scaling plot in the results (#14): the same job on 1, 2, 4, 8... GPUs of its GPU (Engine::scaling, the
+// series of `ftcost scale`): time and cost against the GPU count, with the scaling efficiency of each count.
+#include "app.hpp"
+#include "imgui.h"
+#include "json_get.hpp"
+#include "plot.hpp"
+#include "style.hpp"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace ftcost::web {
+
+void App::draw_scaling() {
+  if (!scaling_.is_object()) return;
+  const float fh = ImGui::GetFontSize();
+  if (scaling_.contains("error")) return;  // the estimate above shows what is wrong with the request
+  const json& pts = jat(scaling_, "points");
+  // only worth a plot when the job runs on more than one GPU count
+  int estimated = 0;
+  for (const auto& p : pts)
+    if (jflag(p, "fits") && jat(p, "error").is_null()) ++estimated;
+  mark("scaling");
+  ImGui::TextColored(style::kAccent, "Time and cost against the number of GPUs");
+  if (ImGui::IsItemHovered()) {
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(fh * 28);
+    ImGui::TextUnformatted(
+        "The same job on 1, 2, 4, 8... GPUs of this type (ftcost scale): the strategy as chosen (--parallel, "
+        "default auto), priced per GPU-hour. Scaling efficiency: throughput per GPU against the smallest "
+        "count where the job fits.");
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+  }
+  if (estimated < 2) {
+    std::string why;
+    for (const auto& p : pts)
+      if (!jstr(p, "error").empty()) why = jstr(p, "error");
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextDisabled("This job is estimated on %d GPU count%s only%s%s", estimated,
+                        estimated == 1 ? "" : "s", why.empty() ? "" : ": ", why.c_str());
+    ImGui::PopTextWrapPos();
+    return;
+  }
+  plot::Series time_s, cost_s;
+  time_s.name = "time";
+  time_s.color = plot::color(0);
+  time_s.markers = true;
+  time_s.unit = "h";
+  cost_s.name = "cost";
+  cost_s.color = plot::color(2);
+  cost_s.markers = true;
+  cost_s.unit = "USD";
+  double tmax = 0, cmax = 0, gmax = 1;
+  bool priced = false;
+  for (const auto& p : pts) {
+    if (!jflag(p, "fits") || !jat(p, "error").is_null()) continue;
+    const double g = jnum(p, "gpus");
+    const std::string note =
+        jstr(p, "strategy") + ", " + std::to_string(static_cast<int>(jnum(p, "gpus_per_node"))) +
+        " GPU(s) x " + std::to_string(static_cast<int>(jnum(p, "nodes"))) + " node(s)\n" +
+        "scaling efficiency " + plot::fmt(jnum(p, "scaling_efficiency") * 100) + "%, speedup " +
+        plot::fmt(jnum(p, "speedup")) + "x\nper-GPU peak " + plot::fmt(jnum(p, "per_rank_peak_gib")) +
+        " GiB, exposed communication " + plot::fmt(jnum(p, "comm_exposed_s")) + " s/step";
+    time_s.x.push_back(g);
+    time_s.y.push_back(jnum(p, "time_hours"));
+    time_s.notes.push_back(note);
+    tmax = std::max(tmax, jnum(p, "time_hours"));
+    gmax = std::max(gmax, g);
+    if (jat(p, "cost_usd").is_number()) {
+      priced = true;
+      cost_s.x.push_back(g);
+      cost_s.y.push_back(jnum(p, "cost_usd"));
+      cost_s.notes.push_back(note);
+      cmax = std::max(cmax, jnum(p, "cost_usd"));
+    }
+  }
+  plot::Axis xa{"GPUs", 1, gmax * 1.15, gmax >= 8, true};
+  if (!xa.log) xa.lo = 0;
+  const float w = ImGui::GetContentRegionAvail().x;
+  const bool two = priced && w > fh * 30;
+  plot::line_plot("scaling_time", ImVec2(two ? w * 0.5f - fh * 0.3f : 0, fh * 12), xa,
+                  plot::Axis{"time (hours)", 0, tmax * 1.45, false, false}, {time_s});
+  if (priced) {
+    if (two) ImGui::SameLine();
+    plot::line_plot("scaling_cost", ImVec2(two ? w * 0.5f - fh * 0.3f : 0, fh * 12), xa,
+                    plot::Axis{"cost (USD)", 0, cmax * 1.45, false, false}, {cost_s});
+  } else {
+    ImGui::TextDisabled("No price for this GPU: time only");
+  }
+  // the efficiency per count, in a row
+  if (ImGui::BeginTable("scaling_eff", static_cast<int>(pts.size()) + 1,
+                        ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_BordersInnerV)) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextDisabled("GPUs");
+    for (const auto& p : pts) {
+      ImGui::TableNextColumn();
+      ImGui::Text("%d", static_cast<int>(jnum(p, "gpus")));
+    }
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextDisabled("efficiency");
+    for (const auto& p : pts) {
+      ImGui::TableNextColumn();
+      if (!jstr(p, "error").empty()) {
+        ImGui::TextDisabled("n/a");
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", jstr(p, "error").c_str());
+      } else if (!jflag(p, "fits")) {
+        ImGui::TextColored(style::kBad, "no fit");
+      } else {
+        const double e = jnum(p, "scaling_efficiency");
+        ImGui::TextColored(e >= 0.85  ? style::kGood
+                           : e >= 0.6 ? style::kWarn
+                                      : style::kBad,
+                           "%s%%", plot::fmt(e * 100).c_str());
+      }
+    }
+    ImGui::EndTable();
+  }
+}
+
+}  // namespace ftcost::web
