@@ -340,6 +340,7 @@ json estimate_to_json(const Estimate& e) {
               {"note",
                "first-principles components; the stack profile's gc_retained_fraction is fitted on the "
                "paper's A40 maxima"}}}};
+  if (in.dataset) j["dataset"] = in.dataset->to_json();
   json warnings = e.warnings;
   j["warnings"] = warnings;
   if (e.batch <= 0) {
