@@ -1804,7 +1804,7 @@ void check_run_entries(std::vector<Entry>& entries, const Database& db) {
       e.sink.add(
           "steps", Errc::invalid_value,
           "needs at least 3 timed steps outside the warm-up, has " + std::to_string(run->timed_steps()));
-    const StackProfile* stack = db.stack("hf-transformers-2024");
+    const StackProfile* stack = db.stack(kPaperStackId);
     if (stack == nullptr) continue;
     auto fit = fit_stack_to_runs({run.value()}, db, *stack);
     if (!fit.ok()) e.sink.add_loader_error(fit.error());

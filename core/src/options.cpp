@@ -735,9 +735,14 @@ std::vector<Option> build_options() {
         "overheads, MoE execution as a loop over experts or grouped GEMM, memory overheads). Its constants "
         "are fitted from reference measurements; hover an entry to see them.";
     o.id_list = "stacks";
-    o.default_help = "hf-transformers-2024";
+    o.default_help =
+        std::string(kDefaultStackId) + " (today's HF/TRL stack; the paper's is " + kPaperStackId + ")";
     o.default_rule = [](const ResolveState&) {
-      return fixed_default("hf-transformers-2024", "the paper's software stack");
+      return fixed_default(
+          kDefaultStackId,
+          "today's Hugging Face stack (transformers + PEFT + TRL SFTTrainer), what most users "
+          "run; the paper's is " +
+              std::string(kPaperStackId));
     };
     o.apply = [](ResolveState& st, const std::string& v) -> Status {
       const StackProfile* sp = st.db.stack(v);

@@ -283,7 +283,7 @@ void App::add_run(const std::string& name, const std::string& text) {
     notify(Notice::error, "Your run " + name + " was not used: " + run_error_);
     return;
   }
-  const std::string stack = effective("stack").empty() ? "hf-transformers-2024" : effective("stack");
+  const std::string stack = effective("stack").empty() ? std::string(kDefaultStackId) : effective("stack");
   json fit = json::parse(api::fit_run_json(text, stack));
   if (fit.contains("error")) {
     run_error_ = jstr(fit["error"], "message");
