@@ -74,6 +74,8 @@ class App {
   void add_run(const std::string& name, const std::string& text);
   void draw_run_section();
   void set_model_config(const std::string& name, const std::string& text);
+  // The user's own token lengths (--dataset FILE): checked by the core's parser, served as "dataset/<name>".
+  void set_dataset_file(const std::string& name, const std::string& text);
   void draw_top_bar();
   void draw_notices();
   void draw_calibrations_view();
@@ -90,6 +92,7 @@ class App {
   void draw_option(const Option& o);
   bool option_shown(const Option& o) const;
   void draw_model_input();
+  void draw_dataset_input();
   void draw_gpu_input();
   void draw_lengths_mode();
   void draw_batch_input();
@@ -131,6 +134,7 @@ class App {
   bool run_enabled_ = true;
   std::string model_config_name_;
   std::string model_config_text_;
+  std::string dataset_file_name_;  // the last loaded length file (kept in the browser's storage)
   std::string paste_buffer_;
   bool show_paste_ = false;
   bool plot_tokens_ = false;
