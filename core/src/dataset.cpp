@@ -141,6 +141,22 @@ Result<LengthDistribution> histogram_from_json(const json& h) {
 
 }  // namespace
 
+json Dataset::to_file_json() const {
+  json bins = json::array();
+  for (const auto& b : histogram)
+    bins.push_back(json::array({static_cast<std::int64_t>(b.lo), static_cast<std::int64_t>(b.hi),
+                                static_cast<std::int64_t>(b.count)}));
+  json j{{"schema", "ftcost.dataset/1"},
+         {"id", id},
+         {"display_name", display_name},
+         {"queries", static_cast<std::int64_t>(queries)},
+         {"histogram", bins},
+         {"source", source}};
+  if (!tokenizer.empty()) j["tokenizer"] = tokenizer;
+  if (template_tokens > 0) j["template_tokens"] = template_tokens;
+  return j;
+}
+
 Result<Dataset> parse_dataset(const json& doc, const std::string& source) {
   if (!doc.is_object()) return make_error(Errc::wrong_type, source, "must be a JSON object");
   FTCOST_TRY(schema, get_string(doc, "schema", ""));
@@ -168,6 +184,8 @@ Result<Dataset> parse_dataset(const json& doc, const std::string& source) {
     if (has(doc, "quantiles"))
       return make_error(Errc::invalid_value, "histogram", "give either histogram or quantiles, not both");
     FTCOST_TRY(dist, histogram_from_json(doc.at("histogram")));
+    for (const auto& b : doc.at("histogram"))
+      d.histogram.push_back(LengthBin{b[0].get<double>(), b[1].get<double>(), b[2].get<double>()});
     d.lengths = dist;
     d.median = dist.quantile(0.5);
     return d;
@@ -316,7 +334,8 @@ Result<Dataset> dataset_from_lengths(std::vector<std::int64_t> lengths, const st
   if (lengths.empty()) return make_error(Errc::invalid_value, path, "holds no lengths (" + what + ")");
   Dataset d;
   d.queries = d.queries_published = static_cast<double>(lengths.size());
-  FTCOST_TRY(dist, LengthDistribution::from_histogram(bin_lengths(std::move(lengths)), path));
+  d.histogram = bin_lengths(std::move(lengths));
+  FTCOST_TRY(dist, LengthDistribution::from_histogram(d.histogram, path));
   d.lengths = dist;
   d.median = dist.quantile(0.5);
   d.source = path + " (" + what + ")";

@@ -126,6 +126,20 @@ TEST_CASE("many distinct lengths are binned to about 1% without moving the mean"
   CHECK(d->min() == 1);
 }
 
+TEST_CASE("a long list reduces to a compact histogram file that reads back the same") {
+  std::string text;
+  for (int i = 0; i < 5000; ++i) text += std::to_string(1 + (i * 7919) % 9000) + "\n";
+  auto a = parse_dataset_file(text, "long.txt");
+  REQUIRE(a.ok());
+  const std::string compact = a->to_file_json().dump();
+  CHECK(compact.size() < text.size() / 2);
+  auto b = parse_dataset_file(compact, "long.txt");
+  REQUIRE(b.ok());
+  CHECK(b->queries == a->queries);
+  CHECK(b->id == "long.txt");
+  CHECK(b->lengths.points() == a->lengths.points());
+}
+
 TEST_CASE("--dataset FILE: no template tokens of the paper's pipeline, no silent truncation") {
   const Request base = {{"model", "llama-3.1-8b"}, {"gpu", "rtx-4090"}, {"method", "qlora"}};
   Request preset = base;

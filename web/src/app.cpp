@@ -375,8 +375,10 @@ void App::set_dataset_file(const std::string& name, const std::string& text) {
   if (!dataset_file_name_.empty())
     engine_.remove_file(std::string(kUploadedDatasetPrefix) + dataset_file_name_);
   dataset_file_name_ = name;
-  engine_.put_file(path, text);
-  host_.save(kStoreDataset, json{{"name", name}, {"text", text}}.dump());
+  // the compact histogram, not the raw list: every resolve (sweep, GPU table) reads the file again
+  const std::string compact = d->to_file_json().dump();
+  engine_.put_file(path, compact);
+  host_.save(kStoreDataset, json{{"name", name}, {"text", compact}}.dump());
   Request r = state_.request;
   r.erase("seq");
   r.erase("queries");     // the file's size

@@ -60,7 +60,11 @@ struct Dataset {
   std::string source;
   std::string tokenizer;
   bool own_data = false;  // the user's own length file (--dataset FILE), not a preset of the database
+  std::vector<LengthBin> histogram;  // the bins it was read from (empty for a quantile table)
   json to_json() const;
+  // The compact ftcost.dataset/1 file of a histogram-based data set (schema, id, queries, histogram, ...):
+  // what a long list of lengths reduces to, read back by parse_dataset_file with the same result.
+  json to_file_json() const;
 };
 
 Result<Dataset> parse_dataset(const json& doc, const std::string& source);
