@@ -1,7 +1,9 @@
 #include "ftcost/dataset.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <map>
 
 namespace ftcost {
 
@@ -27,6 +29,44 @@ Result<LengthDistribution> LengthDistribution::from_quantiles(std::vector<std::p
 LengthDistribution LengthDistribution::fixed(double length) {
   LengthDistribution d;
   d.points_ = {{0.0, length}, {1.0, length}};
+  return d;
+}
+
+Result<LengthDistribution> LengthDistribution::from_histogram(const std::vector<LengthBin>& bins,
+                                                              const std::string& path) {
+  if (bins.empty()) return make_error(Errc::invalid_value, path, "needs at least one [lo, hi, count] bin");
+  double total = 0;
+  for (std::size_t i = 0; i < bins.size(); ++i) {
+    const LengthBin& b = bins[i];
+    const std::string at = path + "[" + std::to_string(i) + "]";
+    if (!std::isfinite(b.lo) || !std::isfinite(b.hi) || std::floor(b.lo) != b.lo ||
+        std::floor(b.hi) != b.hi || b.lo < 1 || b.hi > kMaxSampleTokens)
+      return make_error(Errc::out_of_range, at,
+                        "lengths must be whole numbers of tokens from 1 to " +
+                            std::to_string(static_cast<long long>(kMaxSampleTokens)));
+    if (b.hi < b.lo) return make_error(Errc::invalid_value, at, "hi must be >= lo");
+    if (i > 0 && b.lo <= bins[i - 1].hi)
+      return make_error(
+          Errc::invalid_value, at,
+          "bins must be in increasing order and must not overlap (lo must be above the previous "
+          "bin's hi)");
+    if (!std::isfinite(b.count) || b.count < 0 || std::floor(b.count) != b.count)
+      return make_error(Errc::invalid_value, at, "count must be a whole number >= 0");
+    total += b.count;
+  }
+  if (total <= 0) return make_error(Errc::invalid_value, path, "holds no samples (every count is 0)");
+  LengthDistribution d;
+  double f = 0, seen = 0;
+  for (const LengthBin& b : bins) {
+    if (b.count <= 0) continue;
+    if (d.points_.empty() || d.points_.back() != std::make_pair(f, b.lo)) d.points_.emplace_back(f, b.lo);
+    seen += b.count;
+    f = seen / total;
+    d.points_.emplace_back(f, b.hi);
+  }
+  d.points_.front().first = 0.0;
+  d.points_.back().first = 1.0;
+  if (d.points_.size() == 1) d.points_.emplace_back(1.0, d.points_.front().second);
   return d;
 }
 
@@ -72,12 +112,49 @@ double LengthDistribution::expected_max(double n, double cap) const {
 }
 
 json Dataset::to_json() const {
-  return json{{"id", id},
-              {"name", display_name},
-              {"queries", queries},
-              {"median_tokens", median},
-              {"mean_tokens", lengths.mean()},
-              {"max_tokens", lengths.max()}};
+  json j{{"id", id},
+         {"name", display_name},
+         {"queries", queries},
+         {"median_tokens", median},
+         {"mean_tokens", lengths.mean()},
+         {"max_tokens", lengths.max()},
+         {"own_data", own_data}};
+  if (!tokenizer.empty()) j["tokenizer"] = tokenizer;
+  return j;
+}
+
+namespace {
+
+Result<LengthDistribution> histogram_from_json(const json& h) {
+  if (!h.is_array())
+    return make_error(Errc::wrong_type, "histogram", "must be an array of [lo, hi, count] bins");
+  std::vector<LengthBin> bins;
+  for (std::size_t i = 0; i < h.size(); ++i) {
+    const json& e = h[i];
+    if (!e.is_array() || e.size() != 3 || !e[0].is_number() || !e[1].is_number() || !e[2].is_number())
+      return make_error(Errc::wrong_type, "histogram[" + std::to_string(i) + "]",
+                        "must be a [lo, hi, count] triple of numbers (lengths in tokens, lo..hi inclusive)");
+    bins.push_back(LengthBin{e[0].get<double>(), e[1].get<double>(), e[2].get<double>()});
+  }
+  return LengthDistribution::from_histogram(bins, "histogram");
+}
+
+}  // namespace
+
+json Dataset::to_file_json() const {
+  json bins = json::array();
+  for (const auto& b : histogram)
+    bins.push_back(json::array({static_cast<std::int64_t>(b.lo), static_cast<std::int64_t>(b.hi),
+                                static_cast<std::int64_t>(b.count)}));
+  json j{{"schema", "ftcost.dataset/1"},
+         {"id", id},
+         {"display_name", display_name},
+         {"queries", static_cast<std::int64_t>(queries)},
+         {"histogram", bins},
+         {"source", source}};
+  if (!tokenizer.empty()) j["tokenizer"] = tokenizer;
+  if (template_tokens > 0) j["template_tokens"] = template_tokens;
+  return j;
 }
 
 Result<Dataset> parse_dataset(const json& doc, const std::string& source) {
@@ -101,8 +178,22 @@ Result<Dataset> parse_dataset(const json& doc, const std::string& source) {
   if (tt < 0 || tt > 100000)
     return make_error(Errc::out_of_range, "template_tokens", "must be between 0 and 100000");
   d.template_tokens = tt;
+  FTCOST_TRY(tok, opt_string(doc, "tokenizer", "", ""));
+  d.tokenizer = tok;
+  if (has(doc, "histogram")) {
+    if (has(doc, "quantiles"))
+      return make_error(Errc::invalid_value, "histogram", "give either histogram or quantiles, not both");
+    FTCOST_TRY(dist, histogram_from_json(doc.at("histogram")));
+    for (const auto& b : doc.at("histogram"))
+      d.histogram.push_back(LengthBin{b[0].get<double>(), b[1].get<double>(), b[2].get<double>()});
+    d.lengths = dist;
+    d.median = dist.quantile(0.5);
+    return d;
+  }
   if (!has(doc, "quantiles") || !doc.at("quantiles").is_array())
-    return make_error(Errc::missing_field, "quantiles", "required array of [quantile, tokens] pairs");
+    return make_error(
+        Errc::missing_field, "quantiles",
+        "required: an array of [quantile, tokens] pairs (or a histogram of [lo, hi, count] bins)");
   std::vector<std::pair<double, double>> pts;
   const json& q = doc.at("quantiles");
   for (std::size_t i = 0; i < q.size(); ++i) {
@@ -115,6 +206,290 @@ Result<Dataset> parse_dataset(const json& doc, const std::string& source) {
   FTCOST_TRY(dist, LengthDistribution::from_quantiles(std::move(pts), "quantiles"));
   d.lengths = dist;
   d.median = dist.quantile(0.5);
+  return d;
+}
+
+std::vector<LengthBin> bin_lengths(std::vector<std::int64_t> lengths) {
+  std::map<std::int64_t, double> counts;
+  for (std::int64_t l : lengths) counts[l] += 1;
+  std::vector<LengthBin> bins;
+  if (counts.size() <= kExactLengthBins) {
+    for (const auto& [l, c] : counts)
+      bins.push_back(LengthBin{static_cast<double>(l), static_cast<double>(l), c});
+    return bins;
+  }
+  // bins [lo, hi] with hi = max(lo, floor(lo * 1.01)): exact below 100 tokens, then ~1% wide
+  for (const auto& [l, c] : counts) {
+    const double x = static_cast<double>(l);
+    if (!bins.empty() && x <= bins.back().hi) {
+      bins.back().count += c;
+      continue;
+    }
+    const double hi = std::max(x, std::floor(x * 1.01));
+    bins.push_back(LengthBin{x, hi, c});
+  }
+  // the last bin ends at the longest sample, not beyond it
+  bins.back().hi = std::min(bins.back().hi, static_cast<double>(counts.rbegin()->first));
+  return bins;
+}
+
+namespace {
+
+std::string trim(const std::string& s) {
+  std::size_t a = 0, b = s.size();
+  while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
+  while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
+  return s.substr(a, b - a);
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+struct Line {
+  std::size_t number;  // 1-based
+  std::string text;    // without the line end
+};
+
+// The file's lines (LF or CRLF; a UTF-8 byte order mark is dropped); trailing empty lines are left out.
+std::vector<Line> split_lines(const std::string& text) {
+  std::vector<Line> lines;
+  std::size_t start = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
+  std::size_t n = 1;
+  while (start <= text.size()) {
+    std::size_t end = text.find('\n', start);
+    std::string l = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (!l.empty() && l.back() == '\r') l.pop_back();
+    lines.push_back(Line{n++, l});
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  while (!lines.empty() && trim(lines.back().text).empty()) lines.pop_back();
+  return lines;
+}
+
+bool is_comment(const std::string& t) { return !t.empty() && t[0] == '#'; }
+
+// A whole number of tokens, 1..kMaxSampleTokens; the error says what is wrong with `cell`.
+Result<std::int64_t> parse_length(const std::string& cell, const std::string& where) {
+  const std::string t = trim(cell);
+  if (t.empty()) return make_error(Errc::invalid_value, where, "empty; expected a length in tokens");
+  std::int64_t v = 0;
+  for (char c : t) {
+    if (c < '0' || c > '9')
+      return make_error(
+          Errc::invalid_value, where,
+          "\"" + t + "\" is not a whole number of tokens (digits only, no sign, unit or decimals)");
+    v = v * 10 + (c - '0');
+    if (v > static_cast<std::int64_t>(kMaxSampleTokens))
+      return make_error(Errc::out_of_range, where,
+                        t + " tokens is more than the limit of " +
+                            std::to_string(static_cast<long long>(kMaxSampleTokens)));
+  }
+  if (v < 1) return make_error(Errc::out_of_range, where, "a sample has at least 1 token, got " + t);
+  return v;
+}
+
+// RFC 4180 fields of one line: comma-separated, "quoted" fields with "" for a quote (no line breaks inside).
+Result<std::vector<std::string>> csv_fields(const std::string& line, const std::string& where) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool quoted = false, was_quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        cur += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        cur += c;
+      }
+    } else if (c == '"') {
+      if (!trim(cur).empty() || was_quoted)
+        return make_error(Errc::invalid_value, where,
+                          "a quote inside an unquoted field (column " + std::to_string(out.size() + 1) + ")");
+      cur.clear();
+      quoted = was_quoted = true;
+    } else if (c == ',') {
+      out.push_back(cur);
+      cur.clear();
+      was_quoted = false;
+    } else {
+      if (was_quoted && !std::isspace(static_cast<unsigned char>(c)))
+        return make_error(Errc::invalid_value, where,
+                          "text after a closing quote (column " + std::to_string(out.size() + 1) + ")");
+      cur += c;
+    }
+  }
+  if (quoted) return make_error(Errc::invalid_value, where, "a quoted field is not closed");
+  out.push_back(cur);
+  return out;
+}
+
+Result<Dataset> dataset_from_lengths(std::vector<std::int64_t> lengths, const std::string& path,
+                                     const std::string& what) {
+  if (lengths.empty()) return make_error(Errc::invalid_value, path, "holds no lengths (" + what + ")");
+  Dataset d;
+  d.queries = d.queries_published = static_cast<double>(lengths.size());
+  d.histogram = bin_lengths(std::move(lengths));
+  FTCOST_TRY(dist, LengthDistribution::from_histogram(d.histogram, path));
+  d.lengths = dist;
+  d.median = dist.quantile(0.5);
+  d.source = path + " (" + what + ")";
+  return d;
+}
+
+const char* const kLengthColumns[] = {"length",   "tokens",      "num_tokens",
+                                      "n_tokens", "token_count", "length_tokens"};
+
+Result<Dataset> parse_csv(const std::vector<Line>& lines, std::size_t header_at, const std::string& path) {
+  const Line& header = lines[header_at];
+  const std::string hwhere = path + ":" + std::to_string(header.number);
+  FTCOST_TRY(names, csv_fields(header.text, hwhere));
+  int col = -1;
+  std::string all;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string n = lower(trim(names[i]));
+    all += (i ? ", " : "") + trim(names[i]);
+    for (const char* want : kLengthColumns)
+      if (n == want) {
+        if (col >= 0)
+          return make_error(Errc::invalid_value, hwhere,
+                            "two length columns (\"" + trim(names[static_cast<std::size_t>(col)]) +
+                                "\" and \"" + trim(names[i]) + "\"); keep one");
+        col = static_cast<int>(i);
+      }
+  }
+  if (col < 0) {
+    std::string wanted;
+    for (const char* w : kLengthColumns) wanted += std::string(wanted.empty() ? "" : ", ") + w;
+    return make_error(Errc::invalid_value, hwhere,
+                      "the first line is neither a length nor a CSV header with a length column (columns: " +
+                          all + "; a length column is named one of " + wanted + ")");
+  }
+  std::vector<std::int64_t> lengths;
+  for (std::size_t k = header_at + 1; k < lines.size(); ++k) {
+    const std::string where = path + ":" + std::to_string(lines[k].number);
+    if (trim(lines[k].text).empty())
+      return make_error(Errc::invalid_value, where, "empty line inside the CSV");
+    FTCOST_TRY(cells, csv_fields(lines[k].text, where));
+    if (cells.size() != names.size())
+      return make_error(
+          Errc::invalid_value, where,
+          std::to_string(cells.size()) + " columns, but the header has " + std::to_string(names.size()));
+    FTCOST_TRY(v, parse_length(cells[static_cast<std::size_t>(col)],
+                               where + " (column " + trim(names[static_cast<std::size_t>(col)]) + ")"));
+    lengths.push_back(v);
+  }
+  return dataset_from_lengths(std::move(lengths), path,
+                              "CSV column " + trim(names[static_cast<std::size_t>(col)]));
+}
+
+const char* const kDatasetFileKeys[] = {"schema",
+                                        "id",
+                                        "display_name",
+                                        "queries",
+                                        "queries_published",
+                                        "length_tokens",
+                                        "quantiles",
+                                        "histogram",
+                                        "tokenizer",
+                                        "source",
+                                        "notes",
+                                        "template_tokens",
+                                        "template_tokens_note"};
+
+Result<Dataset> parse_dataset_json(const std::string& text, const std::string& path) {
+  FTCOST_TRY(doc, parse_json_text(text, path));
+  if (!doc.is_object())
+    return make_error(Errc::wrong_type, path, "must be a JSON object (schema ftcost.dataset/1)");
+  for (auto it = doc.begin(); it != doc.end(); ++it) {
+    bool known = false;
+    for (const char* k : kDatasetFileKeys) known = known || it.key() == k;
+    if (!known)
+      return make_error(Errc::unknown_key, path + ": " + it.key(),
+                        "is not a field of ftcost.dataset/1 (docs/dataset.md)");
+  }
+  // defaults for what a minimal file (schema + histogram) leaves out
+  json full = doc;
+  std::string base =
+      path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
+  if (!full.contains("id")) full["id"] = base;
+  if (!full.contains("source")) full["source"] = path;
+  const bool has_queries = full.contains("queries");
+  if (!has_queries) full["queries"] = 1;  // replaced by the histogram's total below
+  auto parsed = parse_dataset(full, path);
+  if (!parsed.ok()) {
+    Error e = parsed.error();
+    e.field = path + ": " + e.field;
+    return e;
+  }
+  Dataset d = std::move(parsed).value();
+  if (!has_queries) {
+    if (!doc.contains("histogram"))
+      return make_error(Errc::missing_field, path + ": queries",
+                        "required with quantiles (a histogram's counts give it otherwise)");
+    double total = 0;
+    for (const auto& b : doc.at("histogram")) total += b[2].get<double>();
+    d.queries = d.queries_published = total;
+  }
+  return d;
+}
+
+}  // namespace
+
+Result<Dataset> parse_dataset_file(const std::string& text, const std::string& path) {
+  std::size_t i = 0;
+  while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+  if (text.compare(i, 3, "\xEF\xBB\xBF") == 0) i += 3;
+  while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+  Result<Dataset> r = make_error(Errc::internal, path, "not parsed");
+  if (i < text.size() && (text[i] == '{' || text[i] == '[')) {
+    r = parse_dataset_json(text, path);
+  } else {
+    const std::vector<Line> lines = split_lines(text);
+    std::size_t first = 0;
+    while (first < lines.size() && is_comment(trim(lines[first].text))) ++first;
+    if (first == lines.size())
+      return make_error(
+          Errc::invalid_value, path,
+          "is empty: expected ftcost.dataset/1 JSON, one length per line, or a CSV with a length "
+          "column");
+    const std::string t = trim(lines[first].text);
+    const bool numeric =
+        !t.empty() && std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!numeric && t.find(',') == std::string::npos && std::isdigit(static_cast<unsigned char>(t[0]))) {
+      // a malformed number on the first line of a plain list (e.g. "12.5"), not a header
+      FTCOST_TRY(v, parse_length(t, path + ":" + std::to_string(lines[first].number)));
+      (void)v;
+    }
+    if (numeric) {
+      std::vector<std::int64_t> lengths;
+      for (std::size_t k = first; k < lines.size(); ++k) {
+        const std::string lt = trim(lines[k].text);
+        const std::string where = path + ":" + std::to_string(lines[k].number);
+        if (is_comment(lt)) continue;
+        if (lt.empty())
+          return make_error(Errc::invalid_value, where, "empty line; expected a length in tokens");
+        FTCOST_TRY(v, parse_length(lt, where));
+        lengths.push_back(v);
+      }
+      r = dataset_from_lengths(std::move(lengths), path, "one length per line");
+    } else {
+      r = parse_csv(lines, first, path);
+    }
+    if (r.ok()) {
+      Dataset& d = r.value();
+      d.id = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
+      d.display_name = d.id;
+    }
+  }
+  if (!r.ok()) return r;
+  Dataset d = std::move(r).value();
+  d.own_data = true;
   return d;
 }
 

@@ -544,7 +544,8 @@ const Specs& specs_for(const std::string& kind) {
         {"queries", Ty::integer, true},
         {"queries_published", Ty::integer_or_null, true},
         {"length_tokens", Ty::object, true},
-        {"quantiles", Ty::array, true},
+        {"quantiles", Ty::array, false},
+        {"histogram", Ty::array, false},
         {"tokenizer", Ty::str, true},
         {"source", Ty::str, true},
         {"notes", Ty::str_or_null, true},
@@ -1547,8 +1548,11 @@ void check_dataset_doc(const json& doc, const std::string& file, Sink& sink) {
     const double mean = num_field(*lt, "mean"), mn = num_field(*lt, "min"), mx = num_field(*lt, "max");
     if (have(mean) && have(mn) && have(mx) && (mean < mn || mean > mx))
       sink.add("length_tokens.mean", Errc::out_of_range, fmt_num(mean) + " is outside [min, max]");
-    // The quantile table must contain the summary statistics.
+    // A preset's quantile table must contain the summary statistics.
     const json* qs = find_field(doc, "quantiles");
+    if (qs == nullptr)
+      sink.add("quantiles", Errc::missing_field,
+               "required of a preset in gpu-db/datasets (a histogram alone is for your own length files)");
     if (qs && qs->is_array()) {
       auto has_point = [&](double u, double v) {
         for (const auto& e : *qs)
@@ -1820,7 +1824,7 @@ void check_run_entries(std::vector<Entry>& entries, const Database& db) {
       e.sink.add(
           "steps", Errc::invalid_value,
           "needs at least 3 timed steps outside the warm-up, has " + std::to_string(run->timed_steps()));
-    const StackProfile* stack = db.stack("hf-transformers-2024");
+    const StackProfile* stack = db.stack(kPaperStackId);
     if (stack == nullptr) continue;
     auto fit = fit_stack_to_runs({run.value()}, db, *stack);
     if (!fit.ok()) e.sink.add_loader_error(fit.error());

@@ -48,7 +48,8 @@ void host_bound_advice(Estimate& e, const Database& db) {
     other.advise = false;
     other.workload.batch = e.batch;
     auto r = estimate(other, db);
-    if (!r.ok() || r->batch <= 0 || r->step.total_s <= 0) continue;
+    // only a stack that makes the job faster is advice (from a grouped stack, a loop one is slower)
+    if (!r.ok() || r->batch <= 0 || r->step.total_s <= 0 || !(r->time_hours < e.time_hours)) continue;
     msg += "; on " + id + " (" + alt.moe_execution + " experts) the same job takes " +
            json(std::round(r->time_hours * 10) / 10).dump() + " h instead of " +
            json(std::round(e.time_hours * 10) / 10).dump() + " h";
@@ -352,6 +353,7 @@ json estimate_to_json(const Estimate& e) {
               {"note",
                "first-principles components; the stack profile's gc_retained_fraction is fitted on the "
                "paper's A40 maxima"}}}};
+  if (in.dataset) j["dataset"] = in.dataset->to_json();
   json warnings = e.warnings;
   j["warnings"] = warnings;
   if (e.batch <= 0) {

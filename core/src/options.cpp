@@ -472,8 +472,16 @@ std::vector<Option> build_options() {
     o.kind = OptionKind::id_or_path;
     o.group = "data";
     o.label = "Dataset";
-    o.help = "Dataset preset (length distribution and size)";
-    o.details = "Dataset preset: its size (queries) and its token-length distribution.";
+    o.help =
+        "Dataset preset, or your own token lengths: a file of one length per line, a CSV with a length "
+        "column, "
+        "or ftcost.dataset/1 JSON (tools/dataset_lengths.py writes it; docs/dataset.md)";
+    o.details =
+        "Dataset preset (its size and token-length distribution), or your own data: a file with the token "
+        "length of every sample (one per line, a CSV with a length column, or the ftcost.dataset/1 JSON that "
+        "tools/dataset_lengths.py writes from a Hugging Face dataset and tokenizer). No prompt-template "
+        "tokens "
+        "are added to your own lengths.";
     o.id_list = "datasets";
     o.default_help = "cs15k when no --seq";
     o.default_rule = [](const ResolveState&) {
@@ -483,12 +491,24 @@ std::vector<Option> build_options() {
       return st.given("seq") ? "give either --seq or --dataset, not both" : "";
     };
     o.apply = [](ResolveState& st, const std::string& v) -> Status {
-      const Dataset* d = st.db.dataset(v);
-      if (d == nullptr)
+      if (const Dataset* d = st.db.dataset(v)) {
+        st.in.dataset_id = v;
+        st.in.dataset = std::make_shared<const Dataset>(*d);
+        st.in.workload.lengths = d->lengths;
+        return Ok{};
+      }
+      const bool path_like = v.find('/') != std::string::npos || v.find('.') != std::string::npos;
+      if (!path_like || !st.reader)
         return make_error(Errc::unknown_id, "--dataset",
-                          "unknown dataset \"" + v + "\"; known: " + join_ids(option_ids("datasets", st.db)));
+                          "unknown dataset \"" + v + "\"; known: " + join_ids(option_ids("datasets", st.db)) +
+                              (st.reader ? " (or a path to your length file: one length per line, CSV or "
+                                           "ftcost.dataset/1 JSON)"
+                                         : " (load your own length file in the UI)"));
+      FTCOST_TRY(text, st.reader(v));
+      FTCOST_TRY(d, parse_dataset_file(text, v));
       st.in.dataset_id = v;
-      st.in.workload.lengths = d->lengths;
+      st.in.workload.lengths = d.lengths;
+      st.in.dataset = std::make_shared<const Dataset>(std::move(d));
       return Ok{};
     };
     add(o);
@@ -506,12 +526,14 @@ std::vector<Option> build_options() {
     o.unit = "tokens";
     o.lo = 0;
     o.hi = 100000;
-    o.default_help = "the dataset preset's";
+    o.default_help = "the dataset preset's; 0 for your own length file unless it states template_tokens";
     o.default_rule = [](const ResolveState& st) {
-      const Dataset* d = st.db.dataset(st.in.dataset_id);
+      const Dataset* d = st.in.dataset.get();
       const double tt = d != nullptr ? d->template_tokens : 0;
       DefaultValue dv =
-          fixed_default(number_text(tt), "prompt template, from the " + st.in.dataset_id + " preset");
+          fixed_default(number_text(tt), d != nullptr && d->own_data
+                                             ? "stated in your length file " + st.in.dataset_id
+                                             : "prompt template, from the " + st.in.dataset_id + " preset");
       dv.listed = tt > 0;
       return dv;
     };
@@ -535,8 +557,14 @@ std::vector<Option> build_options() {
     o.unit = "tokens";
     o.lo = 8;
     o.hi = 1 << 22;
-    o.default_help = "1024";
-    o.default_rule = [](const ResolveState&) { return fixed_default("1024", "LLaMA-Factory cutoff_len"); };
+    o.default_help = "1024 for a preset; the longest sample of your own length file";
+    o.default_rule = [](const ResolveState& st) {
+      const Dataset* d = st.in.dataset.get();
+      if (d != nullptr && d->own_data)
+        return fixed_default(number_text(std::ceil(d->lengths.max() + st.in.workload.template_tokens)),
+                             "the longest sample in " + st.in.dataset_id + ": no truncation");
+      return fixed_default("1024", "LLaMA-Factory cutoff_len");
+    };
     o.applies = [](const ResolveState& st) -> std::string {
       return st.given("seq") ? "applies only with --dataset" : "";
     };
@@ -588,7 +616,7 @@ std::vector<Option> build_options() {
     o.hi = static_cast<double>(std::int64_t{1} << 40);
     o.default_help = "the dataset's size, else 1000";
     o.default_rule = [](const ResolveState& st) {
-      if (const Dataset* d = st.db.dataset(st.in.dataset_id))
+      if (const Dataset* d = st.in.dataset.get())
         return fixed_default(number_text(d->queries), "size of " + st.in.dataset_id);
       DefaultValue dv = fixed_default("1000");
       return dv;
@@ -707,9 +735,14 @@ std::vector<Option> build_options() {
         "overheads, MoE execution as a loop over experts or grouped GEMM, memory overheads). Its constants "
         "are fitted from reference measurements; hover an entry to see them.";
     o.id_list = "stacks";
-    o.default_help = "hf-transformers-2024";
+    o.default_help =
+        std::string(kDefaultStackId) + " (today's HF/TRL stack; the paper's is " + kPaperStackId + ")";
     o.default_rule = [](const ResolveState&) {
-      return fixed_default("hf-transformers-2024", "the paper's software stack");
+      return fixed_default(
+          kDefaultStackId,
+          "today's Hugging Face stack (transformers + PEFT + TRL SFTTrainer), what most users "
+          "run; the paper's is " +
+              std::string(kPaperStackId));
     };
     o.apply = [](ResolveState& st, const std::string& v) -> Status {
       const StackProfile* sp = st.db.stack(v);

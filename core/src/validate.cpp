@@ -72,6 +72,8 @@ Result<std::vector<RefRow>> parse_reference(const std::string& text, const std::
     row.measured = measured;
     row.source = src;
     row.request = req.value();
+    // a row that names no stack was measured on the paper's software (the estimate's default is another)
+    if (row.request.count("stack") == 0) row.request["stack"] = kPaperStackId;
     if (has(r, "parallel")) {
       if (!r.at("parallel").is_object())
         return make_error(Errc::wrong_type, where + ".parallel", "must be an object");
@@ -397,7 +399,7 @@ Result<StackProfile> fit_stack(const std::vector<RefRow>& rows, const Database& 
   const double mse = objective(best_x, out);
   json params = json::object();
   for (const auto* p : free) params[p->name] = out.*(p->field);
-  const std::string data = stack.id == "hf-transformers-2024"
+  const std::string data = stack.id == kPaperStackId
                                ? "training rows of tests/data/reference/ (the paper's A40 measurements only)"
                                : "training rows of tests/data/reference/ whose stack is " + stack.id +
                                      " (that stack's own published measurements only)";

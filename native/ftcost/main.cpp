@@ -614,8 +614,11 @@ int run_command(int argc, char** argv) {
     validate->add_flag("--json", as_json, "JSON output");
     auto* fitstack = app.add_subcommand(
         "fit-stack", "Fit a stack profile's free parameters to the training reference rows");
-    std::string fit_stack_id = "hf-transformers-2024", fit_write;
-    fitstack->add_option("--stack", fit_stack_id, "stack profile id");
+    std::string fit_stack_id = kPaperStackId, fit_write;
+    fitstack->add_option("--stack", fit_stack_id,
+                         std::string("stack profile id (default: ") + kPaperStackId +
+                             " for the reference rows, " + kDefaultStackId +
+                             ", the estimate's default, with --run)");
     fitstack->add_option("--dir", ref_dir, "folder of reference JSON files");
     fitstack->add_option("--write", fit_write,
                          "write the fitted profile to this stack JSON file (atomically); with --run a new "
@@ -993,6 +996,8 @@ int run_command(int argc, char** argv) {
       return 0;
     }
 
+    if (fitstack->parsed() && !fit_runs.empty() && fitstack->count("--stack") == 0)
+      fit_stack_id = kDefaultStackId;
     if (fitstack->parsed() && !fit_runs.empty())
       return cli::run_fit_stack_runs(fit_runs, db, fit_stack_id, fit_write, as_json, read_file);
     if (validate->parsed() || fitstack->parsed()) {

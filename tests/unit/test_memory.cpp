@@ -11,7 +11,10 @@ using namespace ftcost;
 namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
+// These tests pin the memory model of the paper's stack (transformers 4.40, paper.md): a request that names
+// no stack gets it explicitly, not the estimate's default (today's HF/TRL stack).
 Inputs resolve(Request r) {
+  if (r.count("stack") == 0) r["stack"] = kPaperStackId;
   auto in = resolve_request(r, Database::embedded(), nullptr);
   REQUIRE_MESSAGE(in.ok(), (in.ok() ? std::string() : in.error().to_string()));
   return in.value();

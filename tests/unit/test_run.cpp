@@ -218,8 +218,9 @@ TEST_CASE("one batch shape fits one step-time parameter and says why not the oth
 
 TEST_CASE("apply_runs: the run's GPU only, and the estimate carries the fit") {
   const RunFile run = synthesize(run_doc(kShapes, 1), truth_profile(), 0.0, 4);
-  Request req = {
-      {"model", "llama-2-7b"}, {"gpu", "a100-sxm4-80gb"}, {"method", "lora"}, {"seq", "512"}, {"batch", "4"}};
+  // the synthetic run is generated from the paper's stack (run_doc above), so the estimate names it
+  Request req = {{"model", "llama-2-7b"}, {"gpu", "a100-sxm4-80gb"}, {"method", "lora"}, {"seq", "512"},
+                 {"batch", "4"},          {"stack", kPaperStackId}};
   auto other = resolve_request(req, db(), nullptr);
   REQUIRE(other.ok());
   Inputs in_other = other.value();
@@ -423,7 +424,8 @@ TEST_CASE("apply_run_file: what the `run` option calls") {
   };
   Request req = {{"model", "llama-2-7b"}, {"gpu", "a40"},
                  {"method", "lora"},      {"lora-targets", "q_proj,k_proj,v_proj,o_proj"},
-                 {"seq", "512"},          {"batch", "4"}};
+                 {"seq", "512"},          {"batch", "4"},
+                 {"stack", kPaperStackId}};
   auto in = resolve_request(req, db(), nullptr);
   REQUIRE(in.ok());
   Inputs a = in.value();

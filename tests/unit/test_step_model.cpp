@@ -10,7 +10,10 @@
 using namespace ftcost;
 
 namespace {
+// The step-model tests pin the paper's stack (per-expert loop, transformers 4.40): requests that name no
+// stack get it explicitly, not the estimate's default.
 Estimate run(Request r) {
+  if (r.count("stack") == 0) r["stack"] = kPaperStackId;
   auto in = resolve_request(r, Database::embedded(), nullptr);
   REQUIRE_MESSAGE(in.ok(), (in.ok() ? std::string() : in.error().to_string()));
   auto e = estimate(in.value(), Database::embedded());
@@ -18,6 +21,7 @@ Estimate run(Request r) {
   return e.value();
 }
 const Request kMixtral = {{"model", "mixtral-8x7b"},
+                          {"stack", kPaperStackId},
                           {"method", "qlora"},
                           {"seq", "512"},
                           {"batch", "4"},

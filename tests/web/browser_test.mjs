@@ -401,6 +401,23 @@ try {
     await hubCase("gated", "meta-llama/Llama-3.1-8B", /gated.*Paste/, "a gated model (403) says so and points to paste/upload");
     await hubCase("offline", "Qwen/Qwen3-8B", /offline/, "no network gives a clear 'offline' error");
     await page.unroute("https://huggingface.co/**");
+  // ---- 5b. the user's own token lengths through the picker beside the dataset: the estimate uses them; a bad
+  // file is refused with its line named ----
+  await waitFor(page, (x) => x.app.anchors["dataset.upload"], "the dataset picker has an upload button");
+  {
+    const chooser = page.waitForEvent("filechooser", { timeout: 10000 });
+    await clickAnchor(page, "dataset.upload");
+    const fc = await chooser;
+    await fc.setFiles({ name: "my-lengths.txt", mimeType: "text/plain", buffer: Buffer.from("# tokens per sample\n120\n800\n2500\n") });
+    await waitFor(page, (x) => x.app.request.dataset === "dataset/my-lengths.txt" && !x.app.result.error,
+      "an uploaded length file becomes the dataset");
+    const chooser2 = page.waitForEvent("filechooser", { timeout: 10000 });
+    await clickAnchor(page, "dataset.upload");
+    const fc2 = await chooser2;
+    await fc2.setFiles({ name: "bad.csv", mimeType: "text/csv", buffer: Buffer.from("id,length\n1,12.5\n") });
+    u = await waitFor(page, (x) => x.app.notices.some((n) => n.level === "error" && n.text.includes("bad.csv:2")),
+      "a bad length file is refused with its line named");
+    if (u) check(u.app.request.dataset === "dataset/my-lengths.txt", "the good length file stays in use", u.app.request);
   }
 
   // ---- 6. a shared URL restores its state; an invalid one gives a message and the defaults ----

@@ -2,6 +2,7 @@
 
 #include "calibration_check.hpp"
 #include "ftcost/api.hpp"
+#include "ftcost/dataset.hpp"
 #include "ftcost/job_compare.hpp"
 #include "ftcost/model.hpp"
 #include "ftcost/run.hpp"
@@ -13,6 +14,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <exception>
 
@@ -22,6 +24,7 @@ namespace {
 
 constexpr const char* kStoreCalibrations = "ftcost.calibrations";
 constexpr const char* kStoreModelConfig = "ftcost.model_config";
+constexpr const char* kStoreDataset = "ftcost.dataset_file";
 
 std::string today_text() {
   std::time_t t = std::time(nullptr);
@@ -36,14 +39,14 @@ std::string today_text() {
   return b;
 }
 
-std::string base_name(const std::string& name) {
+std::string base_name(const std::string& name, bool json_suffix = true) {
   auto p = name.find_last_of("/\\");
   std::string b = p == std::string::npos ? name : name.substr(p + 1);
   // keep the names the core sees simple (they are also shown in messages)
   std::string out;
   for (char c : b) out += (c == '/' || c == '\\' || static_cast<unsigned char>(c) < 32) ? '_' : c;
   if (out.empty()) out = "file.json";
-  if (out.size() < 5 || out.substr(out.size() - 5) != ".json") out += ".json";
+  if (json_suffix && (out.size() < 5 || out.substr(out.size() - 5) != ".json")) out += ".json";
   return out;
 }
 
@@ -120,6 +123,20 @@ void App::load_persisted() {
       model_config_name_ = doc.value()["name"].get<std::string>();
       model_config_text_ = doc.value()["text"].get<std::string>();
       engine_.put_file(std::string(kUploadedModelPrefix) + model_config_name_, model_config_text_);
+    }
+  }
+  // the last loaded length file (checked again, like every stored file)
+  std::string ds = host_.load(kStoreDataset);
+  if (!ds.empty()) {
+    auto doc = parse_json_text(ds, "stored length file");
+    if (doc.ok() && doc.value().is_object() && doc.value().contains("name") && doc.value().contains("text") &&
+        doc.value()["name"].is_string() && doc.value()["text"].is_string()) {
+      const std::string name = doc.value()["name"].get<std::string>();
+      const std::string text = doc.value()["text"].get<std::string>();
+      if (parse_dataset_file(text, std::string(kUploadedDatasetPrefix) + name).ok()) {
+        dataset_file_name_ = name;
+        engine_.put_file(std::string(kUploadedDatasetPrefix) + name, text);
+      }
     }
   }
   save_calibrations();  // also refreshes the engine's files
@@ -323,6 +340,11 @@ void App::on_file(const std::string& purpose_in, const std::string& name_in, con
   std::string name = base_name(name_in);
   std::string purpose = purpose_in;
   if (purpose.empty()) {
+    std::size_t i = 0;
+    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+    // not JSON: a list of token lengths (one per line, or CSV)
+    if (i < text.size() && text[i] != '{' && text[i] != '[')
+      return set_dataset_file(base_name(name_in, false), text);
     auto doc = parse_json_text(text, name);
     if (!doc.ok()) {
       calibration_error_ = doc.error().to_string();
@@ -333,6 +355,8 @@ void App::on_file(const std::string& purpose_in, const std::string& name_in, con
     if (j.is_object() && j.contains("schema") && j["schema"].is_string() &&
         j["schema"].get<std::string>().rfind("ftcost.run/", 0) == 0)
       purpose = "run";
+    else if (j.is_object() && j.contains("schema") && j["schema"] == "ftcost.dataset/1")
+      purpose = "dataset";
     else if (j.is_object() && (j.contains("measurements") || j.contains("meta") || j.contains("device")))
       purpose = "calibration";
     else if (j.is_object() && (j.contains("model_type") || j.contains("architectures") ||
@@ -342,7 +366,8 @@ void App::on_file(const std::string& purpose_in, const std::string& name_in, con
       notify(Notice::error,
              name +
                  " is neither a calibration (ftcost-calibrate output), a recorded run "
-                 "(tools/ftcost_probe.py) nor a Hugging Face config.json",
+                 "(tools/ftcost_probe.py), a length file (ftcost.dataset/1) nor a Hugging Face "
+                 "config.json",
              "file");
       return;
     }
@@ -355,6 +380,8 @@ void App::on_file(const std::string& purpose_in, const std::string& name_in, con
     add_calibration(name, text);
   else if (purpose == "run")
     add_run(name, text);
+  else if (purpose == "dataset")
+    set_dataset_file(base_name(name_in, false), text);
   else
     set_model_config(name, text);
 }
@@ -366,7 +393,7 @@ void App::add_run(const std::string& name, const std::string& text) {
     notify(Notice::error, "Your run " + name + " was not used: " + run_error_, "run");
     return;
   }
-  const std::string stack = effective("stack").empty() ? "hf-transformers-2024" : effective("stack");
+  const std::string stack = effective("stack").empty() ? std::string(kDefaultStackId) : effective("stack");
   json fit = json::parse(api::fit_run_json(text, stack));
   if (fit.contains("error")) {
     run_error_ = jstr(fit["error"], "message");
@@ -422,6 +449,34 @@ void App::add_calibration(const std::string& name, const std::string& text) {
   }
   calibrations_.push_back(y);
   save_calibrations();
+}
+
+void App::set_dataset_file(const std::string& name, const std::string& text) {
+  const std::string path = std::string(kUploadedDatasetPrefix) + name;
+  auto d = parse_dataset_file(text, path);
+  if (!d.ok()) {
+    notify(Notice::error, "Your length file was not used: " + d.error().to_string());
+    return;
+  }
+  if (!dataset_file_name_.empty())
+    engine_.remove_file(std::string(kUploadedDatasetPrefix) + dataset_file_name_);
+  dataset_file_name_ = name;
+  // the compact histogram, not the raw list: every resolve (sweep, GPU table) reads the file again
+  const std::string compact = d->to_file_json().dump();
+  engine_.put_file(path, compact);
+  host_.save(kStoreDataset, json{{"name", name}, {"text", compact}}.dump());
+  Request r = state_.request;
+  r.erase("seq");
+  r.erase("queries");     // the file's size
+  r.erase("max-length");  // the file's longest sample
+  r.erase("template-tokens");
+  r["dataset"] = path;
+  set_request(r);
+  notify(Notice::info, "Your lengths " + name + ": " + std::to_string(static_cast<long long>(d->queries)) +
+                           " samples, median " + std::to_string(std::lround(d->median)) + ", mean " +
+                           std::to_string(std::lround(d->lengths.mean())) + ", longest " +
+                           std::to_string(std::lround(d->lengths.max())) +
+                           " tokens (no prompt-template tokens are added to your own lengths)");
 }
 
 void App::set_model_config(const std::string& name, const std::string& text) {

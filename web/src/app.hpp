@@ -105,6 +105,8 @@ class App {
   void add_run(const std::string& name, const std::string& text);
   void draw_run_section();
   void set_model_config(const std::string& name, const std::string& text);
+  // The user's own token lengths (--dataset FILE): checked by the core's parser, served as "dataset/<name>".
+  void set_dataset_file(const std::string& name, const std::string& text);
   void draw_top_bar();
   void draw_notices();
   void draw_calibrations_view();
@@ -121,6 +123,7 @@ class App {
   void draw_option(const Option& o);
   bool option_shown(const Option& o) const;
   void draw_model_input();
+  void draw_dataset_input();
   void draw_gpu_input();
   void draw_lengths_mode();
   void draw_batch_input();
@@ -183,6 +186,7 @@ class App {
   bool run_enabled_ = true;
   std::string model_config_name_;
   std::string model_config_text_;
+  std::string dataset_file_name_;  // the last loaded length file (kept in the browser's storage)
   std::string paste_buffer_;
   char hub_id_[128] = {};
   std::string hub_status_;  // the last fetch: what happened

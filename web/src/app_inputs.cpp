@@ -267,10 +267,34 @@ void App::draw_generic(const Option& o) {
   }
 }
 
+// The dataset picker: the presets, the user's own length file once loaded, and the button that loads one.
+void App::draw_dataset_input() {
+  const Option& o = *find_option("dataset");
+  const bool is_default = state_.request.count("dataset") == 0;
+  const std::string tooltip = option_tooltip(o);
+  label(o.label.c_str(), tooltip.c_str(), is_default);
+  std::vector<Choice> choices = id_choices("datasets", engine_.db());
+  if (!dataset_file_name_.empty())
+    choices.push_back(Choice{std::string(kUploadedDatasetPrefix) + dataset_file_name_,
+                             "Your lengths: " + dataset_file_name_,
+                             "The token-length file you gave this page"});
+  std::string v;
+  if (combo("##dataset", effective("dataset"), choices, &v, tooltip.c_str(), is_default))
+    set_key("dataset", v);
+  ImGui::Dummy(ImVec2(g_label_w - ImGui::GetStyle().ItemSpacing.x, 0));
+  ImGui::SameLine();
+  if (ImGui::SmallButton("Your lengths...")) host_.open_file_picker("dataset");
+  anchor("dataset.upload");
+  tip("Your own data: the token length of every sample — one per line, a CSV with a length column, or the "
+      "ftcost.dataset/1 JSON that tools/dataset_lengths.py writes from a Hugging Face dataset and tokenizer. "
+      "No prompt-template tokens are added to your lengths. You can also drop the file onto the page.");
+}
+
 void App::draw_option(const Option& o) {
   if (!option_shown(o)) return;
   if (o.key == "model") return draw_model_input();
   if (o.key == "gpu") return draw_gpu_input();
+  if (o.key == "dataset") return draw_dataset_input();
   if (o.key == "batch") return draw_batch_input();
   if (o.key == "price-per-hour") return draw_price_input();  // the price source: offers, provider or yours
   if (o.key == "provider" || o.key == "spot") return;        // part of the price source

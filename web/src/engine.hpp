@@ -22,6 +22,7 @@ namespace ftcost::web {
 // Names under which uploaded files are given to the core (they "look like paths" to resolve_request).
 inline constexpr const char* kUploadedModelPrefix = "uploaded/";
 inline constexpr const char* kYoursPrefix = "yours/";
+inline constexpr const char* kUploadedDatasetPrefix = "dataset/";
 
 using ftcost::CompareRow;
 using ftcost::Sweep;

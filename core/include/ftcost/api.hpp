@@ -3,6 +3,8 @@
 // {"error": {"code": "...", "field": "...", "message": "..."}}.
 #pragma once
 
+#include "ftcost/stack.hpp"
+
 #include <string>
 
 namespace ftcost::api {
@@ -47,7 +49,7 @@ std::string prices_json();
 // A user's run (`ftcost.run/1` text, e.g. an uploaded file) refitted: what `ftcost fit-stack --run FILE
 // --stack STACK --json` prints — per timed step measured vs predicted before and after the fit ("points"),
 // every parameter with its error bar or why it was not fitted, the error on the run before/after, notes.
-std::string fit_run_json(const std::string& run_text, const std::string& stack_id = "hf-transformers-2024");
+std::string fit_run_json(const std::string& run_text, const std::string& stack_id = kDefaultStackId);
 
 // The paper's Table IV (arXiv 2408.04693), as `ftcost paper table4 --json` prints it.
 std::string paper_table4_json();

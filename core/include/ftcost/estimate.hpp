@@ -68,9 +68,10 @@ struct Inputs {
   GpuSpec gpu;
   StackProfile stack;
   Workload workload;
-  std::string dataset_id;           // empty for a fixed --seq
-  std::string model_kind = "step";  // step | paper
-  std::string routing = "uniform";  // expert load distribution
+  std::string dataset_id;                  // empty for a fixed --seq; the preset id or the user's file path
+  std::shared_ptr<const Dataset> dataset;  // the preset or the user's own length file; null for --seq
+  std::string model_kind = "step";         // step | paper
+  std::string routing = "uniform";         // expert load distribution
   std::vector<double> expert_shares;
   std::shared_ptr<const Calibration> calibration;  // --calibration, checked against the GPU's spec
   std::string calibration_source;

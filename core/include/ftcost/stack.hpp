@@ -9,6 +9,12 @@
 
 namespace ftcost {
 
+// The stack an estimate uses when none is given: today's Hugging Face stack (transformers + PEFT + TRL
+// SFTTrainer), what most users run. The paper's stack stays what `ftcost paper`, the Paper view and the
+// paper's validation rows use (reference rows that name no stack were measured on it).
+inline constexpr const char* kDefaultStackId = "hf-trl-2026";
+inline constexpr const char* kPaperStackId = "hf-transformers-2024";
+
 struct StackProfile {
   std::string id;
   std::string display_name;
