@@ -8,6 +8,7 @@ usage: check_configs.py FTCOST WORKDIR   (exit 77 = skipped: python3-yaml is mis
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -151,7 +152,8 @@ for tag, job in JOBS.items():
         est = estimate_inputs(plan["request"])
         for stack in ["trl", "torchtune", "axolotl", "llamafactory", "unsloth"]:
             d = os.path.join(WORK, f"{tag}-{plan['id']}-{stack}")
-            os.makedirs(d, exist_ok=True)
+            shutil.rmtree(d, ignore_errors=True)  # files of an earlier run must not pass for this plan's
+            os.makedirs(d)
             out = os.path.join(d, "main" + (".json" if stack == "unsloth" else ".yaml"))
             r = run(["plan"] + job + ["--config", stack, "--out", out, "--pick", str(plan["id"])])
             if r.returncode != 0:

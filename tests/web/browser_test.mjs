@@ -188,7 +188,7 @@ try {
     check(has("c_mem", /^range [0-9.]+ to [0-9.]+ GiB$/), "the memory card shows the memory range", cards.c_mem);
     check(has("stack", (l) => l.includes(est.stack.name)) && est.stack.version && has("stack", (l) => l.includes(est.stack.version)),
           "the results name the stack and its versions", cards.stack);
-    check(has("c_tp", /stack hf-transformers-2024/), "the throughput card names the stack", cards.c_tp);
+    check(has("c_tp", /stack hf-trl-2026/), "the throughput card names the stack (the default, hf-trl-2026)", cards.c_tp);
   }
 
   // ---- 1c. #16 item 2: a notice does not move the controls; dismissed with a click ----

@@ -342,8 +342,9 @@ void App::on_file(const std::string& purpose_in, const std::string& name_in, con
   if (purpose.empty()) {
     std::size_t i = 0;
     while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
-    // not JSON: a list of token lengths (one per line, or CSV)
-    if (i < text.size() && text[i] != '{' && text[i] != '[')
+    // not JSON: a list of token lengths (one per line, or CSV); a file named .json is JSON, broken or not
+    const bool json_name = name_in.size() >= 5 && name_in.compare(name_in.size() - 5, 5, ".json") == 0;
+    if (!json_name && i < text.size() && text[i] != '{' && text[i] != '[')
       return set_dataset_file(base_name(name_in, false), text);
     auto doc = parse_json_text(text, name);
     if (!doc.ok()) {
