@@ -599,7 +599,9 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
     return evals[static_cast<std::size_t>(cands[static_cast<std::size_t>(i)].eval)].hours;
   };
   auto cost_of = [&](int i) { return cands[static_cast<std::size_t>(i)].cost; };
-  std::sort(ok.begin(), ok.end(), [&](int a, int b) {
+  // Ties (e.g. ZeRO-1 and ZeRO-2 at the same time and cost) keep the search order, so the native and the
+  // browser build (libstdc++ vs libc++ std::sort) pick the same plan.
+  std::stable_sort(ok.begin(), ok.end(), [&](int a, int b) {
     if (cost_of(a) != cost_of(b)) return cost_of(a) < cost_of(b);
     return hours_of(a) < hours_of(b);
   });

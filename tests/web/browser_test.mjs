@@ -381,8 +381,10 @@ try {
     });
     const fetchId = async (id) => {
       await clickAnchor(page, "hub.id");
-      await page.keyboard.press("Control+A");
-      await page.keyboard.press("Backspace");
+      await sleep(150);  // the field takes focus on the next frame
+      // clear it without relying on select-all: to the end, then delete every character
+      await page.keyboard.press("End");
+      for (let i = 0; i < 80; ++i) await page.keyboard.press("Backspace");
       await page.keyboard.type(id, { delay: 5 });
       await sleep(200);
       await clickAnchor(page, "hub.fetch");
@@ -401,7 +403,9 @@ try {
     await hubCase("gated", "meta-llama/Llama-3.1-8B", /gated.*Paste/, "a gated model (403) says so and points to paste/upload");
     await hubCase("offline", "Qwen/Qwen3-8B", /offline/, "no network gives a clear 'offline' error");
     await page.unroute("https://huggingface.co/**");
-  // ---- 5b. the user's own token lengths through the picker beside the dataset: the estimate uses them; a bad
+  }
+
+  // ---- 5c. the user's own token lengths through the picker beside the dataset: the estimate uses them; a bad
   // file is refused with its line named ----
   await waitFor(page, (x) => x.app.anchors["dataset.upload"], "the dataset picker has an upload button");
   {
