@@ -104,8 +104,7 @@ LayerAct layer_activations(const ModelSpec& m, const Workload& w, const StackPro
     const double F = d(m.moe.expert_intermediate);
     const double k = d(w.active_experts(m));
     double pair = a * (2.0 * H + (m.moe.gated ? 4.0 : 2.0) * F);
-    if (lora)
-      pair += a * r * ((t.expert_gate_up ? (m.fused_gate_up ? 1 : 2) : 0) + (t.expert_down ? 1 : 0));
+    if (lora) pair += a * r * ((t.expert_gate_up ? (m.fused_gate_up ? 1 : 2) : 0) + (t.expert_down ? 1 : 0));
     double v = norm_bytes(m, s, w, a) + a * E + 4.0 * E + 12.0 * k + k * pair;
     if (m.moe.shared_experts > 0) {
       const double Fs = d(m.moe.shared_intermediate);

@@ -104,9 +104,7 @@ DefaultValue fixed_default(std::string value, std::string reason = {}) {
   return DefaultValue{std::move(value), std::move(reason), true};
 }
 
-bool own_code_without_checkpointing(const ModelSpec& m) {
-  return m.own_training_code;
-}
+bool own_code_without_checkpointing(const ModelSpec& m) { return m.own_training_code; }
 
 std::string only_lora(const ResolveState& st) {
   return st.in.workload.method == Method::full ? "applies only to --method lora or qlora" : "";

@@ -99,7 +99,8 @@ std::string svg_plot(const std::vector<RowResult>& res) {
   o << "<circle cx='" << pad + 190 << "' cy='40' r='4' fill='#e08a00'/><text x='" << pad + 200
     << "' y='44'>A40 stage times (training)</text>\n";
   o << "<rect x='" << pad + 5 << "' y='51' width='9' height='9' fill='#d62728'/><text x='" << pad + 20
-    << "' y='60'>Table IV throughput on A100-80GB and H100 (development: not fitted, informed choices)</text>\n";
+    << "' y='60'>Table IV throughput on A100-80GB and H100 (development: not fitted, informed "
+       "choices)</text>\n";
   o << "</svg>\n";
   return o.str();
 }
