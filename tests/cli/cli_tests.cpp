@@ -360,7 +360,8 @@ TEST_CASE("host-bound: the warning names the cause and prices the alternative st
   // on the default stack (grouped experts) a loop stack would be slower: it is not offered as advice
   Run g = run("estimate --model qwen3-30b-a3b --gpu h100-sxm5-80gb --method lora --dataset math14k --json");
   REQUIRE(g.code == 0);
-  for (const auto& w : json::parse(g.out)["warnings"])
+  const json parsed_g_out = json::parse(g.out);  // kept alive: a range-for over a temporary's member dangles
+  for (const auto& w : parsed_g_out["warnings"])
     CHECK(w.get<std::string>().find("instead of") == std::string::npos);
   bool found = false;
   for (const auto& w : j["warnings"]) {
@@ -521,10 +522,14 @@ TEST_CASE("compare ranks instance shapes: whole instances, several only with a n
   }
   const Run one = run("compare" + job + " --max-gpus 8 --offers --json");
   REQUIRE(one.code == 0);
-  for (const auto& r : json::parse(one.out)["rows"]) CHECK(r["gpus"].get<int>() <= 8);
+  const json parsed_one_out =
+      json::parse(one.out);  // kept alive: a range-for over a temporary's member dangles
+  for (const auto& r : parsed_one_out["rows"]) CHECK(r["gpus"].get<int>() <= 8);
   const Run nodes = run("compare" + job + " --nodes 2 --json");
   REQUIRE(nodes.code == 0);
-  for (const auto& r : json::parse(nodes.out)["rows"]) CHECK(r["nodes"] == 2);
+  const json parsed_nodes_out =
+      json::parse(nodes.out);  // kept alive: a range-for over a temporary's member dangles
+  for (const auto& r : parsed_nodes_out["rows"]) CHECK(r["nodes"] == 2);
   const Run text = run("compare" + job + " --gpus 8 --offers");  // every shape, not each GPU's cheapest
   REQUIRE(text.code == 0);
   CHECK(text.out.find("peak/rank") != std::string::npos);
@@ -538,7 +543,9 @@ TEST_CASE("compare ranks instance shapes: whole instances, several only with a n
   // a strategy that does not apply to a shape is that row's error, named (a 6-GPU shape could take tp:3)
   const Run tp3 = run("compare" + job + " --gpus 8 --parallel tp:3 --json");
   REQUIRE(tp3.code == 0);
-  for (const auto& r : json::parse(tp3.out)["rows"])
+  const json parsed_tp3_out =
+      json::parse(tp3.out);  // kept alive: a range-for over a temporary's member dangles
+  for (const auto& r : parsed_tp3_out["rows"])
     CHECK(r["error"].get<std::string>().find("--parallel") != std::string::npos);
 }
 
