@@ -130,23 +130,63 @@ const std::string& effective_loss_path(const StackProfile& s, const Workload& w)
   return liger(w) ? kFused : s.loss_path;
 }
 
+namespace {
+double fixed_part(const MemoryBreakdown& b) {
+  return b.weights + b.trainable_params + b.optimizer_states + b.autocast_copies + b.dequant_buffers +
+         b.cuda_context + b.allocator_overhead;
+}
+}  // namespace
+
+MemoryBreakdown::Phases MemoryBreakdown::phases() const {
+  const double fixed = fixed_part(*this);
+  const double kept = gradients_kept ? gradients : 0.0;
+  Phases p;
+  p.forward_loss = fixed + kept + (activations - activations_backward) + logits;
+  p.backward_start = fixed + kept + activations;
+  p.backward_end = fixed + gradients + activations_last_layer;
+  return p;
+}
+
+const char* MemoryBreakdown::peak_phase() const {
+  if (!phased) return "sum";
+  const Phases p = phases();
+  if (p.forward_loss >= p.backward_start && p.forward_loss >= p.backward_end) return "forward_loss";
+  return p.backward_start >= p.backward_end ? "backward_start" : "backward_end";
+}
+
 double MemoryBreakdown::total() const {
-  return weights + trainable_params + gradients + optimizer_states + autocast_copies + activations + logits +
-         dequant_buffers + cuda_context + allocator_overhead;
+  if (!phased) return fixed_part(*this) + gradients + activations + logits;
+  const Phases p = phases();
+  return std::max({p.forward_loss, p.backward_start, p.backward_end});
+}
+
+double MemoryBreakdown::variable() const {
+  if (!phased) return activations + logits + allocator_overhead;
+  const std::string phase = peak_phase();
+  if (phase == "forward_loss") return activations - activations_backward + logits + allocator_overhead;
+  if (phase == "backward_start") return activations + allocator_overhead;
+  return activations_last_layer + allocator_overhead;
 }
 
 json MemoryBreakdown::to_json_gib() const {
-  return json{{"total", total() / kGiB},
-              {"weights", weights / kGiB},
-              {"trainable_params", trainable_params / kGiB},
-              {"gradients", gradients / kGiB},
-              {"optimizer_states", optimizer_states / kGiB},
-              {"autocast_copies", autocast_copies / kGiB},
-              {"activations", activations / kGiB},
-              {"logits", logits / kGiB},
-              {"dequant_buffers", dequant_buffers / kGiB},
-              {"cuda_context", cuda_context / kGiB},
-              {"allocator_overhead", allocator_overhead / kGiB}};
+  json j{{"total", total() / kGiB},
+         {"weights", weights / kGiB},
+         {"trainable_params", trainable_params / kGiB},
+         {"gradients", gradients / kGiB},
+         {"optimizer_states", optimizer_states / kGiB},
+         {"autocast_copies", autocast_copies / kGiB},
+         {"activations", activations / kGiB},
+         {"logits", logits / kGiB},
+         {"dequant_buffers", dequant_buffers / kGiB},
+         {"cuda_context", cuda_context / kGiB},
+         {"allocator_overhead", allocator_overhead / kGiB}};
+  if (!phased) return j;
+  const Phases p = phases();
+  j["peak_phase"] = peak_phase();
+  j["phases"] = json{{"forward_loss", p.forward_loss / kGiB},
+                     {"backward_start", p.backward_start / kGiB},
+                     {"backward_end", p.backward_end / kGiB}};
+  return j;
 }
 
 double lora_params(const ModelSpec& m, const Workload& w) {
@@ -256,10 +296,15 @@ ActivationDetail activation_detail(const ModelSpec& m, const Workload& w, const 
     const bool off = w.offloads(s.offload_checkpoints);
     const double resident = off ? std::min(2.0, d(m.layers())) * ckpt : d(m.layers()) * ckpt;
     out.per_token_bytes = resident + s.gc_retained_fraction * sum + constants::kRecomputedLayerPeak * mx;
+    out.backward_per_token_bytes = constants::kRecomputedLayerPeak * mx;
     if (off) out.host_per_token_bytes = d(m.layers()) * ckpt;
   } else {
     out.per_token_bytes = sum + constants::kBackwardGradInFlight * mx;
+    out.backward_per_token_bytes = constants::kBackwardGradInFlight * mx;
   }
+  // At the end of backward one layer is left: its saved (or recomputed) activations and its gradients in
+  // flight, the same 1.5 layers as a recomputed layer.
+  out.last_layer_per_token_bytes = constants::kRecomputedLayerPeak * mx;
   return out;
 }
 
@@ -335,6 +380,12 @@ MemoryBreakdown memory_for_batch(const ModelSpec& m, const Workload& w, const St
   const ActivationDetail ad = activation_detail(m, w, s, seq_len);
   const double tokens = d(batch) * seq_len;
   mb.activations = tokens * ad.per_token_bytes;
+  mb.activations_backward = tokens * ad.backward_per_token_bytes;
+  mb.activations_last_layer = tokens * ad.last_layer_per_token_bytes;
+  mb.phased = s.peak_model == "phases";
+  // Gradients outlive the forward only when they accumulate over micro-batches (optimizer-in-backward
+  // frees each one as it is produced and refuses accumulation: torchtune full_finetune_single_device).
+  mb.gradients_kept = w.grad_accum > 1 && !w.optimizer_in_backward;
   mb.logits = tokens * ad.logits_per_token_bytes +
               std::min(tokens, ad.logits_fixed_tokens) * ad.logits_fixed_bytes_per_token;
   mb.host_offload = tokens * ad.host_per_token_bytes;
@@ -347,23 +398,43 @@ MaxBatch max_batch_size(const ModelSpec& m, const Workload& w, const StackProfil
   MaxBatch out;
   out.seq_len = w.memory_seq_len();
   out.usable_bytes = g.usable_bytes();
-  // Memory is affine in the batch beyond the first sample (a chunked loss adds a fixed chunk once the
-  // batch holds a chunk's worth of tokens): slope from batches 1 and 2, intercept through batch 1.
-  const double m1 = memory_for_batch(m, w, s, 1, out.seq_len).total();
-  const double m2 = memory_for_batch(m, w, s, 2, out.seq_len).total();
+  auto mem = [&](std::int64_t b) { return memory_for_batch(m, w, s, b, out.seq_len).total(); };
+  // Memory is non-decreasing in the batch: affine beyond the first sample for a summed peak, convex and
+  // piecewise affine for a phase peak (the largest of three affine moments). The secant through batches 1
+  // and 2 gives a first guess; a doubling search and a bisection on whole batches give the answer
+  // (O(log B) evaluations whatever the shape).
+  const double m1 = mem(1);
+  const double m2 = mem(2);
   out.per_sample_bytes = m2 - m1;
   out.fixed_bytes = m1 - out.per_sample_bytes;
   if (m1 > out.usable_bytes) {
-    out.fixed_bytes = std::max(out.fixed_bytes, memory_for_batch(m, w, s, 0, out.seq_len).total());
+    out.fixed_bytes = std::max(out.fixed_bytes, mem(0));
     return out;
   }
   if (out.per_sample_bytes <= 0 || out.fixed_bytes >= out.usable_bytes) return out;
-  double b = std::floor((out.usable_bytes - out.fixed_bytes) / out.per_sample_bytes);
-  b = std::min(b, 1.0e7);
-  auto bi = static_cast<std::int64_t>(b);
-  // Memory is linear in the batch; guard against rounding at the boundary.
-  while (bi > 0 && memory_for_batch(m, w, s, bi, out.seq_len).total() > out.usable_bytes) --bi;
-  out.batch = std::max<std::int64_t>(bi, 1);
+  constexpr std::int64_t kMaxBatch = 10000000;
+  const double guess = std::floor((out.usable_bytes - out.fixed_bytes) / out.per_sample_bytes);
+  std::int64_t lo = 1;  // fits
+  std::int64_t hi = static_cast<std::int64_t>(std::min(std::max(guess, 2.0), static_cast<double>(kMaxBatch)));
+  if (mem(hi) <= out.usable_bytes) {
+    lo = hi;
+    hi = std::min(kMaxBatch, 2 * hi);
+    while (lo < kMaxBatch && mem(hi) <= out.usable_bytes) {
+      lo = hi;
+      hi = std::min(kMaxBatch, 2 * hi);
+    }
+    if (lo == kMaxBatch) hi = kMaxBatch + 1;
+  }
+  while (hi - lo > 1) {  // invariant: mem(lo) fits, mem(hi) does not
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    (mem(mid) <= out.usable_bytes ? lo : hi) = mid;
+  }
+  out.batch = lo;
+  // The per-sample cost where the answer lies (the phase peak's slope can change with the batch).
+  if (lo >= 2) {
+    out.per_sample_bytes = mem(lo) - mem(lo - 1);
+    out.fixed_bytes = mem(lo) - static_cast<double>(lo) * out.per_sample_bytes;
+  }
   return out;
 }
 

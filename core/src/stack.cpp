@@ -11,6 +11,7 @@ json StackProfile::to_json() const {
               {"version", version},
               {"loss_path", loss_path},
               {"offload_checkpoints", offload_checkpoints},
+              {"peak_model", peak_model},
               {"memory",
                {{"cuda_context_gib", cuda_context_gib},
                 {"allocator_overhead_fraction", allocator_overhead_fraction},
@@ -113,6 +114,11 @@ Result<StackProfile> parse_stack(const json& doc, const std::string& source) {
                       "required (tokens per chunk, > 0) when loss_path is \"chunked\"");
   FTCOST_TRY(offload, opt_bool(m, "offload_checkpoints", p, false));
   s.offload_checkpoints = offload;
+  FTCOST_TRY(peak_model, opt_string(m, "peak_model", p, "phases"));
+  if (peak_model != "phases" && peak_model != "sum")
+    return make_error(Errc::invalid_value, "memory.peak_model",
+                      "must be \"phases\" or \"sum\", got \"" + peak_model + "\"");
+  s.peak_model = peak_model;
   FTCOST_TRY(version, opt_string(doc, "version", "", ""));
   s.version = version;
   if (!has(doc, "throughput") || !doc.at("throughput").is_object())

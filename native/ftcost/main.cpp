@@ -112,9 +112,19 @@ int print_estimate(const Estimate& e) {
   add("dequant buffers", mb.dequant_buffers);
   add("CUDA context", mb.cuda_context);
   add("allocator overhead", mb.allocator_overhead);
-  t.row({"total", gib(mb.total())});
+  t.row({mb.phased ? "peak (not the sum: see below)" : "total", gib(mb.total())});
   t.row({"usable on " + cli::printable(in.gpu.id), gib(e.max_batch.usable_bytes)});
   std::cout << t.str();
+  if (mb.phased) {
+    const MemoryBreakdown::Phases ph = mb.phases();
+    const std::string at = mb.peak_phase();
+    auto mark = [&](const char* name) { return at == name ? " GiB (peak)" : " GiB"; };
+    std::cout << "peak over the step (gradients exist only after the forward, logits and recompute never "
+                 "together):\n  end of forward + loss "
+              << gib(ph.forward_loss) << mark("forward_loss") << "; start of backward "
+              << gib(ph.backward_start) << mark("backward_start") << "; end of backward "
+              << gib(ph.backward_end) << mark("backward_end") << "\n";
+  }
   if (in.stack.memory_uncertainty_fraction > 0)
     std::cout << "memory range: " << gib(e.memory_low) << "-" << gib(e.memory_high)
               << " GiB (stack uncertainty ±" << fixed(in.stack.memory_uncertainty_fraction * 100, 0)

@@ -305,3 +305,60 @@ TEST_CASE("fit-stack refuses training rows on a GPU the stack holds out, and rec
     CHECK(fit_ok(all).ok());
   }
 }
+
+TEST_CASE("phase peak (torchtune): gradients only after the forward, logits and recompute never together") {
+  Request r = {{"model", "llama-3.2-3b"},
+               {"gpu", "a100-sxm4-80gb"},
+               {"method", "full"},
+               {"seq", "4096"},
+               {"batch", "2"},
+               {"stack", "torchtune-2024"}};
+  Inputs full = resolve(r);
+  REQUIRE(full.stack.peak_model == "phases");
+  MemoryBreakdown mb = memory_for_batch(full.model, full.workload, full.stack, 2, 4096);
+  REQUIRE(mb.phased);
+  const MemoryBreakdown::Phases p = mb.phases();
+  const double fixed = mb.weights + mb.trainable_params + mb.optimizer_states + mb.autocast_copies +
+                       mb.dequant_buffers + mb.cuda_context + mb.allocator_overhead;
+  // Hand sums of the three moments (memory.hpp): no gradients before backward without accumulation.
+  CHECK(p.forward_loss == doctest::Approx(fixed + mb.activations - mb.activations_backward + mb.logits));
+  CHECK(p.backward_start == doctest::Approx(fixed + mb.activations));
+  CHECK(p.backward_end == doctest::Approx(fixed + mb.gradients + mb.activations_last_layer));
+  // Full fine-tuning with checkpointing: the 6 GiB of bf16 gradients make the end of backward the peak
+  // (torchtune README, Llama 3.2 3B + AC: 24.9 GiB peak active; weights + grads + two AdamW states = 23.9).
+  CHECK(std::string(mb.peak_phase()) == "backward_end");
+  CHECK(mb.total() == doctest::Approx(p.backward_end));
+  CHECK(mb.total() < fixed + mb.gradients + mb.activations + mb.logits);  // below the summed peak
+  // LoRA: tiny gradients, the loss is the peak.
+  Inputs lora = resolve(r, Request{{"method", "lora"}, {"lora-rank", "64"}});
+  MemoryBreakdown ml = memory_for_batch(lora.model, lora.workload, lora.stack, 2, 4096);
+  CHECK(std::string(ml.peak_phase()) == "forward_loss");
+  // Gradient accumulation keeps the gradients alive through the next micro-batch's forward.
+  Inputs acc = resolve(r, Request{{"grad-accum", "4"}});
+  MemoryBreakdown ma = memory_for_batch(acc.model, acc.workload, acc.stack, 2, 4096);
+  CHECK(ma.phases().forward_loss == doctest::Approx(p.forward_loss + mb.gradients));
+  // The paper's profile keeps the summed peak its memory parameters were fitted with.
+  Inputs paper = resolve(r, Request{{"stack", "hf-transformers-2024"}});
+  MemoryBreakdown mp = memory_for_batch(paper.model, paper.workload, paper.stack, 2, 4096);
+  CHECK_FALSE(mp.phased);
+  CHECK(mp.total() == doctest::Approx(mp.weights + mp.trainable_params + mp.gradients + mp.optimizer_states +
+                                      mp.autocast_copies + mp.activations + mp.logits + mp.dequant_buffers +
+                                      mp.cuda_context + mp.allocator_overhead));
+}
+
+TEST_CASE("max batch under a phase peak equals a linear scan (the peak is convex, not affine)") {
+  for (const char* method : {"full", "lora"}) {
+    Request r = {{"model", "llama-3.2-3b"},
+                 {"gpu", "a100-sxm4-80gb"},
+                 {"method", method},
+                 {"seq", "4096"},
+                 {"batch", "1"},
+                 {"stack", "torchtune-2024"}};
+    Inputs in = resolve(r);
+    const MaxBatch mx = max_batch_size(in.model, in.workload, in.stack, in.gpu);
+    std::int64_t scan = 0;
+    while (memory_for_batch(in.model, in.workload, in.stack, scan + 1, mx.seq_len).total() <= mx.usable_bytes)
+      ++scan;
+    CHECK_MESSAGE(mx.batch == scan, method);
+  }
+}

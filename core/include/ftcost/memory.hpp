@@ -28,21 +28,45 @@ struct MemoryBreakdown {
   double optimizer_states = 0;
   double autocast_copies = 0;  // 16-bit copies of fp32 trainable weights under autocast
   double activations = 0;      // saved for backward (+ recompute peak with checkpointing)
+  // Of `activations`: what exists only once backward runs (the recomputed layer and its gradients in flight;
+  // without checkpointing the backward layer's gradients in flight), and the peak of the one layer whose
+  // backward runs last (at the end of backward, when every other layer's activations are freed).
+  double activations_backward = 0;
+  double activations_last_layer = 0;
   double logits = 0;           // logits and loss (often fp32)
   double dequant_buffers = 0;  // QLoRA: dequantized weight temporaries
   double cuda_context = 0;
   double allocator_overhead = 0;
   // Not on the GPU (not in total()): gradient checkpoints offloaded to pinned host RAM.
   double host_offload = 0;
+  // How the components combine into the peak (StackProfile::peak_model). `sum`: all at once. `phases`:
+  // the peak is the largest of three moments of a step, because the gradients do not exist before
+  // backward (the optimizer's zero_grad(set_to_none=True), PyTorch >= 2.0 default) and the logits and the
+  // saved activations are freed while backward runs:
+  //   forward_loss   = fixed + G_kept + saved activations + logits         (end of forward, loss)
+  //   backward_start = fixed + G_kept + activations                        (first layer recomputed)
+  //   backward_end   = fixed + gradients + activations_last_layer          (last layer, all gradients)
+  // fixed = weights, adapters, optimizer states, autocast copies, dequant buffers, context, allocator;
+  // G_kept = the gradients when they outlive the step's forward (gradient accumulation), else 0.
+  bool phased = false;
+  bool gradients_kept = false;
+  struct Phases {
+    double forward_loss = 0, backward_start = 0, backward_end = 0;
+  };
+  Phases phases() const;
+  // "forward_loss", "backward_start", "backward_end", or "sum" when not phased.
+  const char* peak_phase() const;
   double total() const;
   // The part of the peak that the stack's memory uncertainty applies to (activations, logits,
-  // allocator overhead): the estimate's memory range is total() -/+ uncertainty x variable().
-  double variable() const { return activations + logits + allocator_overhead; }
-  json to_json_gib() const;  // {"total":..., "weights":..., ...} in GiB
+  // allocator overhead at the peak phase): the memory range is total() -/+ uncertainty x variable().
+  double variable() const;
+  json to_json_gib() const;  // {"total":..., "weights":..., ..., "peak_phase":..., "phases":{...}} in GiB
 };
 
 struct ActivationDetail {
-  double per_token_bytes = 0;  // resident activations per (padded) token, excluding logits
+  double per_token_bytes = 0;             // resident activations per (padded) token, excluding logits
+  double backward_per_token_bytes = 0;    // of per_token_bytes: only once backward runs
+  double last_layer_per_token_bytes = 0;  // the last backward layer's peak (saved + gradients in flight)
   double logits_per_token_bytes = 0;
   double per_layer_max_bytes = 0;   // the largest layer's saved activations per token
   double host_per_token_bytes = 0;  // offloaded to host RAM per token (checkpoints)

@@ -49,6 +49,11 @@ struct StackProfile {
   // Gradient checkpoints (the layer inputs) live in pinned host RAM, not on the GPU (Unsloth's "unsloth"
   // checkpointing; torchtune / TRL activation offloading when enabled). The workload can override it.
   bool offload_checkpoints = false;
+  // How the memory components combine into the peak (MemoryBreakdown::phases): "phases" (the largest of
+  // end of forward, start and end of backward: gradients do not exist before backward, logits and saved
+  // activations are freed during it) or "sum" (all at once: the paper's profiles, whose memory parameters
+  // were fitted that way).
+  std::string peak_model = "phases";
   // Relative uncertainty of the activation/loss/allocator part of the peak (the memory range's half width).
   // 0 when the profile states none (the paper's profiles keep their point estimate and their outputs).
   double memory_uncertainty_fraction = 0;
