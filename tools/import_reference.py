@@ -482,6 +482,39 @@ OFFER_NETWORKS = {
                   "with Elastic Fabric Adapter and GPUDirect RDMA = 50 Gbit/s per GPU; EFA runs on AWS's "
                   "Ethernet fabric, as in the 8x-l40s-pcie node preset)",
     },
+    "price-026": {
+        "kind": "ethernet",
+        "gbit_per_gpu": 400,
+        "source": "https://aws.amazon.com/ec2/instance-types/p5/ (p5.48xlarge: 8 H100, 3,200 Gbps of Elastic "
+                  "Fabric Adapter networking with GPUDirect RDMA = 400 Gbit/s per GPU; EFA runs on AWS's "
+                  "Ethernet fabric)",
+    },
+    "price-036": {
+        "kind": "infiniband",
+        "gbit_per_gpu": 400,
+        "source": "https://learn.microsoft.com/azure/virtual-machines/nd-h100-v5-series (Standard_ND96isr_H100_v5: "
+                  "8 H100 with NVLink 4.0, one 400 Gb/s NVIDIA Quantum-2 CX7 InfiniBand connection per GPU, "
+                  "3.2 Tb/s per VM)",
+    },
+    "price-037": {
+        "kind": "infiniband",
+        "gbit_per_gpu": 200,
+        "source": "https://learn.microsoft.com/azure/virtual-machines/nda100-v4-series (ND96asr_v4 with 8 A100 "
+                  "40GB, ND96amsr_A100_v4 with 8 A100 80GB: NVLink 3.0, one 200 Gb/s Mellanox HDR InfiniBand "
+                  "connection per GPU, 1.6 Tb/s per VM)",
+    },
+}
+# Reference offers whose instance is misdescribed (instance type or GPU count), with the correction and why.
+# Prices stay per GPU as the reference gives them.
+OFFER_SHAPE_OVERRIDES = {
+    "price-026": ({"instance_type": "p5.48xlarge", "gpu_count": 8},
+                  "ftcost: the reference lists this price as a 1-GPU 'p5.xlarge' (a size AWS does not sell) with "
+                  "the note 'p5.48xlarge is $98.32/hr for 8 GPUs' = $12.29/GPU, within 1% of this row: the "
+                  "per-GPU price of the 8-GPU p5.48xlarge, which the offer now names."),
+    "price-036": ({"gpu_count": 8},
+                  "ftcost: gpu_count 8, the VM's GPUs (the reference says 1; its own note calls it an 8-GPU VM)."),
+    "price-037": ({"gpu_count": 8},
+                  "ftcost: gpu_count 8 (the ND96asr/ND96amsr A100 v4 VMs carry 8 GPUs; the reference says 1)."),
 }
 PAPER_PRICE_PROVIDER = "cudo-compute"
 PAPER_PRICE_DATE = "2024-07"
@@ -621,6 +654,10 @@ def build_prices(ref, gpu_ids):
         if override:
             offer["gpu_id"] = gid
             offer["notes"] = ((offer.get("notes") or "") + " " + override[1]).strip()
+        if ref_id in OFFER_SHAPE_OVERRIDES:
+            fix, why = OFFER_SHAPE_OVERRIDES[ref_id]
+            offer.update(fix)
+            offer["notes"] = ((offer.get("notes") or "") + " " + why).strip()
         offer["reference_id"] = ref_id
         if ref_id in OFFER_NETWORKS:
             offer["network"] = OFFER_NETWORKS[ref_id]
