@@ -154,6 +154,18 @@ const char* MemoryBreakdown::peak_phase() const {
   return p.backward_start >= p.backward_end ? "backward_start" : "backward_end";
 }
 
+MemoryBreakdown MemoryBreakdown::at_peak() const {
+  MemoryBreakdown b = *this;
+  b.phased = false;
+  if (!phased) return b;
+  const std::string phase = peak_phase();
+  if (phase != "backward_end" && !gradients_kept) b.gradients = 0;
+  if (phase == "forward_loss") b.activations = activations - activations_backward;
+  if (phase != "forward_loss") b.logits = 0;
+  if (phase == "backward_end") b.activations = activations_last_layer;
+  return b;
+}
+
 double MemoryBreakdown::total() const {
   if (!phased) return fixed_part(*this) + gradients + activations + logits;
   const Phases p = phases();
@@ -186,6 +198,9 @@ json MemoryBreakdown::to_json_gib() const {
   j["phases"] = json{{"forward_loss", p.forward_loss / kGiB},
                      {"backward_start", p.backward_start / kGiB},
                      {"backward_end", p.backward_end / kGiB}};
+  json at = at_peak().to_json_gib();
+  at.erase("total");
+  j["at_peak"] = at;
   return j;
 }
 

@@ -362,3 +362,24 @@ TEST_CASE("max batch under a phase peak equals a linear scan (the peak is convex
     CHECK_MESSAGE(mx.batch == scan, method);
   }
 }
+
+TEST_CASE("at_peak: the components present at the peak moment sum to the phase peak") {
+  for (const char* method : {"full", "lora"}) {
+    for (const char* accum : {"1", "4"}) {
+      Request r = {{"model", "llama-3.2-3b"},
+                   {"gpu", "a100-sxm4-80gb"},
+                   {"method", method},
+                   {"seq", "4096"},
+                   {"batch", "2"},
+                   {"grad-accum", accum},
+                   {"stack", "torchtune-2024"}};
+      Inputs in = resolve(r);
+      MemoryBreakdown mb = memory_for_batch(in.model, in.workload, in.stack, 2, 4096);
+      const MemoryBreakdown at = mb.at_peak();
+      CHECK_FALSE(at.phased);
+      CHECK(at.total() == doctest::Approx(mb.total()));
+      CHECK(at.gradients <= mb.gradients);
+      CHECK(at.activations <= mb.activations);
+    }
+  }
+}

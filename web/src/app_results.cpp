@@ -400,16 +400,32 @@ void App::draw_memory() {
   std::vector<plot::Segment> segs;
   std::set<std::string> known;
   int ci = 0;
+  // A phase peak (stack profile peak_model "phases"): the bar stacks what exists at the peak moment, which
+  // sums to the peak; the sizes of the others are in the tooltip.
+  const json& at_peak = jat(mem, "at_peak");
+  const json& parts = at_peak.is_object() ? at_peak : mem;
   for (const auto& m : kMem) {
     known.insert(m.key);
-    if (mem.contains(m.key) && mem[m.key].is_number())
-      segs.push_back(plot::Segment{m.label, mem[m.key].get<double>(), plot::color(ci, 0.9f), m.tip});
+    if (parts.contains(m.key) && parts[m.key].is_number())
+      segs.push_back(plot::Segment{m.label, parts[m.key].get<double>(), plot::color(ci, 0.9f), m.tip});
     ++ci;
   }
-  for (auto it = mem.begin(); it != mem.end(); ++it)
+  for (auto it = parts.begin(); it != parts.end(); ++it)
     if (it.key() != "total" && !known.count(it.key()) && it->is_number())
       segs.push_back(plot::Segment{nice_key(it.key()), it->get<double>(), plot::color(ci++, 0.9f), ""});
   plot::stacked_bar("mem", 0, segs, num(mm, "usable_gib"), "GiB", "usable");
+  const json& ph = jat(mem, "phases");
+  if (ph.is_object()) {
+    const std::string at = jstr(mem, "peak_phase");
+    auto star = [&](const char* k) { return at == k ? " (peak)" : ""; };
+    ImGui::TextDisabled("end of forward + loss %s%s, start of backward %s%s, end of backward %s%s GiB",
+                        plot::fmt(num(ph, "forward_loss")).c_str(), star("forward_loss"),
+                        plot::fmt(num(ph, "backward_start")).c_str(), star("backward_start"),
+                        plot::fmt(num(ph, "backward_end")).c_str(), star("backward_end"));
+    tip("The peak of a step is the largest of three moments: gradients exist only after the forward (the "
+        "optimizer frees them with zero_grad(set_to_none=True)), and the loss's logits are freed before any "
+        "layer is recomputed. The bar shows what exists at the peak moment.");
+  }
   if (mm.contains("fixed_gib") && mm.contains("per_sample_gib"))
     ImGui::TextDisabled("fixed %s GiB + %s GiB per sample", plot::fmt(num(mm, "fixed_gib")).c_str(),
                         plot::fmt(num(mm, "per_sample_gib")).c_str());

@@ -54,13 +54,17 @@ struct MemoryBreakdown {
     double forward_loss = 0, backward_start = 0, backward_end = 0;
   };
   Phases phases() const;
+  // The components as they are at the peak moment (what is freed or not yet allocated then is left out or
+  // reduced): an unphased breakdown whose plain sum is total(). Unphased: a copy.
+  MemoryBreakdown at_peak() const;
   // "forward_loss", "backward_start", "backward_end", or "sum" when not phased.
   const char* peak_phase() const;
   double total() const;
   // The part of the peak that the stack's memory uncertainty applies to (activations, logits,
   // allocator overhead at the peak phase): the memory range is total() -/+ uncertainty x variable().
   double variable() const;
-  json to_json_gib() const;  // {"total":..., "weights":..., ..., "peak_phase":..., "phases":{...}} in GiB
+  json to_json_gib()
+      const;  // {"total":..., "weights":..., ...} in GiB; phased: + peak_phase, phases, at_peak
 };
 
 struct ActivationDetail {
