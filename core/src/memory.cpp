@@ -416,8 +416,8 @@ MaxBatch max_batch_size(const ModelSpec& m, const Workload& w, const StackProfil
   auto mem = [&](std::int64_t b) { return memory_for_batch(m, w, s, b, out.seq_len).total(); };
   // Memory is non-decreasing in the batch: affine beyond the first sample for a summed peak, convex and
   // piecewise affine for a phase peak (the largest of three affine moments). The secant through batches 1
-  // and 2 gives a first guess; a doubling search and a bisection on whole batches give the answer
-  // (O(log B) evaluations whatever the shape).
+  // and 2 gives a first guess, Newton steps on the local slope the answer (two evaluations when affine);
+  // a bisection on whole batches is the fallback whatever the shape.
   const double m1 = mem(1);
   const double m2 = mem(2);
   out.per_sample_bytes = m2 - m1;
@@ -428,25 +428,38 @@ MaxBatch max_batch_size(const ModelSpec& m, const Workload& w, const StackProfil
   }
   if (out.per_sample_bytes <= 0 || out.fixed_bytes >= out.usable_bytes) return out;
   constexpr std::int64_t kMaxBatch = 10000000;
-  const double guess = std::floor((out.usable_bytes - out.fixed_bytes) / out.per_sample_bytes);
-  std::int64_t lo = 1;  // fits
-  std::int64_t hi = static_cast<std::int64_t>(std::min(std::max(guess, 2.0), static_cast<double>(kMaxBatch)));
-  if (mem(hi) <= out.usable_bytes) {
-    lo = hi;
-    hi = std::min(kMaxBatch, 2 * hi);
-    while (lo < kMaxBatch && mem(hi) <= out.usable_bytes) {
-      lo = hi;
-      hi = std::min(kMaxBatch, 2 * hi);
+  auto clamp_batch = [&](double b) {
+    return static_cast<std::int64_t>(std::min(std::max(b, 1.0), static_cast<double>(kMaxBatch)));
+  };
+  // Newton steps on the local slope: exact in one step for an affine peak, a few for a convex piecewise one.
+  std::int64_t b = clamp_batch(std::floor((out.usable_bytes - out.fixed_bytes) / out.per_sample_bytes));
+  std::int64_t found = 0;
+  for (int it = 0; it < 8 && found == 0; ++it) {
+    const double fb = mem(b), fb1 = mem(b + 1);
+    const bool ok = fb <= out.usable_bytes, ok1 = fb1 <= out.usable_bytes;
+    if (ok && (!ok1 || b == kMaxBatch)) {
+      found = b;
+      break;
     }
-    if (lo == kMaxBatch) hi = kMaxBatch + 1;
+    if (!(fb1 > fb)) break;
+    std::int64_t next =
+        clamp_batch(static_cast<double>(b) + std::floor((out.usable_bytes - fb) / (fb1 - fb)));
+    if (next == b) next = clamp_batch(static_cast<double>(ok ? b + 1 : b - 1));
+    b = next;
   }
-  while (hi - lo > 1) {  // invariant: mem(lo) fits, mem(hi) does not
+  std::int64_t lo = 1;  // fits
+  std::int64_t hi = kMaxBatch + 1;
+  if (found > 0) {
+    lo = found;
+    hi = found + 1;
+  }
+  while (hi - lo > 1) {  // invariant: mem(lo) fits, mem(hi) does not (or is past the cap)
     const std::int64_t mid = lo + (hi - lo) / 2;
     (mem(mid) <= out.usable_bytes ? lo : hi) = mid;
   }
   out.batch = lo;
   // The per-sample cost where the answer lies (the phase peak's slope can change with the batch).
-  if (lo >= 2) {
+  if (lo >= 2 && s.peak_model == "phases") {
     out.per_sample_bytes = mem(lo) - mem(lo - 1);
     out.fixed_bytes = mem(lo) - static_cast<double>(lo) * out.per_sample_bytes;
   }
