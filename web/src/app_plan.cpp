@@ -147,7 +147,7 @@ bool App::load_plan(int id) {
                              plot::fmt_usd(jnum(p, "cost_usd")));
     // the search uses the database's calibrations; the calculator uses the user's for this GPU when enabled
     for (const auto& c : calibrations_)
-      if (c.enabled && c.gpu == jstr(p, "gpu"))
+      if (c.in_use() && c.gpu == jstr(p, "gpu"))
         notify(Notice::warning,
                "The Calculator uses your calibration " + c.name + " for " + c.gpu +
                    "; the plan was searched with the database's, so its hours and cost differ");

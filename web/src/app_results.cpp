@@ -48,13 +48,24 @@ void panel_title(const char* title, const char* tooltip = nullptr) {
 
 // A headline card: title, big value with its unit, up to three short lines under it. `shown` records
 // what it drew (title, value, unit, lines) for tests.
+// A badge drawn after a card's title (the "calibrated" one): text, colour, and what its tooltip adds.
+struct Badge {
+  std::string text;
+  ImVec4 color;
+  std::string tooltip;
+};
+
 void card(const char* id, float w, float h, const char* title, const std::string& value, const char* unit,
           const std::vector<std::string>& subs, const std::string& tooltip, const ImVec4& value_color,
-          std::map<std::string, std::vector<std::string>>* shown) {
+          std::map<std::string, std::vector<std::string>>* shown, const Badge* badge = nullptr) {
   ImGui::PushStyleColor(ImGuiCol_ChildBg, style::kCard);
   ImGui::BeginChild(id, ImVec2(w, h), false,
                     ImGuiWindowFlags_AlwaysUseWindowPadding | ImGuiWindowFlags_NoScrollbar);
   ImGui::TextDisabled("%s", title);
+  if (badge != nullptr) {
+    ImGui::SameLine();
+    ImGui::TextColored(badge->color, "[%s]", badge->text.c_str());
+  }
   ImFont* big = style::big_font();
   if (big != nullptr) ImGui::PushFont(big);
   ImGui::TextColored(value_color, "%s", value.c_str());
@@ -70,13 +81,32 @@ void card(const char* id, float w, float h, const char* title, const std::string
     if (!sub.empty()) ImGui::TextDisabled("%s", sub.c_str());
   ImGui::EndChild();
   ImGui::PopStyleColor();
-  if (!tooltip.empty()) tip(tooltip.c_str());
+  if (badge != nullptr)
+    tip((tooltip + (tooltip.empty() ? "" : "\n\n") + badge->tooltip).c_str());
+  else if (!tooltip.empty())
+    tip(tooltip.c_str());
   if (shown != nullptr) {
     std::vector<std::string> lines{title, value, unit != nullptr ? unit : ""};
     for (const auto& sub : subs)
       if (!sub.empty()) lines.push_back(sub);
+    if (badge != nullptr) lines.push_back("badge: " + badge->text);
     (*shown)[id] = lines;
   }
+}
+
+// The one "calibrated" badge: the text, its colour (amber when the file is synthetic or partial) and the
+// tooltip naming the file, its device, the GPU and the fingerprint.
+Badge calibration_badge(const YourCalibration& c) {
+  Badge b;
+  const bool syn = c.flags.find("synthetic") != std::string::npos;
+  const bool part = c.flags.find("partial") != std::string::npos;
+  b.text = std::string("calibrated") + (syn ? ", synthetic" : "") + (part ? ", partial" : "");
+  b.color = c.flags.empty() ? style::kGood : style::kWarn;
+  b.tooltip = "Calibrated: uses the measured kernel speeds of " + c.name + " (" + c.device + ") for " +
+              c.gpu + ", fingerprint " + c.fingerprint.substr(0, 8) + (c.from_link ? ", from the link" : "") +
+              "." + (c.flags.empty() ? std::string() : "\nThis calibration is " + c.flags + ".") +
+              "\nSpec-sheet numbers: the Calibrations page (untick \"Use\").";
+  return b;
 }
 
 struct MemInfo {
@@ -306,25 +336,35 @@ void App::draw_headline() {
          &cards_);
     next();
   }
+  // the numbers that use the step time carry the "calibrated" badge when a calibration is in use
+  const YourCalibration* cal = jflag(r, "calibrated", false) ? calibration_in_use() : nullptr;
+  const Badge badge = cal != nullptr ? calibration_badge(*cal) : Badge{};
+  const Badge* cal_badge = cal != nullptr ? &badge : nullptr;
   if (fits) {
     double q = num(r, "throughput_queries_per_s"), lo = q, hi = q;
     range_of(r, "throughput_queries_per_s_range", &lo, &hi);
     const json& stack = jat(r, "stack");
     const std::string stack_version = jstr(stack, "version");
+    // calibrated: the spec-sheet figure beside it ("spec sheet 4.05 -> 2.48 calibrated")
+    std::string third = "stack " + jstr(stack, "id");
+    if (cal != nullptr)
+      for (const auto& row : jat(calibration_comparison_, "rows"))
+        if (jstr(row, "metric") == "throughput_queries_per_s" && jat(row, "a").is_number())
+          third = "spec sheet " + plot::fmt(jnum(row, "a")) + " -> " + plot::fmt(q) + " calibrated";
     card("c_tp", w, h, "Throughput", plot::fmt(q), "queries/s",
          {plot::fmt(num(r, "throughput_tokens_per_s")) + " tokens/s",
-          "range " + plot::fmt(lo) + " to " + plot::fmt(hi) + " queries/s", "stack " + jstr(stack, "id")},
+          "range " + plot::fmt(lo) + " to " + plot::fmt(hi) + " queries/s", third},
          "Samples (queries) processed per second at this batch size, with the model's uncertainty range.\n"
          "Software stack: " +
              jstr(stack, "name") + (stack_version.empty() ? std::string() : "\nVersions: " + stack_version),
-         style::kAccent, &cards_);
+         style::kAccent, &cards_, cal_badge);
     next();
     const double epochs = num(in, "epochs");
     card("c_time", w, h, "Training time", plot::fmt_hours(num(r, "time_hours")), "",
          {plot::fmt_int(num(in, "queries")) + " queries",
           "x " + plot::fmt_compact(epochs) + (epochs == 1 ? " epoch" : " epochs") + ", " +
               (num(r, "gpus") > 1 ? plot::fmt_int(num(r, "gpus")) + " GPUs" : std::string("one GPU"))},
-         "Queries x epochs / throughput.", style::kAccent, &cards_);
+         "Queries x epochs / throughput.", style::kAccent, &cards_, cal_badge);
     next();
     if (r.contains("cost_usd") && r["cost_usd"].is_number()) {
       double c = num(r, "cost_usd"), clo = c, chi = c;
@@ -339,7 +379,7 @@ void App::draw_headline() {
            "Training time x price per GPU-hour" +
                (jstr(price, "date").empty() ? std::string() : " (price dated " + jstr(price, "date") + ")") +
                "; range from the throughput range.",
-           style::kGood, &cards_);
+           style::kGood, &cards_, cal_badge);
     } else {
       card("c_cost", w, h, "Cost", "no price", "",
            {"no dated offer for this GPU", "set \"my price\" under GPU and price"},
@@ -423,6 +463,7 @@ void App::draw_step_time() {
   const json& sm = jat(r, "step_model");
   panel_title(title.c_str(),
               "Time of one optimizer step (forward, recompute, backward, optimizer) at this batch size");
+  calibrated_badge("step_time");
   if (sm.is_object() && sm.contains("name")) {
     ImGui::SameLine();
     std::string m = "model: " + jstr(sm, "name");
@@ -469,6 +510,7 @@ void App::draw_throughput_plot() {
   panel_title("Throughput vs batch size",
               "Predicted throughput for every batch size up to beyond the maximum (faded: does not fit). "
               "Shaded: the model's uncertainty range. Points: measurements, when the GPU has them.");
+  calibrated_badge("throughput_plot");
   ImGui::SameLine(0, fh * 1.5f);
   ImGui::Checkbox("tokens/s", &plot_tokens_);
   tip("Show tokens per second instead of queries (samples) per second");
@@ -616,11 +658,22 @@ void App::draw_compare() {
       ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, IM_COL32(40, 80, 130, 110));
     const ImVec4 fade = ImGui::GetStyle().Colors[ImGuiCol_TextDisabled];
     ImGui::TableNextColumn();
-    std::string name = c.gpu_name + (c.calibrated ? "  [yours]" : "");
-    if (ImGui::Selectable(name.c_str(), false,
+    if (ImGui::Selectable(c.gpu_name.c_str(), false,
                           ImGuiSelectableFlags_SpanAllColumns | ImGuiSelectableFlags_AllowItemOverlap))
       set_key("gpu", c.gpu_id);
     const bool hovered = ImGui::IsItemHovered();
+    if (c.calibrated) {
+      const YourCalibration* yc = nullptr;
+      for (const auto& y : calibrations_)
+        if (y.in_use() && y.gpu == c.gpu_id) yc = &y;
+      if (yc != nullptr) {
+        const Badge bd = calibration_badge(*yc);
+        ImGui::SameLine();
+        ImGui::TextColored(bd.color, "[%s]", bd.text.c_str());
+        if (ImGui::IsItemHovered()) tip(bd.tooltip.c_str());
+        cards_["compare.calibrated"].push_back(c.gpu_id + ": " + bd.text);
+      }
+    }
     if (!c.stack_warning.empty()) {
       ImGui::SameLine();
       ImGui::TextColored(style::kWarn, "stack n/a");
@@ -816,6 +869,18 @@ void App::draw_calibrated_vs_spec() {
               "recorded run) in use. Turn it off on the Calibrations page.");
   draw_comparison_table("calvsspec", calibration_comparison_);
   ImGui::Spacing();
+}
+
+// The one "calibrated" badge after a panel title or a number (what is drawn: cards_["badge.<what>"]).
+void App::calibrated_badge(const char* what) {
+  if (!jflag(result_, "calibrated", false)) return;
+  const YourCalibration* c = calibration_in_use();
+  if (c == nullptr) return;
+  const Badge b = calibration_badge(*c);
+  ImGui::SameLine();
+  ImGui::TextColored(b.color, "[%s]", b.text.c_str());
+  tip(b.tooltip.c_str());
+  cards_[std::string("badge.") + what] = {b.text};
 }
 
 }  // namespace ftcost::web
