@@ -128,6 +128,16 @@ std::string fmt_hours(double h) {
   return fmt(h / 24.0, 3) + " days";
 }
 
+std::string time_unit_for(double max_hours) { return max_hours < 1.0 ? "min" : "h"; }
+
+std::string fmt_hours_as(double h, const std::string& unit) {
+  if (!std::isfinite(h)) return "n/a";
+  if (unit == "min") return fmt(h * 60.0, 3);
+  std::string s = fmt(h, 3);
+  if (h >= 48.0) s += " (" + fmt(h / 24.0, 2) + " d)";
+  return s;
+}
+
 std::vector<double> nice_ticks(double lo, double hi, int max_ticks) {
   std::vector<double> out;
   if (!(hi > lo) || max_ticks < 2) {
