@@ -305,6 +305,16 @@ int main() {
         CHECK(fresh.store["ftcost.calibrations"].empty(), "a link's calibration was stored");
         CHECK(fresh.hash.find("&cal=") != std::string::npos, "the recipient's link lost the calibration");
       }
+      // the sender reloading the page (its link, its own stored file): its own file is used, no link copy
+      {
+        ftcost::web::App again(host);
+        again.on_hash("#" + host.hash);
+        run_frames(again, 3, nullptr);
+        CHECK(again.calibrations().size() == 1 && !again.calibrations()[0].from_link &&
+                  again.calibrations()[0].in_use() &&
+                  result_number(again, "throughput_queries_per_s") == calibrated_qps,
+              "reloading the sender's own link does not use the sender's own calibration");
+      }
       // a link with the fingerprint only, in a browser without that file: a message, spec-sheet numbers; the
       // file loaded afterwards gives the calibrated numbers
       {

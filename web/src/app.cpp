@@ -260,8 +260,16 @@ void App::apply_link_calibration() {
       } else {
         const std::string text = to_json_text(rebuilt.value());
         CalibrationCheck chk = check_calibration(text, "the link's calibration", engine_.db(), gpu);
+        const auto own = std::find_if(
+            calibrations_.begin(), calibrations_.end(),
+            [&](const YourCalibration& c) { return c.fingerprint == chk.fingerprint && c.gpu == gpu; });
         if (!chk.accepted) {
           why = chk.message;
+        } else if (own != calibrations_.end()) {
+          // this browser has the file already (the sender reloading the page): use it, store nothing new
+          for (auto& o : calibrations_)
+            if (&o != &*own && o.gpu == gpu && o.enabled) o.suspended = true;
+          own->enabled = true;
         } else {
           suspend_others();
           YourCalibration y;
