@@ -67,6 +67,11 @@ bool combo(const char* id, const std::string& current, const std::vector<Choice>
   std::string preview = current;
   for (const auto& c : choices)
     if (c.value == current) preview = c.label;
+  // the selected GPU's "[calibrated]" is said on the line under the field (the closed field would cut it off)
+  const std::string cal_suffix = "  [calibrated]";
+  if (preview.size() > cal_suffix.size() &&
+      preview.compare(preview.size() - cal_suffix.size(), cal_suffix.size(), cal_suffix) == 0)
+    preview.resize(preview.size() - cal_suffix.size());
   if (is_default) preview += "  (default)";
   bool picked = false;
   if (ImGui::BeginCombo(id, preview.c_str(), ImGuiComboFlags_HeightLarge)) {

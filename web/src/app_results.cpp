@@ -63,8 +63,12 @@ void card(const char* id, float w, float h, const char* title, const std::string
                     ImGuiWindowFlags_AlwaysUseWindowPadding | ImGuiWindowFlags_NoScrollbar);
   ImGui::TextDisabled("%s", title);
   if (badge != nullptr) {
-    ImGui::SameLine();
-    ImGui::TextColored(badge->color, "[%s]", badge->text.c_str());
+    // beside the title when both fit on the line, else under it (card_height counts that line)
+    const std::string b = "[" + badge->text + "]";
+    if (ImGui::CalcTextSize(title).x + ImGui::GetStyle().ItemSpacing.x + ImGui::CalcTextSize(b.c_str()).x <=
+        ImGui::GetContentRegionAvail().x)
+      ImGui::SameLine();
+    ImGui::TextColored(badge->color, "%s", b.c_str());
   }
   ImFont* big = style::big_font();
   if (big != nullptr) ImGui::PushFont(big);
@@ -127,6 +131,10 @@ float card_height(const CardSpec& c, float w, float big_line) {
   const ImGuiStyle& st = ImGui::GetStyle();
   const float inner = w - st.WindowPadding.x * 2;
   float h = st.WindowPadding.y * 2 + ImGui::GetTextLineHeight() + big_line + st.ItemSpacing.y * 2 + 2;
+  if (c.has_badge && ImGui::CalcTextSize(c.title.c_str()).x + st.ItemSpacing.x +
+                             ImGui::CalcTextSize(("[" + c.badge.text + "]").c_str()).x >
+                         inner)
+    h += ImGui::GetTextLineHeight() + st.ItemSpacing.y;
   for (const auto& sub : c.subs)
     if (!sub.empty()) h += ImGui::CalcTextSize(sub.c_str(), nullptr, false, inner).y + st.ItemSpacing.y;
   return h;
@@ -334,7 +342,10 @@ void App::draw_headline() {
         max_ctx > 0 ? "longest context: " + plot::fmt_int(max_ctx) + " tokens" : "no context length fits";
     specs.push_back(make_card(
         "c_batch", "Max batch size", maxb > 0 ? plot::fmt_int(maxb) : "none",
-        maxb == 1 ? "sample" : "samples", {sub1, sub2, sub3},
+        maxb <= 0   ? ""
+        : maxb == 1 ? "sample"
+                    : "samples",
+        {sub1, sub2, sub3},
         "The largest batch whose peak memory fits in the GPU's usable memory (first-principles memory "
         "model). Longest context: the longest padded sequence whose step fits at batch 1.",
         maxb > 0 ? style::kAccent : style::kBad));
@@ -507,11 +518,10 @@ void App::draw_step_time() {
               "Time of one optimizer step (forward, recompute, backward, optimizer) at this batch size");
   calibrated_badge("step_time");
   if (sm.is_object() && sm.contains("name")) {
-    ImGui::SameLine();
     std::string m = "model: " + jstr(sm, "name");
     if (sm.contains("range_fraction") && sm["range_fraction"].is_number())
       m += ", +/-" + plot::fmt(100.0 * sm["range_fraction"].get<double>(), 2) + "%";
-    ImGui::TextDisabled("(%s)", m.c_str());
+    ImGui::TextDisabled("(%s)", m.c_str());  // its own line: beside the title it was cut off
     if (sm.contains("note") && sm["note"].is_string()) tip(sm["note"].get<std::string>().c_str());
   }
   const std::string dominant = jstr(sm, "dominant_uncertainty");
