@@ -39,9 +39,7 @@
     const r = document.getElementById("repo-link");
     r.href = repo;
     r.hidden = false;
-    const c = document.getElementById("calibrator-link");
-    c.href = repo.replace(/\/$/, "") + "/blob/HEAD/docs/calibrate.md";
-    c.hidden = false;
+    // the calibrator's docs are served with the page (calibrate.html shows docs/calibrate.md of this version)
   }
 
   function errorJson(code, message) {

@@ -4,6 +4,7 @@
 #include "db_check_cmd.hpp"
 #include "fileio.hpp"
 #include "format.hpp"
+#include "ftcost/calibration_share.hpp"
 #include "ftcost/database.hpp"
 #include "ftcost/estimate.hpp"
 #include "ftcost/job_compare.hpp"
@@ -87,6 +88,14 @@ int print_estimate(const Estimate& e) {
   std::cout << "\n";
   std::cout << "stack: " << in.stack.id << " — " << in.stack.display_name
             << (in.stack.version.empty() ? std::string() : " [" + in.stack.version + "]") << "\n";
+  if (in.calibration) {
+    // which calibration, and whether it is synthetic or partial (decided from the file's own fields)
+    const std::string flags = calibration_flags_text(calibration_flags(*in.calibration));
+    std::cout << "calibration: " << cli::printable(in.calibration_source) << " ("
+              << cli::printable(in.calibration->device.name) << ", fingerprint "
+              << calibration_fingerprint(*in.calibration) << ")\n";
+    if (!flags.empty()) std::cout << "! calibration is " << cli::printable(flags) << "\n";
+  }
   if (!in.defaults.empty()) {
     std::cout << "defaults:";
     for (const auto& d : in.defaults) std::cout << "\n  " << d;

@@ -835,3 +835,31 @@ TEST_CASE("estimate --vs: two jobs side by side, the same numbers as two estimat
   CHECK(bad3.code == 2);
   CHECK(bad3.err.find("--batch") != std::string::npos);
 }
+
+TEST_CASE("estimate --calibration: the text names the calibration and flags a synthetic or partial one") {
+  const std::string fixture = kData + "/calibration/h100-sxm-synthetic.json";
+  Run r = run("estimate --model llama-3.1-8b --gpu h100-sxm5-80gb --method lora --seq 1024 --calibration " +
+              fixture);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("calibration: " + fixture + " (NVIDIA H100 80GB HBM3 (synthetic fixture), fingerprint ") !=
+        std::string::npos);
+  CHECK(r.out.find("! calibration is synthetic (meta.notes says \"synthetic test fixture") !=
+        std::string::npos);
+  // a partial copy: the run was interrupted (meta.partial) and has no NF4 rows
+  json doc = json::parse(std::ifstream(fixture));
+  doc["meta"]["partial"] = true;
+  doc["measurements"]["nf4_dequant"] = json::array();
+  doc["derived"]["nf4_dequant_gbps"] = nullptr;
+  const std::string partial = std::string(FTCOST_TEST_TMP) + "/partial-calibration.json";
+  std::ofstream(partial) << doc.dump(2);
+  Run p = run("estimate --model llama-3.1-8b --gpu h100-sxm5-80gb --method lora --seq 1024 --calibration " +
+              partial);
+  REQUIRE_MESSAGE(p.code == 0, p.err);
+  CHECK(p.out.find(
+            "partial (meta.partial: the run was interrupted; no fused NF4 dequantization rows (spec sheet "
+            "used))") != std::string::npos);
+  // without a calibration: no such lines
+  Run s = run("estimate --model llama-3.1-8b --gpu h100-sxm5-80gb --method lora --seq 1024");
+  REQUIRE(s.code == 0);
+  CHECK(s.out.find("calibration: ") == std::string::npos);
+}

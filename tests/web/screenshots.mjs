@@ -1,4 +1,5 @@
-// Screenshots of the calculator in the states a user meets (fits, tight, does not fit, host-bound, a dense
+// Screenshots of the calculator in the states a user meets (state-fits, state-tight, state-oom, state-host-bound),
+// a calibration in use (calibrated), a dense
 // QLoRA job on an RTX 4090 with a modern stack, the Plan view, the scaling plot): `node tests/web/screenshots.mjs --site build/wasm/site --out DIR`.
 // Not a test: it writes PNGs for people to look at (release notes, reviews).
 import { createRequire } from "node:module";
@@ -32,11 +33,12 @@ const browser = await chromium.launch({
          "--disable-component-update", "--disable-sync", "--use-gl=angle", "--use-angle=swiftshader",
          "--enable-unsafe-swiftshader"],
 });
+// the four memory/speed states of issue #16 (state-*.png), then other views
 const shots = {
-  fits: "v=1&model=llama-3.1-8b&gpu=a100-sxm4-80gb&method=lora&seq=1024&batch=4",
-  tight: "v=1&model=mixtral-8x7b&gpu=a40&method=qlora&dataset=math14k&batch=4",
-  "does-not-fit": "v=1&model=llama-3.1-70b&gpu=rtx-4090&method=lora&seq=2048&batch=1",
-  "host-bound": "v=1&model=qwen3-30b-a3b&gpu=h100-sxm5-80gb&method=lora&dataset=math14k",
+  "state-fits": "v=1&model=llama-3.1-8b&gpu=a100-sxm4-80gb&method=lora&seq=1024&batch=4",
+  "state-tight": "v=1&model=mixtral-8x7b&gpu=a40&method=qlora&dataset=math14k&batch=max",
+  "state-oom": "v=1&model=llama-3.1-70b&gpu=rtx-4090&method=lora&seq=2048&batch=1",
+  "state-host-bound": "v=1&model=qwen3-30b-a3b&gpu=h100-sxm5-80gb&method=lora&dataset=math14k&stack=hf-transformers-2024",
   "rtx4090-llama8b-qlora": "v=1&model=llama-3.1-8b&gpu=rtx-4090&method=qlora&stack=hf-trl-2024q4&seq=2048&grad-accum=4",
 };
 try {
@@ -51,6 +53,28 @@ try {
     const file = path.join(outDir, `${name}.png`);
     await page.screenshot({ path: file });
     console.log(file);
+    await ctx.close();
+  }
+  // a calibration dropped on the page (the synthetic H100 fixture): the [calibrated] badges, spec-only vs
+  // calibrated side by side, and the synthetic flag
+  {
+    const ctx = await browser.newContext({ viewport: { width: 1440, height: 1000 } });
+    const page = await ctx.newPage();
+    await page.goto(`http://127.0.0.1:${port}/#v=1&model=llama-3.1-8b&gpu=h100-sxm5-80gb&method=lora&seq=1024`);
+    await page.waitForFunction(() => window.ftcost && window.ftcost.ui && window.ftcost.ui() &&
+                                     window.ftcost.ui().app && window.ftcost.ui().app.recomputes > 0,
+                               null, { timeout: 60000 });
+    const here = path.dirname(new URL(import.meta.url).pathname);
+    const text = fs.readFileSync(path.join(here, "../data/calibration/h100-sxm-synthetic.json"), "utf8");
+    await page.evaluate((t) => {
+      const dt = new DataTransfer();
+      dt.items.add(new File([t], "h100-sxm-synthetic.json", { type: "application/json" }));
+      for (const type of ["dragenter", "dragover", "drop"]) window.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
+    }, text);
+    await page.waitForFunction(() => window.ftcost.ui().app.calibrations.length > 0, null, { timeout: 20000 });
+    await page.waitForTimeout(1500);
+    await page.screenshot({ path: path.join(outDir, "calibrated.png") });
+    console.log(path.join(outDir, "calibrated.png"));
     await ctx.close();
   }
   // a recorded run loaded on the Calibrations page (measured vs predicted), and a multi-GPU job

@@ -268,6 +268,84 @@ int main() {
       // a new App (a reload of the page) finds it again in storage
       ftcost::web::App reloaded(host);
       CHECK(reloaded.calibrations().size() == 1, "stored calibration not restored");
+
+      // #16 item 8: the calibration is seen and shared
+      app.set_view(ftcost::web::View::calculator);
+      run_frames(app, 3, &seen);
+      const ftcost::json dbg = ftcost::json::parse(app.debug_json());
+      const ftcost::json& tp_card = ftcost::web::jat(ftcost::web::jat(dbg, "cards"), "c_tp");
+      CHECK(tp_card.dump().find("badge: calibrated, synthetic") != std::string::npos &&
+                tp_card.dump().find("spec sheet ") != std::string::npos,
+            "throughput card without the calibrated badge and the spec-sheet figure: %s",
+            tp_card.dump().c_str());
+      CHECK(ftcost::web::jat(job, "calibration").is_object() &&
+                ftcost::web::jstr(ftcost::web::jat(job, "calibration"), "fingerprint").size() == 16 &&
+                ftcost::web::jat(ftcost::web::jat(job, "calibration"), "compact").is_object(),
+            "the job export does not carry the calibration");
+      const std::string fp = app.calibrations()[0].fingerprint;
+      CHECK(host.hash.find("&cal=") != std::string::npos, "the link does not embed the calibration: %s",
+            host.hash.substr(0, 200).c_str());
+      const double calibrated_qps = result_number(app, "throughput_queries_per_s");
+      double spec_qps = -1;
+      for (const auto& row : ftcost::web::jat(ftcost::web::jat(dbg, "calibration_comparison"), "rows"))
+        if (ftcost::web::jstr(row, "metric") == "throughput_queries_per_s")
+          spec_qps = ftcost::web::jnum(row, "a");
+      // a fresh browser (empty storage) opening the link: the same calibrated numbers, nothing stored
+      {
+        TestHost fresh;
+        ftcost::web::App other(fresh);
+        other.on_hash("#" + host.hash);
+        run_frames(other, 3, nullptr);
+        CHECK(other.calibrations().size() == 1 && other.calibrations()[0].from_link &&
+                  other.calibrations()[0].fingerprint == fp,
+              "the link's calibration was not used");
+        CHECK(result_number(other, "throughput_queries_per_s") == calibrated_qps,
+              "the link does not reproduce the calibrated throughput (%g vs %g)",
+              result_number(other, "throughput_queries_per_s"), calibrated_qps);
+        CHECK(fresh.store["ftcost.calibrations"].empty(), "a link's calibration was stored");
+        CHECK(fresh.hash.find("&cal=") != std::string::npos, "the recipient's link lost the calibration");
+      }
+      // the sender reloading the page (its link, its own stored file): its own file is used, no link copy
+      {
+        ftcost::web::App again(host);
+        again.on_hash("#" + host.hash);
+        run_frames(again, 3, nullptr);
+        CHECK(again.calibrations().size() == 1 && !again.calibrations()[0].from_link &&
+                  again.calibrations()[0].in_use() &&
+                  result_number(again, "throughput_queries_per_s") == calibrated_qps,
+              "reloading the sender's own link does not use the sender's own calibration");
+      }
+      // a link with the fingerprint only, in a browser without that file: a message, spec-sheet numbers; the
+      // file loaded afterwards gives the calibrated numbers
+      {
+        std::string h = host.hash;
+        const auto at = h.find("&cal=");
+        auto end = h.find('&', at + 1);
+        h = h.substr(0, at) + "&cal-id=" + fp + (end == std::string::npos ? std::string() : h.substr(end));
+        TestHost fresh;
+        ftcost::web::App other(fresh);
+        other.on_hash("#" + h);
+        run_frames(other, 3, nullptr);
+        bool said = false;
+        for (const auto& n : other.notices())
+          said = said || (n.text.find("made with calibration " + fp.substr(0, 8)) != std::string::npos &&
+                          n.text.find("showing spec-sheet numbers") != std::string::npos);
+        CHECK(said, "no message about the missing calibration");
+        CHECK(other.effective_request().count("calibration") == 0 &&
+                  result_number(other, "throughput_queries_per_s") == spec_qps,
+              "not the spec-sheet numbers (%g vs %g)", result_number(other, "throughput_queries_per_s"),
+              spec_qps);
+        CHECK(fresh.hash.find("&cal-id=" + fp) != std::string::npos, "the link lost the fingerprint: %s",
+              fresh.hash.c_str());
+        other.on_file("calibration", "h100-sxm-synthetic.json", text.str());
+        run_frames(other, 3, nullptr);
+        CHECK(result_number(other, "throughput_queries_per_s") == calibrated_qps,
+              "loading the file does not give the calibrated numbers");
+        bool still = false;
+        for (const auto& n : other.notices())
+          still = still || n.text.find("made with calibration") != std::string::npos;
+        CHECK(!still, "the missing-calibration message stays after the file was loaded");
+      }
     }
   }
 

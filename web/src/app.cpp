@@ -2,6 +2,7 @@
 
 #include "calibration_check.hpp"
 #include "ftcost/api.hpp"
+#include "ftcost/calibration_share.hpp"
 #include "ftcost/dataset.hpp"
 #include "ftcost/job_compare.hpp"
 #include "ftcost/model.hpp"
@@ -25,6 +26,8 @@ namespace {
 constexpr const char* kStoreCalibrations = "ftcost.calibrations";
 constexpr const char* kStoreModelConfig = "ftcost.model_config";
 constexpr const char* kStoreDataset = "ftcost.dataset_file";
+// docs/calibrate.md as the static site serves it (web/CMakeLists.txt copies it; site/calibrate.html shows it)
+constexpr const char* kCalibrateDocs = "calibrate.html";
 
 std::string today_text() {
   std::time_t t = std::time(nullptr);
@@ -108,6 +111,9 @@ void App::load_persisted() {
           continue;
         }
         y.summary = chk.message;
+        y.fingerprint = chk.fingerprint;
+        y.link = chk.link;
+        y.flags = chk.flags;
         calibrations_.push_back(y);
       }
     } else {
@@ -145,17 +151,18 @@ void App::load_persisted() {
 void App::save_calibrations() {
   json a = json::array();
   for (const auto& c : calibrations_)
-    a.push_back(json{{"name", c.name},
-                     {"gpu", c.gpu},
-                     {"device", c.device},
-                     {"added", c.added},
-                     {"enabled", c.enabled},
-                     {"text", c.text}});
-  host_.save(kStoreCalibrations, calibrations_.empty() ? std::string() : a.dump());
+    if (!c.from_link)  // a link's calibration is used while the page shows that link, not stored
+      a.push_back(json{{"name", c.name},
+                       {"gpu", c.gpu},
+                       {"device", c.device},
+                       {"added", c.added},
+                       {"enabled", c.enabled},
+                       {"text", c.text}});
+  host_.save(kStoreCalibrations, a.empty() ? std::string() : a.dump());
   for (const auto& [id, g] : engine_.db().gpus())
     engine_.remove_file(std::string(kYoursPrefix) + id + ".json");
   for (const auto& c : calibrations_)
-    if (c.enabled) engine_.put_file(std::string(kYoursPrefix) + c.gpu + ".json", c.text);
+    if (c.in_use()) engine_.put_file(std::string(kYoursPrefix) + c.gpu + ".json", c.text);
   dirty_ = true;
 }
 
@@ -166,7 +173,7 @@ Request App::effective_request() const {
   auto g = r.find("gpu");
   if (g != r.end()) {
     for (const auto& c : calibrations_)
-      if (c.enabled && c.gpu == g->second) r["calibration"] = std::string(kYoursPrefix) + c.gpu + ".json";
+      if (c.in_use() && c.gpu == g->second) r["calibration"] = std::string(kYoursPrefix) + c.gpu + ".json";
     if (run_enabled_ && !run_name_.empty() && run_gpu_ == g->second) r["run"] = "run/" + run_name_;
   }
   return r;
@@ -186,8 +193,137 @@ void App::set_view(View v) {
   changed();
 }
 
+const YourCalibration* App::calibration_in_use() const {
+  auto g = state_.request.find("gpu");
+  if (g == state_.request.end()) return nullptr;
+  const YourCalibration* found = nullptr;  // the last one wins, as in effective_request()
+  for (const auto& c : calibrations_)
+    if (c.in_use() && c.gpu == g->second) found = &c;
+  return found;
+}
+
+void App::sync_link_calibration() {
+  state_.cal.clear();
+  state_.cal_id.clear();
+  if (const YourCalibration* c = calibration_in_use()) {
+    if (!c->link.empty())
+      state_.cal = c->link;
+    else
+      state_.cal_id = c->fingerprint;
+  } else if (!missing_cal_id_.empty()) {
+    auto g = state_.request.find("gpu");
+    if (g != state_.request.end() && g->second == missing_cal_gpu_) state_.cal_id = missing_cal_id_;
+  }
+}
+
+void App::apply_link_calibration() {
+  // what an earlier link brought is gone with it
+  calibrations_.erase(std::remove_if(calibrations_.begin(), calibrations_.end(),
+                                     [](const YourCalibration& c) { return c.from_link; }),
+                      calibrations_.end());
+  for (auto& c : calibrations_) c.suspended = false;
+  missing_cal_id_.clear();
+  missing_cal_gpu_.clear();
+  notices_.erase(std::remove_if(notices_.begin(), notices_.end(),
+                                [](const Notice& n) { return n.subject == "link.calibration"; }),
+                 notices_.end());
+  const std::string cal = state_.cal, cal_id = state_.cal_id;
+  state_.cal.clear();
+  state_.cal_id.clear();
+  if (cal.empty() && cal_id.empty()) {
+    save_calibrations();
+    return;
+  }
+  auto g = state_.request.find("gpu");
+  const std::string gpu = g != state_.request.end() ? g->second : std::string();
+  if (gpu.empty()) {
+    notify(Notice::warning, "This link carries a calibration but names no GPU; showing spec-sheet numbers",
+           "link.calibration");
+    save_calibrations();
+    return;
+  }
+  auto suspend_others = [&]() {
+    for (auto& c : calibrations_)
+      if (c.gpu == gpu && c.enabled) c.suspended = true;
+  };
+  if (!cal.empty()) {
+    std::string why;
+    auto bytes = base64url_decode(cal, "cal");
+    if (!bytes.ok()) {
+      why = bytes.error().to_string();
+    } else {
+      auto doc = parse_json_text(bytes.value(), "the link's calibration");
+      auto rebuilt = doc.ok() ? calibration_from_compact(doc.value(), "the link's calibration")
+                              : Result<Calibration>(doc.error());
+      if (!rebuilt.ok()) {
+        why = rebuilt.error().to_string();
+      } else {
+        const std::string text = to_json_text(rebuilt.value());
+        CalibrationCheck chk = check_calibration(text, "the link's calibration", engine_.db(), gpu);
+        const auto own = std::find_if(
+            calibrations_.begin(), calibrations_.end(),
+            [&](const YourCalibration& c) { return c.fingerprint == chk.fingerprint && c.gpu == gpu; });
+        if (!chk.accepted) {
+          why = chk.message;
+        } else if (own != calibrations_.end()) {
+          // this browser has the file already (the sender reloading the page): use it, store nothing new
+          for (auto& o : calibrations_)
+            if (&o != &*own && o.gpu == gpu && o.enabled) o.suspended = true;
+          own->enabled = true;
+        } else {
+          suspend_others();
+          YourCalibration y;
+          y.name = "link-" + chk.fingerprint.substr(0, 8) + ".json";
+          y.gpu = gpu;
+          y.device = chk.device_name;
+          y.summary = chk.message;
+          y.added = today_text();
+          y.text = text;
+          y.fingerprint = chk.fingerprint;
+          y.link = chk.link;
+          y.flags = chk.flags;
+          y.from_link = true;
+          calibrations_.push_back(y);
+          notify(y.flags.empty() ? Notice::info : Notice::warning,
+                 "This link carries calibration " + chk.fingerprint.substr(0, 8) + " (" + y.device +
+                     ") for " + gpu + ": the calibrated numbers are shown" +
+                     (y.flags.empty() ? std::string() : "; the calibration is " + y.flags) +
+                     ". It is not stored in this browser",
+                 "link.calibration");
+        }
+      }
+    }
+    if (!why.empty())
+      notify(Notice::warning,
+             "This link's calibration for " + gpu + " could not be used (" + why +
+                 "); showing spec-sheet numbers",
+             "link.calibration");
+    save_calibrations();
+    return;
+  }
+  // a fingerprint only: the user's own file with that fingerprint, if this browser has it
+  for (auto& c : calibrations_)
+    if (c.fingerprint == cal_id && c.gpu == gpu) {
+      for (auto& o : calibrations_)
+        if (&o != &c && o.gpu == gpu && o.enabled) o.suspended = true;
+      c.enabled = true;
+      save_calibrations();
+      return;
+    }
+  suspend_others();
+  missing_cal_id_ = cal_id;
+  missing_cal_gpu_ = gpu;
+  notify(Notice::warning,
+         "This link was made with calibration " + cal_id.substr(0, 8) + " for " + gpu +
+             "; load that file (Calibrations page) to reproduce the calibrated numbers; showing spec-sheet "
+             "numbers",
+         "link.calibration");
+  save_calibrations();
+}
+
 void App::changed() {
   dirty_ = true;
+  sync_link_calibration();
   std::string h = encode_hash(state_);
   if (h != last_hash_) {
     last_hash_ = h;
@@ -255,6 +391,7 @@ void App::on_hash(const std::string& hash_in) {
   HashDecode d = decode_hash(hash);
   if (!d.present) return;
   state_ = d.state;
+  apply_link_calibration();
   edits_.clear();
   field_errors_.clear();
   // values are checked by the core: a link whose settings do not give an estimate falls back to the defaults
@@ -435,6 +572,19 @@ void App::add_calibration(const std::string& name, const std::string& text) {
   y.summary = chk.message;
   y.added = today_text();
   y.text = text;
+  y.fingerprint = chk.fingerprint;
+  y.link = chk.link;
+  y.flags = chk.flags;
+  const bool flagged = !y.flags.empty();
+  // the file a link asked for: its calibrated numbers replace the spec-sheet ones
+  if (!missing_cal_id_.empty() && y.fingerprint == missing_cal_id_) {
+    y.gpu = missing_cal_gpu_;
+    missing_cal_id_.clear();
+    missing_cal_gpu_.clear();
+    notices_.erase(std::remove_if(notices_.begin(), notices_.end(),
+                                  [](const Notice& n) { return n.subject == "link.calibration"; }),
+                   notices_.end());
+  }
   if (y.gpu.empty()) {
     y.enabled = false;
     notify(Notice::warning,
@@ -443,13 +593,24 @@ void App::add_calibration(const std::string& name, const std::string& text) {
            "calibration");
   } else {
     for (auto& c : calibrations_)
-      if (c.gpu == y.gpu) c.enabled = false;
-    notify(Notice::info,
-           "Calibration " + name + " accepted for " + y.gpu + " (marked \"yours\" in the GPU list)",
+      if (c.gpu == y.gpu) {
+        c.enabled = false;
+        c.suspended = false;
+      }
+    // a link's calibration for this GPU gives way to the file the user loads
+    calibrations_.erase(
+        std::remove_if(calibrations_.begin(), calibrations_.end(),
+                       [&](const YourCalibration& c) { return c.from_link && c.gpu == y.gpu; }),
+        calibrations_.end());
+    notify(flagged ? Notice::warning : Notice::info,
+           "Calibration " + name + " accepted for " + y.gpu + " (fingerprint " + y.fingerprint.substr(0, 8) +
+               "; numbers that use it are marked \"calibrated\")" +
+               (flagged ? ". Note: it is " + y.flags : std::string()),
            "calibration");
   }
   calibrations_.push_back(y);
   save_calibrations();
+  changed();
 }
 
 void App::set_dataset_file(const std::string& name, const std::string& text) {
@@ -517,7 +678,7 @@ void App::recompute() {
     sweep_ = engine_.sweep(eff);
     std::map<std::string, std::string> cal;
     for (const auto& c : calibrations_)
-      if (c.enabled) cal[c.gpu] = std::string(kYoursPrefix) + c.gpu + ".json";
+      if (c.in_use()) cal[c.gpu] = std::string(kYoursPrefix) + c.gpu + ".json";
     compare_ = engine_.compare(eff, cal);
     scaling_ = engine_.scaling(eff);
   } else {
@@ -556,7 +717,15 @@ std::string App::debug_json() const {
   j["calibration_error"] = calibration_error_;
   j["calibrations"] = json::array();
   for (const auto& c : calibrations_)
-    j["calibrations"].push_back(json{{"name", c.name}, {"gpu", c.gpu}, {"enabled", c.enabled}});
+    j["calibrations"].push_back(json{{"name", c.name},
+                                     {"gpu", c.gpu},
+                                     {"enabled", c.enabled},
+                                     {"in_use", c.in_use()},
+                                     {"from_link", c.from_link},
+                                     {"fingerprint", c.fingerprint},
+                                     {"flags", c.flags},
+                                     {"summary", c.summary}});
+  j["missing_calibration"] = missing_cal_id_;
   json r = json::object();
   if (result_.is_object()) {
     for (const char* k : {"max_batch_size", "batch_size", "throughput_queries_per_s", "time_hours",
@@ -772,8 +941,20 @@ void App::export_job() {
               {"link", host_.share_url(hash)},
               {"cli", cmd},
               {"note",
-               "request: the keys of window.ftcost.estimate and ftcost estimate's flags; your calibration "
-               "and run files are not included (they stay in this browser)"}};
+               "request: the keys of window.ftcost.estimate and ftcost estimate's flags; calibration: the "
+               "one in use, in the compact form the link carries (ftcost.calibration-link/1: every row the "
+               "estimator reads); a recorded run stays in this browser"}};
+  if (const YourCalibration* c = calibration_in_use()) {
+    json cal = {
+        {"file", c->name},     {"gpu", c->gpu},
+        {"device", c->device}, {"fingerprint", c->fingerprint},
+        {"flags", c->flags},   {"in_link", c->link.empty() ? "fingerprint only (cal-id)" : "embedded (cal)"}};
+    auto parsed = parse_calibration(c->text, c->name);
+    if (parsed.ok()) cal["compact"] = calibration_compact(parsed.value());
+    doc["calibration"] = cal;
+    cmd += " --calibration " + c->name;
+    doc["cli"] = cmd;
+  }
   if (result_.is_object()) doc["estimate"] = result_;
   host_.download("ftcost-job.json", "application/json", doc.dump(2) + "\n");
 }
@@ -948,6 +1129,12 @@ void App::draw_calibrations_view() {
     ImGui::SetTooltip("A JSON file written by ftcost-calibrate (schema ftcost.calibration/1)");
   ImGui::SameLine();
   ImGui::TextDisabled("or drag and drop it onto the page");
+  // the calibrator's documentation, served with the page (docs/calibrate.md)
+  if (ImGui::Button("How to calibrate your GPU (ftcost-calibrate)")) host_.open_url(kCalibrateDocs);
+  anchor("calibration.docs");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Opens %s: building and running ftcost-calibrate, what it measures, the file format",
+                      kCalibrateDocs);
   if (!calibration_error_.empty()) {
     mark("calibration_error");
     ImGui::Spacing();
@@ -989,6 +1176,7 @@ void App::draw_calibrations_view() {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       if (ImGui::Checkbox("##use", &c.enabled)) {
+        c.suspended = false;
         if (c.enabled)
           for (auto& o : calibrations_)
             if (&o != &c && o.gpu == c.gpu) o.enabled = false;
@@ -998,7 +1186,21 @@ void App::draw_calibrations_view() {
         ImGui::SetTooltip("Use this calibration for estimates on %s", c.gpu.c_str());
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(c.name.c_str());
-      ImGui::TextDisabled("added %s", c.added.c_str());
+      if (c.from_link)
+        ImGui::TextDisabled("from the link (not stored)");
+      else if (c.suspended)
+        ImGui::TextDisabled("set aside: the link's calibration is shown");
+      else
+        ImGui::TextDisabled("added %s", c.added.c_str());
+      if (!c.flags.empty()) {
+        const bool syn = c.flags.find("synthetic") != std::string::npos;
+        const bool part = c.flags.find("partial") != std::string::npos;
+        ImGui::TextColored(style::kWarn, "%s",
+                           syn && part ? "synthetic, partial"
+                           : syn       ? "synthetic"
+                                       : "partial");
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", c.flags.c_str());
+      }
       ImGui::TableNextColumn();
       ImGui::TextWrapped("%s", c.device.c_str());
       ImGui::TableNextColumn();

@@ -15,13 +15,19 @@
 namespace ftcost::web {
 
 struct YourCalibration {
-  std::string name;     // file name as uploaded
-  std::string gpu;      // database GPU id it belongs to
-  std::string device;   // device name in the file
-  std::string summary;  // what the check said
-  std::string added;    // date (YYYY-MM-DD)
-  bool enabled = true;  // used for estimates on `gpu`
-  std::string text;     // the file
+  std::string name;         // file name as uploaded
+  std::string gpu;          // database GPU id it belongs to
+  std::string device;       // device name in the file
+  std::string summary;      // what the check said
+  std::string added;        // date (YYYY-MM-DD)
+  bool enabled = true;      // used for estimates on `gpu`
+  std::string text;         // the file
+  std::string fingerprint;  // of its compact form (ftcost/calibration_share.hpp)
+  std::string link;         // the compact form for links (base64url); "" when too long: the fingerprint goes
+  std::string flags;        // "synthetic (...), partial (...)" or ""
+  bool from_link = false;   // came with the link that opened the page: used, not stored
+  bool suspended = false;   // set aside while a link's calibration for the same GPU is shown
+  bool in_use() const { return enabled && !suspended; }
 };
 
 // A message in the notice strip. `subject` names what it is about ("link", "calibration", "model", "run",
@@ -100,6 +106,15 @@ class App {
   void load_persisted();
   void save_calibrations();
   void add_calibration(const std::string& name, const std::string& text);
+  // The calibration in use for the request's GPU (nullptr: spec sheet).
+  const YourCalibration* calibration_in_use() const;
+  // The link's "cal" / "cal-id" (state_.cal, state_.cal_id) after a hash was read: use the embedded one, or
+  // find the user's file with that fingerprint, or say that it is missing and show spec-sheet numbers.
+  void apply_link_calibration();
+  // state_.cal / cal_id from the calibration in use (called before the hash is written).
+  void sync_link_calibration();
+  // The "calibrated" badge after the last item: tooltip names the file, device, GPU, fingerprint, flags.
+  void calibrated_badge(const char* what);
   // A recorded training run (ftcost.run/1): the job is set to the run's, estimates on its GPU use the stack
   // refitted to it (`run` option), and the Calibrations page shows measured vs predicted.
   void add_run(const std::string& name, const std::string& text);
@@ -181,6 +196,9 @@ class App {
   bool notices_open_ = false;    // the list of all notices is shown (over the page)
   std::vector<YourCalibration> calibrations_;
   std::string calibration_error_;
+  // A link's calibration fingerprint whose file this browser lacks (and its GPU): spec-sheet numbers until a
+  // file with that fingerprint is loaded; the link keeps carrying it.
+  std::string missing_cal_id_, missing_cal_gpu_;
   std::string run_name_, run_gpu_, run_error_;
   json run_fit_;  // api::fit_run_json of the loaded run
   bool run_enabled_ = true;

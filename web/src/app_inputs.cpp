@@ -67,6 +67,11 @@ bool combo(const char* id, const std::string& current, const std::vector<Choice>
   std::string preview = current;
   for (const auto& c : choices)
     if (c.value == current) preview = c.label;
+  // the selected GPU's "[calibrated]" is said on the line under the field (the closed field would cut it off)
+  const std::string cal_suffix = "  [calibrated]";
+  if (preview.size() > cal_suffix.size() &&
+      preview.compare(preview.size() - cal_suffix.size(), cal_suffix.size(), cal_suffix) == 0)
+    preview.resize(preview.size() - cal_suffix.size());
   if (is_default) preview += "  (default)";
   bool picked = false;
   if (ImGui::BeginCombo(id, preview.c_str(), ImGuiComboFlags_HeightLarge)) {
@@ -396,26 +401,27 @@ void App::draw_gpu_input() {
   for (const auto& [gpu_id, g] : db.gpus()) {
     const std::string id = gpu_id;  // (clang 14 cannot capture a structured binding)
     bool yours = std::any_of(calibrations_.begin(), calibrations_.end(),
-                             [&](const YourCalibration& c) { return c.gpu == id; });
-    gpus.push_back(Choice{id, g.name + "  (" + plot::fmt(g.memory_gib) + " GiB)" + (yours ? "  [yours]" : ""),
-                          g.vendor + " " + g.name + ", " + g.architecture + ": " + plot::fmt(g.memory_gib) +
-                              " GiB, " + plot::fmt(g.memory_bandwidth_gbps) + " GB/s, " +
-                              plot::fmt(g.bf16_tflops) + " bf16 TFLOP/s dense" +
-                              (yours ? "\nYour calibration is loaded for this GPU."
-                                     : "\nSpec sheet only (no calibration loaded).")});
+                             [&](const YourCalibration& c) { return c.gpu == id && c.in_use(); });
+    gpus.push_back(
+        Choice{id, g.name + "  (" + plot::fmt(g.memory_gib) + " GiB)" + (yours ? "  [calibrated]" : ""),
+               g.vendor + " " + g.name + ", " + g.architecture + ": " + plot::fmt(g.memory_gib) + " GiB, " +
+                   plot::fmt(g.memory_bandwidth_gbps) + " GB/s, " + plot::fmt(g.bf16_tflops) +
+                   " bf16 TFLOP/s dense" +
+                   (yours ? "\nA calibration (measured kernel speeds) is in use for this GPU."
+                          : "\nSpec sheet only (no calibration loaded).")});
   }
   const Option& opt = *find_option("gpu");
   label(opt.label.c_str(),
-        (opt.details + " [yours] = a calibration you loaded (measured speeds) is used for it.").c_str());
+        (opt.details + " [calibrated] = a calibration (measured speeds) is in use for it.").c_str());
   if (combo("##gpu", effective("gpu"), gpus, &v, "GPU", false)) set_key("gpu", v);
   const std::string gid = effective("gpu");
   for (const auto& c : calibrations_)
     if (c.gpu == gid) {
       ImGui::Dummy(ImVec2(g_label_w - ImGui::GetStyle().ItemSpacing.x, 0));
       ImGui::SameLine();
-      ImGui::TextColored(c.enabled ? style::kGood : style::kWarn,
-                         c.enabled ? "calibrated: %s" : "calibration %s (not used)", c.name.c_str());
-      tip(c.summary.c_str());
+      ImGui::TextColored(c.in_use() && c.flags.empty() ? style::kGood : style::kWarn,
+                         c.in_use() ? "calibrated: %s" : "calibration %s (not used)", c.name.c_str());
+      tip((c.summary + (c.from_link ? "\nFrom the link (not stored)." : "")).c_str());
     }
 }
 

@@ -148,9 +148,11 @@ void App::draw_paper_view() {
   tip("Memory of the model itself (Table I: 23.35 GB for Mixtral in 4 bits, 5.6 GB for BlackMamba)");
   {
     std::vector<plot::Series> series;
+    std::vector<double> series_mem;  // the GPU memory of each series
     const double mems[] = {24, 40, 48, 80, 141};
     double ymax = 1;
     int ci = 0;
+    std::string on_axis;  // memories whose curve lies on the axis: said in the legend and under the plot
     for (double mem : mems) {
       plot::Series s;
       s.name = plot::fmt(mem) + " GB";
@@ -164,11 +166,40 @@ void App::draw_paper_view() {
         s.y.push_back(static_cast<double>(std::max(0L, r.value().batch)));
         ymax = std::max(ymax, s.y.back());
       }
-      if (!s.x.empty()) series.push_back(s);
+      if (!s.x.empty()) {
+        series.push_back(s);
+        series_mem.push_back(mem);
+      }
     }
     ymax = std::min(ymax, 256.0);
+    // a curve within 3% of the plot's height of the axis looks like the axis itself: say why it is there
+    const double model_gb = static_cast<double>(eq1_model_mem_gb_);
+    for (std::size_t i = 0; i < series.size(); ++i) {
+      plot::Series& s = series[i];
+      const double top = *std::max_element(s.y.begin(), s.y.end());
+      if (top > std::max(1.0, 0.03 * ymax)) continue;
+      const double mem = series_mem[i];
+      const double left = mem - model_gb;
+      double zero_from = 0;  // the shortest length from which Eq. (1) gives batch 0
+      for (std::size_t k = 0; k < s.x.size() && zero_from == 0; ++k)
+        if (s.y[k] <= 0) zero_from = s.x[k];
+      s.name +=
+          left > 0 ? " (near the axis: " + plot::fmt(left) + " GB left)" : " (on the axis: no memory left)";
+      on_axis +=
+          (on_axis.empty() ? "" : "; ") + plot::fmt(mem) + " GB: " +
+          (left > 0 ? "only " + plot::fmt(left) + " GB above the model's " + plot::fmt(model_gb) +
+                          " GB, so Eq. (1) gives at most batch " + plot::fmt_int(top) +
+                          (zero_from > 0 ? " and 0 from " + plot::fmt_int(zero_from) + " tokens on" : "")
+                    : "the model alone (" + plot::fmt(model_gb) + " GB) does not fit");
+    }
     plot::line_plot("eq1", ImVec2(pw, fh * 17), plot::Axis{"sequence length (tokens)", 64, 2048, false, true},
                     plot::Axis{"max batch (samples)", 0, ymax * 1.08, false, true}, series);
+    if (!on_axis.empty()) {
+      ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + pw);
+      ImGui::TextDisabled("Near the axis: %s.", on_axis.c_str());
+      ImGui::PopTextWrapPos();
+    }
+    cards_["eq1.on_axis"] = {on_axis};
   }
   ImGui::EndGroup();
   if (two) ImGui::SameLine();

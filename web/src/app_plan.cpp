@@ -147,7 +147,7 @@ bool App::load_plan(int id) {
                              plot::fmt_usd(jnum(p, "cost_usd")));
     // the search uses the database's calibrations; the calculator uses the user's for this GPU when enabled
     for (const auto& c : calibrations_)
-      if (c.enabled && c.gpu == jstr(p, "gpu"))
+      if (c.in_use() && c.gpu == jstr(p, "gpu"))
         notify(Notice::warning,
                "The Calculator uses your calibration " + c.name + " for " + c.gpu +
                    "; the plan was searched with the database's, so its hours and cost differ");
@@ -489,12 +489,17 @@ void App::draw_plan_table() {
   const float fh = ImGui::GetFontSize();
   ImGui::TextColored(style::kAccent, "The plans (click a row to open it in the Calculator)");
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
-                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit;
+                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX |
+                                ImGuiTableFlags_SizingFixedFit;
   const float h = std::min(fh * 1.6f * (static_cast<float>(front.size()) + 1.5f), fh * 20);
   if (!ImGui::BeginTable("plan_rows", 10, flags, ImVec2(0, h))) return;
   ImGui::TableSetupScrollFreeze(0, 1);
-  for (const char* c : {"#", "GPUs", "provider", "method", "stack / parallel", "micro x accum", "time",
-                        "cost", "peak / GPU", "bottleneck"})
+  double max_hours = 0;  // one time unit for the whole column
+  for (const auto& p : front) max_hours = std::max(max_hours, jnum(p, "hours"));
+  const std::string time_unit = plot::time_unit_for(max_hours);
+  const std::string time_header = "time (" + time_unit + ")";
+  for (const char* c : {"#", "GPUs", "provider", "method", "stack / parallel", "micro x accum",
+                        time_header.c_str(), "cost", "peak / GPU", "bottleneck"})
     ImGui::TableSetupColumn(c);
   ImGui::TableHeadersRow();
   int row = 0;
@@ -519,7 +524,7 @@ void App::draw_plan_table() {
     ImGui::Text("%s x %s", plot::fmt_int(jnum(p, "micro_batch")).c_str(),
                 plot::fmt_int(jnum(p, "grad_accum")).c_str());
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(plot::fmt_hours(jnum(p, "hours")).c_str());
+    ImGui::TextUnformatted(plot::fmt_hours_as(jnum(p, "hours"), time_unit).c_str());
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(plot::fmt_usd(jnum(p, "cost_usd")).c_str());
     ImGui::TableNextColumn();

@@ -48,13 +48,28 @@ void panel_title(const char* title, const char* tooltip = nullptr) {
 
 // A headline card: title, big value with its unit, up to three short lines under it. `shown` records
 // what it drew (title, value, unit, lines) for tests.
+// A badge drawn after a card's title (the "calibrated" one): text, colour, and what its tooltip adds.
+struct Badge {
+  std::string text;
+  ImVec4 color;
+  std::string tooltip;
+};
+
 void card(const char* id, float w, float h, const char* title, const std::string& value, const char* unit,
           const std::vector<std::string>& subs, const std::string& tooltip, const ImVec4& value_color,
-          std::map<std::string, std::vector<std::string>>* shown) {
+          std::map<std::string, std::vector<std::string>>* shown, const Badge* badge = nullptr) {
   ImGui::PushStyleColor(ImGuiCol_ChildBg, style::kCard);
   ImGui::BeginChild(id, ImVec2(w, h), false,
                     ImGuiWindowFlags_AlwaysUseWindowPadding | ImGuiWindowFlags_NoScrollbar);
   ImGui::TextDisabled("%s", title);
+  if (badge != nullptr) {
+    // beside the title when both fit on the line, else under it (card_height counts that line)
+    const std::string b = "[" + badge->text + "]";
+    if (ImGui::CalcTextSize(title).x + ImGui::GetStyle().ItemSpacing.x + ImGui::CalcTextSize(b.c_str()).x <=
+        ImGui::GetContentRegionAvail().x)
+      ImGui::SameLine();
+    ImGui::TextColored(badge->color, "%s", b.c_str());
+  }
   ImFont* big = style::big_font();
   if (big != nullptr) ImGui::PushFont(big);
   ImGui::TextColored(value_color, "%s", value.c_str());
@@ -66,17 +81,78 @@ void card(const char* id, float w, float h, const char* title, const std::string
     ImGui::SetCursorPosY(ImGui::GetCursorPosY() + big_h - ImGui::GetTextLineHeight() - 2);
     ImGui::TextColored(value_color, "%s", unit);
   }
+  // sub lines wrap inside the card (never cut off); the row's height is the tallest card's (card_height)
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+  ImGui::PushTextWrapPos(0);
   for (const auto& sub : subs)
-    if (!sub.empty()) ImGui::TextDisabled("%s", sub.c_str());
+    if (!sub.empty()) ImGui::TextUnformatted(sub.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::PopStyleColor();
+  // what was drawn below the card's bottom edge would be cut off (tests look for "clipped")
+  const float bottom =
+      ImGui::GetCursorPosY() - ImGui::GetStyle().ItemSpacing.y + ImGui::GetStyle().WindowPadding.y;
+  const bool clipped = bottom > h + 1.0f;
   ImGui::EndChild();
   ImGui::PopStyleColor();
-  if (!tooltip.empty()) tip(tooltip.c_str());
+  if (badge != nullptr)
+    tip((tooltip + (tooltip.empty() ? "" : "\n\n") + badge->tooltip).c_str());
+  else if (!tooltip.empty())
+    tip(tooltip.c_str());
   if (shown != nullptr) {
     std::vector<std::string> lines{title, value, unit != nullptr ? unit : ""};
     for (const auto& sub : subs)
       if (!sub.empty()) lines.push_back(sub);
+    if (badge != nullptr) lines.push_back("badge: " + badge->text);
+    if (clipped) lines.push_back("clipped");
     (*shown)[id] = lines;
   }
+}
+
+struct CardSpec {
+  std::string id, title, value, unit;
+  std::vector<std::string> subs;
+  std::string tooltip;
+  ImVec4 color;
+  bool has_badge = false;
+  Badge badge;
+};
+
+CardSpec make_card(const char* id, const std::string& title, const std::string& value, const char* unit,
+                   const std::vector<std::string>& subs, const std::string& tooltip, const ImVec4& color,
+                   const Badge* badge = nullptr) {
+  CardSpec c{id, title, value, unit != nullptr ? unit : "", subs, tooltip, color, badge != nullptr, Badge{}};
+  if (badge != nullptr) c.badge = *badge;
+  return c;
+}
+
+// What a card of width w needs: padding, title, the big number, and its sub lines wrapped at the card's
+// width.
+float card_height(const CardSpec& c, float w, float big_line) {
+  const ImGuiStyle& st = ImGui::GetStyle();
+  const float inner = w - st.WindowPadding.x * 2;
+  float h = st.WindowPadding.y * 2 + ImGui::GetTextLineHeight() + big_line + st.ItemSpacing.y * 2 + 2;
+  if (c.has_badge && ImGui::CalcTextSize(c.title.c_str()).x + st.ItemSpacing.x +
+                             ImGui::CalcTextSize(("[" + c.badge.text + "]").c_str()).x >
+                         inner)
+    h += ImGui::GetTextLineHeight() + st.ItemSpacing.y;
+  for (const auto& sub : c.subs)
+    if (!sub.empty()) h += ImGui::CalcTextSize(sub.c_str(), nullptr, false, inner).y + st.ItemSpacing.y;
+  return h;
+}
+
+// The one "calibrated" badge: the text, its colour (amber when the file is synthetic or partial) and the
+// tooltip naming the file, its device, the GPU and the fingerprint.
+Badge calibration_badge(const YourCalibration& c) {
+  Badge b;
+  const bool syn = c.flags.find("synthetic") != std::string::npos;
+  const bool part = c.flags.find("partial") != std::string::npos;
+  b.text = std::string("calibrated") + (syn ? ", synthetic" : "") + (part ? ", partial" : "");
+  b.color = c.flags.empty() ? style::kGood : style::kWarn;
+  b.tooltip = "Calibrated: uses the measured kernel speeds of " + c.name + " (" + c.device + ") for " +
+              c.gpu + ", fingerprint " + c.fingerprint.substr(0, 8) + (c.from_link ? ", from the link" : "") +
+              "." + (c.flags.empty() ? std::string() : "\nThis calibration is " + c.flags + ".") +
+              "\nSpec-sheet numbers: the Calibrations page (untick \"Use\").";
+  return b;
 }
 
 struct MemInfo {
@@ -247,10 +323,7 @@ void App::draw_headline() {
       style::big_font() != nullptr ? style::big_font()->FontSize * ImGui::GetIO().FontGlobalScale : fh * 1.6f;
   const float h =
       ImGui::GetTextLineHeight() * 4 + big_line + st.ItemSpacing.y * 4 + st.WindowPadding.y * 2 + 2;
-  int n = 0;
-  auto next = [&]() {
-    if (++n % per_row != 0) ImGui::SameLine();
-  };
+  std::vector<CardSpec> specs;
   const json& gpu = jat(r, "gpu");
   const json& in = jat(r, "inputs");
   const double maxb = num(r, "max_batch_size");
@@ -267,12 +340,15 @@ void App::draw_headline() {
     const double max_ctx = num(r, "max_seq_len_batch1");
     const std::string sub3 =
         max_ctx > 0 ? "longest context: " + plot::fmt_int(max_ctx) + " tokens" : "no context length fits";
-    card("c_batch", w, h, "Max batch size", maxb > 0 ? plot::fmt_int(maxb) : "none", "samples",
-         {sub1, sub2, sub3},
-         "The largest batch whose peak memory fits in the GPU's usable memory (first-principles memory "
-         "model). Longest context: the longest padded sequence whose step fits at batch 1.",
-         maxb > 0 ? style::kAccent : style::kBad, &cards_);
-    next();
+    specs.push_back(make_card(
+        "c_batch", "Max batch size", maxb > 0 ? plot::fmt_int(maxb) : "none",
+        maxb <= 0   ? ""
+        : maxb == 1 ? "sample"
+                    : "samples",
+        {sub1, sub2, sub3},
+        "The largest batch whose peak memory fits in the GPU's usable memory (first-principles memory "
+        "model). Longest context: the longest padded sequence whose step fits at batch 1.",
+        maxb > 0 ? style::kAccent : style::kBad));
   }
   {
     const json& mem = jat(r, "memory_gib");
@@ -294,38 +370,47 @@ void App::draw_headline() {
     const std::string range_line = range.is_object() ? "range " + plot::fmt(num(range, "low")) + " to " +
                                                            plot::fmt(num(range, "high")) + " GiB"
                                                      : std::string();
-    card("c_mem", w, h, title.c_str(), plot::fmt(used), "GiB",
-         {sub, range_line,
-          "on " + jstr(gpu, "name", "the GPU") + " (" + plot::fmt(num(gpu, "memory_gib")) + " GiB)"},
-         "Peak memory of one training step at the batch size shown, against what the GPU lets a process "
-         "allocate. Tight: above 92% of the usable memory, where allocator fragmentation or a longer batch "
-         "can run out of memory.",
-         no_fit             ? style::kBad
-         : state == "tight" ? style::kWarn
-                            : style::kGood,
-         &cards_);
-    next();
+    specs.push_back(make_card(
+        "c_mem", title.c_str(), plot::fmt(used), "GiB",
+        {sub, range_line,
+         "on " + jstr(gpu, "name", "the GPU") + " (" + plot::fmt(num(gpu, "memory_gib")) + " GiB)"},
+        "Peak memory of one training step at the batch size shown, against what the GPU lets a process "
+        "allocate. Tight: above 92% of the usable memory, where allocator fragmentation or a longer batch "
+        "can run out of memory.",
+        no_fit             ? style::kBad
+        : state == "tight" ? style::kWarn
+                           : style::kGood));
   }
+  // the numbers that use the step time carry the "calibrated" badge when a calibration is in use
+  const YourCalibration* cal = jflag(r, "calibrated", false) ? calibration_in_use() : nullptr;
+  const Badge badge = cal != nullptr ? calibration_badge(*cal) : Badge{};
+  const Badge* cal_badge = cal != nullptr ? &badge : nullptr;
   if (fits) {
     double q = num(r, "throughput_queries_per_s"), lo = q, hi = q;
     range_of(r, "throughput_queries_per_s_range", &lo, &hi);
     const json& stack = jat(r, "stack");
     const std::string stack_version = jstr(stack, "version");
-    card("c_tp", w, h, "Throughput", plot::fmt(q), "queries/s",
-         {plot::fmt(num(r, "throughput_tokens_per_s")) + " tokens/s",
-          "range " + plot::fmt(lo) + " to " + plot::fmt(hi) + " queries/s", "stack " + jstr(stack, "id")},
-         "Samples (queries) processed per second at this batch size, with the model's uncertainty range.\n"
-         "Software stack: " +
-             jstr(stack, "name") + (stack_version.empty() ? std::string() : "\nVersions: " + stack_version),
-         style::kAccent, &cards_);
-    next();
+    // calibrated: the spec-sheet figure beside it ("spec sheet 4.05 -> 2.48 calibrated")
+    std::string third = "stack " + jstr(stack, "id");
+    if (cal != nullptr)
+      for (const auto& row : jat(calibration_comparison_, "rows"))
+        if (jstr(row, "metric") == "throughput_queries_per_s" && jat(row, "a").is_number())
+          third = "spec sheet " + plot::fmt(jnum(row, "a")) + " -> " + plot::fmt(q) + " calibrated";
+    specs.push_back(make_card(
+        "c_tp", "Throughput", plot::fmt(q), "queries/s",
+        {plot::fmt(num(r, "throughput_tokens_per_s")) + " tokens/s",
+         "range " + plot::fmt(lo) + " to " + plot::fmt(hi) + " queries/s", third},
+        "Samples (queries) processed per second at this batch size, with the model's uncertainty range.\n"
+        "Software stack: " +
+            jstr(stack, "name") + (stack_version.empty() ? std::string() : "\nVersions: " + stack_version),
+        style::kAccent, cal_badge));
     const double epochs = num(in, "epochs");
-    card("c_time", w, h, "Training time", plot::fmt_hours(num(r, "time_hours")), "",
-         {plot::fmt_int(num(in, "queries")) + " queries",
-          "x " + plot::fmt_compact(epochs) + (epochs == 1 ? " epoch" : " epochs") + ", " +
-              (num(r, "gpus") > 1 ? plot::fmt_int(num(r, "gpus")) + " GPUs" : std::string("one GPU"))},
-         "Queries x epochs / throughput.", style::kAccent, &cards_);
-    next();
+    specs.push_back(make_card(
+        "c_time", "Training time", plot::fmt_hours(num(r, "time_hours")), "",
+        {plot::fmt_int(num(in, "queries")) + " queries",
+         "x " + plot::fmt_compact(epochs) + (epochs == 1 ? " epoch" : " epochs") + ", " +
+             (num(r, "gpus") > 1 ? plot::fmt_int(num(r, "gpus")) + " GPUs" : std::string("one GPU"))},
+        "Queries x epochs / throughput.", style::kAccent, cal_badge));
     if (r.contains("cost_usd") && r["cost_usd"].is_number()) {
       double c = num(r, "cost_usd"), clo = c, chi = c;
       range_of(r, "cost_usd_range", &clo, &chi);
@@ -334,20 +419,28 @@ void App::draw_headline() {
           jstr(price, "provider") + ", " + plot::fmt_usd(num(price, "usd_per_gpu_hour")) + "/GPU-h";
       if (jstr(price, "kind") == "spot") line += " spot";
       if (jflag(price, "stale", false)) line += " (stale)";
-      card("c_cost", w, h, "Cost", plot::fmt_usd(c), "",
-           {line, "range " + plot::fmt_usd(clo) + " to " + plot::fmt_usd(chi)},
-           "Training time x price per GPU-hour" +
-               (jstr(price, "date").empty() ? std::string() : " (price dated " + jstr(price, "date") + ")") +
-               "; range from the throughput range.",
-           style::kGood, &cards_);
+      specs.push_back(make_card(
+          "c_cost", "Cost", plot::fmt_usd(c), "",
+          {line, "range " + plot::fmt_usd(clo) + " to " + plot::fmt_usd(chi)},
+          "Training time x price per GPU-hour" +
+              (jstr(price, "date").empty() ? std::string() : " (price dated " + jstr(price, "date") + ")") +
+              "; range from the throughput range.",
+          style::kGood, cal_badge));
     } else {
-      card("c_cost", w, h, "Cost", "no price", "",
-           {"no dated offer for this GPU", "set \"my price\" under GPU and price"},
-           "No dated price for this GPU in the database.", style::kWarn, &cards_);
+      specs.push_back(make_card("c_cost", "Cost", "no price", "",
+                                {"no dated offer for this GPU", "set \"my price\" under GPU and price"},
+                                "No dated price for this GPU in the database.", style::kWarn));
     }
-    next();
   }
-  if (n % per_row != 0) ImGui::NewLine();
+  // one height for all cards: the tallest one's, so that no line is cut off
+  float card_h = h;
+  for (const auto& c : specs) card_h = std::max(card_h, card_height(c, w, big_line));
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const CardSpec& c = specs[i];
+    card(c.id.c_str(), w, card_h, c.title.c_str(), c.value, c.unit.c_str(), c.subs, c.tooltip, c.color,
+         &cards_, c.has_badge ? &c.badge : nullptr);
+    if ((i + 1) % static_cast<std::size_t>(per_row) != 0 && i + 1 < specs.size()) ImGui::SameLine();
+  }
   {
     // the software stack the numbers are for, with its versions (the estimate's "stack")
     const json& stack = jat(r, "stack");
@@ -439,12 +532,12 @@ void App::draw_step_time() {
   const json& sm = jat(r, "step_model");
   panel_title(title.c_str(),
               "Time of one optimizer step (forward, recompute, backward, optimizer) at this batch size");
+  calibrated_badge("step_time");
   if (sm.is_object() && sm.contains("name")) {
-    ImGui::SameLine();
     std::string m = "model: " + jstr(sm, "name");
     if (sm.contains("range_fraction") && sm["range_fraction"].is_number())
       m += ", +/-" + plot::fmt(100.0 * sm["range_fraction"].get<double>(), 2) + "%";
-    ImGui::TextDisabled("(%s)", m.c_str());
+    ImGui::TextDisabled("(%s)", m.c_str());  // its own line: beside the title it was cut off
     if (sm.contains("note") && sm["note"].is_string()) tip(sm["note"].get<std::string>().c_str());
   }
   const std::string dominant = jstr(sm, "dominant_uncertainty");
@@ -484,7 +577,13 @@ void App::draw_throughput_plot() {
   const float fh = ImGui::GetFontSize();
   panel_title("Throughput vs batch size",
               "Predicted throughput for every batch size up to beyond the maximum (faded: does not fit). "
-              "Shaded: the model's uncertainty range. Points: measurements, when the GPU has them.");
+              "Shaded: the model's uncertainty range. Points: measurements, when the GPU has them.\n\n"
+              "Small steps in the curve are real, not noise: wave quantization. A GEMM is cut into tiles "
+              "that run on the GPU's SMs in whole waves, so a batch whose tiles need one more (partly empty) "
+              "wave takes nearly a full wave longer and the throughput drops a little before it climbs "
+              "again (the step model's wave_efficiency, core/src/throughput.cpp). Batches that fill the last "
+              "wave are the efficient ones.");
+  calibrated_badge("throughput_plot");
   ImGui::SameLine(0, fh * 1.5f);
   ImGui::Checkbox("tokens/s", &plot_tokens_);
   tip("Show tokens per second instead of queries (samples) per second");
@@ -542,6 +641,18 @@ void App::draw_throughput_plot() {
   if (b > 0 && b != sweep_.max_batch)
     vl.push_back(plot::VLine{b, "batch " + plot::fmt_int(b), IM_COL32(200, 200, 200, 255)});
   plot::line_plot("tp", ImVec2(0, fh * 16), xa, ya, series, vl);
+  // say what the wiggles are where they occur: a throughput that drops as the batch grows (a real step)
+  int drops = 0;
+  for (std::size_t i = 1; i < sweep_.points.size(); ++i)
+    if (sweep_.points[i].fits && sweep_.points[i].qps < sweep_.points[i - 1].qps * 0.999) ++drops;
+  if (drops > 0) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+    ImGui::TextWrapped(
+        "Steps: GEMM wave quantization (tiles fill the SMs in whole waves; a batch that needs one more wave "
+        "is briefly slower), real in measurements too. Hover the title for more.");
+    ImGui::PopStyleColor();
+    cards_["throughput.steps"] = {std::to_string(drops)};
+  }
 }
 
 void App::draw_compare() {
@@ -565,19 +676,26 @@ void App::draw_compare() {
   }
   const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_RowBg |
                                 ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
-                                ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_BordersOuterH |
+                                ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_BordersOuterH |
                                 ImGuiTableFlags_Hideable;
+  // one time unit for the whole Time column
+  double max_hours = 0;
+  for (const auto& c : compare_)
+    if (c.fits && std::isfinite(c.hours)) max_hours = std::max(max_hours, c.hours);
+  const std::string time_unit = plot::time_unit_for(max_hours);
+  const std::string time_header = "Time (" + time_unit + ")";
   if (!ImGui::BeginTable("compare", 8, flags, ImVec2(0, fh * 22))) return;
   ImGui::TableSetupScrollFreeze(0, 1);
-  ImGui::TableSetupColumn("GPU", ImGuiTableColumnFlags_WidthStretch, 2.2f);
-  ImGui::TableSetupColumn("Memory", ImGuiTableColumnFlags_WidthStretch, 0.8f);
-  ImGui::TableSetupColumn("Max batch", ImGuiTableColumnFlags_WidthStretch, 0.8f);
-  ImGui::TableSetupColumn("Queries/s", ImGuiTableColumnFlags_WidthStretch, 0.9f);
-  ImGui::TableSetupColumn("Time", ImGuiTableColumnFlags_WidthStretch, 0.9f);
-  ImGui::TableSetupColumn("Provider", ImGuiTableColumnFlags_WidthStretch, 1.5f);
-  ImGui::TableSetupColumn("$/GPU-h", ImGuiTableColumnFlags_WidthStretch, 0.8f);
-  ImGui::TableSetupColumn("Cost", ImGuiTableColumnFlags_WidthStretch | ImGuiTableColumnFlags_DefaultSort,
-                          1.2f);
+  // numbers, providers and costs take their content's width (never cut off); the GPU name gets the rest (its
+  // tooltip has the whole name)
+  ImGui::TableSetupColumn("GPU", ImGuiTableColumnFlags_WidthStretch);
+  ImGui::TableSetupColumn("Memory");
+  ImGui::TableSetupColumn("Max batch");
+  ImGui::TableSetupColumn("Queries/s");
+  ImGui::TableSetupColumn(time_header.c_str());
+  ImGui::TableSetupColumn("Provider");
+  ImGui::TableSetupColumn("$/GPU-h");
+  ImGui::TableSetupColumn("Cost", ImGuiTableColumnFlags_DefaultSort);
   ImGui::TableHeadersRow();
 
   if (ImGuiTableSortSpecs* specs = ImGui::TableGetSortSpecs()) {
@@ -632,11 +750,22 @@ void App::draw_compare() {
       ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, IM_COL32(40, 80, 130, 110));
     const ImVec4 fade = ImGui::GetStyle().Colors[ImGuiCol_TextDisabled];
     ImGui::TableNextColumn();
-    std::string name = c.gpu_name + (c.calibrated ? "  [yours]" : "");
-    if (ImGui::Selectable(name.c_str(), false,
+    if (ImGui::Selectable(c.gpu_name.c_str(), false,
                           ImGuiSelectableFlags_SpanAllColumns | ImGuiSelectableFlags_AllowItemOverlap))
       set_key("gpu", c.gpu_id);
     const bool hovered = ImGui::IsItemHovered();
+    if (c.calibrated) {
+      const YourCalibration* yc = nullptr;
+      for (const auto& y : calibrations_)
+        if (y.in_use() && y.gpu == c.gpu_id) yc = &y;
+      if (yc != nullptr) {
+        const Badge bd = calibration_badge(*yc);
+        ImGui::SameLine();
+        ImGui::TextColored(bd.color, "[%s]", bd.text.c_str());
+        if (ImGui::IsItemHovered()) tip(bd.tooltip.c_str());
+        cards_["compare.calibrated"].push_back(c.gpu_id + ": " + bd.text);
+      }
+    }
     if (!c.stack_warning.empty()) {
       ImGui::SameLine();
       ImGui::TextColored(style::kWarn, "stack n/a");
@@ -673,9 +802,13 @@ void App::draw_compare() {
     else
       ImGui::TextColored(fade, "-");
     ImGui::TableNextColumn();
-    if (c.fits)
-      ImGui::TextUnformatted(plot::fmt_hours(c.hours).c_str());
-    else
+    if (c.fits) {
+      const std::string t = plot::fmt_hours_as(c.hours, time_unit);
+      ImGui::TextUnformatted(t.c_str());
+      auto& shown = cards_["compare.time"];
+      if (shown.empty()) shown.push_back(time_header);
+      if (shown.size() < 40) shown.push_back(t);
+    } else
       ImGui::TextColored(fade, "-");
     ImGui::TableNextColumn();
     if (c.has_price) {
@@ -700,7 +833,7 @@ void App::draw_compare() {
       if (c.cost_high > c.cost_low)
         s += "  (" + plot::fmt_usd(c.cost_low) + "-" + plot::fmt_usd(c.cost_high) + ")";
       if (idx == cheapest)
-        ImGui::TextColored(style::kGood, "%s  cheapest", s.c_str());
+        ImGui::TextColored(style::kGood, "%s", s.c_str());  // the green row; "Cheapest: ..." above names it
       else
         ImGui::TextUnformatted(s.c_str());
     }
@@ -832,6 +965,18 @@ void App::draw_calibrated_vs_spec() {
               "recorded run) in use. Turn it off on the Calibrations page.");
   draw_comparison_table("calvsspec", calibration_comparison_);
   ImGui::Spacing();
+}
+
+// The one "calibrated" badge after a panel title or a number (what is drawn: cards_["badge.<what>"]).
+void App::calibrated_badge(const char* what) {
+  if (!jflag(result_, "calibrated", false)) return;
+  const YourCalibration* c = calibration_in_use();
+  if (c == nullptr) return;
+  const Badge b = calibration_badge(*c);
+  ImGui::SameLine();
+  ImGui::TextColored(b.color, "[%s]", b.text.c_str());
+  tip(b.tooltip.c_str());
+  cards_[std::string("badge.") + what] = {b.text};
 }
 
 }  // namespace ftcost::web

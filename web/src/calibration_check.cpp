@@ -3,6 +3,8 @@
 #include "calibration_check.hpp"
 
 #include "ftcost/calibration.hpp"
+#include "ftcost/calibration_share.hpp"
+#include "state.hpp"
 
 #include <cmath>
 
@@ -30,13 +32,18 @@ CalibrationCheck check_calibration(const std::string& text, const std::string& s
     }
   }
   c.accepted = true;
+  c.fingerprint = calibration_fingerprint(k);
+  c.link = base64url_encode(calibration_compact(k).dump());
+  if (c.link.size() > kLinkCalMaxChars) c.link.clear();
+  c.flags = calibration_flags_text(calibration_flags(k));
   std::size_t rows = k.measurements.gemm.size() + k.measurements.bandwidth.size() +
                      k.measurements.expert_gemm.size() + k.measurements.moe_layer.size() +
                      k.measurements.nf4_dequant.size() + k.measurements.adamw.size() +
                      k.measurements.elementwise.size() + k.measurements.launch.size() +
                      k.measurements.host.size() + k.measurements.cpu.size();
   c.message = k.device.name + ", " + std::to_string(rows) + " measurements (" + k.meta.mode + " run, " +
-              k.meta.created_utc + ")" + (k.meta.partial ? ", partial run" : "");
+              k.meta.created_utc + "), fingerprint " + c.fingerprint.substr(0, 8) +
+              (c.flags.empty() ? std::string() : "; " + c.flags);
   return c;
 }
 

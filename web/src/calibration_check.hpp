@@ -14,6 +14,11 @@ struct CalibrationCheck {
   std::string message;        // the core's message (names the field), or a summary when accepted
   std::string device_name;    // from the file's device section
   std::string suggested_gpu;  // the database GPU this device looks like ("" when unsure)
+  // when accepted (ftcost/calibration_share.hpp):
+  std::string fingerprint;  // 16 hex digits of the compact form
+  std::string
+      link;  // the compact form, base64url, for the URL; "" when longer than kLinkCalMaxChars (state.hpp)
+  std::string flags;  // "synthetic (...), partial (...)" or ""
 };
 
 // Validates `text` (named `source` in messages). `gpu_id`: the GPU it is for; "" = guess from the device

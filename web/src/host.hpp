@@ -32,6 +32,11 @@ class Host {
     (void)model_id;
     return false;
   }
+  // Open a page of the site (relative URL) or a web address in a new tab. False: this host cannot.
+  virtual bool open_url(const std::string& url) {
+    (void)url;
+    return false;
+  }
   // Short description of where things are kept, for the UI ("this browser's localStorage").
   virtual std::string storage_description() = 0;
 };

@@ -60,6 +60,10 @@ EM_JS(void, js_open_picker, (const char* purpose), {
 EM_JS(void, js_fetch_hub, (const char* id), {
   if (Module.ftcostFetchHub) Module.ftcostFetchHub(UTF8ToString(id));
 });
+EM_JS(void, js_open_url, (const char* url), {
+  // a new tab; a URL relative to the page (the site's calibrate.html) resolves against it
+  window.open(new URL(UTF8ToString(url), location.href).href, "_blank", "noopener");
+});
 EM_JS(void, js_request_clipboard, (), {
   if (Module.ftcostReadClipboard) Module.ftcostReadClipboard();
 });
@@ -90,6 +94,10 @@ class WebHost final : public Host {
  public:
   bool fetch_hub_config(const std::string& model_id) override {
     js_fetch_hub(model_id.c_str());
+    return true;
+  }
+  bool open_url(const std::string& url) override {
+    js_open_url(url.c_str());
     return true;
   }
   std::string load(const std::string& key) override { return take(js_storage_get(key.c_str())); }

@@ -128,6 +128,16 @@ std::string fmt_hours(double h) {
   return fmt(h / 24.0, 3) + " days";
 }
 
+std::string time_unit_for(double max_hours) { return max_hours < 1.0 ? "min" : "h"; }
+
+std::string fmt_hours_as(double h, const std::string& unit) {
+  if (!std::isfinite(h)) return "n/a";
+  if (unit == "min") return fmt(h * 60.0, 3);
+  std::string s = fmt(h, 3);
+  if (h >= 48.0) s += " (" + fmt(h / 24.0, 2) + " d)";
+  return s;
+}
+
 std::vector<double> nice_ticks(double lo, double hi, int max_ticks) {
   std::vector<double> out;
   if (!(hi > lo) || max_ticks < 2) {
@@ -389,6 +399,9 @@ void stacked_bar(const char* id, float width, const std::vector<Segment>& segs, 
     if (hovered && m.x >= x0 && m.x < x1 && m.y >= top && m.y <= top + bar_h) hov = &s;
     acc += s.value;
   }
+  const std::string used_label = "used " + fmt(total) + " " + unit +
+                                 (capacity > 0 ? " (" + fmt(100.0 * total / capacity, 3) + "%)" : "");
+  const float used_w = ImGui::CalcTextSize(used_label.c_str()).x;
   if (capacity > 0) {
     float cx = X(capacity);
     if (total > capacity) {
@@ -397,13 +410,13 @@ void stacked_bar(const char* id, float width, const std::vector<Segment>& segs, 
     dl->AddLine(ImVec2(cx, top - 3), ImVec2(cx, top + bar_h + 3), IM_COL32(255, 90, 90, 255), 2.5f);
     std::string lbl = std::string(capacity_label) + " " + fmt(capacity) + " " + unit;
     ImVec2 ts = ImGui::CalcTextSize(lbl.c_str());
-    dl->AddText(ImVec2(std::max(p.x, cx - ts.x), p.y), IM_COL32(255, 130, 130, 255), lbl.c_str());
+    // ends at the capacity line, but never over the "used" label (a capacity near the left edge: a job that
+    // does not fit)
+    float lx = std::max(p.x, cx - ts.x);
+    if (lx < p.x + used_w + fh) lx = std::min(p.x + used_w + fh, p.x + width - ts.x);
+    dl->AddText(ImVec2(lx, p.y), IM_COL32(255, 130, 130, 255), lbl.c_str());
   }
-  {
-    std::string tl = "used " + fmt(total) + " " + unit +
-                     (capacity > 0 ? " (" + fmt(100.0 * total / capacity, 3) + "%)" : "");
-    dl->AddText(ImVec2(p.x, p.y), text_col(), tl.c_str());
-  }
+  dl->AddText(ImVec2(p.x, p.y), text_col(), used_label.c_str());
   if (hov != nullptr) {
     ImGui::BeginTooltip();
     ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(hov->color), "%s", hov->label.c_str());

@@ -80,5 +80,9 @@ std::string fmt_int(double v);
 std::string fmt_usd(double v);
 // Hours as "3.8 h", "45 min" or "2.1 days".
 std::string fmt_hours(double h);
+// One time unit per table column: "min" when every row is under an hour, else "h" (the header says which).
+std::string time_unit_for(double max_hours);
+// A cell in that unit; in hours, 48 h and more add the days ("81.2 h (3.4 d)", the CLI's pair).
+std::string fmt_hours_as(double h, const std::string& unit);
 
 }  // namespace ftcost::web::plot

@@ -89,6 +89,11 @@ std::string encode_hash(const UiState& s) {
     if (it == s.plan.end() || it->second.empty()) continue;
     out += "&plan-" + k.key + "=" + percent_encode(it->second);
   }
+  // base64url and hex digits need no %-escapes
+  if (!s.cal.empty())
+    out += "&cal=" + s.cal;
+  else if (!s.cal_id.empty())
+    out += "&cal-id=" + s.cal_id;
   if (s.view != View::calculator) out += std::string("&view=") + view_name(s.view);
   return out;
 }
@@ -171,6 +176,23 @@ HashDecode decode_hash(const std::string& hash_in) {
         d.problems.push_back("plan setting \"" + ck + "\" is too long; ignored");
       else
         d.state.plan[ck] = v;
+      continue;
+    }
+    if (k == "cal") {
+      if (v.size() > kLinkCalMaxChars ||
+          v.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                              "0123456789-_") != std::string::npos)
+        d.problems.push_back(
+            "the link's calibration (cal) is not a calibration the calculator wrote; ignored");
+      else
+        d.state.cal = v;
+      continue;
+    }
+    if (k == "cal-id") {
+      if (v.size() != 16 || v.find_first_not_of("0123456789abcdef") != std::string::npos)
+        d.problems.push_back("the link's calibration fingerprint (cal-id) is not 16 hex digits; ignored");
+      else
+        d.state.cal_id = v;
       continue;
     }
     const Option* opt = find_option(k);

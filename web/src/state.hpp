@@ -4,6 +4,7 @@
 
 #include "ftcost/estimate.hpp"
 
+#include <cstddef>
 #include <map>
 #include <string>
 #include <vector>
@@ -19,6 +20,10 @@ struct UiState {
   // The Plan view's constraints (plan_constraint_keys(): "deadline", "budget", "max-gpus", ...) as the CLI
   // takes them; unset keys: no constraint / the plan's default. In the hash as "plan-<key>=<value>".
   std::map<std::string, std::string> plan;
+  // The calibration in use for the job's GPU, as the link carries it: "cal" = its compact form (base64url,
+  // ftcost/calibration_share.hpp) when at most kLinkCalMaxChars long, else "cal-id" = its fingerprint only.
+  std::string cal;
+  std::string cal_id;
 };
 
 // The paper's headline configuration (Mixtral-8x7B QLoRA on the A40, MATH14K, the largest batch).
@@ -26,9 +31,14 @@ Request default_request();
 
 // Version of the hash format. A link with another version is refused with a message.
 inline constexpr int kHashVersion = 1;
+// The longest calibration a link embeds ("cal", base64url characters); a longer one travels as its
+// fingerprint ("cal-id"). 6000 keeps a whole link under the 8192 characters decode_hash accepts (and under
+// what chat apps and web servers pass on).
+inline constexpr std::size_t kLinkCalMaxChars = 6000;
 
 // "v=1&model=mixtral-8x7b&gpu=a40&...&plan-deadline=24&view=plan": keys in request_keys() order, values
-// percent-encoded. The "calibration" key is not shared (the file stays in the browser that loaded it).
+// percent-encoded. The "calibration" key (a file name) is not shared; the calibration in use travels as
+// "cal=<compact form>" or "cal-id=<fingerprint>" (before "view").
 std::string encode_hash(const UiState& s);
 
 struct HashDecode {
