@@ -77,6 +77,38 @@ try {
     console.log(path.join(outDir, "calibrated.png"));
     await ctx.close();
   }
+  // issue #13's user: Llama-3.1-8B QLoRA on an RTX 4090 with their own token lengths (a length file uploaded
+  // through the dataset picker), today's default stack: the stack picker, fits or not, the longest context,
+  // the batch and grad-accum, time and cost
+  {
+    const ctx = await browser.newContext({ viewport: { width: 1440, height: 1500 } });
+    const page = await ctx.newPage();
+    await page.goto(`http://127.0.0.1:${port}/#v=1&model=llama-3.1-8b&gpu=rtx-4090&method=qlora&grad-accum=8&epochs=3`);
+    await page.waitForFunction(() => window.ftcost && window.ftcost.ui && window.ftcost.ui() &&
+                                     window.ftcost.ui().app && window.ftcost.ui().app.anchors["dataset.upload"],
+                               null, { timeout: 60000 });
+    // 2,000 chat samples: a deterministic long-tailed spread of lengths (median ~600 tokens, a few near 4k)
+    const lengths = ["# tokens per sample (example own data)"];
+    let x = 12345;
+    for (let i = 0; i < 2000; i++) {
+      x = (x * 1103515245 + 12345) % 2147483648;
+      const u = (x + 1) / 2147483649;
+      lengths.push(String(Math.round(Math.min(4096, 60 + 540 * Math.exp(1.1 * Math.sqrt(-2 * Math.log(u)) * Math.cos(6.283 * ((i * 0.618) % 1)))))));
+    }
+    const a = (await page.evaluate(() => window.ftcost.ui())).app.anchors["dataset.upload"];
+    const box = await page.locator("#canvas").boundingBox();
+    const chooser = page.waitForEvent("filechooser", { timeout: 10000 });
+    await page.mouse.click(box.x + (a[0] + a[2]) / 2, box.y + (a[1] + a[3]) / 2);
+    await (await chooser).setFiles({ name: "my-chat-lengths.txt", mimeType: "text/plain",
+                                     buffer: Buffer.from(lengths.join("\n") + "\n") });
+    await page.waitForFunction(() => window.ftcost.ui().app.request.dataset === "dataset/my-chat-lengths.txt",
+                               null, { timeout: 20000 });
+    await page.mouse.move(box.x + 5, box.y + 5);
+    await page.waitForTimeout(1500);
+    await page.screenshot({ path: path.join(outDir, "own-data-rtx4090-llama8b-qlora.png") });
+    console.log(path.join(outDir, "own-data-rtx4090-llama8b-qlora.png"));
+    await ctx.close();
+  }
   // a recorded run loaded on the Calibrations page (measured vs predicted), and a multi-GPU job
   {
     const ctx = await browser.newContext({ viewport: { width: 1440, height: 1000 } });
