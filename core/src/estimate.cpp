@@ -124,14 +124,27 @@ Result<Estimate> estimate(const Inputs& in, const Database& db) {
     e.memory_low = e.memory.total() - u * e.memory.variable();
     e.memory_high = e.memory.total() + u * e.memory.variable();
     auto gib1 = [](double b) { return json(std::round(b / kGiB * 10) / 10).dump(); };
+    // The largest batch whose upper end still fits: the upper end is non-decreasing in the batch, so a
+    // bisection on [0, max batch] finds it.
+    {
+      auto upper_fits = [&](std::int64_t b) {
+        const MemoryBreakdown mb = memory_for_batch(m, w, in.stack, b, e.max_batch.seq_len);
+        return mb.total() + u * mb.variable() <= usable;
+      };
+      std::int64_t lo = 0, hi = e.max_batch.batch;
+      if (u <= 0 || hi < 1 || upper_fits(hi)) {
+        lo = hi;
+      } else {
+        while (hi - lo > 1) {  // invariant: lo fits at the upper end (or is 0), hi does not
+          const std::int64_t mid = lo + (hi - lo) / 2;
+          (upper_fits(mid) ? lo : hi) = mid;
+        }
+      }
+      e.max_batch_range_fit = std::max<std::int64_t>(lo, 0);
+    }
     if (e.batch > 0 && e.memory.total() <= usable && e.memory_high > usable) {
       // The largest batch whose upper end still fits, for the advice.
-      std::int64_t safe = e.batch - 1;
-      while (safe > 0) {
-        const MemoryBreakdown mb = memory_for_batch(m, w, in.stack, safe, e.max_batch.seq_len);
-        if (mb.total() + u * mb.variable() <= usable) break;
-        --safe;
-      }
+      const std::int64_t safe = std::min(e.max_batch_range_fit, e.batch - 1);
       e.warnings.push_back("fits only at the low end: the memory range is " + gib1(e.memory_low) + "-" +
                            gib1(e.memory_high) + " GiB (stack " + in.stack.id + ", +/-" +
                            std::to_string(static_cast<int>(std::lround(u * 100))) +

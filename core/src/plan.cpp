@@ -462,7 +462,13 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
                     prune("error", static_cast<long>(idx.size()));
                     continue;
                   }
-                  max_micro = e->max_batch.batch;
+                  // The largest micro-batch whose memory range's upper end fits (the stack's uncertainty):
+                  // a plan must not rely on the low end of the range.
+                  max_micro = e->max_batch.batch > 0 ? e->max_batch_range_fit : 0;
+                  if (e->max_batch.batch > 0 && max_micro < 1) {
+                    prune("memory_range", static_cast<long>(idx.size()));
+                    continue;
+                  }
                   probe_e = std::make_unique<Estimate>(std::move(e).value());
                 } else {
                   x.multi.gpus = rep.gpus_per_node;
@@ -510,7 +516,8 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
                   ev.micro = mb;
                   ev.accum = accum;
                   ev.max_micro = max_micro;
-                  const bool reuse = mb == max_micro && accum == 1;
+                  const bool reuse =
+                      accum == 1 && (count == 1 ? (probe_e && mb == probe_e->batch) : mb == max_micro);
                   if (!reuse) ++res.estimates;
                   if (count == 1) {
                     auto e = reuse ? Result<Estimate>(*probe_e) : estimate(y, db);
@@ -697,7 +704,9 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
              std::string(e.offload == "params" ? "parameters and optimizer states" : "optimizer states") +
              " offloaded to host RAM (nothing fits on these GPUs without it)";
     if (e.micro_batch == e.max_micro_batch)
-      why += "; micro-batch " + std::to_string(e.micro_batch) + " is the largest that fits";
+      why += "; micro-batch " + std::to_string(e.micro_batch) +
+             (e.shape.ranks() == 1 ? " is the largest whose memory range (upper end) fits"
+                                   : " is the largest that fits");
     if (e.shape.stale) why += "; its price is older than " + std::to_string(stale_days) + " days";
     if (e.shape.date.empty()) why += "; its price is undated";
     e.why = why;

@@ -214,3 +214,31 @@ TEST_CASE("plan: a Llama-3.1-8B LoRA job with an effective batch, methods and st
   CHECK(none->best == -1);
   CHECK(none->front.empty());
 }
+
+TEST_CASE("plan: a single-GPU plan runs at a micro-batch whose memory range's upper end fits") {
+  const Database& db = Database::embedded();
+  // hf-trl-2026 states a +/-10% memory uncertainty: at the point estimate's largest batch on an H100 the
+  // upper end exceeds the usable memory (estimate warns "fits only at the low end"), so the plan steps down.
+  const Request job = {{"model", "llama-3.1-8b"},
+                       {"method", "qlora"},
+                       {"dataset", "math14k"},
+                       {"checkpointing", "off"},
+                       {"stack", "hf-trl-2026"}};
+  PlanConstraints c;
+  c.max_gpus = 1;
+  auto r = plan(job, c, db, nullptr, kToday);
+  REQUIRE(r.ok());
+  REQUIRE_FALSE(r->front.empty());
+  bool stepped_down = false;  // at least one plan is below the point estimate's largest batch
+  for (const auto& e : r->front) {
+    auto in = resolve_request(e.request, db, nullptr);
+    REQUIRE(in.ok());
+    auto est = estimate(in.value(), db);
+    REQUIRE(est.ok());
+    CHECK(est->memory_high <= est->max_batch.usable_bytes);
+    CHECK(e.micro_batch == est->max_batch_range_fit);
+    CHECK(e.micro_batch <= est->max_batch.batch);
+    stepped_down |= e.micro_batch < est->max_batch.batch;
+  }
+  CHECK(stepped_down);
+}

@@ -113,6 +113,9 @@ struct Estimate {
   // Memory range from the stack's uncertainty (memory_uncertainty_fraction of the activation, loss and
   // allocator part), and the longest padded sequence that fits at batch 1.
   double memory_low = 0, memory_high = 0;
+  // The largest batch whose memory range's upper end still fits (max_batch.batch when the stack states no
+  // uncertainty): what a plan runs at, so that a recommended job does not depend on the low end.
+  std::int64_t max_batch_range_fit = 0;
   MaxSeq max_seq;
   ParamBreakdown params;
   StepTime step;
