@@ -1,5 +1,7 @@
 #include "format.hpp"
 
+#include "ftcost/duration.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -86,10 +88,6 @@ std::string money(double usd) {
   return "$" + whole + "." + frac;
 }
 
-std::string duration(double hours) {
-  if (hours < 1.0) return fixed(hours * 60.0, hours < 1.0 / 6.0 ? 1 : 0) + " min";
-  if (hours < 48.0) return fixed(hours, 1) + " h";
-  return fixed(hours / 24.0, 1) + " d (" + group_thousands(std::round(hours)) + " h)";
-}
+std::string duration(double hours) { return duration_text(hours); }
 
 }  // namespace ftcost::cli

@@ -1,5 +1,7 @@
 #include "plot.hpp"
 
+#include "ftcost/duration.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -121,12 +123,8 @@ std::string fmt_usd(double v) {
   return b;
 }
 
-std::string fmt_hours(double h) {
-  if (!std::isfinite(h)) return "n/a";
-  if (h < 1.0) return fmt(h * 60.0, 2) + " min";
-  if (h < 72.0) return fmt(h, 3) + " h";
-  return fmt(h / 24.0, 3) + " days";
-}
+// The CLI's rule (core/include/ftcost/duration.hpp): "45 min", "3.3 h", "3.4 d (81 h)".
+std::string fmt_hours(double h) { return duration_text(h); }
 
 std::string time_unit_for(double max_hours) { return max_hours < 1.0 ? "min" : "h"; }
 
