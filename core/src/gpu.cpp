@@ -11,7 +11,8 @@ namespace ftcost {
 std::optional<std::pair<int, int>> parse_compute_capability(const std::string& cc) {
   const std::size_t dot = cc.find('.');
   if (dot == std::string::npos || dot == 0 || dot + 1 >= cc.size() || cc.size() > 6) return std::nullopt;
-  int major = 0, minor = 0;
+  int major = 0;
+  int minor = 0;
   for (std::size_t i = 0; i < cc.size(); ++i) {
     if (i == dot) continue;
     if (cc[i] < '0' || cc[i] > '9') return std::nullopt;

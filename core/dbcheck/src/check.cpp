@@ -46,7 +46,8 @@ std::string db_file_kind(const std::string& path) {
   return "";
 }
 
-std::string sanitize_utf8(const std::string& s) {
+std::string sanitize_utf8(const std::string& text) {
+  const std::string& s = text;
   std::string out;
   out.reserve(s.size());
   for (std::size_t i = 0; i < s.size();) {

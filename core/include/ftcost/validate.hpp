@@ -10,6 +10,8 @@
 
 namespace ftcost {
 
+// NOLINTNEXTLINE(bugprone-exception-escape): its implicit destructor and moves destroy nlohmann::json
+// members, whose noexcept destructor may allocate (a stack for nested values) inside the library.
 struct RefRow {
   std::string id;
   // "training": the stack profile's parameters were fitted on it. "development": not fitted, but seen while
