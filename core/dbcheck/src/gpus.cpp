@@ -260,6 +260,39 @@ void check_gpu_sources(const json& doc, Sink& sink) {
 }
 
 // Where sources disagree: the chosen value and why.
+// One chosen_values entry: a spec field, the value the file has for it, the alternatives and why.
+void check_chosen_value(const json& doc, const json& c, const std::string& p, Sink& sink) {
+  if (!check_keys(c, p, "gpu.chosen_values[]", "ftcost.gpu/1", sink)) return;
+  const std::string f = str_field(c, "field");
+  bool choosable = false;
+  for (const char* k : kChoosable) choosable = choosable || f == k;
+  if (!f.empty() && !choosable) {
+    sink.add(p + ".field", Errc::invalid_value,
+             in_quotes(f) + " is not a spec field (e.g. memory_bandwidth_gbps, dense_tflops.bf16)");
+  } else if (!f.empty() && c.contains("value")) {
+    const json* actual = value_at(doc, f);
+    const json& claimed = c.at("value");
+    bool same = actual && *actual == claimed;
+    if (actual && actual->is_number() && claimed.is_number())
+      same = std::fabs(actual->get<double>() - claimed.get<double>()) <=
+             1e-9 * std::max(1.0, std::fabs(actual->get<double>()));
+    if (!same)
+      sink.add(p + ".value", Errc::invalid_value,
+               "is " + clip(claimed.dump(), 40) + " but " + f + " is " +
+                   (actual ? clip(actual->dump(), 40) : std::string("missing")) +
+                   ": the chosen value must be the one in the file");
+  }
+  if (const json* alt = find_field(c, "alternatives"); alt && alt->is_array()) {
+    if (alt->empty())
+      sink.add(p + ".alternatives", Errc::missing_field, "name the other values and who gives them");
+    for (std::size_t k = 0; k < alt->size(); ++k)
+      if (!(*alt)[k].is_string() || (*alt)[k].get<std::string>().empty())
+        sink.add(p + ".alternatives[" + std::to_string(k) + "]", Errc::wrong_type,
+                 "must be a non-empty string");
+  }
+  check_nonempty_text(c, "why", p, sink, 10);
+}
+
 void check_chosen_values(const json& doc, Sink& sink) {
   const std::string dis = str_field(doc, "disagreements");
   const json* chosen = find_field(doc, "chosen_values");
@@ -269,41 +302,9 @@ void check_chosen_values(const json& doc, Sink& sink) {
         "chosen_values", Errc::missing_field,
         "the file lists disagreements between sources but not the chosen value and why: add chosen_values "
         "[{field, value, alternatives, why}]");
-  if (chosen && chosen->is_array()) {
-    for (std::size_t i = 0; i < chosen->size(); ++i) {
-      const std::string p = "chosen_values[" + std::to_string(i) + "]";
-      const json& c = (*chosen)[i];
-      if (!check_keys(c, p, "gpu.chosen_values[]", "ftcost.gpu/1", sink)) continue;
-      const std::string f = str_field(c, "field");
-      bool choosable = false;
-      for (const char* k : kChoosable) choosable = choosable || f == k;
-      if (!f.empty() && !choosable) {
-        sink.add(p + ".field", Errc::invalid_value,
-                 in_quotes(f) + " is not a spec field (e.g. memory_bandwidth_gbps, dense_tflops.bf16)");
-      } else if (!f.empty() && c.contains("value")) {
-        const json* actual = value_at(doc, f);
-        const json& claimed = c.at("value");
-        bool same = actual && *actual == claimed;
-        if (actual && actual->is_number() && claimed.is_number())
-          same = std::fabs(actual->get<double>() - claimed.get<double>()) <=
-                 1e-9 * std::max(1.0, std::fabs(actual->get<double>()));
-        if (!same)
-          sink.add(p + ".value", Errc::invalid_value,
-                   "is " + clip(claimed.dump(), 40) + " but " + f + " is " +
-                       (actual ? clip(actual->dump(), 40) : std::string("missing")) +
-                       ": the chosen value must be the one in the file");
-      }
-      if (const json* alt = find_field(c, "alternatives"); alt && alt->is_array()) {
-        if (alt->empty())
-          sink.add(p + ".alternatives", Errc::missing_field, "name the other values and who gives them");
-        for (std::size_t k = 0; k < alt->size(); ++k)
-          if (!(*alt)[k].is_string() || (*alt)[k].get<std::string>().empty())
-            sink.add(p + ".alternatives[" + std::to_string(k) + "]", Errc::wrong_type,
-                     "must be a non-empty string");
-      }
-      check_nonempty_text(c, "why", p, sink, 10);
-    }
-  }
+  if (!chosen || !chosen->is_array()) return;
+  for (std::size_t i = 0; i < chosen->size(); ++i)
+    check_chosen_value(doc, (*chosen)[i], "chosen_values[" + std::to_string(i) + "]", sink);
 }
 
 // The architecture family the GPU belongs to (from its vendor, compute capability and architecture), or
@@ -359,6 +360,17 @@ struct GpuNumbers {
   double mem, bw, sms, clk, tdp, year;
   double fp32, tf32, bf16, fp8, fp4, peak16;
 };
+
+// An id that carries a memory size ("-80gb") must agree with memory_gib.
+void check_id_memory(const std::string& id, double mem, Sink& sink) {
+  if (!ends_with(id, "gb") || !(mem > 0)) return;
+  std::size_t dash = id.rfind('-');
+  const std::string size =
+      dash == std::string::npos ? std::string() : id.substr(dash + 1, id.size() - dash - 3);
+  if (!size.empty() && size.find_first_not_of("0123456789") == std::string::npos && size.size() < 6 &&
+      std::fabs(digits_value(size) - mem) > 0.5)
+    sink.add("memory_gib", Errc::invalid_value, "is " + fmt_num(mem) + " but the id says " + size + " GB");
+}
 
 // Sign and range checks that hold for every GPU, memory against the id; returns the numbers.
 GpuNumbers check_gpu_numbers(const json& doc, const json* tf, Sink& sink) {
@@ -417,16 +429,7 @@ GpuNumbers check_gpu_numbers(const json& doc, const json* tf, Sink& sink) {
           fmt_num(usable) + " MiB is less than 90% of memory_gib (" + fmt_num(mem) +
               " GiB): memory_gib is the capacity label in GiB, usable memory is nvidia-smi's total in MiB");
   }
-  // An id that carries a memory size ("-80gb") must agree with memory_gib.
-  const std::string id = str_field(doc, "id");
-  if (ends_with(id, "gb") && mem > 0) {
-    std::size_t dash = id.rfind('-');
-    const std::string size =
-        dash == std::string::npos ? std::string() : id.substr(dash + 1, id.size() - dash - 3);
-    if (!size.empty() && size.find_first_not_of("0123456789") == std::string::npos && size.size() < 6 &&
-        std::fabs(digits_value(size) - mem) > 0.5)
-      sink.add("memory_gib", Errc::invalid_value, "is " + fmt_num(mem) + " but the id says " + size + " GB");
-  }
+  check_id_memory(str_field(doc, "id"), mem, sink);
   return GpuNumbers{mem, bw, sms, clk, tdp, year, fp32, tf32, bf16, fp8, fp4, peak16};
 }
 

@@ -181,83 +181,108 @@ std::string render_path(const std::vector<std::string>& parts) {
   return out.empty() ? std::string(kTopLevel) : out;
 }
 
-// The JSON path of the value that contains byte `offset` of `text`, found with a small tokenizer (the
-// text need not be valid JSON past the offset). Used to name the field of syntax, nesting and UTF-8
-// errors.
-std::string path_at(const std::string& text, std::size_t offset) {
+namespace {
+
+// The tokenizer of path_at: the open objects and arrays, the key or index in each, and whether a string
+// (a key or a value) is being read.
+class PathScanner {
+ public:
+  void feed(char c) {
+    if (in_string_)
+      string_char(c);
+    else
+      structural_char(c);
+  }
+
+  std::string path() const {
+    std::vector<std::string> parts;
+    for (std::size_t f = 0; f < frames_.size(); ++f) {
+      const Frame& fr = frames_[f];
+      if (fr.object) {
+        if (f + 1 == frames_.size() && in_string_ && is_key_) {
+          parts.push_back(buf_);  // inside a key: name the key being read
+        } else if (!fr.key.empty()) {
+          parts.push_back(fr.key);
+        }
+      } else {
+        parts.push_back("[" + std::to_string(fr.index) + "]");
+      }
+    }
+    return render_path(parts);
+  }
+
+ private:
   struct Frame {
     bool object;
     bool expect_key;
     std::string key;
     std::size_t index;
   };
-  std::vector<Frame> frames;
-  bool in_string = false, escape = false, is_key = false;
-  std::string buf;
-  offset = std::min(offset, text.size());
-  for (std::size_t i = 0; i < offset; ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (escape) {
-        escape = false;
-        if (is_key) buf += c;
-      } else if (c == '\\') {
-        escape = true;
-        if (is_key) buf += c;
-      } else if (c == '"') {
-        in_string = false;
-        if (is_key && !frames.empty()) frames.back().key = buf;
-      } else if (is_key && buf.size() < 96) {
-        buf += c;
-      }
-      continue;
+
+  void string_char(char c) {
+    if (escape_) {
+      escape_ = false;
+      if (is_key_) buf_ += c;
+    } else if (c == '\\') {
+      escape_ = true;
+      if (is_key_) buf_ += c;
+    } else if (c == '"') {
+      in_string_ = false;
+      if (is_key_ && !frames_.empty()) frames_.back().key = buf_;
+    } else if (is_key_ && buf_.size() < 96) {
+      buf_ += c;
     }
+  }
+
+  void structural_char(char c) {
     switch (c) {
       case '"':
-        in_string = true;
-        is_key = !frames.empty() && frames.back().object && frames.back().expect_key;
-        buf.clear();
+        in_string_ = true;
+        is_key_ = !frames_.empty() && frames_.back().object && frames_.back().expect_key;
+        buf_.clear();
         break;
       case '{':
-        frames.push_back(Frame{true, true, "", 0});
+        frames_.push_back(Frame{true, true, "", 0});
         break;
       case '[':
-        frames.push_back(Frame{false, false, "", 0});
+        frames_.push_back(Frame{false, false, "", 0});
         break;
       case '}':
       case ']':
-        if (!frames.empty()) frames.pop_back();
+        if (!frames_.empty()) frames_.pop_back();
         break;
       case ':':
-        if (!frames.empty() && frames.back().object) frames.back().expect_key = false;
+        if (!frames_.empty() && frames_.back().object) frames_.back().expect_key = false;
         break;
       case ',':
-        if (!frames.empty()) {
-          if (frames.back().object) {
-            frames.back().expect_key = true;
-          } else {
-            ++frames.back().index;
-          }
-        }
+        if (frames_.empty()) break;
+        if (frames_.back().object)
+          frames_.back().expect_key = true;
+        else
+          ++frames_.back().index;
         break;
       default:
         break;
     }
   }
-  std::vector<std::string> parts;
-  for (std::size_t f = 0; f < frames.size(); ++f) {
-    const Frame& fr = frames[f];
-    if (fr.object) {
-      if (f + 1 == frames.size() && in_string && is_key) {
-        parts.push_back(buf);  // inside a key: name the key being read
-      } else if (!fr.key.empty()) {
-        parts.push_back(fr.key);
-      }
-    } else {
-      parts.push_back("[" + std::to_string(fr.index) + "]");
-    }
-  }
-  return render_path(parts);
+
+  std::vector<Frame> frames_;
+  bool in_string_ = false;
+  bool escape_ = false;
+  bool is_key_ = false;
+  std::string buf_;
+};
+
+}  // namespace
+
+// The JSON path of the value that contains byte `offset` of `text`, found with a small tokenizer (the
+// text need not be valid JSON past the offset). Used to name the field of syntax, nesting and UTF-8
+// errors.
+std::string path_at(const std::string& text, std::size_t offset) {
+  PathScanner scanner;
+  offset = std::min(offset, text.size());
+  for (std::size_t i = 0; i < offset; ++i) scanner.feed(text[i]);
+  return scanner.path();
 }
 
 namespace {
