@@ -1213,8 +1213,9 @@ std::optional<double> tensor_flops_per_clock_per_sm(int cc_major, int cc_minor, 
   double base = 0;
   const int cc = cc_major * 10 + cc_minor;
   // One branch per generation, in order; Volta/Turing and GA10x/Ada share a value (bugprone-branch-clone).
-  if (cc == 70 || cc == 72 || cc == 75)  // NOLINT(bugprone-branch-clone)
-    base = 1024;                         // 7.5 T4: 65 / (40 x 1.59) = 1022 -> 1024
+  // 7.5 T4: 65 / (40 x 1.59) = 1022 -> 1024
+  if (cc == 70 || cc == 72 || cc == 75)
+    base = 1024;  // NOLINT(bugprone-branch-clone)
   else if (cc == 80)
     base = 2048;
   else if (cc == 86 || cc == 87 || cc == 89)

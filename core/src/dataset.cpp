@@ -336,12 +336,12 @@ Result<std::vector<std::string>> csv_fields(const std::string& line, const std::
   return out;
 }
 
-Result<Dataset> dataset_from_lengths(std::vector<std::int64_t> lengths, const std::string& path,
+Result<Dataset> dataset_from_lengths(const std::vector<std::int64_t>& lengths, const std::string& path,
                                      const std::string& what) {
   if (lengths.empty()) return make_error(Errc::invalid_value, path, "holds no lengths (" + what + ")");
   Dataset d;
   d.queries = d.queries_published = static_cast<double>(lengths.size());
-  d.histogram = bin_lengths(std::move(lengths));
+  d.histogram = bin_lengths(lengths);
   FTCOST_TRY(dist, LengthDistribution::from_histogram(d.histogram, path));
   d.lengths = dist;
   d.median = dist.quantile(0.5);
@@ -391,8 +391,7 @@ Result<Dataset> parse_csv(const std::vector<Line>& lines, std::size_t header_at,
                                where + " (column " + trim(names[static_cast<std::size_t>(col)]) + ")"));
     lengths.push_back(v);
   }
-  return dataset_from_lengths(std::move(lengths), path,
-                              "CSV column " + trim(names[static_cast<std::size_t>(col)]));
+  return dataset_from_lengths(lengths, path, "CSV column " + trim(names[static_cast<std::size_t>(col)]));
 }
 
 const char* const kDatasetFileKeys[] = {"schema",
@@ -484,7 +483,7 @@ Result<Dataset> parse_dataset_file(const std::string& text, const std::string& p
         FTCOST_TRY(v, parse_length(lt, where));
         lengths.push_back(v);
       }
-      r = dataset_from_lengths(std::move(lengths), path, "one length per line");
+      r = dataset_from_lengths(lengths, path, "one length per line");
     } else {
       r = parse_csv(lines, first, path);
     }

@@ -352,7 +352,7 @@ Result<StackProfile> fit_stack(const std::vector<RefRow>& rows, const Database& 
         known += p.name;
       }
       return make_error(Errc::invalid_value, "throughput.fit_parameters",
-                        "unknown parameter \"" + name + "\"; known: " + known);
+                        std::string("unknown parameter \"").append(name).append("\"; known: ").append(known));
     }
     free.push_back(found);
   }

@@ -11,7 +11,6 @@ namespace ftcost {
 
 std::string DbCheckProblem::to_string() const { return file + ": " + field + ": " + message; }
 
-using dbcheck::ends_with;
 using dbcheck::hex_byte;
 using dbcheck::split_path;
 using dbcheck::utf8_sequence;

@@ -18,6 +18,7 @@
 #include "ftcost/gpu.hpp"
 #include "ftcost/json_util.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <map>
@@ -73,9 +74,8 @@ struct Sink {
     problems.push_back({file, field.empty() ? std::string(kTopLevel) : field, message, code});
   }
   bool has_field(const std::string& field) const {
-    for (const auto& p : problems)
-      if (p.field == field) return true;
-    return false;
+    return std::any_of(problems.begin(), problems.end(),
+                       [&field](const DbCheckProblem& p) { return p.field == field; });
   }
   // An error from a core loader: fields there may carry the source name; messages may end with it.
   void add_loader_error(const Error& e) {

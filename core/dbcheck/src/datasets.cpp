@@ -27,7 +27,9 @@ void check_length_tokens(const json& doc, const json& lt_obj, Sink& sink) {
                "must not be below the previous statistic (" + fmt_num(prev) + ")");
     prev = std::max(prev, v);
   }
-  const double mean = num_field(*lt, "mean"), mn = num_field(*lt, "min"), mx = num_field(*lt, "max");
+  const double mean = num_field(*lt, "mean");
+  const double mn = num_field(*lt, "min");
+  const double mx = num_field(*lt, "max");
   if (have(mean) && have(mn) && have(mx) && (mean < mn || mean > mx))
     sink.add("length_tokens.mean", Errc::out_of_range, fmt_num(mean) + " is outside [min, max]");
   // A preset's quantile table must contain the summary statistics.
@@ -37,11 +39,10 @@ void check_length_tokens(const json& doc, const json& lt_obj, Sink& sink) {
              "required of a preset in gpu-db/datasets (a histogram alone is for your own length files)");
   if (qs && qs->is_array()) {
     auto has_point = [&](double u, double v) {
-      for (const auto& e : *qs)
-        if (e.is_array() && e.size() == 2 && e[0].is_number() && e[1].is_number() &&
-            std::fabs(e[0].get<double>() - u) < 1e-12 && std::fabs(e[1].get<double>() - v) < 1e-9)
-          return true;
-      return false;
+      return std::any_of(qs->begin(), qs->end(), [u, v](const json& e) {
+        return e.is_array() && e.size() == 2 && e[0].is_number() && e[1].is_number() &&
+               std::fabs(e[0].get<double>() - u) < 1e-12 && std::fabs(e[1].get<double>() - v) < 1e-9;
+      });
     };
     const std::pair<double, const char*> pts[] = {
         {0.0, "min"}, {0.5, "median"}, {0.9, "p90"}, {0.99, "p99"}, {1.0, "max"}};

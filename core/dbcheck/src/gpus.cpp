@@ -411,7 +411,12 @@ GpuNumbers check_gpu_numbers(const json& doc, const json* tf, Sink& sink) {
       sink.add(std::string("dense_tflops.") + kDtypes[i], Errc::out_of_range,
                "must be at most 50000 TFLOP/s, got " + fmt_num(dt[i]));
   }
-  const double fp32 = dt[0], tf32 = dt[1], fp16 = dt[2], bf16 = dt[3], fp8 = dt[4], fp4 = dt[6];
+  const double fp32 = dt[0];
+  const double tf32 = dt[1];
+  const double fp16 = dt[2];
+  const double bf16 = dt[3];
+  const double fp8 = dt[4];
+  const double fp4 = dt[6];
   const double peak16 = std::max(have(bf16) ? bf16 : 0.0, have(fp16) ? fp16 : 0.0);
   if (tf && peak16 <= 0 && !sink.has_field("dense_tflops.bf16") && !sink.has_field("dense_tflops.fp16"))
     sink.add("dense_tflops.bf16", Errc::missing_field,
@@ -434,8 +439,18 @@ GpuNumbers check_gpu_numbers(const json& doc, const json* tf, Sink& sink) {
 }
 
 void check_family_bounds(const Family* fam, const GpuNumbers& n, Sink& sink) {
-  const double mem = n.mem, bw = n.bw, sms = n.sms, clk = n.clk, tdp = n.tdp, year = n.year;
-  const double fp32 = n.fp32, tf32 = n.tf32, bf16 = n.bf16, fp8 = n.fp8, fp4 = n.fp4, peak16 = n.peak16;
+  const double mem = n.mem;
+  const double bw = n.bw;
+  const double sms = n.sms;
+  const double clk = n.clk;
+  const double tdp = n.tdp;
+  const double year = n.year;
+  const double fp32 = n.fp32;
+  const double tf32 = n.tf32;
+  const double bf16 = n.bf16;
+  const double fp8 = n.fp8;
+  const double fp4 = n.fp4;
+  const double peak16 = n.peak16;
   if (have(mem) && mem > 0)
     check_range("memory_gib", mem, fam->mem_lo, fam->mem_hi, "GiB", *fam, sink,
                 {{1.0 / 1024, "looks like MiB"}});
@@ -492,8 +507,13 @@ void check_family_bounds(const Family* fam, const GpuNumbers& n, Sink& sink) {
 
 // Ratios between the peaks of one GPU (a 'with sparsity' figure among dense ones).
 void check_peak_ratios(const GpuNumbers& n, Sink& sink) {
-  const double sms = n.sms, clk = n.clk;
-  const double fp32 = n.fp32, tf32 = n.tf32, bf16 = n.bf16, fp8 = n.fp8, peak16 = n.peak16;
+  const double sms = n.sms;
+  const double clk = n.clk;
+  const double fp32 = n.fp32;
+  const double tf32 = n.tf32;
+  const double bf16 = n.bf16;
+  const double fp8 = n.fp8;
+  const double peak16 = n.peak16;
   if (have(fp32) && fp32 > 0 && sms >= 1 && clk > 0 && fp32 * 1e12 / (sms * clk * 1e6) > 282 &&
       !sink.has_field("dense_tflops.fp32"))
     sink.add("dense_tflops.fp32", Errc::out_of_range,

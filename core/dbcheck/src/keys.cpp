@@ -313,7 +313,7 @@ bool check_keys(const json& obj, const std::string& path, const std::string& kin
     return false;
   }
   const Specs& specs = specs_for(kind);
-  const json::object_t& members = obj.get_ref<const json::object_t&>();
+  const auto& members = obj.get_ref<const json::object_t&>();
   for (const auto& s : specs) {
     const std::string p = join_path(path, s.key);
     auto it = members.find(s.key);
@@ -342,7 +342,7 @@ bool check_keys(const json& obj, const std::string& path, const std::string& kin
 // The member `key` of an object (nullptr when obj is no object or has no such member).
 const json* member(const json& obj, const std::string& key) {
   if (!obj.is_object()) return nullptr;
-  const json::object_t& members = obj.get_ref<const json::object_t&>();
+  const auto& members = obj.get_ref<const json::object_t&>();
   auto it = members.find(key);
   return it == members.end() ? nullptr : &it->second;
 }
@@ -418,13 +418,13 @@ namespace ftcost {
 std::vector<std::string> db_required_keys(const std::string& object_kind) {
   std::vector<std::string> out;
   for (const auto& s : dbcheck::specs_for(object_kind))
-    if (s.required) out.push_back(s.key);
+    if (s.required) out.emplace_back(s.key);
   return out;
 }
 
 std::vector<std::string> db_allowed_keys(const std::string& object_kind) {
   std::vector<std::string> out;
-  for (const auto& s : dbcheck::specs_for(object_kind)) out.push_back(s.key);
+  for (const auto& s : dbcheck::specs_for(object_kind)) out.emplace_back(s.key);
   return out;
 }
 

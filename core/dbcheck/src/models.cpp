@@ -69,7 +69,7 @@ void check_published_counts(const ModelSpec& spec, Sink& sink) {
   }
   if (spec.published_active > 0 && !sink.has_field("published.active_params")) {
     const std::int64_t k = spec.published_top_k > 0 ? spec.published_top_k : spec.moe.top_k;
-    const double active = static_cast<double>(spec.active_params(k));
+    const auto active = static_cast<double>(spec.active_params(k));
     const double no_embed = active - static_cast<double>(spec.params().embedding);
     const double err =
         std::min(std::fabs(active - spec.published_active), std::fabs(no_embed - spec.published_active));

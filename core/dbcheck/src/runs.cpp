@@ -28,8 +28,11 @@ void check_run_entries(std::vector<Entry>& entries, const Database& db) {
     }
     if (db.gpu(folder_gpu) == nullptr) {
       e.sink.add(kWholeFile, Errc::unknown_id,
-                 "filed under runs/" + folder_gpu + "/ but there is no gpus/" + folder_gpu +
-                     ".json: the folder is the id of the GPU the run used");
+                 std::string("filed under runs/")
+                     .append(folder_gpu)
+                     .append("/ but there is no gpus/")
+                     .append(folder_gpu)
+                     .append(".json: the folder is the id of the GPU the run used"));
       continue;
     }
     if (run->model_config.is_object())

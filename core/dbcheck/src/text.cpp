@@ -54,7 +54,8 @@ std::string hex_byte(unsigned char c) {
 // "line 3, column 12" for a byte offset.
 std::string line_col(const std::string& s, std::size_t offset) {
   offset = std::min(offset, s.size());
-  std::size_t line = 1, col = 1;
+  std::size_t line = 1;
+  std::size_t col = 1;
   for (std::size_t i = 0; i < offset; ++i) {
     if (s[i] == '\n') {
       ++line;
@@ -150,7 +151,8 @@ std::string stem_of(const std::string& path) {
 // Levenshtein distance, capped: used to suggest a key for a misspelt one.
 std::size_t edit_distance(const std::string& a, const std::string& b) {
   if (a.size() > 64 || b.size() > 64) return 100;
-  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  std::vector<std::size_t> prev(b.size() + 1);
+  std::vector<std::size_t> cur(b.size() + 1);
   for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
   for (std::size_t i = 1; i <= a.size(); ++i) {
     cur[0] = i;
@@ -294,13 +296,13 @@ class DupKeySax : public nlohmann::json_sax<json> {
   DupKeySax(const std::string& text, Sink& sink) : text_(text), sink_(sink) {}
 
   bool null() override { return value(); }
-  bool boolean(bool) override { return value(); }
-  bool number_integer(number_integer_t) override { return value(); }
-  bool number_unsigned(number_unsigned_t) override { return value(); }
-  bool number_float(number_float_t, const string_t&) override { return value(); }
-  bool string(string_t&) override { return value(); }
-  bool binary(binary_t&) override { return value(); }
-  bool start_object(std::size_t) override {
+  bool boolean(bool /*val*/) override { return value(); }
+  bool number_integer(number_integer_t /*val*/) override { return value(); }
+  bool number_unsigned(number_unsigned_t /*val*/) override { return value(); }
+  bool number_float(number_float_t /*val*/, const string_t& /*s*/) override { return value(); }
+  bool string(string_t& /*val*/) override { return value(); }
+  bool binary(binary_t& /*val*/) override { return value(); }
+  bool start_object(std::size_t /*elements*/) override {
     value();
     frames_.push_back(Frame{true, {}, "", 0});
     return true;
@@ -320,7 +322,7 @@ class DupKeySax : public nlohmann::json_sax<json> {
     frames_.pop_back();
     return true;
   }
-  bool start_array(std::size_t) override {
+  bool start_array(std::size_t /*elements*/) override {
     value();
     frames_.push_back(Frame{false, {}, "", 0});
     return true;
@@ -329,7 +331,8 @@ class DupKeySax : public nlohmann::json_sax<json> {
     frames_.pop_back();
     return true;
   }
-  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& ex) override {
+  bool parse_error(std::size_t position, const std::string& /*last_token*/,
+                   const nlohmann::detail::exception& ex) override {
     std::string what = ex.what();
     const std::size_t close = what.find("] ");
     if (what.rfind("[json.exception", 0) == 0 && close != std::string::npos) what = what.substr(close + 2);
