@@ -4,15 +4,17 @@
 #   make serve    set up, build the browser calculator (build/wasm/site) and serve it on
 #                 http://127.0.0.1:8080/ (PORT=N for another port); Ctrl+C stops it
 #   make site     only build the calculator's static site (build/wasm/site)
-#   make test     format check, native build + tests (with the UI's headless smoke test and the robustness
-#                 suite), wasm build + core tests under node, browser end-to-end tests (Playwright +
-#                 Chromium), cuda build + tests (if nvcc), ASan + UBSan build of the unit, CLI and
-#                 robustness tests, 60 s of libFuzzer on the loaders (format-check, test-native, test-wasm,
-#                 test-web, test-cuda, test-asan, test-fuzz)
+#   make test     format check, clang-tidy gate on core/, native build + tests (with the UI's headless
+#                 smoke test and the robustness suite), wasm build + core tests under node, browser
+#                 end-to-end tests (Playwright + Chromium), cuda build + tests (if nvcc), ASan + UBSan build
+#                 of the unit, CLI and robustness tests, 60 s of libFuzzer on the loaders (format-check,
+#                 tidy, test-native, test-wasm, test-web, test-cuda, test-asan, test-fuzz)
 #   make test-asan  Debug build with AddressSanitizer + UndefinedBehaviorSanitizer (build/asan); runs the
 #                 unit, CLI and robustness tests
 #   make test-fuzz  clang + libFuzzer build (build/fuzz); fuzzes the gpu-db/calibration loaders for 60 s
 #   make format   clang-format -i on the project's C++/CUDA sources (format-check: list what differs)
+#   make tidy     clang-tidy on core/ (.clang-tidy); fails on any warning tools/clang-tidy-baseline.txt does
+#                 not accept (tools/clang_tidy_gate.py; TIDY_JOBS=2 files at once)
 #   make clean    remove build/
 
 SHELL := /bin/bash
@@ -28,7 +30,7 @@ FORMAT_DIRS := core native kernels tests web
 FORMAT_GLOBS := '*.cpp' '*.hpp' '*.h' '*.cc' '*.cu' '*.cuh'
 
 .PHONY: setup setup-native setup-wasm setup-browser setup-cuda native wasm site cuda serve test test-native test-wasm \
-	test-web test-cuda test-asan test-fuzz format format-check clean
+	test-web test-cuda test-asan test-fuzz format format-check tidy clean
 
 # `setup` installs what all of `make test` needs with one apt-get run; the parts ask only for theirs.
 setup:
@@ -73,7 +75,7 @@ serve: site
 	@echo "ftcost calculator: http://127.0.0.1:$(PORT)/   (serving $(SITE); Ctrl+C to stop)"
 	@python3 -m http.server $(PORT) --bind 127.0.0.1 --directory $(SITE)
 
-test: setup format-check test-native test-wasm test-web test-cuda test-asan test-fuzz
+test: setup format-check tidy test-native test-wasm test-web test-cuda test-asan test-fuzz
 
 test-native: native
 	ctest --preset native
@@ -101,6 +103,12 @@ test-fuzz: setup-native
 	cmake --preset fuzz
 	cmake --build --preset fuzz
 	cmake --build build/fuzz --target fuzz-db
+
+# clang-tidy needs only the configured build tree (compile_commands.json, the generated version header).
+TIDY_JOBS ?= 2
+tidy: setup-native
+	cmake --preset native
+	python3 tools/clang_tidy_gate.py -p build/native -j $(TIDY_JOBS)
 
 format-files = git ls-files --cached --others --exclude-standard -- \
 	$(foreach d,$(FORMAT_DIRS),$(foreach g,$(FORMAT_GLOBS),':(glob)$(d)/**/$(g)'))

@@ -174,7 +174,8 @@ Result<std::vector<CompareRow>> compare_gpus(const Request& req, const Database&
     // One estimate per distinct shape (offers of one GPU share their instance sizes).
     std::map<std::string, ShapeResult> cache;
     // (copies: clang 14, em++ 3.1.6's, rejects structured bindings captured by a lambda)
-    const std::string gpu_id = id, vendor = gpu.vendor;
+    const std::string gpu_id = id;
+    const std::string vendor = gpu.vendor;
     auto result_for = [&](const InstanceShape* shape) -> const ShapeResult& {
       const std::string key = shape ? shape->request_keys().dump() : std::string("{}");
       auto it = cache.find(key);
@@ -336,7 +337,8 @@ int display_rank(const CompareRow& r) {
   return r.stack_warning.empty() ? 0 : 1;
 }
 bool display_before(const CompareRow& a, const CompareRow& b) {
-  const int ra = display_rank(a), rb = display_rank(b);
+  const int ra = display_rank(a);
+  const int rb = display_rank(b);
   if (ra != rb) return ra < rb;
   if (ra <= 1) return row_price_better(a, b);
   if (ra == 2) return a.hours < b.hours;

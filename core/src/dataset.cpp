@@ -56,7 +56,8 @@ Result<LengthDistribution> LengthDistribution::from_histogram(const std::vector<
   }
   if (total <= 0) return make_error(Errc::invalid_value, path, "holds no samples (every count is 0)");
   LengthDistribution d;
-  double f = 0, seen = 0;
+  double f = 0;
+  double seen = 0;
   for (const LengthBin& b : bins) {
     if (b.count <= 0) continue;
     if (d.points_.empty() || d.points_.back() != std::make_pair(f, b.lo)) d.points_.emplace_back(f, b.lo);
@@ -90,15 +91,19 @@ double LengthDistribution::expected_max(double n, double cap) const {
   // each piece (split where Q crosses the cap) integrates in closed form:
   //   int_a^b (alpha + beta u) n u^(n-1) du = alpha (b^n - a^n) + beta n/(n+1) (b^(n+1) - a^(n+1)).
   auto piece = [n](double a, double b, double alpha, double beta) {
-    const double an = std::pow(a, n), bn = std::pow(b, n);
+    const double an = std::pow(a, n);
+    const double bn = std::pow(b, n);
     return alpha * (bn - an) + beta * n / (n + 1.0) * (bn * b - an * a);
   };
   double total = 0;
   for (std::size_t i = 1; i < points_.size(); ++i) {
-    const double a = points_[i - 1].first, b = points_[i].first;
-    const double qa = points_[i - 1].second, qb = points_[i].second;
+    const double a = points_[i - 1].first;
+    const double b = points_[i].first;
+    const double qa = points_[i - 1].second;
+    const double qb = points_[i].second;
     if (b <= a) continue;
-    const double beta = (qb - qa) / (b - a), alpha = qa - beta * a;
+    const double beta = (qb - qa) / (b - a);
+    const double alpha = qa - beta * a;
     if (qb <= cap) {
       total += piece(a, b, alpha, beta);
     } else if (qa >= cap) {
@@ -209,7 +214,7 @@ Result<Dataset> parse_dataset(const json& doc, const std::string& source) {
   return d;
 }
 
-std::vector<LengthBin> bin_lengths(std::vector<std::int64_t> lengths) {
+std::vector<LengthBin> bin_lengths(const std::vector<std::int64_t>& lengths) {
   std::map<std::int64_t, double> counts;
   for (std::int64_t l : lengths) counts[l] += 1;
   std::vector<LengthBin> bins;
@@ -220,7 +225,7 @@ std::vector<LengthBin> bin_lengths(std::vector<std::int64_t> lengths) {
   }
   // bins [lo, hi] with hi = max(lo, floor(lo * 1.01)): exact below 100 tokens, then ~1% wide
   for (const auto& [l, c] : counts) {
-    const double x = static_cast<double>(l);
+    const auto x = static_cast<double>(l);
     if (!bins.empty() && x <= bins.back().hi) {
       bins.back().count += c;
       continue;
@@ -236,7 +241,8 @@ std::vector<LengthBin> bin_lengths(std::vector<std::int64_t> lengths) {
 namespace {
 
 std::string trim(const std::string& s) {
-  std::size_t a = 0, b = s.size();
+  std::size_t a = 0;
+  std::size_t b = s.size();
   while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
   while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
   return s.substr(a, b - a);
@@ -295,7 +301,8 @@ Result<std::int64_t> parse_length(const std::string& cell, const std::string& wh
 Result<std::vector<std::string>> csv_fields(const std::string& line, const std::string& where) {
   std::vector<std::string> out;
   std::string cur;
-  bool quoted = false, was_quoted = false;
+  bool quoted = false;
+  bool was_quoted = false;
   for (std::size_t i = 0; i < line.size(); ++i) {
     const char c = line[i];
     if (quoted) {
@@ -329,12 +336,12 @@ Result<std::vector<std::string>> csv_fields(const std::string& line, const std::
   return out;
 }
 
-Result<Dataset> dataset_from_lengths(std::vector<std::int64_t> lengths, const std::string& path,
+Result<Dataset> dataset_from_lengths(const std::vector<std::int64_t>& lengths, const std::string& path,
                                      const std::string& what) {
   if (lengths.empty()) return make_error(Errc::invalid_value, path, "holds no lengths (" + what + ")");
   Dataset d;
   d.queries = d.queries_published = static_cast<double>(lengths.size());
-  d.histogram = bin_lengths(std::move(lengths));
+  d.histogram = bin_lengths(lengths);
   FTCOST_TRY(dist, LengthDistribution::from_histogram(d.histogram, path));
   d.lengths = dist;
   d.median = dist.quantile(0.5);
@@ -384,8 +391,7 @@ Result<Dataset> parse_csv(const std::vector<Line>& lines, std::size_t header_at,
                                where + " (column " + trim(names[static_cast<std::size_t>(col)]) + ")"));
     lengths.push_back(v);
   }
-  return dataset_from_lengths(std::move(lengths), path,
-                              "CSV column " + trim(names[static_cast<std::size_t>(col)]));
+  return dataset_from_lengths(lengths, path, "CSV column " + trim(names[static_cast<std::size_t>(col)]));
 }
 
 const char* const kDatasetFileKeys[] = {"schema",
@@ -477,7 +483,7 @@ Result<Dataset> parse_dataset_file(const std::string& text, const std::string& p
         FTCOST_TRY(v, parse_length(lt, where));
         lengths.push_back(v);
       }
-      r = dataset_from_lengths(std::move(lengths), path, "one length per line");
+      r = dataset_from_lengths(lengths, path, "one length per line");
     } else {
       r = parse_csv(lines, first, path);
     }

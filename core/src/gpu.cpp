@@ -11,7 +11,8 @@ namespace ftcost {
 std::optional<std::pair<int, int>> parse_compute_capability(const std::string& cc) {
   const std::size_t dot = cc.find('.');
   if (dot == std::string::npos || dot == 0 || dot + 1 >= cc.size() || cc.size() > 6) return std::nullopt;
-  int major = 0, minor = 0;
+  int major = 0;
+  int minor = 0;
   for (std::size_t i = 0; i < cc.size(); ++i) {
     if (i == dot) continue;
     if (cc[i] < '0' || cc[i] > '9') return std::nullopt;
@@ -99,6 +100,39 @@ Status check_text(const std::string& key, const std::string& v, std::size_t max_
   return Ok{};
 }
 
+// The interconnect object of a GPU file (NVLink and PCIe).
+Result<GpuInterconnect> parse_interconnect(const json& ic) {
+  if (!ic.is_object()) return make_error(Errc::wrong_type, "interconnect", "must be an object");
+  const std::string ip = "interconnect";
+  FTCOST_TRY(nv, spec_number(ic, "nvlink_gbps_bidirectional", ip, 0, 20000, false));
+  FTCOST_TRY(nvgen, spec_number(ic, "nvlink_generation", ip, 1, 9, false));
+  FTCOST_TRY(nvmax, spec_number(ic, "nvlink_max_gpus", ip, 2, 576, false));
+  FTCOST_TRY(pgen, spec_number(ic, "pcie_gen", ip, 1, 7, false));
+  FTCOST_TRY(lanes, spec_number(ic, "pcie_lanes", ip, 1, 32, false));
+  FTCOST_TRY(topo, opt_string(ic, "nvlink_topology", ip, ""));
+  if (!topo.empty() && topo != "switch" && topo != "bridge" && topo != "mesh")
+    return make_error(Errc::invalid_value, "interconnect.nvlink_topology",
+                      "must be \"switch\", \"mesh\" or \"bridge\", got \"" + topo + "\"");
+  if (nv > 0 && (topo.empty() || nvmax <= 0))
+    return make_error(Errc::missing_field, "interconnect.nvlink_topology",
+                      "an NVLink bandwidth needs nvlink_topology and nvlink_max_gpus");
+  GpuInterconnect x;
+  x.nvlink_gbps_bidirectional = nv;
+  x.nvlink_generation = static_cast<int>(nvgen);
+  x.nvlink_topology = nv > 0 ? topo : std::string();
+  x.nvlink_max_gpus = static_cast<int>(nvmax);
+  x.pcie_gen = static_cast<int>(pgen);
+  x.pcie_lanes = lanes > 0 ? static_cast<int>(lanes) : 16;
+  if (has(ic, "pcie_p2p") && !ic.at("pcie_p2p").is_null()) {
+    if (!ic.at("pcie_p2p").is_boolean())
+      return make_error(Errc::wrong_type, "interconnect.pcie_p2p", "must be true, false or null");
+    x.pcie_p2p = ic.at("pcie_p2p").get<bool>() ? 1 : 0;
+  }
+  FTCOST_TRY(other, opt_string(ic, "other", ip, ""));
+  x.other = other;
+  return x;
+}
+
 }  // namespace
 
 Result<GpuSpec> parse_gpu(const json& doc, const std::string& source) {
@@ -173,35 +207,8 @@ Result<GpuSpec> parse_gpu(const json& doc, const std::string& source) {
     g.sources.push_back(s.get<std::string>());
   }
   if (has(doc, "interconnect") && !doc.at("interconnect").is_null()) {
-    const json& ic = doc.at("interconnect");
-    if (!ic.is_object()) return make_error(Errc::wrong_type, "interconnect", "must be an object");
-    const std::string ip = "interconnect";
-    FTCOST_TRY(nv, spec_number(ic, "nvlink_gbps_bidirectional", ip, 0, 20000, false));
-    FTCOST_TRY(nvgen, spec_number(ic, "nvlink_generation", ip, 1, 9, false));
-    FTCOST_TRY(nvmax, spec_number(ic, "nvlink_max_gpus", ip, 2, 576, false));
-    FTCOST_TRY(pgen, spec_number(ic, "pcie_gen", ip, 1, 7, false));
-    FTCOST_TRY(lanes, spec_number(ic, "pcie_lanes", ip, 1, 32, false));
-    FTCOST_TRY(topo, opt_string(ic, "nvlink_topology", ip, ""));
-    if (!topo.empty() && topo != "switch" && topo != "bridge" && topo != "mesh")
-      return make_error(Errc::invalid_value, "interconnect.nvlink_topology",
-                        "must be \"switch\", \"mesh\" or \"bridge\", got \"" + topo + "\"");
-    if (nv > 0 && (topo.empty() || nvmax <= 0))
-      return make_error(Errc::missing_field, "interconnect.nvlink_topology",
-                        "an NVLink bandwidth needs nvlink_topology and nvlink_max_gpus");
-    GpuInterconnect& x = g.interconnect;
-    x.nvlink_gbps_bidirectional = nv;
-    x.nvlink_generation = static_cast<int>(nvgen);
-    x.nvlink_topology = nv > 0 ? topo : std::string();
-    x.nvlink_max_gpus = static_cast<int>(nvmax);
-    x.pcie_gen = static_cast<int>(pgen);
-    x.pcie_lanes = lanes > 0 ? static_cast<int>(lanes) : 16;
-    if (has(ic, "pcie_p2p") && !ic.at("pcie_p2p").is_null()) {
-      if (!ic.at("pcie_p2p").is_boolean())
-        return make_error(Errc::wrong_type, "interconnect.pcie_p2p", "must be true, false or null");
-      x.pcie_p2p = ic.at("pcie_p2p").get<bool>() ? 1 : 0;
-    }
-    FTCOST_TRY(other, opt_string(ic, "other", ip, ""));
-    x.other = other;
+    FTCOST_TRY(ic, parse_interconnect(doc.at("interconnect")));
+    g.interconnect = ic;
   }
   FTCOST_TRY(notes, opt_string(doc, "notes", p, ""));
   // notes may hold line breaks; other control characters are refused

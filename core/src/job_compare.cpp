@@ -62,9 +62,8 @@ std::string num_text(const json& v) {
   if (!v.is_number()) return "-";
   const double d = v.get<double>();
   char b[64];
-  if (d != 0 && std::fabs(d) < 0.01)
-    std::snprintf(b, sizeof b, "%.3g", d);
-  else if (std::fabs(d) >= 1000 || d == std::floor(d))
+  const bool tiny = d != 0 && std::fabs(d) < 0.01;
+  if (!tiny && (std::fabs(d) >= 1000 || d == std::floor(d)))
     std::snprintf(b, sizeof b, "%.0f", d);
   else
     std::snprintf(b, sizeof b, "%.3g", d);
@@ -110,7 +109,8 @@ Result<Request> apply_vs(const std::string& spec, const Request& base) {
 json compare_jobs(const Request& req_a, const json& est_a, const Request& req_b, const json& est_b) {
   json inputs = json::array();
   for (const auto& o : job_options()) {
-    auto ia = req_a.find(o.key), ib = req_b.find(o.key);
+    auto ia = req_a.find(o.key);
+    auto ib = req_b.find(o.key);
     const std::string a = ia == req_a.end() ? std::string("(default)") : ia->second;
     const std::string b = ib == req_b.end() ? std::string("(default)") : ib->second;
     if (a != b) inputs.push_back(json{{"key", o.key}, {"a", a}, {"b", b}});
@@ -121,7 +121,8 @@ json compare_jobs(const Request& req_a, const json& est_a, const Request& req_b,
     const json vb = est_b.contains("error") ? json() : metric(est_b, m.key);
     json row = {{"metric", m.key}, {"label", m.label}, {"unit", m.unit}, {"a", va}, {"b", vb}};
     if (va.is_number() && vb.is_number()) {
-      const double a = va.get<double>(), b = vb.get<double>();
+      const double a = va.get<double>();
+      const double b = vb.get<double>();
       row["difference"] = b - a;
       row["ratio"] = a != 0 ? json(b / a) : json();
     } else {

@@ -478,7 +478,7 @@ Status parse_mamba(const json& c, ModelSpec& m, const std::string& p) {
   m.residual_fp32 = true;
   const json* ssm = &c;
   if (ssm_format && has(c, "ssm_cfg") && c.at("ssm_cfg").is_object()) ssm = &c.at("ssm_cfg");
-  FTCOST_GET(expand, opt_count(*ssm, ssm_format ? "expand" : "expand", p, 2, 1, 64));
+  FTCOST_GET(expand, opt_count(*ssm, "expand", p, 2, 1, 64));
   FTCOST_GET(d_state, opt_count(*ssm, ssm_format ? "d_state" : "state_size", p, 16, 1, 4096));
   FTCOST_GET(d_conv, opt_count(*ssm, ssm_format ? "d_conv" : "conv_kernel", p, 4, 1, 64));
   std::int64_t default_dt = (hidden + 15) / 16;

@@ -1281,7 +1281,8 @@ std::vector<Option> build_options() {
       bool ok = std::find(plain.begin(), plain.end(), v) != plain.end();
       const std::size_t colon = v.find(':');
       if (!ok && colon != std::string::npos) {
-        const std::string head = v.substr(0, colon), num = v.substr(colon + 1);
+        const std::string head = v.substr(0, colon);
+        const std::string num = v.substr(colon + 1);
         bool digits = !num.empty() && num.size() <= 3;
         for (char c : num) digits = digits && c >= '0' && c <= '9';
         if ((head == "tp" || head == "ep" || head == "cp") && digits) {

@@ -27,8 +27,11 @@ Result<Eq2Fit> fit_eq2(const std::vector<Point>& pts, double c3) {
   if (!(c3 >= kMinC3 && c3 <= kMaxC3))
     return make_error(Errc::out_of_range, "c3", "must be between 1e-9 and 1e12, got " + std::to_string(c3));
   // y = C2 * x + C4 with x = ln(b) / (s * C3).
-  double sx = 0, sy = 0, sxx = 0, sxy = 0;
-  const double n = static_cast<double>(pts.size());
+  double sx = 0;
+  double sy = 0;
+  double sxx = 0;
+  double sxy = 0;
+  const auto n = static_cast<double>(pts.size());
   for (const auto& p : pts) {
     if (!(p.batch >= 1)) return make_error(Errc::out_of_range, "points.batch", "must be >= 1");
     if (!(p.sparsity > 0 && p.sparsity <= 1))
@@ -54,7 +57,8 @@ Result<Eq2Fit> fit_eq2(const std::vector<Point>& pts, double c3) {
   f.c2 = (n * sxy - sx * sy) / den;
   f.c4 = (sy - f.c2 * sx) / n;
   f.n = pts.size();
-  double se = 0, se2 = 0;
+  double se = 0;
+  double se2 = 0;
   for (const auto& p : pts) {
     // The scripts plot and score dense points (sparsity 1) with plain ln(bsz).
     const double pred_script = p.sparsity >= 1.0 ? f.c2 * std::log(p.batch) + f.c4
@@ -76,7 +80,9 @@ Result<std::vector<Point>> parse_points_csv(const std::string& text, const std::
   std::vector<Point> pts;
   std::istringstream in(text);
   std::string line;
-  int ib = -1, it = -1, is = -1;
+  int ib = -1;
+  int it = -1;
+  int is = -1;
   std::size_t lineno = 0;
   bool header = true;
   while (std::getline(in, line)) {
@@ -139,7 +145,7 @@ Result<std::vector<Point>> parse_points_csv(const std::string& text, const std::
     if (bv < 1 || bv > kMaxPointBatch)
       return make_error(Errc::out_of_range, where + ": batch",
                         "must be between 1 and " + std::to_string(kMaxPointBatch) + ", got " + bc);
-    const double b = static_cast<double>(bv);
+    const auto b = static_cast<double>(bv);
     FTCOST_TRY(t, num(it, "throughput"));
     double s = 0.25;
     if (is >= 0) {

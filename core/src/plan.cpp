@@ -34,7 +34,8 @@ std::vector<std::string> split_list(const std::string& text) {
   std::string cur;
   for (char ch : text + ",") {
     if (ch == ',') {
-      std::size_t a = cur.find_first_not_of(" \t"), b = cur.find_last_not_of(" \t");
+      const std::size_t a = cur.find_first_not_of(" \t");
+      const std::size_t b = cur.find_last_not_of(" \t");
       if (a != std::string::npos) out.push_back(cur.substr(a, b - a + 1));
       cur.clear();
     } else {
@@ -364,7 +365,8 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
   std::vector<Config> configs;
   std::vector<Eval> evals;
   std::vector<Cand> cands;
-  std::set<std::string> no_fit_gpus, fit_gpus;
+  std::set<std::string> no_fit_gpus;
+  std::set<std::string> fit_gpus;
   auto prune = [&](const std::string& why, long n = 1) { res.pruned[why] += n; };
 
   for (const auto& [gpu_id, counts] : by_gpu) {
@@ -414,7 +416,7 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
             cfg.checkpointing = in.workload.checkpointing ? "on" : "off";
             cfg.optimizer = optimizer_name(in.workload.optimizer);
             // skip a variant identical to the default one (8-bit already the default optimizer)
-            if (!opt.empty() && configs.size() > 0) {
+            if (!opt.empty() && !configs.empty()) {
               const Config& prev = configs.back();
               if (prev.gpu == cfg.gpu && prev.method == cfg.method && prev.stack == cfg.stack &&
                   prev.checkpointing == cfg.checkpointing && prev.optimizer == cfg.optimizer)
@@ -434,7 +436,7 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
               // hybrid sharding (FSDP in a node, replicas across nodes) where the stack runs FSDP1's
               // HYBRID_SHARD
               if (rep.nodes > 1 && std::find(strats.begin(), strats.end(), "fsdp-grad-op") != strats.end())
-                strats.push_back("hsdp");
+                strats.emplace_back("hsdp");
               if (strats.empty()) {
                 prune("stack_runs_one_gpu", static_cast<long>(idx.size()));
                 continue;
@@ -442,6 +444,7 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
               // (strategy, offload) pairs; a ZeRO strategy that does not fit gets its offload variants
               // (optimizer states to host RAM; for zero3 parameters too) appended as it fails.
               std::vector<std::pair<std::string, std::string>> variants;
+              variants.reserve(strats.size());
               for (const auto& st : strats) variants.emplace_back(st, "none");
               for (std::size_t vi = 0; vi < variants.size(); ++vi) {
                 const std::string strat = variants[vi].first;
@@ -579,7 +582,9 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
 
   // Constraints, then the Pareto front of (hours, cost).
   std::vector<int> ok;
-  int cheapest_any = -1, fastest_any = -1, cheapest_single_any = -1;
+  int cheapest_any = -1;
+  int fastest_any = -1;
+  int cheapest_single_any = -1;
   for (std::size_t i = 0; i < cands.size(); ++i) {
     const Cand& cd = cands[i];
     const Eval& ev = evals[static_cast<std::size_t>(cd.eval)];
@@ -689,7 +694,8 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
     if (k + 1 == front.size())
       why += std::string(why.empty() ? "" : "; ") + "fastest plan that meets the constraints";
     if (why.empty()) {
-      const double dh = hours_of(front[k - 1]) - e.hours, dc = e.cost_usd - cost_of(front[k - 1]);
+      const double dh = hours_of(front[k - 1]) - e.hours;
+      const double dc = e.cost_usd - cost_of(front[k - 1]);
       why = hours_text(dh) + " faster than the next cheaper plan for " + money(dc) + " more";
     }
     why += "; bottleneck " + e.bottleneck + " (" + pct(e.bottleneck_share) +

@@ -99,6 +99,8 @@ struct Job {
 std::string method_of(const Job& j) { return method_name(j.in.workload.method); }
 bool is_lora(const Job& j) { return j.in.workload.method != Method::full; }
 bool is_qlora(const Job& j) { return j.in.workload.method == Method::qlora; }
+bool is_zero(const Job& j) { return j.strategy.rfind("zero", 0) == 0; }  // DeepSpeed ZeRO-1/2/3
+bool is_fsdp(const Job& j) { return j.strategy.rfind("fsdp", 0) == 0; }  // fsdp, fsdp-grad-op
 
 // The LoRA targets as PEFT module names of a Llama-style dense model, or {"all-linear"}.
 Result<std::vector<std::string>> peft_targets(const Job& j, const std::string& stack) {
@@ -113,15 +115,15 @@ Result<std::vector<std::string>> peft_targets(const Job& j, const std::string& s
         "expert, router, Mamba and lm_head targets (and all-linear on an MoE model) are model-specific "
         "(give --lora-targets q_proj,k_proj,v_proj,o_proj or mlp)");
   std::vector<std::string> out;
-  if (t.q) out.push_back("q_proj");
-  if (t.k) out.push_back("k_proj");
-  if (t.v) out.push_back("v_proj");
-  if (t.o) out.push_back("o_proj");
+  if (t.q) out.emplace_back("q_proj");
+  if (t.k) out.emplace_back("k_proj");
+  if (t.v) out.emplace_back("v_proj");
+  if (t.o) out.emplace_back("o_proj");
   if (t.mlp || t.mlp_gate_up) {
-    out.push_back("gate_proj");
-    out.push_back("up_proj");
+    out.emplace_back("gate_proj");
+    out.emplace_back("up_proj");
   }
-  if (t.mlp || t.mlp_down) out.push_back("down_proj");
+  if (t.mlp || t.mlp_down) out.emplace_back("down_proj");
   if (out.empty()) return refuse(stack, "no LoRA target modules");
   return out;
 }
@@ -178,7 +180,7 @@ Result<Job> load_job(const Request& request, const Database& db, const FileReade
                      " GiB usable; step " + f(j.step_s, 3) + " s; " + f(j.hours, 2) + " h" +
                      (j.cost >= 0 ? "; $" + f(j.cost, 2) : std::string()));
   std::string cmd = "reproduce: ftcost estimate";
-  for (const auto& [k, v] : request) cmd += " --" + k + " " + v;
+  for (const auto& [k, v] : request) cmd.append(" --").append(k).append(" ").append(v);
   j.header.push_back(cmd);
   return j;
 }
@@ -216,7 +218,7 @@ Status hf_common_checks(const Job& j, const std::string& stack) {
                   "optimizer sgd-momentum has no OptimizerNames entry (give --optimizer sgd or adamw)");
   if (j.in.workload.optimizer_in_backward)
     return refuse(stack, "optimizer-in-backward is a torchtune feature");
-  if (is_qlora(j) && j.in.workload.quant == Quant::int8 && j.strategy.rfind("fsdp", 0) == 0)
+  if (is_qlora(j) && j.in.workload.quant == Quant::int8 && is_fsdp(j))
     return refuse(stack, "8-bit bitsandbytes weights are not shardable with FSDP");
   return Ok{};
 }
@@ -230,7 +232,7 @@ ConfigFile accelerate_file(const Job& j, const std::string& ds_name) {
     y.kv("distributed_type", "\"NO\"");
   } else if (j.strategy == "ddp") {
     y.kv("distributed_type", "MULTI_GPU");
-  } else if (j.strategy.rfind("zero", 0) == 0) {
+  } else if (is_zero(j)) {
     y.kv("distributed_type", "DEEPSPEED");
     y.section("deepspeed_config");
     y.kv("deepspeed_config_file", yq(ds_name), 2);
@@ -252,7 +254,7 @@ ConfigFile accelerate_file(const Job& j, const std::string& ds_name) {
     y.kv("fsdp_state_dict_type", "SHARDED_STATE_DICT", 2);
     y.kv("fsdp_activation_checkpointing", "false", 2);
   }
-  if (j.ranks > 1 && j.strategy.rfind("zero", 0) != 0) y.kv("mixed_precision", yq(mp));
+  if (j.ranks > 1 && !is_zero(j)) y.kv("mixed_precision", yq(mp));
   y.kv("num_machines", std::to_string(j.nodes));
   y.kv("num_processes", std::to_string(j.ranks));
   y.kv("machine_rank", "0");
@@ -290,13 +292,34 @@ std::string hf_dtype(const Job& j) {
                                              : "float32";
 }
 
-Result<PlanConfig> trl_config(const Job& j) {
-  FTCOST_TRY(ok, hf_common_checks(j, "trl"));
+// The start of an HF Trainer stack's config (TRL, axolotl, LLaMA-Factory): the checks they share, the stack's
+// name and the file's header.
+Status hf_begin(const Job& j, const std::string& stack, const std::string& what, PlanConfig& pc, Yaml& y) {
+  FTCOST_TRY(ok, hf_common_checks(j, stack));
   (void)ok;
+  pc.stack = stack;
+  header(y, j, what);
+  return Ok{};
+}
+
+// The HF Trainer's mixed-precision switches.
+void hf_precision(Yaml& y, const Job& j) {
+  y.kv("bf16", yb(j.in.workload.precision == "bf16"));
+  y.kv("fp16", yb(j.in.workload.precision == "fp16"));
+}
+
+// Under ZeRO the trainer reads the DeepSpeed config written beside it (deepspeed_file).
+void hf_deepspeed(Yaml& y, const Job& j) {
+  if (is_zero(j)) y.kv("deepspeed", yq("deepspeed.json"));
+}
+
+Result<PlanConfig> trl_config(const Job& j) {
   PlanConfig pc;
-  pc.stack = "trl";
   Yaml y;
-  header(y, j, "TRL: trl sft --config THIS_FILE (ScriptArguments + SFTConfig + ModelConfig keys)");
+  FTCOST_TRY(ok, hf_begin(j, "trl",
+                          "TRL: trl sft --config THIS_FILE (ScriptArguments + SFTConfig + ModelConfig keys)",
+                          pc, y));
+  (void)ok;
   y.kv("model_name_or_path", yq(j.model_repo));
   y.kv("dtype", hf_dtype(j));
   y.kv("attn_implementation", hf_attention(j));
@@ -319,7 +342,7 @@ Result<PlanConfig> trl_config(const Job& j) {
       y.kv("bnb_4bit_quant_type", "nf4");
       y.kv("use_bnb_nested_quant", yb(j.in.workload.quant == Quant::nf4_dq));
       // FSDP / ZeRO-3 shard the quantized weights only when they are stored in the compute dtype
-      if (j.ranks > 1 && (j.strategy.rfind("fsdp", 0) == 0 || j.strategy == "hsdp" || j.strategy == "zero3"))
+      if (j.ranks > 1 && (is_fsdp(j) || j.strategy == "hsdp" || j.strategy == "zero3"))
         y.kv("bnb_4bit_quant_storage", hf_dtype(j));
     }
   }
@@ -329,28 +352,25 @@ Result<PlanConfig> trl_config(const Job& j) {
   y.kv("max_length", yi(static_cast<std::int64_t>(std::llround(j.seq))));
   y.kv("packing", yb(j.packing));
   y.kv("gradient_checkpointing", yb(j.in.workload.checkpointing));
-  y.kv("bf16", yb(j.in.workload.precision == "bf16"));
-  y.kv("fp16", yb(j.in.workload.precision == "fp16"));
+  hf_precision(y, j);
   y.kv("optim", hf_optim(j, "trl"));
   if (j.in.workload.loss_kernel == LossKernel::liger) y.kv("use_liger_kernel", "true");
-  if (j.strategy.rfind("zero", 0) == 0) y.kv("deepspeed", yq("deepspeed.json"));
+  hf_deepspeed(y, j);
   y.kv("report_to", "none");
   pc.files.push_back({"trl", "trl_sft.yaml", "yaml", y.text});
   pc.files.push_back(accelerate_file(j, "deepspeed.json"));
-  if (j.strategy.rfind("zero", 0) == 0) pc.files.push_back(deepspeed_file(j));
+  if (is_zero(j)) pc.files.push_back(deepspeed_file(j));
   pc.command = "accelerate launch --config_file accelerate.yaml -m trl.cli sft --config trl_sft.yaml";
   return pc;
 }
 
 Result<PlanConfig> axolotl_config(const Job& j) {
-  FTCOST_TRY(ok, hf_common_checks(j, "axolotl"));
+  PlanConfig pc;
+  Yaml y;
+  FTCOST_TRY(ok, hf_begin(j, "axolotl", "axolotl: axolotl train THIS_FILE", pc, y));
   (void)ok;
   if (j.strategy == "hsdp")
     return refuse("axolotl", "hybrid sharding is not an axolotl fsdp_config setting here");
-  PlanConfig pc;
-  pc.stack = "axolotl";
-  Yaml y;
-  header(y, j, "axolotl: axolotl train THIS_FILE");
   y.kv("base_model", yq(j.model_repo));
   if (is_qlora(j)) {
     if (j.in.workload.quant == Quant::int8)
@@ -382,11 +402,10 @@ Result<PlanConfig> axolotl_config(const Job& j) {
   y.kv("optimizer", hf_optim(j, "axolotl"));
   y.kv("learning_rate", "0.0002");
   y.kv("gradient_checkpointing", yb(j.in.workload.checkpointing));
-  y.kv("bf16", yb(j.in.workload.precision == "bf16"));
-  y.kv("fp16", yb(j.in.workload.precision == "fp16"));
+  hf_precision(y, j);
   y.kv("flash_attention", yb(j.in.workload.attention == Attention::flash));
-  if (j.strategy.rfind("zero", 0) == 0) y.kv("deepspeed", yq("deepspeed.json"));
-  if (j.ranks > 1 && j.strategy.rfind("fsdp", 0) == 0) {
+  hf_deepspeed(y, j);
+  if (j.ranks > 1 && is_fsdp(j)) {
     y.kv("fsdp_version", "2");
     y.section("fsdp_config");
     y.kv("reshard_after_forward", yb(j.strategy == "fsdp"), 2);
@@ -395,19 +414,17 @@ Result<PlanConfig> axolotl_config(const Job& j) {
     y.kv("state_dict_type", "SHARDED_STATE_DICT", 2);
   }
   pc.files.push_back({"axolotl", "axolotl.yaml", "yaml", y.text});
-  if (j.strategy.rfind("zero", 0) == 0) pc.files.push_back(deepspeed_file(j));
+  if (is_zero(j)) pc.files.push_back(deepspeed_file(j));
   pc.command = j.ranks > 1 ? "axolotl train axolotl.yaml --num-processes " + std::to_string(j.ranks)
                            : "axolotl train axolotl.yaml";
   return pc;
 }
 
 Result<PlanConfig> llamafactory_config(const Job& j) {
-  FTCOST_TRY(ok, hf_common_checks(j, "llamafactory"));
-  (void)ok;
   PlanConfig pc;
-  pc.stack = "llamafactory";
   Yaml y;
-  header(y, j, "LLaMA-Factory: llamafactory-cli train THIS_FILE");
+  FTCOST_TRY(ok, hf_begin(j, "llamafactory", "LLaMA-Factory: llamafactory-cli train THIS_FILE", pc, y));
+  (void)ok;
   y.kv("model_name_or_path", yq(j.model_repo));
   if (is_qlora(j)) {
     y.kv("quantization_bit", j.in.workload.quant == Quant::int8 ? "8" : "4");
@@ -438,13 +455,12 @@ Result<PlanConfig> llamafactory_config(const Job& j) {
   y.kv("gradient_accumulation_steps", yi(j.accum));
   y.kv("num_train_epochs", yn(j.in.workload.epochs));
   y.kv("optim", hf_optim(j, "llamafactory"));
-  y.kv("bf16", yb(j.in.workload.precision == "bf16"));
-  y.kv("fp16", yb(j.in.workload.precision == "fp16"));
-  if (j.strategy.rfind("zero", 0) == 0) y.kv("deepspeed", yq("deepspeed.json"));
+  hf_precision(y, j);
+  hf_deepspeed(y, j);
   y.kv("report_to", "none");
   pc.files.push_back({"llamafactory", "llamafactory.yaml", "yaml", y.text});
-  if (j.strategy.rfind("zero", 0) == 0) pc.files.push_back(deepspeed_file(j));
-  if (j.ranks > 1 && j.strategy.rfind("zero", 0) != 0 && j.strategy != "ddp") {
+  if (is_zero(j)) pc.files.push_back(deepspeed_file(j));
+  if (j.ranks > 1 && !is_zero(j) && j.strategy != "ddp") {
     pc.files.push_back(accelerate_file(j, "deepspeed.json"));
     pc.command = "accelerate launch --config_file accelerate.yaml src/train.py llamafactory.yaml";
   } else {
@@ -513,10 +529,10 @@ Result<PlanConfig> torchtune_config(const Job& j) {
   if (is_lora(j)) {
     const bool all = all_linear;
     std::vector<std::string> attn;
-    if (all || t.q) attn.push_back("q_proj");
-    if (all || t.k) attn.push_back("k_proj");
-    if (all || t.v) attn.push_back("v_proj");
-    if (all || t.o) attn.push_back("output_proj");
+    if (all || t.q) attn.emplace_back("q_proj");
+    if (all || t.k) attn.emplace_back("k_proj");
+    if (all || t.v) attn.emplace_back("v_proj");
+    if (all || t.o) attn.emplace_back("output_proj");
     y.kv("lora_attn_modules", ylist(attn), 2);
     y.kv("apply_lora_to_mlp", yb(all || t.mlp), 2);
     y.kv("apply_lora_to_output", yb(t.lm_head), 2);

@@ -12,7 +12,8 @@ long days_from_civil(int y, int m, int d) {
   return era * 146097 + doe - 719468;
 }
 
-Result<long> parse_date_days(const std::string& s, const std::string& field) {
+Result<long> parse_date_days(const std::string& text, const std::string& field) {
+  const std::string& s = text;
   auto digits = [&](std::size_t pos, std::size_t n, int& out) {
     if (pos + n > s.size()) return false;
     out = 0;
@@ -22,7 +23,9 @@ Result<long> parse_date_days(const std::string& s, const std::string& field) {
     }
     return true;
   };
-  int y = 0, m = 0, d = 1;
+  int y = 0;
+  int m = 0;
+  int d = 1;
   bool ok = (s.size() == 7 || s.size() == 10) && digits(0, 4, y) && s[4] == '-' && digits(5, 2, m);
   if (ok && s.size() == 10) ok = s[7] == '-' && digits(8, 2, d);
   if (!ok || m < 1 || m > 12 || d < 1 || d > 31 || y < 1990 || y > 2200)

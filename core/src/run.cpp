@@ -98,9 +98,8 @@ double opt_bytes(const json& obj, const std::string& key) {
 }  // namespace
 
 bool RunFile::has_memory() const {
-  for (const auto& s : steps)
-    if (!s.warmup && s.max_allocated_bytes >= 0) return true;
-  return false;
+  return std::any_of(steps.begin(), steps.end(),
+                     [](const RunStep& s) { return !s.warmup && s.max_allocated_bytes >= 0; });
 }
 
 std::size_t RunFile::timed_steps() const {
@@ -362,7 +361,8 @@ MicroTime micro_time(const Inputs& in, std::int64_t b, double len) {
 using MicroCache = std::map<std::pair<std::int64_t, double>, MicroTime>;
 
 double step_s_cached(const Inputs& in, const RunStep& step, MicroCache& cache) {
-  double fb = 0, opt = 0;
+  double fb = 0;
+  double opt = 0;
   for (const auto& mb : step.micro) {
     auto key = std::make_pair(mb.batch, mb.seq_len);
     auto it = cache.find(key);
@@ -452,7 +452,8 @@ bool invert(const std::vector<std::vector<double>>& a, std::vector<std::vector<d
   const std::size_t n = a.size();
   inv.assign(n, std::vector<double>(n, 0));
   for (std::size_t j = 0; j < n; ++j) {
-    std::vector<double> e(n, 0), col;
+    std::vector<double> e(n, 0);
+    std::vector<double> col;
     e[j] = 1;
     if (!solve(a, e, col)) return false;
     for (std::size_t i = 0; i < n; ++i) inv[i][j] = col[i];
@@ -532,7 +533,7 @@ Result<RunFitResult> fit_stack_to_runs(const std::vector<RunFile>& runs, const D
     const double peak = std::max({in.gpu.fp8_tflops, in.gpu.bf16_tflops, in.gpu.fp16_tflops,
                                   in.gpu.tf32_tflops, in.gpu.fp32_tflops}) *
                         1e12;
-    const double active = static_cast<double>(
+    const auto active = static_cast<double>(
         in.model.active_params(in.model.is_moe() ? in.workload.active_experts(in.model) : 0));
     for (std::size_t si = 0; si < runs[ri].steps.size(); ++si) {
       const RunStep& st = runs[ri].steps[si];
@@ -588,12 +589,14 @@ Result<RunFitResult> fit_stack_to_runs(const std::vector<RunFile>& runs, const D
   };
   std::vector<Col> cols;
   for (const Param* p : cand) {
-    StackProfile a = stack, b = stack;
+    StackProfile a = stack;
+    StackProfile b = stack;
     const double v = stack.*(p->field);
     const double h = 0.02;
     a.*(p->field) = v * std::exp(h);
     b.*(p->field) = v * std::exp(-h);
-    auto ra = residuals(a), rb = residuals(b);
+    auto ra = residuals(a);
+    auto rb = residuals(b);
     Col c{p, std::vector<double>(n), 0};
     for (std::size_t i = 0; i < n; ++i) {
       c.d[i] = (ra[i] - rb[i]) / (2 * h);
@@ -639,7 +642,9 @@ Result<RunFitResult> fit_stack_to_runs(const std::vector<RunFile>& runs, const D
   // Fit; then drop the parameter the run pins down worst (1-sigma wider than a quarter of its range) and
   // fit again, until every fitted parameter is determined.
   std::size_t p = 0;
-  std::vector<double> x, r, sig;
+  std::vector<double> x;
+  std::vector<double> r;
+  std::vector<double> sig;
   double f = 0;
   std::size_t dof = 0;
   auto profile_at = [&](const std::vector<double>& xv) {
@@ -655,11 +660,13 @@ Result<RunFitResult> fit_stack_to_runs(const std::vector<RunFile>& runs, const D
   auto jacobian = [&](const std::vector<double>& xv) {
     std::vector<std::vector<double>> jm(n, std::vector<double>(p));
     for (std::size_t j = 0; j < p; ++j) {
-      std::vector<double> xa = xv, xb = xv;
+      std::vector<double> xa = xv;
+      std::vector<double> xb = xv;
       const double h = 1e-4;
       xa[j] += h;
       xb[j] -= h;
-      auto ra = residuals(profile_at(xa)), rb = residuals(profile_at(xb));
+      auto ra = residuals(profile_at(xa));
+      auto rb = residuals(profile_at(xb));
       for (std::size_t i = 0; i < n; ++i) jm[i][j] = (ra[i] - rb[i]) / (2 * h);
     }
     return jm;
@@ -684,7 +691,8 @@ Result<RunFitResult> fit_stack_to_runs(const std::vector<RunFile>& runs, const D
       for (int tries = 0; tries < 30 && !improved; ++tries) {
         auto a = jtj;
         for (std::size_t k = 0; k < p; ++k) a[k][k] += lambda * (jtj[k][k] + 1e-12);
-        std::vector<double> neg(p), dx;
+        std::vector<double> neg(p);
+        std::vector<double> dx;
         for (std::size_t k = 0; k < p; ++k) neg[k] = -jtr[k];
         if (!solve(a, neg, dx)) {
           lambda *= 10;
@@ -713,7 +721,8 @@ Result<RunFitResult> fit_stack_to_runs(const std::vector<RunFile>& runs, const D
     dof = n > p ? n - p : 0;
     if (p > 0 && dof > 0) {
       auto jm = jacobian(x);
-      std::vector<std::vector<double>> jtj(p, std::vector<double>(p, 0)), inv;
+      std::vector<std::vector<double>> jtj(p, std::vector<double>(p, 0));
+      std::vector<std::vector<double>> inv;
       for (std::size_t i = 0; i < n; ++i)
         for (std::size_t a = 0; a < p; ++a)
           for (std::size_t b = 0; b < p; ++b) jtj[a][b] += jm[i][a] * jm[i][b];
@@ -756,7 +765,9 @@ Result<RunFitResult> fit_stack_to_runs(const std::vector<RunFile>& runs, const D
     res.points.push_back(q);
   }
 
-  json pv = json::object(), ps = json::object(), nf = json::object();
+  json pv = json::object();
+  json ps = json::object();
+  json nf = json::object();
   for (const Param* c : cand) {
     RunFitParam rp;
     rp.name = c->name;
@@ -798,7 +809,7 @@ Result<RunFitResult> fit_stack_to_runs(const std::vector<RunFile>& runs, const D
   res.memory_points = mpts.size();
   json mem_prov = nullptr;
   if (mpts.empty()) {
-    res.notes.push_back(
+    res.notes.emplace_back(
         "no memory figures in the run(s) (e.g. a CPU run or an import without peak memory): no memory "
         "parameter is fitted; the memory model keeps the profile's values");
   } else {
@@ -823,19 +834,21 @@ Result<RunFitResult> fit_stack_to_runs(const std::vector<RunFile>& runs, const D
       g.note = "applies with gradient checkpointing only; the run(s) train without it";
     } else {
       // allocated(g) is linear in g: least squares on relative errors, closed form.
-      double sxx = 0, sxy = 0;
+      double sxx = 0;
+      double sxy = 0;
       std::vector<std::pair<double, double>> rows;  // (slope/meas, (meas-base)/meas)
       for (const auto& [ri, st] : mpts) {
         Inputs& in = ins[ri];
-        StackProfile s0 = fitted, s1 = fitted;
+        StackProfile s0 = fitted;
+        StackProfile s1 = fitted;
         s0.gc_retained_fraction = 0;
         s1.gc_retained_fraction = 1;
         in.stack = s0;
         const double b0 = predict_run_allocated_bytes(in, *st);
         in.stack = s1;
         const double slope = predict_run_allocated_bytes(in, *st) - b0;
-        const double a = slope / st->max_allocated_bytes,
-                     y = (st->max_allocated_bytes - b0) / st->max_allocated_bytes;
+        const double a = slope / st->max_allocated_bytes;
+        const double y = (st->max_allocated_bytes - b0) / st->max_allocated_bytes;
         rows.emplace_back(a, y);
         sxx += a * a;
         sxy += a * y;

@@ -20,7 +20,7 @@ Sweep batch_sweep(const Inputs& in, const Database& db, int points) {
       s.code = first.error().code;
       return s;
     }
-    const double max_b = static_cast<double>(first.value().max_batch.batch);
+    const auto max_b = static_cast<double>(first.value().max_batch.batch);
     s.max_batch = max_b;
     if (max_b < 1) {
       s.error = "does not fit at batch 1";

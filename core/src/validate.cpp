@@ -40,7 +40,7 @@ Result<std::vector<RefRow>> parse_reference(const std::string& text, const std::
   if (rows.empty()) return make_error(Errc::invalid_value, source + ": rows", "must hold at least one row");
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const std::string p = "rows[" + std::to_string(i) + "]";
-    const std::string where = source + ": " + p;
+    const std::string where = std::string(source).append(": ").append(p);
     const json& r = rows[i];
     if (!r.is_object()) return make_error(Errc::wrong_type, where, "must be a JSON object");
     RefRow row;
@@ -147,11 +147,11 @@ Result<double> predict_resolved(const RefRow& row, const Inputs& in, const Datab
       if (op.stage != Stage::forward || op.layer != LayerType::moe) continue;
       if (gemm ? op.kclass == KernelClass::expert_gemm : op.kclass == KernelClass::dequant) t += op.gpu_s;
     }
-    const double experts = static_cast<double>(md.moe.experts);
-    const double k = static_cast<double>(in.workload.active_experts(md));
+    const auto experts = static_cast<double>(md.moe.experts);
+    const auto k = static_cast<double>(in.workload.active_experts(md));
     const double tokens = static_cast<double>(e.batch) * e.padded_len;
     const double called = experts * (1.0 - std::pow(1.0 - k / experts, tokens));  // uniform routing
-    const double layers = static_cast<double>(md.layers_with(Ffn::moe));
+    const auto layers = static_cast<double>(md.layers_with(Ffn::moe));
     return t / (layers * called) * 1e6;
   }
   return make_error(Errc::invalid_value, row.id + ": metric", "unknown metric \"" + m + "\"");
@@ -244,7 +244,7 @@ double from_x(const Param& p, double x) { return p.lo + (p.hi - p.lo) / (1 + std
 
 // Nelder-Mead minimisation of f from `start` with an initial simplex of edge `step`; returns the best vertex.
 std::vector<double> nelder_mead(const std::function<double(const std::vector<double>&)>& f,
-                                std::vector<double> start, double step) {
+                                const std::vector<double>& start, double step) {
   const std::size_t n = start.size();
   std::vector<std::vector<double>> simplex(n + 1, start);
   for (std::size_t j = 1; j <= n; ++j) simplex[j][j - 1] += step;
@@ -347,9 +347,12 @@ Result<StackProfile> fit_stack(const std::vector<RefRow>& rows, const Database& 
       if (name == p.name) found = &p;
     if (found == nullptr) {
       std::string known;
-      for (const auto& p : kParams) known += (known.empty() ? "" : ", ") + std::string(p.name);
+      for (const auto& p : kParams) {
+        if (!known.empty()) known += ", ";
+        known += p.name;
+      }
       return make_error(Errc::invalid_value, "throughput.fit_parameters",
-                        "unknown parameter \"" + name + "\"; known: " + known);
+                        std::string("unknown parameter \"").append(name).append("\"; known: ").append(known));
     }
     free.push_back(found);
   }

@@ -66,6 +66,57 @@ bool LoraTargets::any() const {
          router || mamba || lm_head;
 }
 
+namespace {
+
+// Sets the flags of one PEFT module name or group; false when the name is not one ftcost knows.
+bool add_lora_target(const std::string& name, LoraTargets& t) {
+  if (name == "q_proj" || name == "q_a_proj" || name == "q_b_proj") {
+    t.q = true;
+  } else if (name == "k_proj" || name == "kv_a_proj_with_mqa") {
+    t.k = true;
+  } else if (name == "v_proj" || name == "kv_b_proj") {
+    t.v = true;
+  } else if (name == "o_proj" || name == "Wqkv") {
+    if (name == "Wqkv")
+      t.q = t.k = t.v = true;
+    else
+      t.o = true;
+  } else if (name == "gate_proj" || name == "up_proj") {
+    // PEFT matches by suffix: dense MLP, routed experts and shared experts with these names.
+    t.mlp_gate_up = true;
+    t.expert_gate_up = true;
+    t.shared = true;
+  } else if (name == "down_proj") {
+    t.mlp_down = true;
+    t.expert_down = true;
+    t.shared = true;
+  } else if (name == "w1" || name == "w3" || name == "v1" || name == "fc1") {
+    t.expert_gate_up = true;
+  } else if (name == "w2" || name == "fc2") {
+    t.expert_down = true;
+  } else if (name == "gate" || name == "router") {
+    t.router = true;
+  } else if (name == "in_proj" || name == "x_proj" || name == "dt_proj" || name == "out_proj" ||
+             name == "mamba") {
+    t.mamba = true;
+  } else if (name == "lm_head") {
+    t.lm_head = true;
+  } else if (name == "attention") {
+    t.q = t.k = t.v = t.o = true;
+  } else if (name == "experts") {
+    t.expert_gate_up = t.expert_down = true;
+  } else if (name == "mlp") {
+    t.mlp = t.shared = true;
+  } else if (name == "all-linear" || name == "all") {
+    t.q = t.k = t.v = t.o = t.mlp = t.expert_gate_up = t.expert_down = t.shared = t.router = t.mamba = true;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 Result<LoraTargets> parse_lora_targets(const std::string& list, const std::string& field) {
   LoraTargets t;
   std::size_t start = 0;
@@ -81,47 +132,7 @@ Result<LoraTargets> parse_lora_targets(const std::string& list, const std::strin
       return make_error(Errc::invalid_value, field, "empty module name in \"" + list + "\"");
     }
     t.names.push_back(name);
-    if (name == "q_proj" || name == "q_a_proj" || name == "q_b_proj") {
-      t.q = true;
-    } else if (name == "k_proj" || name == "kv_a_proj_with_mqa") {
-      t.k = true;
-    } else if (name == "v_proj" || name == "kv_b_proj") {
-      t.v = true;
-    } else if (name == "o_proj" || name == "Wqkv") {
-      if (name == "Wqkv")
-        t.q = t.k = t.v = true;
-      else
-        t.o = true;
-    } else if (name == "gate_proj" || name == "up_proj") {
-      // PEFT matches by suffix: dense MLP, routed experts and shared experts with these names.
-      t.mlp_gate_up = true;
-      t.expert_gate_up = true;
-      t.shared = true;
-    } else if (name == "down_proj") {
-      t.mlp_down = true;
-      t.expert_down = true;
-      t.shared = true;
-    } else if (name == "w1" || name == "w3" || name == "v1" || name == "fc1") {
-      t.expert_gate_up = true;
-    } else if (name == "w2" || name == "fc2") {
-      t.expert_down = true;
-    } else if (name == "gate" || name == "router") {
-      t.router = true;
-    } else if (name == "in_proj" || name == "x_proj" || name == "dt_proj" || name == "out_proj") {
-      t.mamba = true;
-    } else if (name == "lm_head") {
-      t.lm_head = true;
-    } else if (name == "attention") {
-      t.q = t.k = t.v = t.o = true;
-    } else if (name == "experts") {
-      t.expert_gate_up = t.expert_down = true;
-    } else if (name == "mlp") {
-      t.mlp = t.shared = true;
-    } else if (name == "mamba") {
-      t.mamba = true;
-    } else if (name == "all-linear" || name == "all") {
-      t.q = t.k = t.v = t.o = t.mlp = t.expert_gate_up = t.expert_down = t.shared = t.router = t.mamba = true;
-    } else {
+    if (!add_lora_target(name, t)) {
       return make_error(
           Errc::invalid_value, field,
           "unknown module \"" + name +

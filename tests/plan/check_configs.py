@@ -47,6 +47,27 @@ def load(path):
     return json.loads(text) if path.endswith(".json") else yaml.safe_load(text)
 
 
+REQUIRED = object()
+
+
+def value_at(c, path, default=REQUIRED):
+    """c["a"]["b"] for "a.b"; a missing key is an error unless a default is given."""
+    for k in path.split("."):
+        if default is not REQUIRED and (not isinstance(c, dict) or k not in c):
+            return default
+        c = c[k]
+    return c
+
+
+def expect(c, ctx, fields):
+    """Each (path, want[, default]) of `fields`: the config's value at path is want. want None without a
+    default: not checked (e.g. the LoRA rank of a full fine-tuning config)."""
+    for path, want, *default in fields:
+        if want is None and not default:
+            continue
+        check(value_at(c, path, *default) == want, f"{ctx}: {path}")
+
+
 def check_files(stack, tag, plan, est, files):
     inp = est["inputs"]
     method = inp["method"]
@@ -58,17 +79,12 @@ def check_files(stack, tag, plan, est, files):
     ckpt = bool(inp["checkpointing"])
     ctx = f"{stack}/{tag}"
     main = files[0]
+    lora_rank = inp["lora_rank"] if lora else None  # checked only where the config is a LoRA one
     if stack == "trl":
-        c = main
-        check(c["per_device_train_batch_size"] == micro, ctx + ": per_device_train_batch_size")
-        check(c["gradient_accumulation_steps"] == accum, ctx + ": gradient_accumulation_steps")
-        check(c["num_train_epochs"] == inp["epochs"], ctx + ": num_train_epochs")
-        check(c["gradient_checkpointing"] == ckpt, ctx + ": gradient_checkpointing")
-        check(c["max_length"] == length, ctx + ": max_length")
-        check(c.get("use_peft", False) == lora, ctx + ": use_peft")
-        check(c.get("load_in_4bit", False) == q4, ctx + ": load_in_4bit")
-        if lora:
-            check(c["lora_r"] == inp["lora_rank"], ctx + ": lora_r")
+        expect(main, ctx, [("per_device_train_batch_size", micro), ("gradient_accumulation_steps", accum),
+                           ("num_train_epochs", inp["epochs"]), ("gradient_checkpointing", ckpt),
+                           ("max_length", length), ("use_peft", lora, False), ("load_in_4bit", q4, False),
+                           ("lora_r", lora_rank)])
         acc = files[1]
         check(acc["num_processes"] == ranks, ctx + ": accelerate num_processes")
         want = {"single": "NO", "ddp": "MULTI_GPU"}.get(plan["parallel"],
@@ -80,52 +96,32 @@ def check_files(stack, tag, plan, est, files):
                   ctx + ": fsdp_reshard_after_forward")
             check(acc["num_machines"] == plan["nodes"], ctx + ": num_machines")
     elif stack == "axolotl":
-        c = main
-        check(c["micro_batch_size"] == micro, ctx + ": micro_batch_size")
-        check(c["gradient_accumulation_steps"] == accum, ctx + ": gradient_accumulation_steps")
-        check(c["num_epochs"] == inp["epochs"], ctx + ": num_epochs")
-        check(c["gradient_checkpointing"] == ckpt, ctx + ": gradient_checkpointing")
-        check(c["sequence_len"] == length, ctx + ": sequence_len")
-        check(c.get("adapter") == ({"qlora": "qlora", "lora": "lora"}.get(method)), ctx + ": adapter")
-        check(c.get("load_in_4bit", False) == q4, ctx + ": load_in_4bit")
-        if lora:
-            check(c["lora_r"] == inp["lora_rank"], ctx + ": lora_r")
+        expect(main, ctx, [("micro_batch_size", micro), ("gradient_accumulation_steps", accum),
+                           ("num_epochs", inp["epochs"]), ("gradient_checkpointing", ckpt), ("sequence_len", length),
+                           ("adapter", {"qlora": "qlora", "lora": "lora"}.get(method), None),
+                           ("load_in_4bit", q4, False), ("lora_r", lora_rank)])
     elif stack == "llamafactory":
-        c = main
-        check(c["per_device_train_batch_size"] == micro, ctx + ": per_device_train_batch_size")
-        check(c["gradient_accumulation_steps"] == accum, ctx + ": gradient_accumulation_steps")
-        check(c["num_train_epochs"] == inp["epochs"], ctx + ": num_train_epochs")
-        check(c["disable_gradient_checkpointing"] == (not ckpt), ctx + ": disable_gradient_checkpointing")
-        check(c["cutoff_len"] == length, ctx + ": cutoff_len")
-        check(c["finetuning_type"] == ("lora" if lora else "full"), ctx + ": finetuning_type")
-        check(c.get("quantization_bit") == (4 if q4 else None), ctx + ": quantization_bit")
-        if lora:
-            check(c["lora_rank"] == inp["lora_rank"], ctx + ": lora_rank")
+        expect(main, ctx, [("per_device_train_batch_size", micro), ("gradient_accumulation_steps", accum),
+                           ("num_train_epochs", inp["epochs"]), ("disable_gradient_checkpointing", not ckpt),
+                           ("cutoff_len", length), ("finetuning_type", "lora" if lora else "full"),
+                           ("quantization_bit", 4 if q4 else None, None), ("lora_rank", lora_rank)])
     elif stack == "torchtune":
-        c = main
-        check(c["batch_size"] == micro, ctx + ": batch_size")
-        check(c["gradient_accumulation_steps"] == accum, ctx + ": gradient_accumulation_steps")
-        check(c["epochs"] == inp["epochs"], ctx + ": epochs")
-        check(c["enable_activation_checkpointing"] == ckpt, ctx + ": enable_activation_checkpointing")
-        check(c["tokenizer"]["max_seq_len"] == length, ctx + ": tokenizer.max_seq_len")
-        comp = c["model"]["_component_"]
+        expect(main, ctx, [("batch_size", micro), ("gradient_accumulation_steps", accum), ("epochs", inp["epochs"]),
+                           ("enable_activation_checkpointing", ckpt), ("tokenizer.max_seq_len", length),
+                           ("model.lora_rank", lora_rank)])
+        comp = main["model"]["_component_"]
         check(comp.split(".")[-1].startswith({"qlora": "qlora_", "lora": "lora_"}.get(method, "")) and
               (lora or not comp.split(".")[-1].startswith(("lora_", "qlora_"))), ctx + ": model builder " + comp)
-        if lora:
-            check(c["model"]["lora_rank"] == inp["lora_rank"], ctx + ": model.lora_rank")
     elif stack == "unsloth":
-        c = main
-        check(c["from_pretrained"]["load_in_4bit"] == q4, ctx + ": load_in_4bit")
-        check(c["from_pretrained"]["max_seq_length"] == length, ctx + ": max_seq_length")
-        check(c["from_pretrained"]["full_finetuning"] == (not lora), ctx + ": full_finetuning")
-        check(c["sft_config"]["per_device_train_batch_size"] == micro, ctx + ": per_device_train_batch_size")
-        check(c["sft_config"]["gradient_accumulation_steps"] == accum, ctx + ": gradient_accumulation_steps")
-        check(c["sft_config"]["num_train_epochs"] == inp["epochs"], ctx + ": num_train_epochs")
+        expect(main, ctx, [("from_pretrained.load_in_4bit", q4), ("from_pretrained.max_seq_length", length),
+                           ("from_pretrained.full_finetuning", not lora),
+                           ("sft_config.per_device_train_batch_size", micro),
+                           ("sft_config.gradient_accumulation_steps", accum),
+                           ("sft_config.num_train_epochs", inp["epochs"]), ("get_peft_model.r", lora_rank)])
         if lora:
-            check(c["get_peft_model"]["r"] == inp["lora_rank"], ctx + ": r")
-            check((c["get_peft_model"]["use_gradient_checkpointing"] is not False) == ckpt,
+            check((main["get_peft_model"]["use_gradient_checkpointing"] is not False) == ckpt,
                   ctx + ": use_gradient_checkpointing")
-        check(abs(c["expected"]["hours"] - plan["hours"]) <= 1e-9 * plan["hours"], ctx + ": expected hours")
+        check(abs(main["expected"]["hours"] - plan["hours"]) <= 1e-9 * plan["hours"], ctx + ": expected hours")
     for f in files[1:]:
         if isinstance(f, dict) and "zero_optimization" in f:
             check(f["train_micro_batch_size_per_gpu"] == micro, ctx + ": deepspeed micro batch")

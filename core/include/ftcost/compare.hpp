@@ -73,7 +73,7 @@ struct CompareView {
 // The rows `view` keeps, in display order: priced rows that fit, cheapest first (rows on GPUs the stack does
 // not run on after them); rows that fit without a price, fastest first; then what does not fit, largest
 // memory first; errors last.
-std::vector<CompareRow> compare_view(const std::vector<CompareRow>& rows, const CompareView& view);
+std::vector<CompareRow> compare_view(const std::vector<CompareRow>& all, const CompareView& view);
 
 // The display order compare_view sorts by (the one price rule among priced rows that fit).
 bool compare_row_before(const CompareRow& a, const CompareRow& b);

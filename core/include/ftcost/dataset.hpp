@@ -25,7 +25,7 @@ struct LengthBin {
 
 class LengthDistribution {
  public:
-  static Result<LengthDistribution> from_quantiles(std::vector<std::pair<double, double>> points,
+  static Result<LengthDistribution> from_quantiles(std::vector<std::pair<double, double>> pts,
                                                    const std::string& path);
   static LengthDistribution fixed(double length);
   // From a histogram: bins in increasing order, not overlapping, lengths >= 1, counts >= 0 with a positive
@@ -73,7 +73,7 @@ Result<Dataset> parse_dataset(const json& doc, const std::string& source);
 // of them, else bins of about 1% relative width (so that a file of millions of samples gives a distribution
 // of a few hundred points). Lengths must be >= 1.
 inline constexpr std::size_t kExactLengthBins = 1024;
-std::vector<LengthBin> bin_lengths(std::vector<std::int64_t> lengths);
+std::vector<LengthBin> bin_lengths(const std::vector<std::int64_t>& lengths);
 
 // The user's own data (--dataset FILE, the calculator's upload), detected from the content:
 //   - JSON of schema ftcost.dataset/1 with a "histogram" ([[lo, hi, count], ...]) or "quantiles"

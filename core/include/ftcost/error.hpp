@@ -87,10 +87,11 @@ class [[nodiscard]] Result {
 struct Ok {};
 using Status = Result<Ok>;
 
-// Propagate an error from an expression returning Result<...>.
+// Propagate an error from an expression returning Result<...>. `var` names the variable it declares, so it
+// cannot be parenthesized (bugprone-macro-parentheses: a false positive here).
 #define FTCOST_TRY(var, expr)                            \
   auto var##_result_ = (expr);                           \
   if (!var##_result_.ok()) return var##_result_.error(); \
-  auto var = std::move(var##_result_).value()
+  auto var = std::move(var##_result_).value()  // NOLINT(bugprone-macro-parentheses)
 
 }  // namespace ftcost

@@ -17,7 +17,7 @@ std::size_t json_too_deep_at(const std::string& text, int max_depth);
 
 // Parses text (size-limited, depth-limited) into JSON; `source` names the file/flag in errors.
 Result<json> parse_json_text(const std::string& text, const std::string& source,
-                             std::size_t max_bytes = 8u * 1024u * 1024u, int max_depth = 64);
+                             std::size_t max_bytes = std::size_t{8} * 1024 * 1024, int max_depth = 64);
 
 std::string join_path(const std::string& base, const std::string& key);
 

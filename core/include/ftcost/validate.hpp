@@ -10,6 +10,9 @@
 
 namespace ftcost {
 
+// bugprone-exception-escape (silenced below): its implicit destructor and moves destroy nlohmann::json
+// members, whose noexcept destructor may allocate (a stack for nested values) inside the library.
+// NOLINTNEXTLINE(bugprone-exception-escape)
 struct RefRow {
   std::string id;
   // "training": the stack profile's parameters were fitted on it. "development": not fitted, but seen while

@@ -41,7 +41,7 @@ struct DbCheckProblem {
 };
 
 struct DbCheckOptions {
-  std::size_t max_file_bytes = 8u * 1024u * 1024u;
+  std::size_t max_file_bytes = std::size_t{8} * 1024 * 1024;
   int max_depth = 64;
   long today_days = -1;  // days since 1970-01-01; when >= 0, price dates after today are problems
   std::size_t max_problems_per_file = 50;

@@ -1,0 +1,431 @@
+// gpu-db checker, keys/types/units: the key list of each file format (required keys, types, no unknown keys;
+// a key with another unit, e.g. memory_bandwidth_tbps, is reported as a wrong unit), typed field access,
+// ids and sources.
+#include "checks.hpp"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+namespace ftcost::dbcheck {
+
+namespace {
+
+// ------------------------------------------------------------------------- keys, types, units
+
+enum class Ty { str, str_or_null, num, num_or_null, integer, integer_or_null, boolean, object, array, any };
+
+struct KeySpec {
+  const char* key;
+  Ty type;
+  bool required;
+};
+
+using Specs = std::vector<KeySpec>;
+
+const Specs& specs_for(const std::string& kind) {
+  static const std::map<std::string, Specs> table = {
+      {"gpu",
+       {{"schema", Ty::str, true},
+        {"id", Ty::str, true},
+        {"vendor", Ty::str, true},
+        {"name", Ty::str, true},
+        {"architecture", Ty::str, true},
+        {"compute_capability", Ty::str_or_null, true},
+        {"form_factor", Ty::str, true},
+        {"release_year", Ty::integer, true},
+        {"memory_gib", Ty::num, true},
+        {"usable_memory_mib_nvidia_smi", Ty::integer_or_null, true},
+        {"memory_type", Ty::str, true},
+        {"memory_bandwidth_gbps", Ty::num, true},
+        {"dense_tflops", Ty::object, true},
+        {"sm_count", Ty::integer_or_null, true},
+        {"boost_clock_mhz", Ty::num_or_null, true},
+        {"l2_cache_mb", Ty::num_or_null, true},
+        {"tdp_w", Ty::num_or_null, true},
+        {"interconnect", Ty::object, true},
+        {"sparsity_note", Ty::str_or_null, true},
+        {"notes", Ty::str_or_null, true},
+        {"sources", Ty::array, true},
+        {"disagreements", Ty::str_or_null, false},
+        {"chosen_values", Ty::array, false}}},
+      {"gpu.dense_tflops",
+       {{"fp32", Ty::num_or_null, true},
+        {"tf32", Ty::num_or_null, true},
+        {"fp16", Ty::num_or_null, true},
+        {"bf16", Ty::num_or_null, true},
+        {"fp8", Ty::num_or_null, true},
+        {"int8_tops", Ty::num_or_null, true},
+        {"fp4", Ty::num_or_null, true}}},
+      {"gpu.interconnect",
+       {{"nvlink_gbps_bidirectional", Ty::num_or_null, true},
+        {"nvlink_generation", Ty::integer_or_null, true},
+        {"nvlink_topology", Ty::str_or_null, true},
+        {"nvlink_max_gpus", Ty::integer_or_null, true},
+        {"pcie_gen", Ty::integer_or_null, true},
+        {"pcie_lanes", Ty::integer_or_null, true},
+        {"pcie_p2p", Ty::any, true},
+        {"other", Ty::str, false}}},
+      {"gpu.chosen_values[]",
+       {{"field", Ty::str, true},
+        {"value", Ty::any, true},
+        {"alternatives", Ty::array, true},
+        {"why", Ty::str, true}}},
+      {"prices",
+       {{"schema", Ty::str, true},
+        {"id", Ty::str, true},
+        {"provider", Ty::str, true},
+        {"url", Ty::str_or_null, true},
+        {"currency", Ty::str, true},
+        {"offers", Ty::array, true}}},
+      {"prices.offers[]",
+       {{"gpu_id", Ty::str, true},
+        {"on_demand_usd_per_gpu_hour", Ty::num, true},
+        {"spot_usd_per_gpu_hour", Ty::num_or_null, true},
+        {"date", Ty::str_or_null, true},
+        {"date_note", Ty::str_or_null, true},
+        {"instance_type", Ty::str_or_null, true},
+        {"gpu_count", Ty::integer, true},
+        {"region", Ty::str_or_null, true},
+        {"source", Ty::str, true},
+        {"notes", Ty::str_or_null, true},
+        {"reference_id", Ty::str, false},
+        {"network", Ty::object, false}}},
+      {"prices.offers[].network",
+       {{"kind", Ty::str, true}, {"gbit_per_gpu", Ty::num, true}, {"source", Ty::str, true}}},
+      {"model",
+       {{"schema", Ty::str, true},
+        {"id", Ty::str, true},
+        {"display_name", Ty::str, true},
+        {"hf_repo", Ty::str, true},
+        {"family", Ty::str, true},
+        {"kind", Ty::str, true},
+        {"published", Ty::object, true},
+        {"config", Ty::object, true},
+        {"config_source", Ty::object, true},
+        {"overrides", Ty::object, false}}},
+      {"model.published",
+       {{"total_params", Ty::integer, true},
+        {"active_params", Ty::integer_or_null, true},
+        {"top_k", Ty::integer, false},
+        {"source", Ty::str, true},
+        {"note", Ty::str_or_null, true}}},
+      {"dataset",
+       {{"schema", Ty::str, true},
+        {"id", Ty::str, true},
+        {"display_name", Ty::str, true},
+        {"queries", Ty::integer, true},
+        {"queries_published", Ty::integer_or_null, true},
+        {"length_tokens", Ty::object, true},
+        {"quantiles", Ty::array, false},
+        {"histogram", Ty::array, false},
+        {"tokenizer", Ty::str, true},
+        {"source", Ty::str, true},
+        {"notes", Ty::str_or_null, true},
+        {"template_tokens", Ty::num_or_null, false},
+        {"template_tokens_note", Ty::str_or_null, false}}},
+      {"dataset.length_tokens",
+       {{"min", Ty::num, true},
+        {"median", Ty::num, true},
+        {"mean", Ty::num, true},
+        {"p90", Ty::num, true},
+        {"p99", Ty::num, true},
+        {"max", Ty::num, true}}},
+  };
+  static const Specs none;
+  auto it = table.find(kind);
+  return it == table.end() ? none : it->second;
+}
+
+const char* type_name(Ty t) {
+  switch (t) {
+    case Ty::str:
+      return "a string";
+    case Ty::str_or_null:
+      return "a string or null";
+    case Ty::num:
+      return "a number";
+    case Ty::num_or_null:
+      return "a number or null";
+    case Ty::integer:
+      return "a whole number";
+    case Ty::integer_or_null:
+      return "a whole number or null";
+    case Ty::boolean:
+      return "true or false";
+    case Ty::object:
+      return "an object";
+    case Ty::array:
+      return "an array";
+    case Ty::any:
+      return "a value";
+  }
+  return "a value";
+}
+
+}  // namespace
+
+bool is_whole(const json& v) {
+  if (v.is_number_integer()) return true;
+  if (!v.is_number_float()) return false;
+  const double d = v.get<double>();
+  return std::isfinite(d) && std::floor(d) == d && std::fabs(d) < 9.0e15;
+}
+
+// Empty string when v has type t, else what is wrong.
+namespace {
+
+std::string type_problem(const json& v, Ty t) {
+  const bool null_ok =
+      t == Ty::str_or_null || t == Ty::num_or_null || t == Ty::integer_or_null || t == Ty::any;
+  if (v.is_null()) return null_ok ? "" : std::string("must be ") + type_name(t) + ", got null";
+  bool ok = false;
+  switch (t) {
+    case Ty::str:
+    case Ty::str_or_null:
+      ok = v.is_string();
+      break;
+    case Ty::num:
+    case Ty::num_or_null:
+      ok = v.is_number();
+      break;
+    case Ty::integer:
+    case Ty::integer_or_null:
+      ok = is_whole(v);
+      break;
+    case Ty::boolean:
+      ok = v.is_boolean();
+      break;
+    case Ty::object:
+      ok = v.is_object();
+      break;
+    case Ty::array:
+      ok = v.is_array();
+      break;
+    case Ty::any:
+      ok = true;
+      break;
+  }
+  if (ok && v.is_number_float() && !std::isfinite(v.get<double>())) return "must be a finite number";
+  if (ok) return "";
+  if ((t == Ty::integer || t == Ty::integer_or_null) && v.is_number())
+    return "must be a whole number, got " + fmt_num(v.get<double>());
+  return std::string("must be ") + type_name(t) + ", got " + v.type_name();
+}
+
+struct Unit {
+  const char* suffix;
+  const char* dimension;
+  double factor;  // to the dimension's base unit
+  const char* label;
+};
+
+// Units that appear in key names. Bases: GB/s, MiB, MHz, W, TFLOP/s.
+const std::vector<Unit>& units() {
+  static const std::vector<Unit> u = {
+      {"gbps", "bandwidth", 1, "GB/s (10^9 bytes/s)"},
+      {"tbps", "bandwidth", 1000, "TB/s"},
+      {"mbps", "bandwidth", 0.001, "MB/s"},
+      {"gibps", "bandwidth", 1.073741824, "GiB/s"},
+      {"gib", "memory", 1024, "GiB (2^30 bytes)"},
+      {"gb", "memory", 953.67431640625, "GB (10^9 bytes)"},
+      {"tib", "memory", 1048576, "TiB"},
+      {"tb", "memory", 953674.31640625, "TB"},
+      {"mib", "memory", 1, "MiB (2^20 bytes)"},
+      {"mb", "memory", 1, "MB"},
+      {"kib", "memory", 1.0 / 1024, "KiB"},
+      {"kb", "memory", 1.0 / 1024, "KB"},
+      {"mhz", "frequency", 1, "MHz"},
+      {"ghz", "frequency", 1000, "GHz"},
+      {"khz", "frequency", 0.001, "kHz"},
+      {"w", "power", 1, "W"},
+      {"kw", "power", 1000, "kW"},
+      {"tflops", "compute", 1, "TFLOP/s (10^12 operations/s)"},
+      {"pflops", "compute", 1000, "PFLOP/s"},
+      {"gflops", "compute", 0.001, "GFLOP/s"},
+  };
+  return u;
+}
+
+// Splits "memory_bandwidth_gbps" into ("memory_bandwidth", unit gbps); unit null when the key has none.
+std::pair<std::string, const Unit*> split_unit(const std::string& key) {
+  const Unit* best = nullptr;
+  for (const auto& u : units()) {
+    const std::string suf = std::string("_") + u.suffix;
+    if (ends_with(key, suf) && key.size() > suf.size() &&
+        (!best || std::string(u.suffix).size() > std::string(best->suffix).size()))
+      best = &u;
+  }
+  if (!best) return {key, nullptr};
+  return {key.substr(0, key.size() - std::string(best->suffix).size() - 1), best};
+}
+
+// Message for a key that is not in the format, with a unit or spelling hint where one fits.
+std::string unknown_key_message(const std::string& key, const json& value, const Specs& specs,
+                                const std::string& format) {
+  const auto [stem, unit] = split_unit(key);
+  for (const auto& s : specs) {
+    const std::string known = s.key;
+    const auto [kstem, kunit] = split_unit(known);
+    if (kunit == nullptr || kstem != stem || kunit == unit) continue;
+    std::string msg =
+        "wrong unit: " + format + " stores this value as " + in_quotes(known) + " in " + kunit->label;
+    if (unit != nullptr && std::string(unit->dimension) == kunit->dimension) {
+      const double f = unit->factor / kunit->factor;
+      msg += ", not " + std::string(unit->label) + "; rename the key and multiply the value by " + fmt_num(f);
+      if (value.is_number() && std::isfinite(value.get<double>()))
+        msg += " (" + fmt_num(value.get<double>() * f) + ")";
+    } else {
+      msg += "; units are part of key names";
+    }
+    return msg;
+  }
+  if (contains(key, "usd") || contains(key, "eur") || contains(key, "price") || contains(key, "per_hour")) {
+    for (const auto& s : specs) {
+      if (contains(s.key, "usd_per_gpu_hour"))
+        return "not a field of " + format +
+               ": prices are USD per GPU-hour in on_demand_usd_per_gpu_hour / spot_usd_per_gpu_hour "
+               "(instance price / gpu_count)";
+    }
+  }
+  std::string best;
+  std::size_t best_d = 3;
+  for (const auto& s : specs) {
+    const std::size_t d = edit_distance(key, s.key);
+    if (d < best_d) {
+      best_d = d;
+      best = s.key;
+    }
+  }
+  std::string msg = "not a field of " + format;
+  if (!best.empty()) msg += "; did you mean " + in_quotes(best) + "?";
+  return msg;
+}
+
+}  // namespace
+
+// Checks presence, type and unknown keys of one object against its spec. Returns false when the object
+// itself is not an object.
+bool check_keys(const json& obj, const std::string& path, const std::string& kind, const std::string& format,
+                Sink& sink) {
+  if (!obj.is_object()) {
+    sink.add(path, Errc::wrong_type, std::string("must be an object, got ") + obj.type_name());
+    return false;
+  }
+  const Specs& specs = specs_for(kind);
+  const auto& members = obj.get_ref<const json::object_t&>();
+  for (const auto& s : specs) {
+    const std::string p = join_path(path, s.key);
+    auto it = members.find(s.key);
+    if (it == members.end()) {
+      if (s.required) {
+        const bool nullable =
+            s.type == Ty::str_or_null || s.type == Ty::num_or_null || s.type == Ty::integer_or_null;
+        sink.add(p, Errc::missing_field,
+                 std::string("required field is missing (") + type_name(s.type) +
+                     (nullable ? "; null when unknown)" : ")"));
+      }
+      continue;
+    }
+    const std::string tp = type_problem(it->second, s.type);
+    if (!tp.empty()) sink.add(p, Errc::wrong_type, tp);
+  }
+  for (const auto& [key, value] : members) {
+    bool known = false;
+    for (const auto& s : specs) known = known || key == s.key;
+    if (!known)
+      sink.add(join_path(path, key), Errc::unknown_key, unknown_key_message(key, value, specs, format));
+  }
+  return true;
+}
+
+// The member `key` of an object (nullptr when obj is no object or has no such member).
+const json* member(const json& obj, const std::string& key) {
+  if (!obj.is_object()) return nullptr;
+  const auto& members = obj.get_ref<const json::object_t&>();
+  auto it = members.find(key);
+  return it == members.end() ? nullptr : &it->second;
+}
+
+const json* find_field(const json& obj, const char* key) {
+  const json* v = member(obj, key);
+  return v && !v->is_null() ? v : nullptr;
+}
+double num_field(const json& obj, const char* key) {
+  const json* v = find_field(obj, key);
+  if (!v || !v->is_number()) return std::nan("");
+  const double d = v->get<double>();
+  return std::isfinite(d) ? d : std::nan("");
+}
+std::string str_field(const json& obj, const char* key) {
+  const json* v = find_field(obj, key);
+  return v && v->is_string() ? v->get<std::string>() : std::string();
+}
+
+void check_schema_value(const json& doc, const std::string& expected, Sink& sink) {
+  const json* s = find_field(doc, "schema");
+  if (s && s->is_string() && s->get<std::string>() != expected)
+    sink.add("schema", Errc::schema_mismatch,
+             "expected " + in_quotes(expected) + ", got " + in_quotes(s->get<std::string>()));
+}
+
+void check_id(const json& doc, const std::string& file, const std::string& extra_chars, Sink& sink) {
+  const std::string id = str_field(doc, "id");
+  if (id.empty()) {
+    if (find_field(doc, "id") && !sink.has_field("id"))
+      sink.add("id", Errc::invalid_value, "must not be empty");
+    return;
+  }
+  if (!id_like(id, extra_chars)) {
+    sink.add("id", Errc::invalid_value,
+             in_quotes(id) + " must be lower-case letters, digits" +
+                 (extra_chars.find('.') != std::string::npos ? ", '.'" : "") +
+                 " and '-', starting with a letter or digit");
+    return;
+  }
+  const std::string stem = stem_of(file);
+  if (stem != id)
+    sink.add(
+        "id", Errc::invalid_value,
+        in_quotes(id) + " does not match the file name " + in_quotes(stem + ".json") + " (file name = id)");
+}
+
+void check_nonempty_text(const json& obj, const char* key, const std::string& path, Sink& sink,
+                         std::size_t min_len) {
+  const json* v = find_field(obj, key);
+  if (!v || !v->is_string()) return;
+  std::string s = v->get<std::string>();
+  s.erase(0, s.find_first_not_of(" \t\r\n"));
+  if (s.size() < min_len)
+    sink.add(join_path(path, key), Errc::invalid_value,
+             s.empty() ? "must not be empty" : "is too short to be useful: " + in_quotes(s));
+}
+
+// A source: at least 8 characters and not a placeholder.
+std::string source_problem(const std::string& raw) {
+  std::string s = lower(raw);
+  s.erase(0, s.find_first_not_of(" \t\r\n"));
+  if (s.empty()) return "must not be empty";
+  for (const char* ph : {"todo", "tbd", "n/a", "unknown", "none", "?", "xxx", "fixme"})
+    if (s == ph) return "is a placeholder, not a source: give a URL, a document or a repository file";
+  if (s.size() < 8) return "is too short to be a source: give a URL, a document or a repository file";
+  return "";
+}
+}  // namespace ftcost::dbcheck
+
+namespace ftcost {
+
+std::vector<std::string> db_required_keys(const std::string& object_kind) {
+  std::vector<std::string> out;
+  for (const auto& s : dbcheck::specs_for(object_kind))
+    if (s.required) out.emplace_back(s.key);
+  return out;
+}
+
+std::vector<std::string> db_allowed_keys(const std::string& object_kind) {
+  std::vector<std::string> out;
+  for (const auto& s : dbcheck::specs_for(object_kind)) out.emplace_back(s.key);
+  return out;
+}
+
+}  // namespace ftcost

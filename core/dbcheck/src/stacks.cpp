@@ -1,0 +1,68 @@
+// gpu-db checker, stack profiles (stacks/<id>.json, the core's stack loader; a thin alias names its base),
+// node files (nodes/<id>.json, the node loader and its sources) and the JSON Schema files (schema/).
+#include "checks.hpp"
+#include "ftcost/node.hpp"
+#include "ftcost/stack.hpp"
+
+namespace ftcost::dbcheck {
+
+void check_stack_entry(Entry& e) {
+  if (member(e.doc, "alias_of") != nullptr) {
+    // A thin alias: its base profile is checked as a file of its own; the merged profile is parsed when
+    // the database loads (Database::from_files reports an unknown base or a bad override there).
+    const json* base = member(e.doc, "alias_of");
+    if (!base->is_string() || base->get<std::string>().empty())
+      e.sink.add_loader_error(make_error(Errc::wrong_type, "alias_of", "must be a stack profile id"));
+    for (const char* k : {"id", "display_name"}) {
+      const json* v = member(e.doc, k);
+      if (v == nullptr || !v->is_string() || v->get<std::string>().empty())
+        e.sink.add_loader_error(make_error(Errc::missing_field, k, "required string is missing"));
+    }
+    check_id(e.doc, e.path, ".-", e.sink);
+    return;
+  }
+  auto s = parse_stack(e.doc, e.path);
+  if (!s.ok()) {
+    e.sink.add_loader_error(s.error());
+  } else {
+    check_id(e.doc, e.path, ".-", e.sink);
+  }
+}
+
+void check_node_entry(Entry& e) {
+  auto n = parse_node(e.doc, e.path);
+  if (!n.ok()) {
+    e.sink.add_loader_error(n.error());
+    return;
+  }
+  check_id(e.doc, e.path, ".-", e.sink);
+  for (std::size_t i = 0; i < n->sources.size(); ++i) {
+    const std::string sp = source_problem(n->sources[i]);
+    if (!sp.empty()) e.sink.add("sources[" + std::to_string(i) + "]", Errc::invalid_value, sp);
+  }
+}
+
+void check_schema_doc(const json& doc, const std::string& file, Sink& sink) {
+  if (!doc.is_object()) {
+    sink.add(kTopLevel, Errc::wrong_type, "a JSON Schema must be an object");
+    return;
+  }
+  const std::string base = basename_of(file);
+  if (!ends_with(base, ".schema.json"))
+    sink.add(kWholeFile, Errc::invalid_value, "schema files are named <kind>.schema.json");
+  for (const char* k : {"$schema", "$id", "title"}) {
+    if (!doc.contains(k))
+      sink.add(k, Errc::missing_field, "required field is missing (a string)");
+    else if (!doc.at(k).is_string())
+      sink.add(k, Errc::wrong_type, "must be a string");
+  }
+  const std::string id = str_field(doc, "$id");
+  if (ends_with(base, ".schema.json") && !id.empty()) {
+    const std::string kind = base.substr(0, base.size() - 12);
+    // every format is at version 1 except the calibration, at 2 since the collectives (calibration.hpp)
+    const std::string want =
+        kind == "calibration" ? std::string(kCalibrationSchema) : "ftcost." + kind + "/1";
+    if (id != want) sink.add("$id", Errc::invalid_value, in_quotes(id) + " should be " + in_quotes(want));
+  }
+}
+}  // namespace ftcost::dbcheck
