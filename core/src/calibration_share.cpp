@@ -83,11 +83,11 @@ CalibrationFlags calibration_flags(const Calibration& cal) {
       std::all_of(u.begin() + static_cast<std::ptrdiff_t>(prefix.size()), u.end(),
                   [&](char c) { return c == u[prefix.size()]; })) {
     f.synthetic = true;
-    f.reasons.push_back("device.uuid_hash is a placeholder");
+    f.reasons.emplace_back("device.uuid_hash is a placeholder");
   }
   if (cal.meta.partial) {
     f.partial = true;
-    f.reasons.push_back("meta.partial: the run was interrupted");
+    f.reasons.emplace_back("meta.partial: the run was interrupted");
   }
   if (!cal.meta.only.empty()) {
     std::string fam;
@@ -97,7 +97,7 @@ CalibrationFlags calibration_flags(const Calibration& cal) {
   }
   if (cal.meta.mode == "smoke") {
     f.partial = true;
-    f.reasons.push_back("smoke mode (tiny sizes)");
+    f.reasons.emplace_back("smoke mode (tiny sizes)");
   }
   const CalMeasurements& m = cal.measurements;
   auto missing = [&](const std::string& what) {
@@ -117,7 +117,8 @@ CalibrationFlags calibration_flags(const Calibration& cal) {
 
 std::string calibration_flags_text(const CalibrationFlags& f) {
   // reasons are in order: synthetic ones first, then partial ones
-  std::string syn, part;
+  std::string syn;
+  std::string part;
   for (const auto& r : f.reasons) {
     const bool is_partial = r.rfind("meta.partial", 0) == 0 || r.rfind("meta.only", 0) == 0 ||
                             r.rfind("smoke", 0) == 0 || r.rfind("no ", 0) == 0;
@@ -181,7 +182,7 @@ Result<Calibration> calibration_from_compact(const nlohmann::json& c, const std:
   doc["meta"] = meta;
   doc["device"] = c["device"];
   for (const auto& kv : c["measurements"].items()) {
-    const std::string fam = kv.key();
+    const std::string& fam = kv.key();
     const std::string field = "measurements." + fam;
     if (std::find_if(std::begin(kKeptFamilies), std::end(kKeptFamilies),
                      [&](const char* k) { return fam == k; }) == std::end(kKeptFamilies))

@@ -59,6 +59,29 @@ void host_bound_advice(Estimate& e, const Database& db) {
 }
 }  // namespace
 
+namespace {
+
+// The largest batch whose memory range's upper end (total + uncertainty x variable part) fits: the upper end
+// is non-decreasing in the batch, so a bisection on [0, max batch] finds it.
+std::int64_t largest_batch_upper_fit(const ModelSpec& m, const Workload& w, const StackProfile& s,
+                                     const MaxBatch& mx, double usable) {
+  const double u = s.memory_uncertainty_fraction;
+  auto upper_fits = [&](std::int64_t b) {
+    const MemoryBreakdown mb = memory_for_batch(m, w, s, b, mx.seq_len);
+    return mb.total() + u * mb.variable() <= usable;
+  };
+  std::int64_t hi = mx.batch;
+  if (u <= 0 || hi < 1 || upper_fits(hi)) return std::max<std::int64_t>(hi, 0);
+  std::int64_t lo = 0;
+  while (hi - lo > 1) {  // invariant: lo fits at the upper end (or is 0), hi does not
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    (upper_fits(mid) ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+}  // namespace
+
 Result<Estimate> estimate(const Inputs& in, const Database& db) {
   if (in.workload.seq_max) {
     // --seq max: the longest length that fits at batch 1, then the estimate at that length and batch.
@@ -124,24 +147,7 @@ Result<Estimate> estimate(const Inputs& in, const Database& db) {
     e.memory_low = e.memory.total() - u * e.memory.variable();
     e.memory_high = e.memory.total() + u * e.memory.variable();
     auto gib1 = [](double b) { return json(std::round(b / kGiB * 10) / 10).dump(); };
-    // The largest batch whose upper end still fits: the upper end is non-decreasing in the batch, so a
-    // bisection on [0, max batch] finds it.
-    {
-      auto upper_fits = [&](std::int64_t b) {
-        const MemoryBreakdown mb = memory_for_batch(m, w, in.stack, b, e.max_batch.seq_len);
-        return mb.total() + u * mb.variable() <= usable;
-      };
-      std::int64_t lo = 0, hi = e.max_batch.batch;
-      if (u <= 0 || hi < 1 || upper_fits(hi)) {
-        lo = hi;
-      } else {
-        while (hi - lo > 1) {  // invariant: lo fits at the upper end (or is 0), hi does not
-          const std::int64_t mid = lo + (hi - lo) / 2;
-          (upper_fits(mid) ? lo : hi) = mid;
-        }
-      }
-      e.max_batch_range_fit = std::max<std::int64_t>(lo, 0);
-    }
+    e.max_batch_range_fit = largest_batch_upper_fit(m, w, in.stack, e.max_batch, usable);
     if (e.batch > 0 && e.memory.total() <= usable && e.memory_high > usable) {
       // The largest batch whose upper end still fits, for the advice.
       const std::int64_t safe = std::min(e.max_batch_range_fit, e.batch - 1);

@@ -435,8 +435,10 @@ MaxBatch max_batch_size(const ModelSpec& m, const Workload& w, const StackProfil
   std::int64_t b = clamp_batch(std::floor((out.usable_bytes - out.fixed_bytes) / out.per_sample_bytes));
   std::int64_t found = 0;
   for (int it = 0; it < 8 && found == 0; ++it) {
-    const double fb = mem(b), fb1 = mem(b + 1);
-    const bool ok = fb <= out.usable_bytes, ok1 = fb1 <= out.usable_bytes;
+    const double fb = mem(b);
+    const double fb1 = mem(b + 1);
+    const bool ok = fb <= out.usable_bytes;
+    const bool ok1 = fb1 <= out.usable_bytes;
     if (ok && (!ok1 || b == kMaxBatch)) {
       found = b;
       break;
