@@ -707,6 +707,8 @@ RankMemory rank_memory(const Ctx& c, std::int64_t micro) {
     // vocab-parallel already in the sharded model.
     const MemoryBreakdown unsharded = memory_for_batch(in.model, w, s, micro, seq);
     mb.activations = unsharded.activations / c.deg;
+    mb.activations_backward = unsharded.activations_backward / c.deg;
+    mb.activations_last_layer = unsharded.activations_last_layer / c.deg;
   }
   if (c.st == Strategy::ep) {
     const ParamCounts pc = in.model.params();
