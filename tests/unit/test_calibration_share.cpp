@@ -103,7 +103,9 @@ TEST_CASE("compact form: small, and a calibration rebuilt from it gives the same
   const std::string rebuilt_text = to_json_text(rebuilt.value());
   const std::pair<const char*, const char*> jobs[] = {
       {"mixtral-8x7b", "qlora"}, {"llama-3.1-8b", "lora"}, {"llama-3.2-3b", "full"}};
-  for (const auto& [model, method] : jobs) {
+  for (const auto& job : jobs) {
+    const char* model = job.first;  // not a structured binding: C++17 lambdas (CAPTURE) cannot capture one
+    const char* method = job.second;
     CAPTURE(method);
     Estimate a = estimate_with(fixture_text(), model, method);
     Estimate b = estimate_with(rebuilt_text, model, method);
