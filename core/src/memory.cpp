@@ -147,22 +147,36 @@ MemoryBreakdown::Phases MemoryBreakdown::phases() const {
   return p;
 }
 
-const char* MemoryBreakdown::peak_phase() const {
-  if (!phased) return "sum";
+MemoryBreakdown::Moment MemoryBreakdown::peak_moment() const {
+  if (!phased) return Moment::sum;
   const Phases p = phases();
-  if (p.forward_loss >= p.backward_start && p.forward_loss >= p.backward_end) return "forward_loss";
-  return p.backward_start >= p.backward_end ? "backward_start" : "backward_end";
+  if (p.forward_loss >= p.backward_start && p.forward_loss >= p.backward_end) return Moment::forward_loss;
+  return p.backward_start >= p.backward_end ? Moment::backward_start : Moment::backward_end;
+}
+
+const char* MemoryBreakdown::peak_phase() const {
+  switch (peak_moment()) {
+    case Moment::forward_loss:
+      return "forward_loss";
+    case Moment::backward_start:
+      return "backward_start";
+    case Moment::backward_end:
+      return "backward_end";
+    case Moment::sum:
+      break;
+  }
+  return "sum";
 }
 
 MemoryBreakdown MemoryBreakdown::at_peak() const {
   MemoryBreakdown b = *this;
   b.phased = false;
-  if (!phased) return b;
-  const std::string phase = peak_phase();
-  if (phase != "backward_end" && !gradients_kept) b.gradients = 0;
-  if (phase == "forward_loss") b.activations = activations - activations_backward;
-  if (phase != "forward_loss") b.logits = 0;
-  if (phase == "backward_end") b.activations = activations_last_layer;
+  const Moment at = peak_moment();
+  if (at == Moment::sum) return b;
+  if (at != Moment::backward_end && !gradients_kept) b.gradients = 0;
+  if (at == Moment::forward_loss) b.activations = activations - activations_backward;
+  if (at != Moment::forward_loss) b.logits = 0;
+  if (at == Moment::backward_end) b.activations = activations_last_layer;
   return b;
 }
 
@@ -173,11 +187,17 @@ double MemoryBreakdown::total() const {
 }
 
 double MemoryBreakdown::variable() const {
-  if (!phased) return activations + logits + allocator_overhead;
-  const std::string phase = peak_phase();
-  if (phase == "forward_loss") return activations - activations_backward + logits + allocator_overhead;
-  if (phase == "backward_start") return activations + allocator_overhead;
-  return activations_last_layer + allocator_overhead;
+  switch (peak_moment()) {
+    case Moment::forward_loss:
+      return activations - activations_backward + logits + allocator_overhead;
+    case Moment::backward_start:
+      return activations + allocator_overhead;
+    case Moment::backward_end:
+      return activations_last_layer + allocator_overhead;
+    case Moment::sum:
+      break;
+  }
+  return activations + logits + allocator_overhead;
 }
 
 json MemoryBreakdown::to_json_gib() const {

@@ -54,6 +54,8 @@ struct MemoryBreakdown {
     double forward_loss = 0, backward_start = 0, backward_end = 0;
   };
   Phases phases() const;
+  enum class Moment { sum, forward_loss, backward_start, backward_end };
+  Moment peak_moment() const;  // Moment::sum when not phased
   // The components as they are at the peak moment (what is freed or not yet allocated then is left out or
   // reduced): an unphased breakdown whose plain sum is total(). Unphased: a copy.
   MemoryBreakdown at_peak() const;
