@@ -30,6 +30,12 @@ Error resolve_error(Request r, const Request& more) {
   return in.error();
 }
 
+// Llama-3.2-3B at 2 x 4096 tokens on an A100 80GB with torchtune: the README optimisation table's job.
+Request llama32_3b_torchtune(const std::string& method = "full", const std::string& batch = "2") {
+  return {{"model", "llama-3.2-3b"}, {"gpu", "a100-sxm4-80gb"}, {"method", method},
+          {"seq", "4096"},           {"batch", batch},          {"stack", "torchtune-2024"}};
+}
+
 Request llama7b(const std::string& stack, const std::string& method = "qlora") {
   return {{"model", "llama-2-7b"}, {"gpu", "a100-sxm4-80gb"}, {"method", method}, {"seq", "2048"},
           {"batch", "2"},          {"stack", stack}};
@@ -102,12 +108,7 @@ TEST_CASE("PCIe time of offloading: 2 x host bytes over the host link, exposed o
 }
 
 TEST_CASE("full fine-tuning: pure bf16, optimizer-in-backward, blockwise 8-bit AdamW (torchtune)") {
-  Request r = {{"model", "llama-3.2-3b"},
-               {"gpu", "a100-sxm4-80gb"},
-               {"method", "full"},
-               {"seq", "4096"},
-               {"batch", "2"},
-               {"stack", "torchtune-2024"}};
+  const Request r = llama32_3b_torchtune();
   Inputs base = resolve(r);
   const double P = static_cast<double>(base.model.params().total());
   CHECK(P == doctest::Approx(3212749824.0));  // tied embeddings counted once
@@ -307,12 +308,7 @@ TEST_CASE("fit-stack refuses training rows on a GPU the stack holds out, and rec
 }
 
 TEST_CASE("phase peak (torchtune): gradients only after the forward, logits and recompute never together") {
-  Request r = {{"model", "llama-3.2-3b"},
-               {"gpu", "a100-sxm4-80gb"},
-               {"method", "full"},
-               {"seq", "4096"},
-               {"batch", "2"},
-               {"stack", "torchtune-2024"}};
+  const Request r = llama32_3b_torchtune();
   Inputs full = resolve(r);
   REQUIRE(full.stack.peak_model == "phases");
   MemoryBreakdown mb = memory_for_batch(full.model, full.workload, full.stack, 2, 4096);
@@ -348,13 +344,7 @@ TEST_CASE("phase peak (torchtune): gradients only after the forward, logits and 
 
 TEST_CASE("max batch under a phase peak equals a linear scan (the peak is convex, not affine)") {
   for (const char* method : {"full", "lora"}) {
-    Request r = {{"model", "llama-3.2-3b"},
-                 {"gpu", "a100-sxm4-80gb"},
-                 {"method", method},
-                 {"seq", "4096"},
-                 {"batch", "1"},
-                 {"stack", "torchtune-2024"}};
-    Inputs in = resolve(r);
+    Inputs in = resolve(llama32_3b_torchtune(method, "1"));
     const MaxBatch mx = max_batch_size(in.model, in.workload, in.stack, in.gpu);
     std::int64_t scan = 0;
     while (memory_for_batch(in.model, in.workload, in.stack, scan + 1, mx.seq_len).total() <= mx.usable_bytes)
@@ -366,14 +356,7 @@ TEST_CASE("max batch under a phase peak equals a linear scan (the peak is convex
 TEST_CASE("at_peak: the components present at the peak moment sum to the phase peak") {
   for (const char* method : {"full", "lora"}) {
     for (const char* accum : {"1", "4"}) {
-      Request r = {{"model", "llama-3.2-3b"},
-                   {"gpu", "a100-sxm4-80gb"},
-                   {"method", method},
-                   {"seq", "4096"},
-                   {"batch", "2"},
-                   {"grad-accum", accum},
-                   {"stack", "torchtune-2024"}};
-      Inputs in = resolve(r);
+      Inputs in = resolve(llama32_3b_torchtune(method), Request{{"grad-accum", accum}});
       MemoryBreakdown mb = memory_for_batch(in.model, in.workload, in.stack, 2, 4096);
       const MemoryBreakdown at = mb.at_peak();
       CHECK_FALSE(at.phased);

@@ -42,6 +42,22 @@ std::string today_text() {
   return b;
 }
 
+// A calibration entry from an accepted check: what the file says, named and assigned to a GPU.
+YourCalibration calibration_entry(const CalibrationCheck& chk, const std::string& name,
+                                  const std::string& gpu, const std::string& text) {
+  YourCalibration y;
+  y.name = name;
+  y.gpu = gpu;
+  y.device = chk.device_name;
+  y.summary = chk.message;
+  y.added = today_text();
+  y.text = text;
+  y.fingerprint = chk.fingerprint;
+  y.link = chk.link;
+  y.flags = chk.flags;
+  return y;
+}
+
 std::string base_name(const std::string& name, bool json_suffix = true) {
   auto p = name.find_last_of("/\\");
   std::string b = p == std::string::npos ? name : name.substr(p + 1);
@@ -272,16 +288,8 @@ void App::apply_link_calibration() {
           own->enabled = true;
         } else {
           suspend_others();
-          YourCalibration y;
-          y.name = "link-" + chk.fingerprint.substr(0, 8) + ".json";
-          y.gpu = gpu;
-          y.device = chk.device_name;
-          y.summary = chk.message;
-          y.added = today_text();
-          y.text = text;
-          y.fingerprint = chk.fingerprint;
-          y.link = chk.link;
-          y.flags = chk.flags;
+          YourCalibration y =
+              calibration_entry(chk, "link-" + chk.fingerprint.substr(0, 8) + ".json", gpu, text);
           y.from_link = true;
           calibrations_.push_back(y);
           notify(y.flags.empty() ? Notice::info : Notice::warning,
@@ -565,16 +573,7 @@ void App::add_calibration(const std::string& name, const std::string& text) {
     return;
   }
   calibration_error_.clear();
-  YourCalibration y;
-  y.name = name;
-  y.gpu = chk.suggested_gpu;
-  y.device = chk.device_name;
-  y.summary = chk.message;
-  y.added = today_text();
-  y.text = text;
-  y.fingerprint = chk.fingerprint;
-  y.link = chk.link;
-  y.flags = chk.flags;
+  YourCalibration y = calibration_entry(chk, name, chk.suggested_gpu, text);
   const bool flagged = !y.flags.empty();
   // the file a link asked for: its calibrated numbers replace the spec-sheet ones
   if (!missing_cal_id_.empty() && y.fingerprint == missing_cal_id_) {
