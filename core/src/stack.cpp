@@ -30,6 +30,20 @@ struct Field {
   bool optional = false;
   double fallback = 0;
 };
+// An optional array of parameter names (fit_parameters): each must be a string.
+Status read_name_list(const json& obj, const char* key, const std::string& path,
+                      std::vector<std::string>& out) {
+  if (!has(obj, key)) return Ok{};
+  const json& v = obj.at(key);
+  const std::string where = path + "." + key;
+  if (!v.is_array()) return make_error(Errc::wrong_type, where, "must be an array of parameter names");
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (!v[i].is_string())
+      return make_error(Errc::wrong_type, where + "[" + std::to_string(i) + "]", "must be a string");
+    out.push_back(v[i].get<std::string>());
+  }
+  return Ok{};
+}
 Status read_fields(const json& obj, const std::string& path, std::initializer_list<Field> fields) {
   for (const auto& f : fields) {
     if (f.optional && !has(obj, f.key)) {
@@ -91,6 +105,9 @@ Result<StackProfile> parse_stack(const json& doc, const std::string& source) {
                    {"dequant_temp_bytes_per_param", &s.dequant_temp_bytes_per_param, 0, 16},
                    {"gc_retained_fraction", &s.gc_retained_fraction, 0, 1}}));
   (void)mem2;
+  if (has(m, "fit")) s.memory_fit = m.at("fit");
+  FTCOST_TRY(mfit, read_name_list(m, "fit_parameters", p, s.memory_fit_parameters));
+  (void)mfit;
   FTCOST_TRY(prov, opt_string(m, "gc_retained_provenance", p, ""));
   FTCOST_TRY(resid, opt_number(m, "gc_retained_fit_residual_batches", p, 0));
   s.gc_retained_provenance = prov;
@@ -171,17 +188,8 @@ Result<StackProfile> parse_stack(const json& doc, const std::string& source) {
   s.hopper_tensor_note = hnote;
   FTCOST_TRY(note, opt_string(t, "note", tp, ""));
   if (has(t, "fit")) s.fit = t.at("fit");
-  if (has(t, "fit_parameters")) {
-    const json& fp = t.at("fit_parameters");
-    if (!fp.is_array())
-      return make_error(Errc::wrong_type, "throughput.fit_parameters", "must be an array of parameter names");
-    for (std::size_t i = 0; i < fp.size(); ++i) {
-      if (!fp[i].is_string())
-        return make_error(Errc::wrong_type, "throughput.fit_parameters[" + std::to_string(i) + "]",
-                          "must be a string");
-      s.fit_parameters.push_back(fp[i].get<std::string>());
-    }
-  }
+  FTCOST_TRY(tfit, read_name_list(t, "fit_parameters", tp, s.fit_parameters));
+  (void)tfit;
   s.throughput_note = note;
   return s;
 }
