@@ -11,6 +11,7 @@
 #include "json_get.hpp"
 #include "plot.hpp"
 #include "style.hpp"
+#include "widgets.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -994,13 +995,7 @@ void App::draw_notices() {
     }
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted(line.c_str());
-    if (ImGui::IsItemHovered()) {
-      ImGui::BeginTooltip();
-      ImGui::PushTextWrapPos(fh * 36);
-      ImGui::TextUnformatted(top->text.c_str());
-      ImGui::PopTextWrapPos();
-      ImGui::EndTooltip();
-    }
+    tip(top->text, 36.0f);
     ImGui::SameLine(std::max(ImGui::GetCursorPosX(), ImGui::GetWindowContentRegionMax().x - buttons_w));
     ImGui::TextDisabled("(%s)", count.c_str());
     ImGui::SameLine();
@@ -1057,7 +1052,7 @@ void App::draw_notices() {
 void App::draw_run_section() {
   mark("run");
   const float fh = ImGui::GetFontSize();
-  ImGui::TextColored(style::kAccent, "Your own training run");
+  section_title("Your own training run");
   ImGui::PushTextWrapPos(std::min(ImGui::GetContentRegionAvail().x, fh * 50));
   ImGui::TextWrapped(
       "A short run of your real job, recorded with tools/ftcost_probe.py (a Trainer callback or a hook in "
@@ -1110,7 +1105,7 @@ void App::draw_calibrations_view() {
   mark("calibrations");
   const float fh = ImGui::GetFontSize();
   ImGui::PushTextWrapPos(std::min(ImGui::GetContentRegionAvail().x, fh * 50));
-  ImGui::TextColored(style::kAccent, "Your GPU's measured speeds");
+  section_title("Your GPU's measured speeds");
   ImGui::TextWrapped(
       "ftcost-calibrate (native, CUDA) benchmarks the kernels fine-tuning spends its time in on your GPU and "
       "writes a "

@@ -7,31 +7,20 @@
 #include "imgui.h"
 #include "plot.hpp"
 #include "style.hpp"
+#include "widgets.hpp"
 
 #include <algorithm>
 #include <cmath>
 
 namespace ftcost::web {
 
-namespace {
-void tip(const char* text) {
-  if (ImGui::IsItemHovered()) {
-    ImGui::BeginTooltip();
-    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 26);
-    ImGui::TextUnformatted(text);
-    ImGui::PopTextWrapPos();
-    ImGui::EndTooltip();
-  }
-}
-}  // namespace
-
 void App::draw_paper_view() {
   const float fh = ImGui::GetFontSize();
   const float avail = ImGui::GetContentRegionAvail().x;
   ImGui::PushTextWrapPos(std::min(avail, fh * 60));
-  ImGui::TextColored(style::kAccent,
-                     "The paper's model: \"Understanding the performance and estimating the cost of LLM "
-                     "fine-tuning\" (arXiv 2408.04693)");
+  section_title(
+      "The paper's model: \"Understanding the performance and estimating the cost of LLM "
+      "fine-tuning\" (arXiv 2408.04693)");
   ImGui::TextWrapped(
       "The paper fits two formulas to fine-tuning sweeps on an A40: Eq. (1) for the maximum batch size and "
       "Eq. (2) for "
@@ -43,7 +32,7 @@ void App::draw_paper_view() {
   // ---- Table IV ----
   mark("paper_table4");
   ImGui::Spacing();
-  ImGui::TextColored(style::kAccent, "Table IV: cost of fine-tuning Mixtral-8x7B (QLoRA, sparse, math data)");
+  section_title("Table IV: cost of fine-tuning Mixtral-8x7B (QLoRA, sparse, math data)");
   ImGui::SetNextItemWidth(fh * 8);
   ImGui::InputDouble("queries##p", &paper_queries_, 1000, 10000, "%.0f");
   tip("Dataset size used for the cost (the paper uses 15,000 queries)");
@@ -126,7 +115,7 @@ void App::draw_paper_view() {
   mark("paper_eq1");
   ImGui::Spacing();
   ImGui::BeginGroup();
-  ImGui::TextColored(style::kAccent, "Eq. (1): maximum batch size vs sequence length");
+  section_title("Eq. (1): maximum batch size vs sequence length");
   tip("MaxBSZ = floor(C0 x (GPU_mem - model_mem) / (seq_len x ((1 - C1) + C1 x sparsity)))");
   const paper::Eq1Coeffs sets[] = {paper::kEq1MixtralPaper, paper::kEq1MixtralCode, paper::kEq1BlackMamba};
   ImGui::SetNextItemWidth(pw * 0.55f);
@@ -206,7 +195,7 @@ void App::draw_paper_view() {
   // ---- Eq. (2) ----
   mark("paper_eq2");
   ImGui::BeginGroup();
-  ImGui::TextColored(style::kAccent, "Eq. (2): throughput vs batch size, fitted to the A40 sweeps");
+  section_title("Eq. (2): throughput vs batch size, fitted to the A40 sweeps");
   tip("throughput = C2 x ln(bsz^(1/(sparsity x C3))) + C4; C3 fixed per model (1.8 Mixtral, 2.5 BlackMamba), "
       "C2 and C4 by least squares");
   {

@@ -33,27 +33,27 @@ extern "C" {
 // request: JSON object of `ftcost estimate` flag names -> values. Returns what `ftcost estimate --json`
 // prints.
 EMSCRIPTEN_KEEPALIVE const char* ftcost_estimate(const char* request) {
-  static std::string out;  // the C string handed to JavaScript lives here until the next call
+  static std::string out;
   return guarded(out, [request] { return ftcost::api::estimate_json(request != nullptr ? request : ""); });
 }
 
 // request: JSON object of `ftcost compare` flag names -> values. Returns what `ftcost compare --json` prints.
 EMSCRIPTEN_KEEPALIVE const char* ftcost_compare(const char* request) {
-  static std::string out;  // the C string handed to JavaScript lives here until the next call
+  static std::string out;
   return guarded(out, [request] { return ftcost::api::compare_json(request != nullptr ? request : ""); });
 }
 
 // request: JSON object of the job keys plus the plan's constraint keys. Returns what `ftcost plan --json`
 // prints.
 EMSCRIPTEN_KEEPALIVE const char* ftcost_plan(const char* request) {
-  static std::string out;  // the C string handed to JavaScript lives here until the next call
+  static std::string out;
   return guarded(out, [request] { return ftcost::api::plan_json(request != nullptr ? request : ""); });
 }
 
 // request: one plan's "request" object; stack: trl, torchtune, axolotl, llamafactory or unsloth. Returns
 // {"stack", "command", "files": [{role, name, format, text}]}.
 EMSCRIPTEN_KEEPALIVE const char* ftcost_plan_config(const char* request, const char* stack) {
-  static std::string out;  // the C string handed to JavaScript lives here until the next call
+  static std::string out;
   return guarded(out, [request, stack] {
     return ftcost::api::plan_config_json(request != nullptr ? request : "", stack != nullptr ? stack : "");
   });
@@ -62,13 +62,13 @@ EMSCRIPTEN_KEEPALIVE const char* ftcost_plan_config(const char* request, const c
 // request: JSON object of `ftcost scale` flag names -> values (estimate keys and "counts"). Returns what
 // `ftcost scale --json` prints: time, cost, throughput and scaling efficiency against the GPU count.
 EMSCRIPTEN_KEEPALIVE const char* ftcost_scaling(const char* request) {
-  static std::string out;  // the C string handed to JavaScript lives here until the next call
+  static std::string out;
   return guarded(out, [request] { return ftcost::api::scaling_json(request != nullptr ? request : ""); });
 }
 
 // what: "models", "gpus", "datasets", "prices" or "table4".
 EMSCRIPTEN_KEEPALIVE const char* ftcost_list(const char* what) {
-  static std::string out;  // the C string handed to JavaScript lives here until the next call
+  static std::string out;
   const std::string w = what != nullptr ? what : "";
   return guarded(out, [&w] {
     if (w == "models") return ftcost::api::models_json();
