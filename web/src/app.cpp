@@ -805,15 +805,9 @@ void App::frame() {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(fh * 0.8f, fh * 0.6f));
   if (state_.view == View::calculator) {
-    const bool wide = avail.x >= fh * 62;
-    if (wide) {
-      const float left_w = std::min(fh * 25.0f, avail.x * 0.34f);
-      ImGui::BeginChild("inputs", ImVec2(left_w, avail.y), false, ImGuiWindowFlags_AlwaysUseWindowPadding);
-      draw_inputs();
-      ImGui::EndChild();
-      ImGui::SameLine(0, 0);
-      ImGui::BeginChild("results", ImVec2(avail.x - left_w, avail.y), false,
-                        ImGuiWindowFlags_AlwaysUseWindowPadding);
+    if (two_panes_fit(avail)) {
+      begin_right_pane("inputs", "results", avail, std::min(fh * 25.0f, avail.x * 0.34f),
+                       [this] { draw_inputs(); });
       draw_results();
       ImGui::EndChild();
     } else {
@@ -1083,14 +1077,10 @@ void App::draw_run_section() {
     for (const auto& p : jat(run_fit_, "points")) {
       if (++shown > 24) break;
       ImGui::TableNextRow();
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(jstr(p, "shape").c_str());
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(plot::fmt(jnum(p, "measured_s")).c_str());
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(plot::fmt(jnum(p, "predicted_before_s")).c_str());
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(plot::fmt(jnum(p, "predicted_after_s")).c_str());
+      table_cell(jstr(p, "shape"));
+      table_cell(plot::fmt(jnum(p, "measured_s")));
+      table_cell(plot::fmt(jnum(p, "predicted_before_s")));
+      table_cell(plot::fmt(jnum(p, "predicted_after_s")));
     }
     ImGui::EndTable();
   }
@@ -1178,8 +1168,7 @@ void App::draw_calibrations_view() {
       }
       if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Use this calibration for estimates on %s", c.gpu.c_str());
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(c.name.c_str());
+      table_cell(c.name);
       if (c.from_link)
         ImGui::TextDisabled("from the link (not stored)");
       else if (c.suspended)

@@ -66,20 +66,15 @@ void App::draw_paper_view() {
       const auto& r = rows[i];
       ImGui::TableNextRow();
       if (r.cost == cheapest) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, IM_COL32(40, 120, 70, 150));
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(r.gpu.c_str());
+      table_cell(r.gpu);
       ImGui::TableNextColumn();
       ImGui::Text("%s GB", plot::fmt(r.memory_gb).c_str());
       ImGui::TableNextColumn();
       ImGui::Text("%ld", r.max_batch);
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(plot::fmt(r.throughput_qps).c_str());
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(plot::fmt_usd(r.usd_per_hour).c_str());
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(plot::fmt(r.hours).c_str());
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(plot::fmt_usd(r.cost).c_str());
+      table_cell(plot::fmt(r.throughput_qps));
+      table_cell(plot::fmt_usd(r.usd_per_hour));
+      table_cell(plot::fmt(r.hours));
+      table_cell(plot::fmt_usd(r.cost));
       ImGui::TableNextColumn();
       const bool default_size = table4_queries_ == 15000 && table4_epochs_ == 10;
       if (default_size) {
@@ -93,8 +88,7 @@ void App::draw_paper_view() {
       ImGui::TableNextColumn();
       if (p.error.empty()) {
         ImGui::Text("%ld, %s", p.max_batch, plot::fmt(p.throughput_qps).c_str());
-        ImGui::TableNextColumn();
-        ImGui::TextUnformatted(plot::fmt_usd(p.cost).c_str());
+        table_cell(plot::fmt_usd(p.cost));
       } else {
         ImGui::TextColored(style::kBad, "error");
         tip(p.error.c_str());

@@ -204,15 +204,9 @@ void App::draw_plan_view() {
     }
   }
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const bool wide = avail.x >= fh * 62;
-  if (wide) {
-    const float left_w = std::min(fh * 22.0f, avail.x * 0.3f);
-    ImGui::BeginChild("plan_inputs", ImVec2(left_w, avail.y), false, ImGuiWindowFlags_AlwaysUseWindowPadding);
-    draw_plan_constraints();
-    ImGui::EndChild();
-    ImGui::SameLine(0, 0);
-    ImGui::BeginChild("plan_results", ImVec2(avail.x - left_w, avail.y), false,
-                      ImGuiWindowFlags_AlwaysUseWindowPadding);
+  if (two_panes_fit(avail)) {
+    begin_right_pane("plan_inputs", "plan_results", avail, std::min(fh * 22.0f, avail.x * 0.3f),
+                     [this] { draw_plan_constraints(); });
   } else {
     ImGui::BeginChild("plan_column", avail, false, ImGuiWindowFlags_AlwaysUseWindowPadding);
     draw_plan_constraints();
@@ -505,26 +499,21 @@ void App::draw_plan_table() {
     if (ImGui::Selectable(label.c_str(), id == best, ImGuiSelectableFlags_SpanAllColumns)) load_plan(id);
     if (row < 12) anchor(("plan.row." + std::to_string(row)).c_str());
     tip(plan_note(p), kPlanTipWrapEm);
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted(shape_text(p).c_str());
+    table_cell(shape_text(p));
     ImGui::TableNextColumn();
     ImGui::Text("%s%s", jstr(p, "provider").c_str(), jflag(p, "spot") ? " (spot)" : "");
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted(jstr(p, "method").c_str());
+    table_cell(jstr(p, "method"));
     ImGui::TableNextColumn();
     ImGui::Text("%s / %s", jstr(p, "stack").c_str(), jstr(p, "parallel").c_str());
     ImGui::TableNextColumn();
     ImGui::Text("%s x %s", plot::fmt_int(jnum(p, "micro_batch")).c_str(),
                 plot::fmt_int(jnum(p, "grad_accum")).c_str());
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted(plot::fmt_hours_as(jnum(p, "hours"), time_unit).c_str());
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted(plot::fmt_usd(jnum(p, "cost_usd")).c_str());
+    table_cell(plot::fmt_hours_as(jnum(p, "hours"), time_unit));
+    table_cell(plot::fmt_usd(jnum(p, "cost_usd")));
     ImGui::TableNextColumn();
     ImGui::Text("%s / %s GiB", plot::fmt(jnum(p, "peak_gib_per_gpu")).c_str(),
                 plot::fmt(jnum(p, "memory_gib")).c_str());
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted(jstr(p, "bottleneck").c_str());
+    table_cell(jstr(p, "bottleneck"));
     ++row;
   }
   ImGui::EndTable();

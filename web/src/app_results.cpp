@@ -200,18 +200,14 @@ void App::draw_parallel() {
     ImGui::TableHeadersRow();
     for (const auto& c : jat(p, "communication")) {
       ImGui::TableNextRow();
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(jstr(c, "name").c_str());
+      table_cell(jstr(c, "name"));
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", jstr(c, "overlap").c_str());
       ImGui::TableNextColumn();
       ImGui::Text("%s x%d on %d", jstr(c, "op").c_str(), static_cast<int>(jnum(c, "calls")),
                   static_cast<int>(jnum(c, "ranks")));
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(jstr(c, "scope").c_str());
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(plot::fmt(jnum(c, "time_s")).c_str());
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(plot::fmt(jnum(c, "exposed_s")).c_str());
+      table_cell(jstr(c, "scope"));
+      table_cell(plot::fmt(jnum(c, "time_s")));
+      table_cell(plot::fmt(jnum(c, "exposed_s")));
     }
     ImGui::EndTable();
   }

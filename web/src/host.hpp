@@ -53,7 +53,8 @@ class Platform;
 
 class PlatformHost : public Host {
  public:
-  // The window and the OpenGL context the platform creates.
+  // The window and the OpenGL context the platform creates (the defaults: a fixed-size window with an
+  // OpenGL 3.0 core-profile context, no buffer swap, no blocking wait).
   struct Display {
     std::string title;
     int width = 0, height = 0;  // the window's size at start (browser: the canvas' CSS size)

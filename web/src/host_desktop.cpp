@@ -86,13 +86,11 @@ class DesktopHost final : public PlatformHost {
     return true;
   }
   Display display() override {
-    Display d;
+    Display d;  // OpenGL 3.2 core profile
     d.title = "ftcost: fine-tuning fit, speed and cost";
     d.width = 1440;
     d.height = 900;
     d.resizable = true;
-    d.gles = false;
-    d.gl_major = 3;
     d.gl_minor = 2;
     d.glsl_version = "#version 150";
     d.swap_buffers = true;

@@ -116,19 +116,14 @@ class WebHost final : public PlatformHost {
   // ---- PlatformHost: the canvas and the animation-frame loop ----
   bool parse_args(int /*argc*/, char** /*argv*/, std::string* /*error*/) override { return true; }
   Display display() override {
-    Display d;
+    Display d;  // not resizable (the page sizes the canvas), no buffer swap, no blocking wait
     d.title = "ftcost";
     double css_w = 0, css_h = 0;
     emscripten_get_element_css_size("#canvas", &css_w, &css_h);
     d.width = std::max(320, static_cast<int>(css_w));
     d.height = std::max(240, static_cast<int>(css_h));
-    d.resizable = false;  // the page sizes the canvas (ftcost_ui_set_canvas_size)
-    d.gles = true;        // WebGL2 = OpenGL ES 3.0
-    d.gl_major = 3;
-    d.gl_minor = 0;
+    d.gles = true;  // WebGL2 = OpenGL ES 3.0
     d.glsl_version = "#version 300 es";
-    d.swap_buffers = false;
-    d.wait_when_idle = false;
     return d;
   }
   std::string gl_context_error(const std::string& sdl_error) override {

@@ -19,6 +19,23 @@ void section_title(const char* title, const char* tooltip, float wrap_em) {
   if (tooltip != nullptr) tip(tooltip, wrap_em);
 }
 
+void table_cell(const std::string& text) {
+  ImGui::TableNextColumn();
+  ImGui::TextUnformatted(text.c_str());
+}
+
+bool two_panes_fit(const ImVec2& size) { return size.x >= ImGui::GetFontSize() * 62; }
+
+void begin_right_pane(const char* left_id, const char* right_id, const ImVec2& size, float left_w,
+                      const std::function<void()>& left) {
+  ImGui::BeginChild(left_id, ImVec2(left_w, size.y), false, ImGuiWindowFlags_AlwaysUseWindowPadding);
+  left();
+  ImGui::EndChild();
+  ImGui::SameLine(0, 0);
+  ImGui::BeginChild(right_id, ImVec2(size.x - left_w, size.y), false,
+                    ImGuiWindowFlags_AlwaysUseWindowPadding);
+}
+
 void muted_text_wrapped(const std::string& text) {
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
   ImGui::TextWrapped("%s", text.c_str());

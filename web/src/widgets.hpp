@@ -1,7 +1,10 @@
 // Small Dear ImGui helpers the calculator's panels share (app*.cpp, plot.cpp): one way to show a
-// tooltip, a section title and a muted note.
+// tooltip, a section title, a table cell and a muted note.
 #pragma once
 
+#include "imgui.h"
+
+#include <functional>
 #include <string>
 
 namespace ftcost::web {
@@ -15,6 +18,17 @@ inline void tip(const std::string& text, float wrap_em = kTipWrapEm) { tip(text.
 
 // A panel's or a section's title in the accent colour, with its tooltip (none: nullptr).
 void section_title(const char* title, const char* tooltip = nullptr, float wrap_em = kTipWrapEm);
+
+// Moves to the next column of the current table and writes `text` there.
+void table_cell(const std::string& text);
+
+// A page of `size` is wide enough for two panes side by side (else: one scrolling column).
+bool two_panes_fit(const ImVec2& size);
+// Two panes side by side filling `size`: draws `left` in the child window `left_id`, left_w wide, then begins
+// the child window `right_id` beside it for the rest; the caller draws into it and ends it with
+// ImGui::EndChild().
+void begin_right_pane(const char* left_id, const char* right_id, const ImVec2& size, float left_w,
+                      const std::function<void()>& left);
 
 // A note in the muted (disabled) text colour, wrapped at the window's edge.
 void muted_text_wrapped(const std::string& text);
