@@ -1066,13 +1066,8 @@ void App::draw_run_section() {
   ImGui::Text("Step time on the run: %s%% RMS error with %s as shipped, %s%% refitted (%d timed steps)",
               plot::fmt(jnum(err, "before") * 100).c_str(), base.c_str(),
               plot::fmt(jnum(err, "after") * 100).c_str(), static_cast<int>(jnum(run_fit_, "time_points")));
-  if (ImGui::BeginTable(
-          "runpts", 4, ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchProp)) {
-    ImGui::TableSetupColumn("batch shape");
-    ImGui::TableSetupColumn("measured s");
-    ImGui::TableSetupColumn("predicted s (shipped)");
-    ImGui::TableSetupColumn("predicted s (refitted)");
-    ImGui::TableHeadersRow();
+  if (begin_table("runpts",
+                  {"batch shape", "measured s", "predicted s (shipped)", "predicted s (refitted)"})) {
     int shown = 0;
     for (const auto& p : jat(run_fit_, "points")) {
       if (++shown > 24) break;

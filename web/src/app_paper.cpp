@@ -54,12 +54,8 @@ void App::draw_paper_view() {
   }
   const auto rows = paper::table4(table4_queries_, table4_epochs_);
   const auto pred = paper_table4_predictions(Database::embedded(), table4_queries_, table4_epochs_);
-  if (ImGui::BeginTable(
-          "t4", 10, ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchProp)) {
-    for (const char* h : {"GPU", "Memory", "Max batch", "Throughput (q/s)", "$/GPU-h (CUDO, 2024)", "Hours",
-                          "Cost (ours)", "Cost (paper)", "ftcost: max batch, q/s", "ftcost: cost"})
-      ImGui::TableSetupColumn(h);
-    ImGui::TableHeadersRow();
+  if (begin_table("t4", {"GPU", "Memory", "Max batch", "Throughput (q/s)", "$/GPU-h (CUDO, 2024)", "Hours",
+                         "Cost (ours)", "Cost (paper)", "ftcost: max batch, q/s", "ftcost: cost"})) {
     double cheapest = 1e300;
     for (const auto& r : rows) cheapest = std::min(cheapest, r.cost);
     for (std::size_t i = 0; i < rows.size(); ++i) {

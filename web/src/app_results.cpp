@@ -190,14 +190,7 @@ void App::draw_parallel() {
       static_cast<int>(jnum(p, "gpus_per_node")), static_cast<int>(jnum(p, "nodes")),
       plot::fmt(jnum(result_, "step_time_s")).c_str(), plot::fmt(jnum(p, "compute_s")).c_str(),
       plot::fmt(jnum(p, "communication_exposed_s")).c_str());
-  if (ImGui::BeginTable(
-          "comm", 5, ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchProp)) {
-    ImGui::TableSetupColumn("collective");
-    ImGui::TableSetupColumn("op");
-    ImGui::TableSetupColumn("where");
-    ImGui::TableSetupColumn("time s");
-    ImGui::TableSetupColumn("exposed s");
-    ImGui::TableHeadersRow();
+  if (begin_table("comm", {"collective", "op", "where", "time s", "exposed s"})) {
     for (const auto& c : jat(p, "communication")) {
       ImGui::TableNextRow();
       table_cell(jstr(c, "name"));
@@ -880,14 +873,7 @@ void App::draw_comparison_table(const char* id, const json& cmp) {
     return std::string(name) + ": " + jstr(s, "model") + " / " + jstr(s, "gpu") + " / " + jstr(s, "method") +
            (cal ? " [calibrated]" : " [spec-only]");
   };
-  if (ImGui::BeginTable(
-          id, 5, ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchProp)) {
-    ImGui::TableSetupColumn("");
-    ImGui::TableSetupColumn(head(a, "A").c_str());
-    ImGui::TableSetupColumn(head(b, "B").c_str());
-    ImGui::TableSetupColumn("B - A");
-    ImGui::TableSetupColumn("B / A");
-    ImGui::TableHeadersRow();
+  if (begin_table(id, {"", head(a, "A").c_str(), head(b, "B").c_str(), "B - A", "B / A"})) {
     for (const auto& r : jat(cmp, "rows")) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();

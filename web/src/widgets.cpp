@@ -19,6 +19,15 @@ void section_title(const char* title, const char* tooltip, float wrap_em) {
   if (tooltip != nullptr) tip(tooltip, wrap_em);
 }
 
+bool begin_table(const char* id, std::initializer_list<const char*> headers) {
+  if (!ImGui::BeginTable(id, static_cast<int>(headers.size()),
+                         ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchProp))
+    return false;
+  for (const char* h : headers) ImGui::TableSetupColumn(h);
+  ImGui::TableHeadersRow();
+  return true;
+}
+
 void table_cell(const std::string& text) {
   ImGui::TableNextColumn();
   ImGui::TextUnformatted(text.c_str());

@@ -5,6 +5,7 @@
 #include "imgui.h"
 
 #include <functional>
+#include <initializer_list>
 #include <string>
 
 namespace ftcost::web {
@@ -18,6 +19,11 @@ inline void tip(const std::string& text, float wrap_em = kTipWrapEm) { tip(text.
 
 // A panel's or a section's title in the accent colour, with its tooltip (none: nullptr).
 void section_title(const char* title, const char* tooltip = nullptr, float wrap_em = kTipWrapEm);
+
+// Begins a table of the calculator's usual style (row stripes, borders, columns stretched by their content)
+// with one column a header and the header row drawn. False: the table is not visible (nothing to draw, no
+// ImGui::EndTable()).
+bool begin_table(const char* id, std::initializer_list<const char*> headers);
 
 // Moves to the next column of the current table and writes `text` there.
 void table_cell(const std::string& text);
