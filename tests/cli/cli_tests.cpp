@@ -172,6 +172,15 @@ TEST_CASE("models and gpus list the presets") {
   CHECK(g.out.find("h200-sxm-141gb") != std::string::npos);
 }
 
+TEST_CASE("models --json and gpus --json print the JavaScript API's lists (one core function)") {
+  Run m = run("models --json");
+  REQUIRE(m.code == 0);
+  CHECK(json::parse(m.out) == json::parse(ftcost::api::models_json()));
+  Run g = run("gpus --json");
+  REQUIRE(g.code == 0);
+  CHECK(json::parse(g.out) == json::parse(ftcost::api::gpus_json()));
+}
+
 TEST_CASE("bench reports estimates per second") {
   Run r = run("bench --iterations 200 --json");
   REQUIRE(r.code == 0);
