@@ -340,11 +340,13 @@ struct MemParam {
   const char* name;
   double StackProfile::*field;
   double lo, hi;
+  bool count = false;  // a number of tensors: scanned over whole numbers
 };
 const MemParam kMemParams[] = {
     {"allocator_overhead_fraction", &StackProfile::allocator_overhead_fraction, 0, 0.5},
     {"gc_retained_fraction", &StackProfile::gc_retained_fraction, 0, 1},
-    {"mlp_saved_intermediates", &StackProfile::mlp_saved_intermediates, 1, 6},
+    // [N, F] tensors a gated MLP keeps for backward (HF: gate, up, activation, product = 4; fused kernels 2).
+    {"mlp_saved_intermediates", &StackProfile::mlp_saved_intermediates, 1, 6, true},
 };
 constexpr int kMemScanSteps = 2000;
 
@@ -401,9 +403,10 @@ Result<json> scan_memory_param(const std::vector<MemRow>& rows, StackProfile& s,
     return make_error(
         Errc::fit_failed, std::string("memory.fit_parameters: ") + p.name,
         "no training memory row of " + s.id + " moves it without a later parameter also moving");
-  std::vector<double> loss(kMemScanSteps + 1);
-  const double step = (p.hi - p.lo) / kMemScanSteps;
-  for (int i = 0; i <= kMemScanSteps; ++i) {
+  const int steps = p.count ? static_cast<int>(p.hi - p.lo) : kMemScanSteps;
+  std::vector<double> loss(static_cast<std::size_t>(steps) + 1);
+  const double step = (p.hi - p.lo) / steps;
+  for (int i = 0; i <= steps; ++i) {
     s.*(p.field) = p.lo + step * i;
     loss[static_cast<std::size_t>(i)] = mem_loss(used, s, db);
   }
@@ -411,7 +414,7 @@ Result<json> scan_memory_param(const std::vector<MemRow>& rows, StackProfile& s,
   int run_start = 0;
   int best_start = 0;
   int best_len = 0;
-  for (int i = 0; i <= kMemScanSteps; ++i) {
+  for (int i = 0; i <= steps; ++i) {
     if (loss[static_cast<std::size_t>(i)] > best + 1e-9) {
       run_start = i + 1;
       continue;
@@ -423,7 +426,8 @@ Result<json> scan_memory_param(const std::vector<MemRow>& rows, StackProfile& s,
   }
   const double a = p.lo + step * best_start;
   const double b = p.lo + step * (best_start + best_len - 1);
-  s.*(p.field) = 0.5 * (a + b);
+  // The interval's middle; a count takes the whole number at (or just below) it.
+  s.*(p.field) = p.count ? std::floor(0.5 * (a + b)) : 0.5 * (a + b);
   return json{{"parameter", p.name}, {"value", s.*(p.field)},
               {"interval", {a, b}},  {"sum_abs_log_error", best},
               {"rows", ids},         {"gpus", std::vector<std::string>(gpus.begin(), gpus.end())}};
@@ -563,7 +567,8 @@ Result<StackProfile> fit_stack_memory(const std::vector<RefRow>& rows, const Dat
       json{{"method",
             "in the order of memory.fit_parameters, each parameter is scanned over its range (" +
                 std::to_string(kMemScanSteps) +
-                " steps) on the stack's training memory rows (maximum batch, longest context, peak memory) "
+                " steps; a count of tensors over whole numbers) on the stack's training memory rows (maximum "
+                "batch, longest context, peak memory) "
                 "that it moves and no later parameter does; the summed |log(predicted/measured)| is least on "
                 "an interval, and the value is its middle"},
            {"parameters", values},

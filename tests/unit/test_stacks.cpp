@@ -354,7 +354,8 @@ TEST_CASE("fit_stack_memory: recovers a memory parameter from rows it moves; ref
   CHECK(bad.error().field == "memory.fit_parameters");
   CHECK(bad.error().message.find("no_such_parameter") != std::string::npos);
   // A profile that names no memory parameter comes back unchanged.
-  auto none = fit_stack_memory(parsed.value(), Database::embedded(), *tt);
+  start.memory_fit_parameters.clear();
+  auto none = fit_stack_memory(parsed.value(), Database::embedded(), start);
   REQUIRE(none.ok());
   CHECK(none->mlp_saved_intermediates == tt->mlp_saved_intermediates);
 }
