@@ -384,8 +384,8 @@ double mem_loss(const std::vector<const MemRow*>& rs, const StackProfile& s, con
 
 // One parameter's scan: the rows it moves (and no later parameter does), the grid values with the least loss
 // (the longest run of them), and its middle.
-Result<json> scan_memory_param(const std::vector<MemRow>& rows, StackProfile& s, std::size_t k,
-                               const std::vector<const MemParam*>& params, const Database& db) {
+json scan_memory_param(const std::vector<MemRow>& rows, StackProfile& s, std::size_t k,
+                       const std::vector<const MemParam*>& params, const Database& db) {
   const MemParam& p = *params[k];
   std::vector<const MemRow*> used;
   std::set<std::string> gpus;
@@ -399,10 +399,12 @@ Result<json> scan_memory_param(const std::vector<MemRow>& rows, StackProfile& s,
     gpus.insert(r.in.gpu.id);
     ids.push_back(r.row->id);
   }
-  if (used.empty())
-    return make_error(
-        Errc::fit_failed, std::string("memory.fit_parameters: ") + p.name,
-        "no training memory row of " + s.id + " moves it without a later parameter also moving");
+  if (used.empty())  // rows of throughput only (e.g. a user's --dir): the value stays, and the step says so
+    return json{
+        {"parameter", p.name},
+        {"value", s.*(p.field)},
+        {"kept", "no training memory row moves it without a later parameter also moving: not refitted"},
+        {"rows", json::array()}};
   const int steps = p.count ? static_cast<int>(p.hi - p.lo) : kMemScanSteps;
   std::vector<double> loss(static_cast<std::size_t>(steps) + 1);
   const double step = (p.hi - p.lo) / steps;
@@ -559,8 +561,8 @@ Result<StackProfile> fit_stack_memory(const std::vector<RefRow>& rows, const Dat
   json steps = json::array();
   json values = json::object();
   for (std::size_t k = 0; k < params.size(); ++k) {
-    FTCOST_TRY(st, scan_memory_param(mrows, out, k, params, db));
-    values[params[k]->name] = st.at("value");
+    const json st = scan_memory_param(mrows, out, k, params, db);
+    if (!st.contains("kept")) values[params[k]->name] = st.at("value");
     steps.push_back(st);
   }
   out.memory_fit =

@@ -234,7 +234,8 @@ int run_fit_stack(const std::vector<RefRow>& rows, const Database& db, const std
     std::cerr << "ftcost: error: " << fitted.error().to_string() << "\n";
     return fitted.error().exit_code();
   }
-  const bool memory_fitted = !s->memory_fit_parameters.empty();
+  // Only what was refitted is written: a --dir without memory rows keeps the profile's memory values and fit.
+  const bool memory_fitted = !s->memory_fit_parameters.empty() && !mem->memory_fit["parameters"].empty();
   if (memory_fitted) std::cout << "memory:\n" << mem->memory_fit.dump(2) << "\nthroughput:\n";
   std::cout << fitted->fit.dump(2) << "\n";
   if (write_path.empty()) return 0;

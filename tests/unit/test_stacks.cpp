@@ -348,6 +348,12 @@ TEST_CASE("fit_stack_memory: recovers a memory parameter from rows it moves; ref
   CHECK(f->mlp_saved_intermediates == doctest::Approx(3.0).epsilon(0.002));
   CHECK(f->memory_fit["steps"][0]["rows"].size() == 3);
   CHECK(f->memory_fit["command"] == "ftcost fit-stack --stack torchtune-2024");
+  // Rows that do not move the parameter (here: none): the value is kept and the step says so.
+  auto kept = fit_stack_memory({}, Database::embedded(), start);
+  REQUIRE(kept.ok());
+  CHECK(kept->mlp_saved_intermediates == tt->mlp_saved_intermediates);
+  CHECK(kept->memory_fit["parameters"].empty());
+  CHECK(kept->memory_fit["steps"][0].contains("kept"));
   start.memory_fit_parameters = {"no_such_parameter"};
   auto bad = fit_stack_memory(parsed.value(), Database::embedded(), start);
   REQUIRE(!bad.ok());
