@@ -1,0 +1,528 @@
+// The field lists of the database file formats (fields.hpp) and the reader the loaders use.
+#include "ftcost/fields.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <utility>
+
+namespace ftcost {
+
+namespace {
+
+using K = FieldKind;
+
+// Builders, so that each list below reads as a table: key, kind, and what else the field has.
+Field f(const char* key, K kind, const char* help) {
+  Field x;
+  x.key = key;
+  x.kind = kind;
+  x.help = help;
+  return x;
+}
+Field req(Field x) {
+  x.required = true;
+  return x;
+}
+Field need(Field x) {
+  x.required = true;
+  x.needed = true;
+  return x;
+}
+Field null_ok(Field x) {
+  x.nullable = true;
+  return x;
+}
+Field range(Field x, double lo, double hi, const char* unit) {
+  x.min = lo;
+  x.max = hi;
+  x.unit = unit;
+  return x;
+}
+Field above(Field x, double lo, double hi, const char* unit) {
+  x = range(std::move(x), lo, hi, unit);
+  x.min_exclusive = true;
+  return x;
+}
+Field choice(const char* key, std::vector<std::string> values, const char* help) {
+  Field x = f(key, K::choice, help);
+  x.values = std::move(values);
+  return x;
+}
+Field object(const char* key, const char* members, const char* help) {
+  Field x = f(key, K::object, help);
+  x.members = members;
+  return x;
+}
+Field array(const char* key, K items, std::size_t min_items, const char* help, const char* members = "") {
+  Field x = f(key, K::array, help);
+  x.items = items;
+  x.min_items = min_items;
+  x.members = members;
+  return x;
+}
+
+// ---------------------------------------------------------------------------------------------- GPU
+
+FieldList gpu_list() {
+  return {
+      "gpu",
+      "ftcost.gpu/1",
+      {
+          req(choice("schema", {"ftcost.gpu/1"}, "Format identifier and version of this file.")),
+          need(f("id", K::string, "Lower-case common name; equals the file name without '.json'.")),
+          req(f("vendor", K::string, "Manufacturer: NVIDIA, AMD, Intel.")),
+          need(f("name", K::string, "Marketing name of the SKU, for display.")),
+          req(f("architecture", K::string, "Micro-architecture and die, e.g. 'Ampere (GA102)'.")),
+          null_ok(req(f("compute_capability", K::string,
+                        "CUDA compute capability 'major.minor'; null for non-NVIDIA devices."))),
+          req(f("form_factor", K::string, "Board or module type: PCIe, SXM, OAM, superchip.")),
+          req(range(f("release_year", K::integer, "Year the SKU became available."), 2010, 2100, "")),
+          need(range(f("memory_gib", K::number, "Vendor capacity label, binary GiB."), 1, 4096, "GiB")),
+          null_ok(req(range(f("usable_memory_mib_nvidia_smi", K::integer,
+                              "memory.total reported by nvidia-smi; null if not verified."),
+                            512, 4096.0 * 1024, "MiB"))),
+          req(f("memory_type", K::string, "DRAM technology, e.g. HBM3, GDDR6 (ECC).")),
+          need(range(f("memory_bandwidth_gbps", K::number, "Peak DRAM bandwidth, decimal GB/s."), 10, 100000,
+                     "GB/s")),
+          need(object("dense_tflops", "gpu.dense_tflops", "Peak dense throughput per data type.")),
+          null_ok(req(range(f("sm_count", K::integer, "Streaming multiprocessors (NVIDIA) or compute units."),
+                            1, 1024, ""))),
+          null_ok(req(
+              range(f("boost_clock_mhz", K::number, "Maximum boost clock of the SMs."), 100, 10000, "MHz"))),
+          null_ok(req(range(f("l2_cache_mb", K::number, "L2 cache size, MiB."), 0.1, 1024, "MiB"))),
+          null_ok(req(range(f("tdp_w", K::number, "Board/module maximum power."), 1, 10000, "W"))),
+          req(object("interconnect", "gpu.interconnect", "Links to other GPUs and the host.")),
+          null_ok(req(f("sparsity_note", K::string, "How the dense figures relate to the printed ones."))),
+          null_ok(req(f("notes", K::string, "Anything else worth knowing for estimates."))),
+          need(array("sources", K::string, 1, "Where the numbers come from.")),
+          null_ok(f("disagreements", K::string, "Values on which the sources disagree (free text).")),
+          array("chosen_values", K::object, 1, "Where sources disagree: the value kept and why.",
+                "gpu.chosen_values[]"),
+      }};
+}
+
+FieldList gpu_dense_tflops_list() {
+  auto peak = [](const char* key, double hi, const char* unit, const char* help) {
+    return null_ok(req(range(f(key, K::number, help), 0.1, hi, unit)));
+  };
+  return {"gpu.dense_tflops",
+          "ftcost.gpu/1",
+          {
+              peak("fp32", 1000, "TFLOP/s", "FP32 on CUDA cores / vector units."),
+              peak("tf32", 10000, "TFLOP/s", "TF32 tensor-core matmul, dense."),
+              peak("fp16", 20000, "TFLOP/s", "FP16 tensor-core matmul, dense."),
+              peak("bf16", 20000, "TFLOP/s", "BF16 tensor-core matmul, dense."),
+              peak("fp8", 40000, "TFLOP/s", "FP8 tensor-core matmul, dense."),
+              peak("int8_tops", 40000, "TOPS", "INT8 tensor-core matmul, dense, TOPS."),
+              peak("fp4", 80000, "TFLOP/s", "FP4 tensor-core matmul, dense."),
+          }};
+}
+
+FieldList gpu_interconnect_list() {
+  return {
+      "gpu.interconnect",
+      "ftcost.gpu/1",
+      {
+          null_ok(req(range(f("nvlink_gbps_bidirectional", K::number,
+                              "NVLink bandwidth per GPU, both directions together; null if none."),
+                            0, 20000, "GB/s"))),
+          null_ok(req(range(f("nvlink_generation", K::integer, "NVLink generation; null without NVLink."), 1,
+                            9, ""))),
+          null_ok(req(choice("nvlink_topology", {"switch", "mesh", "bridge"},
+                             "How NVLink joins GPUs; null without NVLink."))),
+          null_ok(req(range(f("nvlink_max_gpus", K::integer, "GPUs one NVLink domain joins."), 2, 576, ""))),
+          null_ok(req(range(f("pcie_gen", K::integer, "PCIe generation of the host interface."), 1, 7, ""))),
+          null_ok(req(range(f("pcie_lanes", K::integer, "PCIe lanes of the host interface."), 1, 32, ""))),
+          null_ok(req(f("pcie_p2p", K::boolean, "Whether the stock driver allows PCIe peer-to-peer."))),
+          f("other", K::string, "Free text: NVLink version and link count, Infinity Fabric, bridges."),
+      }};
+}
+
+FieldList gpu_chosen_value_list() {
+  return {"gpu.chosen_values[]",
+          "ftcost.gpu/1",
+          {
+              req(f("field", K::string, "Dotted path of the field, e.g. dense_tflops.bf16.")),
+              req(f("value", K::any, "The value chosen: must equal the field's value in this file.")),
+              req(array("alternatives", K::string, 1, "The other values and their sources.")),
+              req(f("why", K::string, "Why this value was chosen.")),
+          }};
+}
+
+// ------------------------------------------------------------------------------------------- prices
+
+FieldList prices_list() {
+  return {"prices",
+          "ftcost.prices/1",
+          {
+              need(choice("schema", {"ftcost.prices/1"}, "Format identifier and version of this file.")),
+              need(f("id", K::string, "Provider id; equals the file name without '.json'.")),
+              need(f("provider", K::string, "Provider name for display.")),
+              null_ok(req(f("url", K::string, "Provider homepage; null if the sources give none."))),
+              req(choice("currency", {"USD"}, "Currency of every price in this file.")),
+              need(array("offers", K::object, 1, "One entry per offer (GPU, instance type, region, date).",
+                         "prices.offers[]")),
+          }};
+}
+
+FieldList price_offer_list() {
+  return {"prices.offers[]",
+          "ftcost.prices/1",
+          {
+              need(f("gpu_id", K::string, "Id of a file in gpu-db/gpus/.")),
+              req(above(f("on_demand_usd_per_gpu_hour", K::number,
+                          "On-demand price per GPU-hour (instance price / gpu_count)."),
+                        0, 1000, "USD per GPU-hour")),
+              null_ok(req(above(f("spot_usd_per_gpu_hour", K::number,
+                                  "Spot/interruptible price per GPU-hour; null if none or not given."),
+                                0, 1000, "USD per GPU-hour"))),
+              null_ok(req(
+                  f("date", K::string, "When the price was seen: YYYY-MM or YYYY-MM-DD; null if undated."))),
+              null_ok(req(f("date_note", K::string, "Where the date comes from, or why there is none."))),
+              null_ok(req(f("instance_type", K::string, "The provider's instance type."))),
+              req(range(f("gpu_count", K::integer, "GPUs in the instance."), 1, 576, "")),
+              null_ok(req(f("region", K::string, "Region or location of the offer."))),
+              need(f("source", K::string, "Where the price comes from.")),
+              null_ok(req(f("notes", K::string, "Anything else about the offer."))),
+              f("reference_id", K::string, "Row id in the reference data this offer was imported from."),
+              object("network", "prices.offers[].network", "The network between instances of this type."),
+          }};
+}
+
+FieldList price_network_list() {
+  return {
+      "prices.offers[].network",
+      "ftcost.prices/1",
+      {
+          need(choice("kind", {"infiniband", "roce", "ethernet"}, "Network technology between instances.")),
+          need(range(f("gbit_per_gpu", K::number, "NIC line rate per GPU."), 0.1, 10000, "Gbit/s")),
+          need(f("source", K::string, "Where the network figure comes from.")),
+      }};
+}
+
+// ------------------------------------------------------- models and datasets (db check's key lists)
+
+FieldList model_list() {
+  return {"model",
+          "ftcost.model/1",
+          {
+              req(f("schema", K::string, "Format identifier and version of this file.")),
+              req(f("id", K::string, "Model id; equals the file name without '.json'.")),
+              req(f("display_name", K::string, "Name for display.")),
+              req(f("hf_repo", K::string, "Hugging Face repository of the weights.")),
+              req(f("family", K::string, "Model family.")),
+              req(f("kind", K::string, "dense or moe.")),
+              req(object("published", "model.published", "Published parameter counts.")),
+              req(f("config", K::object, "The model's config.json (architecture fields).")),
+              req(f("config_source", K::object, "Where the config comes from.")),
+              f("overrides", K::object, "Fields that differ from the upstream config, with reasons."),
+          }};
+}
+
+FieldList model_published_list() {
+  return {"model.published",
+          "ftcost.model/1",
+          {
+              req(f("total_params", K::integer, "Published total parameter count.")),
+              null_ok(req(f("active_params", K::integer, "Published active parameters per token (MoE)."))),
+              f("top_k", K::integer, "Experts per token the published active count assumes."),
+              req(f("source", K::string, "Where the counts are published.")),
+              null_ok(req(f("note", K::string, "Anything else about the counts."))),
+          }};
+}
+
+FieldList dataset_list() {
+  return {"dataset",
+          "ftcost.dataset/1",
+          {
+              req(f("schema", K::string, "Format identifier and version of this file.")),
+              req(f("id", K::string, "Dataset id; equals the file name without '.json'.")),
+              req(f("display_name", K::string, "Name for display.")),
+              req(f("queries", K::integer, "Queries (examples) in the dataset.")),
+              null_ok(req(f("queries_published", K::integer, "Query count the source publishes."))),
+              req(object("length_tokens", "dataset.length_tokens", "Length statistics in tokens.")),
+              f("quantiles", K::array, "Length quantile table [[u, tokens], ...]."),
+              f("histogram", K::array, "Length histogram."),
+              req(f("tokenizer", K::string, "Tokenizer the lengths were counted with.")),
+              req(f("source", K::string, "Where the dataset and statistics come from.")),
+              null_ok(req(f("notes", K::string, "Anything else about the dataset."))),
+              null_ok(f("template_tokens", K::number, "Prompt-template tokens added per query.")),
+              null_ok(f("template_tokens_note", K::string, "Where template_tokens comes from.")),
+          }};
+}
+
+FieldList dataset_length_list() {
+  auto stat = [](const char* key, const char* help) { return req(f(key, K::number, help)); };
+  return {"dataset.length_tokens",
+          "ftcost.dataset/1",
+          {stat("min", "Shortest query."), stat("median", "Median query."), stat("mean", "Mean query."),
+           stat("p90", "90th percentile."), stat("p99", "99th percentile."), stat("max", "Longest query.")}};
+}
+
+const std::vector<FieldList>& all_lists() {
+  static const std::vector<FieldList> lists = {gpu_list(),
+                                               gpu_dense_tflops_list(),
+                                               gpu_interconnect_list(),
+                                               gpu_chosen_value_list(),
+                                               prices_list(),
+                                               price_offer_list(),
+                                               price_network_list(),
+                                               model_list(),
+                                               model_published_list(),
+                                               dataset_list(),
+                                               dataset_length_list()};
+  return lists;
+}
+
+std::string num_text(double v) {
+  char buf[32];
+  if (std::fabs(v) < 1e15 && std::floor(v) == v)
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  else
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+std::string with_unit(double v, const std::string& unit) {
+  return unit.empty() ? num_text(v) : num_text(v) + " " + unit;
+}
+
+std::string quoted_list(const std::vector<std::string>& values, bool or_null) {
+  std::string out;
+  const std::size_t n = values.size() + (or_null ? 1 : 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i > 0) out += i + 1 == n ? " or " : ", ";
+    out += i < values.size() ? json(values[i]).dump() : std::string("null");
+  }
+  return out;
+}
+
+bool whole(const json& v) {
+  if (v.is_number_integer()) return true;
+  if (!v.is_number_float()) return false;
+  const double d = v.get<double>();
+  return std::isfinite(d) && std::floor(d) == d && std::fabs(d) < 9.0e15;
+}
+
+}  // namespace
+
+const Field* FieldList::find(const std::string& key) const {
+  for (const auto& x : fields)
+    if (x.key == key) return &x;
+  return nullptr;
+}
+
+const FieldList* field_list(const std::string& name) {
+  for (const auto& l : all_lists())
+    if (l.name == name) return &l;
+  return nullptr;
+}
+
+std::vector<std::string> field_list_names() {
+  std::vector<std::string> out;
+  for (const auto& l : all_lists()) out.push_back(l.name);
+  return out;
+}
+
+std::string field_kind_text(const Field& x) {
+  std::string t;
+  switch (x.kind) {
+    case K::string:
+      t = "a string";
+      break;
+    case K::number:
+      t = "a number";
+      break;
+    case K::integer:
+      t = "a whole number";
+      break;
+    case K::boolean:
+      return x.nullable ? "true, false or null" : "true or false";
+    case K::choice:
+      return quoted_list(x.values, x.nullable);
+    case K::object:
+      t = "an object";
+      break;
+    case K::array:
+      t = "an array";
+      break;
+    case K::any:
+      return "a value";
+  }
+  return x.nullable ? t + " or null" : t;
+}
+
+std::string field_range_text(const Field& x) {
+  const bool lo = x.has_min();
+  const bool hi = x.has_max();
+  if (lo && hi && !x.min_exclusive) return "between " + num_text(x.min) + " and " + with_unit(x.max, x.unit);
+  if (lo && hi) return "> " + num_text(x.min) + " and at most " + with_unit(x.max, x.unit);
+  if (lo) return (x.min_exclusive ? "> " : "at least ") + with_unit(x.min, x.unit);
+  if (hi) return "at most " + with_unit(x.max, x.unit);
+  return "";
+}
+
+std::string field_type_problem(const Field& x, const json& v) {
+  if (v.is_null())
+    return x.nullable || x.kind == K::any ? "" : "must be " + field_kind_text(x) + ", got null";
+  bool ok = false;
+  switch (x.kind) {
+    case K::string:
+    case K::choice:
+      ok = v.is_string();
+      break;
+    case K::number:
+      ok = v.is_number();
+      break;
+    case K::integer:
+      ok = whole(v);
+      break;
+    case K::boolean:
+      ok = v.is_boolean();
+      break;
+    case K::object:
+      ok = v.is_object();
+      break;
+    case K::array:
+      ok = v.is_array();
+      break;
+    case K::any:
+      ok = true;
+      break;
+  }
+  if (ok && v.is_number_float() && !std::isfinite(v.get<double>())) return "must be a finite number";
+  if (ok) return "";
+  if (x.kind == K::integer && v.is_number())
+    return "must be a whole number, got " + num_text(v.get<double>());
+  if (x.kind == K::choice) return "must be " + field_kind_text(x) + ", got " + v.type_name();
+  return "must be " + field_kind_text(x) + ", got " + v.type_name();
+}
+
+std::string field_value_problem(const Field& x, const json& v) {
+  std::string tp = field_type_problem(x, v);
+  if (!tp.empty() || v.is_null()) return tp;
+  if ((x.kind == K::number || x.kind == K::integer) && (x.has_min() || x.has_max())) {
+    const double d = v.get<double>();
+    const bool low = x.min_exclusive ? d <= x.min : d < x.min;
+    if (low || d > x.max) return "must be " + field_range_text(x) + ", got " + num_text(d);
+  }
+  if (x.kind == K::choice) {
+    const std::string s = v.get<std::string>();
+    bool known = false;
+    for (const auto& a : x.values) known = known || a == s;
+    if (!known) return "must be " + field_kind_text(x) + ", got " + json(s).dump();
+  }
+  return "";  // array items are checked by the reader (strings) and the checker, with their index in the path
+}
+
+// ------------------------------------------------------------------------------------ FieldReader
+
+FieldReader::FieldReader(const json& obj, const FieldList& list, std::string path, std::string where)
+    : obj_(obj), list_(list), path_(std::move(path)), where_(std::move(where)) {}
+
+Status FieldReader::check_object() const {
+  if (obj_.is_object()) return Ok{};
+  return make_error(Errc::wrong_type, path_.empty() ? where_ : path_,
+                    std::string("must be a JSON object, got ") + obj_.type_name());
+}
+
+bool FieldReader::present(const std::string& key) const { return has(obj_, key); }
+
+Result<const Field*> FieldReader::field(const std::string& key, FieldKind kind) const {
+  const Field* x = list_.find(key);
+  const bool fits = x && (x->kind == kind || (kind == K::string && x->kind == K::choice) ||
+                          (kind == K::number && x->kind == K::integer));
+  if (!fits)
+    return make_error(Errc::internal, path_of(key),
+                      "the loader reads a key that " + list_.name + "'s field list does not describe so");
+  return x;
+}
+
+Result<const json*> FieldReader::value(const Field& x) const {
+  FTCOST_TRY(obj_ok, check_object());
+  (void)obj_ok;
+  const std::string p = path_of(x.key);
+  auto it = obj_.find(x.key);
+  if (it == obj_.end() || it->is_null()) {
+    if (x.needed)
+      return make_error(Errc::missing_field, p, "required field is missing (" + field_kind_text(x) + ")");
+    return static_cast<const json*>(nullptr);
+  }
+  const std::string tp = field_type_problem(x, *it);
+  if (!tp.empty())
+    return make_error(tp == "must be a finite number" ? Errc::invalid_value : Errc::wrong_type, p, tp);
+  if (x.key == "schema" && x.values.size() == 1 && *it != x.values[0])  // the format identifier
+    return make_error(Errc::schema_mismatch, path_.empty() && !where_.empty() ? where_ + ": schema" : p,
+                      "expected " + json(x.values[0]).dump() + ", got " + it->dump());
+  const std::string vp = field_value_problem(x, *it);
+  if (!vp.empty()) return make_error(x.kind == K::choice ? Errc::invalid_value : Errc::out_of_range, p, vp);
+  return &*it;
+}
+
+Result<double> FieldReader::number(const std::string& key, double fallback) const {
+  FTCOST_TRY(x, field(key, K::number));
+  FTCOST_TRY(v, value(*x));
+  return v ? v->get<double>() : fallback;
+}
+
+Result<std::int64_t> FieldReader::integer(const std::string& key, std::int64_t fallback) const {
+  FTCOST_TRY(x, field(key, K::integer));
+  FTCOST_TRY(v, value(*x));
+  return v ? static_cast<std::int64_t>(v->get<double>()) : fallback;
+}
+
+Result<std::string> FieldReader::string(const std::string& key, const std::string& fallback) const {
+  FTCOST_TRY(x, field(key, K::string));
+  FTCOST_TRY(v, value(*x));
+  return v ? v->get<std::string>() : fallback;
+}
+
+Result<std::string> FieldReader::choice(const std::string& key, const std::string& fallback) const {
+  FTCOST_TRY(x, field(key, K::choice));
+  FTCOST_TRY(v, value(*x));
+  return v ? v->get<std::string>() : fallback;
+}
+
+Result<int> FieldReader::boolean(const std::string& key, int fallback) const {
+  FTCOST_TRY(x, field(key, K::boolean));
+  FTCOST_TRY(v, value(*x));
+  if (!v) return fallback;
+  return v->get<bool>() ? 1 : 0;
+}
+
+Result<std::vector<std::string>> FieldReader::strings(const std::string& key) const {
+  FTCOST_TRY(x, field(key, K::array));
+  FTCOST_TRY(v, value(*x));
+  std::vector<std::string> out;
+  if (!v) return out;
+  const std::string p = path_of(key);
+  if (x->needed && v->size() < x->min_items)
+    return make_error(
+        Errc::missing_field, p,
+        "needs at least " + std::to_string(x->min_items) + " item" + (x->min_items == 1 ? "" : "s"));
+  for (std::size_t i = 0; i < v->size(); ++i) {
+    const json& e = (*v)[i];
+    const std::string ep = p + "[" + std::to_string(i) + "]";
+    if (!e.is_string())
+      return make_error(Errc::wrong_type, ep, std::string("must be a string, got ") + e.type_name());
+    if (e.get<std::string>().empty()) return make_error(Errc::invalid_value, ep, "must not be empty");
+    out.push_back(e.get<std::string>());
+  }
+  return out;
+}
+
+Result<const json*> FieldReader::member(const std::string& key) const {
+  const Field* x = list_.find(key);
+  if (!x || (x->kind != K::object && x->kind != K::array))
+    return make_error(Errc::internal, path_of(key),
+                      "the loader reads a key that " + list_.name + "'s field list does not describe so");
+  FTCOST_TRY(v, value(*x));
+  if (v && x->kind == K::array && x->needed && v->size() < x->min_items)
+    return make_error(
+        Errc::missing_field, path_of(key),
+        "needs at least " + std::to_string(x->min_items) + " item" + (x->min_items == 1 ? "" : "s"));
+  return v;
+}
+
+}  // namespace ftcost
