@@ -49,6 +49,10 @@ Field choice(const char* key, std::vector<std::string> values, const char* help)
   x.values = std::move(values);
   return x;
 }
+Field limited(Field x, const char* why) {
+  x.why_limited = why;
+  return x;
+}
 Field object(const char* key, const char* members, const char* help) {
   Field x = f(key, K::object, help);
   x.members = members;
@@ -160,7 +164,8 @@ FieldList prices_list() {
               need(f("id", K::string, "Provider id; equals the file name without '.json'.")),
               need(f("provider", K::string, "Provider name for display.")),
               null_ok(req(f("url", K::string, "Provider homepage; null if the sources give none."))),
-              req(choice("currency", {"USD"}, "Currency of every price in this file.")),
+              req(limited(choice("currency", {"USD"}, "Currency of every price in this file."),
+                          "only USD prices are supported")),
               need(array("offers", K::object, 1, "One entry per offer (GPU, instance type, region, date).",
                          "prices.offers[]")),
           }};
@@ -298,6 +303,8 @@ std::string quoted_list(const std::vector<std::string>& values, bool or_null) {
   return out;
 }
 
+std::string why(const Field& x) { return x.why_limited.empty() ? std::string() : ": " + x.why_limited; }
+
 bool whole(const json& v) {
   if (v.is_number_integer()) return true;
   if (!v.is_number_float()) return false;
@@ -405,13 +412,13 @@ std::string field_value_problem(const Field& x, const json& v) {
   if ((x.kind == K::number || x.kind == K::integer) && (x.has_min() || x.has_max())) {
     const double d = v.get<double>();
     const bool low = x.min_exclusive ? d <= x.min : d < x.min;
-    if (low || d > x.max) return "must be " + field_range_text(x) + ", got " + num_text(d);
+    if (low || d > x.max) return "must be " + field_range_text(x) + ", got " + num_text(d) + why(x);
   }
   if (x.kind == K::choice) {
     const std::string s = v.get<std::string>();
     bool known = false;
     for (const auto& a : x.values) known = known || a == s;
-    if (!known) return "must be " + field_kind_text(x) + ", got " + json(s).dump();
+    if (!known) return "must be " + field_kind_text(x) + ", got " + json(s).dump() + why(x);
   }
   return "";  // array items are checked by the reader (strings) and the checker, with their index in the path
 }

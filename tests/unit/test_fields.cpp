@@ -183,7 +183,7 @@ TEST_CASE("price loader: errors name the offer and the key") {
   CHECK(e.message == "must be a whole number, got 2.5");
   e = error_of([](json& p) { p["currency"] = "EUR"; });
   CHECK(e.field == "currency");
-  CHECK(e.message == R"(must be "USD", got "EUR")");
+  CHECK(e.message == R"(must be "USD", got "EUR": only USD prices are supported)");
   e = error_of([](json& p) { p["offers"][2].erase("source"); });
   CHECK(e.field == "offers[2].source");
   CHECK(e.code == Errc::missing_field);

@@ -46,6 +46,7 @@ struct Field {
   std::size_t min_items = 0;         // array: fewest items a database file may have
   std::string members;               // object, or array of objects: name of the members' FieldList
   std::string help;
+  std::string why_limited;  // appended to a range or choice problem ("only USD prices are supported")
 
   bool has_min() const { return min > -std::numeric_limits<double>::infinity(); }
   bool has_max() const { return max < std::numeric_limits<double>::infinity(); }
