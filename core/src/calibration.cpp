@@ -1,5 +1,6 @@
 #include "ftcost/calibration.hpp"
 
+#include "ftcost/fields.hpp"
 #include "ftcost/gpu.hpp"
 #include "ftcost/json_util.hpp"
 
@@ -54,10 +55,6 @@ constexpr Range kPositive{0, 1e300, false};
 constexpr Range kTflops{0, 20000, false};  // no device reaches 20 PFLOP/s dense
 constexpr Range kGbps{0, 200000, false};   // 200 TB/s
 constexpr Range kMicros{0, 1e10, false};
-constexpr Range kMhz{0, 20000, false};
-constexpr Range kTemperature{-50, 150, true};
-constexpr Range kWatts{0, 5000, true};
-constexpr Range kSeconds{0, 1e7, true};
 constexpr Range kEfficiency{0, 1, false};
 
 std::string range_text(const Range& r) {
@@ -80,10 +77,13 @@ std::string at(const std::string& path, const std::string& key) {
 }
 std::string idx(const std::string& path, std::size_t i) { return path + "[" + std::to_string(i) + "]"; }
 
-// A JSON object at `path`; records the keys read so that finish() can reject unknown ones.
+// A JSON object at `path`; records the keys read so that finish() can reject unknown ones. With a field list
+// (ftcost/fields.hpp: the meta, device and conditions sections), the key-only readers take kinds, ranges and
+// allowed values from the list, and finish() rejects keys outside it.
 class Obj {
  public:
-  Obj(const json* j, std::string path, Ctx& ctx) : j_(j), path_(std::move(path)), ctx_(ctx) {
+  Obj(const json* j, std::string path, Ctx& ctx, const FieldList* list = nullptr)
+      : j_(j), path_(std::move(path)), ctx_(ctx), list_(list) {
     if (!j_ || !j_->is_object()) {
       ctx_.fail(Errc::wrong_type, path_,
                 std::string("must be an object, got ") + (j_ ? j_->type_name() : "nothing"));
@@ -91,6 +91,50 @@ class Obj {
     }
   }
   const std::string& path() const { return path_; }
+
+  // The field `key` of this object's list; a key outside the list is a programming error.
+  const Field* spec(const std::string& key) {
+    const Field* f = list_ ? list_->find(key) : nullptr;
+    if (!f) ctx_.fail(Errc::internal, at(path_, key), "is not in the reader's field list");
+    return f;
+  }
+  static Range range_of(const Field& f) {
+    return Range{f.has_min() ? f.min : -1e300, f.has_max() ? f.max : 1e300, !f.min_exclusive};
+  }
+  double number(const std::string& key) {
+    const Field* f = spec(key);
+    return f ? number(key, range_of(*f)) : 0;
+  }
+  std::optional<double> opt_number(const std::string& key) {
+    const Field* f = spec(key);
+    return f ? opt_number(key, range_of(*f)) : std::nullopt;
+  }
+  std::int64_t integer(const std::string& key) {
+    const Field* f = spec(key);
+    return f ? integer(key, static_cast<std::int64_t>(f->min), static_cast<std::int64_t>(f->max)) : 0;
+  }
+  std::optional<std::int64_t> opt_integer(const std::string& key) {
+    const Field* f = spec(key);
+    if (!f) return std::nullopt;
+    return opt_integer(key, static_cast<std::int64_t>(f->min), static_cast<std::int64_t>(f->max));
+  }
+  std::string one_of(const std::string& key) {
+    const Field* f = spec(key);
+    std::string s = str(key);
+    if (!f || !ctx_.ok() || std::find(f->values.begin(), f->values.end(), s) != f->values.end()) return s;
+    ctx_.fail(Errc::invalid_value, at(path_, key),
+              "must be one of " + join(f->values) + " (got \"" + s + "\")");
+    return s;
+  }
+  // An array of the list's allowed values; `what` names one in the error ("benchmark family").
+  std::vector<std::string> choices(const std::string& key, const std::string& what) {
+    const Field* f = spec(key);
+    std::vector<std::string> out = strings(key);
+    for (std::size_t i = 0; f && i < out.size() && ctx_.ok(); ++i)
+      if (std::find(f->values.begin(), f->values.end(), out[i]) == f->values.end())
+        ctx_.fail(Errc::invalid_value, idx(at(path_, key), i), "unknown " + what + " \"" + out[i] + "\"");
+    return out;
+  }
 
   const json* raw(const std::string& key, bool required) {
     seen_.insert(key);
@@ -132,8 +176,13 @@ class Obj {
       return 0;
     }
     std::uint64_t b = v->get<std::uint64_t>();
-    if (b < 1 || b > (std::uint64_t{1} << 52)) {
-      ctx_.fail(Errc::out_of_range, p, "must be >= 1 and <= 2^52 (got " + std::to_string(b) + ")");
+    const Field* f = list_ ? spec(key) : nullptr;
+    const std::uint64_t lo = f ? static_cast<std::uint64_t>(f->min) : 1;
+    const std::uint64_t hi = f ? static_cast<std::uint64_t>(f->max) : (std::uint64_t{1} << 52);
+    if (b < lo || b > hi) {
+      ctx_.fail(Errc::out_of_range, p,
+                "must be >= " + std::to_string(lo) + " and <= " + std::to_string(hi) + " (got " +
+                    std::to_string(b) + ")");
       return 0;
     }
     return b;
@@ -212,8 +261,12 @@ class Obj {
   void finish() {
     if (!j_ || !ctx_.ok()) return;
     for (auto it = j_->begin(); it != j_->end(); ++it) {
-      if (!seen_.count(it.key())) {
+      if (list_ ? !list_->find(it.key()) : !seen_.count(it.key())) {
         std::vector<std::string> known(seen_.begin(), seen_.end());
+        if (list_) {
+          known.clear();
+          for (const auto& f : list_->fields) known.push_back(f.key);
+        }
         ctx_.fail(Errc::unknown_key, at(path_, it.key()), "unknown key (known here: " + join(known) + ")");
         return;
       }
@@ -268,6 +321,7 @@ class Obj {
   const json* j_;
   std::string path_;
   Ctx& ctx_;
+  const FieldList* list_;
   std::set<std::string> seen_;
 };
 
@@ -311,7 +365,7 @@ int read_iterations(Obj& o) { return static_cast<int>(o.integer("iterations", 1,
 // ---- sections ----
 
 CalMeta read_meta(const json* j, Ctx& ctx) {
-  Obj o(j, "meta", ctx);
+  Obj o(j, "meta", ctx, field_list("calibration.meta"));
   CalMeta m;
   m.schema = o.str("schema");
   if (ctx.ok() && m.schema != kCalibrationSchema && m.schema != kCalibrationSchemaV1) {
@@ -329,25 +383,17 @@ CalMeta read_meta(const json* j, Ctx& ctx) {
            "must be a UTC time \"YYYY-MM-DDTHH:MM:SSZ\" (got \"" + m.created_utc + "\")");
   }
   m.command_line = o.str("command_line");
-  m.mode = o.one_of("mode", {"quick", "full", "smoke"});
-  m.only = o.strings("only");
-  for (std::size_t i = 0; i < m.only.size() && ctx.ok(); ++i) {
-    static const std::set<std::string> fam = {"bandwidth", "gemm",        "moe",    "nf4",
-                                              "adamw",     "elementwise", "launch", "host"};
-    if (!fam.count(m.only[i])) {
-      ctx.fail(Errc::invalid_value, "meta.only[" + std::to_string(i) + "]",
-               "unknown benchmark family \"" + m.only[i] + "\"");
-    }
-  }
+  m.mode = o.one_of("mode");
+  m.only = o.choices("only", "benchmark family");
   m.partial = o.boolean("partial");
-  m.duration_s = o.number("duration_s", kSeconds);
+  m.duration_s = o.number("duration_s");
   m.notes = o.strings("notes");
   o.finish();
   return m;
 }
 
 CalDevice read_device(const json* j, Ctx& ctx) {
-  Obj o(j, "device", ctx);
+  Obj o(j, "device", ctx, field_list("calibration.device"));
   CalDevice d;
   d.name = o.str("name");
   d.pci_device_id = o.opt_str("pci_device_id");
@@ -380,13 +426,13 @@ CalDevice read_device(const json* j, Ctx& ctx) {
       o.fail(Errc::invalid_value, "compute_capability",
              "must be \"major.minor\" like \"9.0\" (got \"" + cc + "\")");
   }
-  d.sm_count = static_cast<int>(o.integer("sm_count", 1, 100000));
+  d.sm_count = static_cast<int>(o.integer("sm_count"));
   d.memory_bytes = o.bytes("memory_bytes");
-  d.memory_bus_width_bits = static_cast<int>(o.integer("memory_bus_width_bits", 0, 1 << 20));
-  d.l2_cache_bytes = static_cast<std::uint64_t>(o.integer("l2_cache_bytes", 0, std::int64_t{1} << 40));
-  d.sm_clock_max_mhz = o.opt_number("sm_clock_max_mhz", kMhz);
-  d.memory_clock_max_mhz = o.opt_number("memory_clock_max_mhz", kMhz);
-  d.power_limit_w = o.opt_number("power_limit_w", kWatts);
+  d.memory_bus_width_bits = static_cast<int>(o.integer("memory_bus_width_bits"));
+  d.l2_cache_bytes = static_cast<std::uint64_t>(o.integer("l2_cache_bytes"));
+  d.sm_clock_max_mhz = o.opt_number("sm_clock_max_mhz");
+  d.memory_clock_max_mhz = o.opt_number("memory_clock_max_mhz");
+  d.power_limit_w = o.opt_number("power_limit_w");
   d.driver_version = o.str("driver_version");
   d.cuda_runtime_version = o.str("cuda_runtime_version");
   d.cublas_version = o.str("cublas_version");
@@ -396,39 +442,31 @@ CalDevice read_device(const json* j, Ctx& ctx) {
 }
 
 CalClockSample read_sample(const json* j, const std::string& path, Ctx& ctx) {
-  Obj o(j, path, ctx);
+  Obj o(j, path, ctx, field_list("calibration.conditions.sample"));
   CalClockSample s;
-  s.sm_clock_mhz = o.opt_number("sm_clock_mhz", kMhz);
-  s.memory_clock_mhz = o.opt_number("memory_clock_mhz", kMhz);
-  s.temperature_c = o.opt_number("temperature_c", kTemperature);
-  s.power_w = o.opt_number("power_w", kWatts);
+  s.sm_clock_mhz = o.opt_number("sm_clock_mhz");
+  s.memory_clock_mhz = o.opt_number("memory_clock_mhz");
+  s.temperature_c = o.opt_number("temperature_c");
+  s.power_w = o.opt_number("power_w");
   o.finish();
   return s;
 }
 
 CalConditions read_conditions(const json* j, Ctx& ctx) {
-  Obj o(j, "conditions", ctx);
+  Obj o(j, "conditions", ctx, field_list("calibration.conditions"));
   CalConditions c;
   c.nvml = o.boolean("nvml");
   c.start = read_sample(o.raw("start", true), "conditions.start", ctx);
   c.end = read_sample(o.raw("end", true), "conditions.end", ctx);
-  c.sm_clock_min_mhz = o.opt_number("sm_clock_min_mhz", kMhz);
-  c.sm_clock_max_mhz = o.opt_number("sm_clock_max_mhz", kMhz);
+  c.sm_clock_min_mhz = o.opt_number("sm_clock_min_mhz");
+  c.sm_clock_max_mhz = o.opt_number("sm_clock_max_mhz");
   if (ctx.ok() && c.sm_clock_min_mhz && c.sm_clock_max_mhz && *c.sm_clock_min_mhz > *c.sm_clock_max_mhz) {
     o.fail(Errc::invalid_value, "sm_clock_min_mhz", "must be <= sm_clock_max_mhz");
   }
-  c.temperature_max_c = o.opt_number("temperature_max_c", kTemperature);
-  c.power_max_w = o.opt_number("power_max_w", kWatts);
-  c.throttle_reasons_seen = o.strings("throttle_reasons_seen");
-  for (std::size_t i = 0; i < c.throttle_reasons_seen.size() && ctx.ok(); ++i) {
-    bool known = false;
-    for (const char* n : kThrottleReasonNames) known = known || c.throttle_reasons_seen[i] == n;
-    if (!known) {
-      ctx.fail(Errc::invalid_value, "conditions.throttle_reasons_seen[" + std::to_string(i) + "]",
-               "unknown throttle reason \"" + c.throttle_reasons_seen[i] + "\"");
-    }
-  }
-  auto other = o.opt_integer("other_processes", 0, 100000);
+  c.temperature_max_c = o.opt_number("temperature_max_c");
+  c.power_max_w = o.opt_number("power_max_w");
+  c.throttle_reasons_seen = o.choices("throttle_reasons_seen", "throttle reason");
+  auto other = o.opt_integer("other_processes");
   if (other) c.other_processes = static_cast<int>(*other);
   if (ctx.ok() && !c.nvml) {
     bool any = c.start.sm_clock_mhz || c.start.temperature_c || c.end.sm_clock_mhz || c.sm_clock_min_mhz ||
@@ -807,45 +845,63 @@ void put_stat(ojson& o, const std::string& prefix, const CalStat& s) {
 
 ojson opt(const std::optional<double>& v) { return v ? ojson(*v) : ojson(nullptr); }
 
+// An object with its keys in its field list's order (fields.cpp). A key outside the list is kept, after the
+// listed ones, so that the loader refuses it (the write/read round trip in tests/calibrate); a required key
+// left out is refused the same way.
+ojson in_list_order(const char* list, const ojson& values) {
+  ojson out = ojson::object();
+  const FieldList* l = field_list(list);
+  if (l)
+    for (const auto& f : l->fields)
+      if (values.contains(f.key)) out[f.key] = values.at(f.key);
+  for (const auto& [k, v] : values.items())
+    if (!out.contains(k)) out[k] = v;
+  return out;
+}
+
 ojson build_json(const Calibration& c) {
   ojson j;
   const CalMeta& m = c.meta;
-  j["meta"] = {{"schema", m.schema},
-               {"tool", m.tool},
-               {"tool_version", m.tool_version},
-               {"git_revision", m.git_revision},
-               {"git_dirty", m.git_dirty},
-               {"created_utc", m.created_utc},
-               {"command_line", m.command_line},
-               {"mode", m.mode},
-               {"only", m.only},
-               {"partial", m.partial},
-               {"duration_s", m.duration_s},
-               {"notes", m.notes}};
+  j["meta"] = in_list_order("calibration.meta", {{"schema", m.schema},
+                                                 {"tool", m.tool},
+                                                 {"tool_version", m.tool_version},
+                                                 {"git_revision", m.git_revision},
+                                                 {"git_dirty", m.git_dirty},
+                                                 {"created_utc", m.created_utc},
+                                                 {"command_line", m.command_line},
+                                                 {"mode", m.mode},
+                                                 {"only", m.only},
+                                                 {"partial", m.partial},
+                                                 {"duration_s", m.duration_s},
+                                                 {"notes", m.notes}});
   const CalDevice& d = c.device;
-  j["device"] = {{"name", d.name},
-                 {"pci_device_id", d.pci_device_id ? ojson(*d.pci_device_id) : ojson(nullptr)},
-                 {"uuid_hash", d.uuid_hash},
-                 {"compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)},
-                 {"sm_count", d.sm_count},
-                 {"memory_bytes", d.memory_bytes},
-                 {"memory_bus_width_bits", d.memory_bus_width_bits},
-                 {"l2_cache_bytes", d.l2_cache_bytes},
-                 {"sm_clock_max_mhz", opt(d.sm_clock_max_mhz)},
-                 {"memory_clock_max_mhz", opt(d.memory_clock_max_mhz)},
-                 {"power_limit_w", opt(d.power_limit_w)},
-                 {"driver_version", d.driver_version},
-                 {"cuda_runtime_version", d.cuda_runtime_version},
-                 {"cublas_version", d.cublas_version},
-                 {"host_cpu", d.host_cpu}};
+  j["device"] =
+      in_list_order("calibration.device",
+                    {{"name", d.name},
+                     {"pci_device_id", d.pci_device_id ? ojson(*d.pci_device_id) : ojson(nullptr)},
+                     {"uuid_hash", d.uuid_hash},
+                     {"compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)},
+                     {"sm_count", d.sm_count},
+                     {"memory_bytes", d.memory_bytes},
+                     {"memory_bus_width_bits", d.memory_bus_width_bits},
+                     {"l2_cache_bytes", d.l2_cache_bytes},
+                     {"sm_clock_max_mhz", opt(d.sm_clock_max_mhz)},
+                     {"memory_clock_max_mhz", opt(d.memory_clock_max_mhz)},
+                     {"power_limit_w", opt(d.power_limit_w)},
+                     {"driver_version", d.driver_version},
+                     {"cuda_runtime_version", d.cuda_runtime_version},
+                     {"cublas_version", d.cublas_version},
+                     {"host_cpu", d.host_cpu}});
   auto sample = [](const CalClockSample& s) {
-    return ojson{{"sm_clock_mhz", opt(s.sm_clock_mhz)},
-                 {"memory_clock_mhz", opt(s.memory_clock_mhz)},
-                 {"temperature_c", opt(s.temperature_c)},
-                 {"power_w", opt(s.power_w)}};
+    return in_list_order("calibration.conditions.sample", {{"sm_clock_mhz", opt(s.sm_clock_mhz)},
+                                                           {"memory_clock_mhz", opt(s.memory_clock_mhz)},
+                                                           {"temperature_c", opt(s.temperature_c)},
+                                                           {"power_w", opt(s.power_w)}});
   };
   const CalConditions& k = c.conditions;
-  j["conditions"] = {{"nvml", k.nvml},
+  j["conditions"] =
+      in_list_order("calibration.conditions",
+                    {{"nvml", k.nvml},
                      {"start", sample(k.start)},
                      {"end", sample(k.end)},
                      {"sm_clock_min_mhz", opt(k.sm_clock_min_mhz)},
@@ -853,7 +909,7 @@ ojson build_json(const Calibration& c) {
                      {"temperature_max_c", opt(k.temperature_max_c)},
                      {"power_max_w", opt(k.power_max_w)},
                      {"throttle_reasons_seen", k.throttle_reasons_seen},
-                     {"other_processes", k.other_processes ? ojson(*k.other_processes) : ojson(nullptr)}};
+                     {"other_processes", k.other_processes ? ojson(*k.other_processes) : ojson(nullptr)}});
 
   const CalMeasurements& ms = c.measurements;
   ojson meas = ojson::object();

@@ -1,6 +1,8 @@
 // The field lists of the database file formats (fields.hpp) and the reader the loaders use.
 #include "ftcost/fields.hpp"
 
+#include "ftcost/calibration.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -47,6 +49,10 @@ Field above(Field x, double lo, double hi, const char* unit) {
 Field choice(const char* key, std::vector<std::string> values, const char* help) {
   Field x = f(key, K::choice, help);
   x.values = std::move(values);
+  return x;
+}
+Field at_least(Field x, std::size_t chars) {
+  x.min_length = chars;
   return x;
 }
 Field limited(Field x, const char* why) {
@@ -150,7 +156,7 @@ FieldList gpu_chosen_value_list() {
               req(f("field", K::string, "Dotted path of the field, e.g. dense_tflops.bf16.")),
               req(f("value", K::any, "The value chosen: must equal the field's value in this file.")),
               req(array("alternatives", K::string, 1, "The other values and their sources.")),
-              req(f("why", K::string, "Why this value was chosen.")),
+              req(at_least(f("why", K::string, "Why this value was chosen."), 10)),
           }};
 }
 
@@ -188,7 +194,7 @@ FieldList price_offer_list() {
               null_ok(req(f("instance_type", K::string, "The provider's instance type."))),
               req(range(f("gpu_count", K::integer, "GPUs in the instance."), 1, 576, "")),
               null_ok(req(f("region", K::string, "Region or location of the offer."))),
-              need(f("source", K::string, "Where the price comes from.")),
+              need(at_least(f("source", K::string, "Where the price comes from."), 1)),
               null_ok(req(f("notes", K::string, "Anything else about the offer."))),
               f("reference_id", K::string, "Row id in the reference data this offer was imported from."),
               object("network", "prices.offers[].network", "The network between instances of this type."),
@@ -265,6 +271,99 @@ FieldList dataset_length_list() {
            stat("p90", "90th percentile."), stat("p99", "99th percentile."), stat("max", "Longest query.")}};
 }
 
+// ---------------------------------------------------------------------------------------- calibration
+// The sections that describe the run (meta, device, conditions); read by calibration.cpp's reader, written
+// in this order by its writer, and checked against gpu-db/schema/calibration.schema.json.
+
+Field text(const char* key, const char* help) {
+  Field x = req(f(key, K::string, help));
+  x.min_length = 1;
+  x.max_length = 4096;
+  return x;
+}
+
+FieldList calibration_meta_list() {
+  Field only = req(array("only", K::choice, 0, "Benchmark families run (empty: all)."));
+  only.values = {"launch", "host", "bandwidth", "elementwise", "adamw", "nf4", "gemm", "moe"};
+  Field notes = req(array("notes", K::string, 0, "Warnings and failures recorded during the run."));
+  return {
+      "calibration.meta",
+      kCalibrationSchema,
+      {
+          req(choice("schema", {kCalibrationSchema, kCalibrationSchemaV1}, "Format identifier and version.")),
+          text("tool", "The program that wrote the file."),
+          text("tool_version", "Its version."),
+          text("git_revision", "Source revision of the tool."),
+          req(f("git_dirty", K::boolean, "Whether the tool's sources had uncommitted changes.")),
+          req(f("created_utc", K::string, "When the run ended, YYYY-MM-DDTHH:MM:SSZ.")),
+          text("command_line", "How the tool was run."),
+          req(choice("mode", {"quick", "full", "smoke"}, "How thorough the run was.")),
+          only,
+          req(f("partial", K::boolean, "Whether some measurements were dropped or the run stopped early.")),
+          req(range(f("duration_s", K::number, "Wall time of the run."), 0, 1e7, "s")),
+          notes,
+      }};
+}
+
+FieldList calibration_device_list() {
+  auto clock = [](const char* key, const char* help) {
+    return null_ok(req(above(f(key, K::number, help), 0, 20000, "MHz")));
+  };
+  return {
+      "calibration.device",
+      kCalibrationSchema,
+      {
+          text("name", "Device name as the driver reports it."),
+          null_ok(
+              req(f("pci_device_id", K::string, "PCI device id \"0x\" + 4 hex digits; null if unknown."))),
+          req(f("uuid_hash", K::string, "sha256 of the device UUID (never the UUID itself).")),
+          req(f("compute_capability", K::string, "CUDA compute capability major.minor.")),
+          req(range(f("sm_count", K::integer, "Streaming multiprocessors."), 1, 100000, "")),
+          req(range(f("memory_bytes", K::integer, "Device memory."), 1, 4503599627370496.0, "bytes")),
+          req(range(f("memory_bus_width_bits", K::integer, "Memory bus width."), 0, 1048576, "bits")),
+          req(range(f("l2_cache_bytes", K::integer, "L2 cache size."), 0, 1099511627776.0, "bytes")),
+          clock("sm_clock_max_mhz", "Maximum SM clock; null if unknown."),
+          clock("memory_clock_max_mhz", "Maximum memory clock; null if unknown."),
+          null_ok(req(range(f("power_limit_w", K::number, "Power limit; null if unknown."), 0, 5000, "W"))),
+          text("driver_version", "NVIDIA driver version."),
+          text("cuda_runtime_version", "CUDA runtime version."),
+          text("cublas_version", "cuBLAS version."),
+          text("host_cpu", "Host CPU model."),
+      }};
+}
+
+FieldList calibration_sample_list() {
+  return {"calibration.conditions.sample",
+          kCalibrationSchema,
+          {
+              null_ok(req(above(f("sm_clock_mhz", K::number, "SM clock."), 0, 20000, "MHz"))),
+              null_ok(req(above(f("memory_clock_mhz", K::number, "Memory clock."), 0, 20000, "MHz"))),
+              null_ok(req(range(f("temperature_c", K::number, "GPU temperature."), -50, 150, "degC"))),
+              null_ok(req(range(f("power_w", K::number, "Board power."), 0, 5000, "W"))),
+          }};
+}
+
+FieldList calibration_conditions_list() {
+  Field reasons = req(array("throttle_reasons_seen", K::choice, 0, "NVML clock throttle reasons seen."));
+  for (const char* r : kThrottleReasonNames) reasons.values.emplace_back(r);
+  return {
+      "calibration.conditions",
+      kCalibrationSchema,
+      {
+          req(f("nvml", K::boolean, "Whether NVML readings were available.")),
+          req(object("start", "calibration.conditions.sample", "Readings at the start of the run.")),
+          req(object("end", "calibration.conditions.sample", "Readings at the end of the run.")),
+          null_ok(req(above(f("sm_clock_min_mhz", K::number, "Lowest SM clock seen."), 0, 20000, "MHz"))),
+          null_ok(req(above(f("sm_clock_max_mhz", K::number, "Highest SM clock seen."), 0, 20000, "MHz"))),
+          null_ok(
+              req(range(f("temperature_max_c", K::number, "Highest temperature seen."), -50, 150, "degC"))),
+          null_ok(req(range(f("power_max_w", K::number, "Highest board power seen."), 0, 5000, "W"))),
+          reasons,
+          null_ok(req(range(f("other_processes", K::integer, "Other processes on the GPU; null if unknown."),
+                            0, 100000, ""))),
+      }};
+}
+
 const std::vector<FieldList>& all_lists() {
   static const std::vector<FieldList> lists = {gpu_list(),
                                                gpu_dense_tflops_list(),
@@ -276,7 +375,11 @@ const std::vector<FieldList>& all_lists() {
                                                model_list(),
                                                model_published_list(),
                                                dataset_list(),
-                                               dataset_length_list()};
+                                               dataset_length_list(),
+                                               calibration_meta_list(),
+                                               calibration_device_list(),
+                                               calibration_sample_list(),
+                                               calibration_conditions_list()};
   return lists;
 }
 
@@ -413,6 +516,14 @@ std::string field_value_problem(const Field& x, const json& v) {
     const double d = v.get<double>();
     const bool low = x.min_exclusive ? d <= x.min : d < x.min;
     if (low || d > x.max) return "must be " + field_range_text(x) + ", got " + num_text(d) + why(x);
+  }
+  if (x.kind == K::string) {
+    const std::size_t n = v.get_ref<const std::string&>().size();
+    if (x.min_length > 0 && n < x.min_length)
+      return x.min_length == 1 ? "must not be empty"
+                               : "must have at least " + std::to_string(x.min_length) + " characters";
+    if (x.max_length > 0 && n > x.max_length)
+      return "longer than " + std::to_string(x.max_length) + " characters";
   }
   if (x.kind == K::choice) {
     const std::string s = v.get<std::string>();

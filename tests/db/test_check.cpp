@@ -537,9 +537,17 @@ void check_field_against_schema(const ftcost::Field& f, const json& prop) {
   }
   CHECK(f.has_max() == prop.contains("maximum"));
   if (f.has_max()) CHECK(prop.value("maximum", json()) == json(f.max));
+  CHECK(prop.value("minLength", json(0)) == json(f.min_length));
+  CHECK(prop.value("maxLength", json(0)) == json(f.max_length));
   if (f.kind == ftcost::FieldKind::array) {
     CHECK(prop.value("minItems", json(0)) == json(f.min_items));
-    CHECK(prop.at("items").value("type", json()) == json(schema_type(f.items)));
+    const json& items = prop.at("items");
+    if (f.items == ftcost::FieldKind::choice) {  // an array of allowed strings
+      CHECK(items.value("type", json()) == json("string"));
+      CHECK(sorted(items.value("enum", std::vector<std::string>{})) == sorted(f.values));
+    } else {
+      CHECK(items.value("type", json()) == json(schema_type(f.items)));
+    }
   }
 }
 
@@ -576,6 +584,11 @@ TEST_CASE("the JSON Schema files and the core's field lists (ftcost/fields.hpp) 
     const json schema = shipped_json(std::string("schema/") + format + ".schema.json");
     check_list_against_schema(format, schema, schema, true);
   }
+  // Calibration files: the sections that describe the run (the calibration loader and writer use the lists).
+  const json cal = shipped_json("schema/calibration.schema.json");
+  for (const char* section : {"meta", "device", "conditions"})
+    check_list_against_schema(std::string("calibration.") + section, cal, cal.at("properties").at(section),
+                              true);
   // Models and datasets: db check's key lists (the loaders do not read through them yet).
   const std::map<std::string, std::pair<std::string, std::vector<std::string>>> kinds = {
       {"model", {"model", {}}},

@@ -1,5 +1,6 @@
 // The field lists of the database formats (core/include/ftcost/fields.hpp) and the reader the GPU and price
 // loaders use: errors name the full JSON path and the problem, with the range and unit from the list.
+#include "ftcost/calibration.hpp"
 #include "ftcost/database.hpp"
 #include "ftcost/fields.hpp"
 #include "ftcost/gpu.hpp"
@@ -7,6 +8,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <functional>
 #include <set>
 #include <string>
@@ -200,4 +202,41 @@ TEST_CASE("field reader: a key outside the list is a programming error, not a si
   auto s = r.string("pcie_gen");  // a number field read as a string
   REQUIRE_FALSE(s.ok());
   CHECK(s.error().code == Errc::internal);
+}
+
+TEST_CASE(
+    "calibration writer: the meta, device and conditions sections have their field lists' keys, in order") {
+  Calibration cal;
+  cal.conditions.other_processes = 0;
+  const json j = to_json(cal);
+  const std::vector<std::pair<const char*, const json*>> sections = {
+      {"calibration.meta", &j.at("meta")},
+      {"calibration.device", &j.at("device")},
+      {"calibration.conditions", &j.at("conditions")},
+      {"calibration.conditions.sample", &j.at("conditions").at("start")},
+      {"calibration.conditions.sample", &j.at("conditions").at("end")}};
+  for (const auto& [list, obj] : sections) {
+    CAPTURE(list);
+    const FieldList* l = field_list(list);
+    REQUIRE(l != nullptr);
+    std::vector<std::string> want;
+    for (const auto& f : l->fields) want.push_back(f.key);
+    std::vector<std::string> got;
+    // to_json returns a plain (sorted) json; the text keeps the writer's order
+    for (const auto& [k, v] : obj->items()) got.push_back(k);
+    std::vector<std::string> want_sorted = want;
+    std::sort(want_sorted.begin(), want_sorted.end());
+    CHECK(got == want_sorted);
+  }
+  // The text the calibrator writes keeps the list's order.
+  const std::string text = to_json_text(cal);
+  const FieldList& meta = *field_list("calibration.meta");
+  std::size_t last = 0;
+  for (const auto& f : meta.fields) {
+    const std::size_t at = text.find("\"" + f.key + "\":", text.find("\"meta\""));
+    CAPTURE(f.key);
+    REQUIRE(at != std::string::npos);
+    CHECK(at > last);
+    last = at;
+  }
 }

@@ -225,7 +225,7 @@ void check_id(const json& doc, const std::string& file, const std::string& extra
 void check_nonempty_text(const json& obj, const char* key, const std::string& path, Sink& sink,
                          std::size_t min_len) {
   const json* v = find_field(obj, key);
-  if (!v || !v->is_string()) return;
+  if (!v || !v->is_string() || sink.has_field(join_path(path, key))) return;  // e.g. too short for its list
   std::string s = v->get<std::string>();
   s.erase(0, s.find_first_not_of(" \t\r\n"));
   if (s.size() < min_len)

@@ -41,7 +41,9 @@ struct Field {
   double min = -std::numeric_limits<double>::infinity();  // number/integer: hard range
   double max = std::numeric_limits<double>::infinity();
   bool min_exclusive = false;        // the range excludes min (a price of 0)
-  std::vector<std::string> values;   // choice: the allowed strings
+  std::vector<std::string> values;   // choice, or array of choices: the allowed strings
+  std::size_t min_length = 0;        // string: fewest characters (0: any)
+  std::size_t max_length = 0;        // string: most characters (0: no limit here)
   FieldKind items = FieldKind::any;  // array: the kind of each item
   std::size_t min_items = 0;         // array: fewest items a database file may have
   std::string members;               // object, or array of objects: name of the members' FieldList
