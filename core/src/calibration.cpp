@@ -54,7 +54,6 @@ struct Range {
 constexpr Range kPositive{0, 1e300, false};
 constexpr Range kTflops{0, 20000, false};  // no device reaches 20 PFLOP/s dense
 constexpr Range kGbps{0, 200000, false};   // 200 TB/s
-constexpr Range kMicros{0, 1e10, false};
 constexpr Range kEfficiency{0, 1, false};
 
 std::string range_text(const Range& r) {
@@ -91,6 +90,7 @@ class Obj {
     }
   }
   const std::string& path() const { return path_; }
+  const FieldList* list() const { return list_; }
 
   // The field `key` of this object's list; a key outside the list is a programming error.
   const Field* spec(const std::string& key) {
@@ -223,6 +223,11 @@ class Obj {
     ctx_.fail(Errc::invalid_value, at(path_, key), "must be one of " + join(names) + " (got \"" + s + "\")");
     return s;
   }
+  // A statistic whose range is the list's (that of prefix_median; p10 and p90 have the same).
+  CalStat stat(const std::string& prefix) {
+    const Field* f = spec(prefix + "_median");
+    return f ? stat(prefix, range_of(*f)) : CalStat{};
+  }
   // prefix_median, prefix_p10, prefix_p90 with p10 <= median <= p90.
   CalStat stat(const std::string& prefix, const Range& r) {
     CalStat s;
@@ -261,12 +266,8 @@ class Obj {
   void finish() {
     if (!j_ || !ctx_.ok()) return;
     for (auto it = j_->begin(); it != j_->end(); ++it) {
-      if (list_ ? !list_->find(it.key()) : !seen_.count(it.key())) {
+      if (!seen_.count(it.key())) {
         std::vector<std::string> known(seen_.begin(), seen_.end());
-        if (list_) {
-          known.clear();
-          for (const auto& f : list_->fields) known.push_back(f.key);
-        }
         ctx_.fail(Errc::unknown_key, at(path_, it.key()), "unknown key (known here: " + join(known) + ")");
         return;
       }
@@ -325,9 +326,6 @@ class Obj {
   std::set<std::string> seen_;
 };
 
-constexpr std::int64_t kMaxDim = 2147483647;  // cuBLAS int dimensions
-constexpr std::int64_t kMaxIter = 100000000;
-
 bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
@@ -360,7 +358,7 @@ void check_time_vs_rate(Obj& o, const char* time_key, double time_us, double rat
   }
 }
 
-int read_iterations(Obj& o) { return static_cast<int>(o.integer("iterations", 1, kMaxIter)); }
+int read_iterations(Obj& o) { return static_cast<int>(o.integer("iterations")); }
 
 // ---- sections ----
 
@@ -486,22 +484,24 @@ double expert_flops(const ExpertGemmRow& r) {
 
 template <class F>
 void for_rows(Obj& parent, const std::string& key, Ctx& ctx, F&& f) {
+  const Field* spec = parent.spec(key);
+  const FieldList* rows = spec && !spec->members.empty() ? field_list(spec->members) : nullptr;
   const json* a = parent.array(key);
   if (!a) return;
   for (std::size_t i = 0; i < a->size() && ctx.ok(); ++i) {
-    Obj o(&(*a)[i], idx(at(parent.path(), key), i), ctx);
+    Obj o(&(*a)[i], idx(at(parent.path(), key), i), ctx, rows);
     f(o);
     o.finish();
   }
 }
 
 CalMeasurements read_measurements(const json* j, Ctx& ctx) {
-  Obj ms(j, "measurements", ctx);
+  Obj ms(j, "measurements", ctx, field_list("calibration.measurements"));
   CalMeasurements m;
 
   for_rows(ms, "bandwidth", ctx, [&](Obj& o) {
     BandwidthRow r;
-    r.kernel = o.one_of("kernel", {"copy", "triad"});
+    r.kernel = o.one_of("kernel");
     r.array_bytes = o.bytes("array_bytes");
     r.bytes_moved = o.bytes("bytes_moved");
     if (ctx.ok()) {
@@ -511,8 +511,8 @@ CalMeasurements read_measurements(const json* j, Ctx& ctx) {
                "must be " + std::to_string(factor) + " x array_bytes for " + r.kernel);
       }
     }
-    r.gbps = o.stat("gbps", kGbps);
-    r.time_us_median = o.number("time_us_median", kMicros);
+    r.gbps = o.stat("gbps");
+    r.time_us_median = o.number("time_us_median");
     r.iterations = read_iterations(o);
     check_time_vs_rate(o, "time_us_median", r.time_us_median, r.gbps.median,
                        static_cast<double>(r.bytes_moved) / 1e3, "gbps_median");
@@ -522,10 +522,10 @@ CalMeasurements read_measurements(const json* j, Ctx& ctx) {
   for_rows(ms, "gemm", ctx, [&](Obj& o) {
     GemmRow r;
     r.shape = o.str("shape");
-    r.dtype = o.one_of("dtype", {"bf16", "fp16", "tf32", "fp8_e4m3"});
-    r.pass = o.one_of("pass", {"fwd", "dgrad", "wgrad"});
-    r.transa = o.one_of("transa", {"N", "T"});
-    r.transb = o.one_of("transb", {"N", "T"});
+    r.dtype = o.one_of("dtype");
+    r.pass = o.one_of("pass");
+    r.transa = o.one_of("transa");
+    r.transb = o.one_of("transb");
     if (ctx.ok()) {
       std::string want = r.pass == "fwd" ? "TN" : r.pass == "dgrad" ? "NN" : "NT";
       if (r.transa + r.transb != want) {
@@ -533,14 +533,14 @@ CalMeasurements read_measurements(const json* j, Ctx& ctx) {
                "pass " + r.pass + " is transa/transb " + want + " (got " + r.transa + r.transb + ")");
       }
     }
-    r.m = o.integer("m", 1, kMaxDim);
-    r.n = o.integer("n", 1, kMaxDim);
-    r.k = o.integer("k", 1, kMaxDim);
-    r.tflops = o.stat("tflops", kTflops);
-    r.time_us_median = o.number("time_us_median", kMicros);
+    r.m = o.integer("m");
+    r.n = o.integer("n");
+    r.k = o.integer("k");
+    r.tflops = o.stat("tflops");
+    r.time_us_median = o.number("time_us_median");
     r.iterations = read_iterations(o);
-    r.algos_tried = static_cast<int>(o.integer("algos_tried", 1, 1024));
-    r.tflops_heuristic = o.opt_number("tflops_heuristic", kTflops);
+    r.algos_tried = static_cast<int>(o.integer("algos_tried"));
+    r.tflops_heuristic = o.opt_number("tflops_heuristic");
     if (const json* fa = o.raw("fast_accum", false); fa && !fa->is_null()) {
       if (!fa->is_boolean()) {
         o.fail(Errc::wrong_type, "fast_accum", std::string("must be true or false, got ") + fa->type_name());
@@ -558,17 +558,17 @@ CalMeasurements read_measurements(const json* j, Ctx& ctx) {
   for_rows(ms, "expert_gemm", ctx, [&](Obj& o) {
     ExpertGemmRow r;
     r.model = o.str("model");
-    r.dtype = o.one_of("dtype", {"bf16", "fp16"});
-    r.proj = o.one_of("proj", {"w1_w3", "w2"});
-    r.pass = o.one_of("pass", {"fwd", "dgrad", "wgrad"});
-    r.impl = o.one_of("impl", {"loop", "grouped"});
-    r.routing = o.one_of("routing", {"sparse", "dense"});
-    r.distribution = o.one_of("distribution", {"uniform", "mixtral_he_tuned", "mixtral_gs_tuned", "skewed"});
-    r.experts = static_cast<int>(o.integer("experts", 1, 4096));
-    r.top_k = static_cast<int>(o.integer("top_k", 1, 4096));
-    r.tokens = o.integer("tokens", 1, kMaxDim);
-    r.n = o.integer("n", 1, kMaxDim);
-    r.k = o.integer("k", 1, kMaxDim);
+    r.dtype = o.one_of("dtype");
+    r.proj = o.one_of("proj");
+    r.pass = o.one_of("pass");
+    r.impl = o.one_of("impl");
+    r.routing = o.one_of("routing");
+    r.distribution = o.one_of("distribution");
+    r.experts = static_cast<int>(o.integer("experts"));
+    r.top_k = static_cast<int>(o.integer("top_k"));
+    r.tokens = o.integer("tokens");
+    r.n = o.integer("n");
+    r.k = o.integer("k");
     const json* tpe = o.array("tokens_per_expert");
     if (tpe && ctx.ok()) {
       std::string p = at(o.path(), "tokens_per_expert");
@@ -597,8 +597,8 @@ CalMeasurements read_measurements(const json* j, Ctx& ctx) {
         }
       }
     }
-    r.time_us = o.stat("time_us", kMicros);
-    r.tflops_median = o.number("tflops_median", kTflops);
+    r.time_us = o.stat("time_us");
+    r.tflops_median = o.number("tflops_median");
     r.iterations = read_iterations(o);
     check_time_vs_rate(o, "time_us_median", r.time_us.median, r.tflops_median, expert_flops(r) / 1e6,
                        "tflops_median");
@@ -608,27 +608,28 @@ CalMeasurements read_measurements(const json* j, Ctx& ctx) {
   for_rows(ms, "moe_layer", ctx, [&](Obj& o) {
     MoeLayerRow r;
     r.model = o.str("model");
-    r.direction = o.one_of("direction", {"forward", "backward"});
-    r.impl = o.one_of("impl", {"loop", "grouped"});
-    r.routing = o.one_of("routing", {"sparse", "dense"});
-    r.distribution = o.one_of("distribution", {"uniform", "mixtral_he_tuned", "mixtral_gs_tuned", "skewed"});
-    r.experts = static_cast<int>(o.integer("experts", 1, 4096));
-    r.top_k = static_cast<int>(o.integer("top_k", 1, 4096));
+    r.direction = o.one_of("direction");
+    r.impl = o.one_of("impl");
+    r.routing = o.one_of("routing");
+    r.distribution = o.one_of("distribution");
+    r.experts = static_cast<int>(o.integer("experts"));
+    r.top_k = static_cast<int>(o.integer("top_k"));
     if (ctx.ok() && r.top_k > r.experts) o.fail(Errc::invalid_value, "top_k", "must be <= experts");
     if (ctx.ok() && r.routing == "dense" && r.top_k != r.experts)
       o.fail(Errc::invalid_value, "top_k", "must equal experts for dense routing");
-    r.tokens = o.integer("tokens", 1, kMaxDim);
-    r.hidden = o.integer("hidden", 1, kMaxDim);
-    r.ffn = o.integer("ffn", 1, kMaxDim);
-    r.time_us = o.stat("time_us", kMicros);
+    r.tokens = o.integer("tokens");
+    r.hidden = o.integer("hidden");
+    r.ffn = o.integer("ffn");
+    r.time_us = o.stat("time_us");
     r.iterations = read_iterations(o);
-    Obj st(o.raw("stages_us", true), at(o.path(), "stages_us"), ctx);
+    Obj st(o.raw("stages_us", true), at(o.path(), "stages_us"), ctx,
+           field_list("calibration.measurements.moe_layer[].stages_us"));
     std::vector<std::string> names =
         r.direction == "forward"
             ? std::vector<std::string>{"router", "topk", "permute", "experts", "unpermute"}
             : std::vector<std::string>{"unpermute", "experts_dgrad", "experts_wgrad", "permute", "router"};
     for (const auto& n : names) {
-      double v = st.number(n, Range{0, 1e10, true});
+      double v = st.number(n);
       if (ctx.ok() && v > r.time_us.p90 * 1.01 + 1.0) {
         st.fail(Errc::invalid_value, n,
                 "stage median " + num(v) + " us exceeds the layer's time_us_p90 " + num(r.time_us.p90));
@@ -641,20 +642,20 @@ CalMeasurements read_measurements(const json* j, Ctx& ctx) {
 
   for_rows(ms, "nf4_dequant", ctx, [&](Obj& o) {
     Nf4Row r;
-    r.variant = o.one_of("variant", {"fused", "bnb"});
-    r.elements = o.integer("elements", 64, std::int64_t{1} << 40);
+    r.variant = o.one_of("variant");
+    r.elements = o.integer("elements");
     if (ctx.ok() && r.elements % 64 != 0)
       o.fail(Errc::invalid_value, "elements", "must be a multiple of the 64-value block");
-    r.out_dtype = o.one_of("out_dtype", {"bf16", "fp16"});
+    r.out_dtype = o.one_of("out_dtype");
     r.double_quant = o.boolean("double_quant");
     r.bytes_moved = o.bytes("bytes_moved");
-    r.bytes_per_param = o.number("bytes_per_param", Range{0, 64, false});
+    r.bytes_per_param = o.number("bytes_per_param");
     if (ctx.ok() && !close(r.bytes_per_param,
                            static_cast<double>(r.bytes_moved) / static_cast<double>(r.elements), 1e-6)) {
       o.fail(Errc::invalid_value, "bytes_per_param", "must equal bytes_moved / elements");
     }
-    r.gbps = o.stat("gbps", kGbps);
-    r.time_us_median = o.number("time_us_median", kMicros);
+    r.gbps = o.stat("gbps");
+    r.time_us_median = o.number("time_us_median");
     r.iterations = read_iterations(o);
     check_time_vs_rate(o, "time_us_median", r.time_us_median, r.gbps.median,
                        static_cast<double>(r.bytes_moved) / 1e3, "gbps_median");
@@ -663,16 +664,16 @@ CalMeasurements read_measurements(const json* j, Ctx& ctx) {
 
   for_rows(ms, "adamw", ctx, [&](Obj& o) {
     AdamwRow r;
-    r.impl = o.one_of("impl", {"fused", "unfused"});
-    r.params = o.integer("params", 1, std::int64_t{1} << 40);
+    r.impl = o.one_of("impl");
+    r.params = o.integer("params");
     r.bytes_moved = o.bytes("bytes_moved");
-    r.bytes_per_param = o.number("bytes_per_param", Range{0, 256, false});
+    r.bytes_per_param = o.number("bytes_per_param");
     if (ctx.ok() &&
         !close(r.bytes_per_param, static_cast<double>(r.bytes_moved) / static_cast<double>(r.params), 1e-6)) {
       o.fail(Errc::invalid_value, "bytes_per_param", "must equal bytes_moved / params");
     }
-    r.gbps = o.stat("gbps", kGbps);
-    r.time_us_median = o.number("time_us_median", kMicros);
+    r.gbps = o.stat("gbps");
+    r.time_us_median = o.number("time_us_median");
     r.iterations = read_iterations(o);
     check_time_vs_rate(o, "time_us_median", r.time_us_median, r.gbps.median,
                        static_cast<double>(r.bytes_moved) / 1e3, "gbps_median");
@@ -681,12 +682,12 @@ CalMeasurements read_measurements(const json* j, Ctx& ctx) {
 
   for_rows(ms, "elementwise", ctx, [&](Obj& o) {
     ElementwiseRow r;
-    r.op = o.one_of("op", {"swiglu", "swiglu_bwd", "gelu", "rmsnorm"});
-    r.dtype = o.one_of("dtype", {"bf16", "fp16", "fp32"});
-    r.elements = o.integer("elements", 1, std::int64_t{1} << 40);
+    r.op = o.one_of("op");
+    r.dtype = o.one_of("dtype");
+    r.elements = o.integer("elements");
     r.bytes_moved = o.bytes("bytes_moved");
-    r.gbps = o.stat("gbps", kGbps);
-    r.time_us_median = o.number("time_us_median", kMicros);
+    r.gbps = o.stat("gbps");
+    r.time_us_median = o.number("time_us_median");
     r.iterations = read_iterations(o);
     check_time_vs_rate(o, "time_us_median", r.time_us_median, r.gbps.median,
                        static_cast<double>(r.bytes_moved) / 1e3, "gbps_median");
@@ -695,26 +696,26 @@ CalMeasurements read_measurements(const json* j, Ctx& ctx) {
 
   for_rows(ms, "launch", ctx, [&](Obj& o) {
     LaunchRow r;
-    r.kind = o.one_of("kind", {"async", "sync"});
-    r.us = o.stat("us", Range{0, 1e7, false});
+    r.kind = o.one_of("kind");
+    r.us = o.stat("us");
     r.iterations = read_iterations(o);
     m.launch.push_back(r);
   });
 
   for_rows(ms, "host", ctx, [&](Obj& o) {
     HostRow r;
-    r.kind = o.one_of("kind", {"eager_op"});
-    r.ops_per_sample = static_cast<int>(o.integer("ops_per_sample", 1, 100000000));
-    r.sync_every = static_cast<int>(o.integer("sync_every", 1, 100000000));
-    r.us = o.stat("us", Range{0, 1e7, false});
+    r.kind = o.one_of("kind");
+    r.ops_per_sample = static_cast<int>(o.integer("ops_per_sample"));
+    r.sync_every = static_cast<int>(o.integer("sync_every"));
+    r.us = o.stat("us");
     r.iterations = read_iterations(o);
     m.host.push_back(r);
   });
 
   for_rows(ms, "cpu", ctx, [&](Obj& o) {
     CpuRow r;
-    r.kind = o.one_of("kind", {"single_thread"});
-    r.score = o.stat("score", Range{0, 1e9, false});
+    r.kind = o.one_of("kind");
+    r.score = o.stat("score");
     r.iterations = read_iterations(o);
     m.cpu.push_back(r);
   });
@@ -723,12 +724,12 @@ CalMeasurements read_measurements(const json* j, Ctx& ctx) {
   if (const json* c = ms.raw("collectives", false); c && !c->is_null()) {
     for_rows(ms, "collectives", ctx, [&](Obj& o) {
       CollectiveRow r;
-      r.op = o.one_of("op", {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv"});
-      r.ranks = static_cast<int>(o.integer("ranks", 2, 1 << 20));
+      r.op = o.one_of("op");
+      r.ranks = static_cast<int>(o.integer("ranks"));
       r.bytes = o.bytes("bytes");
-      r.time_us = o.number("time_us", kMicros);
-      r.algbw_gbps = o.number("algbw_gbps", kGbps);
-      r.busbw_gbps = o.number("busbw_gbps", kGbps);
+      r.time_us = o.number("time_us");
+      r.algbw_gbps = o.number("algbw_gbps");
+      r.busbw_gbps = o.number("busbw_gbps");
       if (ctx.ok()) {
         const double alg = static_cast<double>(r.bytes) / r.time_us / 1e3;  // B/us -> GB/s
         if (!close(r.algbw_gbps, alg, 2e-3)) {
@@ -748,13 +749,13 @@ CalMeasurements read_measurements(const json* j, Ctx& ctx) {
   if (const json* c = ms.raw("p2p", false); c && !c->is_null()) {
     for_rows(ms, "p2p", ctx, [&](Obj& o) {
       P2pRow r;
-      r.src = static_cast<int>(o.integer("src", 0, 4096));
-      r.dst = static_cast<int>(o.integer("dst", 0, 4096));
+      r.src = static_cast<int>(o.integer("src"));
+      r.dst = static_cast<int>(o.integer("dst"));
       if (ctx.ok() && r.src == r.dst) o.fail(Errc::invalid_value, "dst", "must differ from src");
       r.peer_access = o.boolean("peer_access");
       r.bytes = o.bytes("bytes");
-      r.time_us = o.number("time_us", kMicros);
-      r.gbps = o.number("gbps", kGbps);
+      r.time_us = o.number("time_us");
+      r.gbps = o.number("gbps");
       check_time_vs_rate(o, "time_us", r.time_us, r.gbps, static_cast<double>(r.bytes) / 1e3, "gbps");
       m.p2p.push_back(r);
     });
@@ -919,7 +920,7 @@ ojson build_json(const Calibration& c) {
     put_stat(o, "gbps", r.gbps);
     o["time_us_median"] = r.time_us_median;
     o["iterations"] = r.iterations;
-    meas["bandwidth"].push_back(o);
+    meas["bandwidth"].push_back(in_list_order("calibration.measurements.bandwidth[]", o));
   }
   meas["gemm"] = ojson::array();
   for (const auto& r : ms.gemm) {
@@ -931,7 +932,7 @@ ojson build_json(const Calibration& c) {
     o["algos_tried"] = r.algos_tried;
     o["tflops_heuristic"] = opt(r.tflops_heuristic);
     o["fast_accum"] = r.fast_accum;
-    meas["gemm"].push_back(o);
+    meas["gemm"].push_back(in_list_order("calibration.measurements.gemm[]", o));
   }
   meas["expert_gemm"] = ojson::array();
   for (const auto& r : ms.expert_gemm) {
@@ -951,7 +952,7 @@ ojson build_json(const Calibration& c) {
     put_stat(o, "time_us", r.time_us);
     o["tflops_median"] = r.tflops_median;
     o["iterations"] = r.iterations;
-    meas["expert_gemm"].push_back(o);
+    meas["expert_gemm"].push_back(in_list_order("calibration.measurements.expert_gemm[]", o));
   }
   meas["moe_layer"] = ojson::array();
   for (const auto& r : ms.moe_layer) {
@@ -970,7 +971,7 @@ ojson build_json(const Calibration& c) {
     ojson st = ojson::object();
     for (const auto& kv : r.stages_us) st[kv.first] = kv.second;
     o["stages_us"] = st;
-    meas["moe_layer"].push_back(o);
+    meas["moe_layer"].push_back(in_list_order("calibration.measurements.moe_layer[]", o));
   }
   meas["nf4_dequant"] = ojson::array();
   for (const auto& r : ms.nf4_dequant) {
@@ -980,7 +981,7 @@ ojson build_json(const Calibration& c) {
     put_stat(o, "gbps", r.gbps);
     o["time_us_median"] = r.time_us_median;
     o["iterations"] = r.iterations;
-    meas["nf4_dequant"].push_back(o);
+    meas["nf4_dequant"].push_back(in_list_order("calibration.measurements.nf4_dequant[]", o));
   }
   meas["adamw"] = ojson::array();
   for (const auto& r : ms.adamw) {
@@ -991,7 +992,7 @@ ojson build_json(const Calibration& c) {
     put_stat(o, "gbps", r.gbps);
     o["time_us_median"] = r.time_us_median;
     o["iterations"] = r.iterations;
-    meas["adamw"].push_back(o);
+    meas["adamw"].push_back(in_list_order("calibration.measurements.adamw[]", o));
   }
   meas["elementwise"] = ojson::array();
   for (const auto& r : ms.elementwise) {
@@ -999,48 +1000,49 @@ ojson build_json(const Calibration& c) {
     put_stat(o, "gbps", r.gbps);
     o["time_us_median"] = r.time_us_median;
     o["iterations"] = r.iterations;
-    meas["elementwise"].push_back(o);
+    meas["elementwise"].push_back(in_list_order("calibration.measurements.elementwise[]", o));
   }
   meas["launch"] = ojson::array();
   for (const auto& r : ms.launch) {
     ojson o = {{"kind", r.kind}};
     put_stat(o, "us", r.us);
     o["iterations"] = r.iterations;
-    meas["launch"].push_back(o);
+    meas["launch"].push_back(in_list_order("calibration.measurements.launch[]", o));
   }
   meas["host"] = ojson::array();
   for (const auto& r : ms.host) {
     ojson o = {{"kind", r.kind}, {"ops_per_sample", r.ops_per_sample}, {"sync_every", r.sync_every}};
     put_stat(o, "us", r.us);
     o["iterations"] = r.iterations;
-    meas["host"].push_back(o);
+    meas["host"].push_back(in_list_order("calibration.measurements.host[]", o));
   }
   meas["cpu"] = ojson::array();
   for (const auto& r : ms.cpu) {
     ojson o = {{"kind", r.kind}};
     put_stat(o, "score", r.score);
     o["iterations"] = r.iterations;
-    meas["cpu"].push_back(o);
+    meas["cpu"].push_back(in_list_order("calibration.measurements.cpu[]", o));
   }
   meas["collectives"] = ojson::array();
   for (const auto& r : ms.collectives) {
-    meas["collectives"].push_back({{"op", r.op},
-                                   {"ranks", r.ranks},
-                                   {"bytes", r.bytes},
-                                   {"time_us", r.time_us},
-                                   {"algbw_gbps", r.algbw_gbps},
-                                   {"busbw_gbps", r.busbw_gbps}});
+    meas["collectives"].push_back(
+        in_list_order("calibration.measurements.collectives[]", {{"op", r.op},
+                                                                 {"ranks", r.ranks},
+                                                                 {"bytes", r.bytes},
+                                                                 {"time_us", r.time_us},
+                                                                 {"algbw_gbps", r.algbw_gbps},
+                                                                 {"busbw_gbps", r.busbw_gbps}}));
   }
   meas["p2p"] = ojson::array();
   for (const auto& r : ms.p2p) {
-    meas["p2p"].push_back({{"src", r.src},
-                           {"dst", r.dst},
-                           {"peer_access", r.peer_access},
-                           {"bytes", r.bytes},
-                           {"time_us", r.time_us},
-                           {"gbps", r.gbps}});
+    meas["p2p"].push_back(in_list_order("calibration.measurements.p2p[]", {{"src", r.src},
+                                                                           {"dst", r.dst},
+                                                                           {"peer_access", r.peer_access},
+                                                                           {"bytes", r.bytes},
+                                                                           {"time_us", r.time_us},
+                                                                           {"gbps", r.gbps}}));
   }
-  j["measurements"] = meas;
+  j["measurements"] = in_list_order("calibration.measurements", meas);
 
   const CalDerived& dv = c.derived;
   ojson curves = ojson::array();

@@ -364,6 +364,332 @@ FieldList calibration_conditions_list() {
       }};
 }
 
+// The measurement rows (one list per benchmark family; a rate or time given as median/p10/p90 is three
+// fields). Authored from calibration.schema.json's descriptions; the ranges are the reader's.
+Field length(Field x, std::size_t lo, std::size_t hi) {
+  x.min_length = lo;
+  x.max_length = hi;
+  return x;
+}
+
+FieldList cal_bandwidth_list() {
+  return {
+      "calibration.measurements.bandwidth[]",
+      kCalibrationSchema,
+      {
+          req(choice("kernel", {"copy", "triad"},
+                     "copy: b = a; triad: a = b + s c (fp32, 16-byte vectors).")),
+          req(range(f("array_bytes", K::integer, "bytes."), 1, 4503599627370496.0, "bytes")),
+          req(range(f("bytes_moved", K::integer, "per run: 2 x array_bytes (copy), 3 x (triad)."), 1,
+                    4503599627370496.0, "bytes")),
+          req(above(f("gbps_median", K::number, "median over the timed samples, GB/s (1e9 B/s)."), 0, 200000,
+                    "GB/s")),
+          req(above(
+              f("gbps_p10", K::number,
+                "10th percentile, GB/s (1e9 B/s) (for a rate: the rate of the slow samples); <= median."),
+              0, 200000, "GB/s")),
+          req(above(f("gbps_p90", K::number, "90th percentile, GB/s (1e9 B/s); >= median."), 0, 200000,
+                    "GB/s")),
+          req(above(f("time_us_median", K::number, "See calibration.schema.json."), 0, 10000000000.0, "us")),
+          req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")),
+      }};
+}
+
+FieldList cal_gemm_list() {
+  return {
+      "calibration.measurements.gemm[]",
+      kCalibrationSchema,
+      {
+          req(length(f("shape", K::string, "\"square\" or <model>.<layer>."), 1, 4096)),
+          req(choice("dtype", {"bf16", "fp16", "tf32", "fp8_e4m3"}, "See calibration.schema.json.")),
+          req(choice("pass", {"fwd", "dgrad", "wgrad"}, "fwd: TN, dgrad: NN, wgrad: NT.")),
+          req(choice("transa", {"N", "T"}, "See calibration.schema.json.")),
+          req(choice("transb", {"N", "T"}, "See calibration.schema.json.")),
+          req(range(f("m", K::integer, "See calibration.schema.json."), 1, 2147483647, "")),
+          req(range(f("n", K::integer, "See calibration.schema.json."), 1, 2147483647, "")),
+          req(range(f("k", K::integer, "See calibration.schema.json."), 1, 2147483647, "")),
+          req(above(f("tflops_median", K::number, "median over the timed samples, TFLOP/s (2mnk / time)."), 0,
+                    20000, "TFLOP/s")),
+          req(above(
+              f("tflops_p10", K::number,
+                "10th percentile, TFLOP/s (2mnk / time) (for a rate: the rate of the slow samples); <= ...."),
+              0, 20000, "TFLOP/s")),
+          req(above(f("tflops_p90", K::number, "90th percentile, TFLOP/s (2mnk / time); >= median."), 0,
+                    20000, "TFLOP/s")),
+          req(above(f("time_us_median", K::number, "See calibration.schema.json."), 0, 10000000000.0, "us")),
+          req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")),
+          req(range(
+              f("algos_tried", K::integer, "cuBLASLt heuristic candidates timed; the best is recorded."), 1,
+              1024, "")),
+          req(null_ok(above(
+              f("tflops_heuristic", K::number, "(schema 2: timed under the same policy as tflops_median)."),
+              0, 20000, "TFLOP/s"))),
+          null_ok(
+              f("fast_accum", K::boolean,
+                "fp8 only: CUBLASLT_MATMUL_DESC_FAST_ACCUM on (Transformer Engine's forward GEMMs); ....")),
+      }};
+}
+
+FieldList cal_expert_gemm_list() {
+  return {
+      "calibration.measurements.expert_gemm[]",
+      kCalibrationSchema,
+      {
+          req(length(f("model", K::string, "See calibration.schema.json."), 1, 4096)),
+          req(choice("dtype", {"bf16", "fp16"}, "See calibration.schema.json.")),
+          req(choice("proj", {"w1_w3", "w2"}, "See calibration.schema.json.")),
+          req(choice("pass", {"fwd", "dgrad", "wgrad"}, "See calibration.schema.json.")),
+          req(choice("impl", {"loop", "grouped"},
+                     "loop: cublasGemmEx per expert; grouped: one cublasGemmGroupedBatchedEx.")),
+          req(choice("routing", {"sparse", "dense"}, "See calibration.schema.json.")),
+          req(choice("distribution", {"uniform", "mixtral_he_tuned", "mixtral_gs_tuned", "skewed"},
+                     "expert-load distribution: uniform; the paper's Fig.")),
+          req(range(f("experts", K::integer, "See calibration.schema.json."), 1, 4096, "")),
+          req(range(f("top_k", K::integer, "See calibration.schema.json."), 1, 4096, "")),
+          req(range(f("tokens", K::integer, "See calibration.schema.json."), 1, 2147483647, "")),
+          req(range(f("n", K::integer, "See calibration.schema.json."), 1, 2147483647, "")),
+          req(range(f("k", K::integer, "See calibration.schema.json."), 1, 2147483647, "")),
+          req(array("tokens_per_expert", K::integer, 0, "sums to tokens x top_k.")),
+          req(above(f("time_us_median", K::number, "median over the timed samples, microseconds."), 0,
+                    10000000000.0, "us")),
+          req(above(f("time_us_p10", K::number,
+                      "10th percentile, microseconds (for a rate: the rate of the slow samples); <= median."),
+                    0, 10000000000.0, "us")),
+          req(above(f("time_us_p90", K::number, "90th percentile, microseconds; >= median."), 0,
+                    10000000000.0, "us")),
+          req(above(f("tflops_median", K::number, "See calibration.schema.json."), 0, 20000, "TFLOP/s")),
+          req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")),
+      }};
+}
+
+FieldList cal_moe_layer_stages_us_list() {
+  return {"calibration.measurements.moe_layer[].stages_us",
+          kCalibrationSchema,
+          {
+              range(f("router", K::number, "See calibration.schema.json."), 0, 10000000000.0, ""),
+              range(f("topk", K::number, "See calibration.schema.json."), 0, 10000000000.0, ""),
+              range(f("permute", K::number, "See calibration.schema.json."), 0, 10000000000.0, ""),
+              range(f("experts", K::number, "See calibration.schema.json."), 0, 10000000000.0, ""),
+              range(f("unpermute", K::number, "See calibration.schema.json."), 0, 10000000000.0, ""),
+              range(f("experts_dgrad", K::number, "See calibration.schema.json."), 0, 10000000000.0, ""),
+              range(f("experts_wgrad", K::number, "See calibration.schema.json."), 0, 10000000000.0, ""),
+          }};
+}
+
+FieldList cal_moe_layer_list() {
+  return {
+      "calibration.measurements.moe_layer[]",
+      kCalibrationSchema,
+      {
+          req(length(f("model", K::string, "See calibration.schema.json."), 1, 4096)),
+          req(choice("direction", {"forward", "backward"}, "See calibration.schema.json.")),
+          req(choice("impl", {"loop", "grouped"}, "See calibration.schema.json.")),
+          req(choice("routing", {"sparse", "dense"}, "See calibration.schema.json.")),
+          req(choice("distribution", {"uniform", "mixtral_he_tuned", "mixtral_gs_tuned", "skewed"},
+                     "expert-load distribution: uniform; the paper's Fig.")),
+          req(range(f("experts", K::integer, "See calibration.schema.json."), 1, 4096, "")),
+          req(range(f("top_k", K::integer, "See calibration.schema.json."), 1, 4096, "")),
+          req(range(f("tokens", K::integer, "See calibration.schema.json."), 1, 2147483647, "")),
+          req(range(f("hidden", K::integer, "See calibration.schema.json."), 1, 2147483647, "")),
+          req(range(f("ffn", K::integer, "See calibration.schema.json."), 1, 2147483647, "")),
+          req(above(f("time_us_median", K::number, "median over the timed samples, microseconds."), 0,
+                    10000000000.0, "us")),
+          req(above(f("time_us_p10", K::number,
+                      "10th percentile, microseconds (for a rate: the rate of the slow samples); <= median."),
+                    0, 10000000000.0, "us")),
+          req(above(f("time_us_p90", K::number, "90th percentile, microseconds; >= median."), 0,
+                    10000000000.0, "us")),
+          req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")),
+          req(object(
+              "stages_us", "calibration.measurements.moe_layer[].stages_us",
+              "median microseconds per stage; forward: router, topk, permute, experts, unpermute; ....")),
+      }};
+}
+
+FieldList cal_nf4_dequant_list() {
+  return {
+      "calibration.measurements.nf4_dequant[]",
+      kCalibrationSchema,
+      {
+          req(choice("variant", {"fused", "bnb"}, "See calibration.schema.json.")),
+          req(range(f("elements", K::integer, "See calibration.schema.json."), 64, 1099511627776.0, "")),
+          req(choice("out_dtype", {"bf16", "fp16"}, "See calibration.schema.json.")),
+          req(f("double_quant", K::boolean, "See calibration.schema.json.")),
+          req(range(f("bytes_moved", K::integer, "bytes."), 1, 4503599627370496.0, "bytes")),
+          req(above(f("bytes_per_param", K::number, "See calibration.schema.json."), 0, 64, "")),
+          req(above(f("gbps_median", K::number, "median over the timed samples, GB/s."), 0, 200000, "GB/s")),
+          req(above(f("gbps_p10", K::number,
+                      "10th percentile, GB/s (for a rate: the rate of the slow samples); <= median."),
+                    0, 200000, "GB/s")),
+          req(above(f("gbps_p90", K::number, "90th percentile, GB/s; >= median."), 0, 200000, "GB/s")),
+          req(above(f("time_us_median", K::number, "See calibration.schema.json."), 0, 10000000000.0, "us")),
+          req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")),
+      }};
+}
+
+FieldList cal_adamw_list() {
+  return {
+      "calibration.measurements.adamw[]",
+      kCalibrationSchema,
+      {
+          req(choice("impl", {"fused", "unfused"}, "See calibration.schema.json.")),
+          req(range(f("params", K::integer, "See calibration.schema.json."), 1, 1099511627776.0, "")),
+          req(range(f("bytes_moved", K::integer, "bytes."), 1, 4503599627370496.0, "bytes")),
+          req(above(f("bytes_per_param", K::number, "See calibration.schema.json."), 0, 256, "")),
+          req(above(f("gbps_median", K::number, "median over the timed samples, GB/s."), 0, 200000, "GB/s")),
+          req(above(f("gbps_p10", K::number,
+                      "10th percentile, GB/s (for a rate: the rate of the slow samples); <= median."),
+                    0, 200000, "GB/s")),
+          req(above(f("gbps_p90", K::number, "90th percentile, GB/s; >= median."), 0, 200000, "GB/s")),
+          req(above(f("time_us_median", K::number, "See calibration.schema.json."), 0, 10000000000.0, "us")),
+          req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")),
+      }};
+}
+
+FieldList cal_elementwise_list() {
+  return {
+      "calibration.measurements.elementwise[]",
+      kCalibrationSchema,
+      {
+          req(choice("op", {"swiglu", "swiglu_bwd", "gelu", "rmsnorm"}, "See calibration.schema.json.")),
+          req(choice("dtype", {"bf16", "fp16", "fp32"}, "See calibration.schema.json.")),
+          req(range(f("elements", K::integer, "See calibration.schema.json."), 1, 1099511627776.0, "")),
+          req(range(f("bytes_moved", K::integer, "bytes."), 1, 4503599627370496.0, "bytes")),
+          req(above(f("gbps_median", K::number, "median over the timed samples, GB/s."), 0, 200000, "GB/s")),
+          req(above(f("gbps_p10", K::number,
+                      "10th percentile, GB/s (for a rate: the rate of the slow samples); <= median."),
+                    0, 200000, "GB/s")),
+          req(above(f("gbps_p90", K::number, "90th percentile, GB/s; >= median."), 0, 200000, "GB/s")),
+          req(above(f("time_us_median", K::number, "See calibration.schema.json."), 0, 10000000000.0, "us")),
+          req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")),
+      }};
+}
+
+FieldList cal_launch_list() {
+  return {
+      "calibration.measurements.launch[]",
+      kCalibrationSchema,
+      {
+          req(choice("kind", {"async", "sync"}, "See calibration.schema.json.")),
+          req(above(f("us_median", K::number, "median over the timed samples, microseconds per launch."), 0,
+                    10000000, "us")),
+          req(above(
+              f("us_p10", K::number,
+                "10th percentile, microseconds per launch (for a rate: the rate of the slow samples); ...."),
+              0, 10000000, "us")),
+          req(above(f("us_p90", K::number, "90th percentile, microseconds per launch; >= median."), 0,
+                    10000000, "us")),
+          req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")),
+      }};
+}
+
+FieldList cal_host_list() {
+  return {"calibration.measurements.host[]",
+          kCalibrationSchema,
+          {
+              req(choice("kind", {"eager_op"}, "See calibration.schema.json.")),
+              req(range(f("ops_per_sample", K::integer, "See calibration.schema.json."), 1, 100000000, "")),
+              req(range(f("sync_every", K::integer, "See calibration.schema.json."), 1, 100000000, "")),
+              req(above(f("us_median", K::number, "median over the timed samples, microseconds per op."), 0,
+                        10000000, "us")),
+              req(above(f("us_p10", K::number,
+                          "10th percentile, microseconds per op (for a rate: the rate of the slow samples); "
+                          "<= median."),
+                        0, 10000000, "us")),
+              req(above(f("us_p90", K::number, "90th percentile, microseconds per op; >= median."), 0,
+                        10000000, "us")),
+              req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")),
+          }};
+}
+
+FieldList cal_cpu_list() {
+  return {
+      "calibration.measurements.cpu[]",
+      kCalibrationSchema,
+      {
+          req(choice("kind", {"single_thread"}, "See calibration.schema.json.")),
+          req(above(
+              f("score_median", K::number, "median over the timed samples, work units per millisecond."), 0,
+              1000000000, "")),
+          req(above(f("score_p10", K::number,
+                      "10th percentile, work units per millisecond (for a rate: the rate of the slow ...."),
+                    0, 1000000000, "")),
+          req(above(f("score_p90", K::number, "90th percentile, work units per millisecond; >= median."), 0,
+                    1000000000, "")),
+          req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")),
+      }};
+}
+
+FieldList cal_collectives_list() {
+  return {
+      "calibration.measurements.collectives[]",
+      kCalibrationSchema,
+      {
+          req(choice("op", {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv"},
+                     "See calibration.schema.json.")),
+          req(range(f("ranks", K::integer, "GPUs in the communicator."), 2, 1048576, "")),
+          req(range(f("bytes", K::integer, "nccl-tests' size: max(send, receive) bytes per rank."), 1,
+                    4503599627370496.0, "bytes")),
+          req(above(f("time_us", K::number, "one operation, microseconds."), 0, 10000000000.0, "us")),
+          req(above(f("algbw_gbps", K::number, "bytes / time (1e9 B/s)."), 0, 200000, "GB/s")),
+          req(above(
+              f("busbw_gbps", K::number,
+                "algbw x 2(n-1)/n (all_reduce), (n-1)/n (all_gather, reduce_scatter, all_to_all), 1 ...."),
+              0, 200000, "GB/s")),
+      }};
+}
+
+FieldList cal_p2p_list() {
+  return {
+      "calibration.measurements.p2p[]",
+      kCalibrationSchema,
+      {
+          req(range(f("src", K::integer, "See calibration.schema.json."), 0, 4096, "")),
+          req(range(f("dst", K::integer, "See calibration.schema.json."), 0, 4096, "")),
+          req(f("peer_access", K::boolean, "cudaDeviceCanAccessPeer: direct NVLink/PCIe peer copies.")),
+          req(range(f("bytes", K::integer, "See calibration.schema.json."), 1, 4503599627370496.0, "bytes")),
+          req(above(f("time_us", K::number, "microseconds."), 0, 10000000000.0, "us")),
+          req(above(f("gbps", K::number, "bytes / time (1e9 B/s)."), 0, 200000, "GB/s")),
+      }};
+}
+
+FieldList cal_measurements_list() {
+  return {
+      "calibration.measurements",
+      kCalibrationSchema,
+      {
+          req(array("bandwidth", K::object, 0, "STREAM-style DRAM bandwidth, arrays >= 4x L2.",
+                    "calibration.measurements.bandwidth[]")),
+          req(array("gemm", K::object, 0,
+                    "cuBLASLt matmuls; m, n, k in cuBLAS's column-major view (see docs/calibrate.md).",
+                    "calibration.measurements.gemm[]")),
+          req(array("expert_gemm", K::object, 0, "the expert GEMMs of one MoE layer pass.",
+                    "calibration.measurements.expert_gemm[]")),
+          req(array("moe_layer", K::object, 0, "a whole MoE block.", "calibration.measurements.moe_layer[]")),
+          req(array("nf4_dequant", K::object, 0,
+                    "bitsandbytes NF4 dequantization (64-value blocks, double-quantized absmax).",
+                    "calibration.measurements.nf4_dequant[]")),
+          req(array("adamw", K::object, 0, "one AdamW step over fp32 states.",
+                    "calibration.measurements.adamw[]")),
+          req(array("elementwise", K::object, 0, "memory-bound elementwise kernels.",
+                    "calibration.measurements.elementwise[]")),
+          req(array("launch", K::object, 0, "empty-kernel launch overhead.",
+                    "calibration.measurements.launch[]")),
+          req(array("host", K::object, 0,
+                    "eager pattern: host work + a small kernel per op, a host sync every few ops.",
+                    "calibration.measurements.host[]")),
+          req(array("cpu", K::object, 0, "single-thread CPU score.", "calibration.measurements.cpu[]")),
+          null_ok(
+              array("collectives", K::object, 0,
+                    "NCCL collectives as nccl-tests reports them (doc/PERFORMANCE.md, src/*.cu GetBw); ....",
+                    "calibration.measurements.collectives[]")),
+          null_ok(array(
+              "p2p", K::object, 0,
+              "GPU-to-GPU copies (cudaMemcpyPeerAsync), one direction; --collectives in one process ....",
+              "calibration.measurements.p2p[]")),
+      }};
+}
+
 const std::vector<FieldList>& all_lists() {
   static const std::vector<FieldList> lists = {gpu_list(),
                                                gpu_dense_tflops_list(),
@@ -379,7 +705,21 @@ const std::vector<FieldList>& all_lists() {
                                                calibration_meta_list(),
                                                calibration_device_list(),
                                                calibration_sample_list(),
-                                               calibration_conditions_list()};
+                                               calibration_conditions_list(),
+                                               cal_bandwidth_list(),
+                                               cal_gemm_list(),
+                                               cal_expert_gemm_list(),
+                                               cal_moe_layer_stages_us_list(),
+                                               cal_moe_layer_list(),
+                                               cal_nf4_dequant_list(),
+                                               cal_adamw_list(),
+                                               cal_elementwise_list(),
+                                               cal_launch_list(),
+                                               cal_host_list(),
+                                               cal_cpu_list(),
+                                               cal_collectives_list(),
+                                               cal_p2p_list(),
+                                               cal_measurements_list()};
   return lists;
 }
 

@@ -586,7 +586,7 @@ TEST_CASE("the JSON Schema files and the core's field lists (ftcost/fields.hpp) 
   }
   // Calibration files: the sections that describe the run (the calibration loader and writer use the lists).
   const json cal = shipped_json("schema/calibration.schema.json");
-  for (const char* section : {"meta", "device", "conditions"})
+  for (const char* section : {"meta", "device", "conditions", "measurements"})
     check_list_against_schema(std::string("calibration.") + section, cal, cal.at("properties").at(section),
                               true);
   // Models and datasets: db check's key lists (the loaders do not read through them yet).
