@@ -690,6 +690,63 @@ FieldList cal_measurements_list() {
       }};
 }
 
+// The derived block (recomputed from the measurements on load and compared) and the file's top level.
+FieldList cal_derived_list() {
+  auto rate = [](const char* key, double hi, const char* unit, const char* help) {
+    return req(null_ok(above(f(key, K::number, help), 0, hi, unit)));
+  };
+  return {"calibration.derived",
+          kCalibrationSchema,
+          {
+              req(array("gemm_efficiency", K::object, 0, "Per GEMM dtype: efficiency against 2mnk.",
+                        "calibration.derived.gemm_efficiency[]")),
+              rate("memory_bandwidth_gbps", 200000, "GB/s", "Best triad bandwidth (median)."),
+              rate("nf4_dequant_gbps", 200000, "GB/s", "NF4 dequantization bandwidth."),
+              rate("adamw_fused_gbps", 200000, "GB/s", "Fused AdamW bandwidth."),
+              rate("adamw_unfused_gbps", 200000, "GB/s", "Unfused AdamW bandwidth."),
+              rate("elementwise_gbps", 200000, "GB/s", "Elementwise kernel bandwidth."),
+              rate("launch_overhead_us", 1e7, "us", "Kernel launch overhead."),
+              rate("host_op_overhead_us", 1e7, "us", "Host overhead per eager op."),
+              rate("cpu_score", 1e9, "", "Single-thread CPU score."),
+              rate("grouped_over_loop_speedup", 1e6, "", "Grouped over loop expert GEMM speed-up."),
+          }};
+}
+
+FieldList cal_curve_list() {
+  return {"calibration.derived.gemm_efficiency[]",
+          kCalibrationSchema,
+          {
+              req(choice("dtype", {"bf16", "fp16", "tf32", "fp8_e4m3"}, "GEMM dtype of the curve.")),
+              req(above(f("peak_measured_tflops", K::number, "Best median TFLOP/s measured."), 0, 20000,
+                        "TFLOP/s")),
+              req(array("points", K::object, 0, "One point per octave of 2mnk.",
+                        "calibration.derived.gemm_efficiency[].points[]")),
+          }};
+}
+
+FieldList cal_point_list() {
+  Field flops = req(f("flops", K::number, "2mnk of the point."));
+  flops.min = 0;
+  flops.min_exclusive = true;
+  return {
+      "calibration.derived.gemm_efficiency[].points[]",
+      kCalibrationSchema,
+      {flops, req(above(f("efficiency", K::number, "Median TFLOP/s / peak_measured_tflops."), 0, 1, ""))}};
+}
+
+FieldList calibration_list() {
+  return {"calibration",
+          kCalibrationSchema,
+          {
+              req(object("meta", "calibration.meta", "The run: tool, version, mode, duration, notes.")),
+              req(object("device", "calibration.device", "The GPU measured.")),
+              req(object("conditions", "calibration.conditions",
+                         "Clocks, temperature and power during the run.")),
+              req(object("measurements", "calibration.measurements", "The benchmark rows.")),
+              req(object("derived", "calibration.derived", "Values derived from the measurements.")),
+          }};
+}
+
 const std::vector<FieldList>& all_lists() {
   static const std::vector<FieldList> lists = {gpu_list(),
                                                gpu_dense_tflops_list(),
@@ -719,7 +776,11 @@ const std::vector<FieldList>& all_lists() {
                                                cal_cpu_list(),
                                                cal_collectives_list(),
                                                cal_p2p_list(),
-                                               cal_measurements_list()};
+                                               cal_measurements_list(),
+                                               cal_derived_list(),
+                                               cal_curve_list(),
+                                               cal_point_list(),
+                                               calibration_list()};
   return lists;
 }
 
