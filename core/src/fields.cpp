@@ -747,6 +747,137 @@ FieldList calibration_list() {
           }};
 }
 
+// --------------------------------------------------------------------------------------------- stacks
+// A stack profile (stacks/<id>.json; read by stack.cpp) or a thin alias of one (alias_of + overrides, merged
+// by the database loader). Keys ending in "_note" are free text: the provenance of the value they annotate.
+
+FieldList stack_list() {
+  Field vendors = array("vendors", K::string, 1, "GPU vendors the software runs on (any when absent).");
+  return {
+      "stack",
+      "ftcost.stack/1",
+      {
+          need(choice("schema", {"ftcost.stack/1"}, "Format identifier and version of this file.")),
+          need(f("id", K::string, "Stack id; equals the file name without '.json'.")),
+          need(f("display_name", K::string, "Name for display: the software and its versions.")),
+          req(f("version", K::string, "The versions of the libraries the profile describes.")),
+          req(f("description", K::string, "What the stack is and which tools run on it.")),
+          need(choice("moe_execution", {"loop", "grouped"}, "How MoE experts run: a loop or grouped GEMMs.")),
+          vendors,
+          req(f("notes", K::string, "Which parameters are structural, fitted (on which rows) or assumed.")),
+          need(object("memory", "stack.memory", "Memory model parameters.")),
+          need(object("throughput", "stack.throughput", "Step-time model parameters.")),
+      },
+      "_note"};
+}
+
+FieldList stack_alias_list() {
+  return {"stack.alias",
+          "ftcost.stack/1",
+          {
+              req(choice("schema", {"ftcost.stack/1"}, "Format identifier and version of this file.")),
+              req(f("id", K::string, "Stack id; equals the file name without '.json'.")),
+              req(f("alias_of", K::string, "Id of the profile this one is an alias of.")),
+              req(f("display_name", K::string, "Name for display.")),
+              req(f("version", K::string, "The versions of the tools the alias stands for.")),
+              req(f("description", K::string, "What runs on the base profile and why.")),
+              req(f("notes", K::string, "What the alias changes, if anything.")),
+              f("overrides", K::object, "Fields that differ from the base profile (a JSON merge patch)."),
+          },
+          "_note"};
+}
+
+FieldList stack_memory_list() {
+  auto bytes = [](Field x, double lo, double hi) { return range(std::move(x), lo, hi, "bytes"); };
+  auto share = [](Field x) { return range(std::move(x), 0, 1, ""); };
+  return {
+      "stack.memory",
+      "ftcost.stack/1",
+      {
+          need(range(f("cuda_context_gib", K::number, "CUDA context and library workspaces."), 0, 16, "GiB")),
+          need(share(f("allocator_overhead_fraction", K::number, "Reserved minus allocated at the peak."))),
+          f("norm_saves_fp32_input", K::boolean, "RMSNorm saves its input in fp32 (default true)."),
+          need(bytes(f("logits_bytes_per_vocab_entry", K::number, "Loss-path bytes per logit."), 0, 64)),
+          need(bytes(f("own_code_logits_bytes_per_vocab_entry", K::number, "The same in own training code."),
+                     0, 64)),
+          need(bytes(f("trainable_param_bytes", K::number, "Bytes per trainable parameter."), 1, 8)),
+          need(
+              bytes(f("autocast_weight_copy_bytes", K::number, "Autocast copy of a weight, bytes per param."),
+                    0, 8)),
+          need(
+              bytes(f("dequant_temp_bytes_per_param", K::number, "Dequantization buffer per param."), 0, 16)),
+          need(share(f("gc_retained_fraction", K::number, "Activations checkpointing keeps resident."))),
+          req(f("gc_retained_provenance", K::string, "How gc_retained_fraction was obtained.")),
+          req(f("gc_retained_fit_residual_batches", K::number,
+                "Residual of the gc_retained fit, in batches.")),
+          choice("loss_path", {"full", "chunked", "fused_linear"},
+                 "How the loss is computed (default full)."),
+          range(f("loss_chunk_tokens", K::number, "Tokens per loss chunk (chunked loss)."), 1, 1e7, "tokens"),
+          bytes(
+              f("fused_ce_bytes_per_hidden", K::number, "Fused linear cross-entropy bytes per hidden unit."),
+              0, 64),
+          range(f("mlp_saved_intermediates", K::number, "MLP tensors autograd saves per token (default 4)."),
+                0, 8, ""),
+          share(f("memory_uncertainty_fraction", K::number, "Relative uncertainty of the memory estimate.")),
+          bytes(f("qlora_unquantized_param_bytes", K::number, "Bytes per unquantized param under QLoRA."), 1,
+                8),
+          f("offload_checkpoints", K::boolean, "Checkpoints are offloaded to host memory (default false)."),
+          req(choice("peak_model", {"phases", "sum"},
+                     "Peak as the largest phase, or all components at once.")),
+      },
+      "_note"};
+}
+
+FieldList stack_throughput_list() {
+  auto n = [](const char* key, double lo, double hi, const char* unit, const char* help) {
+    return need(range(f(key, K::number, help), lo, hi, unit));
+  };
+  auto opt = [](const char* key, double lo, double hi, const char* unit, const char* help) {
+    return range(f(key, K::number, help), lo, hi, unit);
+  };
+  return {
+      "stack.throughput",
+      "ftcost.stack/1",
+      {
+          n("host_us_per_kernel", 0, 1000, "us", "Host time per kernel launch."),
+          n("backward_host_factor", 0, 4, "", "Host time of the backward pass relative to the forward."),
+          n("host_sync_us", 0, 10000, "us", "Host time per device synchronisation."),
+          n("kernel_floor_us", 0, 1000, "us", "Shortest time of a kernel."),
+          n("host_device_overlap", 0, 1, "", "Share of host time hidden behind device work."),
+          n("kernels_per_linear", 0, 100, "", "Kernels per linear layer."),
+          n("kernels_per_quantized_linear_extra", 0, 100, "", "Extra kernels per quantized linear."),
+          n("kernels_per_lora_module", 0, 100, "", "Kernels per LoRA adapter."),
+          n("kernels_per_expert_overhead", 0, 1000, "", "Kernels per expert besides its GEMMs."),
+          n("kernels_per_attention_block", 0, 1000, "", "Kernels per attention block."),
+          n("kernels_per_mamba_block", 0, 1000, "", "Kernels per Mamba block."),
+          n("kernels_per_router", 0, 1000, "", "Kernels per MoE router."),
+          n("kernels_per_norm", 0, 100, "", "Kernels per norm."),
+          n("gemm_efficiency", 0.01, 1, "", "Share of the GEMM roofline reached."),
+          n("attention_efficiency_factor", 0.01, 1.5, "", "Attention efficiency relative to GEMMs."),
+          n("memory_efficiency", 0.01, 1, "", "Share of DRAM bandwidth streaming kernels reach."),
+          n("dequant_efficiency", 0.01, 1, "", "Share of bandwidth NF4 dequantization reaches."),
+          n("optimizer_efficiency", 0.01, 1, "", "Share of bandwidth the optimizer step reaches."),
+          n("dequant_bytes_per_param", 0, 64, "bytes", "DRAM traffic of dequantization per param."),
+          n("optimizer_bytes_per_param_fp32", 0, 512, "bytes", "Optimizer traffic per fp32 param."),
+          n("optimizer_bytes_per_param_16bit", 0, 512, "bytes", "Optimizer traffic per 16-bit param."),
+          n("loss_bytes_per_vocab_entry", 0, 512, "bytes", "Loss traffic per logit."),
+          opt("kernels_per_gather_backward", 0, 1000, "", "Kernels per gather in the backward (default 0)."),
+          opt("own_code_kernels_per_router", 0, 1000, "", "Router kernels in own code (default: HF count)."),
+          opt("own_code_kernels_per_norm", 0, 1000, "", "Norm kernels in own code (default: HF count)."),
+          opt("own_code_kernels_per_expert_overhead", 0, 1000, "",
+              "Expert overhead kernels in own code (default: HF count)."),
+          opt("gemm_memory_efficiency", 0.01, 1, "",
+              "Bandwidth share of memory-bound GEMMs (default: "
+              "memory_efficiency)."),
+          opt("hopper_tensor_peak_fraction", 0.05, 1, "", "Share of Hopper's tensor peak (default 1)."),
+          f("hopper_tensor_note", K::string, "Why hopper_tensor_peak_fraction has its value."),
+          req(f("note", K::string, "Where each throughput constant comes from.")),
+          req(f("fit", K::object, "The fit that produced the fitted parameters: command, GPUs, rows.")),
+          array("fit_parameters", K::string, 0, "The parameters the fit set."),
+      },
+      "_note"};
+}
+
 const std::vector<FieldList>& all_lists() {
   static const std::vector<FieldList> lists = {gpu_list(),
                                                gpu_dense_tflops_list(),
@@ -780,7 +911,11 @@ const std::vector<FieldList>& all_lists() {
                                                cal_derived_list(),
                                                cal_curve_list(),
                                                cal_point_list(),
-                                               calibration_list()};
+                                               calibration_list(),
+                                               stack_list(),
+                                               stack_alias_list(),
+                                               stack_memory_list(),
+                                               stack_throughput_list()};
   return lists;
 }
 
@@ -822,6 +957,12 @@ const Field* FieldList::find(const std::string& key) const {
   for (const auto& x : fields)
     if (x.key == key) return &x;
   return nullptr;
+}
+
+bool FieldList::free_text(const std::string& key) const {
+  const std::string& sfx = free_text_suffix;
+  return !sfx.empty() && key.size() > sfx.size() &&
+         key.compare(key.size() - sfx.size(), sfx.size(), sfx) == 0;
 }
 
 const FieldList* field_list(const std::string& name) {
@@ -1016,7 +1157,7 @@ Result<std::vector<std::string>> FieldReader::strings(const std::string& key) co
   std::vector<std::string> out;
   if (!v) return out;
   const std::string p = path_of(key);
-  if (x->needed && v->size() < x->min_items)
+  if (v->size() < x->min_items)
     return make_error(
         Errc::missing_field, p,
         "needs at least " + std::to_string(x->min_items) + " item" + (x->min_items == 1 ? "" : "s"));
@@ -1037,7 +1178,7 @@ Result<const json*> FieldReader::member(const std::string& key) const {
     return make_error(Errc::internal, path_of(key),
                       "the loader reads a key that " + list_.name + "'s field list does not describe so");
   FTCOST_TRY(v, value(*x));
-  if (v && x->kind == K::array && x->needed && v->size() < x->min_items)
+  if (v && x->kind == K::array && v->size() < x->min_items)
     return make_error(
         Errc::missing_field, path_of(key),
         "needs at least " + std::to_string(x->min_items) + " item" + (x->min_items == 1 ? "" : "s"));

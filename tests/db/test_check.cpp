@@ -312,6 +312,22 @@ TEST_CASE("model presets, datasets and stacks") {
         mutated("stacks/hf-transformers-2024.json", [](json& s) { s["memory"]["cuda_context_gib"] = 100; });
     EXPECT_PROBLEM(ps, "stacks/hf-transformers-2024.json", "memory.cuda_context_gib", "");
   }
+  SUBCASE("a stack key outside its field list, a note that is not text, a value of the wrong kind") {
+    auto ps = mutated("stacks/hf-transformers-2024.json", [](json& s) {
+      s["memory"]["cuda_context_gb"] = 0.5;
+      s["memory"]["allocator_note"] = 5;
+      s["throughput"]["kernels_per_norm"] = "8";
+      s["moe_execution"] = "fused";
+    });
+    EXPECT_PROBLEM(ps, "stacks/hf-transformers-2024.json", "memory.cuda_context_gb", "wrong unit");
+    EXPECT_PROBLEM(ps, "stacks/hf-transformers-2024.json", "memory.allocator_note", "free text");
+    EXPECT_PROBLEM(ps, "stacks/hf-transformers-2024.json", "throughput.kernels_per_norm",
+                   "must be a number, got string");
+    EXPECT_PROBLEM(ps, "stacks/hf-transformers-2024.json", "moe_execution",
+                   R"(must be "loop" or "grouped", got "fused")");
+    auto alias = mutated("stacks/axolotl-2025.json", [](json& s) { s["memory"] = json::object(); });
+    EXPECT_PROBLEM(alias, "stacks/axolotl-2025.json", "memory", "not a field of");
+  }
   SUBCASE("a schema file with another $id") {
     json s = shipped_json("schema/gpu.schema.json");
     s["$id"] = "ftcost.gpus/2";
@@ -564,6 +580,15 @@ void check_list_against_schema(const std::string& list, const json& schema, cons
   CHECK(sorted(allowed) == sorted(ftcost::db_allowed_keys(list)));
   const json additional = node.value("additionalProperties", json(true));
   CHECK(additional == json(false));
+  // Free-text keys by suffix ("_note") are the schema's one patternProperties entry.
+  if (l->free_text_suffix.empty()) {
+    CHECK_FALSE(node.contains("patternProperties"));
+  } else {
+    REQUIRE(node.contains("patternProperties"));
+    CHECK(node.at("patternProperties").size() == 1);
+    CHECK(node.at("patternProperties").value(l->free_text_suffix + "$", json()).value("type", json()) ==
+          json("string"));
+  }
   for (const auto& f : l->fields) {
     if (!node.at("properties").contains(f.key)) continue;  // reported above
     const json prop = resolved(schema, node.at("properties").at(f.key));
@@ -587,6 +612,10 @@ TEST_CASE("the JSON Schema files and the core's field lists (ftcost/fields.hpp) 
   // Calibration files, every section and row (the calibration reader and writer use the lists).
   const json cal = shipped_json("schema/calibration.schema.json");
   check_list_against_schema("calibration", cal, cal, true);
+  // Stack profiles and their thin aliases: one $defs entry each, the file is one of them.
+  const json stack = shipped_json("schema/stack.schema.json");
+  check_list_against_schema("stack", stack, stack.at("$defs").at("profile"), true);
+  check_list_against_schema("stack.alias", stack, stack.at("$defs").at("alias"), true);
   // Models and datasets: db check's key lists (the loaders do not read through them yet).
   const std::map<std::string, std::pair<std::string, std::vector<std::string>>> kinds = {
       {"model", {"model", {}}},

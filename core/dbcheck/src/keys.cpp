@@ -162,9 +162,17 @@ bool check_keys(const json& obj, const std::string& path, const std::string& kin
     const std::string vp = field_value_problem(s, it->second);
     if (!vp.empty()) sink.add(p, s.kind == FieldKind::choice ? Errc::invalid_value : Errc::out_of_range, vp);
   }
+  const FieldList* list = field_list(kind);
   for (const auto& [key, value] : members) {
     bool known = false;
     for (const auto& s : specs) known = known || key == s.key;
+    if (!known && list && list->free_text(key)) {
+      if (!value.is_string())
+        sink.add(join_path(path, key), Errc::wrong_type,
+                 std::string("keys ending in \"") + list->free_text_suffix +
+                     "\" are free text: must be a string, got " + value.type_name());
+      continue;
+    }
     if (!known)
       sink.add(join_path(path, key), Errc::unknown_key, unknown_key_message(key, value, specs, format));
   }

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ftcost {
@@ -55,11 +56,22 @@ struct Field {
 };
 
 struct FieldList {
+  FieldList(std::string name_, std::string format_, std::vector<Field> fields_,
+            std::string free_text_suffix_ = "")
+      : name(std::move(name_)),
+        format(std::move(format_)),
+        fields(std::move(fields_)),
+        free_text_suffix(std::move(free_text_suffix_)) {}
+
   std::string name;    // "gpu", "gpu.interconnect", "prices.offers[]"
   std::string format;  // "ftcost.gpu/1": the file format, for messages
   std::vector<Field> fields;
+  // Keys ending in this suffix ("_note") are free text besides the fields (the schema's patternProperties);
+  // empty: none.
+  std::string free_text_suffix;
 
   const Field* find(const std::string& key) const;
+  bool free_text(const std::string& key) const;  // a key of free text by its suffix
 };
 
 // The list named `name` ("gpu", "gpu.dense_tflops", "prices.offers[].network", "model", ...), or nullptr.
