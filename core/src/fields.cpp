@@ -243,28 +243,36 @@ FieldList model_published_list() {
           }};
 }
 
+// A dataset preset (datasets/<id>.json) or a user's own length file in the same format (parse_dataset):
+// lengths as a quantile table or a histogram; the summary statistics (length_tokens) are for readers and
+// db check, the loader recomputes them.
 FieldList dataset_list() {
+  const double most = 1099511627776.0;  // 2^40
   return {"dataset",
           "ftcost.dataset/1",
           {
-              req(f("schema", K::string, "Format identifier and version of this file.")),
-              req(f("id", K::string, "Dataset id; equals the file name without '.json'.")),
-              req(f("display_name", K::string, "Name for display.")),
-              req(f("queries", K::integer, "Queries (examples) in the dataset.")),
-              null_ok(req(f("queries_published", K::integer, "Query count the source publishes."))),
+              need(choice("schema", {"ftcost.dataset/1"}, "Format identifier and version of this file.")),
+              need(f("id", K::string, "Dataset id; equals the file name without '.json'.")),
+              req(f("display_name", K::string, "Name for display (default: the id).")),
+              need(range(f("queries", K::integer, "Queries (examples) in the dataset."), 1, most, "")),
+              null_ok(req(range(f("queries_published", K::integer, "Query count the source publishes."), 1,
+                                most, ""))),
               req(object("length_tokens", "dataset.length_tokens", "Length statistics in tokens.")),
-              f("quantiles", K::array, "Length quantile table [[u, tokens], ...]."),
-              f("histogram", K::array, "Length histogram."),
+              array("quantiles", K::array, 2, "Length quantile table [[u, tokens], ...]."),
+              array("histogram", K::array, 1, "Length histogram [[lo, hi, count], ...]."),
               req(f("tokenizer", K::string, "Tokenizer the lengths were counted with.")),
-              req(f("source", K::string, "Where the dataset and statistics come from.")),
+              need(at_least(f("source", K::string, "Where the dataset and statistics come from."), 1)),
               null_ok(req(f("notes", K::string, "Anything else about the dataset."))),
-              null_ok(f("template_tokens", K::number, "Prompt-template tokens added per query.")),
+              null_ok(range(f("template_tokens", K::number, "Prompt-template tokens added per query."), 0,
+                            100000, "tokens")),
               null_ok(f("template_tokens_note", K::string, "Where template_tokens comes from.")),
           }};
 }
 
 FieldList dataset_length_list() {
-  auto stat = [](const char* key, const char* help) { return req(f(key, K::number, help)); };
+  auto stat = [](const char* key, const char* help) {
+    return req(range(f(key, K::number, help), 0, std::numeric_limits<double>::infinity(), "tokens"));
+  };
   return {"dataset.length_tokens",
           "ftcost.dataset/1",
           {stat("min", "Shortest query."), stat("median", "Median query."), stat("mean", "Mean query."),
@@ -1113,7 +1121,7 @@ Result<const json*> FieldReader::value(const Field& x) const {
   if (!tp.empty())
     return make_error(tp == "must be a finite number" ? Errc::invalid_value : Errc::wrong_type, p, tp);
   if (x.key == "schema" && x.values.size() == 1 && *it != x.values[0])  // the format identifier
-    return make_error(Errc::schema_mismatch, path_.empty() && !where_.empty() ? where_ + ": schema" : p,
+    return make_error(Errc::schema_mismatch, p,
                       "expected " + json(x.values[0]).dump() + ", got " + it->dump());
   const std::string vp = field_value_problem(x, *it);
   if (!vp.empty()) return make_error(x.kind == K::choice ? Errc::invalid_value : Errc::out_of_range, p, vp);

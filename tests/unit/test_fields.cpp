@@ -2,6 +2,7 @@
 // loaders use: errors name the full JSON path and the problem, with the range and unit from the list.
 #include "ftcost/calibration.hpp"
 #include "ftcost/database.hpp"
+#include "ftcost/dataset.hpp"
 #include "ftcost/fields.hpp"
 #include "ftcost/gpu.hpp"
 #include "ftcost/prices.hpp"
@@ -130,7 +131,7 @@ TEST_CASE("GPU loader: errors name the full JSON path and come from the field li
       {"another format",
        "ftcost.gpu/2",
        {"schema"},
-       "a40.json: schema",
+       "schema",
        Errc::schema_mismatch,
        "expected \"ftcost.gpu/1\""},
   };
@@ -239,4 +240,28 @@ TEST_CASE(
     CHECK(at > last);
     last = at;
   }
+}
+
+TEST_CASE("dataset loader: reads through its field list") {
+  const json base = shipped("datasets/cs15k.json");
+  REQUIRE(base.is_object());
+  REQUIRE(parse_dataset(base, "cs15k.json").ok());
+  auto error_of = [&](const char* key, const json& value) {
+    json d = base;
+    d[key] = value;
+    auto r = parse_dataset(d, "cs15k.json");
+    REQUIRE_FALSE(r.ok());
+    return r.error();
+  };
+  Error e = error_of("queries", 10.5);
+  CHECK(e.field == "queries");
+  CHECK(e.message == "must be a whole number, got 10.5");
+  e = error_of("template_tokens", 200000);
+  CHECK(e.field == "template_tokens");
+  CHECK(e.message == "must be between 0 and 100000 tokens, got 200000");
+  e = error_of("quantiles", json::array({json::array({0, 10})}));
+  CHECK(e.field == "quantiles");
+  CHECK(e.message == "needs at least 2 items");
+  e = error_of("schema", "ftcost.dataset/2");
+  CHECK(e.code == Errc::schema_mismatch);
 }
