@@ -89,7 +89,7 @@
     if (mq.addEventListener) mq.addEventListener("change", onChange, { once: true });
   })();
 
-  // ---- helpers handed to the program (see web/src/platform_web.cpp) ----
+  // ---- helpers handed to the program (see web/src/host_web.cpp) ----
   function callString(fn, args) {
     // strings in: malloc'ed copies (no stack limit on their size); string out: copied, owned by the program
     const ptrs = args.map(function (s) {

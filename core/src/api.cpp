@@ -203,9 +203,9 @@ std::string compare_json(const std::string& request_json, long today_days) {
   });
 }
 
-std::string models_json() {
+json models_list(const Database& db) {
   json a = json::array();
-  for (const auto& [id, m] : Database::embedded().models()) {
+  for (const auto& [id, m] : db.models()) {
     a.push_back(json{{"id", id},
                      {"name", m.display_name},
                      {"kind", m.kind()},
@@ -213,20 +213,26 @@ std::string models_json() {
                      {"total_params", m.params().total()},
                      {"active_params", m.active_params(m.moe.top_k)},
                      {"experts", m.moe.experts},
-                     {"top_k", m.moe.top_k}});
+                     {"top_k", m.moe.top_k},
+                     {"layers", m.layers()}});
   }
-  return a.dump();
+  return a;
 }
 
-std::string gpus_json() {
+json gpus_list(const Database& db) {
   json a = json::array();
-  for (const auto& [id, g] : Database::embedded().gpus()) {
+  for (const auto& [id, g] : db.gpus()) {
     json j = g.to_json();
     j["sources"] = g.sources;
+    j["price_offers"] = db.offers_for(id).size();
     a.push_back(j);
   }
-  return a.dump();
+  return a;
 }
+
+std::string models_json() { return models_list(Database::embedded()).dump(); }
+
+std::string gpus_json() { return gpus_list(Database::embedded()).dump(); }
 
 std::string datasets_json() {
   json a = json::array();

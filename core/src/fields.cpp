@@ -832,6 +832,8 @@ FieldList stack_memory_list() {
           f("offload_checkpoints", K::boolean, "Checkpoints are offloaded to host memory (default false)."),
           req(choice("peak_model", {"phases", "sum"},
                      "Peak as the largest phase, or all components at once.")),
+          array("fit_parameters", K::string, 0, "The memory parameters fit-stack scans, in order."),
+          f("fit", K::object, "The scan that produced them: command, rows, intervals (memory.fit)."),
       },
       "_note"};
 }

@@ -1,5 +1,6 @@
 #include "ftcost/paper.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -168,36 +169,37 @@ Result<std::vector<Point>> parse_points_csv(const std::string& text, const std::
   return pts;
 }
 
-namespace {
-std::vector<Point> series(std::initializer_list<double> qps, double sparsity) {
-  std::vector<Point> out;
-  double b = 1;
-  for (double q : qps) out.push_back(Point{b++, q, sparsity});
-  return out;
-}
-std::vector<Point> concat(std::vector<Point> a, const std::vector<Point>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
-}  // namespace
-
 const std::vector<Sweep>& a40_sweeps() {
-  // paper.md §2.4 "Full A40 sweeps used to fit the model" (repo data). Dense points first, as in the scripts.
-  static const std::vector<Sweep> sweeps = {
-      {"mixtral-cs", "mixtral-8x7b", "cs15k", kC3Mixtral,
-       concat(series({0.321, 0.514}, 1.0),
-              series({0.341, 0.657, 0.926, 1.135, 1.306, 1.460, 1.579, 1.655}, 0.25))},
-      {"mixtral-math", "mixtral-8x7b", "math14k", kC3Mixtral,
-       concat(series({0.283}, 1.0), series({0.335, 0.622, 0.833, 1.005}, 0.25))},
-      {"blackmamba-cs", "blackmamba-2.8b", "cs15k", kC3BlackMamba,
-       concat(series({2.32, 4.44, 5.92, 6.99, 7.77, 7.88}, 1.0),
-              series({2.41,  4.59,  6.30,  8.13,  9.31,  10.46, 11.18, 12.11, 12.59, 12.90,
-                      13.32, 13.67, 13.82, 14.11, 14.02, 14.09, 14.40, 14.86, 14.85, 14.87},
-                     0.25))},
-      {"blackmamba-math", "blackmamba-2.8b", "math14k", kC3BlackMamba,
-       concat(series({2.22, 3.23, 5.32}, 1.0),
-              series({2.17, 4.57, 6.45, 7.79, 8.96, 9.82, 10.55, 11.10, 11.39, 11.61}, 0.25))},
-  };
+  // The sweeps of paper.md §2.4 ("Full A40 sweeps used to fit the model"), read from the one copy of the
+  // paper's measurements: tests/data/reference/paper-a40.json, compiled in (kPaperA40ReferenceJson). Each
+  // sweep holds its dense points (sparsity 1) and then its sparse points (top-2 of 8: sparsity 0.25, the
+  // value the paper's scripts use for both models), by batch, as in the paper's fitting scripts.
+  static const std::vector<Sweep> sweeps = [] {
+    std::vector<Sweep> out = {{"mixtral-cs", "mixtral-8x7b", "cs15k", kC3Mixtral, {}},
+                              {"mixtral-math", "mixtral-8x7b", "math14k", kC3Mixtral, {}},
+                              {"blackmamba-cs", "blackmamba-2.8b", "cs15k", kC3BlackMamba, {}},
+                              {"blackmamba-math", "blackmamba-2.8b", "math14k", kC3BlackMamba, {}}};
+    const json doc = json::parse(kPaperA40ReferenceJson);
+    for (Sweep& sw : out) {
+      std::vector<Point> dense;
+      std::vector<Point> sparse;
+      for (const json& row : doc.at("rows")) {
+        if (row.at("metric") != "throughput_queries_per_s") continue;
+        const json& rq = row.at("request");
+        if (rq.at("model") != sw.model || rq.at("dataset") != sw.dataset) continue;
+        const bool is_dense = rq.at("moe") == "dense";
+        const Point pt{std::stod(rq.at("batch").get<std::string>()), row.at("measured").get<double>(),
+                       is_dense ? 1.0 : kPaperSparseSparsity};
+        (is_dense ? dense : sparse).push_back(pt);
+      }
+      const auto by_batch = [](const Point& a, const Point& b) { return a.batch < b.batch; };
+      std::sort(dense.begin(), dense.end(), by_batch);
+      std::sort(sparse.begin(), sparse.end(), by_batch);
+      sw.points = dense;
+      sw.points.insert(sw.points.end(), sparse.begin(), sparse.end());
+    }
+    return out;
+  }();
   return sweeps;
 }
 

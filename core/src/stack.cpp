@@ -62,6 +62,10 @@ Status parse_stack_memory(const json& m, StackProfile& s) {
   (void)nums;
   FTCOST_TRY(fp32norm, r.boolean("norm_saves_fp32_input", 1));
   s.norm_saves_fp32_input = fp32norm == 1;
+  FTCOST_TRY(mfit, r.member("fit"));
+  if (mfit) s.memory_fit = *mfit;
+  FTCOST_TRY(mfit_parameters, r.strings("fit_parameters"));
+  s.memory_fit_parameters = mfit_parameters;
   FTCOST_TRY(prov, r.string("gc_retained_provenance"));
   FTCOST_TRY(resid, r.number("gc_retained_fit_residual_batches"));
   s.gc_retained_provenance = prov;

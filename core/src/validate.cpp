@@ -299,6 +299,135 @@ std::vector<double> nelder_mead(const std::function<double(const std::vector<dou
   return simplex[static_cast<std::size_t>(std::min_element(fv.begin(), fv.end()) - fv.begin())];
 }
 
+bool is_memory_metric(const std::string& m) {
+  return m == "max_batch_size" || m == "max_seq_len" || m.rfind("peak_", 0) == 0;
+}
+
+// GPUs held out from a stack's fit: those of its validation and development rows, except the GPUs the profile
+// declares it is fitted on (fit.gpus; the paper's A40 carries both the fit and a held-out sequence-length
+// ablation). A training row on a held-out GPU would leak the test into the fit. GPU id -> a held-out row.
+std::map<std::string, std::string> held_out_gpus(const std::vector<RefRow>& rows, const Database& db,
+                                                 const StackProfile& stack) {
+  const std::vector<std::string> declared = stack_fit_gpus(stack);
+  std::map<std::string, std::string> held_out;
+  for (const auto& r : rows) {
+    if (r.role == "training") continue;
+    auto in = resolve_row(r, db);
+    if (!in.ok() || in->stack.id != stack.id) continue;
+    if (std::find(declared.begin(), declared.end(), in->gpu.id) == declared.end())
+      held_out.emplace(in->gpu.id, r.id);
+  }
+  return held_out;
+}
+
+// A training row's inputs; an error when the row is on a GPU the stack holds out.
+Result<Inputs> training_row_inputs(const RefRow& r, const Database& db, const StackProfile& stack,
+                                   const std::map<std::string, std::string>& held_out) {
+  FTCOST_TRY(in, resolve_row(r, db));
+  if (in.stack.id != stack.id) return in;
+  auto h = held_out.find(in.gpu.id);
+  if (h != held_out.end())
+    return make_error(Errc::invalid_value, "rows",
+                      "training row \"" + r.id + "\" is on " + in.gpu.id + ", a GPU that " + stack.id +
+                          " holds out (row \"" + h->second +
+                          "\" tests it): fitting on it would leak the test into the fit; drop the row, "
+                          "or relabel the held-out rows");
+  return in;
+}
+
+// The memory parameters fit-stack may scan (memory.fit_parameters names them, in order) with their ranges.
+struct MemParam {
+  const char* name;
+  double StackProfile::*field;
+  double lo, hi;
+};
+const MemParam kMemParams[] = {
+    {"allocator_overhead_fraction", &StackProfile::allocator_overhead_fraction, 0, 0.5},
+    {"gc_retained_fraction", &StackProfile::gc_retained_fraction, 0, 1},
+    {"mlp_saved_intermediates", &StackProfile::mlp_saved_intermediates, 1, 6},
+};
+constexpr int kMemScanSteps = 2000;
+
+struct MemRow {
+  const RefRow* row;
+  Inputs in;
+};
+
+// A row's prediction under `s`; NaN when it cannot be predicted (does not fit), so that two failures compare
+// as "no change".
+double mem_predict(const MemRow& r, const StackProfile& s, const Database& db) {
+  Inputs in = r.in;
+  in.stack = s;
+  auto v = predict_resolved(*r.row, in, db);
+  return v.ok() ? v.value() : std::nan("");
+}
+bool same_prediction(double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
+// Does moving `p` across its range change the row's prediction?
+bool moved_by(const MemRow& r, const StackProfile& s, const MemParam& p, const Database& db) {
+  StackProfile lo = s;
+  StackProfile hi = s;
+  lo.*(p.field) = p.lo;
+  hi.*(p.field) = p.hi;
+  return !same_prediction(mem_predict(r, lo, db), mem_predict(r, hi, db));
+}
+// Summed |log(predicted / measured)| of the rows; a row that cannot be predicted costs 5 (a factor e^5).
+double mem_loss(const std::vector<const MemRow*>& rs, const StackProfile& s, const Database& db) {
+  double loss = 0;
+  for (const MemRow* r : rs) {
+    const double v = mem_predict(*r, s, db);
+    loss += (std::isnan(v) || !(v > 0)) ? 5.0 : std::fabs(std::log(v / r->row->measured));
+  }
+  return loss;
+}
+
+// One parameter's scan: the rows it moves (and no later parameter does), the grid values with the least loss
+// (the longest run of them), and its middle.
+Result<json> scan_memory_param(const std::vector<MemRow>& rows, StackProfile& s, std::size_t k,
+                               const std::vector<const MemParam*>& params, const Database& db) {
+  const MemParam& p = *params[k];
+  std::vector<const MemRow*> used;
+  std::set<std::string> gpus;
+  json ids = json::array();
+  for (const auto& r : rows) {
+    if (!moved_by(r, s, p, db)) continue;
+    bool later = false;
+    for (std::size_t j = k + 1; j < params.size(); ++j) later = later || moved_by(r, s, *params[j], db);
+    if (later) continue;
+    used.push_back(&r);
+    gpus.insert(r.in.gpu.id);
+    ids.push_back(r.row->id);
+  }
+  if (used.empty())
+    return make_error(
+        Errc::fit_failed, std::string("memory.fit_parameters: ") + p.name,
+        "no training memory row of " + s.id + " moves it without a later parameter also moving");
+  std::vector<double> loss(kMemScanSteps + 1);
+  const double step = (p.hi - p.lo) / kMemScanSteps;
+  for (int i = 0; i <= kMemScanSteps; ++i) {
+    s.*(p.field) = p.lo + step * i;
+    loss[static_cast<std::size_t>(i)] = mem_loss(used, s, db);
+  }
+  const double best = *std::min_element(loss.begin(), loss.end());
+  int run_start = 0;
+  int best_start = 0;
+  int best_len = 0;
+  for (int i = 0; i <= kMemScanSteps; ++i) {
+    if (loss[static_cast<std::size_t>(i)] > best + 1e-9) {
+      run_start = i + 1;
+      continue;
+    }
+    if (i - run_start + 1 > best_len) {
+      best_len = i - run_start + 1;
+      best_start = run_start;
+    }
+  }
+  const double a = p.lo + step * best_start;
+  const double b = p.lo + step * (best_start + best_len - 1);
+  s.*(p.field) = 0.5 * (a + b);
+  return json{{"parameter", p.name}, {"value", s.*(p.field)},
+              {"interval", {a, b}},  {"sum_abs_log_error", best},
+              {"rows", ids},         {"gpus", std::vector<std::string>(gpus.begin(), gpus.end())}};
+}
 }  // namespace
 
 Result<StackProfile> fit_stack(const std::vector<RefRow>& rows, const Database& db,
@@ -310,33 +439,15 @@ Result<StackProfile> fit_stack(const std::vector<RefRow>& rows, const Database& 
   // GPUs held out from this stack's fit: those of its validation and development rows, except the GPUs the
   // profile declares it is fitted on (fit.gpus; the paper's A40 carries both the fit and a held-out
   // sequence-length ablation). A training row on a held-out GPU would leak the test into the fit.
-  const std::vector<std::string> declared = stack_fit_gpus(stack);
-  std::map<std::string, std::string> held_out;  // GPU id -> a held-out row on it
-  for (const auto& r : rows) {
-    if (r.role == "training") continue;
-    auto in = resolve_row(r, db);
-    if (!in.ok() || in->stack.id != stack.id) continue;
-    if (std::find(declared.begin(), declared.end(), in->gpu.id) == declared.end())
-      held_out.emplace(in->gpu.id, r.id);
-  }
+  const std::map<std::string, std::string> held_out = held_out_gpus(rows, db, stack);
   std::vector<Prepared> prep;
   std::set<std::string> used_gpus;
   for (const auto& r : rows) {
-    if (r.role != "training" || r.metric == "max_batch_size" || r.metric == "max_seq_len" ||
-        r.metric.rfind("peak_", 0) == 0)
-      continue;
-    auto in = resolve_row(r, db);
-    if (!in.ok()) return in.error();
-    if (in->stack.id != stack.id) continue;
-    auto h = held_out.find(in->gpu.id);
-    if (h != held_out.end())
-      return make_error(Errc::invalid_value, "rows",
-                        "training row \"" + r.id + "\" is on " + in->gpu.id + ", a GPU that " + stack.id +
-                            " holds out (row \"" + h->second +
-                            "\" tests it): fitting on it would leak the test into the fit; drop the row, "
-                            "or relabel the held-out rows");
-    used_gpus.insert(in->gpu.id);
-    prep.push_back({&r, in.value()});
+    if (r.role != "training" || is_memory_metric(r.metric)) continue;
+    FTCOST_TRY(in, training_row_inputs(r, db, stack, held_out));
+    if (in.stack.id != stack.id) continue;
+    used_gpus.insert(in.gpu.id);
+    prep.push_back({&r, in});
   }
   // The free parameters: the profile's fit_parameters (a stack with few rows frees only what they pin),
   // or all of them.
@@ -413,6 +524,50 @@ Result<StackProfile> fit_stack(const std::vector<RefRow>& rows, const Database& 
            {"data", data},
            {"rms_log_residual", std::sqrt(mse)},
            {"parameters", params},
+           {"command", "ftcost fit-stack --stack " + stack.id}};
+  return out;
+}
+
+Result<StackProfile> fit_stack_memory(const std::vector<RefRow>& rows, const Database& db,
+                                      const StackProfile& stack) {
+  std::vector<const MemParam*> params;
+  for (const auto& name : stack.memory_fit_parameters) {
+    const MemParam* found = nullptr;
+    for (const auto& p : kMemParams)
+      if (name == p.name) found = &p;
+    if (found == nullptr) {
+      std::string known;
+      for (const auto& p : kMemParams) known += std::string(known.empty() ? "" : ", ") + p.name;
+      return make_error(Errc::invalid_value, "memory.fit_parameters",
+                        std::string("unknown parameter \"").append(name).append("\"; known: ").append(known));
+    }
+    params.push_back(found);
+  }
+  StackProfile out = stack;
+  if (params.empty()) return out;
+  const std::map<std::string, std::string> held_out = held_out_gpus(rows, db, stack);
+  std::vector<MemRow> mrows;
+  for (const auto& r : rows) {
+    if (r.role != "training" || !is_memory_metric(r.metric)) continue;
+    FTCOST_TRY(in, training_row_inputs(r, db, stack, held_out));
+    if (in.stack.id == stack.id) mrows.push_back({&r, in});
+  }
+  json steps = json::array();
+  json values = json::object();
+  for (std::size_t k = 0; k < params.size(); ++k) {
+    FTCOST_TRY(st, scan_memory_param(mrows, out, k, params, db));
+    values[params[k]->name] = st.at("value");
+    steps.push_back(st);
+  }
+  out.memory_fit =
+      json{{"method",
+            "in the order of memory.fit_parameters, each parameter is scanned over its range (" +
+                std::to_string(kMemScanSteps) +
+                " steps) on the stack's training memory rows (maximum batch, longest context, peak memory) "
+                "that it moves and no later parameter does; the summed |log(predicted/measured)| is least on "
+                "an interval, and the value is its middle"},
+           {"parameters", values},
+           {"steps", steps},
            {"command", "ftcost fit-stack --stack " + stack.id}};
   return out;
 }

@@ -1,10 +1,12 @@
 #include "compare_cmd.hpp"
 
+#include "command.hpp"
 #include "fileio.hpp"
 #include "format.hpp"
 
 #include <algorithm>
 #include <iostream>
+#include <memory>
 #include <vector>
 
 namespace ftcost::cli {
@@ -12,10 +14,7 @@ namespace ftcost::cli {
 int run_compare(const Request& req, const Database& db, const FileReader& reader, long today_days,
                 const CompareOptions& opt) {
   auto all = compare_gpus(req, db, reader, today_days, {}, opt.max_gpus);
-  if (!all.ok()) {
-    std::cerr << "ftcost: error: " << printable(all.error().to_string()) << "\n";
-    return all.error().exit_code();
-  }
+  if (!all.ok()) return fail(all.error());
   const std::vector<CompareRow> rows = compare_view(all.value(), opt.view);
   const int cheapest = cheapest_row(rows, opt.view.spot);
 
@@ -79,6 +78,35 @@ int run_compare(const Request& req, const Database& db, const FileReader& reader
               << it->stack_warning << ". They are not ranked as cheapest.\n";
   }
   return 0;
+}
+
+// the estimate's flags but --gpu (every GPU) and the price choice (every offer)
+Command add_compare(CLI::App& app) {
+  struct State {
+    Request req;
+    CompareOptions opt;
+  };
+  auto s = std::make_shared<State>();
+  auto* cmp = app.add_subcommand(
+      "compare",
+      "The same job on every rentable instance shape (each offer's GPUs, several instances where the offer "
+      "names its network): fits, strategy, speed, time, cost; cheapest first");
+  add_job_options(cmp, s->req, {"gpu", "provider", "price-per-hour", "calibration", "run", "spot"});
+  CompareOptions& copt = s->opt;
+  cmp->add_option_function<std::string>(
+         "--spot", [&copt](const std::string& v) { copt.view.spot = v == "on"; },
+         "on | off: include spot (interruptible) offers (default off)")
+      ->check(CLI::IsMember({"on", "off"}));
+  cmp->add_flag("--offers", copt.view.offers, "list every price offer, not only each GPU's cheapest");
+  cmp->add_flag("--fits-only", copt.view.fits_only, "hide GPUs where the job does not fit");
+  cmp->add_option("--max-gpus", copt.max_gpus,
+                  "rank instance shapes of at most this many GPUs in all (default 64); --gpus N keeps "
+                  "instances of N GPUs, --nodes M shapes of M instances")
+      ->check(CLI::Range(1, 4096));
+  auto* cmp_json = cmp->add_flag("--json", copt.as_json, "print JSON");
+  cmp->add_flag("--csv", copt.as_csv, "print CSV")->excludes(cmp_json);
+  return {cmp,
+          [s] { return run_compare(s->req, Database::embedded(), read_input_file, today_days(), s->opt); }};
 }
 
 }  // namespace ftcost::cli

@@ -1,5 +1,6 @@
 #include "db_check_cmd.hpp"
 
+#include "command.hpp"
 #include "fileio.hpp"
 #include "ftcost/database.hpp"
 #include "ftcost/db_check.hpp"
@@ -12,6 +13,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -244,3 +246,28 @@ int run_db_check(const std::vector<std::string>& paths, bool as_json) {
 }
 
 }  // namespace ftcost
+
+namespace ftcost::cli {
+
+// `ftcost db check`; runs on files even when the embedded database has problems
+Command add_db(CLI::App& app) {
+  struct State {
+    std::vector<std::string> paths;
+    bool as_json = false;
+  };
+  auto s = std::make_shared<State>();
+  auto* db_cmd = app.add_subcommand("db", "The GPU database (gpu-db/)");
+  db_cmd->require_subcommand(1);
+  auto* db_check = db_cmd->add_subcommand("check",
+                                          "Validate gpu-db files (schema, units, physical plausibility, "
+                                          "ids, sources, calibrations); exit 2 on any problem");
+  db_check->add_option(
+      "paths", s->paths,
+      "files or folders to check (default: the repository's gpu-db/, else the built-in database)");
+  db_check->add_flag("--json", s->as_json, "JSON output");
+  Command c{db_cmd, [s, db_check] { return db_check->parsed() ? run_db_check(s->paths, s->as_json) : 0; }};
+  c.uses_database = false;
+  return c;
+}
+
+}  // namespace ftcost::cli

@@ -44,26 +44,6 @@ std::string Table::str() const {
   return out;
 }
 
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
-
-std::string group_thousands(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.0f", std::fabs(v));
-  std::string digits = buf;
-  std::string out;
-  int n = 0;
-  for (auto it = digits.rbegin(); it != digits.rend(); ++it) {
-    if (n > 0 && n % 3 == 0) out.insert(out.begin(), ',');
-    out.insert(out.begin(), *it);
-    ++n;
-  }
-  return (v < 0 ? "-" : "") + out;
-}
-
 std::string human_count(double v) {
   const char* unit = "";
   double x = v;

@@ -1,6 +1,8 @@
 // Human-readable output: aligned tables with units.
 #pragma once
 
+#include "ftcost/duration.hpp"
+
 #include <string>
 #include <vector>
 
@@ -18,10 +20,11 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
-std::string fixed(double v, int decimals);
-std::string group_thousands(double v);  // 46702792704 -> 46,702,792,704
-std::string human_count(double v);      // 46.7B, 12.9M
-std::string money(double usd);          // $1,234.56
-std::string duration(double hours);     // 42 min, 3.5 h, 2.1 d (50 h)
+// The core's number writers (ftcost/duration.hpp), one implementation for the CLI and the calculator.
+using ftcost::fixed;                 // fixed(2.345, 1) = "2.3"
+using ftcost::group_thousands;       // 46702792704 -> 46,702,792,704
+std::string human_count(double v);   // 46.7B, 12.9M
+std::string money(double usd);       // $1,234.56
+std::string duration(double hours);  // 42 min, 3.5 h, 2.1 d (50 h)
 
 }  // namespace ftcost::cli

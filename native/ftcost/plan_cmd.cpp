@@ -1,20 +1,15 @@
 #include "plan_cmd.hpp"
 
+#include "command.hpp"
 #include "fileio.hpp"
 #include "format.hpp"
 #include "ftcost/plan_config.hpp"
 
 #include <iostream>
+#include <memory>
 #include <string>
 
 namespace ftcost::cli {
-
-namespace {
-int fail(const Error& e) {
-  std::cerr << "ftcost: error: " << printable(e.to_string()) << "\n";
-  return e.exit_code();
-}
-}  // namespace
 
 int run_plan(const Request& all, const Database& db, const FileReader& reader, long today_days,
              const PlanCmdOptions& opt) {
@@ -102,6 +97,38 @@ int run_plan(const Request& all, const Database& db, const FileReader& reader, l
   for (const auto& a : res.alternatives)
     std::cout << "not chosen: " << printable(a.what) << " — " << printable(a.why_not) << "\n";
   return 0;
+}
+
+// the job's flags but what the search chooses (GPU, shape, strategy, batch, price), and the plan's constraint
+// flags (plan_constraint_keys(): --gpus and --spot are constraints here)
+Command add_plan(CLI::App& app) {
+  struct State {
+    Request req;  // the job's flags and the constraints
+    PlanCmdOptions opt;
+  };
+  auto s = std::make_shared<State>();
+  auto* pln = app.add_subcommand(
+      "plan",
+      "Search GPU x shape x strategy x method x batch: the time/cost front, the best plan, its config");
+  std::vector<std::string> skip = plan_chosen_keys();
+  for (const auto& k : plan_constraint_keys()) skip.push_back(k.key);
+  add_job_options(pln, s->req, skip);
+  Request& preq = s->req;
+  for (const auto& k : plan_constraint_keys()) {
+    const std::string key = k.key;
+    pln->add_option_function<std::string>(
+        "--" + key, [&preq, key](const std::string& v) { preq[key] = v; }, k.help);
+  }
+  PlanCmdOptions& popt = s->opt;
+  auto* pln_json = pln->add_flag("--json", popt.as_json, "print JSON");
+  pln->add_flag("--csv", popt.as_csv, "print CSV")->excludes(pln_json);
+  pln->add_option("--config", popt.config,
+                  "write the runnable config of the best plan (or --pick N) for this stack: trl, torchtune, "
+                  "axolotl, llamafactory, unsloth");
+  pln->add_option("--out", popt.out, "file the --config is written to (companion files beside it)");
+  pln->add_option("--pick", popt.pick, "the plan id (from the front) for --config")
+      ->check(number_in(0, 100000, "a plan id, 0 or more"));
+  return {pln, [s] { return run_plan(s->req, Database::embedded(), read_input_file, today_days(), s->opt); }};
 }
 
 }  // namespace ftcost::cli

@@ -223,13 +223,30 @@ int run_fit_stack(const std::vector<RefRow>& rows, const Database& db, const std
       return 2;
     }
   }
-  auto fitted = fit_stack(rows, db, *s);
+  // Memory parameters first (memory.fit_parameters), then the throughput parameters on that profile.
+  auto mem = fit_stack_memory(rows, db, *s);
+  if (!mem.ok()) {
+    std::cerr << "ftcost: error: " << mem.error().to_string() << "\n";
+    return mem.error().exit_code();
+  }
+  auto fitted = fit_stack(rows, db, mem.value());
   if (!fitted.ok()) {
     std::cerr << "ftcost: error: " << fitted.error().to_string() << "\n";
     return fitted.error().exit_code();
   }
+  const bool memory_fitted = !s->memory_fit_parameters.empty();
+  if (memory_fitted) std::cout << "memory:\n" << mem->memory_fit.dump(2) << "\nthroughput:\n";
   std::cout << fitted->fit.dump(2) << "\n";
   if (write_path.empty()) return 0;
+  if (memory_fitted) {
+    if (j.contains("memory") && !j.at("memory").is_object()) {
+      std::cerr << "ftcost: error: --write: " << printable(write_path) << ": memory: must be an object\n";
+      return 2;
+    }
+    for (auto it = mem->memory_fit["parameters"].begin(); it != mem->memory_fit["parameters"].end(); ++it)
+      j["memory"][it.key()] = it.value();
+    j["memory"]["fit"] = mem->memory_fit;
+  }
   for (auto it = fitted->fit["parameters"].begin(); it != fitted->fit["parameters"].end(); ++it)
     j["throughput"][it.key()] = it.value();
   j["throughput"]["fit"] = fitted->fit;

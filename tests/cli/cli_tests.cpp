@@ -2,6 +2,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include "ftcost/api.hpp"
 #include "ftcost/options.hpp"
+#include "ftcost/paper.hpp"
 #include "option_samples.hpp"
 
 #include <doctest/doctest.h>
@@ -139,8 +140,21 @@ TEST_CASE("paper eq1 and eq2") {
   CHECK(json::parse(r2.out)["fits"].size() == 4);
 }
 
+// The paper's Mixtral commonsense sparse sweep as a --points CSV, written from the embedded reference data
+// (the only copy of the paper's measurements) rather than kept as a third copy under tests/data.
+std::string mixtral_cs_sparse_csv() {
+  const std::string path = std::string(FTCOST_TEST_TMP) + "/a40-mixtral-cs-sparse.csv";
+  std::ofstream f(path);
+  f << "batch,throughput,sparsity\n";
+  for (const auto& sw : ftcost::paper::a40_sweeps())
+    if (std::string(sw.id) == "mixtral-cs")
+      for (const auto& p : sw.points)
+        if (p.sparsity < 1) f << p.batch << ',' << p.throughput << ',' << p.sparsity << '\n';
+  return path;
+}
+
 TEST_CASE("fit --points") {
-  Run r = run("fit --points " + kData + "/a40-mixtral-cs-sparse.csv --json");
+  Run r = run("fit --points " + mixtral_cs_sparse_csv() + " --json");
   REQUIRE(r.code == 0);
   json j = json::parse(r.out);
   CHECK(j["points"] == 8);
@@ -156,6 +170,15 @@ TEST_CASE("models and gpus list the presets") {
   Run g = run("gpus");
   REQUIRE(g.code == 0);
   CHECK(g.out.find("h200-sxm-141gb") != std::string::npos);
+}
+
+TEST_CASE("models --json and gpus --json print the JavaScript API's lists (one core function)") {
+  Run m = run("models --json");
+  REQUIRE(m.code == 0);
+  CHECK(json::parse(m.out) == json::parse(ftcost::api::models_json()));
+  Run g = run("gpus --json");
+  REQUIRE(g.code == 0);
+  CHECK(json::parse(g.out) == json::parse(ftcost::api::gpus_json()));
 }
 
 TEST_CASE("bench reports estimates per second") {
@@ -587,7 +610,7 @@ TEST_CASE("issue #15: inputs that are not regular files are named, never read or
   CHECK(r.err.find("FIFO") != std::string::npos);
   expect_bad("estimate --model " + dir + "/folder --gpu a40 --method qlora", "is a folder");
   expect_bad("fit --points /dev/zero", "character device");
-  expect_bad("fit --points " + kData + "/a40-mixtral-cs-sparse.csv --c3 1e308", "between 1e-9 and 1e12");
+  expect_bad("fit --points " + mixtral_cs_sparse_csv() + " --c3 1e308", "between 1e-9 and 1e12");
   expect_bad("fit-stack --write " + dir + "/missing.json", "no such file");
 }
 

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <map>
 
 using namespace ftcost;
 using namespace ftcost::paper;
@@ -79,6 +80,32 @@ TEST_CASE("Eq. (2) A40 refits: coefficients and RMSE of paper.md §3.2 within 0.
     CHECK(std::fabs(f->rmse - e.rmse) < 0.01);
     CHECK(std::fabs(f->rmse_exponent_everywhere - e.rmse_exp) < 0.01);
   }
+}
+
+TEST_CASE("the A40 sweeps come from the embedded reference file: 54 points, dense before sparse, by batch") {
+  // paper.md §2.4: mixtral cs 2 dense + 8 sparse, math 1 + 4; blackmamba cs 6 + 20, math 3 + 10.
+  const std::map<std::string, std::pair<int, int>> counts = {{"mixtral-cs", {2, 8}},
+                                                             {"mixtral-math", {1, 4}},
+                                                             {"blackmamba-cs", {6, 20}},
+                                                             {"blackmamba-math", {3, 10}}};
+  REQUIRE(a40_sweeps().size() == 4);
+  for (const auto& sw : a40_sweeps()) {
+    CAPTURE(sw.id);
+    int dense = 0;
+    int sparse = 0;
+    for (std::size_t i = 0; i < sw.points.size(); ++i) {
+      const Point& p = sw.points[i];
+      (p.sparsity == 1.0 ? dense : sparse) += 1;
+      if (i > 0 && sw.points[i - 1].sparsity == p.sparsity) CHECK(p.batch == sw.points[i - 1].batch + 1);
+      if (p.sparsity == 1.0) CHECK(sparse == 0);  // dense points first
+    }
+    CHECK(dense == counts.at(sw.id).first);
+    CHECK(sparse == counts.at(sw.id).second);
+  }
+  // First and last point of the Mixtral commonsense sweep (paper.md §2.4).
+  const Sweep& mx = a40_sweeps().front();
+  CHECK(mx.points.front().throughput == 0.321);
+  CHECK(mx.points.back().throughput == 1.655);
 }
 
 TEST_CASE("Eq. (2) fit recovers known coefficients and rejects degenerate input") {

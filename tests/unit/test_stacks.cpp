@@ -307,6 +307,58 @@ TEST_CASE("fit-stack refuses training rows on a GPU the stack holds out, and rec
   }
 }
 
+TEST_CASE("fit_stack_memory: recovers a memory parameter from rows it moves; refuses unknown names") {
+  // Peak-memory rows of torchtune-2024 (full fine-tuning, no checkpointing: the MLP's saved intermediates
+  // count), "measured" under mlp_saved_intermediates = 3; the scan must find 3 again, on the rows it moves.
+  const StackProfile* tt = Database::embedded().stack("torchtune-2024");
+  REQUIRE(tt != nullptr);
+  StackProfile truth = *tt;
+  truth.mlp_saved_intermediates = 3;
+  truth.memory_fit_parameters = {"mlp_saved_intermediates"};
+  json rows = json::array();
+  for (int b : {1, 2, 4}) {
+    json r = {{"id", "m" + std::to_string(b)},
+              {"role", "training"},
+              {"group", "g"},
+              {"request",
+               {{"model", "llama-3.2-3b"},
+                {"gpu", "a100-sxm4-80gb"},
+                {"method", "full"},
+                {"seq", "2048"},
+                {"batch", std::to_string(b)},
+                {"checkpointing", "off"},
+                {"stack", "torchtune-2024"}}},
+              {"metric", "peak_allocated_gib"},
+              {"measured", 1.0},
+              {"source", "test"}};
+    auto one =
+        parse_reference(json{{"schema", "ftcost.reference/1"}, {"rows", json::array({r})}}.dump(), "t");
+    REQUIRE(one.ok());
+    auto v = predict(one->front(), Database::embedded(), &truth);
+    REQUIRE(v.ok());
+    r["measured"] = v.value();
+    rows.push_back(r);
+  }
+  auto parsed = parse_reference(json{{"schema", "ftcost.reference/1"}, {"rows", rows}}.dump(), "t.json");
+  REQUIRE(parsed.ok());
+  StackProfile start = *tt;  // the file's value (4), the parameter named as fitted
+  start.memory_fit_parameters = {"mlp_saved_intermediates"};
+  auto f = fit_stack_memory(parsed.value(), Database::embedded(), start);
+  REQUIRE_MESSAGE(f.ok(), (f.ok() ? std::string() : f.error().to_string()));
+  CHECK(f->mlp_saved_intermediates == doctest::Approx(3.0).epsilon(0.002));
+  CHECK(f->memory_fit["steps"][0]["rows"].size() == 3);
+  CHECK(f->memory_fit["command"] == "ftcost fit-stack --stack torchtune-2024");
+  start.memory_fit_parameters = {"no_such_parameter"};
+  auto bad = fit_stack_memory(parsed.value(), Database::embedded(), start);
+  REQUIRE(!bad.ok());
+  CHECK(bad.error().field == "memory.fit_parameters");
+  CHECK(bad.error().message.find("no_such_parameter") != std::string::npos);
+  // A profile that names no memory parameter comes back unchanged.
+  auto none = fit_stack_memory(parsed.value(), Database::embedded(), *tt);
+  REQUIRE(none.ok());
+  CHECK(none->mlp_saved_intermediates == tt->mlp_saved_intermediates);
+}
+
 TEST_CASE("phase peak (torchtune): gradients only after the forward, logits and recompute never together") {
   const Request r = llama32_3b_torchtune();
   Inputs full = resolve(r);

@@ -11,6 +11,7 @@
 #include "json_get.hpp"
 #include "plot.hpp"
 #include "style.hpp"
+#include "widgets.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -804,15 +805,9 @@ void App::frame() {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(fh * 0.8f, fh * 0.6f));
   if (state_.view == View::calculator) {
-    const bool wide = avail.x >= fh * 62;
-    if (wide) {
-      const float left_w = std::min(fh * 25.0f, avail.x * 0.34f);
-      ImGui::BeginChild("inputs", ImVec2(left_w, avail.y), false, ImGuiWindowFlags_AlwaysUseWindowPadding);
-      draw_inputs();
-      ImGui::EndChild();
-      ImGui::SameLine(0, 0);
-      ImGui::BeginChild("results", ImVec2(avail.x - left_w, avail.y), false,
-                        ImGuiWindowFlags_AlwaysUseWindowPadding);
+    if (two_panes_fit(avail)) {
+      begin_right_pane("inputs", "results", avail, std::min(fh * 25.0f, avail.x * 0.34f),
+                       [this] { draw_inputs(); });
       draw_results();
       ImGui::EndChild();
     } else {
@@ -994,13 +989,7 @@ void App::draw_notices() {
     }
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted(line.c_str());
-    if (ImGui::IsItemHovered()) {
-      ImGui::BeginTooltip();
-      ImGui::PushTextWrapPos(fh * 36);
-      ImGui::TextUnformatted(top->text.c_str());
-      ImGui::PopTextWrapPos();
-      ImGui::EndTooltip();
-    }
+    tip(top->text, 36.0f);
     ImGui::SameLine(std::max(ImGui::GetCursorPosX(), ImGui::GetWindowContentRegionMax().x - buttons_w));
     ImGui::TextDisabled("(%s)", count.c_str());
     ImGui::SameLine();
@@ -1057,7 +1046,7 @@ void App::draw_notices() {
 void App::draw_run_section() {
   mark("run");
   const float fh = ImGui::GetFontSize();
-  ImGui::TextColored(style::kAccent, "Your own training run");
+  section_title("Your own training run");
   ImGui::PushTextWrapPos(std::min(ImGui::GetContentRegionAvail().x, fh * 50));
   ImGui::TextWrapped(
       "A short run of your real job, recorded with tools/ftcost_probe.py (a Trainer callback or a hook in "
@@ -1077,25 +1066,16 @@ void App::draw_run_section() {
   ImGui::Text("Step time on the run: %s%% RMS error with %s as shipped, %s%% refitted (%d timed steps)",
               plot::fmt(jnum(err, "before") * 100).c_str(), base.c_str(),
               plot::fmt(jnum(err, "after") * 100).c_str(), static_cast<int>(jnum(run_fit_, "time_points")));
-  if (ImGui::BeginTable(
-          "runpts", 4, ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchProp)) {
-    ImGui::TableSetupColumn("batch shape");
-    ImGui::TableSetupColumn("measured s");
-    ImGui::TableSetupColumn("predicted s (shipped)");
-    ImGui::TableSetupColumn("predicted s (refitted)");
-    ImGui::TableHeadersRow();
+  if (begin_table("runpts",
+                  {"batch shape", "measured s", "predicted s (shipped)", "predicted s (refitted)"})) {
     int shown = 0;
     for (const auto& p : jat(run_fit_, "points")) {
       if (++shown > 24) break;
       ImGui::TableNextRow();
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(jstr(p, "shape").c_str());
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(plot::fmt(jnum(p, "measured_s")).c_str());
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(plot::fmt(jnum(p, "predicted_before_s")).c_str());
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(plot::fmt(jnum(p, "predicted_after_s")).c_str());
+      table_cell(jstr(p, "shape"));
+      table_cell(plot::fmt(jnum(p, "measured_s")));
+      table_cell(plot::fmt(jnum(p, "predicted_before_s")));
+      table_cell(plot::fmt(jnum(p, "predicted_after_s")));
     }
     ImGui::EndTable();
   }
@@ -1110,7 +1090,7 @@ void App::draw_calibrations_view() {
   mark("calibrations");
   const float fh = ImGui::GetFontSize();
   ImGui::PushTextWrapPos(std::min(ImGui::GetContentRegionAvail().x, fh * 50));
-  ImGui::TextColored(style::kAccent, "Your GPU's measured speeds");
+  section_title("Your GPU's measured speeds");
   ImGui::TextWrapped(
       "ftcost-calibrate (native, CUDA) benchmarks the kernels fine-tuning spends its time in on your GPU and "
       "writes a "
@@ -1183,8 +1163,7 @@ void App::draw_calibrations_view() {
       }
       if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Use this calibration for estimates on %s", c.gpu.c_str());
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(c.name.c_str());
+      table_cell(c.name);
       if (c.from_link)
         ImGui::TextDisabled("from the link (not stored)");
       else if (c.suspended)

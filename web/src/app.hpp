@@ -145,6 +145,11 @@ class App {
   void draw_price_input();
   void draw_generic(const Option& o);
   void draw_number_field(const Option& o);
+  // An input's label on the left (with its tooltip; muted when the value is the default), the widget to its
+  // right at the label column, full width.
+  void label(const char* text, const char* tooltip, bool is_default = false) const;
+  // Starts a line at the widget column (for the buttons under a field).
+  void indent_to_field() const;
   // app_results.cpp
   void draw_results();
   void draw_headline();
@@ -205,7 +210,12 @@ class App {
   std::string model_config_name_;
   std::string model_config_text_;
   std::string dataset_file_name_;  // the last loaded length file (kept in the browser's storage)
-  std::string paste_buffer_;
+  std::string paste_buffer_;       // clipboard text waiting to go into the paste field
+  // the inputs panel's own state
+  float label_w_ = 120;                               // the label column's width (fits the longest label)
+  std::map<std::string, std::string> combo_filters_;  // a combo's type-ahead text, by combo id
+  static constexpr std::size_t kPasteBytes = 65536;   // the paste field's capacity
+  std::vector<char> paste_text_;                      // the paste field's text (allocated when first shown)
   char hub_id_[128] = {};
   std::string hub_status_;  // the last fetch: what happened
   bool show_paste_ = false;
@@ -220,6 +230,9 @@ class App {
   // What the last frame showed, for tests: a number field's text by option key, a result card's lines by id.
   std::map<std::string, std::string> fields_;
   std::map<std::string, std::vector<std::string>> cards_;
+  // the JSON panel's text (result_ indented) and the estimate it was made for (recompute_count_)
+  std::string json_text_;
+  int json_text_for_ = -1;
   // plan view
   json plan_result_;
   std::string plan_key_;  // the request text the result is for

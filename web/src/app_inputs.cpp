@@ -8,6 +8,7 @@
 #include "json_get.hpp"
 #include "plot.hpp"
 #include "style.hpp"
+#include "widgets.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -25,33 +26,9 @@ struct Choice {
   std::string tip;
 };
 
-float g_label_w = 120;
-
-void tip(const char* text) {
-  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
-    ImGui::BeginTooltip();
-    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 26);
-    ImGui::TextUnformatted(text);
-    ImGui::PopTextWrapPos();
-    ImGui::EndTooltip();
-  }
-}
-
-// Label on the left (with the tooltip), widget to its right, full width.
-void label(const char* text, const char* tooltip, bool is_default = false) {
-  ImGui::AlignTextToFramePadding();
-  if (is_default)
-    ImGui::TextDisabled("%s", text);
-  else
-    ImGui::TextUnformatted(text);
-  tip(tooltip);
-  ImGui::SameLine(g_label_w);
-  ImGui::SetNextItemWidth(-1);
-}
-
 void section(const char* title) {
   ImGui::Spacing();
-  ImGui::TextColored(style::kAccent, "%s", title);
+  section_title(title);
   ImGui::Separator();
 }
 
@@ -61,9 +38,10 @@ std::string params_text(double n) {
   return plot::fmt_int(n);
 }
 
-// Combo over choices. Returns the chosen value when the user picks one.
+// Combo over choices. Returns the chosen value when the user picks one. filters: the type-ahead text of
+// each combo by id (the panel's state).
 bool combo(const char* id, const std::string& current, const std::vector<Choice>& choices, std::string* out,
-           const char* tooltip, bool is_default) {
+           const char* tooltip, bool is_default, std::map<std::string, std::string>* filters) {
   std::string preview = current;
   for (const auto& c : choices)
     if (c.value == current) preview = c.label;
@@ -77,8 +55,7 @@ bool combo(const char* id, const std::string& current, const std::vector<Choice>
   if (ImGui::BeginCombo(id, preview.c_str(), ImGuiComboFlags_HeightLarge)) {
     // Long lists (models, GPUs) get type-ahead search: the filter keeps the entries whose label or id
     // contains every typed word (case-insensitive).
-    static std::map<std::string, std::string> filters;
-    std::string& filter = filters[id];
+    std::string& filter = (*filters)[id];
     if (choices.size() > 8) {
       char buf[128];
       std::snprintf(buf, sizeof buf, "%s", filter.c_str());
@@ -166,6 +143,22 @@ bool short_labels(const Option& o) {
 
 }  // namespace
 
+void App::label(const char* text, const char* tooltip, bool is_default) const {
+  ImGui::AlignTextToFramePadding();
+  if (is_default)
+    ImGui::TextDisabled("%s", text);
+  else
+    ImGui::TextUnformatted(text);
+  tip(tooltip);
+  ImGui::SameLine(label_w_);
+  ImGui::SetNextItemWidth(-1);
+}
+
+void App::indent_to_field() const {
+  ImGui::Dummy(ImVec2(label_w_ - ImGui::GetStyle().ItemSpacing.x, 0));
+  ImGui::SameLine();
+}
+
 bool App::option_shown(const Option& o) const {
   const Request& rq = state_.request;
   if (o.key == "seq") return rq.count("seq") > 0;  // the length mode chooses between --seq and --dataset
@@ -208,8 +201,7 @@ void App::draw_number_field(const Option& o) {
   anchor(("input." + o.key).c_str());
   tip(option_tooltip(o).c_str());
   if (bad) {
-    ImGui::Dummy(ImVec2(g_label_w - ImGui::GetStyle().ItemSpacing.x, 0));
-    ImGui::SameLine();
+    indent_to_field();
     ImGui::PushTextWrapPos(0);
     ImGui::TextColored(style::kBad, "%s (not applied)", field_errors_.at(o.key).c_str());
     ImGui::PopTextWrapPos();
@@ -241,7 +233,7 @@ void App::draw_generic(const Option& o) {
           tip(val.help.empty() ? tooltip.c_str() : val.help.c_str());
         }
         if (idx != before) set_key(o.key, o.values[static_cast<std::size_t>(idx)].value);
-      } else if (combo(id.c_str(), cur, value_choices(o), &v, tooltip.c_str(), is_default)) {
+      } else if (combo(id.c_str(), cur, value_choices(o), &v, tooltip.c_str(), is_default, &combo_filters_)) {
         set_key(o.key, v);
       }
       break;
@@ -262,11 +254,12 @@ void App::draw_generic(const Option& o) {
       const std::string c = cur.empty() && !o.values.empty() ? o.values.front().value : cur;
       if (std::none_of(tc.begin(), tc.end(), [&](const Choice& x) { return x.value == c; }))
         tc.push_back(Choice{c, c, ""});
-      if (combo(id.c_str(), c, tc, &v, tooltip.c_str(), is_default)) set_key(o.key, v);
+      if (combo(id.c_str(), c, tc, &v, tooltip.c_str(), is_default, &combo_filters_)) set_key(o.key, v);
       break;
     }
     case OptionKind::id_or_path:
-      if (combo(id.c_str(), cur, id_choices(o.id_list, engine_.db()), &v, tooltip.c_str(), is_default))
+      if (combo(id.c_str(), cur, id_choices(o.id_list, engine_.db()), &v, tooltip.c_str(), is_default,
+                &combo_filters_))
         set_key(o.key, v);
       break;
   }
@@ -284,10 +277,9 @@ void App::draw_dataset_input() {
                              "Your lengths: " + dataset_file_name_,
                              "The token-length file you gave this page"});
   std::string v;
-  if (combo("##dataset", effective("dataset"), choices, &v, tooltip.c_str(), is_default))
+  if (combo("##dataset", effective("dataset"), choices, &v, tooltip.c_str(), is_default, &combo_filters_))
     set_key("dataset", v);
-  ImGui::Dummy(ImVec2(g_label_w - ImGui::GetStyle().ItemSpacing.x, 0));
-  ImGui::SameLine();
+  indent_to_field();
   if (ImGui::SmallButton("Your lengths...")) host_.open_file_picker("dataset");
   anchor("dataset.upload");
   tip("Your own data: the token length of every sample — one per line, a CSV with a length column, or the "
@@ -325,10 +317,9 @@ void App::draw_model_input() {
   const Option& opt = *find_option("model");
   label(opt.label.c_str(), opt.details.c_str());
   const std::string cur = effective("model");
-  if (combo("##model", cur, models, &v, "Model preset, or your uploaded config.json", false))
+  if (combo("##model", cur, models, &v, "Model preset, or your uploaded config.json", false, &combo_filters_))
     set_key("model", v);
-  ImGui::Dummy(ImVec2(g_label_w - ImGui::GetStyle().ItemSpacing.x, 0));
-  ImGui::SameLine();
+  indent_to_field();
   if (ImGui::SmallButton("Your config.json...")) host_.open_file_picker("model");
   anchor("model.upload");
   tip("Use your own model: a Hugging Face config.json (Llama/Mistral/Qwen2, Mixtral, Qwen-MoE, "
@@ -343,22 +334,21 @@ void App::draw_model_input() {
   if (show_paste_) {
     mark("paste_config");
     ImGui::TextDisabled("Paste a config.json here (Ctrl+V), then Use:");
-    static char buf[65536];
+    if (paste_text_.empty()) paste_text_.assign(kPasteBytes, '\0');
     if (!paste_buffer_.empty()) {
-      std::snprintf(buf, sizeof buf, "%s", paste_buffer_.c_str());
+      std::snprintf(paste_text_.data(), paste_text_.size(), "%s", paste_buffer_.c_str());
       paste_buffer_.clear();
     }
-    ImGui::InputTextMultiline("##paste", buf, sizeof buf, ImVec2(-1, fh * 8));
+    ImGui::InputTextMultiline("##paste", paste_text_.data(), paste_text_.size(), ImVec2(-1, fh * 8));
     if (ImGui::Button("Use")) {
-      on_file("model", "pasted-config.json", buf);
+      on_file("model", "pasted-config.json", paste_text_.data());
       show_paste_ = false;
     }
     ImGui::SameLine();
     if (ImGui::Button("Cancel")) show_paste_ = false;
   }
   // a model by its Hugging Face id: the page fetches its config.json from the Hub when asked
-  ImGui::Dummy(ImVec2(g_label_w - ImGui::GetStyle().ItemSpacing.x, 0));
-  ImGui::SameLine();
+  indent_to_field();
   const float fetch_w = ImGui::CalcTextSize("Fetch").x + ImGui::GetStyle().FramePadding.x * 2;
   ImGui::SetNextItemWidth(
       std::max(fh * 6, ImGui::GetContentRegionAvail().x - fetch_w - ImGui::GetStyle().ItemSpacing.x));
@@ -378,9 +368,7 @@ void App::draw_model_input() {
   anchor("hub.fetch");
   tip(hub_tip);
   if (!hub_status_.empty()) {
-    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
-    ImGui::TextWrapped("%s", hub_status_.c_str());
-    ImGui::PopStyleColor();
+    muted_text_wrapped(hub_status_);
   }
   if (result_.is_object() && result_.contains("model")) {
     const json& m = result_["model"];
@@ -388,9 +376,7 @@ void App::draw_model_input() {
     if (jnum(m, "active_params", 0.0) > 0 && jnum(m, "active_params", 0.0) < jnum(m, "total_params", 0.0))
       line += ", " + params_text(jnum(m, "active_params", 0.0)) + " active per token";
     line += ", " + params_text(jnum(m, "trainable_params", 0.0)) + " trained";
-    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
-    ImGui::TextWrapped("%s", line.c_str());
-    ImGui::PopStyleColor();
+    muted_text_wrapped(line);
   }
 }
 
@@ -413,12 +399,11 @@ void App::draw_gpu_input() {
   const Option& opt = *find_option("gpu");
   label(opt.label.c_str(),
         (opt.details + " [calibrated] = a calibration (measured speeds) is in use for it.").c_str());
-  if (combo("##gpu", effective("gpu"), gpus, &v, "GPU", false)) set_key("gpu", v);
+  if (combo("##gpu", effective("gpu"), gpus, &v, "GPU", false, &combo_filters_)) set_key("gpu", v);
   const std::string gid = effective("gpu");
   for (const auto& c : calibrations_)
     if (c.gpu == gid) {
-      ImGui::Dummy(ImVec2(g_label_w - ImGui::GetStyle().ItemSpacing.x, 0));
-      ImGui::SameLine();
+      indent_to_field();
       ImGui::TextColored(c.in_use() && c.flags.empty() ? style::kGood : style::kWarn,
                          c.in_use() ? "calibrated: %s" : "calibration %s (not used)", c.name.c_str());
       tip((c.summary + (c.from_link ? "\nFrom the link (not stored)." : "")).c_str());
@@ -461,8 +446,7 @@ void App::draw_batch_input() {
         maxb ? "max" : std::to_string(std::max<long long>(1, std::llround(jnum(result_, "batch_size", 1)))));
   tip("Use the largest batch that fits in the GPU's memory");
   if (!maxb) {
-    ImGui::Dummy(ImVec2(g_label_w - ImGui::GetStyle().ItemSpacing.x, 0));
-    ImGui::SameLine();
+    indent_to_field();
     ImGui::SetNextItemWidth(-1);
     draw_number_field(o);
   }
@@ -489,7 +473,7 @@ void App::draw_price_input() {
       pc.push_back(Choice{"provider:" + o.provider_id, o.provider,
                           o.date.empty() ? o.source : "dated " + o.date + ", " + o.source});
   pc.push_back(Choice{"custom", "my price ($/GPU-hour)", ""});
-  if (combo("##price", price_mode, pc, &v, "Price source", false)) {
+  if (combo("##price", price_mode, pc, &v, "Price source", false, &combo_filters_)) {
     Request r = rq;
     r.erase("price-per-hour");
     r.erase("provider");
@@ -516,7 +500,7 @@ void App::draw_inputs() {
   // widgets keep their room)
   float widest = ImGui::CalcTextSize("Checkpointing").x;
   for (const auto& o : job_options()) widest = std::max(widest, ImGui::CalcTextSize(o.label.c_str()).x);
-  g_label_w = std::min(widest, fh * 8.5f) + fh * 1.0f;
+  label_w_ = std::min(widest, fh * 8.5f) + fh * 1.0f;
   struct Section {
     const char* title;
     std::vector<const char*> groups;

@@ -7,31 +7,20 @@
 #include "imgui.h"
 #include "plot.hpp"
 #include "style.hpp"
+#include "widgets.hpp"
 
 #include <algorithm>
 #include <cmath>
 
 namespace ftcost::web {
 
-namespace {
-void tip(const char* text) {
-  if (ImGui::IsItemHovered()) {
-    ImGui::BeginTooltip();
-    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 26);
-    ImGui::TextUnformatted(text);
-    ImGui::PopTextWrapPos();
-    ImGui::EndTooltip();
-  }
-}
-}  // namespace
-
 void App::draw_paper_view() {
   const float fh = ImGui::GetFontSize();
   const float avail = ImGui::GetContentRegionAvail().x;
   ImGui::PushTextWrapPos(std::min(avail, fh * 60));
-  ImGui::TextColored(style::kAccent,
-                     "The paper's model: \"Understanding the performance and estimating the cost of LLM "
-                     "fine-tuning\" (arXiv 2408.04693)");
+  section_title(
+      "The paper's model: \"Understanding the performance and estimating the cost of LLM "
+      "fine-tuning\" (arXiv 2408.04693)");
   ImGui::TextWrapped(
       "The paper fits two formulas to fine-tuning sweeps on an A40: Eq. (1) for the maximum batch size and "
       "Eq. (2) for "
@@ -43,7 +32,7 @@ void App::draw_paper_view() {
   // ---- Table IV ----
   mark("paper_table4");
   ImGui::Spacing();
-  ImGui::TextColored(style::kAccent, "Table IV: cost of fine-tuning Mixtral-8x7B (QLoRA, sparse, math data)");
+  section_title("Table IV: cost of fine-tuning Mixtral-8x7B (QLoRA, sparse, math data)");
   ImGui::SetNextItemWidth(fh * 8);
   ImGui::InputDouble("queries##p", &paper_queries_, 1000, 10000, "%.0f");
   tip("Dataset size used for the cost (the paper uses 15,000 queries)");
@@ -65,32 +54,23 @@ void App::draw_paper_view() {
   }
   const auto rows = paper::table4(table4_queries_, table4_epochs_);
   const auto pred = paper_table4_predictions(Database::embedded(), table4_queries_, table4_epochs_);
-  if (ImGui::BeginTable(
-          "t4", 10, ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchProp)) {
-    for (const char* h : {"GPU", "Memory", "Max batch", "Throughput (q/s)", "$/GPU-h (CUDO, 2024)", "Hours",
-                          "Cost (ours)", "Cost (paper)", "ftcost: max batch, q/s", "ftcost: cost"})
-      ImGui::TableSetupColumn(h);
-    ImGui::TableHeadersRow();
+  if (begin_table("t4", {"GPU", "Memory", "Max batch", "Throughput (q/s)", "$/GPU-h (CUDO, 2024)", "Hours",
+                         "Cost (ours)", "Cost (paper)", "ftcost: max batch, q/s", "ftcost: cost"})) {
     double cheapest = 1e300;
     for (const auto& r : rows) cheapest = std::min(cheapest, r.cost);
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const auto& r = rows[i];
       ImGui::TableNextRow();
       if (r.cost == cheapest) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, IM_COL32(40, 120, 70, 150));
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(r.gpu.c_str());
+      table_cell(r.gpu);
       ImGui::TableNextColumn();
       ImGui::Text("%s GB", plot::fmt(r.memory_gb).c_str());
       ImGui::TableNextColumn();
       ImGui::Text("%ld", r.max_batch);
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(plot::fmt(r.throughput_qps).c_str());
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(plot::fmt_usd(r.usd_per_hour).c_str());
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(plot::fmt(r.hours).c_str());
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(plot::fmt_usd(r.cost).c_str());
+      table_cell(plot::fmt(r.throughput_qps));
+      table_cell(plot::fmt_usd(r.usd_per_hour));
+      table_cell(plot::fmt(r.hours));
+      table_cell(plot::fmt_usd(r.cost));
       ImGui::TableNextColumn();
       const bool default_size = table4_queries_ == 15000 && table4_epochs_ == 10;
       if (default_size) {
@@ -104,8 +84,7 @@ void App::draw_paper_view() {
       ImGui::TableNextColumn();
       if (p.error.empty()) {
         ImGui::Text("%ld, %s", p.max_batch, plot::fmt(p.throughput_qps).c_str());
-        ImGui::TableNextColumn();
-        ImGui::TextUnformatted(plot::fmt_usd(p.cost).c_str());
+        table_cell(plot::fmt_usd(p.cost));
       } else {
         ImGui::TextColored(style::kBad, "error");
         tip(p.error.c_str());
@@ -126,7 +105,7 @@ void App::draw_paper_view() {
   mark("paper_eq1");
   ImGui::Spacing();
   ImGui::BeginGroup();
-  ImGui::TextColored(style::kAccent, "Eq. (1): maximum batch size vs sequence length");
+  section_title("Eq. (1): maximum batch size vs sequence length");
   tip("MaxBSZ = floor(C0 x (GPU_mem - model_mem) / (seq_len x ((1 - C1) + C1 x sparsity)))");
   const paper::Eq1Coeffs sets[] = {paper::kEq1MixtralPaper, paper::kEq1MixtralCode, paper::kEq1BlackMamba};
   ImGui::SetNextItemWidth(pw * 0.55f);
@@ -206,7 +185,7 @@ void App::draw_paper_view() {
   // ---- Eq. (2) ----
   mark("paper_eq2");
   ImGui::BeginGroup();
-  ImGui::TextColored(style::kAccent, "Eq. (2): throughput vs batch size, fitted to the A40 sweeps");
+  section_title("Eq. (2): throughput vs batch size, fitted to the A40 sweeps");
   tip("throughput = C2 x ln(bsz^(1/(sparsity x C3))) + C4; C3 fixed per model (1.8 Mixtral, 2.5 BlackMamba), "
       "C2 and C4 by least squares");
   {

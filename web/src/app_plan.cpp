@@ -10,6 +10,7 @@
 #include "json_get.hpp"
 #include "plot.hpp"
 #include "style.hpp"
+#include "widgets.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -26,15 +27,8 @@ namespace {
 const char* const kConfigStacks[] = {"trl", "torchtune", "axolotl", "llamafactory", "unsloth"};
 constexpr int kConfigStackCount = 5;
 
-void hover_tip(const std::string& text) {
-  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
-    ImGui::BeginTooltip();
-    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28);
-    ImGui::TextUnformatted(text.c_str());
-    ImGui::PopTextWrapPos();
-    ImGui::EndTooltip();
-  }
-}
+// The plan view's tooltips are a little wider than the default.
+constexpr float kPlanTipWrapEm = 28.0f;
 
 std::set<std::string> split_list(const std::string& text) {
   std::set<std::string> out;
@@ -210,22 +204,15 @@ void App::draw_plan_view() {
     }
   }
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const bool wide = avail.x >= fh * 62;
-  if (wide) {
-    const float left_w = std::min(fh * 22.0f, avail.x * 0.3f);
-    ImGui::BeginChild("plan_inputs", ImVec2(left_w, avail.y), false, ImGuiWindowFlags_AlwaysUseWindowPadding);
-    draw_plan_constraints();
-    ImGui::EndChild();
-    ImGui::SameLine(0, 0);
-    ImGui::BeginChild("plan_results", ImVec2(avail.x - left_w, avail.y), false,
-                      ImGuiWindowFlags_AlwaysUseWindowPadding);
+  if (two_panes_fit(avail)) {
+    begin_right_pane("plan_inputs", "plan_results", avail, std::min(fh * 22.0f, avail.x * 0.3f),
+                     [this] { draw_plan_constraints(); });
   } else {
     ImGui::BeginChild("plan_column", avail, false, ImGuiWindowFlags_AlwaysUseWindowPadding);
     draw_plan_constraints();
     ImGui::Separator();
   }
-  if (plan_pending_)
-    ImGui::TextColored(style::kAccent, "Searching GPU x shape x strategy x method x batch...");
+  if (plan_pending_) section_title("Searching GPU x shape x strategy x method x batch...");
   if (!plan_result_.is_object()) {
     // the first search is under way
   } else if (plan_result_.contains("error")) {
@@ -248,8 +235,8 @@ void App::draw_plan_constraints() {
   mark("plan_constraints");
   const float fh = ImGui::GetFontSize();
   const auto& db = engine_.db();
-  ImGui::TextColored(style::kAccent, "The job");
-  hover_tip("The job of the Calculator tab (model, method, data, epochs...). Change it there.");
+  section_title("The job", "The job of the Calculator tab (model, method, data, epochs...). Change it there.",
+                kPlanTipWrapEm);
   {
     const auto& rq = state_.request;
     auto get = [&rq](const char* k, const char* dflt) {
@@ -262,7 +249,7 @@ void App::draw_plan_constraints() {
     ImGui::PopTextWrapPos();
   }
   ImGui::Spacing();
-  ImGui::TextColored(style::kAccent, "Constraints");
+  section_title("Constraints");
   auto get = [this](const char* k) {
     auto it = state_.plan.find(k);
     return it == state_.plan.end() ? std::string() : it->second;
@@ -280,7 +267,7 @@ void App::draw_plan_constraints() {
       edited = ImGui::InputDouble(label, &v, 0, 0, "%.6g");
     }
     anchor((std::string("plan.") + key).c_str());
-    hover_tip(help);
+    tip(help, kPlanTipWrapEm);
     // 0 means "no constraint"; a negative value is passed on and the search names the flag
     if (edited) set_plan_constraint(key, v == 0 ? std::string() : number_text(v));
   };
@@ -291,7 +278,7 @@ void App::draw_plan_constraints() {
     bool spot = get("spot") == "on";
     if (ImGui::Checkbox("spot offers", &spot)) set_plan_constraint("spot", spot ? "on" : "");
     anchor("plan.spot");
-    hover_tip("Allow spot (interruptible) offers; cheaper, but the job may be stopped");
+    tip("Allow spot (interruptible) offers; cheaper, but the job may be stopped", kPlanTipWrapEm);
   }
   {
     const std::string m = get("minimize").empty() ? "cost" : get("minimize");
@@ -308,9 +295,9 @@ void App::draw_plan_constraints() {
     bool keep = !eb.empty();
     if (ImGui::Checkbox("keep effective batch", &keep))
       set_plan_constraint("effective-batch", keep ? "16" : "");
-    hover_tip(
-        "Hold micro-batch x gradient accumulation x data-parallel GPUs at this number (the optimisation "
-        "stays the same on every shape)");
+    tip("Hold micro-batch x gradient accumulation x data-parallel GPUs at this number (the optimisation "
+        "stays the same on every shape)",
+        kPlanTipWrapEm);
     if (keep) {
       int v = std::atoi(eb.c_str());
       ImGui::SameLine();
@@ -378,10 +365,10 @@ void App::draw_plan_front() {
   const json& front = jat(plan_result_, "front");
   const int best = static_cast<int>(jnum(plan_result_, "best", -1));
   const std::string minimize = jstr(plan_result_, "minimize", "cost");
-  ImGui::TextColored(style::kAccent, "Time against cost: the plans no other plan beats on both");
-  hover_tip(
-      "Each point is a plan on the Pareto front of the search. Colour: GPU type. Ringed: the best plan "
-      "under the constraints. Click a point to open it in the Calculator.");
+  section_title("Time against cost: the plans no other plan beats on both");
+  tip("Each point is a plan on the Pareto front of the search. Colour: GPU type. Ringed: the best plan "
+      "under the constraints. Click a point to open it in the Calculator.",
+      kPlanTipWrapEm);
   ImGui::SameLine(0, fh);
   ImGui::TextDisabled("%s plans, %s configurations considered, %s ms here (%s ms in the core)",
                       plot::fmt_int(static_cast<double>(front.size())).c_str(),
@@ -400,7 +387,7 @@ void App::draw_plan_front() {
                 jstr(p, "provider").c_str(), jflag(p, "spot") ? " spot" : "",
                 plot::fmt_hours(jnum(p, "hours")).c_str(), plot::fmt_usd(jnum(p, "cost_usd")).c_str());
     anchor("plan.best");
-    hover_tip(plan_note(p));
+    tip(plan_note(p), kPlanTipWrapEm);
   }
   // one series per GPU type (colour), the front as a faint line, the best plan ringed on top
   std::vector<std::string> gpu_order;
@@ -487,7 +474,7 @@ void App::draw_plan_table() {
   const json& front = jat(plan_result_, "front");
   const int best = static_cast<int>(jnum(plan_result_, "best", -1));
   const float fh = ImGui::GetFontSize();
-  ImGui::TextColored(style::kAccent, "The plans (click a row to open it in the Calculator)");
+  section_title("The plans (click a row to open it in the Calculator)");
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
                                 ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX |
                                 ImGuiTableFlags_SizingFixedFit;
@@ -511,27 +498,22 @@ void App::draw_plan_table() {
         (id == best ? "best " : "") + std::to_string(id) + "##plan" + std::to_string(id);
     if (ImGui::Selectable(label.c_str(), id == best, ImGuiSelectableFlags_SpanAllColumns)) load_plan(id);
     if (row < 12) anchor(("plan.row." + std::to_string(row)).c_str());
-    hover_tip(plan_note(p));
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted(shape_text(p).c_str());
+    tip(plan_note(p), kPlanTipWrapEm);
+    table_cell(shape_text(p));
     ImGui::TableNextColumn();
     ImGui::Text("%s%s", jstr(p, "provider").c_str(), jflag(p, "spot") ? " (spot)" : "");
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted(jstr(p, "method").c_str());
+    table_cell(jstr(p, "method"));
     ImGui::TableNextColumn();
     ImGui::Text("%s / %s", jstr(p, "stack").c_str(), jstr(p, "parallel").c_str());
     ImGui::TableNextColumn();
     ImGui::Text("%s x %s", plot::fmt_int(jnum(p, "micro_batch")).c_str(),
                 plot::fmt_int(jnum(p, "grad_accum")).c_str());
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted(plot::fmt_hours_as(jnum(p, "hours"), time_unit).c_str());
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted(plot::fmt_usd(jnum(p, "cost_usd")).c_str());
+    table_cell(plot::fmt_hours_as(jnum(p, "hours"), time_unit));
+    table_cell(plot::fmt_usd(jnum(p, "cost_usd")));
     ImGui::TableNextColumn();
     ImGui::Text("%s / %s GiB", plot::fmt(jnum(p, "peak_gib_per_gpu")).c_str(),
                 plot::fmt(jnum(p, "memory_gib")).c_str());
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted(jstr(p, "bottleneck").c_str());
+    table_cell(jstr(p, "bottleneck"));
     ++row;
   }
   ImGui::EndTable();
@@ -551,10 +533,10 @@ void App::draw_plan_export() {
   const json& front = jat(plan_result_, "front");
   if (!front.is_array() || front.empty()) return;
   const float fh = ImGui::GetFontSize();
-  ImGui::TextColored(style::kAccent, "Runnable config");
-  hover_tip(
-      "The trainer's config file for a plan, generated from the same request (ftcost plan --config): "
-      "expected memory, step time and cost as comments");
+  section_title("Runnable config");
+  tip("The trainer's config file for a plan, generated from the same request (ftcost plan --config): "
+      "expected memory, step time and cost as comments",
+      kPlanTipWrapEm);
   bool known = false;
   for (const auto& p : front) known = known || static_cast<int>(jnum(p, "id", -1)) == plan_export_id_;
   if (!known) plan_export_id_ = static_cast<int>(jnum(front[0], "id", 0));
@@ -596,7 +578,7 @@ void App::draw_plan_export() {
     const std::string label = "Download " + jstr(f, "name") + "##cfg" + std::to_string(i);
     if (ImGui::Button(label.c_str())) export_plan_config(plan_export_id_, stack, i);
     anchor(("plan.export." + std::to_string(i)).c_str());
-    hover_tip(jstr(f, "role"));
+    tip(jstr(f, "role"), kPlanTipWrapEm);
     ImGui::SameLine();
     ++i;
   }

@@ -8,6 +8,7 @@
 #include "json_get.hpp"
 #include "plot.hpp"
 #include "style.hpp"
+#include "widgets.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -16,12 +17,6 @@ namespace ftcost::web {
 
 namespace {
 
-double num(const json& j, const char* key, double fallback = 0) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) return fallback;
-  return it->get<double>();
-}
-
 bool range_of(const json& j, const std::string& key, double* lo, double* hi) {
   auto it = j.find(key);
   if (it == j.end() || !it->is_array() || it->size() != 2 || !(*it)[0].is_number() || !(*it)[1].is_number())
@@ -29,21 +24,6 @@ bool range_of(const json& j, const std::string& key, double* lo, double* hi) {
   *lo = (*it)[0].get<double>();
   *hi = (*it)[1].get<double>();
   return true;
-}
-
-void tip(const char* text) {
-  if (ImGui::IsItemHovered()) {
-    ImGui::BeginTooltip();
-    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 26);
-    ImGui::TextUnformatted(text);
-    ImGui::PopTextWrapPos();
-    ImGui::EndTooltip();
-  }
-}
-
-void panel_title(const char* title, const char* tooltip = nullptr) {
-  ImGui::TextColored(style::kAccent, "%s", title);
-  if (tooltip != nullptr) tip(tooltip);
 }
 
 // A headline card: title, big value with its unit, up to three short lines under it. `shown` records
@@ -210,28 +190,17 @@ void App::draw_parallel() {
       static_cast<int>(jnum(p, "gpus_per_node")), static_cast<int>(jnum(p, "nodes")),
       plot::fmt(jnum(result_, "step_time_s")).c_str(), plot::fmt(jnum(p, "compute_s")).c_str(),
       plot::fmt(jnum(p, "communication_exposed_s")).c_str());
-  if (ImGui::BeginTable(
-          "comm", 5, ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchProp)) {
-    ImGui::TableSetupColumn("collective");
-    ImGui::TableSetupColumn("op");
-    ImGui::TableSetupColumn("where");
-    ImGui::TableSetupColumn("time s");
-    ImGui::TableSetupColumn("exposed s");
-    ImGui::TableHeadersRow();
+  if (begin_table("comm", {"collective", "op", "where", "time s", "exposed s"})) {
     for (const auto& c : jat(p, "communication")) {
       ImGui::TableNextRow();
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(jstr(c, "name").c_str());
+      table_cell(jstr(c, "name"));
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", jstr(c, "overlap").c_str());
       ImGui::TableNextColumn();
       ImGui::Text("%s x%d on %d", jstr(c, "op").c_str(), static_cast<int>(jnum(c, "calls")),
                   static_cast<int>(jnum(c, "ranks")));
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(jstr(c, "scope").c_str());
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(plot::fmt(jnum(c, "time_s")).c_str());
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(plot::fmt(jnum(c, "exposed_s")).c_str());
+      table_cell(jstr(c, "scope"));
+      table_cell(plot::fmt(jnum(c, "time_s")));
+      table_cell(plot::fmt(jnum(c, "exposed_s")));
     }
     ImGui::EndTable();
   }
@@ -326,18 +295,18 @@ void App::draw_headline() {
   std::vector<CardSpec> specs;
   const json& gpu = jat(r, "gpu");
   const json& in = jat(r, "inputs");
-  const double maxb = num(r, "max_batch_size");
-  const double batch = num(r, "batch_size");
+  const double maxb = jnum(r, "max_batch_size");
+  const double batch = jnum(r, "batch_size");
   // a batch that does not fit has no time or cost to show (the memory card says why)
   const bool fits = batch > 0 && jstr(r, "memory_state", "fits") != "does_not_fit";
   {
-    std::string sub1 = maxb > 0 ? "of up to " + plot::fmt_int(num(r, "memory_seq_len")) + " tokens each"
+    std::string sub1 = maxb > 0 ? "of up to " + plot::fmt_int(jnum(r, "memory_seq_len")) + " tokens each"
                                 : "even 1 sample does not fit";
     std::string sub2;
     if (fits && batch != maxb)
       sub2 = "running batch " + plot::fmt_int(batch) + (batch > maxb ? ": does NOT fit" : "");
     // the longest padded sequence that fits at batch 1 (the core's max_seq_len_batch1)
-    const double max_ctx = num(r, "max_seq_len_batch1");
+    const double max_ctx = jnum(r, "max_seq_len_batch1");
     const std::string sub3 =
         max_ctx > 0 ? "longest context: " + plot::fmt_int(max_ctx) + " tokens" : "no context length fits";
     specs.push_back(make_card(
@@ -353,7 +322,7 @@ void App::draw_headline() {
   {
     const json& mem = jat(r, "memory_gib");
     const json& mm = jat(r, "memory_model");
-    double used = num(mem, "total"), usable = num(mm, "usable_gib");
+    double used = jnum(mem, "total"), usable = jnum(mm, "usable_gib");
     // The core's state: fits (green), tight (above 92% of usable: amber), does not fit (red, needed vs
     // available — at batch 1 when not even one sample fits).
     const std::string state = jstr(r, "memory_state", used <= usable ? "fits" : "does_not_fit");
@@ -364,16 +333,16 @@ void App::draw_headline() {
     const std::string sub =
         no_fit ? "vs " + plot::fmt(usable) + " GiB usable" + std::string(maxb > 0 ? "" : " (batch 1)")
                : "of " + plot::fmt(usable) + " GiB usable (" +
-                     plot::fmt_int(num(r, "memory_fraction") * 100) + "%)";
+                     plot::fmt_int(jnum(r, "memory_fraction") * 100) + "%)";
     // the range from the stack's memory uncertainty (memory_range_gib)
     const json& range = jat(r, "memory_range_gib");
-    const std::string range_line = range.is_object() ? "range " + plot::fmt(num(range, "low")) + " to " +
-                                                           plot::fmt(num(range, "high")) + " GiB"
+    const std::string range_line = range.is_object() ? "range " + plot::fmt(jnum(range, "low")) + " to " +
+                                                           plot::fmt(jnum(range, "high")) + " GiB"
                                                      : std::string();
     specs.push_back(make_card(
         "c_mem", title.c_str(), plot::fmt(used), "GiB",
         {sub, range_line,
-         "on " + jstr(gpu, "name", "the GPU") + " (" + plot::fmt(num(gpu, "memory_gib")) + " GiB)"},
+         "on " + jstr(gpu, "name", "the GPU") + " (" + plot::fmt(jnum(gpu, "memory_gib")) + " GiB)"},
         "Peak memory of one training step at the batch size shown, against what the GPU lets a process "
         "allocate. Tight: above 92% of the usable memory, where allocator fragmentation or a longer batch "
         "can run out of memory.",
@@ -386,7 +355,7 @@ void App::draw_headline() {
   const Badge badge = cal != nullptr ? calibration_badge(*cal) : Badge{};
   const Badge* cal_badge = cal != nullptr ? &badge : nullptr;
   if (fits) {
-    double q = num(r, "throughput_queries_per_s"), lo = q, hi = q;
+    double q = jnum(r, "throughput_queries_per_s"), lo = q, hi = q;
     range_of(r, "throughput_queries_per_s_range", &lo, &hi);
     const json& stack = jat(r, "stack");
     const std::string stack_version = jstr(stack, "version");
@@ -398,25 +367,25 @@ void App::draw_headline() {
           third = "spec sheet " + plot::fmt(jnum(row, "a")) + " -> " + plot::fmt(q) + " calibrated";
     specs.push_back(make_card(
         "c_tp", "Throughput", plot::fmt(q), "queries/s",
-        {plot::fmt(num(r, "throughput_tokens_per_s")) + " tokens/s",
+        {plot::fmt(jnum(r, "throughput_tokens_per_s")) + " tokens/s",
          "range " + plot::fmt(lo) + " to " + plot::fmt(hi) + " queries/s", third},
         "Samples (queries) processed per second at this batch size, with the model's uncertainty range.\n"
         "Software stack: " +
             jstr(stack, "name") + (stack_version.empty() ? std::string() : "\nVersions: " + stack_version),
         style::kAccent, cal_badge));
-    const double epochs = num(in, "epochs");
+    const double epochs = jnum(in, "epochs");
     specs.push_back(make_card(
-        "c_time", "Training time", plot::fmt_hours(num(r, "time_hours")), "",
-        {plot::fmt_int(num(in, "queries")) + " queries",
+        "c_time", "Training time", plot::fmt_hours(jnum(r, "time_hours")), "",
+        {plot::fmt_int(jnum(in, "queries")) + " queries",
          "x " + plot::fmt_compact(epochs) + (epochs == 1 ? " epoch" : " epochs") + ", " +
-             (num(r, "gpus") > 1 ? plot::fmt_int(num(r, "gpus")) + " GPUs" : std::string("one GPU"))},
+             (jnum(r, "gpus") > 1 ? plot::fmt_int(jnum(r, "gpus")) + " GPUs" : std::string("one GPU"))},
         "Queries x epochs / throughput.", style::kAccent, cal_badge));
     if (r.contains("cost_usd") && r["cost_usd"].is_number()) {
-      double c = num(r, "cost_usd"), clo = c, chi = c;
+      double c = jnum(r, "cost_usd"), clo = c, chi = c;
       range_of(r, "cost_usd_range", &clo, &chi);
       const json& price = jat(r, "price");
       std::string line =
-          jstr(price, "provider") + ", " + plot::fmt_usd(num(price, "usd_per_gpu_hour")) + "/GPU-h";
+          jstr(price, "provider") + ", " + plot::fmt_usd(jnum(price, "usd_per_gpu_hour")) + "/GPU-h";
       if (jstr(price, "kind") == "spot") line += " spot";
       if (jflag(price, "stale", false)) line += " (stale)";
       specs.push_back(make_card(
@@ -448,9 +417,7 @@ void App::draw_headline() {
     const std::string line =
         "Software stack: " + jstr(stack, "name", jstr(stack, "id")) + " [" + jstr(stack, "id") + "]" +
         (version.empty() ? std::string("; versions not recorded") : "; versions: " + version);
-    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
-    ImGui::TextWrapped("%s", line.c_str());
-    ImGui::PopStyleColor();
+    muted_text_wrapped(line);
     cards_["stack"] = {line};
   }
 
@@ -486,10 +453,10 @@ void App::draw_memory() {
   mark("memory");
   const json& mem = jat(result_, "memory_gib");
   const json& mm = jat(result_, "memory_model");
-  const double batch = num(result_, "batch_size");
+  const double batch = jnum(result_, "batch_size");
   std::string title = batch > 0 ? "Memory at batch " + plot::fmt_int(batch) : "Memory at batch 1";
-  panel_title(title.c_str(),
-              "Every component of the peak memory of one step, in GiB, against the GPU's usable memory");
+  section_title(title.c_str(),
+                "Every component of the peak memory of one step, in GiB, against the GPU's usable memory");
   std::vector<plot::Segment> segs;
   std::set<std::string> known;
   int ci = 0;
@@ -506,32 +473,32 @@ void App::draw_memory() {
   for (auto it = parts.begin(); it != parts.end(); ++it)
     if (it.key() != "total" && !known.count(it.key()) && it->is_number())
       segs.push_back(plot::Segment{nice_key(it.key()), it->get<double>(), plot::color(ci++, 0.9f), ""});
-  plot::stacked_bar("mem", 0, segs, num(mm, "usable_gib"), "GiB", "usable");
+  plot::stacked_bar("mem", 0, segs, jnum(mm, "usable_gib"), "GiB", "usable");
   const json& ph = jat(mem, "phases");
   if (ph.is_object()) {
     const std::string at = jstr(mem, "peak_phase");
     auto star = [&](const char* k) { return at == k ? " (peak)" : ""; };
     ImGui::TextDisabled("end of forward + loss %s%s, start of backward %s%s, end of backward %s%s GiB",
-                        plot::fmt(num(ph, "forward_loss")).c_str(), star("forward_loss"),
-                        plot::fmt(num(ph, "backward_start")).c_str(), star("backward_start"),
-                        plot::fmt(num(ph, "backward_end")).c_str(), star("backward_end"));
+                        plot::fmt(jnum(ph, "forward_loss")).c_str(), star("forward_loss"),
+                        plot::fmt(jnum(ph, "backward_start")).c_str(), star("backward_start"),
+                        plot::fmt(jnum(ph, "backward_end")).c_str(), star("backward_end"));
     tip("The peak of a step is the largest of three moments: gradients exist only after the forward (the "
         "optimizer frees them with zero_grad(set_to_none=True)), and the loss's logits are freed before any "
         "layer is recomputed. The bar shows what exists at the peak moment.");
   }
   if (mm.contains("fixed_gib") && mm.contains("per_sample_gib"))
-    ImGui::TextDisabled("fixed %s GiB + %s GiB per sample", plot::fmt(num(mm, "fixed_gib")).c_str(),
-                        plot::fmt(num(mm, "per_sample_gib")).c_str());
+    ImGui::TextDisabled("fixed %s GiB + %s GiB per sample", plot::fmt(jnum(mm, "fixed_gib")).c_str(),
+                        plot::fmt(jnum(mm, "per_sample_gib")).c_str());
   if (mm.contains("note") && mm["note"].is_string()) tip(mm["note"].get<std::string>().c_str());
 }
 
 void App::draw_step_time() {
   mark("step_time");
   const json& r = result_;
-  std::string title = "Step time: " + plot::fmt(num(r, "step_time_s")) + " s per step";
+  std::string title = "Step time: " + plot::fmt(jnum(r, "step_time_s")) + " s per step";
   const json& sm = jat(r, "step_model");
-  panel_title(title.c_str(),
-              "Time of one optimizer step (forward, recompute, backward, optimizer) at this batch size");
+  section_title(title.c_str(),
+                "Time of one optimizer step (forward, recompute, backward, optimizer) at this batch size");
   calibrated_badge("step_time");
   if (sm.is_object() && sm.contains("name")) {
     std::string m = "model: " + jstr(sm, "name");
@@ -542,9 +509,7 @@ void App::draw_step_time() {
   }
   const std::string dominant = jstr(sm, "dominant_uncertainty");
   if (!dominant.empty()) {
-    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
-    ImGui::TextWrapped("uncertainty mostly from: %s", dominant.c_str());
-    ImGui::PopStyleColor();
+    muted_text_wrapped("uncertainty mostly from: " + dominant);
   }
   // every "<name>_s" object of numbers is a breakdown: known ones first, in the paper's order
   std::vector<std::pair<std::string, std::string>> found;
@@ -575,14 +540,15 @@ void App::draw_step_time() {
 void App::draw_throughput_plot() {
   mark("throughput_plot");
   const float fh = ImGui::GetFontSize();
-  panel_title("Throughput vs batch size",
-              "Predicted throughput for every batch size up to beyond the maximum (faded: does not fit). "
-              "Shaded: the model's uncertainty range. Points: measurements, when the GPU has them.\n\n"
-              "Small steps in the curve are real, not noise: wave quantization. A GEMM is cut into tiles "
-              "that run on the GPU's SMs in whole waves, so a batch whose tiles need one more (partly empty) "
-              "wave takes nearly a full wave longer and the throughput drops a little before it climbs "
-              "again (the step model's wave_efficiency, core/src/throughput.cpp). Batches that fill the last "
-              "wave are the efficient ones.");
+  section_title(
+      "Throughput vs batch size",
+      "Predicted throughput for every batch size up to beyond the maximum (faded: does not fit). "
+      "Shaded: the model's uncertainty range. Points: measurements, when the GPU has them.\n\n"
+      "Small steps in the curve are real, not noise: wave quantization. A GEMM is cut into tiles "
+      "that run on the GPU's SMs in whole waves, so a batch whose tiles need one more (partly empty) "
+      "wave takes nearly a full wave longer and the throughput drops a little before it climbs "
+      "again (the step model's wave_efficiency, core/src/throughput.cpp). Batches that fill the last "
+      "wave are the efficient ones.");
   calibrated_badge("throughput_plot");
   ImGui::SameLine(0, fh * 1.5f);
   ImGui::Checkbox("tokens/s", &plot_tokens_);
@@ -637,7 +603,7 @@ void App::draw_throughput_plot() {
   if (sweep_.max_batch > 0)
     vl.push_back(plot::VLine{sweep_.max_batch, "max batch " + plot::fmt_int(sweep_.max_batch),
                              IM_COL32(255, 110, 110, 255)});
-  const double b = num(result_, "batch_size");
+  const double b = jnum(result_, "batch_size");
   if (b > 0 && b != sweep_.max_batch)
     vl.push_back(plot::VLine{b, "batch " + plot::fmt_int(b), IM_COL32(200, 200, 200, 255)});
   plot::line_plot("tp", ImVec2(0, fh * 16), xa, ya, series, vl);
@@ -646,11 +612,9 @@ void App::draw_throughput_plot() {
   for (std::size_t i = 1; i < sweep_.points.size(); ++i)
     if (sweep_.points[i].fits && sweep_.points[i].qps < sweep_.points[i - 1].qps * 0.999) ++drops;
   if (drops > 0) {
-    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
-    ImGui::TextWrapped(
+    muted_text_wrapped(
         "Steps: GEMM wave quantization (tiles fill the SMs in whole waves; a batch that needs one more wave "
         "is briefly slower), real in measurements too. Hover the title for more.");
-    ImGui::PopStyleColor();
     cards_["throughput.steps"] = {std::to_string(drops)};
   }
 }
@@ -658,9 +622,9 @@ void App::draw_throughput_plot() {
 void App::draw_compare() {
   mark("compare");
   const float fh = ImGui::GetFontSize();
-  panel_title("Every GPU x provider for this job",
-              "The same job on every GPU of the database, with each dated price offer. "
-              "Click a GPU to select it. Sort by clicking a column header.");
+  section_title("Every GPU x provider for this job",
+                "The same job on every GPU of the database, with each dated price offer. "
+                "Click a GPU to select it. Sort by clicking a column header.");
   ImGui::SameLine();
   ImGui::Checkbox("fits only", &compare_fits_only_);
   tip("Hide GPUs where the job does not fit");
@@ -845,14 +809,12 @@ void App::draw_compare() {
 void App::draw_json() {
   mark("json");
   if (!ImGui::CollapsingHeader("Full estimate as JSON (what `ftcost estimate --json` prints)")) return;
-  static std::string text;
-  static int for_count = -1;
-  if (for_count != recompute_count_) {
-    text = result_.dump(2);
-    for_count = recompute_count_;
+  if (json_text_for_ != recompute_count_) {
+    json_text_ = result_.dump(2);
+    json_text_for_ = recompute_count_;
   }
-  ImGui::InputTextMultiline("##json", text.data(), text.size() + 1, ImVec2(-1, ImGui::GetFontSize() * 20),
-                            ImGuiInputTextFlags_ReadOnly);
+  ImGui::InputTextMultiline("##json", json_text_.data(), json_text_.size() + 1,
+                            ImVec2(-1, ImGui::GetFontSize() * 20), ImGuiInputTextFlags_ReadOnly);
 }
 
 }  // namespace ftcost::web
@@ -879,9 +841,9 @@ void App::draw_pinned() {
   }
   mark("pinned");
   const json& cmp = comparison_;
-  panel_title("Pinned job (A) vs this job (B)",
-              "A is the job you pinned, B the current inputs. Calibrated: the step time uses your GPU's "
-              "measured kernel speeds; spec-only: the spec sheet and the stack profile.");
+  section_title("Pinned job (A) vs this job (B)",
+                "A is the job you pinned, B the current inputs. Calibrated: the step time uses your GPU's "
+                "measured kernel speeds; spec-only: the spec sheet and the stack profile.");
   ImGui::SameLine();
   if (ImGui::SmallButton("unpin")) {
     pinned_ = false;
@@ -895,9 +857,7 @@ void App::draw_pinned() {
   std::string diff;
   for (const auto& d : jat(cmp, "inputs"))
     diff += (diff.empty() ? "" : "; ") + jstr(d, "key") + ": " + jstr(d, "a") + " -> " + jstr(d, "b");
-  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
-  ImGui::TextWrapped("changed: %s", diff.empty() ? "nothing yet (change an input)" : diff.c_str());
-  ImGui::PopStyleColor();
+  muted_text_wrapped("changed: " + (diff.empty() ? std::string("nothing yet (change an input)") : diff));
   draw_comparison_table("pinned", cmp);
   ImGui::Spacing();
 }
@@ -913,14 +873,7 @@ void App::draw_comparison_table(const char* id, const json& cmp) {
     return std::string(name) + ": " + jstr(s, "model") + " / " + jstr(s, "gpu") + " / " + jstr(s, "method") +
            (cal ? " [calibrated]" : " [spec-only]");
   };
-  if (ImGui::BeginTable(
-          id, 5, ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchProp)) {
-    ImGui::TableSetupColumn("");
-    ImGui::TableSetupColumn(head(a, "A").c_str());
-    ImGui::TableSetupColumn(head(b, "B").c_str());
-    ImGui::TableSetupColumn("B - A");
-    ImGui::TableSetupColumn("B / A");
-    ImGui::TableHeadersRow();
+  if (begin_table(id, {"", head(a, "A").c_str(), head(b, "B").c_str(), "B - A", "B / A"})) {
     for (const auto& r : jat(cmp, "rows")) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
@@ -960,9 +913,10 @@ void App::draw_comparison_table(const char* id, const json& cmp) {
 void App::draw_calibrated_vs_spec() {
   if (!calibration_comparison_.is_object()) return;
   mark("calibrated_vs_spec");
-  panel_title("Spec-only (A) vs calibrated (B)",
-              "A: the GPU's spec sheet and the stack profile. B: the same job with your calibration (or your "
-              "recorded run) in use. Turn it off on the Calibrations page.");
+  section_title(
+      "Spec-only (A) vs calibrated (B)",
+      "A: the GPU's spec sheet and the stack profile. B: the same job with your calibration (or your "
+      "recorded run) in use. Turn it off on the Calibrations page.");
   draw_comparison_table("calvsspec", calibration_comparison_);
   ImGui::Spacing();
 }

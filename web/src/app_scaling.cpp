@@ -5,6 +5,7 @@
 #include "json_get.hpp"
 #include "plot.hpp"
 #include "style.hpp"
+#include "widgets.hpp"
 
 #include <algorithm>
 #include <string>
@@ -22,17 +23,11 @@ void App::draw_scaling() {
   for (const auto& p : pts)
     if (jflag(p, "fits") && jat(p, "error").is_null()) ++estimated;
   mark("scaling");
-  ImGui::TextColored(style::kAccent, "Time and cost against the number of GPUs");
-  if (ImGui::IsItemHovered()) {
-    ImGui::BeginTooltip();
-    ImGui::PushTextWrapPos(fh * 28);
-    ImGui::TextUnformatted(
-        "The same job on 1, 2, 4, 8... GPUs of this type (ftcost scale): the strategy as chosen (--parallel, "
-        "default auto), priced per GPU-hour. Scaling efficiency: throughput per GPU against the smallest "
-        "count where the job fits.");
-    ImGui::PopTextWrapPos();
-    ImGui::EndTooltip();
-  }
+  section_title("Time and cost against the number of GPUs",
+                "The same job on 1, 2, 4, 8... GPUs of this type (ftcost scale): the strategy as chosen "
+                "(--parallel, default auto), priced per GPU-hour. Scaling efficiency: throughput per GPU "
+                "against the smallest count where the job fits.",
+                28.0f);
   if (estimated < 2) {
     std::string why;
     for (const auto& p : pts)

@@ -1,5 +1,6 @@
 // ftcost's calculator: the same main for the browser (Emscripten) and the desktop (SDL2 + OpenGL).
-// What differs lives in the platform file CMake picked (platform_web.cpp or platform_desktop.cpp).
+// One SDL platform (platform_sdl.cpp); what differs lives in the host file CMake picked (host_web.cpp or
+// host_desktop.cpp).
 #include "app.hpp"
 #include "imgui.h"
 #include "platform.hpp"

@@ -1,6 +1,7 @@
 #include "plot.hpp"
 
 #include "ftcost/duration.hpp"
+#include "widgets.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -441,13 +442,7 @@ void stacked_bar(const char* id, float width, const std::vector<Segment>& segs, 
     ImGui::Dummy(ImVec2(fh + 4, fh));
     ImGui::SameLine(0, 2);
     ImGui::TextUnformatted(t.c_str());
-    if (ImGui::IsItemHovered() && !s.tooltip.empty()) {
-      ImGui::BeginTooltip();
-      ImGui::PushTextWrapPos(ImGui::GetFontSize() * 24);
-      ImGui::TextUnformatted(s.tooltip.c_str());
-      ImGui::PopTextWrapPos();
-      ImGui::EndTooltip();
-    }
+    if (!s.tooltip.empty()) tip(s.tooltip, 24.0f);
     ImGui::SameLine(0, 14);
     ImGui::Dummy(ImVec2(0, 0));
     x += w;

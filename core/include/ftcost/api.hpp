@@ -7,7 +7,18 @@
 
 #include <string>
 
+namespace ftcost {
+class Database;
+}
+
 namespace ftcost::api {
+
+// The models and the GPUs of `db`, one object each: what models_json() / gpus_json() return and what
+// `ftcost models --json` / `ftcost gpus --json` print. A model: id, name, kind, hf_repo, total_params,
+// active_params (top_k experts), experts, top_k, layers. A GPU: its database fields, sources, and
+// price_offers (how many offers the price files hold for it).
+json models_list(const Database& db);
+json gpus_list(const Database& db);
 
 // `request_json` is an object whose keys are the `ftcost estimate` flag names without the leading
 // dashes ("model", "gpu", "method", "lora-rank", "lora-targets", "moe", "seq", "dataset",
@@ -41,8 +52,8 @@ std::string plan_json(const std::string& request_json, long today_days = -1);
 std::string plan_config_json(const std::string& request_json, const std::string& stack, long today_days = -1);
 
 // Lists of the embedded database, as JSON arrays.
-std::string models_json();
-std::string gpus_json();
+std::string models_json();  // models_list(Database::embedded())
+std::string gpus_json();    // gpus_list(Database::embedded())
 std::string datasets_json();
 std::string prices_json();
 

@@ -66,7 +66,14 @@ Result<Eq2Fit> fit_eq2(const std::vector<Point>& pts, double c3);
 // byte-order mark before the header is skipped; batch follows --batch's rule (digits only, 1..2^24).
 Result<std::vector<Point>> parse_points_csv(const std::string& text, const std::string& source);
 
-// The A40 sweeps of paper.md §2.4 (the data the paper fitted).
+// The paper's A40 measurements: the text of tests/data/reference/paper-a40.json (the only copy), compiled in
+// by cmake/embed_text.cmake.
+extern const char* const kPaperA40ReferenceJson;
+// Sparsity of the paper's "sparse" runs in its Eq. (2) fits: 0.25 (top-2 of 8 experts; the scripts use it for
+// BlackMamba too).
+inline constexpr double kPaperSparseSparsity = 0.25;
+
+// The A40 sweeps of paper.md §2.4 (the data the paper fitted), read from kPaperA40ReferenceJson.
 struct Sweep {
   const char* id;       // "mixtral-cs", ...
   const char* model;    // "mixtral-8x7b" | "blackmamba-2.8b"

@@ -96,6 +96,10 @@ struct StackProfile {
   double loss_bytes_per_vocab_entry = 40;  // cross-entropy forward+backward traffic per token and vocab entry
   json fit;                                // provenance of fitted values
   std::vector<std::string> fit_parameters;  // which throughput parameters fit-stack may move (empty: all)
+  // Memory parameters fit-stack scans, in order (memory.fit_parameters; empty: none, they are structural or
+  // assumed), and the provenance of the last scan (memory.fit).
+  std::vector<std::string> memory_fit_parameters;
+  json memory_fit;
   std::string throughput_note;
   json to_json() const;
 };

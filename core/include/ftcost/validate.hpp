@@ -67,6 +67,15 @@ std::vector<GroupStats> group_stats(const std::vector<RowResult>& results);
 Result<StackProfile> fit_stack(const std::vector<RefRow>& rows, const Database& db,
                                const StackProfile& stack);
 
+// Fits the memory parameters the profile names in memory.fit_parameters (allocator_overhead_fraction,
+// gc_retained_fraction, mlp_saved_intermediates), in that order, to the stack's training memory rows (maximum
+// batch, longest context, peak memory) on GPUs it does not hold out: each parameter is scanned over its range
+// on the rows it moves and no later parameter does, and set to the middle of the interval of least summed
+// |log error|. `memory_fit` records the rows, intervals and the command. A profile without
+// memory.fit_parameters is returned unchanged.
+Result<StackProfile> fit_stack_memory(const std::vector<RefRow>& rows, const Database& db,
+                                      const StackProfile& stack);
+
 // The row's resolved inputs (its request through the option table).
 Result<Inputs> resolve_row(const RefRow& row, const Database& db);
 

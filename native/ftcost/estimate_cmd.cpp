@@ -1,0 +1,304 @@
+// `ftcost estimate`: memory, maximum batch, throughput, time and cost of one job (on one GPU or, with
+// --gpus/--nodes/--parallel, on several); --vs compares it with the same job changed.
+#include "command.hpp"
+#include "fileio.hpp"
+#include "format.hpp"
+#include "ftcost/calibration_share.hpp"
+#include "ftcost/compare.hpp"
+#include "ftcost/job_compare.hpp"
+#include "ftcost/parallel.hpp"
+
+#include <cmath>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <utility>
+
+namespace ftcost::cli {
+
+namespace {
+
+// ---------------------------------------------------------------- estimate
+int print_estimate(const Estimate& e) {
+  const Inputs& in = e.in;
+  const Workload& w = in.workload;
+  const ModelSpec& m = in.model;
+  std::cout << "ftcost estimate: " << printable(m.display_name) << " on " << printable(in.gpu.name) << " — "
+            << method_name(w.method);
+  if (m.is_moe())
+    std::cout << ", " << (w.moe == MoeMode::sparse ? "sparse" : "dense") << " MoE (" << w.active_experts(m)
+              << " of " << m.moe.experts << " experts)";
+  std::cout << "\n";
+  std::cout << "stack: " << in.stack.id << " — " << in.stack.display_name
+            << (in.stack.version.empty() ? std::string() : " [" + in.stack.version + "]") << "\n";
+  if (in.calibration) {
+    // which calibration, and whether it is synthetic or partial (decided from the file's own fields)
+    const std::string flags = calibration_flags_text(calibration_flags(*in.calibration));
+    std::cout << "calibration: " << printable(in.calibration_source) << " ("
+              << printable(in.calibration->device.name) << ", fingerprint "
+              << calibration_fingerprint(*in.calibration) << ")\n";
+    if (!flags.empty()) std::cout << "! calibration is " << printable(flags) << "\n";
+  }
+  if (!in.defaults.empty()) {
+    std::cout << "defaults:";
+    for (const auto& d : in.defaults) std::cout << "\n  " << d;
+    std::cout << "\n";
+  }
+  std::cout << "\nparameters: " << human_count(static_cast<double>(m.params().total())) << " total, "
+            << human_count(static_cast<double>(m.active_params(m.is_moe() ? w.active_experts(m) : 0)))
+            << " active per token, " << human_count(e.params.trainable) << " trainable\n";
+  std::cout << "memory at batch " << e.batch << " × " << fixed(e.max_batch.seq_len, 0)
+            << " tokens (peak, GiB):\n";
+  const MemoryBreakdown& mb = e.memory;
+  Table t({"component", "GiB"}, {false, true});
+  auto add = [&](const char* name, double bytes) {
+    if (bytes > 0) t.row({name, gib(bytes)});
+  };
+  add("weights", mb.weights);
+  add("trainable params (adapters)", mb.trainable_params);
+  add("gradients", mb.gradients);
+  add("optimizer states", mb.optimizer_states);
+  add("autocast weight copies", mb.autocast_copies);
+  add("activations", mb.activations);
+  add("logits + loss", mb.logits);
+  add("dequant buffers", mb.dequant_buffers);
+  add("CUDA context", mb.cuda_context);
+  add("allocator overhead", mb.allocator_overhead);
+  t.row({mb.phased ? "peak (not the sum: see below)" : "total", gib(mb.total())});
+  t.row({"usable on " + printable(in.gpu.id), gib(e.max_batch.usable_bytes)});
+  std::cout << t.str();
+  if (mb.phased) {
+    const MemoryBreakdown::Phases ph = mb.phases();
+    const std::string at = mb.peak_phase();
+    auto mark = [&](const char* name) { return at == name ? " GiB (peak)" : " GiB"; };
+    std::cout << "peak over the step (gradients exist only after the forward, logits and recompute never "
+                 "together):\n  end of forward + loss "
+              << gib(ph.forward_loss) << mark("forward_loss") << "; start of backward "
+              << gib(ph.backward_start) << mark("backward_start") << "; end of backward "
+              << gib(ph.backward_end) << mark("backward_end") << "\n";
+  }
+  if (in.stack.memory_uncertainty_fraction > 0)
+    std::cout << "memory range: " << gib(e.memory_low) << "-" << gib(e.memory_high)
+              << " GiB (stack uncertainty ±" << fixed(in.stack.memory_uncertainty_fraction * 100, 0)
+              << "% of activations, loss, allocator); free " << gib(e.max_batch.usable_bytes - mb.total())
+              << " GiB\n";
+  if (mb.host_offload > 0)
+    std::cout << "host RAM: " << gib(mb.host_offload) << " GiB of offloaded checkpoints (pinned), "
+              << fixed(e.step.offload_pcie_s, 3) << " s of PCIe copies per step, overlapped with compute\n";
+  std::cout << "\nmax batch size: " << e.max_batch.batch << " (padded length "
+            << fixed(e.max_batch.seq_len, 0) << " tokens; " << gib(e.max_batch.per_sample_bytes)
+            << " GiB per sample)\n";
+  std::cout << "longest sequence at batch 1: " << fixed(e.max_seq.seq_len, 0) << " tokens\n";
+  if (e.batch > e.max_batch.batch && e.max_batch.batch > 0) {
+    // An explicit --batch that does not fit: no step time, throughput, time or cost is a result.
+    std::cout << "does not fit at batch " << e.batch << ": the maximum on " << in.gpu.id << " is "
+              << e.max_batch.batch << "; step time, throughput, time and cost are not estimated (use --batch "
+              << e.max_batch.batch << " or --batch max)\n";
+  } else if (e.batch > 0) {
+    std::cout << "step time: " << fixed(e.step.total_s, 3) << " s at batch " << e.batch << " ("
+              << e.step.model << ", ±" << fixed(e.step.range_fraction * 100, 0) << "%)\n";
+    if (e.step.model == "step-model") {
+      const double tot = e.step.total_s;
+      auto pct = [&](double v) { return fixed(100.0 * v / (tot > 0 ? tot : 1), 0) + "%"; };
+      Table st({"stage", "s", "share"}, {false, true, true});
+      for (int i = 0; i < kStages; ++i) {
+        double v = e.step.by_stage[static_cast<std::size_t>(i)];
+        if (v > 0) st.row({stage_name(static_cast<Stage>(i)), fixed(v, 3), pct(v)});
+      }
+      std::cout << st.str();
+      Table lt({"layer type", "device s"}, {false, true});
+      for (int i = 0; i < kLayerTypes; ++i) {
+        double v = e.step.by_layer[static_cast<std::size_t>(i)];
+        if (v > 0) lt.row({layer_type_name(static_cast<LayerType>(i)), fixed(v, 3)});
+      }
+      Table kt({"kernel class", "device s"}, {false, true});
+      for (int i = 0; i < kKernelClasses; ++i) {
+        double v = e.step.by_class[static_cast<std::size_t>(i)];
+        if (v > 0) kt.row({kernel_class_name(static_cast<KernelClass>(i)), fixed(v, 3)});
+      }
+      std::cout << lt.str() << kt.str();
+      std::cout << "device busy " << fixed(e.step.gpu_s, 3) << " s, host-bound wait "
+                << fixed(e.step.host_s, 3) << " s, " << group_thousands(e.step.kernels)
+                << " kernel launches per step"
+                << (e.step.calibrated ? " (calibrated)" : " (spec efficiencies, no calibration)") << "\n";
+      std::cout << "range dominated by: " << e.step.dominant_uncertainty << "\n";
+    }
+    std::cout << "throughput: " << fixed(e.throughput_qps, 3) << " queries/s [" << fixed(e.throughput_low, 3)
+              << "–" << fixed(e.throughput_high, 3) << "], " << fixed(e.throughput_tps, 0) << " tokens/s\n";
+    std::cout << "time: " << duration(e.time_hours) << " for " << group_thousands(w.queries) << " queries × "
+              << fixed(w.epochs, w.epochs == std::floor(w.epochs) ? 0 : 2) << " epochs\n";
+    if (e.has_price) {
+      std::cout << "cost: " << money(e.chosen.cost_usd) << " [" << money(e.chosen.cost_low) << "–"
+                << money(e.chosen.cost_high) << "] at $" << fixed(e.chosen.price.usd_per_hour, 2)
+                << "/GPU-h (" << e.chosen.price.provider
+                << (e.chosen.price.date.empty() ? "" : ", " + e.chosen.price.date) << ")\n";
+    }
+    if (!e.costs.empty()) {
+      std::cout << "\nproviders for " << in.gpu.id << ":\n";
+      Table pt({"provider", "kind", "$/GPU-h", "date", "cost", "note"},
+               {false, false, true, false, true, false});
+      for (std::size_t i = 0; i < e.costs.size(); ++i) {
+        const auto& c = e.costs[i];
+        std::string note = i == 0 ? "cheapest" : "";
+        if (c.price.stale)
+          note +=
+              std::string(note.empty() ? "" : ", ") + "stale (" + std::to_string(c.price.age_days) + " days)";
+        if (c.price.date.empty()) note += std::string(note.empty() ? "" : ", ") + "undated";
+        pt.row({c.price.provider, c.price.spot ? "spot" : "on-demand", fixed(c.price.usd_per_hour, 2),
+                c.price.date.empty() ? "-" : c.price.date, money(c.cost_usd), note});
+      }
+      std::cout << pt.str();
+    }
+  }
+  for (const auto& wmsg : e.warnings) std::cout << "warning: " << printable(wmsg) << "\n";
+  return 0;
+}
+
+// ---------------------------------------------------------------- estimate on more than one GPU
+int print_parallel(const ParallelEstimate& p) {
+  const Inputs& in = p.single.in;
+  std::cout << "parallel: " << p.strategy_label << " on " << p.plan.ranks() << " x " << in.gpu.id << " ("
+            << p.plan.gpus_per_node << " per node x " << p.plan.nodes << " node"
+            << (p.plan.nodes > 1 ? "s" : "")
+            << (p.plan.node_id.empty() ? std::string() : ", " + p.plan.node_id) << "), data parallel " << p.dp
+            << ", offload " << offload_name(p.plan.offload) << "\n";
+  std::cout << "links: intra-node " << link_kind_name(p.plan.intra.kind) << " "
+            << fixed(p.plan.intra.busbw_gbps, 1) << " GB/s bus bandwidth (" << p.plan.intra.note << ")\n";
+  if (p.plan.nodes > 1)
+    std::cout << "       network " << link_kind_name(p.plan.inter.kind) << " "
+              << fixed(p.plan.inter.busbw_gbps, 1) << " GB/s per GPU (" << p.plan.inter.note << ")\n";
+  const MemoryBreakdown& b = p.memory.base;
+  std::cout << "memory per rank at micro-batch " << p.micro_batch << " x " << fixed(p.seq_len, 0)
+            << " tokens (peak, GiB):\n";
+  const std::pair<const char*, double> rows[] = {{"weights", b.weights},
+                                                 {"trainable params (adapters)", b.trainable_params},
+                                                 {"gradients", b.gradients},
+                                                 {"fp32 gradient partition", p.memory.fp32_grad_partition},
+                                                 {"optimizer states", b.optimizer_states},
+                                                 {"autocast weight copies", b.autocast_copies},
+                                                 {"all-gather / prefetch buffers", p.memory.gather_buffers},
+                                                 {"gradient buckets", p.memory.bucket_buffers},
+                                                 {"NCCL buffers", p.memory.nccl_buffers},
+                                                 {"activations", b.activations},
+                                                 {"logits + loss", b.logits},
+                                                 {"dequantization buffers", b.dequant_buffers},
+                                                 {"CUDA context", b.cuda_context},
+                                                 {"allocator overhead", b.allocator_overhead}};
+  for (const auto& [name, bytes] : rows)
+    if (bytes > 0)
+      std::cout << "  " << std::left << std::setw(30) << name << std::right << std::setw(8) << gib(bytes)
+                << "\n";
+  std::cout << "  " << std::left << std::setw(30) << "total" << std::right << std::setw(8)
+            << gib(p.memory.total()) << "\n";
+  std::cout << "  " << std::left << std::setw(30) << ("usable on " + in.gpu.id) << std::right << std::setw(8)
+            << gib(p.usable_bytes) << "\n";
+  if (p.memory.host_bytes > 0)
+    std::cout << "  host RAM per rank (offload): " << gib(p.memory.host_bytes) << " GiB\n";
+  if (p.deepspeed.gpu_bytes > 0)
+    std::cout << "  DeepSpeed's own estimator, model states: "
+              << gib(static_cast<double>(p.deepspeed.gpu_bytes)) << " GiB per GPU, "
+              << gib(static_cast<double>(p.deepspeed.cpu_bytes)) << " GiB host per node\n";
+  std::cout << "max micro-batch per GPU: " << p.max_micro_batch << "; global batch " << p.global_batch
+            << "\n";
+  if (p.micro_batch > 0) {
+    std::cout << "communication per optimizer step:\n";
+    for (const auto& c : p.comm)
+      std::cout << "  " << std::left << std::setw(48) << c.name << std::right << " " << coll_op_name(c.op)
+                << " x" << fixed(c.calls, 0) << " on " << c.ranks << " (" << c.scope
+                << "): " << fixed(c.time_s * 1e3, 1) << " ms, exposed " << fixed(c.exposed_s * 1e3, 1)
+                << " ms  # " << c.overlap << "\n";
+    std::cout << "step: " << fixed(p.step_s, 3) << " s = compute " << fixed(p.compute_s, 3) << " + optimizer "
+              << fixed(p.optimizer_s, 3) << " + exposed communication " << fixed(p.comm_exposed_s, 3)
+              << " (of " << fixed(p.comm_s, 3) << ")\n";
+    std::cout << "throughput: " << fixed(p.throughput_qps, 3) << " queries/s, "
+              << group_thousands(p.throughput_tps) << " tokens/s";
+    if (p.scaling_efficiency > 0)
+      std::cout << " (scaling efficiency " << fixed(p.scaling_efficiency * 100, 0) << "%)";
+    std::cout << "\ntime: " << fixed(p.time_hours, p.time_hours < 10 ? 2 : 1) << " h\n";
+    if (p.usd_per_gpu_hour > 0)
+      std::cout << "cost: $" << fixed(p.cost_usd, 2) << " at $" << fixed(p.usd_per_gpu_hour, 2) << "/GPU-h x "
+                << p.plan.ranks() << " GPUs (" << p.price_provider << ")\n";
+  }
+  for (const auto& y : p.why) std::cout << "why: " << y << "\n";
+  for (const auto& wmsg : single_gpu_warnings(p)) std::cout << "warning: " << wmsg << "\n";
+  for (const auto& wmsg : p.warnings) std::cout << "warning: " << wmsg << "\n";
+  return 0;
+}
+
+struct EstimateState {
+  Request req;
+  bool as_json = false, as_csv = false;
+  std::string vs_spec;
+  CLI::Option* vs = nullptr;
+};
+
+int run_estimate(const EstimateState& s) {
+  const Database& db = Database::embedded();
+  const Request& req = s.req;
+  if (s.vs->count() > 0) {
+    // two jobs side by side: this one (A) and the same with --vs applied (B), through the same core path
+    auto req_b = apply_vs(s.vs_spec, req);
+    if (!req_b.ok()) return fail(req_b.error());
+    auto in_a = resolve_request(req, db, read_input_file, today_days());
+    if (!in_a.ok()) return fail(in_a.error());
+    auto in_b = resolve_request(req_b.value(), db, read_input_file, today_days());
+    if (!in_b.ok()) {
+      Error e = in_b.error();
+      e.message = "(--vs) " + e.message;
+      return fail(e);
+    }
+    auto ja = estimate_job_json(in_a.value(), db);
+    if (!ja.ok()) return fail(ja.error());
+    auto jb = estimate_job_json(in_b.value(), db);
+    if (!jb.ok()) return fail(jb.error());
+    const json jobs = compare_jobs(req, ja.value(), req_b.value(), jb.value());
+    if (s.as_json)
+      print_json(jobs);
+    else
+      std::cout << compare_jobs_text(jobs);
+    return 0;
+  }
+  // one job; --json prints the result's JSON object, --csv its fields as rows
+  auto print_fields = [&s](const json& result) {
+    if (s.as_json)
+      print_json(result);
+    else
+      std::cout << json_to_field_csv(result);
+    return 0;
+  };
+  auto in = resolve_request(req, db, read_input_file, today_days());
+  if (!in.ok()) return fail(in.error());
+  if (in->multi.active() || !in->multi.parallel.empty()) {
+    auto plan = plan_from_inputs(in.value(), db);
+    if (!plan.ok()) return fail(plan.error());
+    auto pe = estimate_parallel(in.value(), plan.value(), db);
+    if (!pe.ok()) return fail(pe.error());
+    if (s.as_json || s.as_csv) return print_fields(parallel_to_json(pe.value()));
+    if (pe->is_single) return print_estimate(pe->single);
+    return print_parallel(pe.value());
+  }
+  auto e = estimate(in.value(), db);
+  if (!e.ok()) return fail(e.error());
+  if (s.as_json || s.as_csv) return print_fields(estimate_to_json(e.value()));
+  return print_estimate(e.value());
+}
+
+}  // namespace
+
+Command add_estimate(CLI::App& app) {
+  auto s = std::make_shared<EstimateState>();
+  auto* est = app.add_subcommand("estimate",
+                                 "Memory, maximum batch, throughput, time and cost of one fine-tuning job");
+  add_job_options(est, s->req, {});
+  auto* est_json = est->add_flag("--json", s->as_json, "print one JSON object");
+  est->add_flag("--csv", s->as_csv, "print the same fields as CSV rows: field,value")->excludes(est_json);
+  s->vs = est->add_option("--vs", s->vs_spec,
+                          "Compare with the same job changed: KEY=VALUE[,KEY=VALUE] (job options without "
+                          "--, e.g. method=lora or gpu=h100-sxm5-80gb,lora-rank=64): memory, time and "
+                          "cost of both side by side");
+  s->vs->excludes("--csv");
+  return {est, [s] { return run_estimate(*s); }};
+}
+
+}  // namespace ftcost::cli
