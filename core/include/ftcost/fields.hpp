@@ -3,12 +3,16 @@
 // file must have it, whether null is allowed, whether the loader needs a value, and help text.
 //
 // The list drives:
-//   - the loaders (gpu.cpp, prices.cpp): they read through FieldReader, whose errors name the full JSON path
-//     ("offers[3].network.kind") and the problem, with the range and unit from the list;
+//   - the loaders of GPUs, prices, stacks and datasets (gpu.cpp, prices.cpp, stack.cpp, dataset.cpp): they
+//     read through FieldReader, whose errors name the full JSON path ("offers[3].network.kind") and the
+//     problem, with the range and unit from the list;
+//   - the calibration reader and writer (calibration.cpp: its first-error-wins reader takes ranges, allowed
+//     values and kinds from the lists; the writer emits each object in list order);
 //   - `ftcost db check`'s key/type/range checks (core/dbcheck/src/keys.cpp: check_keys walks the list;
-//     unknown keys get unit and spelling hints from it);
+//     unknown keys get unit and spelling hints from it); models use only this so far;
 //   - the JSON Schemas in gpu-db/schema/: tests/db/test_check.cpp checks that each schema object has the
-//     same keys, required set, types (with null), allowed values and ranges as the list.
+//     same keys, required set, types (with null), allowed values, ranges, string lengths and array items as
+//     the list (gpu, prices, calibration, stack, dataset in full; model keys only).
 // Rules that relate several fields (spot below on-demand, usable memory below the label, plausibility per
 // architecture) stay with the loader or the checker; a list holds what one value alone must satisfy.
 #pragma once
