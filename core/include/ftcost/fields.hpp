@@ -84,14 +84,14 @@ const FieldList* field_list(const std::string& name);
 std::vector<std::string> field_list_names();
 
 // "a number or null", "a whole number", "\"switch\", \"mesh\" or \"bridge\"", ...
-std::string field_kind_text(const Field& f);
+std::string field_kind_text(const Field& x);
 // Empty when `v` has the field's kind (null only when nullable), else what is wrong ("must be a number,
 // got string").
-std::string field_type_problem(const Field& f, const json& v);
+std::string field_type_problem(const Field& x, const json& v);
 // field_type_problem, then the range and the allowed values: empty when `v` is a valid value.
-std::string field_value_problem(const Field& f, const json& v);
+std::string field_value_problem(const Field& x, const json& v);
 // The range as text: "between 1 and 32", "> 0 and at most 1000 USD per GPU-hour", "at least 2010".
-std::string field_range_text(const Field& f);
+std::string field_range_text(const Field& x);
 
 // Reads one JSON object of a format through its field list. Every key read must be in the list (a
 // programming error otherwise: reported as Errc::internal naming the key). Errors name the full JSON path.
@@ -114,14 +114,14 @@ class FieldReader {
   Result<std::string> choice(const std::string& key, const std::string& fallback = "") const;
   // A boolean: 1 true, 0 false, `fallback` when absent or null.
   Result<int> boolean(const std::string& key, int fallback = -1) const;
-  // An array of non-empty strings (at least min_items when the field is needed); absent -> empty.
+  // An array of non-empty strings (at least min_items when present); absent -> empty.
   Result<std::vector<std::string>> strings(const std::string& key) const;
   // An object or array member: nullptr when absent or null and not needed; else checked to be of its kind.
   Result<const json*> member(const std::string& key) const;
 
  private:
   Result<const Field*> field(const std::string& key, FieldKind kind) const;
-  Result<const json*> value(const Field& f) const;  // nullptr when absent or null and not needed
+  Result<const json*> value(const Field& x) const;  // nullptr when absent or null and not needed
 
   const json& obj_;
   const FieldList& list_;
