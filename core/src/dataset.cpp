@@ -1,5 +1,7 @@
 #include "ftcost/dataset.hpp"
 
+#include "ftcost/fields.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -162,31 +164,32 @@ json Dataset::to_file_json() const {
   return j;
 }
 
+// A dataset file read through its field list (fields.cpp: dataset); the lengths as a histogram or quantiles.
 Result<Dataset> parse_dataset(const json& doc, const std::string& source) {
-  if (!doc.is_object()) return make_error(Errc::wrong_type, source, "must be a JSON object");
-  FTCOST_TRY(schema, get_string(doc, "schema", ""));
-  if (schema != "ftcost.dataset/1")
-    return make_error(Errc::schema_mismatch, "schema",
-                      "expected \"ftcost.dataset/1\", got \"" + schema + "\"");
+  const FieldReader r(doc, *field_list("dataset"), "", source);
+  FTCOST_TRY(obj_ok, r.check_object());
+  (void)obj_ok;
+  FTCOST_TRY(schema, r.choice("schema"));
+  (void)schema;
   Dataset d;
-  FTCOST_TRY(id, get_string(doc, "id", ""));
-  FTCOST_TRY(name, opt_string(doc, "display_name", "", id));
-  FTCOST_TRY(queries, get_count(doc, "queries", "", 1, std::int64_t{1} << 40));
-  FTCOST_TRY(qp, opt_count(doc, "queries_published", "", queries, 1, std::int64_t{1} << 40));
-  FTCOST_TRY(src, get_string(doc, "source", ""));
+  FTCOST_TRY(id, r.string("id"));
+  FTCOST_TRY(name, r.string("display_name", id));
+  FTCOST_TRY(queries, r.integer("queries"));
+  FTCOST_TRY(qp, r.integer("queries_published", queries));
+  FTCOST_TRY(src, r.string("source"));
   d.id = id;
   d.display_name = name;
   d.queries = static_cast<double>(queries);
   d.queries_published = static_cast<double>(qp);
   d.source = src;
-  FTCOST_TRY(tt, opt_number(doc, "template_tokens", "", 0));
-  if (tt < 0 || tt > 100000)
-    return make_error(Errc::out_of_range, "template_tokens", "must be between 0 and 100000");
+  FTCOST_TRY(tt, r.number("template_tokens"));
   d.template_tokens = tt;
-  FTCOST_TRY(tok, opt_string(doc, "tokenizer", "", ""));
+  FTCOST_TRY(tok, r.string("tokenizer"));
   d.tokenizer = tok;
-  if (has(doc, "histogram")) {
-    if (has(doc, "quantiles"))
+  FTCOST_TRY(hist, r.member("histogram"));
+  FTCOST_TRY(quant, r.member("quantiles"));
+  if (hist) {
+    if (quant)
       return make_error(Errc::invalid_value, "histogram", "give either histogram or quantiles, not both");
     FTCOST_TRY(dist, histogram_from_json(doc.at("histogram")));
     for (const auto& b : doc.at("histogram"))
@@ -195,12 +198,12 @@ Result<Dataset> parse_dataset(const json& doc, const std::string& source) {
     d.median = dist.quantile(0.5);
     return d;
   }
-  if (!has(doc, "quantiles") || !doc.at("quantiles").is_array())
+  if (!quant)
     return make_error(
         Errc::missing_field, "quantiles",
         "required: an array of [quantile, tokens] pairs (or a histogram of [lo, hi, count] bins)");
   std::vector<std::pair<double, double>> pts;
-  const json& q = doc.at("quantiles");
+  const json& q = *quant;
   for (std::size_t i = 0; i < q.size(); ++i) {
     const json& e = q[i];
     if (!e.is_array() || e.size() != 2 || !e[0].is_number() || !e[1].is_number())
@@ -394,28 +397,12 @@ Result<Dataset> parse_csv(const std::vector<Line>& lines, std::size_t header_at,
   return dataset_from_lengths(lengths, path, "CSV column " + trim(names[static_cast<std::size_t>(col)]));
 }
 
-const char* const kDatasetFileKeys[] = {"schema",
-                                        "id",
-                                        "display_name",
-                                        "queries",
-                                        "queries_published",
-                                        "length_tokens",
-                                        "quantiles",
-                                        "histogram",
-                                        "tokenizer",
-                                        "source",
-                                        "notes",
-                                        "template_tokens",
-                                        "template_tokens_note"};
-
 Result<Dataset> parse_dataset_json(const std::string& text, const std::string& path) {
   FTCOST_TRY(doc, parse_json_text(text, path));
   if (!doc.is_object())
     return make_error(Errc::wrong_type, path, "must be a JSON object (schema ftcost.dataset/1)");
   for (auto it = doc.begin(); it != doc.end(); ++it) {
-    bool known = false;
-    for (const char* k : kDatasetFileKeys) known = known || it.key() == k;
-    if (!known)
+    if (!field_list("dataset")->find(it.key()))  // the format's keys: fields.cpp
       return make_error(Errc::unknown_key, path + ": " + it.key(),
                         "is not a field of ftcost.dataset/1 (docs/dataset.md)");
   }

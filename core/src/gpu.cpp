@@ -1,5 +1,6 @@
 #include "ftcost/gpu.hpp"
 
+#include "ftcost/fields.hpp"
 #include "ftcost/model_constants.hpp"
 
 #include <algorithm>
@@ -55,16 +56,6 @@ json GpuSpec::to_json() const {
 
 namespace {
 
-// A number that may be null (unsupported): null -> 0; otherwise must be a finite number in [lo, hi].
-Result<double> spec_number(const json& obj, const std::string& key, const std::string& path, double lo,
-                           double hi, bool required) {
-  if (!has(obj, key)) {
-    if (required) return make_error(Errc::missing_field, join_path(path, key), "required number is missing");
-    return 0.0;
-  }
-  return get_number_in(obj, key, path, lo, hi);
-}
-
 // The id rule of `ftcost db check` and gpu-db/schema/gpu.schema.json: ^[a-z0-9][a-z0-9.-]*$, at most 128.
 Status check_gpu_id(const std::string& id) {
   if (id.empty()) return make_error(Errc::invalid_value, "id", "must not be empty");
@@ -100,54 +91,61 @@ Status check_text(const std::string& key, const std::string& v, std::size_t max_
   return Ok{};
 }
 
-// The interconnect object of a GPU file (NVLink and PCIe).
+// The interconnect object of a GPU file (NVLink and PCIe), read through its field list (fields.cpp).
 Result<GpuInterconnect> parse_interconnect(const json& ic) {
-  if (!ic.is_object()) return make_error(Errc::wrong_type, "interconnect", "must be an object");
-  const std::string ip = "interconnect";
-  FTCOST_TRY(nv, spec_number(ic, "nvlink_gbps_bidirectional", ip, 0, 20000, false));
-  FTCOST_TRY(nvgen, spec_number(ic, "nvlink_generation", ip, 1, 9, false));
-  FTCOST_TRY(nvmax, spec_number(ic, "nvlink_max_gpus", ip, 2, 576, false));
-  FTCOST_TRY(pgen, spec_number(ic, "pcie_gen", ip, 1, 7, false));
-  FTCOST_TRY(lanes, spec_number(ic, "pcie_lanes", ip, 1, 32, false));
-  FTCOST_TRY(topo, opt_string(ic, "nvlink_topology", ip, ""));
-  if (!topo.empty() && topo != "switch" && topo != "bridge" && topo != "mesh")
-    return make_error(Errc::invalid_value, "interconnect.nvlink_topology",
-                      "must be \"switch\", \"mesh\" or \"bridge\", got \"" + topo + "\"");
+  const FieldReader r(ic, *field_list("gpu.interconnect"), "interconnect");
+  FTCOST_TRY(obj_ok, r.check_object());
+  (void)obj_ok;
+  FTCOST_TRY(nv, r.number("nvlink_gbps_bidirectional"));
+  FTCOST_TRY(nvgen, r.integer("nvlink_generation"));
+  FTCOST_TRY(nvmax, r.integer("nvlink_max_gpus"));
+  FTCOST_TRY(pgen, r.integer("pcie_gen"));
+  FTCOST_TRY(lanes, r.integer("pcie_lanes", 16));
+  FTCOST_TRY(topo, r.choice("nvlink_topology"));
   if (nv > 0 && (topo.empty() || nvmax <= 0))
     return make_error(Errc::missing_field, "interconnect.nvlink_topology",
                       "an NVLink bandwidth needs nvlink_topology and nvlink_max_gpus");
+  FTCOST_TRY(p2p, r.boolean("pcie_p2p", -1));
+  FTCOST_TRY(other, r.string("other"));
   GpuInterconnect x;
   x.nvlink_gbps_bidirectional = nv;
   x.nvlink_generation = static_cast<int>(nvgen);
   x.nvlink_topology = nv > 0 ? topo : std::string();
   x.nvlink_max_gpus = static_cast<int>(nvmax);
   x.pcie_gen = static_cast<int>(pgen);
-  x.pcie_lanes = lanes > 0 ? static_cast<int>(lanes) : 16;
-  if (has(ic, "pcie_p2p") && !ic.at("pcie_p2p").is_null()) {
-    if (!ic.at("pcie_p2p").is_boolean())
-      return make_error(Errc::wrong_type, "interconnect.pcie_p2p", "must be true, false or null");
-    x.pcie_p2p = ic.at("pcie_p2p").get<bool>() ? 1 : 0;
-  }
-  FTCOST_TRY(other, opt_string(ic, "other", ip, ""));
+  x.pcie_lanes = static_cast<int>(lanes);
+  x.pcie_p2p = p2p;
   x.other = other;
   return x;
 }
 
-}  // namespace
+// The dense peaks (dense_tflops): null = unsupported = 0.
+Status parse_peaks(const json& t, GpuSpec& g) {
+  const FieldReader r(t, *field_list("gpu.dense_tflops"), "dense_tflops");
+  FTCOST_TRY(obj_ok, r.check_object());
+  (void)obj_ok;
+  FTCOST_TRY(fp32, r.number("fp32"));
+  FTCOST_TRY(tf32, r.number("tf32"));
+  FTCOST_TRY(fp16, r.number("fp16"));
+  FTCOST_TRY(bf16, r.number("bf16"));
+  FTCOST_TRY(fp8, r.number("fp8"));
+  g.fp32_tflops = fp32;
+  g.tf32_tflops = tf32;
+  g.fp16_tflops = fp16;
+  g.bf16_tflops = bf16;
+  g.fp8_tflops = fp8;
+  if (fp16 <= 0 && bf16 <= 0 && fp32 <= 0)
+    return make_error(Errc::missing_field, "dense_tflops", "needs at least one of fp32, fp16, bf16");
+  return Ok{};
+}
 
-Result<GpuSpec> parse_gpu(const json& doc, const std::string& source) {
-  if (!doc.is_object()) return make_error(Errc::wrong_type, source, "must be a JSON object");
-  const std::string p;
-  GpuSpec g;
-  FTCOST_TRY(schema, opt_string(doc, "schema", p, "ftcost.gpu/1"));
-  if (schema != "ftcost.gpu/1")
-    return make_error(Errc::schema_mismatch, source + ": schema",
-                      "expected \"ftcost.gpu/1\", got \"" + schema + "\"");
-  FTCOST_TRY(id, get_string(doc, "id", p));
-  FTCOST_TRY(name, get_string(doc, "name", p));
-  FTCOST_TRY(vendor, opt_string(doc, "vendor", p, ""));
-  FTCOST_TRY(arch, opt_string(doc, "architecture", p, ""));
-  FTCOST_TRY(cc, opt_string(doc, "compute_capability", p, ""));
+// Names and text fields: the id rule, printable text.
+Status parse_names(const FieldReader& r, GpuSpec& g) {
+  FTCOST_TRY(id, r.string("id"));
+  FTCOST_TRY(name, r.string("name"));
+  FTCOST_TRY(vendor, r.string("vendor"));
+  FTCOST_TRY(arch, r.string("architecture"));
+  FTCOST_TRY(cc, r.string("compute_capability"));
   FTCOST_TRY(id_ok, check_gpu_id(id));
   (void)id_ok;
   FTCOST_TRY(name_ok, check_text("name", name, 200, true));
@@ -163,54 +161,55 @@ Result<GpuSpec> parse_gpu(const json& doc, const std::string& source) {
   g.vendor = vendor;
   g.architecture = arch;
   g.compute_capability = cc;
-  FTCOST_TRY(mem, spec_number(doc, "memory_gib", p, 1, 4096, true));
-  FTCOST_TRY(usable, spec_number(doc, "usable_memory_mib_nvidia_smi", p, 512, 4096.0 * 1024, false));
-  FTCOST_TRY(bw, spec_number(doc, "memory_bandwidth_gbps", p, 10, 100000, true));
+  return Ok{};
+}
+
+}  // namespace
+
+// A GPU file read through its field list (fields.cpp: keys, kinds, ranges); the rules between fields here.
+Result<GpuSpec> parse_gpu(const json& doc, const std::string& source) {
+  const FieldReader r(doc, *field_list("gpu"), "", source);
+  FTCOST_TRY(obj_ok, r.check_object());
+  (void)obj_ok;
+  GpuSpec g;
+  FTCOST_TRY(schema, r.choice("schema"));
+  (void)schema;
+  FTCOST_TRY(names_ok, parse_names(r, g));
+  (void)names_ok;
+  FTCOST_TRY(mem, r.number("memory_gib"));
+  FTCOST_TRY(usable, r.integer("usable_memory_mib_nvidia_smi"));
+  FTCOST_TRY(bw, r.number("memory_bandwidth_gbps"));
   g.memory_gib = mem;
-  g.usable_memory_mib = usable;
+  g.usable_memory_mib = static_cast<double>(usable);
   g.memory_bandwidth_gbps = bw;
-  if (usable > mem * 1024.0 * 1.001) {
+  if (g.usable_memory_mib > mem * 1024.0 * 1.001) {
     return make_error(Errc::out_of_range, "usable_memory_mib_nvidia_smi",
                       "is larger than memory_gib (" + json(mem).dump() + " GiB)");
   }
-  if (!has(doc, "dense_tflops") || !doc.at("dense_tflops").is_object())
-    return make_error(Errc::missing_field, "dense_tflops",
-                      "required object with fp32/tf32/fp16/bf16/fp8 peaks");
-  const json& t = doc.at("dense_tflops");
-  FTCOST_TRY(fp32, spec_number(t, "fp32", "dense_tflops", 0.1, 1000, false));
-  FTCOST_TRY(tf32, spec_number(t, "tf32", "dense_tflops", 0.1, 10000, false));
-  FTCOST_TRY(fp16, spec_number(t, "fp16", "dense_tflops", 0.1, 20000, false));
-  FTCOST_TRY(bf16, spec_number(t, "bf16", "dense_tflops", 0.1, 20000, false));
-  FTCOST_TRY(fp8, spec_number(t, "fp8", "dense_tflops", 0.1, 40000, false));
-  g.fp32_tflops = fp32;
-  g.tf32_tflops = tf32;
-  g.fp16_tflops = fp16;
-  g.bf16_tflops = bf16;
-  g.fp8_tflops = fp8;
-  if (fp16 <= 0 && bf16 <= 0 && fp32 <= 0)
-    return make_error(Errc::missing_field, "dense_tflops", "needs at least one of fp32, fp16, bf16");
-  FTCOST_TRY(sms, spec_number(doc, "sm_count", p, 1, 10000, false));
-  FTCOST_TRY(clk, spec_number(doc, "boost_clock_mhz", p, 100, 10000, false));
-  FTCOST_TRY(l2, spec_number(doc, "l2_cache_mb", p, 0.1, 4096, false));
-  FTCOST_TRY(tdp, spec_number(doc, "tdp_w", p, 1, 10000, false));
-  g.sm_count = sms;
+  FTCOST_TRY(peaks, r.member("dense_tflops"));
+  FTCOST_TRY(peaks_ok, parse_peaks(*peaks, g));
+  (void)peaks_ok;
+  FTCOST_TRY(sms, r.integer("sm_count"));
+  FTCOST_TRY(clk, r.number("boost_clock_mhz"));
+  FTCOST_TRY(l2, r.number("l2_cache_mb"));
+  FTCOST_TRY(tdp, r.number("tdp_w"));
+  g.sm_count = static_cast<double>(sms);
   g.boost_clock_mhz = clk;
   g.l2_cache_mb = l2;
   g.tdp_w = tdp;
-  if (!has(doc, "sources") || !doc.at("sources").is_array() || doc.at("sources").empty())
-    return make_error(Errc::missing_field, "sources", "every GPU needs at least one source");
-  for (const auto& s : doc.at("sources")) {
-    if (!s.is_string() || s.get<std::string>().empty())
-      return make_error(Errc::wrong_type, "sources", "must be non-empty strings");
-    FTCOST_TRY(s_ok, check_text("sources", s.get<std::string>(), 2000, true));
+  FTCOST_TRY(sources, r.strings("sources"));
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    FTCOST_TRY(s_ok,
+               check_text(r.path_of("sources") + "[" + std::to_string(i) + "]", sources[i], 2000, true));
     (void)s_ok;
-    g.sources.push_back(s.get<std::string>());
   }
-  if (has(doc, "interconnect") && !doc.at("interconnect").is_null()) {
-    FTCOST_TRY(ic, parse_interconnect(doc.at("interconnect")));
-    g.interconnect = ic;
+  g.sources = sources;
+  FTCOST_TRY(ic, r.member("interconnect"));
+  if (ic) {
+    FTCOST_TRY(x, parse_interconnect(*ic));
+    g.interconnect = x;
   }
-  FTCOST_TRY(notes, opt_string(doc, "notes", p, ""));
+  FTCOST_TRY(notes, r.string("notes"));
   // notes may hold line breaks; other control characters are refused
   for (char ch : notes) {
     const auto c = static_cast<unsigned char>(ch);

@@ -1,5 +1,7 @@
 #include "ftcost/prices.hpp"
 
+#include "ftcost/fields.hpp"
+
 namespace ftcost {
 
 long days_from_civil(int y, int m, int d) {
@@ -33,77 +35,79 @@ Result<long> parse_date_days(const std::string& text, const std::string& field) 
   return days_from_civil(y, m, d);
 }
 
+namespace {
+
+// The network between instances of an offer's type ("network": {kind, gbit_per_gpu, source}).
+Status parse_network(const json& n, const std::string& path, PriceOffer& off) {
+  const FieldReader r(n, *field_list("prices.offers[].network"), path);
+  FTCOST_TRY(obj_ok, r.check_object());
+  (void)obj_ok;
+  FTCOST_TRY(kind, r.choice("kind"));
+  FTCOST_TRY(gb, r.number("gbit_per_gpu"));
+  FTCOST_TRY(src, r.string("source"));
+  off.network = kind;
+  off.network_gbit_per_gpu = gb;
+  off.network_source = src;
+  return Ok{};
+}
+
+// One offer, read through its field list (fields.cpp); the rules between fields here.
+Result<PriceOffer> parse_offer(const json& o, const std::string& path) {
+  const FieldReader r(o, *field_list("prices.offers[]"), path);
+  FTCOST_TRY(obj_ok, r.check_object());
+  (void)obj_ok;
+  PriceOffer off;
+  FTCOST_TRY(gpu, r.string("gpu_id"));
+  FTCOST_TRY(od, r.number("on_demand_usd_per_gpu_hour"));
+  FTCOST_TRY(spot, r.number("spot_usd_per_gpu_hour"));
+  if (od == 0 && spot == 0)
+    return make_error(Errc::missing_field, path, "needs an on-demand or a spot price");
+  FTCOST_TRY(date, r.string("date"));
+  FTCOST_TRY(src, r.string("source"));
+  FTCOST_TRY(it, r.string("instance_type"));
+  FTCOST_TRY(region, r.string("region"));
+  FTCOST_TRY(count, r.integer("gpu_count", 1));
+  FTCOST_TRY(net, r.member("network"));
+  if (net) {
+    FTCOST_TRY(net_ok, parse_network(*net, r.path_of("network"), off));
+    (void)net_ok;
+  }
+  off.gpu_id = gpu;
+  off.on_demand_usd_per_gpu_hour = od;
+  off.spot_usd_per_gpu_hour = spot;
+  off.date = date;
+  if (!date.empty()) {
+    FTCOST_TRY(days, parse_date_days(date, r.path_of("date")));
+    off.date_days = days;
+  }
+  off.source = src;
+  off.instance_type = it;
+  off.region = region;
+  off.gpu_count = static_cast<int>(count);
+  return off;
+}
+
+}  // namespace
+
+// A price file read through its field list (fields.cpp).
 Result<PriceProvider> parse_prices(const json& doc, const std::string& source) {
-  if (!doc.is_object()) return make_error(Errc::wrong_type, source, "must be a JSON object");
-  FTCOST_TRY(schema, get_string(doc, "schema", ""));
-  if (schema != "ftcost.prices/1")
-    return make_error(Errc::schema_mismatch, "schema",
-                      "expected \"ftcost.prices/1\", got \"" + schema + "\"");
+  const FieldReader r(doc, *field_list("prices"), "", source);
+  FTCOST_TRY(obj_ok, r.check_object());
+  (void)obj_ok;
+  FTCOST_TRY(schema, r.choice("schema"));
+  (void)schema;
   PriceProvider p;
-  FTCOST_TRY(id, get_string(doc, "id", ""));
-  FTCOST_TRY(name, get_string(doc, "provider", ""));
-  FTCOST_TRY(currency, opt_string(doc, "currency", "", "USD"));
-  if (currency != "USD")
-    return make_error(Errc::invalid_value, "currency", "only USD prices are supported, got " + currency);
+  FTCOST_TRY(id, r.string("id"));
+  FTCOST_TRY(name, r.string("provider"));
+  FTCOST_TRY(currency, r.choice("currency", "USD"));
+  (void)currency;  // the list allows USD only
   p.id = id;
   p.name = name;
-  if (!has(doc, "offers") || !doc.at("offers").is_array())
-    return make_error(Errc::missing_field, "offers", "required array of price offers");
-  const json& offers = doc.at("offers");
-  for (std::size_t i = 0; i < offers.size(); ++i) {
-    const std::string path = "offers[" + std::to_string(i) + "]";
-    const json& o = offers[i];
-    if (!o.is_object()) return make_error(Errc::wrong_type, path, "must be an object");
-    PriceOffer off;
+  FTCOST_TRY(offers, r.member("offers"));
+  for (std::size_t i = 0; i < offers->size(); ++i) {
+    FTCOST_TRY(off, parse_offer((*offers)[i], "offers[" + std::to_string(i) + "]"));
     off.provider_id = id;
     off.provider = name;
-    FTCOST_TRY(gpu, get_string(o, "gpu_id", path));
-    FTCOST_TRY(od, opt_number(o, "on_demand_usd_per_gpu_hour", path, 0));
-    FTCOST_TRY(spot, opt_number(o, "spot_usd_per_gpu_hour", path, 0));
-    if (od < 0 || od > 1000)
-      return make_error(Errc::out_of_range, path + ".on_demand_usd_per_gpu_hour",
-                        "must be between 0 and 1000 USD");
-    if (spot < 0 || spot > 1000)
-      return make_error(Errc::out_of_range, path + ".spot_usd_per_gpu_hour",
-                        "must be between 0 and 1000 USD");
-    if (od == 0 && spot == 0)
-      return make_error(Errc::missing_field, path, "needs an on-demand or a spot price");
-    FTCOST_TRY(date, opt_string(o, "date", path, ""));
-    FTCOST_TRY(src, get_string(o, "source", path));
-    FTCOST_TRY(it, opt_string(o, "instance_type", path, ""));
-    FTCOST_TRY(region, opt_string(o, "region", path, ""));
-    if (o.contains("gpu_count") && !o["gpu_count"].is_null()) {
-      if (!o["gpu_count"].is_number_integer() || o["gpu_count"].get<long long>() < 1 ||
-          o["gpu_count"].get<long long>() > 4096)
-        return make_error(Errc::out_of_range, path + ".gpu_count", "must be a whole number from 1 to 4096");
-      off.gpu_count = o["gpu_count"].get<int>();
-    }
-    if (o.contains("network") && !o["network"].is_null()) {
-      const std::string np = path + ".network";
-      if (!o["network"].is_object())
-        return make_error(Errc::wrong_type, np, "must be an object {kind, gbit_per_gpu, source}");
-      const json& n = o["network"];
-      FTCOST_TRY(kind, get_string(n, "kind", np));
-      if (kind != "infiniband" && kind != "roce" && kind != "ethernet")
-        return make_error(Errc::invalid_value, np + ".kind",
-                          "must be infiniband, roce or ethernet, got \"" + kind + "\"");
-      FTCOST_TRY(gb, get_number_in(n, "gbit_per_gpu", np, 0.1, 10000));
-      FTCOST_TRY(nsrc, get_string(n, "source", np));
-      off.network = kind;
-      off.network_gbit_per_gpu = gb;
-      off.network_source = nsrc;
-    }
-    off.gpu_id = gpu;
-    off.on_demand_usd_per_gpu_hour = od;
-    off.spot_usd_per_gpu_hour = spot;
-    off.date = date;
-    if (!date.empty()) {
-      FTCOST_TRY(days, parse_date_days(date, path + ".date"));
-      off.date_days = days;
-    }
-    off.source = src;
-    off.instance_type = it;
-    off.region = region;
     p.offers.push_back(off);
   }
   return p;

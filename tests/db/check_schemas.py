@@ -5,8 +5,7 @@ usage: check_schemas.py GPU_DB_DIR
 
 The schemas document the formats for contributors and editors; the binding check is `ftcost db check`
 (core/dbcheck/). This test keeps the two in step: every shipped file must pass its schema, and
-every schema must itself be a valid JSON Schema. Stack profiles have no schema (they are fitted
-parameters, not contributed data). Exits 77 (ctest: skipped) when the jsonschema module is missing.
+every schema must itself be a valid JSON Schema. Exits 77 (ctest: skipped) when the jsonschema module is missing.
 """
 import json
 import sys
@@ -24,6 +23,7 @@ FOLDERS = {
     "models": "model",
     "datasets": "dataset",
     "nodes": "node",
+    "stacks": "stack",
 }
 
 

@@ -1,10 +1,12 @@
 // The validator on the shipped database and on one-field corruptions of shipped files.
 #include "ftcost/database.hpp"
 #include "ftcost/embedded_db.hpp"
+#include "ftcost/fields.hpp"
 #include "helpers.hpp"
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -189,6 +191,24 @@ TEST_CASE("GPU spec sheets: units, plausibility, sources") {
     INFO(listing(broken.problems));
     for (const auto& p : broken.problems) CHECK(p.file.find("/gpus/") != std::string::npos);
   }
+  SUBCASE("types, ranges and allowed values come from the field list (ftcost/fields.hpp)") {
+    auto ps = mutated("gpus/a40.json", [](json& g) {
+      g["interconnect"]["pcie_lanes"] = 64;
+      g["interconnect"]["pcie_p2p"] = "yes";
+      g["sm_count"] = 84.5;
+      g["l2_cache_mb"] = 2048;
+      g["dense_tflops"]["fp8"] = -1;
+    });
+    EXPECT_PROBLEM(ps, "gpus/a40.json", "interconnect.pcie_lanes", "must be between 1 and 32, got 64");
+    EXPECT_PROBLEM(ps, "gpus/a40.json", "interconnect.pcie_p2p", "must be true, false or null, got string");
+    EXPECT_PROBLEM(ps, "gpus/a40.json", "sm_count", "must be a whole number, got 84.5");
+    EXPECT_PROBLEM(ps, "gpus/a40.json", "l2_cache_mb", "must be between 0.1 and 1024 MiB, got 2048");
+    EXPECT_PROBLEM(ps, "gpus/a40.json", "dense_tflops.fp8", "must be between 0.1 and 40000 TFLOP/s, got -1");
+    auto topo =
+        mutated("gpus/h100-sxm5-80gb.json", [](json& g) { g["interconnect"]["nvlink_topology"] = "ring"; });
+    EXPECT_PROBLEM(topo, "gpus/h100-sxm5-80gb.json", "interconnect.nvlink_topology",
+                   R"(must be "switch", "mesh", "bridge" or null, got "ring")");
+  }
   SUBCASE("release year outside the architecture") {
     auto ps = mutated("gpus/h100-pcie-80gb.json", [](json& g) { g["release_year"] = 2019; });
     EXPECT_PROBLEM(ps, "gpus/h100-pcie-80gb.json", "release_year", "Hopper");
@@ -200,6 +220,11 @@ TEST_CASE("price files") {
     auto ps =
         mutated("prices/lambda.json", [](json& p) { p["offers"][2]["on_demand_usd_per_gpu_hour"] = -1.1; });
     EXPECT_PROBLEM(ps, "prices/lambda.json", "offers[2].on_demand_usd_per_gpu_hour", "must be > 0");
+  }
+  SUBCASE("a network kind outside the field list") {
+    auto ps = mutated("prices/aws.json", [](json& p) { p["offers"][0]["network"]["kind"] = "token-ring"; });
+    EXPECT_PROBLEM(ps, "prices/aws.json", "offers[0].network.kind",
+                   R"(must be "infiniband", "roce" or "ethernet", got "token-ring")");
   }
   SUBCASE("instance price instead of GPU-hour price") {
     auto ps = mutated("prices/aws.json", [](json& p) {
@@ -286,6 +311,22 @@ TEST_CASE("model presets, datasets and stacks") {
     auto ps =
         mutated("stacks/hf-transformers-2024.json", [](json& s) { s["memory"]["cuda_context_gib"] = 100; });
     EXPECT_PROBLEM(ps, "stacks/hf-transformers-2024.json", "memory.cuda_context_gib", "");
+  }
+  SUBCASE("a stack key outside its field list, a note that is not text, a value of the wrong kind") {
+    auto ps = mutated("stacks/hf-transformers-2024.json", [](json& s) {
+      s["memory"]["cuda_context_gb"] = 0.5;
+      s["memory"]["allocator_note"] = 5;
+      s["throughput"]["kernels_per_norm"] = "8";
+      s["moe_execution"] = "fused";
+    });
+    EXPECT_PROBLEM(ps, "stacks/hf-transformers-2024.json", "memory.cuda_context_gb", "wrong unit");
+    EXPECT_PROBLEM(ps, "stacks/hf-transformers-2024.json", "memory.allocator_note", "free text");
+    EXPECT_PROBLEM(ps, "stacks/hf-transformers-2024.json", "throughput.kernels_per_norm",
+                   "must be a number, got string");
+    EXPECT_PROBLEM(ps, "stacks/hf-transformers-2024.json", "moe_execution",
+                   R"(must be "loop" or "grouped", got "fused")");
+    auto alias = mutated("stacks/axolotl-2025.json", [](json& s) { s["memory"] = json::object(); });
+    EXPECT_PROBLEM(alias, "stacks/axolotl-2025.json", "memory", "not a field of");
   }
   SUBCASE("a schema file with another $id") {
     json s = shipped_json("schema/gpu.schema.json");
@@ -447,35 +488,146 @@ TEST_CASE("paths and kinds") {
   CHECK(ftcost::sanitize_utf8("a\xFF\nb\xC3\xA9") == "a\\xFF\\u000Ab\xC3\xA9");
 }
 
-TEST_CASE("the JSON Schema files list the fields the checker knows") {
+namespace {
+
+// A schema node with a local "$ref" ("#/$defs/x") resolved: the referenced node, then the node's own keys.
+json resolved(const json& schema, const json& node) {
+  if (!node.contains("$ref")) return node;
+  const std::string ref = node.at("$ref").get<std::string>();
+  REQUIRE(ref.rfind("#/$defs/", 0) == 0);
+  json out = schema.at("$defs").at(ref.substr(8));
+  for (const auto& [k, v] : node.items())
+    if (k != "$ref") out[k] = v;
+  return out;
+}
+
+std::vector<std::string> sorted(std::vector<std::string> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+const char* schema_type(ftcost::FieldKind k) {
+  switch (k) {
+    case ftcost::FieldKind::string:
+      return "string";
+    case ftcost::FieldKind::number:
+      return "number";
+    case ftcost::FieldKind::integer:
+      return "integer";
+    case ftcost::FieldKind::boolean:
+      return "boolean";
+    case ftcost::FieldKind::object:
+      return "object";
+    case ftcost::FieldKind::array:
+      return "array";
+    case ftcost::FieldKind::choice:
+    case ftcost::FieldKind::any:
+      break;
+  }
+  return "";
+}
+
+// One field against its schema property: type (with null), allowed values, range, array items.
+void check_field_against_schema(const ftcost::Field& f, const json& prop) {
+  CAPTURE(f.key);
+  CAPTURE(prop.dump());
+  if (f.kind == ftcost::FieldKind::choice) {
+    json want = json::array();
+    for (const auto& v : f.values) want.push_back(v);
+    if (f.nullable) want.push_back(nullptr);
+    if (prop.contains("const")) {
+      CHECK(json::array({prop.at("const")}) == want);
+    } else {
+      REQUIRE(prop.contains("enum"));
+      CHECK(prop.at("enum") == want);
+    }
+  } else if (f.kind != ftcost::FieldKind::any) {
+    json want = f.nullable ? json::array({schema_type(f.kind), "null"}) : json(schema_type(f.kind));
+    CHECK(prop.value("type", json()) == want);
+  }
+  const bool excl = prop.contains("exclusiveMinimum");
+  CHECK(f.has_min() == (prop.contains("minimum") || excl));
+  if (f.has_min()) {
+    CHECK(f.min_exclusive == excl);
+    CHECK(prop.value(excl ? "exclusiveMinimum" : "minimum", json()) == json(f.min));
+  }
+  CHECK(f.has_max() == prop.contains("maximum"));
+  if (f.has_max()) CHECK(prop.value("maximum", json()) == json(f.max));
+  CHECK(prop.value("minLength", json(0)) == json(f.min_length));
+  CHECK(prop.value("maxLength", json(0)) == json(f.max_length));
+  if (f.kind == ftcost::FieldKind::array) {
+    CHECK(prop.value("minItems", json(0)) == json(f.min_items));
+    const json& items = prop.at("items");
+    if (f.items == ftcost::FieldKind::choice) {  // an array of allowed strings
+      CHECK(items.value("type", json()) == json("string"));
+      CHECK(sorted(items.value("enum", std::vector<std::string>{})) == sorted(f.values));
+    } else {
+      CHECK(items.value("type", json()) == json(schema_type(f.items)));
+    }
+  }
+}
+
+// A field list against a schema object node, and its member lists against the nested nodes. `full`: types,
+// values and ranges too (the formats whose loaders read through the list); else keys and required set.
+void check_list_against_schema(const std::string& list, const json& schema, const json& node, bool full) {
+  CAPTURE(list);
+  const ftcost::FieldList* l = ftcost::field_list(list);
+  REQUIRE(l != nullptr);
+  std::vector<std::string> required = node.value("required", std::vector<std::string>{});
+  std::vector<std::string> allowed;
+  for (const auto& [k, v] : node.at("properties").items()) allowed.push_back(k);
+  CHECK(sorted(required) == sorted(ftcost::db_required_keys(list)));
+  CHECK(sorted(allowed) == sorted(ftcost::db_allowed_keys(list)));
+  const json additional = node.value("additionalProperties", json(true));
+  CHECK(additional == json(false));
+  // Free-text keys by suffix ("_note") are the schema's one patternProperties entry.
+  if (l->free_text_suffix.empty()) {
+    CHECK_FALSE(node.contains("patternProperties"));
+  } else {
+    REQUIRE(node.contains("patternProperties"));
+    CHECK(node.at("patternProperties").size() == 1);
+    CHECK(node.at("patternProperties").value(l->free_text_suffix + "$", json()).value("type", json()) ==
+          json("string"));
+  }
+  for (const auto& f : l->fields) {
+    if (!node.at("properties").contains(f.key)) continue;  // reported above
+    const json prop = resolved(schema, node.at("properties").at(f.key));
+    if (full) check_field_against_schema(f, prop);
+    if (f.members.empty()) continue;
+    const json& child = f.kind == ftcost::FieldKind::array ? prop.at("items") : prop;
+    if (child.contains("properties")) check_list_against_schema(f.members, schema, child, full);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the JSON Schema files and the core's field lists (ftcost/fields.hpp) agree") {
+  // GPU and price files: keys, required sets, types with null, allowed values, ranges, array items, nested
+  // objects. The loaders read these through the lists, and db check takes its key/type/range checks from
+  // them.
+  for (const char* format : {"gpu", "prices"}) {
+    const json schema = shipped_json(std::string("schema/") + format + ".schema.json");
+    check_list_against_schema(format, schema, schema, true);
+  }
+  // Calibration files, every section and row (the calibration reader and writer use the lists).
+  const json cal = shipped_json("schema/calibration.schema.json");
+  check_list_against_schema("calibration", cal, cal, true);
+  // Stack profiles and their thin aliases: one $defs entry each, the file is one of them.
+  const json stack = shipped_json("schema/stack.schema.json");
+  check_list_against_schema("stack", stack, stack.at("$defs").at("profile"), true);
+  check_list_against_schema("stack.alias", stack, stack.at("$defs").at("alias"), true);
+  // Datasets: the loader reads through the list.
+  const json dataset = shipped_json("schema/dataset.schema.json");
+  check_list_against_schema("dataset", dataset, dataset, true);
+  // Models: db check's key lists (the model loader does not read through them yet).
   const std::map<std::string, std::pair<std::string, std::vector<std::string>>> kinds = {
-      {"gpu", {"gpu", {}}},
-      {"gpu.dense_tflops", {"gpu", {"properties", "dense_tflops"}}},
-      {"gpu.interconnect", {"gpu", {"properties", "interconnect"}}},
-      {"gpu.chosen_values[]", {"gpu", {"properties", "chosen_values", "items"}}},
-      {"prices", {"prices", {}}},
-      {"prices.offers[]", {"prices", {"properties", "offers", "items"}}},
-      {"prices.offers[].network", {"prices", {"properties", "offers", "items", "properties", "network"}}},
       {"model", {"model", {}}},
       {"model.published", {"model", {"properties", "published"}}},
-      {"dataset", {"dataset", {}}},
-      {"dataset.length_tokens", {"dataset", {"properties", "length_tokens"}}},
   };
   for (const auto& [kind, where] : kinds) {
-    CAPTURE(kind);
-    json node = shipped_json("schema/" + where.first + ".schema.json");
+    const json schema = shipped_json("schema/" + where.first + ".schema.json");
+    json node = schema;
     for (const auto& step : where.second) node = node.at(step);
-    std::vector<std::string> required = node.value("required", std::vector<std::string>{});
-    std::vector<std::string> allowed;
-    for (const auto& [k, v] : node.at("properties").items()) allowed.push_back(k);
-    std::vector<std::string> want_required = ftcost::db_required_keys(kind);
-    std::vector<std::string> want_allowed = ftcost::db_allowed_keys(kind);
-    std::sort(required.begin(), required.end());
-    std::sort(allowed.begin(), allowed.end());
-    std::sort(want_required.begin(), want_required.end());
-    std::sort(want_allowed.begin(), want_allowed.end());
-    CHECK(required == want_required);
-    CHECK(allowed == want_allowed);
-    CHECK(node.value("additionalProperties", true) == false);
+    check_list_against_schema(kind, schema, node, false);
   }
 }

@@ -170,7 +170,7 @@ TEST_CASE("GPU JSON loader: the id pattern and printable text of db check") {
   bad("name", "A40\nwarning: fake", "name");
   bad("name", "", "name");
   bad("vendor", "NVIDIA\x07", "vendor");
-  bad("sources", json::array({"https://example.com/\x1b]0;x\x07"}), "sources");
+  bad("sources", json::array({"https://example.com/\x1b]0;x\x07"}), "sources[0]");  // the item, by index
   json ok = base;
   ok["name"] = "A40 (48 GB, \xC3\xA9t\xC3\xA9)";  // UTF-8 text is fine
   CHECK(parse_gpu(ok, "g.json").ok());

@@ -18,7 +18,7 @@ void check_length_tokens(const json& doc, const json& lt_obj, Sink& sink) {
   double prev = 0;
   for (const char* k : order) {
     const double v = num_field(*lt, k);
-    if (!have(v)) continue;
+    if (!have(v) || sink.has_field(std::string("length_tokens.") + k)) continue;  // e.g. negative: the list
     if (v < 1)
       sink.add(std::string("length_tokens.") + k, Errc::out_of_range,
                "must be >= 1 token, got " + fmt_num(v));

@@ -1,7 +1,8 @@
-// gpu-db checker, keys/types/units: the key list of each file format (required keys, types, no unknown keys;
-// a key with another unit, e.g. memory_bandwidth_tbps, is reported as a wrong unit), typed field access,
-// ids and sources.
+// gpu-db checker, keys/types/units: each object against its format's field list (ftcost/fields.hpp: required
+// keys, types, ranges and allowed values, no unknown keys; a key with another unit, e.g.
+// memory_bandwidth_tbps, is reported as a wrong unit), typed field access, ids and sources.
 #include "checks.hpp"
+#include "ftcost/fields.hpp"
 
 #include <algorithm>
 #include <map>
@@ -13,155 +14,15 @@ namespace {
 
 // ------------------------------------------------------------------------- keys, types, units
 
-enum class Ty { str, str_or_null, num, num_or_null, integer, integer_or_null, boolean, object, array, any };
-
-struct KeySpec {
-  const char* key;
-  Ty type;
-  bool required;
-};
-
-using Specs = std::vector<KeySpec>;
-
-const Specs& specs_for(const std::string& kind) {
-  static const std::map<std::string, Specs> table = {
-      {"gpu",
-       {{"schema", Ty::str, true},
-        {"id", Ty::str, true},
-        {"vendor", Ty::str, true},
-        {"name", Ty::str, true},
-        {"architecture", Ty::str, true},
-        {"compute_capability", Ty::str_or_null, true},
-        {"form_factor", Ty::str, true},
-        {"release_year", Ty::integer, true},
-        {"memory_gib", Ty::num, true},
-        {"usable_memory_mib_nvidia_smi", Ty::integer_or_null, true},
-        {"memory_type", Ty::str, true},
-        {"memory_bandwidth_gbps", Ty::num, true},
-        {"dense_tflops", Ty::object, true},
-        {"sm_count", Ty::integer_or_null, true},
-        {"boost_clock_mhz", Ty::num_or_null, true},
-        {"l2_cache_mb", Ty::num_or_null, true},
-        {"tdp_w", Ty::num_or_null, true},
-        {"interconnect", Ty::object, true},
-        {"sparsity_note", Ty::str_or_null, true},
-        {"notes", Ty::str_or_null, true},
-        {"sources", Ty::array, true},
-        {"disagreements", Ty::str_or_null, false},
-        {"chosen_values", Ty::array, false}}},
-      {"gpu.dense_tflops",
-       {{"fp32", Ty::num_or_null, true},
-        {"tf32", Ty::num_or_null, true},
-        {"fp16", Ty::num_or_null, true},
-        {"bf16", Ty::num_or_null, true},
-        {"fp8", Ty::num_or_null, true},
-        {"int8_tops", Ty::num_or_null, true},
-        {"fp4", Ty::num_or_null, true}}},
-      {"gpu.interconnect",
-       {{"nvlink_gbps_bidirectional", Ty::num_or_null, true},
-        {"nvlink_generation", Ty::integer_or_null, true},
-        {"nvlink_topology", Ty::str_or_null, true},
-        {"nvlink_max_gpus", Ty::integer_or_null, true},
-        {"pcie_gen", Ty::integer_or_null, true},
-        {"pcie_lanes", Ty::integer_or_null, true},
-        {"pcie_p2p", Ty::any, true},
-        {"other", Ty::str, false}}},
-      {"gpu.chosen_values[]",
-       {{"field", Ty::str, true},
-        {"value", Ty::any, true},
-        {"alternatives", Ty::array, true},
-        {"why", Ty::str, true}}},
-      {"prices",
-       {{"schema", Ty::str, true},
-        {"id", Ty::str, true},
-        {"provider", Ty::str, true},
-        {"url", Ty::str_or_null, true},
-        {"currency", Ty::str, true},
-        {"offers", Ty::array, true}}},
-      {"prices.offers[]",
-       {{"gpu_id", Ty::str, true},
-        {"on_demand_usd_per_gpu_hour", Ty::num, true},
-        {"spot_usd_per_gpu_hour", Ty::num_or_null, true},
-        {"date", Ty::str_or_null, true},
-        {"date_note", Ty::str_or_null, true},
-        {"instance_type", Ty::str_or_null, true},
-        {"gpu_count", Ty::integer, true},
-        {"region", Ty::str_or_null, true},
-        {"source", Ty::str, true},
-        {"notes", Ty::str_or_null, true},
-        {"reference_id", Ty::str, false},
-        {"network", Ty::object, false}}},
-      {"prices.offers[].network",
-       {{"kind", Ty::str, true}, {"gbit_per_gpu", Ty::num, true}, {"source", Ty::str, true}}},
-      {"model",
-       {{"schema", Ty::str, true},
-        {"id", Ty::str, true},
-        {"display_name", Ty::str, true},
-        {"hf_repo", Ty::str, true},
-        {"family", Ty::str, true},
-        {"kind", Ty::str, true},
-        {"published", Ty::object, true},
-        {"config", Ty::object, true},
-        {"config_source", Ty::object, true},
-        {"overrides", Ty::object, false}}},
-      {"model.published",
-       {{"total_params", Ty::integer, true},
-        {"active_params", Ty::integer_or_null, true},
-        {"top_k", Ty::integer, false},
-        {"source", Ty::str, true},
-        {"note", Ty::str_or_null, true}}},
-      {"dataset",
-       {{"schema", Ty::str, true},
-        {"id", Ty::str, true},
-        {"display_name", Ty::str, true},
-        {"queries", Ty::integer, true},
-        {"queries_published", Ty::integer_or_null, true},
-        {"length_tokens", Ty::object, true},
-        {"quantiles", Ty::array, false},
-        {"histogram", Ty::array, false},
-        {"tokenizer", Ty::str, true},
-        {"source", Ty::str, true},
-        {"notes", Ty::str_or_null, true},
-        {"template_tokens", Ty::num_or_null, false},
-        {"template_tokens_note", Ty::str_or_null, false}}},
-      {"dataset.length_tokens",
-       {{"min", Ty::num, true},
-        {"median", Ty::num, true},
-        {"mean", Ty::num, true},
-        {"p90", Ty::num, true},
-        {"p99", Ty::num, true},
-        {"max", Ty::num, true}}},
-  };
-  static const Specs none;
-  auto it = table.find(kind);
-  return it == table.end() ? none : it->second;
+// The key lists come from the core's field lists (ftcost/fields.hpp): the same description the loaders read
+// through and the JSON Schemas are tested against.
+const std::vector<Field>& specs_for(const std::string& kind) {
+  static const std::vector<Field> none;
+  const FieldList* l = field_list(kind);
+  return l ? l->fields : none;
 }
 
-const char* type_name(Ty t) {
-  switch (t) {
-    case Ty::str:
-      return "a string";
-    case Ty::str_or_null:
-      return "a string or null";
-    case Ty::num:
-      return "a number";
-    case Ty::num_or_null:
-      return "a number or null";
-    case Ty::integer:
-      return "a whole number";
-    case Ty::integer_or_null:
-      return "a whole number or null";
-    case Ty::boolean:
-      return "true or false";
-    case Ty::object:
-      return "an object";
-    case Ty::array:
-      return "an array";
-    case Ty::any:
-      return "a value";
-  }
-  return "a value";
-}
+using Specs = std::vector<Field>;
 
 }  // namespace
 
@@ -172,46 +33,7 @@ bool is_whole(const json& v) {
   return std::isfinite(d) && std::floor(d) == d && std::fabs(d) < 9.0e15;
 }
 
-// Empty string when v has type t, else what is wrong.
 namespace {
-
-std::string type_problem(const json& v, Ty t) {
-  const bool null_ok =
-      t == Ty::str_or_null || t == Ty::num_or_null || t == Ty::integer_or_null || t == Ty::any;
-  if (v.is_null()) return null_ok ? "" : std::string("must be ") + type_name(t) + ", got null";
-  bool ok = false;
-  switch (t) {
-    case Ty::str:
-    case Ty::str_or_null:
-      ok = v.is_string();
-      break;
-    case Ty::num:
-    case Ty::num_or_null:
-      ok = v.is_number();
-      break;
-    case Ty::integer:
-    case Ty::integer_or_null:
-      ok = is_whole(v);
-      break;
-    case Ty::boolean:
-      ok = v.is_boolean();
-      break;
-    case Ty::object:
-      ok = v.is_object();
-      break;
-    case Ty::array:
-      ok = v.is_array();
-      break;
-    case Ty::any:
-      ok = true;
-      break;
-  }
-  if (ok && v.is_number_float() && !std::isfinite(v.get<double>())) return "must be a finite number";
-  if (ok) return "";
-  if ((t == Ty::integer || t == Ty::integer_or_null) && v.is_number())
-    return "must be a whole number, got " + fmt_num(v.get<double>());
-  return std::string("must be ") + type_name(t) + ", got " + v.type_name();
-}
 
 struct Unit {
   const char* suffix;
@@ -319,20 +141,38 @@ bool check_keys(const json& obj, const std::string& path, const std::string& kin
     auto it = members.find(s.key);
     if (it == members.end()) {
       if (s.required) {
-        const bool nullable =
-            s.type == Ty::str_or_null || s.type == Ty::num_or_null || s.type == Ty::integer_or_null;
-        sink.add(p, Errc::missing_field,
-                 std::string("required field is missing (") + type_name(s.type) +
-                     (nullable ? "; null when unknown)" : ")"));
+        const bool nullable = s.nullable && s.kind != FieldKind::choice && s.kind != FieldKind::boolean;
+        sink.add(
+            p, Errc::missing_field,
+            "required field is missing (" + field_kind_text(s) + (nullable ? "; null when unknown)" : ")"));
       }
       continue;
     }
-    const std::string tp = type_problem(it->second, s.type);
-    if (!tp.empty()) sink.add(p, Errc::wrong_type, tp);
+    const std::string tp = field_type_problem(s, it->second);
+    if (!tp.empty()) {
+      sink.add(p, Errc::wrong_type, tp);
+      continue;
+    }
+    // The format identifier: another version is a schema mismatch, not a bad value.
+    if (s.key == "schema" && s.values.size() == 1 && it->second != s.values[0]) {
+      sink.add(p, Errc::schema_mismatch,
+               "expected " + in_quotes(s.values[0]) + ", got " + clip(it->second.dump(), 40));
+      continue;
+    }
+    const std::string vp = field_value_problem(s, it->second);
+    if (!vp.empty()) sink.add(p, s.kind == FieldKind::choice ? Errc::invalid_value : Errc::out_of_range, vp);
   }
+  const FieldList* list = field_list(kind);
   for (const auto& [key, value] : members) {
     bool known = false;
     for (const auto& s : specs) known = known || key == s.key;
+    if (!known && list && list->free_text(key)) {
+      if (!value.is_string())
+        sink.add(join_path(path, key), Errc::wrong_type,
+                 std::string("keys ending in \"") + list->free_text_suffix +
+                     "\" are free text: must be a string, got " + value.type_name());
+      continue;
+    }
     if (!known)
       sink.add(join_path(path, key), Errc::unknown_key, unknown_key_message(key, value, specs, format));
   }
@@ -393,7 +233,7 @@ void check_id(const json& doc, const std::string& file, const std::string& extra
 void check_nonempty_text(const json& obj, const char* key, const std::string& path, Sink& sink,
                          std::size_t min_len) {
   const json* v = find_field(obj, key);
-  if (!v || !v->is_string()) return;
+  if (!v || !v->is_string() || sink.has_field(join_path(path, key))) return;  // e.g. too short for its list
   std::string s = v->get<std::string>();
   s.erase(0, s.find_first_not_of(" \t\r\n"));
   if (s.size() < min_len)

@@ -6,7 +6,18 @@
 
 namespace ftcost::dbcheck {
 
+// Keys, kinds and ranges of a profile or an alias, from the core's field lists (fields.cpp).
+void check_stack_keys(Entry& e, bool alias) {
+  if (!check_keys(e.doc, "", alias ? "stack.alias" : "stack", "ftcost.stack/1", e.sink) || alias) return;
+  for (const char* part : {"memory", "throughput"}) {
+    const json* obj = find_field(e.doc, part);
+    if (obj && obj->is_object())
+      check_keys(*obj, part, std::string("stack.") + part, "ftcost.stack/1", e.sink);
+  }
+}
+
 void check_stack_entry(Entry& e) {
+  check_stack_keys(e, member(e.doc, "alias_of") != nullptr);
   if (member(e.doc, "alias_of") != nullptr) {
     // A thin alias: its base profile is checked as a file of its own; the merged profile is parsed when
     // the database loads (Database::from_files reports an unknown base or a bad override there).

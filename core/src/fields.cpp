@@ -1,0 +1,1198 @@
+// The field lists of the database file formats (fields.hpp) and the reader the loaders use.
+#include "ftcost/fields.hpp"
+
+#include "ftcost/calibration.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <utility>
+
+namespace ftcost {
+
+namespace {
+
+using K = FieldKind;
+
+// Builders, so that each list below reads as a table: key, kind, and what else the field has.
+Field f(const char* key, K kind, const char* help) {
+  Field x;
+  x.key = key;
+  x.kind = kind;
+  x.help = help;
+  return x;
+}
+Field req(Field x) {
+  x.required = true;
+  return x;
+}
+Field need(Field x) {
+  x.required = true;
+  x.needed = true;
+  return x;
+}
+Field null_ok(Field x) {
+  x.nullable = true;
+  return x;
+}
+Field range(Field x, double lo, double hi, const char* unit) {
+  x.min = lo;
+  x.max = hi;
+  x.unit = unit;
+  return x;
+}
+Field above(Field x, double lo, double hi, const char* unit) {
+  x = range(std::move(x), lo, hi, unit);
+  x.min_exclusive = true;
+  return x;
+}
+Field choice(const char* key, std::vector<std::string> values, const char* help) {
+  Field x = f(key, K::choice, help);
+  x.values = std::move(values);
+  return x;
+}
+Field at_least(Field x, std::size_t chars) {
+  x.min_length = chars;
+  return x;
+}
+Field limited(Field x, const char* why) {
+  x.why_limited = why;
+  return x;
+}
+Field object(const char* key, const char* members, const char* help) {
+  Field x = f(key, K::object, help);
+  x.members = members;
+  return x;
+}
+Field array(const char* key, K items, std::size_t min_items, const char* help, const char* members = "") {
+  Field x = f(key, K::array, help);
+  x.items = items;
+  x.min_items = min_items;
+  x.members = members;
+  return x;
+}
+
+// ---------------------------------------------------------------------------------------------- GPU
+
+FieldList gpu_list() {
+  return {
+      "gpu",
+      "ftcost.gpu/1",
+      {
+          req(choice("schema", {"ftcost.gpu/1"}, "Format identifier and version of this file.")),
+          need(f("id", K::string, "Lower-case common name; equals the file name without '.json'.")),
+          req(f("vendor", K::string, "Manufacturer: NVIDIA, AMD, Intel.")),
+          need(f("name", K::string, "Marketing name of the SKU, for display.")),
+          req(f("architecture", K::string, "Micro-architecture and die, e.g. 'Ampere (GA102)'.")),
+          null_ok(req(f("compute_capability", K::string,
+                        "CUDA compute capability 'major.minor'; null for non-NVIDIA devices."))),
+          req(f("form_factor", K::string, "Board or module type: PCIe, SXM, OAM, superchip.")),
+          req(range(f("release_year", K::integer, "Year the SKU became available."), 2010, 2100, "")),
+          need(range(f("memory_gib", K::number, "Vendor capacity label, binary GiB."), 1, 4096, "GiB")),
+          null_ok(req(range(f("usable_memory_mib_nvidia_smi", K::integer,
+                              "memory.total reported by nvidia-smi; null if not verified."),
+                            512, 4096.0 * 1024, "MiB"))),
+          req(f("memory_type", K::string, "DRAM technology, e.g. HBM3, GDDR6 (ECC).")),
+          need(range(f("memory_bandwidth_gbps", K::number, "Peak DRAM bandwidth, decimal GB/s."), 10, 100000,
+                     "GB/s")),
+          need(object("dense_tflops", "gpu.dense_tflops", "Peak dense throughput per data type.")),
+          null_ok(req(range(f("sm_count", K::integer, "Streaming multiprocessors (NVIDIA) or compute units."),
+                            1, 1024, ""))),
+          null_ok(req(
+              range(f("boost_clock_mhz", K::number, "Maximum boost clock of the SMs."), 100, 10000, "MHz"))),
+          null_ok(req(range(f("l2_cache_mb", K::number, "L2 cache size, MiB."), 0.1, 1024, "MiB"))),
+          null_ok(req(range(f("tdp_w", K::number, "Board/module maximum power."), 1, 10000, "W"))),
+          req(object("interconnect", "gpu.interconnect", "Links to other GPUs and the host.")),
+          null_ok(req(f("sparsity_note", K::string, "How the dense figures relate to the printed ones."))),
+          null_ok(req(f("notes", K::string, "Anything else worth knowing for estimates."))),
+          need(array("sources", K::string, 1, "Where the numbers come from.")),
+          null_ok(f("disagreements", K::string, "Values on which the sources disagree (free text).")),
+          array("chosen_values", K::object, 1, "Where sources disagree: the value kept and why.",
+                "gpu.chosen_values[]"),
+      }};
+}
+
+FieldList gpu_dense_tflops_list() {
+  auto peak = [](const char* key, double hi, const char* unit, const char* help) {
+    return null_ok(req(range(f(key, K::number, help), 0.1, hi, unit)));
+  };
+  return {"gpu.dense_tflops",
+          "ftcost.gpu/1",
+          {
+              peak("fp32", 1000, "TFLOP/s", "FP32 on CUDA cores / vector units."),
+              peak("tf32", 10000, "TFLOP/s", "TF32 tensor-core matmul, dense."),
+              peak("fp16", 20000, "TFLOP/s", "FP16 tensor-core matmul, dense."),
+              peak("bf16", 20000, "TFLOP/s", "BF16 tensor-core matmul, dense."),
+              peak("fp8", 40000, "TFLOP/s", "FP8 tensor-core matmul, dense."),
+              peak("int8_tops", 40000, "TOPS", "INT8 tensor-core matmul, dense, TOPS."),
+              peak("fp4", 80000, "TFLOP/s", "FP4 tensor-core matmul, dense."),
+          }};
+}
+
+FieldList gpu_interconnect_list() {
+  return {
+      "gpu.interconnect",
+      "ftcost.gpu/1",
+      {
+          null_ok(req(range(f("nvlink_gbps_bidirectional", K::number,
+                              "NVLink bandwidth per GPU, both directions together; null if none."),
+                            0, 20000, "GB/s"))),
+          null_ok(req(range(f("nvlink_generation", K::integer, "NVLink generation; null without NVLink."), 1,
+                            9, ""))),
+          null_ok(req(choice("nvlink_topology", {"switch", "mesh", "bridge"},
+                             "How NVLink joins GPUs; null without NVLink."))),
+          null_ok(req(range(f("nvlink_max_gpus", K::integer, "GPUs one NVLink domain joins."), 2, 576, ""))),
+          null_ok(req(range(f("pcie_gen", K::integer, "PCIe generation of the host interface."), 1, 7, ""))),
+          null_ok(req(range(f("pcie_lanes", K::integer, "PCIe lanes of the host interface."), 1, 32, ""))),
+          null_ok(req(f("pcie_p2p", K::boolean, "Whether the stock driver allows PCIe peer-to-peer."))),
+          f("other", K::string, "Free text: NVLink version and link count, Infinity Fabric, bridges."),
+      }};
+}
+
+FieldList gpu_chosen_value_list() {
+  return {"gpu.chosen_values[]",
+          "ftcost.gpu/1",
+          {
+              req(f("field", K::string, "Dotted path of the field, e.g. dense_tflops.bf16.")),
+              req(f("value", K::any, "The value chosen: must equal the field's value in this file.")),
+              req(array("alternatives", K::string, 1, "The other values and their sources.")),
+              req(at_least(f("why", K::string, "Why this value was chosen."), 10)),
+          }};
+}
+
+// ------------------------------------------------------------------------------------------- prices
+
+FieldList prices_list() {
+  return {"prices",
+          "ftcost.prices/1",
+          {
+              need(choice("schema", {"ftcost.prices/1"}, "Format identifier and version of this file.")),
+              need(f("id", K::string, "Provider id; equals the file name without '.json'.")),
+              need(f("provider", K::string, "Provider name for display.")),
+              null_ok(req(f("url", K::string, "Provider homepage; null if the sources give none."))),
+              req(limited(choice("currency", {"USD"}, "Currency of every price in this file."),
+                          "only USD prices are supported")),
+              need(array("offers", K::object, 1, "One entry per offer (GPU, instance type, region, date).",
+                         "prices.offers[]")),
+          }};
+}
+
+FieldList price_offer_list() {
+  return {"prices.offers[]",
+          "ftcost.prices/1",
+          {
+              need(f("gpu_id", K::string, "Id of a file in gpu-db/gpus/.")),
+              req(above(f("on_demand_usd_per_gpu_hour", K::number,
+                          "On-demand price per GPU-hour (instance price / gpu_count)."),
+                        0, 1000, "USD per GPU-hour")),
+              null_ok(req(above(f("spot_usd_per_gpu_hour", K::number,
+                                  "Spot/interruptible price per GPU-hour; null if none or not given."),
+                                0, 1000, "USD per GPU-hour"))),
+              null_ok(req(
+                  f("date", K::string, "When the price was seen: YYYY-MM or YYYY-MM-DD; null if undated."))),
+              null_ok(req(f("date_note", K::string, "Where the date comes from, or why there is none."))),
+              null_ok(req(f("instance_type", K::string, "The provider's instance type."))),
+              req(range(f("gpu_count", K::integer, "GPUs in the instance."), 1, 576, "")),
+              null_ok(req(f("region", K::string, "Region or location of the offer."))),
+              need(at_least(f("source", K::string, "Where the price comes from."), 1)),
+              null_ok(req(f("notes", K::string, "Anything else about the offer."))),
+              f("reference_id", K::string, "Row id in the reference data this offer was imported from."),
+              object("network", "prices.offers[].network", "The network between instances of this type."),
+          }};
+}
+
+FieldList price_network_list() {
+  return {
+      "prices.offers[].network",
+      "ftcost.prices/1",
+      {
+          need(choice("kind", {"infiniband", "roce", "ethernet"}, "Network technology between instances.")),
+          need(range(f("gbit_per_gpu", K::number, "NIC line rate per GPU."), 0.1, 10000, "Gbit/s")),
+          need(f("source", K::string, "Where the network figure comes from.")),
+      }};
+}
+
+// ------------------------------------------------------- models and datasets (db check's key lists)
+
+FieldList model_list() {
+  return {"model",
+          "ftcost.model/1",
+          {
+              req(f("schema", K::string, "Format identifier and version of this file.")),
+              req(f("id", K::string, "Model id; equals the file name without '.json'.")),
+              req(f("display_name", K::string, "Name for display.")),
+              req(f("hf_repo", K::string, "Hugging Face repository of the weights.")),
+              req(f("family", K::string, "Model family.")),
+              req(f("kind", K::string, "dense or moe.")),
+              req(object("published", "model.published", "Published parameter counts.")),
+              req(f("config", K::object, "The model's config.json (architecture fields).")),
+              req(f("config_source", K::object, "Where the config comes from.")),
+              f("overrides", K::object, "Fields that differ from the upstream config, with reasons."),
+          }};
+}
+
+FieldList model_published_list() {
+  return {"model.published",
+          "ftcost.model/1",
+          {
+              req(f("total_params", K::integer, "Published total parameter count.")),
+              null_ok(req(f("active_params", K::integer, "Published active parameters per token (MoE)."))),
+              f("top_k", K::integer, "Experts per token the published active count assumes."),
+              req(f("source", K::string, "Where the counts are published.")),
+              null_ok(req(f("note", K::string, "Anything else about the counts."))),
+          }};
+}
+
+// A dataset preset (datasets/<id>.json) or a user's own length file in the same format (parse_dataset):
+// lengths as a quantile table or a histogram; the summary statistics (length_tokens) are for readers and
+// db check, the loader recomputes them.
+FieldList dataset_list() {
+  const double most = 1099511627776.0;  // 2^40
+  return {"dataset",
+          "ftcost.dataset/1",
+          {
+              need(choice("schema", {"ftcost.dataset/1"}, "Format identifier and version of this file.")),
+              need(f("id", K::string, "Dataset id; equals the file name without '.json'.")),
+              req(f("display_name", K::string, "Name for display (default: the id).")),
+              need(range(f("queries", K::integer, "Queries (examples) in the dataset."), 1, most, "")),
+              null_ok(req(range(f("queries_published", K::integer, "Query count the source publishes."), 1,
+                                most, ""))),
+              req(object("length_tokens", "dataset.length_tokens", "Length statistics in tokens.")),
+              array("quantiles", K::array, 2, "Length quantile table [[u, tokens], ...]."),
+              array("histogram", K::array, 1, "Length histogram [[lo, hi, count], ...]."),
+              req(f("tokenizer", K::string, "Tokenizer the lengths were counted with.")),
+              need(at_least(f("source", K::string, "Where the dataset and statistics come from."), 1)),
+              null_ok(req(f("notes", K::string, "Anything else about the dataset."))),
+              null_ok(range(f("template_tokens", K::number, "Prompt-template tokens added per query."), 0,
+                            100000, "tokens")),
+              null_ok(f("template_tokens_note", K::string, "Where template_tokens comes from.")),
+          }};
+}
+
+FieldList dataset_length_list() {
+  auto stat = [](const char* key, const char* help) {
+    return req(range(f(key, K::number, help), 0, std::numeric_limits<double>::infinity(), "tokens"));
+  };
+  return {"dataset.length_tokens",
+          "ftcost.dataset/1",
+          {stat("min", "Shortest query."), stat("median", "Median query."), stat("mean", "Mean query."),
+           stat("p90", "90th percentile."), stat("p99", "99th percentile."), stat("max", "Longest query.")}};
+}
+
+// ---------------------------------------------------------------------------------------- calibration
+// The sections that describe the run (meta, device, conditions); read by calibration.cpp's reader, written
+// in this order by its writer, and checked against gpu-db/schema/calibration.schema.json.
+
+Field text(const char* key, const char* help) {
+  Field x = req(f(key, K::string, help));
+  x.min_length = 1;
+  x.max_length = 4096;
+  return x;
+}
+
+FieldList calibration_meta_list() {
+  Field only = req(array("only", K::choice, 0, "Benchmark families run (empty: all)."));
+  only.values = {"launch", "host", "bandwidth", "elementwise", "adamw", "nf4", "gemm", "moe"};
+  Field notes = req(array("notes", K::string, 0, "Warnings and failures recorded during the run."));
+  return {
+      "calibration.meta",
+      kCalibrationSchema,
+      {
+          req(choice("schema", {kCalibrationSchema, kCalibrationSchemaV1}, "Format identifier and version.")),
+          text("tool", "The program that wrote the file."),
+          text("tool_version", "Its version."),
+          text("git_revision", "Source revision of the tool."),
+          req(f("git_dirty", K::boolean, "Whether the tool's sources had uncommitted changes.")),
+          req(f("created_utc", K::string, "When the run ended, YYYY-MM-DDTHH:MM:SSZ.")),
+          text("command_line", "How the tool was run."),
+          req(choice("mode", {"quick", "full", "smoke"}, "How thorough the run was.")),
+          only,
+          req(f("partial", K::boolean, "Whether some measurements were dropped or the run stopped early.")),
+          req(range(f("duration_s", K::number, "Wall time of the run."), 0, 1e7, "s")),
+          notes,
+      }};
+}
+
+FieldList calibration_device_list() {
+  auto clock = [](const char* key, const char* help) {
+    return null_ok(req(above(f(key, K::number, help), 0, 20000, "MHz")));
+  };
+  return {
+      "calibration.device",
+      kCalibrationSchema,
+      {
+          text("name", "Device name as the driver reports it."),
+          null_ok(
+              req(f("pci_device_id", K::string, "PCI device id \"0x\" + 4 hex digits; null if unknown."))),
+          req(f("uuid_hash", K::string, "sha256 of the device UUID (never the UUID itself).")),
+          req(f("compute_capability", K::string, "CUDA compute capability major.minor.")),
+          req(range(f("sm_count", K::integer, "Streaming multiprocessors."), 1, 100000, "")),
+          req(range(f("memory_bytes", K::integer, "Device memory."), 1, 4503599627370496.0, "bytes")),
+          req(range(f("memory_bus_width_bits", K::integer, "Memory bus width."), 0, 1048576, "bits")),
+          req(range(f("l2_cache_bytes", K::integer, "L2 cache size."), 0, 1099511627776.0, "bytes")),
+          clock("sm_clock_max_mhz", "Maximum SM clock; null if unknown."),
+          clock("memory_clock_max_mhz", "Maximum memory clock; null if unknown."),
+          null_ok(req(range(f("power_limit_w", K::number, "Power limit; null if unknown."), 0, 5000, "W"))),
+          text("driver_version", "NVIDIA driver version."),
+          text("cuda_runtime_version", "CUDA runtime version."),
+          text("cublas_version", "cuBLAS version."),
+          text("host_cpu", "Host CPU model."),
+      }};
+}
+
+FieldList calibration_sample_list() {
+  return {"calibration.conditions.sample",
+          kCalibrationSchema,
+          {
+              null_ok(req(above(f("sm_clock_mhz", K::number, "SM clock."), 0, 20000, "MHz"))),
+              null_ok(req(above(f("memory_clock_mhz", K::number, "Memory clock."), 0, 20000, "MHz"))),
+              null_ok(req(range(f("temperature_c", K::number, "GPU temperature."), -50, 150, "degC"))),
+              null_ok(req(range(f("power_w", K::number, "Board power."), 0, 5000, "W"))),
+          }};
+}
+
+FieldList calibration_conditions_list() {
+  Field reasons = req(array("throttle_reasons_seen", K::choice, 0, "NVML clock throttle reasons seen."));
+  for (const char* r : kThrottleReasonNames) reasons.values.emplace_back(r);
+  return {
+      "calibration.conditions",
+      kCalibrationSchema,
+      {
+          req(f("nvml", K::boolean, "Whether NVML readings were available.")),
+          req(object("start", "calibration.conditions.sample", "Readings at the start of the run.")),
+          req(object("end", "calibration.conditions.sample", "Readings at the end of the run.")),
+          null_ok(req(above(f("sm_clock_min_mhz", K::number, "Lowest SM clock seen."), 0, 20000, "MHz"))),
+          null_ok(req(above(f("sm_clock_max_mhz", K::number, "Highest SM clock seen."), 0, 20000, "MHz"))),
+          null_ok(
+              req(range(f("temperature_max_c", K::number, "Highest temperature seen."), -50, 150, "degC"))),
+          null_ok(req(range(f("power_max_w", K::number, "Highest board power seen."), 0, 5000, "W"))),
+          reasons,
+          null_ok(req(range(f("other_processes", K::integer, "Other processes on the GPU; null if unknown."),
+                            0, 100000, ""))),
+      }};
+}
+
+// The measurement rows (one list per benchmark family; a rate or time given as median/p10/p90 is three
+// fields). Authored from calibration.schema.json's descriptions; the ranges are the reader's.
+Field length(Field x, std::size_t lo, std::size_t hi) {
+  x.min_length = lo;
+  x.max_length = hi;
+  return x;
+}
+
+FieldList cal_bandwidth_list() {
+  return {
+      "calibration.measurements.bandwidth[]",
+      kCalibrationSchema,
+      {
+          req(choice("kernel", {"copy", "triad"},
+                     "copy: b = a; triad: a = b + s c (fp32, 16-byte vectors).")),
+          req(range(f("array_bytes", K::integer, "bytes."), 1, 4503599627370496.0, "bytes")),
+          req(range(f("bytes_moved", K::integer, "per run: 2 x array_bytes (copy), 3 x (triad)."), 1,
+                    4503599627370496.0, "bytes")),
+          req(above(f("gbps_median", K::number, "median over the timed samples, GB/s (1e9 B/s)."), 0, 200000,
+                    "GB/s")),
+          req(above(
+              f("gbps_p10", K::number,
+                "10th percentile, GB/s (1e9 B/s) (for a rate: the rate of the slow samples); <= median."),
+              0, 200000, "GB/s")),
+          req(above(f("gbps_p90", K::number, "90th percentile, GB/s (1e9 B/s); >= median."), 0, 200000,
+                    "GB/s")),
+          req(above(f("time_us_median", K::number, "See calibration.schema.json."), 0, 10000000000.0, "us")),
+          req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")),
+      }};
+}
+
+FieldList cal_gemm_list() {
+  return {
+      "calibration.measurements.gemm[]",
+      kCalibrationSchema,
+      {
+          req(length(f("shape", K::string, "\"square\" or <model>.<layer>."), 1, 4096)),
+          req(choice("dtype", {"bf16", "fp16", "tf32", "fp8_e4m3"}, "See calibration.schema.json.")),
+          req(choice("pass", {"fwd", "dgrad", "wgrad"}, "fwd: TN, dgrad: NN, wgrad: NT.")),
+          req(choice("transa", {"N", "T"}, "See calibration.schema.json.")),
+          req(choice("transb", {"N", "T"}, "See calibration.schema.json.")),
+          req(range(f("m", K::integer, "See calibration.schema.json."), 1, 2147483647, "")),
+          req(range(f("n", K::integer, "See calibration.schema.json."), 1, 2147483647, "")),
+          req(range(f("k", K::integer, "See calibration.schema.json."), 1, 2147483647, "")),
+          req(above(f("tflops_median", K::number, "median over the timed samples, TFLOP/s (2mnk / time)."), 0,
+                    20000, "TFLOP/s")),
+          req(above(
+              f("tflops_p10", K::number,
+                "10th percentile, TFLOP/s (2mnk / time) (for a rate: the rate of the slow samples); <= ...."),
+              0, 20000, "TFLOP/s")),
+          req(above(f("tflops_p90", K::number, "90th percentile, TFLOP/s (2mnk / time); >= median."), 0,
+                    20000, "TFLOP/s")),
+          req(above(f("time_us_median", K::number, "See calibration.schema.json."), 0, 10000000000.0, "us")),
+          req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")),
+          req(range(
+              f("algos_tried", K::integer, "cuBLASLt heuristic candidates timed; the best is recorded."), 1,
+              1024, "")),
+          req(null_ok(above(
+              f("tflops_heuristic", K::number, "(schema 2: timed under the same policy as tflops_median)."),
+              0, 20000, "TFLOP/s"))),
+          null_ok(
+              f("fast_accum", K::boolean,
+                "fp8 only: CUBLASLT_MATMUL_DESC_FAST_ACCUM on (Transformer Engine's forward GEMMs); ....")),
+      }};
+}
+
+FieldList cal_expert_gemm_list() {
+  return {
+      "calibration.measurements.expert_gemm[]",
+      kCalibrationSchema,
+      {
+          req(length(f("model", K::string, "See calibration.schema.json."), 1, 4096)),
+          req(choice("dtype", {"bf16", "fp16"}, "See calibration.schema.json.")),
+          req(choice("proj", {"w1_w3", "w2"}, "See calibration.schema.json.")),
+          req(choice("pass", {"fwd", "dgrad", "wgrad"}, "See calibration.schema.json.")),
+          req(choice("impl", {"loop", "grouped"},
+                     "loop: cublasGemmEx per expert; grouped: one cublasGemmGroupedBatchedEx.")),
+          req(choice("routing", {"sparse", "dense"}, "See calibration.schema.json.")),
+          req(choice("distribution", {"uniform", "mixtral_he_tuned", "mixtral_gs_tuned", "skewed"},
+                     "expert-load distribution: uniform; the paper's Fig.")),
+          req(range(f("experts", K::integer, "See calibration.schema.json."), 1, 4096, "")),
+          req(range(f("top_k", K::integer, "See calibration.schema.json."), 1, 4096, "")),
+          req(range(f("tokens", K::integer, "See calibration.schema.json."), 1, 2147483647, "")),
+          req(range(f("n", K::integer, "See calibration.schema.json."), 1, 2147483647, "")),
+          req(range(f("k", K::integer, "See calibration.schema.json."), 1, 2147483647, "")),
+          req(array("tokens_per_expert", K::integer, 0, "sums to tokens x top_k.")),
+          req(above(f("time_us_median", K::number, "median over the timed samples, microseconds."), 0,
+                    10000000000.0, "us")),
+          req(above(f("time_us_p10", K::number,
+                      "10th percentile, microseconds (for a rate: the rate of the slow samples); <= median."),
+                    0, 10000000000.0, "us")),
+          req(above(f("time_us_p90", K::number, "90th percentile, microseconds; >= median."), 0,
+                    10000000000.0, "us")),
+          req(above(f("tflops_median", K::number, "See calibration.schema.json."), 0, 20000, "TFLOP/s")),
+          req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")),
+      }};
+}
+
+FieldList cal_moe_layer_stages_us_list() {
+  return {"calibration.measurements.moe_layer[].stages_us",
+          kCalibrationSchema,
+          {
+              range(f("router", K::number, "See calibration.schema.json."), 0, 10000000000.0, ""),
+              range(f("topk", K::number, "See calibration.schema.json."), 0, 10000000000.0, ""),
+              range(f("permute", K::number, "See calibration.schema.json."), 0, 10000000000.0, ""),
+              range(f("experts", K::number, "See calibration.schema.json."), 0, 10000000000.0, ""),
+              range(f("unpermute", K::number, "See calibration.schema.json."), 0, 10000000000.0, ""),
+              range(f("experts_dgrad", K::number, "See calibration.schema.json."), 0, 10000000000.0, ""),
+              range(f("experts_wgrad", K::number, "See calibration.schema.json."), 0, 10000000000.0, ""),
+          }};
+}
+
+FieldList cal_moe_layer_list() {
+  return {
+      "calibration.measurements.moe_layer[]",
+      kCalibrationSchema,
+      {
+          req(length(f("model", K::string, "See calibration.schema.json."), 1, 4096)),
+          req(choice("direction", {"forward", "backward"}, "See calibration.schema.json.")),
+          req(choice("impl", {"loop", "grouped"}, "See calibration.schema.json.")),
+          req(choice("routing", {"sparse", "dense"}, "See calibration.schema.json.")),
+          req(choice("distribution", {"uniform", "mixtral_he_tuned", "mixtral_gs_tuned", "skewed"},
+                     "expert-load distribution: uniform; the paper's Fig.")),
+          req(range(f("experts", K::integer, "See calibration.schema.json."), 1, 4096, "")),
+          req(range(f("top_k", K::integer, "See calibration.schema.json."), 1, 4096, "")),
+          req(range(f("tokens", K::integer, "See calibration.schema.json."), 1, 2147483647, "")),
+          req(range(f("hidden", K::integer, "See calibration.schema.json."), 1, 2147483647, "")),
+          req(range(f("ffn", K::integer, "See calibration.schema.json."), 1, 2147483647, "")),
+          req(above(f("time_us_median", K::number, "median over the timed samples, microseconds."), 0,
+                    10000000000.0, "us")),
+          req(above(f("time_us_p10", K::number,
+                      "10th percentile, microseconds (for a rate: the rate of the slow samples); <= median."),
+                    0, 10000000000.0, "us")),
+          req(above(f("time_us_p90", K::number, "90th percentile, microseconds; >= median."), 0,
+                    10000000000.0, "us")),
+          req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")),
+          req(object(
+              "stages_us", "calibration.measurements.moe_layer[].stages_us",
+              "median microseconds per stage; forward: router, topk, permute, experts, unpermute; ....")),
+      }};
+}
+
+FieldList cal_nf4_dequant_list() {
+  return {
+      "calibration.measurements.nf4_dequant[]",
+      kCalibrationSchema,
+      {
+          req(choice("variant", {"fused", "bnb"}, "See calibration.schema.json.")),
+          req(range(f("elements", K::integer, "See calibration.schema.json."), 64, 1099511627776.0, "")),
+          req(choice("out_dtype", {"bf16", "fp16"}, "See calibration.schema.json.")),
+          req(f("double_quant", K::boolean, "See calibration.schema.json.")),
+          req(range(f("bytes_moved", K::integer, "bytes."), 1, 4503599627370496.0, "bytes")),
+          req(above(f("bytes_per_param", K::number, "See calibration.schema.json."), 0, 64, "")),
+          req(above(f("gbps_median", K::number, "median over the timed samples, GB/s."), 0, 200000, "GB/s")),
+          req(above(f("gbps_p10", K::number,
+                      "10th percentile, GB/s (for a rate: the rate of the slow samples); <= median."),
+                    0, 200000, "GB/s")),
+          req(above(f("gbps_p90", K::number, "90th percentile, GB/s; >= median."), 0, 200000, "GB/s")),
+          req(above(f("time_us_median", K::number, "See calibration.schema.json."), 0, 10000000000.0, "us")),
+          req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")),
+      }};
+}
+
+FieldList cal_adamw_list() {
+  return {
+      "calibration.measurements.adamw[]",
+      kCalibrationSchema,
+      {
+          req(choice("impl", {"fused", "unfused"}, "See calibration.schema.json.")),
+          req(range(f("params", K::integer, "See calibration.schema.json."), 1, 1099511627776.0, "")),
+          req(range(f("bytes_moved", K::integer, "bytes."), 1, 4503599627370496.0, "bytes")),
+          req(above(f("bytes_per_param", K::number, "See calibration.schema.json."), 0, 256, "")),
+          req(above(f("gbps_median", K::number, "median over the timed samples, GB/s."), 0, 200000, "GB/s")),
+          req(above(f("gbps_p10", K::number,
+                      "10th percentile, GB/s (for a rate: the rate of the slow samples); <= median."),
+                    0, 200000, "GB/s")),
+          req(above(f("gbps_p90", K::number, "90th percentile, GB/s; >= median."), 0, 200000, "GB/s")),
+          req(above(f("time_us_median", K::number, "See calibration.schema.json."), 0, 10000000000.0, "us")),
+          req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")),
+      }};
+}
+
+FieldList cal_elementwise_list() {
+  return {
+      "calibration.measurements.elementwise[]",
+      kCalibrationSchema,
+      {
+          req(choice("op", {"swiglu", "swiglu_bwd", "gelu", "rmsnorm"}, "See calibration.schema.json.")),
+          req(choice("dtype", {"bf16", "fp16", "fp32"}, "See calibration.schema.json.")),
+          req(range(f("elements", K::integer, "See calibration.schema.json."), 1, 1099511627776.0, "")),
+          req(range(f("bytes_moved", K::integer, "bytes."), 1, 4503599627370496.0, "bytes")),
+          req(above(f("gbps_median", K::number, "median over the timed samples, GB/s."), 0, 200000, "GB/s")),
+          req(above(f("gbps_p10", K::number,
+                      "10th percentile, GB/s (for a rate: the rate of the slow samples); <= median."),
+                    0, 200000, "GB/s")),
+          req(above(f("gbps_p90", K::number, "90th percentile, GB/s; >= median."), 0, 200000, "GB/s")),
+          req(above(f("time_us_median", K::number, "See calibration.schema.json."), 0, 10000000000.0, "us")),
+          req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")),
+      }};
+}
+
+FieldList cal_launch_list() {
+  return {
+      "calibration.measurements.launch[]",
+      kCalibrationSchema,
+      {
+          req(choice("kind", {"async", "sync"}, "See calibration.schema.json.")),
+          req(above(f("us_median", K::number, "median over the timed samples, microseconds per launch."), 0,
+                    10000000, "us")),
+          req(above(
+              f("us_p10", K::number,
+                "10th percentile, microseconds per launch (for a rate: the rate of the slow samples); ...."),
+              0, 10000000, "us")),
+          req(above(f("us_p90", K::number, "90th percentile, microseconds per launch; >= median."), 0,
+                    10000000, "us")),
+          req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")),
+      }};
+}
+
+FieldList cal_host_list() {
+  return {"calibration.measurements.host[]",
+          kCalibrationSchema,
+          {
+              req(choice("kind", {"eager_op"}, "See calibration.schema.json.")),
+              req(range(f("ops_per_sample", K::integer, "See calibration.schema.json."), 1, 100000000, "")),
+              req(range(f("sync_every", K::integer, "See calibration.schema.json."), 1, 100000000, "")),
+              req(above(f("us_median", K::number, "median over the timed samples, microseconds per op."), 0,
+                        10000000, "us")),
+              req(above(f("us_p10", K::number,
+                          "10th percentile, microseconds per op (for a rate: the rate of the slow samples); "
+                          "<= median."),
+                        0, 10000000, "us")),
+              req(above(f("us_p90", K::number, "90th percentile, microseconds per op; >= median."), 0,
+                        10000000, "us")),
+              req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")),
+          }};
+}
+
+FieldList cal_cpu_list() {
+  return {
+      "calibration.measurements.cpu[]",
+      kCalibrationSchema,
+      {
+          req(choice("kind", {"single_thread"}, "See calibration.schema.json.")),
+          req(above(
+              f("score_median", K::number, "median over the timed samples, work units per millisecond."), 0,
+              1000000000, "")),
+          req(above(f("score_p10", K::number,
+                      "10th percentile, work units per millisecond (for a rate: the rate of the slow ...."),
+                    0, 1000000000, "")),
+          req(above(f("score_p90", K::number, "90th percentile, work units per millisecond; >= median."), 0,
+                    1000000000, "")),
+          req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")),
+      }};
+}
+
+FieldList cal_collectives_list() {
+  return {
+      "calibration.measurements.collectives[]",
+      kCalibrationSchema,
+      {
+          req(choice("op", {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv"},
+                     "See calibration.schema.json.")),
+          req(range(f("ranks", K::integer, "GPUs in the communicator."), 2, 1048576, "")),
+          req(range(f("bytes", K::integer, "nccl-tests' size: max(send, receive) bytes per rank."), 1,
+                    4503599627370496.0, "bytes")),
+          req(above(f("time_us", K::number, "one operation, microseconds."), 0, 10000000000.0, "us")),
+          req(above(f("algbw_gbps", K::number, "bytes / time (1e9 B/s)."), 0, 200000, "GB/s")),
+          req(above(
+              f("busbw_gbps", K::number,
+                "algbw x 2(n-1)/n (all_reduce), (n-1)/n (all_gather, reduce_scatter, all_to_all), 1 ...."),
+              0, 200000, "GB/s")),
+      }};
+}
+
+FieldList cal_p2p_list() {
+  return {
+      "calibration.measurements.p2p[]",
+      kCalibrationSchema,
+      {
+          req(range(f("src", K::integer, "See calibration.schema.json."), 0, 4096, "")),
+          req(range(f("dst", K::integer, "See calibration.schema.json."), 0, 4096, "")),
+          req(f("peer_access", K::boolean, "cudaDeviceCanAccessPeer: direct NVLink/PCIe peer copies.")),
+          req(range(f("bytes", K::integer, "See calibration.schema.json."), 1, 4503599627370496.0, "bytes")),
+          req(above(f("time_us", K::number, "microseconds."), 0, 10000000000.0, "us")),
+          req(above(f("gbps", K::number, "bytes / time (1e9 B/s)."), 0, 200000, "GB/s")),
+      }};
+}
+
+FieldList cal_measurements_list() {
+  return {
+      "calibration.measurements",
+      kCalibrationSchema,
+      {
+          req(array("bandwidth", K::object, 0, "STREAM-style DRAM bandwidth, arrays >= 4x L2.",
+                    "calibration.measurements.bandwidth[]")),
+          req(array("gemm", K::object, 0,
+                    "cuBLASLt matmuls; m, n, k in cuBLAS's column-major view (see docs/calibrate.md).",
+                    "calibration.measurements.gemm[]")),
+          req(array("expert_gemm", K::object, 0, "the expert GEMMs of one MoE layer pass.",
+                    "calibration.measurements.expert_gemm[]")),
+          req(array("moe_layer", K::object, 0, "a whole MoE block.", "calibration.measurements.moe_layer[]")),
+          req(array("nf4_dequant", K::object, 0,
+                    "bitsandbytes NF4 dequantization (64-value blocks, double-quantized absmax).",
+                    "calibration.measurements.nf4_dequant[]")),
+          req(array("adamw", K::object, 0, "one AdamW step over fp32 states.",
+                    "calibration.measurements.adamw[]")),
+          req(array("elementwise", K::object, 0, "memory-bound elementwise kernels.",
+                    "calibration.measurements.elementwise[]")),
+          req(array("launch", K::object, 0, "empty-kernel launch overhead.",
+                    "calibration.measurements.launch[]")),
+          req(array("host", K::object, 0,
+                    "eager pattern: host work + a small kernel per op, a host sync every few ops.",
+                    "calibration.measurements.host[]")),
+          req(array("cpu", K::object, 0, "single-thread CPU score.", "calibration.measurements.cpu[]")),
+          null_ok(
+              array("collectives", K::object, 0,
+                    "NCCL collectives as nccl-tests reports them (doc/PERFORMANCE.md, src/*.cu GetBw); ....",
+                    "calibration.measurements.collectives[]")),
+          null_ok(array(
+              "p2p", K::object, 0,
+              "GPU-to-GPU copies (cudaMemcpyPeerAsync), one direction; --collectives in one process ....",
+              "calibration.measurements.p2p[]")),
+      }};
+}
+
+// The derived block (recomputed from the measurements on load and compared) and the file's top level.
+FieldList cal_derived_list() {
+  auto rate = [](const char* key, double hi, const char* unit, const char* help) {
+    return req(null_ok(above(f(key, K::number, help), 0, hi, unit)));
+  };
+  return {"calibration.derived",
+          kCalibrationSchema,
+          {
+              req(array("gemm_efficiency", K::object, 0, "Per GEMM dtype: efficiency against 2mnk.",
+                        "calibration.derived.gemm_efficiency[]")),
+              rate("memory_bandwidth_gbps", 200000, "GB/s", "Best triad bandwidth (median)."),
+              rate("nf4_dequant_gbps", 200000, "GB/s", "NF4 dequantization bandwidth."),
+              rate("adamw_fused_gbps", 200000, "GB/s", "Fused AdamW bandwidth."),
+              rate("adamw_unfused_gbps", 200000, "GB/s", "Unfused AdamW bandwidth."),
+              rate("elementwise_gbps", 200000, "GB/s", "Elementwise kernel bandwidth."),
+              rate("launch_overhead_us", 1e7, "us", "Kernel launch overhead."),
+              rate("host_op_overhead_us", 1e7, "us", "Host overhead per eager op."),
+              rate("cpu_score", 1e9, "", "Single-thread CPU score."),
+              rate("grouped_over_loop_speedup", 1e6, "", "Grouped over loop expert GEMM speed-up."),
+          }};
+}
+
+FieldList cal_curve_list() {
+  return {"calibration.derived.gemm_efficiency[]",
+          kCalibrationSchema,
+          {
+              req(choice("dtype", {"bf16", "fp16", "tf32", "fp8_e4m3"}, "GEMM dtype of the curve.")),
+              req(above(f("peak_measured_tflops", K::number, "Best median TFLOP/s measured."), 0, 20000,
+                        "TFLOP/s")),
+              req(array("points", K::object, 0, "One point per octave of 2mnk.",
+                        "calibration.derived.gemm_efficiency[].points[]")),
+          }};
+}
+
+FieldList cal_point_list() {
+  Field flops = req(f("flops", K::number, "2mnk of the point."));
+  flops.min = 0;
+  flops.min_exclusive = true;
+  return {
+      "calibration.derived.gemm_efficiency[].points[]",
+      kCalibrationSchema,
+      {flops, req(above(f("efficiency", K::number, "Median TFLOP/s / peak_measured_tflops."), 0, 1, ""))}};
+}
+
+FieldList calibration_list() {
+  return {"calibration",
+          kCalibrationSchema,
+          {
+              req(object("meta", "calibration.meta", "The run: tool, version, mode, duration, notes.")),
+              req(object("device", "calibration.device", "The GPU measured.")),
+              req(object("conditions", "calibration.conditions",
+                         "Clocks, temperature and power during the run.")),
+              req(object("measurements", "calibration.measurements", "The benchmark rows.")),
+              req(object("derived", "calibration.derived", "Values derived from the measurements.")),
+          }};
+}
+
+// --------------------------------------------------------------------------------------------- stacks
+// A stack profile (stacks/<id>.json; read by stack.cpp) or a thin alias of one (alias_of + overrides, merged
+// by the database loader). Keys ending in "_note" are free text: the provenance of the value they annotate.
+
+FieldList stack_list() {
+  Field vendors = array("vendors", K::string, 1, "GPU vendors the software runs on (any when absent).");
+  return {
+      "stack",
+      "ftcost.stack/1",
+      {
+          need(choice("schema", {"ftcost.stack/1"}, "Format identifier and version of this file.")),
+          need(f("id", K::string, "Stack id; equals the file name without '.json'.")),
+          need(f("display_name", K::string, "Name for display: the software and its versions.")),
+          req(f("version", K::string, "The versions of the libraries the profile describes.")),
+          req(f("description", K::string, "What the stack is and which tools run on it.")),
+          need(choice("moe_execution", {"loop", "grouped"}, "How MoE experts run: a loop or grouped GEMMs.")),
+          vendors,
+          req(f("notes", K::string, "Which parameters are structural, fitted (on which rows) or assumed.")),
+          need(object("memory", "stack.memory", "Memory model parameters.")),
+          need(object("throughput", "stack.throughput", "Step-time model parameters.")),
+      },
+      "_note"};
+}
+
+FieldList stack_alias_list() {
+  return {"stack.alias",
+          "ftcost.stack/1",
+          {
+              req(choice("schema", {"ftcost.stack/1"}, "Format identifier and version of this file.")),
+              req(f("id", K::string, "Stack id; equals the file name without '.json'.")),
+              req(f("alias_of", K::string, "Id of the profile this one is an alias of.")),
+              req(f("display_name", K::string, "Name for display.")),
+              req(f("version", K::string, "The versions of the tools the alias stands for.")),
+              req(f("description", K::string, "What runs on the base profile and why.")),
+              req(f("notes", K::string, "What the alias changes, if anything.")),
+              f("overrides", K::object, "Fields that differ from the base profile (a JSON merge patch)."),
+          },
+          "_note"};
+}
+
+FieldList stack_memory_list() {
+  auto bytes = [](Field x, double lo, double hi) { return range(std::move(x), lo, hi, "bytes"); };
+  auto share = [](Field x) { return range(std::move(x), 0, 1, ""); };
+  return {
+      "stack.memory",
+      "ftcost.stack/1",
+      {
+          need(range(f("cuda_context_gib", K::number, "CUDA context and library workspaces."), 0, 16, "GiB")),
+          need(share(f("allocator_overhead_fraction", K::number, "Reserved minus allocated at the peak."))),
+          f("norm_saves_fp32_input", K::boolean, "RMSNorm saves its input in fp32 (default true)."),
+          need(bytes(f("logits_bytes_per_vocab_entry", K::number, "Loss-path bytes per logit."), 0, 64)),
+          need(bytes(f("own_code_logits_bytes_per_vocab_entry", K::number, "The same in own training code."),
+                     0, 64)),
+          need(bytes(f("trainable_param_bytes", K::number, "Bytes per trainable parameter."), 1, 8)),
+          need(
+              bytes(f("autocast_weight_copy_bytes", K::number, "Autocast copy of a weight, bytes per param."),
+                    0, 8)),
+          need(
+              bytes(f("dequant_temp_bytes_per_param", K::number, "Dequantization buffer per param."), 0, 16)),
+          need(share(f("gc_retained_fraction", K::number, "Activations checkpointing keeps resident."))),
+          req(f("gc_retained_provenance", K::string, "How gc_retained_fraction was obtained.")),
+          req(f("gc_retained_fit_residual_batches", K::number,
+                "Residual of the gc_retained fit, in batches.")),
+          choice("loss_path", {"full", "chunked", "fused_linear"},
+                 "How the loss is computed (default full)."),
+          range(f("loss_chunk_tokens", K::number, "Tokens per loss chunk (chunked loss)."), 1, 1e7, "tokens"),
+          bytes(
+              f("fused_ce_bytes_per_hidden", K::number, "Fused linear cross-entropy bytes per hidden unit."),
+              0, 64),
+          range(f("mlp_saved_intermediates", K::number, "MLP tensors autograd saves per token (default 4)."),
+                0, 8, ""),
+          share(f("memory_uncertainty_fraction", K::number, "Relative uncertainty of the memory estimate.")),
+          bytes(f("qlora_unquantized_param_bytes", K::number, "Bytes per unquantized param under QLoRA."), 1,
+                8),
+          f("offload_checkpoints", K::boolean, "Checkpoints are offloaded to host memory (default false)."),
+          req(choice("peak_model", {"phases", "sum"},
+                     "Peak as the largest phase, or all components at once.")),
+          array("fit_parameters", K::string, 0, "The memory parameters fit-stack scans, in order."),
+          f("fit", K::object, "The scan that produced them: command, rows, intervals (memory.fit)."),
+      },
+      "_note"};
+}
+
+FieldList stack_throughput_list() {
+  auto n = [](const char* key, double lo, double hi, const char* unit, const char* help) {
+    return need(range(f(key, K::number, help), lo, hi, unit));
+  };
+  auto opt = [](const char* key, double lo, double hi, const char* unit, const char* help) {
+    return range(f(key, K::number, help), lo, hi, unit);
+  };
+  return {
+      "stack.throughput",
+      "ftcost.stack/1",
+      {
+          n("host_us_per_kernel", 0, 1000, "us", "Host time per kernel launch."),
+          n("backward_host_factor", 0, 4, "", "Host time of the backward pass relative to the forward."),
+          n("host_sync_us", 0, 10000, "us", "Host time per device synchronisation."),
+          n("kernel_floor_us", 0, 1000, "us", "Shortest time of a kernel."),
+          n("host_device_overlap", 0, 1, "", "Share of host time hidden behind device work."),
+          n("kernels_per_linear", 0, 100, "", "Kernels per linear layer."),
+          n("kernels_per_quantized_linear_extra", 0, 100, "", "Extra kernels per quantized linear."),
+          n("kernels_per_lora_module", 0, 100, "", "Kernels per LoRA adapter."),
+          n("kernels_per_expert_overhead", 0, 1000, "", "Kernels per expert besides its GEMMs."),
+          n("kernels_per_attention_block", 0, 1000, "", "Kernels per attention block."),
+          n("kernels_per_mamba_block", 0, 1000, "", "Kernels per Mamba block."),
+          n("kernels_per_router", 0, 1000, "", "Kernels per MoE router."),
+          n("kernels_per_norm", 0, 100, "", "Kernels per norm."),
+          n("gemm_efficiency", 0.01, 1, "", "Share of the GEMM roofline reached."),
+          n("attention_efficiency_factor", 0.01, 1.5, "", "Attention efficiency relative to GEMMs."),
+          n("memory_efficiency", 0.01, 1, "", "Share of DRAM bandwidth streaming kernels reach."),
+          n("dequant_efficiency", 0.01, 1, "", "Share of bandwidth NF4 dequantization reaches."),
+          n("optimizer_efficiency", 0.01, 1, "", "Share of bandwidth the optimizer step reaches."),
+          n("dequant_bytes_per_param", 0, 64, "bytes", "DRAM traffic of dequantization per param."),
+          n("optimizer_bytes_per_param_fp32", 0, 512, "bytes", "Optimizer traffic per fp32 param."),
+          n("optimizer_bytes_per_param_16bit", 0, 512, "bytes", "Optimizer traffic per 16-bit param."),
+          n("loss_bytes_per_vocab_entry", 0, 512, "bytes", "Loss traffic per logit."),
+          opt("kernels_per_gather_backward", 0, 1000, "", "Kernels per gather in the backward (default 0)."),
+          opt("own_code_kernels_per_router", 0, 1000, "", "Router kernels in own code (default: HF count)."),
+          opt("own_code_kernels_per_norm", 0, 1000, "", "Norm kernels in own code (default: HF count)."),
+          opt("own_code_kernels_per_expert_overhead", 0, 1000, "",
+              "Expert overhead kernels in own code (default: HF count)."),
+          opt("gemm_memory_efficiency", 0.01, 1, "",
+              "Bandwidth share of memory-bound GEMMs (default: "
+              "memory_efficiency)."),
+          opt("hopper_tensor_peak_fraction", 0.05, 1, "", "Share of Hopper's tensor peak (default 1)."),
+          f("hopper_tensor_note", K::string, "Why hopper_tensor_peak_fraction has its value."),
+          req(f("note", K::string, "Where each throughput constant comes from.")),
+          req(f("fit", K::object, "The fit that produced the fitted parameters: command, GPUs, rows.")),
+          array("fit_parameters", K::string, 0, "The parameters the fit set."),
+      },
+      "_note"};
+}
+
+const std::vector<FieldList>& all_lists() {
+  static const std::vector<FieldList> lists = {gpu_list(),
+                                               gpu_dense_tflops_list(),
+                                               gpu_interconnect_list(),
+                                               gpu_chosen_value_list(),
+                                               prices_list(),
+                                               price_offer_list(),
+                                               price_network_list(),
+                                               model_list(),
+                                               model_published_list(),
+                                               dataset_list(),
+                                               dataset_length_list(),
+                                               calibration_meta_list(),
+                                               calibration_device_list(),
+                                               calibration_sample_list(),
+                                               calibration_conditions_list(),
+                                               cal_bandwidth_list(),
+                                               cal_gemm_list(),
+                                               cal_expert_gemm_list(),
+                                               cal_moe_layer_stages_us_list(),
+                                               cal_moe_layer_list(),
+                                               cal_nf4_dequant_list(),
+                                               cal_adamw_list(),
+                                               cal_elementwise_list(),
+                                               cal_launch_list(),
+                                               cal_host_list(),
+                                               cal_cpu_list(),
+                                               cal_collectives_list(),
+                                               cal_p2p_list(),
+                                               cal_measurements_list(),
+                                               cal_derived_list(),
+                                               cal_curve_list(),
+                                               cal_point_list(),
+                                               calibration_list(),
+                                               stack_list(),
+                                               stack_alias_list(),
+                                               stack_memory_list(),
+                                               stack_throughput_list()};
+  return lists;
+}
+
+std::string num_text(double v) {
+  char buf[32];
+  if (std::fabs(v) < 1e15 && std::floor(v) == v)
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  else
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+std::string with_unit(double v, const std::string& unit) {
+  return unit.empty() ? num_text(v) : num_text(v) + " " + unit;
+}
+
+std::string quoted_list(const std::vector<std::string>& values, bool or_null) {
+  std::string out;
+  const std::size_t n = values.size() + (or_null ? 1 : 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i > 0) out += i + 1 == n ? " or " : ", ";
+    out += i < values.size() ? json(values[i]).dump() : std::string("null");
+  }
+  return out;
+}
+
+std::string why(const Field& x) { return x.why_limited.empty() ? std::string() : ": " + x.why_limited; }
+
+bool whole(const json& v) {
+  if (v.is_number_integer()) return true;
+  if (!v.is_number_float()) return false;
+  const double d = v.get<double>();
+  return std::isfinite(d) && std::floor(d) == d && std::fabs(d) < 9.0e15;
+}
+
+}  // namespace
+
+const Field* FieldList::find(const std::string& key) const {
+  for (const auto& x : fields)
+    if (x.key == key) return &x;
+  return nullptr;
+}
+
+bool FieldList::free_text(const std::string& key) const {
+  const std::string& sfx = free_text_suffix;
+  return !sfx.empty() && key.size() > sfx.size() &&
+         key.compare(key.size() - sfx.size(), sfx.size(), sfx) == 0;
+}
+
+const FieldList* field_list(const std::string& name) {
+  for (const auto& l : all_lists())
+    if (l.name == name) return &l;
+  return nullptr;
+}
+
+std::vector<std::string> field_list_names() {
+  std::vector<std::string> out;
+  for (const auto& l : all_lists()) out.push_back(l.name);
+  return out;
+}
+
+std::string field_kind_text(const Field& x) {
+  std::string t;
+  switch (x.kind) {
+    case K::string:
+      t = "a string";
+      break;
+    case K::number:
+      t = "a number";
+      break;
+    case K::integer:
+      t = "a whole number";
+      break;
+    case K::boolean:
+      return x.nullable ? "true, false or null" : "true or false";
+    case K::choice:
+      return quoted_list(x.values, x.nullable);
+    case K::object:
+      t = "an object";
+      break;
+    case K::array:
+      t = "an array";
+      break;
+    case K::any:
+      return "a value";
+  }
+  return x.nullable ? t + " or null" : t;
+}
+
+std::string field_range_text(const Field& x) {
+  const bool lo = x.has_min();
+  const bool hi = x.has_max();
+  if (lo && hi && !x.min_exclusive) return "between " + num_text(x.min) + " and " + with_unit(x.max, x.unit);
+  if (lo && hi) return "> " + num_text(x.min) + " and at most " + with_unit(x.max, x.unit);
+  if (lo) return (x.min_exclusive ? "> " : "at least ") + with_unit(x.min, x.unit);
+  if (hi) return "at most " + with_unit(x.max, x.unit);
+  return "";
+}
+
+std::string field_type_problem(const Field& x, const json& v) {
+  if (v.is_null())
+    return x.nullable || x.kind == K::any ? "" : "must be " + field_kind_text(x) + ", got null";
+  bool ok = false;
+  switch (x.kind) {
+    case K::string:
+    case K::choice:
+      ok = v.is_string();
+      break;
+    case K::number:
+      ok = v.is_number();
+      break;
+    case K::integer:
+      ok = whole(v);
+      break;
+    case K::boolean:
+      ok = v.is_boolean();
+      break;
+    case K::object:
+      ok = v.is_object();
+      break;
+    case K::array:
+      ok = v.is_array();
+      break;
+    case K::any:
+      ok = true;
+      break;
+  }
+  if (ok && v.is_number_float() && !std::isfinite(v.get<double>())) return "must be a finite number";
+  if (ok) return "";
+  if (x.kind == K::integer && v.is_number())
+    return "must be a whole number, got " + num_text(v.get<double>());
+  if (x.kind == K::choice) return "must be " + field_kind_text(x) + ", got " + v.type_name();
+  return "must be " + field_kind_text(x) + ", got " + v.type_name();
+}
+
+std::string field_value_problem(const Field& x, const json& v) {
+  std::string tp = field_type_problem(x, v);
+  if (!tp.empty() || v.is_null()) return tp;
+  if ((x.kind == K::number || x.kind == K::integer) && (x.has_min() || x.has_max())) {
+    const double d = v.get<double>();
+    const bool low = x.min_exclusive ? d <= x.min : d < x.min;
+    if (low || d > x.max) return "must be " + field_range_text(x) + ", got " + num_text(d) + why(x);
+  }
+  if (x.kind == K::string) {
+    const std::size_t n = v.get_ref<const std::string&>().size();
+    if (x.min_length > 0 && n < x.min_length)
+      return x.min_length == 1 ? "must not be empty"
+                               : "must have at least " + std::to_string(x.min_length) + " characters";
+    if (x.max_length > 0 && n > x.max_length)
+      return "longer than " + std::to_string(x.max_length) + " characters";
+  }
+  if (x.kind == K::choice) {
+    const std::string s = v.get<std::string>();
+    bool known = false;
+    for (const auto& a : x.values) known = known || a == s;
+    if (!known) return "must be " + field_kind_text(x) + ", got " + json(s).dump() + why(x);
+  }
+  return "";  // array items are checked by the reader (strings) and the checker, with their index in the path
+}
+
+// ------------------------------------------------------------------------------------ FieldReader
+
+FieldReader::FieldReader(const json& obj, const FieldList& list, std::string path, std::string where)
+    : obj_(obj), list_(list), path_(std::move(path)), where_(std::move(where)) {}
+
+Status FieldReader::check_object() const {
+  if (obj_.is_object()) return Ok{};
+  return make_error(Errc::wrong_type, path_.empty() ? where_ : path_,
+                    std::string("must be a JSON object, got ") + obj_.type_name());
+}
+
+bool FieldReader::present(const std::string& key) const { return has(obj_, key); }
+
+Result<const Field*> FieldReader::field(const std::string& key, FieldKind kind) const {
+  const Field* x = list_.find(key);
+  const bool fits = x && (x->kind == kind || (kind == K::string && x->kind == K::choice) ||
+                          (kind == K::number && x->kind == K::integer));
+  if (!fits)
+    return make_error(Errc::internal, path_of(key),
+                      "the loader reads a key that " + list_.name + "'s field list does not describe so");
+  return x;
+}
+
+Result<const json*> FieldReader::value(const Field& x) const {
+  FTCOST_TRY(obj_ok, check_object());
+  (void)obj_ok;
+  const std::string p = path_of(x.key);
+  auto it = obj_.find(x.key);
+  if (it == obj_.end() || it->is_null()) {
+    if (x.needed)
+      return make_error(Errc::missing_field, p, "required field is missing (" + field_kind_text(x) + ")");
+    return static_cast<const json*>(nullptr);
+  }
+  const std::string tp = field_type_problem(x, *it);
+  if (!tp.empty())
+    return make_error(tp == "must be a finite number" ? Errc::invalid_value : Errc::wrong_type, p, tp);
+  if (x.key == "schema" && x.values.size() == 1 && *it != x.values[0])  // the format identifier
+    return make_error(Errc::schema_mismatch, p,
+                      "expected " + json(x.values[0]).dump() + ", got " + it->dump());
+  const std::string vp = field_value_problem(x, *it);
+  if (!vp.empty()) return make_error(x.kind == K::choice ? Errc::invalid_value : Errc::out_of_range, p, vp);
+  return &*it;
+}
+
+Result<double> FieldReader::number(const std::string& key, double fallback) const {
+  FTCOST_TRY(x, field(key, K::number));
+  FTCOST_TRY(v, value(*x));
+  return v ? v->get<double>() : fallback;
+}
+
+Result<std::int64_t> FieldReader::integer(const std::string& key, std::int64_t fallback) const {
+  FTCOST_TRY(x, field(key, K::integer));
+  FTCOST_TRY(v, value(*x));
+  return v ? static_cast<std::int64_t>(v->get<double>()) : fallback;
+}
+
+Result<std::string> FieldReader::string(const std::string& key, const std::string& fallback) const {
+  FTCOST_TRY(x, field(key, K::string));
+  FTCOST_TRY(v, value(*x));
+  return v ? v->get<std::string>() : fallback;
+}
+
+Result<std::string> FieldReader::choice(const std::string& key, const std::string& fallback) const {
+  FTCOST_TRY(x, field(key, K::choice));
+  FTCOST_TRY(v, value(*x));
+  return v ? v->get<std::string>() : fallback;
+}
+
+Result<int> FieldReader::boolean(const std::string& key, int fallback) const {
+  FTCOST_TRY(x, field(key, K::boolean));
+  FTCOST_TRY(v, value(*x));
+  if (!v) return fallback;
+  return v->get<bool>() ? 1 : 0;
+}
+
+Result<std::vector<std::string>> FieldReader::strings(const std::string& key) const {
+  FTCOST_TRY(x, field(key, K::array));
+  FTCOST_TRY(v, value(*x));
+  std::vector<std::string> out;
+  if (!v) return out;
+  const std::string p = path_of(key);
+  if (v->size() < x->min_items)
+    return make_error(
+        Errc::missing_field, p,
+        "needs at least " + std::to_string(x->min_items) + " item" + (x->min_items == 1 ? "" : "s"));
+  for (std::size_t i = 0; i < v->size(); ++i) {
+    const json& e = (*v)[i];
+    const std::string ep = p + "[" + std::to_string(i) + "]";
+    if (!e.is_string())
+      return make_error(Errc::wrong_type, ep, std::string("must be a string, got ") + e.type_name());
+    if (e.get<std::string>().empty()) return make_error(Errc::invalid_value, ep, "must not be empty");
+    out.push_back(e.get<std::string>());
+  }
+  return out;
+}
+
+Result<const json*> FieldReader::member(const std::string& key) const {
+  const Field* x = list_.find(key);
+  if (!x || (x->kind != K::object && x->kind != K::array))
+    return make_error(Errc::internal, path_of(key),
+                      "the loader reads a key that " + list_.name + "'s field list does not describe so");
+  FTCOST_TRY(v, value(*x));
+  if (v && x->kind == K::array && v->size() < x->min_items)
+    return make_error(
+        Errc::missing_field, path_of(key),
+        "needs at least " + std::to_string(x->min_items) + " item" + (x->min_items == 1 ? "" : "s"));
+  return v;
+}
+
+}  // namespace ftcost
