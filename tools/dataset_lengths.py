@@ -31,7 +31,7 @@ import sys
 import tempfile
 
 SCHEMA = "ftcost.dataset/1"
-EXACT_LENGTH_BINS = 1024  # core/include/ftcost/dataset.hpp kExactLengthBins
+EXACT_LENGTH_BINS = 1024  # core/spec/include/ftcost/dataset.hpp kExactLengthBins
 MAX_SAMPLE_TOKENS = 4194304  # kMaxSampleTokens
 
 

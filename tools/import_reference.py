@@ -473,7 +473,7 @@ GPU_ID_OVERRIDES = {
                   "price is taken as the PCIe part, as the validation rows of Table IV are."),
 }
 # The network between instances, for offers whose provider documents one (the reference prices carry none).
-# Only these offers are rented as several nodes (core/include/ftcost/shapes.hpp). EFA counts as ethernet.
+# Only these offers are rented as several nodes (core/app/include/ftcost/shapes.hpp). EFA counts as ethernet.
 OFFER_NETWORKS = {
     "price-027": {
         "kind": "ethernet",

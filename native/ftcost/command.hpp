@@ -57,7 +57,7 @@ long today_days();
 // A number validator whose message says what is allowed (CLI11's built-in ranges print DBL_MAX).
 CLI::Validator number_in(double lo, double hi, const std::string& what);
 
-// The job's flags on `cmd` (from the option table, core/src/options.cpp), each stored under its key in
+// The job's flags on `cmd` (from the option table, core/app/src/options.cpp), each stored under its key in
 // `into`; `skip` names the keys the command does not take (it chooses that value itself). `into` must outlive
 // `cmd`.
 void add_job_options(CLI::App* cmd, Request& into, const std::vector<std::string>& skip);

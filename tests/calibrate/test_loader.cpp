@@ -1,4 +1,4 @@
-// The calibration loader (core/src/calibration.cpp): accepts the fixture, rejects each kind of
+// The calibration loader (core/spec/src/calibration.cpp): accepts the fixture, rejects each kind of
 // corruption with an error that names the JSON path.
 #include "ftcost/calibration.hpp"
 #include "synthetic.hpp"

@@ -1,5 +1,5 @@
 // The compact (link) form of a calibration, its fingerprint and the synthetic/partial flags
-// (core/include/ftcost/calibration_share.hpp).
+// (core/spec/include/ftcost/calibration_share.hpp).
 #include "ftcost/calibration_share.hpp"
 #include "ftcost/database.hpp"
 #include "ftcost/estimate.hpp"

@@ -1,4 +1,4 @@
-// The field lists of the database formats (core/include/ftcost/fields.hpp) and the reader the GPU and price
+// The field lists of the database formats (core/spec/include/ftcost/fields.hpp) and the reader the GPU and price
 // loaders use: errors name the full JSON path and the problem, with the range and unit from the list.
 #include "ftcost/calibration.hpp"
 #include "ftcost/database.hpp"

@@ -1,4 +1,4 @@
-// The job option table (core/src/options.cpp): every option is declared completely, round-trips through
+// The job option table (core/app/src/options.cpp): every option is declared completely, round-trips through
 // the JSON request, resolves with a sample value, and rejects empty and non-applying values by name.
 #include "ftcost/api.hpp"
 #include "ftcost/options.hpp"

@@ -1,4 +1,4 @@
-// ftcost plan: the search (core/src/plan.cpp) and the runnable configs (core/src/plan_config.cpp).
+// ftcost plan: the search (core/app/src/plan.cpp) and the runnable configs (core/app/src/plan_config.cpp).
 #include "ftcost/api.hpp"
 #include "ftcost/compare.hpp"
 #include "ftcost/parallel.hpp"

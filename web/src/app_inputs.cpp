@@ -1,4 +1,4 @@
-// The inputs panel: the job option table (core/src/options.cpp) drawn by kind — choices as combos or radio
+// The inputs panel: the job option table (core/app/src/options.cpp) drawn by kind — choices as combos or radio
 // buttons, numbers as checked text fields, toggles as checkboxes, database ids as pickers — with the
 // table's labels, tooltips, ranges and applicability. Only the model, GPU, length mode, batch and price
 // source have hand-written widgets. Unset options show the value the core chose (its defaults), marked

@@ -547,7 +547,7 @@ void App::draw_throughput_plot() {
       "Small steps in the curve are real, not noise: wave quantization. A GEMM is cut into tiles "
       "that run on the GPU's SMs in whole waves, so a batch whose tiles need one more (partly empty) "
       "wave takes nearly a full wave longer and the throughput drops a little before it climbs "
-      "again (the step model's wave_efficiency, core/src/throughput.cpp). Batches that fill the last "
+      "again (the step model's wave_efficiency, core/predict/src/throughput.cpp). Batches that fill the last "
       "wave are the efficient ones.");
   calibrated_badge("throughput_plot");
   ImGui::SameLine(0, fh * 1.5f);

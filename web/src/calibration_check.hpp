@@ -1,5 +1,5 @@
 // Checking a calibration file the user gives the calculator, with the same loader as the CLI
-// (core/include/ftcost/calibration.hpp), then against the spec sheet of the GPU it is for.
+// (core/spec/include/ftcost/calibration.hpp), then against the spec sheet of the GPU it is for.
 #pragma once
 
 #include "ftcost/database.hpp"

@@ -124,7 +124,7 @@ std::string fmt_usd(double v) {
   return b;
 }
 
-// The CLI's rule (core/include/ftcost/duration.hpp): "45 min", "3.3 h", "3.4 d (81 h)".
+// The CLI's rule (core/base/include/ftcost/duration.hpp): "45 min", "3.3 h", "3.4 d (81 h)".
 std::string fmt_hours(double h) { return duration_text(h); }
 
 std::string time_unit_for(double max_hours) { return max_hours < 1.0 ? "min" : "h"; }

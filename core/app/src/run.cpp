@@ -396,7 +396,7 @@ struct Param {
   double StackProfile::*field;
   double lo, hi;
 };
-// The same physical ranges as the reference fit (core/src/validate.cpp kParams).
+// The same physical ranges as the reference fit (core/app/src/validate.cpp kParams).
 const Param kTimeParams[] = {
     {"gemm_efficiency", &StackProfile::gemm_efficiency, 0.5, 0.9},
     {"memory_efficiency", &StackProfile::memory_efficiency, 0.5, 0.92},

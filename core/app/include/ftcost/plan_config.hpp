@@ -1,7 +1,7 @@
 // Runnable training configurations generated from one plan's request (the option-table keys that
 // reproduce it with `ftcost estimate`): TRL `trl sft --config` YAML + accelerate config (+ DeepSpeed JSON),
 // torchtune config overrides, axolotl YAML, LLaMA-Factory YAML, Unsloth arguments (JSON). The key names come
-// from each stack's own code (file and function cited in core/src/plan_config.cpp and
+// from each stack's own code (file and function cited in core/app/src/plan_config.cpp and
 // docs/sources/plan-configs.md). A setting the stack lacks is refused with an error, never emitted.
 #pragma once
 

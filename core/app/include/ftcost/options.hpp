@@ -7,7 +7,7 @@
 // resolve_request() walks the table in order: everything above an option is resolved when it is reached, so
 // a rule may look at the model, the method or the dataset chosen before it.
 //
-// Adding an option: one entry in core/src/options.cpp (the row's `apply` stores the value in Workload or
+// Adding an option: one entry in core/app/src/options.cpp (the row's `apply` stores the value in Workload or
 // Inputs) plus the model code that uses it. The CLI flag, its --help line, the JSON key, the URL-hash key and
 // the calculator's widget come from the entry.
 #pragma once

@@ -68,7 +68,7 @@ std::vector<PlanShape> plan_shapes(const Database& db, const PlanConstraints& c,
                                    long stale_days);
 
 // The multi-GPU strategies (as --parallel spells them) a stack's software runs; {} = one GPU only.
-// Provenance in core/src/plan.cpp and docs/sources/plan-configs.md.
+// Provenance in core/app/src/plan.cpp and docs/sources/plan-configs.md.
 std::vector<std::string> stack_strategies(const StackProfile& stack, const ModelSpec& model,
                                           const std::string& method, int gpus_per_node);
 
