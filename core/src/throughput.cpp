@@ -226,7 +226,7 @@ class Builder {
   double r_lora_ = 0;
   std::vector<Op> ops_;
   // The model's layer groups with identical (mixer, ffn) summed: at most one per pair.
-  static constexpr std::size_t kLayerKinds = 3 * 3;  // Mixer {attention, mamba, none} x Ffn {mlp, moe, none}
+  static constexpr std::size_t kLayerKinds = 9;  // Mixer {attention, mamba, none} x Ffn {mlp, moe, none}
   std::array<LayerGroup, kLayerKinds> kinds_{};
   std::size_t n_kinds_ = 0;
   double stage_wall_[kStages] = {0, 0, 0, 0};
