@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <utility>
 
 namespace ftcost {
 
@@ -249,13 +250,14 @@ Result<Estimate> estimate(const Inputs& in, const Database& db) {
   host_bound_advice(e, db);
 
   // Costs: --price-per-hour, and every provider offer for this GPU.
-  auto make_cost = [&](const PriceChoice& p) {
+  auto make_cost = [&](PriceChoice p) {
     ProviderCost c;
-    c.price = p;
+    c.price = std::move(p);
+    const PriceChoice& pc = c.price;
     c.hours = e.time_hours;
-    c.cost_usd = e.time_hours * p.usd_per_hour;
-    c.cost_low = paper::hours(w.queries, w.epochs, e.throughput_high) * p.usd_per_hour;
-    c.cost_high = paper::hours(w.queries, w.epochs, e.throughput_low) * p.usd_per_hour;
+    c.cost_usd = e.time_hours * pc.usd_per_hour;
+    c.cost_low = paper::hours(w.queries, w.epochs, e.throughput_high) * pc.usd_per_hour;
+    c.cost_high = paper::hours(w.queries, w.epochs, e.throughput_low) * pc.usd_per_hour;
     return c;
   };
   db.for_each_offer(in.gpu.id, [&](const PriceOffer& o) {
@@ -276,7 +278,7 @@ Result<Estimate> estimate(const Inputs& in, const Database& db) {
         p.age_days = in.today_days - o.date_days;
         p.stale = p.age_days > in.stale_days;
       }
-      e.costs.push_back(make_cost(p));
+      e.costs.push_back(make_cost(std::move(p)));
     }
   });
   std::sort(e.costs.begin(), e.costs.end(),
@@ -288,13 +290,13 @@ Result<Estimate> estimate(const Inputs& in, const Database& db) {
     p.usd_per_hour = in.gpu.tdp_w / 1000.0 * in.electricity_usd_per_kwh;
     p.source =
         json(in.gpu.tdp_w).dump() + " W board power x $" + json(in.electricity_usd_per_kwh).dump() + "/kWh";
-    e.chosen = make_cost(p);
+    e.chosen = make_cost(std::move(p));
     e.has_price = true;
   } else if (in.price_per_hour >= 0) {
     PriceChoice p;
     p.provider = in.price_per_hour == 0 ? "your GPU (no cost)" : "--price-per-hour";
     p.usd_per_hour = in.price_per_hour;
-    e.chosen = make_cost(p);
+    e.chosen = make_cost(std::move(p));
     e.has_price = true;
   } else {
     // Headline price: the one price rule (price_better) over the eligible offers; a stale or undated price is
