@@ -300,11 +300,36 @@ class Builder {
   void gemm(const char* name, Stage st, LayerType l, KernelClass k, double M, double N, double K, double reps,
             double kernels = 1) {
     if (M <= 0 || N <= 0 || K <= 0 || reps <= 0) return;
-    const double flops = 2 * M * N * K;
-    const double bytes = 2.0 * (M * K + K * N + M * N);
-    const double tc = flops / r_.gemm_compute_rate(M, N, K);
-    const double tm = bytes / r_.stream_bw(r_.eta_gm);
-    add(name, st, l, k, flops, bytes, kernels, std::max(tc, tm), tc >= tm, reps);
+    const GemmTimes& g = gemm_times(M, N, K);
+    add(name, st, l, k, g.flops, g.bytes, kernels, std::max(g.tc, g.tm), g.tc >= g.tm, reps);
+  }
+  // A GEMM's FLOPs, bytes and compute / memory times depend only on (M, N, K) within one step (the rates are
+  // fixed for the step), and a step repeats shapes: every expert of an eager expert loop, equal projections.
+  // So they are computed once per shape (a direct-mapped cache on the shape; a miss computes them).
+  struct GemmTimes {
+    double M = -1, N = -1, K = -1;
+    double flops = 0, bytes = 0, tc = 0, tm = 0;
+  };
+  static constexpr std::size_t kGemmCacheBits = 6;
+  std::array<GemmTimes, std::size_t{1} << kGemmCacheBits> gemm_cache_{};
+  static std::uint64_t bits_of(double v) {
+    std::uint64_t u = 0;
+    std::memcpy(&u, &v, sizeof u);
+    return u;
+  }
+  const GemmTimes& gemm_times(double M, double N, double K) {
+    const std::uint64_t h = (bits_of(M) * 0x9E3779B97F4A7C15ULL) ^ (bits_of(N) * 0xC2B2AE3D27D4EB4FULL) ^
+                            (bits_of(K) * 0x165667B19E3779F9ULL);
+    GemmTimes& g = gemm_cache_[static_cast<std::size_t>(h >> (64 - kGemmCacheBits))];
+    if (g.M == M && g.N == N && g.K == K) return g;
+    g.M = M;
+    g.N = N;
+    g.K = K;
+    g.flops = 2 * M * N * K;
+    g.bytes = 2.0 * (M * K + K * N + M * N);
+    g.tc = g.flops / r_.gemm_compute_rate(M, N, K);
+    g.tm = g.bytes / r_.stream_bw(r_.eta_gm);
+    return g;
   }
   void stream(const char* name, Stage st, LayerType l, KernelClass k, double bytes, double kernels,
               double reps, double flops = 0) {
