@@ -131,13 +131,9 @@ void set_shape(CompareRow& row, const InstanceShape* shape, const ShapeResult& r
     row.gpu_count = shape->offer.gpu_count;
   }
 }
-}  // namespace
-
-Result<std::vector<CompareRow>> compare_gpus(const Request& req, const Database& db, const FileReader& reader,
-                                             long today_days,
-                                             const std::map<std::string, std::string>& calibration_for,
-                                             int max_gpus) {
-  if (db.gpus().empty()) return make_error(Errc::invalid_value, "gpu", "the database has no GPUs");
+// compare takes each row's hardware from its offer: a node preset or network is refused, and so is a
+// --max-gpus out of range.
+Status check_compare_request(const Request& req, int max_gpus) {
   // The hardware of each row comes from its offer (shapes.hpp): a node preset or network is one shape.
   for (const char* k : {"node", "network", "network-gbit-per-gpu"})
     if (req.count(k) != 0)
@@ -148,6 +144,91 @@ Result<std::vector<CompareRow>> compare_gpus(const Request& req, const Database&
   if (max_gpus < 0 || max_gpus > 4096)
     return make_error(Errc::out_of_range, "--max-gpus",
                       "must be a whole number from 1 to 4096, got " + std::to_string(max_gpus));
+  return Ok{};
+}
+
+// One row per price (on-demand, spot) of a shape that fits; false when the offer has none.
+bool add_priced_rows(const CompareRow& base, const InstanceShape& shape, const ShapeResult& res,
+                     long today_days, std::vector<CompareRow>& rows) {
+  bool any = false;
+  const PriceOffer& o = shape.offer;
+  for (int spot = 0; spot < 2; ++spot) {
+    const double per_gpu = spot ? o.spot_usd_per_gpu_hour : o.on_demand_usd_per_gpu_hour;
+    if (per_gpu <= 0) continue;
+    CompareRow row = base;
+    set_shape(row, &shape, res);
+    row.has_price = true;
+    row.provider = o.provider;
+    row.spot = spot == 1;
+    row.date = o.date;
+    row.stale = o.date_days >= 0 && today_days >= 0 && today_days - o.date_days > res.stale_days;
+    row.instance_type = o.instance_type;
+    row.region = o.region;
+    row.usd_per_hour = per_gpu;
+    row.shape_usd_per_hour = per_gpu * shape.gpus();
+    row.cost = res.hours * row.shape_usd_per_hour;
+    row.cost_low = res.hours_low > 0 ? res.hours_low * row.shape_usd_per_hour : row.cost;
+    row.cost_high = res.hours_high > 0 ? res.hours_high * row.shape_usd_per_hour : row.cost;
+    rows.push_back(row);
+    any = true;
+  }
+  return any;
+}
+
+// The rows of one GPU type: one per priced shape that fits, else the largest shape's answer.
+struct GpuRows {
+  const Database& db;
+  const FileReader& reader;
+  long today_days;
+  const ShapeFilter& filter;
+  bool filtered;
+  const std::map<std::string, std::string>& calibration_for;
+
+  void add(const Request& job, const std::string& gpu_id, const GpuSpec& gpu,
+           std::vector<CompareRow>& rows) const {
+    const std::vector<InstanceShape> shapes = instance_shapes(db, gpu_id, filter);
+    if (filtered && shapes.empty()) return;
+    Request r = request_for_gpu(job, gpu_id);
+    auto cal = calibration_for.find(gpu_id);
+    if (cal != calibration_for.end() && !cal->second.empty()) r["calibration"] = cal->second;
+    CompareRow base;
+    base.gpu_id = gpu_id;
+    base.gpu_name = gpu.name;
+    base.memory_gib = gpu.memory_gib;
+    base.calibrated = r.count("calibration") > 0;
+    // One estimate per distinct shape (offers of one GPU share their instance sizes).
+    std::map<std::string, ShapeResult> cache;
+    auto result_for = [&](const InstanceShape* shape) -> const ShapeResult& {
+      const std::string key = shape ? shape->request_keys().dump() : std::string("{}");
+      auto it = cache.find(key);
+      if (it == cache.end())
+        it = cache.emplace(key, evaluate_shape(r, shape, db, reader, today_days, gpu.vendor, gpu_id)).first;
+      return it->second;
+    };
+    bool any = false;
+    const InstanceShape* largest = nullptr;
+    for (const auto& shape : shapes) {
+      if (!largest || shape.gpus() > largest->gpus()) largest = &shape;
+      const ShapeResult& res = result_for(&shape);
+      if (!res.error.empty() || !res.fits) continue;
+      any = add_priced_rows(base, shape, res, today_days, rows) || any;
+    }
+    if (!any) {
+      // No priced shape fits: the largest shape's answer (one GPU when the GPU has no offer).
+      CompareRow row = base;
+      set_shape(row, largest, result_for(largest));
+      rows.push_back(row);
+    }
+  }
+};
+}  // namespace
+
+Result<std::vector<CompareRow>> compare_gpus(const Request& req, const Database& db, const FileReader& reader,
+                                             long today_days,
+                                             const std::map<std::string, std::string>& calibration_for,
+                                             int max_gpus) {
+  if (db.gpus().empty()) return make_error(Errc::invalid_value, "gpu", "the database has no GPUs");
+  if (auto st = check_compare_request(req, max_gpus); !st.ok()) return st.error();
   // Fails when the request is wrong whatever the GPU (an unknown model, a bad flag).
   FTCOST_TRY(in0, resolve_request(request_for_gpu(req, db.gpus().begin()->first), db, reader, today_days));
   ShapeFilter filter;
@@ -158,66 +239,9 @@ Result<std::vector<CompareRow>> compare_gpus(const Request& req, const Database&
   Request job = req;
   job.erase("gpus");
   job.erase("nodes");
-
+  const GpuRows gpu_rows{db, reader, today_days, filter, filtered, calibration_for};
   std::vector<CompareRow> rows;
-  for (const auto& [id, gpu] : db.gpus()) {
-    const std::vector<InstanceShape> shapes = instance_shapes(db, id, filter);
-    if (filtered && shapes.empty()) continue;
-    Request r = request_for_gpu(job, id);
-    auto cal = calibration_for.find(id);
-    if (cal != calibration_for.end() && !cal->second.empty()) r["calibration"] = cal->second;
-    CompareRow base;
-    base.gpu_id = id;
-    base.gpu_name = gpu.name;
-    base.memory_gib = gpu.memory_gib;
-    base.calibrated = r.count("calibration") > 0;
-    // One estimate per distinct shape (offers of one GPU share their instance sizes).
-    std::map<std::string, ShapeResult> cache;
-    // (copies: clang 14, em++ 3.1.6's, rejects structured bindings captured by a lambda)
-    const std::string gpu_id = id;
-    const std::string vendor = gpu.vendor;
-    auto result_for = [&](const InstanceShape* shape) -> const ShapeResult& {
-      const std::string key = shape ? shape->request_keys().dump() : std::string("{}");
-      auto it = cache.find(key);
-      if (it == cache.end())
-        it = cache.emplace(key, evaluate_shape(r, shape, db, reader, today_days, vendor, gpu_id)).first;
-      return it->second;
-    };
-    bool any = false;
-    const InstanceShape* largest = nullptr;
-    for (const auto& shape : shapes) {
-      if (!largest || shape.gpus() > largest->gpus()) largest = &shape;
-      const ShapeResult& res = result_for(&shape);
-      if (!res.error.empty() || !res.fits) continue;
-      const PriceOffer& o = shape.offer;
-      for (int spot = 0; spot < 2; ++spot) {
-        const double per_gpu = spot ? o.spot_usd_per_gpu_hour : o.on_demand_usd_per_gpu_hour;
-        if (per_gpu <= 0) continue;
-        CompareRow row = base;
-        set_shape(row, &shape, res);
-        row.has_price = true;
-        row.provider = o.provider;
-        row.spot = spot == 1;
-        row.date = o.date;
-        row.stale = o.date_days >= 0 && today_days >= 0 && today_days - o.date_days > res.stale_days;
-        row.instance_type = o.instance_type;
-        row.region = o.region;
-        row.usd_per_hour = per_gpu;
-        row.shape_usd_per_hour = per_gpu * shape.gpus();
-        row.cost = res.hours * row.shape_usd_per_hour;
-        row.cost_low = res.hours_low > 0 ? res.hours_low * row.shape_usd_per_hour : row.cost;
-        row.cost_high = res.hours_high > 0 ? res.hours_high * row.shape_usd_per_hour : row.cost;
-        rows.push_back(row);
-        any = true;
-      }
-    }
-    if (!any) {
-      // No priced shape fits: the largest shape's answer (one GPU when the GPU has no offer).
-      CompareRow row = base;
-      set_shape(row, largest, result_for(largest));
-      rows.push_back(row);
-    }
-  }
+  for (const auto& [id, gpu] : db.gpus()) gpu_rows.add(job, id, gpu, rows);
   return rows;
 }
 

@@ -314,11 +314,11 @@ std::string pct(double f) { return num(f * 100, 0) + "%"; }
 
 }  // namespace
 
-Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const Database& db,
-                        const FileReader& reader, long today_days) {
-  const auto t0 = std::chrono::steady_clock::now();
-  PlanResult res;
-  res.constraints = c;
+namespace {
+
+// A plan's job leaves to the search what it chooses (plan_chosen_keys) and takes the GPUs and spot as
+// constraints, not job options.
+Status check_plan_job(const Request& job_in) {
   for (const auto& k : plan_chosen_keys())
     if (job_in.count(k) != 0)
       return make_error(Errc::invalid_value, "--" + k, "is chosen by the plan (the search picks it)");
@@ -326,312 +326,423 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
     if (job_in.count(k) != 0)
       return make_error(Errc::invalid_value, std::string("--") + k,
                         "is a plan constraint here, not a job option");
-  if (db.gpus().empty()) return make_error(Errc::invalid_value, "--gpus", "the database has no GPUs");
-  // The job itself must be valid whatever the GPU (an unknown model or a bad flag is an error, not a prune).
-  Request probe = job_in;
-  probe["gpu"] = c.gpus.empty() ? db.gpus().begin()->first : c.gpus.front();
-  FTCOST_TRY(probe_in, resolve_request(probe, db, reader, today_days));
-  const std::string job_method = method_name(probe_in.workload.method);
-  const std::string job_stack = probe_in.stack.id;
-  const long stale_days = probe_in.stale_days;
-  std::vector<std::string> methods = c.methods.empty() ? std::vector<std::string>{job_method} : c.methods;
-  std::vector<std::string> stacks = c.stacks.empty() ? std::vector<std::string>{job_stack} : c.stacks;
-  if (!c.methods.empty() && job_in.count("method") != 0 &&
-      std::find(methods.begin(), methods.end(), job_method) == methods.end())
-    return make_error(Errc::invalid_value, "--methods",
-                      "does not include the job's --method " + job_method + "; give one or the other");
-  if (!c.stacks.empty() && job_in.count("stack") != 0 &&
-      std::find(stacks.begin(), stacks.end(), job_stack) == stacks.end())
-    return make_error(Errc::invalid_value, "--stacks",
-                      "does not include the job's --stack " + job_stack + "; give one or the other");
-  const std::vector<PlanShape> shapes = plan_shapes(db, c, today_days, stale_days);
+  return Ok{};
+}
 
-  // GPU types with at least one shape, and their shapes by GPU count.
-  // GPU types with at least one shape, and their shapes by layout (GPUs per node x nodes x network): one
-  // estimate per layout, priced for every offer of it.
-  std::map<std::string, std::map<std::string, std::vector<int>>> by_gpu;
-  for (std::size_t i = 0; i < shapes.size(); ++i) {
-    const PlanShape& s = shapes[i];
-    char key[96];
-    std::snprintf(key, sizeof key, "%05d x %05d %s %g", s.gpus_per_node, s.nodes, s.network.c_str(),
-                  s.network_gbit_per_gpu);
-    by_gpu[s.gpu_id][key].push_back(static_cast<int>(i));
+// Shapes by layout (GPUs per node x nodes x network) for one GPU type: one estimate per layout, priced for
+// every offer of it.
+using Layouts = std::map<std::string, std::vector<int>>;
+
+// The plan search: GPU type x method x stack x variant (checkpointing, optimizer) x layout x strategy (and
+// offload) x micro-batch, with the pruning reasons counted in res.pruned; then the constraints, the Pareto
+// front of (hours, cost) and the alternatives that lose.
+class PlanSearch {
+ public:
+  PlanSearch(const Request& job, const PlanConstraints& c, const Database& db, const FileReader& reader,
+             long today_days, const Inputs& probe_in, std::vector<PlanShape> shapes, PlanResult& res)
+      : job_(job),
+        c_(c),
+        db_(db),
+        reader_(reader),
+        today_days_(today_days),
+        probe_in_(probe_in),
+        job_method_(method_name(probe_in.workload.method)),
+        stale_days_(probe_in.stale_days),
+        shapes_(std::move(shapes)),
+        res_(res) {
+    // Variants the user left open: checkpointing on/off (and, per method, an 8-bit optimizer).
+    if (job_.count("checkpointing") == 0) ckpts_ = {"on", "off"};
   }
 
-  // Variants the user left open: checkpointing on/off, and for full fine-tuning an 8-bit optimizer.
-  std::vector<std::string> ckpts = {""};
-  if (job_in.count("checkpointing") == 0) ckpts = {"on", "off"};
+  // Every GPU type with at least one shape, for every method and stack the plan may choose.
+  void search(const std::vector<std::string>& methods, const std::vector<std::string>& stacks) {
+    std::map<std::string, Layouts> by_gpu;
+    for (std::size_t i = 0; i < shapes_.size(); ++i) {
+      const PlanShape& s = shapes_[i];
+      char key[96];
+      std::snprintf(key, sizeof key, "%05d x %05d %s %g", s.gpus_per_node, s.nodes, s.network.c_str(),
+                    s.network_gbit_per_gpu);
+      by_gpu[s.gpu_id][key].push_back(static_cast<int>(i));
+    }
+    for (const auto& [gpu_id, layouts] : by_gpu)
+      for (const auto& method : methods)
+        for (const auto& stack_id : stacks) search_stack(gpu_id, layouts, method, stack_id);
+    res_.considered = static_cast<long>(cands_.size());
+    for (const auto& [k, v] : res_.pruned) res_.considered += v;
+  }
 
-  std::vector<Config> configs;
-  std::vector<Eval> evals;
-  std::vector<Cand> cands;
-  std::set<std::string> no_fit_gpus;
-  std::set<std::string> fit_gpus;
-  auto prune = [&](const std::string& why, long n = 1) { res.pruned[why] += n; };
-
-  for (const auto& [gpu_id, counts] : by_gpu) {
-    const GpuSpec& gpu = *db.gpu(gpu_id);
-    for (const auto& method : methods) {
-      for (const auto& stack_id : stacks) {
-        const StackProfile* stack = db.stack(stack_id);
-        if (stack == nullptr) continue;
-        const std::string base = stack->alias_of.empty() ? stack->id : stack->alias_of;
-        if (base.rfind("torchtune", 0) == 0 && !torchtune_builds(probe_in.model.id, method == "qlora")) {
-          // torchtune builds only the models it has builders for (plan_config.cpp torchtune_model)
-          for (const auto& [n, idx] : counts) prune("stack_lacks_model", static_cast<long>(idx.size()));
-          continue;
-        }
-        if (!stack_vendor_warning(*stack, gpu_id, gpu.vendor).empty()) {
-          for (const auto& [n, idx] : counts) prune("stack_not_on_gpu_vendor", static_cast<long>(idx.size()));
-          continue;
-        }
-        std::vector<std::string> opts = {""};
-        if (method == "full" && job_in.count("optimizer") == 0) opts = {"", "adamw-8bit"};
-        for (const auto& ck : ckpts) {
-          for (const auto& opt : opts) {
-            Config cfg;
-            cfg.req = job_in;
-            cfg.req["gpu"] = gpu_id;
-            cfg.req["method"] = method;
-            cfg.req["stack"] = stack_id;
-            if (method != job_method) {
-              // options of the job's method that the other method does not take
-              if (method != "qlora") cfg.req.erase("quant");
-              if (method == "full") {
-                cfg.req.erase("lora-rank");
-                cfg.req.erase("lora-targets");
-              }
-            }
-            if (!ck.empty()) cfg.req["checkpointing"] = ck;
-            if (!opt.empty()) cfg.req["optimizer"] = opt;
-            auto rin = resolve_request(cfg.req, db, reader, today_days);
-            if (!rin.ok()) {
-              prune("error");
-              continue;
-            }
-            Inputs in = rin.value();
-            cfg.gpu = gpu_id;
-            cfg.method = method;
-            cfg.stack = stack_id;
-            cfg.checkpointing = in.workload.checkpointing ? "on" : "off";
-            cfg.optimizer = optimizer_name(in.workload.optimizer);
-            // skip a variant identical to the default one (8-bit already the default optimizer)
-            if (!opt.empty() && !configs.empty()) {
-              const Config& prev = configs.back();
-              if (prev.gpu == cfg.gpu && prev.method == cfg.method && prev.stack == cfg.stack &&
-                  prev.checkpointing == cfg.checkpointing && prev.optimizer == cfg.optimizer)
-                continue;
-            }
-            const int ci = static_cast<int>(configs.size());
-            configs.push_back(cfg);
-            const auto strategies = stack_strategies(in.stack, in.model, method, 8);
-            for (const auto& [layout, idx] : counts) {
-              const PlanShape& rep = shapes[static_cast<std::size_t>(idx.front())];
-              const int count = rep.ranks();
-              std::vector<std::string> strats;
-              if (count == 1)
-                strats = {"single"};
-              else
-                strats = strategies;
-              // hybrid sharding (FSDP in a node, replicas across nodes) where the stack runs FSDP1's
-              // HYBRID_SHARD
-              if (rep.nodes > 1 && std::find(strats.begin(), strats.end(), "fsdp-grad-op") != strats.end())
-                strats.emplace_back("hsdp");
-              if (strats.empty()) {
-                prune("stack_runs_one_gpu", static_cast<long>(idx.size()));
-                continue;
-              }
-              // (strategy, offload) pairs; a ZeRO strategy that does not fit gets its offload variants
-              // (optimizer states to host RAM; for zero3 parameters too) appended as it fails.
-              std::vector<std::pair<std::string, std::string>> variants;
-              variants.reserve(strats.size());
-              for (const auto& st : strats) variants.emplace_back(st, "none");
-              for (std::size_t vi = 0; vi < variants.size(); ++vi) {
-                const std::string strat = variants[vi].first;
-                const std::string offload = variants[vi].second;
-                Inputs x = in;
-                x.advise = false;
-                x.workload.batch = 0;
-                x.workload.grad_accum = 1;
-                std::int64_t max_micro = 0;
-                ++res.estimates;
-                // The probe at the largest micro-batch (batch 0 = max) is the estimate of that candidate too:
-                // reused below instead of estimating it again.
-                std::unique_ptr<Estimate> probe_e;
-                std::unique_ptr<ParallelEstimate> probe_pe;
-                if (count == 1) {
-                  auto e = estimate(x, db);
-                  if (!e.ok()) {
-                    prune("error", static_cast<long>(idx.size()));
-                    continue;
-                  }
-                  // The largest micro-batch whose memory range's upper end fits (the stack's uncertainty):
-                  // a plan must not rely on the low end of the range.
-                  max_micro = e->max_batch.batch > 0 ? e->max_batch_range_fit : 0;
-                  if (e->max_batch.batch > 0 && max_micro < 1) {
-                    prune("memory_range", static_cast<long>(idx.size()));
-                    continue;
-                  }
-                  probe_e = std::make_unique<Estimate>(std::move(e).value());
-                } else {
-                  x.multi.gpus = rep.gpus_per_node;
-                  x.multi.nodes = rep.nodes;
-                  x.multi.network = rep.nodes > 1 ? rep.network : "";
-                  x.multi.network_gbit_per_gpu = rep.nodes > 1 ? rep.network_gbit_per_gpu : 0;
-                  x.multi.parallel = strat;
-                  x.multi.offload = offload;
-                  auto p = plan_from_inputs(x, db);
-                  if (!p.ok()) {
-                    prune("error", static_cast<long>(idx.size()));
-                    continue;
-                  }
-                  auto pe = estimate_parallel(x, p.value(), db);
-                  if (!pe.ok()) {
-                    prune("error", static_cast<long>(idx.size()));
-                    continue;
-                  }
-                  max_micro = pe->fits ? pe->max_micro_batch : 0;
-                  probe_pe = std::make_unique<ParallelEstimate>(std::move(pe).value());
-                }
-                if (max_micro < 1) {
-                  if (count > 1 && strat.rfind("zero", 0) == 0 && offload == "none")
-                    variants.emplace_back(strat, "optimizer");
-                  else if (count > 1 && strat == "zero3" && offload == "optimizer")
-                    variants.emplace_back(strat, "params");
-                  prune("does_not_fit", static_cast<long>(idx.size()));
-                  if (count == 1) no_fit_gpus.insert(gpu_id);
-                  continue;
-                }
-                const auto mbs = micro_candidates(max_micro, count, c.effective_batch);
-                if (mbs.empty()) {
-                  prune("effective_batch", static_cast<long>(idx.size()));
-                  continue;
-                }
-                for (const auto& [mb, accum] : mbs) {
-                  Inputs y = x;
-                  y.workload.batch = mb;
-                  y.workload.grad_accum = accum;
-                  Eval ev;
-                  ev.config = ci;
-                  ev.ranks = count;
-                  ev.parallel = strat;
-                  ev.offload = offload;
-                  ev.micro = mb;
-                  ev.accum = accum;
-                  ev.max_micro = max_micro;
-                  const bool reuse =
-                      accum == 1 && (count == 1 ? (probe_e && mb == probe_e->batch) : mb == max_micro);
-                  if (!reuse) ++res.estimates;
-                  if (count == 1) {
-                    auto e = reuse ? Result<Estimate>(*probe_e) : estimate(y, db);
-                    if (!e.ok() || e->batch < 1 || e->batch > e->max_batch.batch) {
-                      prune("does_not_fit", static_cast<long>(idx.size()));
-                      continue;
-                    }
-                    ev.hours = e->time_hours;
-                    ev.step_s = e->step.total_s;
-                    ev.qps = e->throughput_qps;
-                    ev.peak = e->memory.total();
-                    ev.usable = e->max_batch.usable_bytes;
-                    bottleneck_of(e->step, e->step.total_s, 0, 0, ev);
-                  } else {
-                    Result<ParallelEstimate> pe = make_error(Errc::internal, "", "not estimated");
-                    if (reuse) {
-                      pe = *probe_pe;
-                    } else {
-                      auto p = plan_from_inputs(y, db);
-                      if (!p.ok()) continue;
-                      pe = estimate_parallel(y, p.value(), db);
-                    }
-                    if (!pe.ok() || !pe->fits || pe->micro_batch < 1) {
-                      prune("does_not_fit", static_cast<long>(idx.size()));
-                      continue;
-                    }
-                    ev.hours = pe->time_hours;
-                    ev.step_s = pe->step_s;
-                    ev.qps = pe->throughput_qps;
-                    ev.peak = pe->memory.total();
-                    ev.usable = pe->usable_bytes;
-                    // the compute part's breakdown is the single-GPU step model's at the same micro-batch
-                    bottleneck_of(pe->single.step, pe->step_s, pe->comm_exposed_s, pe->optimizer_s, ev);
-                  }
-                  if (!(ev.hours > 0) || !std::isfinite(ev.hours)) {
-                    prune("error", static_cast<long>(idx.size()));
-                    continue;
-                  }
-                  if (count == 1) fit_gpus.insert(gpu_id);
-                  const int ei = static_cast<int>(evals.size());
-                  evals.push_back(ev);
-                  for (int si : idx) {
-                    Cand cd;
-                    cd.eval = ei;
-                    cd.shape = si;
-                    cd.cost = ev.hours * shapes[static_cast<std::size_t>(si)].usd_per_hour;
-                    cands.push_back(cd);
-                  }
-                }
-              }
-            }
-          }
-        }
+  // The constraints, the Pareto front and its entries (res.front, res.best), and the alternatives.
+  void choose() {
+    const Picks p = apply_constraints();
+    // Ties (e.g. ZeRO-1 and ZeRO-2 at the same time and cost) keep the search order, so the native and the
+    // browser build (libstdc++ vs libc++ std::sort) pick the same plan.
+    std::vector<int> ok = p.ok;
+    std::stable_sort(ok.begin(), ok.end(), [&](int a, int b) {
+      if (cost_of(a) != cost_of(b)) return cost_of(a) < cost_of(b);
+      return hours_of(a) < hours_of(b);
+    });
+    std::vector<int> front;
+    double best_hours = 0;
+    for (int i : ok) {
+      if (front.empty() || hours_of(i) < best_hours) {
+        front.push_back(i);
+        best_hours = hours_of(i);
       }
     }
+    for (std::size_t k = 0; k < front.size(); ++k) {
+      PlanEntry e = make_entry(front[k]);
+      e.id = static_cast<int>(k);
+      e.why = why_on_front(e, front, k);
+      res_.front.push_back(e);
+    }
+    if (!res_.front.empty()) res_.best = c_.minimize == "time" ? res_.front.back().id : res_.front.front().id;
+    add_alternatives(p, front);
   }
-  res.considered = static_cast<long>(cands.size());
-  for (const auto& [k, v] : res.pruned) res.considered += v;
 
-  // Constraints, then the Pareto front of (hours, cost).
-  std::vector<int> ok;
-  int cheapest_any = -1;
-  int fastest_any = -1;
-  int cheapest_single_any = -1;
-  for (std::size_t i = 0; i < cands.size(); ++i) {
-    const Cand& cd = cands[i];
-    const Eval& ev = evals[static_cast<std::size_t>(cd.eval)];
-    auto better_cost = [&](int j) { return j < 0 || cd.cost < cands[static_cast<std::size_t>(j)].cost; };
-    if (better_cost(cheapest_any)) cheapest_any = static_cast<int>(i);
-    if (ev.ranks == 1 && better_cost(cheapest_single_any)) cheapest_single_any = static_cast<int>(i);
-    if (fastest_any < 0 ||
-        ev.hours < evals[static_cast<std::size_t>(cands[static_cast<std::size_t>(fastest_any)].eval)].hours ||
-        (ev.hours ==
-             evals[static_cast<std::size_t>(cands[static_cast<std::size_t>(fastest_any)].eval)].hours &&
-         cd.cost < cands[static_cast<std::size_t>(fastest_any)].cost))
-      fastest_any = static_cast<int>(i);
-    if (c.deadline_hours > 0 && ev.hours > c.deadline_hours) {
-      prune("deadline");
-      continue;
-    }
-    if (c.budget_usd > 0 && cd.cost > c.budget_usd) {
-      prune("budget");
-      continue;
-    }
-    ok.push_back(static_cast<int>(i));
-  }
-  auto hours_of = [&](int i) {
-    return evals[static_cast<std::size_t>(cands[static_cast<std::size_t>(i)].eval)].hours;
+ private:
+  // The estimate at the largest micro-batch (batch 0 = max) of one (layout, strategy, offload), reused as
+  // the estimate of that candidate instead of estimating it again.
+  struct Probe {
+    std::int64_t max_micro = 0;
+    std::unique_ptr<Estimate> single;
+    std::unique_ptr<ParallelEstimate> multi;
   };
-  auto cost_of = [&](int i) { return cands[static_cast<std::size_t>(i)].cost; };
-  // Ties (e.g. ZeRO-1 and ZeRO-2 at the same time and cost) keep the search order, so the native and the
-  // browser build (libstdc++ vs libc++ std::sort) pick the same plan.
-  std::stable_sort(ok.begin(), ok.end(), [&](int a, int b) {
-    if (cost_of(a) != cost_of(b)) return cost_of(a) < cost_of(b);
-    return hours_of(a) < hours_of(b);
-  });
-  std::vector<int> front;
-  double best_hours = 0;
-  for (int i : ok) {
-    if (front.empty() || hours_of(i) < best_hours) {
-      front.push_back(i);
-      best_hours = hours_of(i);
+  // What the constraints leave (indices into cands_), and the cheapest and fastest candidates before them.
+  struct Picks {
+    std::vector<int> ok;
+    int cheapest_any = -1, fastest_any = -1, cheapest_single_any = -1;
+  };
+
+  const Request& job_;
+  const PlanConstraints& c_;
+  const Database& db_;
+  const FileReader& reader_;
+  long today_days_;
+  const Inputs& probe_in_;
+  std::string job_method_;
+  long stale_days_;
+  std::vector<PlanShape> shapes_;
+  PlanResult& res_;
+  std::vector<std::string> ckpts_ = {""};
+  std::vector<Config> configs_;
+  std::vector<Eval> evals_;
+  std::vector<Cand> cands_;
+  std::set<std::string> no_fit_gpus_;
+  std::set<std::string> fit_gpus_;
+
+  void prune(const std::string& why, long n = 1) { res_.pruned[why] += n; }
+  void prune_layouts(const std::string& why, const Layouts& layouts) {
+    for (const auto& [n, idx] : layouts) prune(why, static_cast<long>(idx.size()));
+  }
+  double hours_of(int i) const {
+    return evals_[static_cast<std::size_t>(cands_[static_cast<std::size_t>(i)].eval)].hours;
+  }
+  double cost_of(int i) const { return cands_[static_cast<std::size_t>(i)].cost; }
+
+  // One (GPU type, method, stack): pruned when the stack cannot run it, else every variant.
+  void search_stack(const std::string& gpu_id, const Layouts& layouts, const std::string& method,
+                    const std::string& stack_id) {
+    const GpuSpec& gpu = *db_.gpu(gpu_id);
+    const StackProfile* stack = db_.stack(stack_id);
+    if (stack == nullptr) return;
+    const std::string base = stack->alias_of.empty() ? stack->id : stack->alias_of;
+    if (base.rfind("torchtune", 0) == 0 && !torchtune_builds(probe_in_.model.id, method == "qlora")) {
+      // torchtune builds only the models it has builders for (plan_config.cpp torchtune_model)
+      prune_layouts("stack_lacks_model", layouts);
+      return;
+    }
+    if (!stack_vendor_warning(*stack, gpu_id, gpu.vendor).empty()) {
+      prune_layouts("stack_not_on_gpu_vendor", layouts);
+      return;
+    }
+    std::vector<std::string> opts = {""};
+    if (method == "full" && job_.count("optimizer") == 0) opts = {"", "adamw-8bit"};
+    for (const auto& ck : ckpts_)
+      for (const auto& opt : opts) search_config(gpu_id, layouts, method, stack_id, ck, opt);
+  }
+
+  // The job's request for one configuration (the options of the job's method that another method does not
+  // take are dropped).
+  Request config_request(const std::string& gpu_id, const std::string& method, const std::string& stack_id,
+                         const std::string& ck, const std::string& opt) const {
+    Request req = job_;
+    req["gpu"] = gpu_id;
+    req["method"] = method;
+    req["stack"] = stack_id;
+    if (method != job_method_) {
+      if (method != "qlora") req.erase("quant");
+      if (method == "full") {
+        req.erase("lora-rank");
+        req.erase("lora-targets");
+      }
+    }
+    if (!ck.empty()) req["checkpointing"] = ck;
+    if (!opt.empty()) req["optimizer"] = opt;
+    return req;
+  }
+
+  // One configuration: resolved, skipped when it repeats the previous one, then every layout.
+  void search_config(const std::string& gpu_id, const Layouts& layouts, const std::string& method,
+                     const std::string& stack_id, const std::string& ck, const std::string& opt) {
+    Config cfg;
+    cfg.req = config_request(gpu_id, method, stack_id, ck, opt);
+    auto rin = resolve_request(cfg.req, db_, reader_, today_days_);
+    if (!rin.ok()) {
+      prune("error");
+      return;
+    }
+    const Inputs in = rin.value();
+    cfg.gpu = gpu_id;
+    cfg.method = method;
+    cfg.stack = stack_id;
+    cfg.checkpointing = in.workload.checkpointing ? "on" : "off";
+    cfg.optimizer = optimizer_name(in.workload.optimizer);
+    // skip a variant identical to the default one (8-bit already the default optimizer)
+    if (!opt.empty() && !configs_.empty()) {
+      const Config& prev = configs_.back();
+      if (prev.gpu == cfg.gpu && prev.method == cfg.method && prev.stack == cfg.stack &&
+          prev.checkpointing == cfg.checkpointing && prev.optimizer == cfg.optimizer)
+        return;
+    }
+    const int ci = static_cast<int>(configs_.size());
+    configs_.push_back(cfg);
+    const auto strategies = stack_strategies(in.stack, in.model, method, 8);
+    for (const auto& [layout, idx] : layouts) search_layout(in, ci, strategies, idx);
+  }
+
+  // One layout (the shapes idx share it): every strategy the stack runs there, with the offload variants a
+  // ZeRO strategy that does not fit gets appended as it fails.
+  void search_layout(const Inputs& in, int ci, const std::vector<std::string>& strategies,
+                     const std::vector<int>& idx) {
+    const PlanShape& rep = shapes_[static_cast<std::size_t>(idx.front())];
+    std::vector<std::string> strats;
+    if (rep.ranks() == 1)
+      strats = {"single"};
+    else
+      strats = strategies;
+    // hybrid sharding (FSDP in a node, replicas across nodes) where the stack runs FSDP1's HYBRID_SHARD
+    if (rep.nodes > 1 && std::find(strats.begin(), strats.end(), "fsdp-grad-op") != strats.end())
+      strats.emplace_back("hsdp");
+    if (strats.empty()) {
+      prune("stack_runs_one_gpu", static_cast<long>(idx.size()));
+      return;
+    }
+    // (strategy, offload) pairs
+    std::vector<std::pair<std::string, std::string>> variants;
+    variants.reserve(strats.size());
+    for (const auto& st : strats) variants.emplace_back(st, "none");
+    for (std::size_t vi = 0; vi < variants.size(); ++vi) {
+      const std::string strat = variants[vi].first;
+      const std::string offload = variants[vi].second;
+      search_variant(in, ci, rep, idx, strat, offload, variants);
     }
   }
 
-  auto make_entry = [&](int ci) {
-    const Cand& cd = cands[static_cast<std::size_t>(ci)];
-    const Eval& ev = evals[static_cast<std::size_t>(cd.eval)];
-    const Config& cfg = configs[static_cast<std::size_t>(ev.config)];
-    const PlanShape& s = shapes[static_cast<std::size_t>(cd.shape)];
-    const GpuSpec& g = *db.gpu(s.gpu_id);
+  // The inputs of one (layout, strategy, offload) at the largest micro-batch.
+  static Inputs variant_inputs(const Inputs& in, const PlanShape& rep, const std::string& strat,
+                               const std::string& offload) {
+    Inputs x = in;
+    x.advise = false;
+    x.workload.batch = 0;
+    x.workload.grad_accum = 1;
+    if (rep.ranks() > 1) {
+      x.multi.gpus = rep.gpus_per_node;
+      x.multi.nodes = rep.nodes;
+      x.multi.network = rep.nodes > 1 ? rep.network : "";
+      x.multi.network_gbit_per_gpu = rep.nodes > 1 ? rep.network_gbit_per_gpu : 0;
+      x.multi.parallel = strat;
+      x.multi.offload = offload;
+    }
+    return x;
+  }
+
+  // The estimate at the largest micro-batch: the prune reason when there is none ("" with max_micro 0
+  // when it does not fit).
+  std::string probe(const Inputs& x, int count, Probe& pr) {
+    if (count == 1) {
+      auto e = estimate(x, db_);
+      if (!e.ok()) return "error";
+      // The largest micro-batch whose memory range's upper end fits (the stack's uncertainty): a plan must
+      // not rely on the low end of the range.
+      pr.max_micro = e->max_batch.batch > 0 ? e->max_batch_range_fit : 0;
+      if (e->max_batch.batch > 0 && pr.max_micro < 1) return "memory_range";
+      pr.single = std::make_unique<Estimate>(std::move(e).value());
+      return "";
+    }
+    auto p = plan_from_inputs(x, db_);
+    if (!p.ok()) return "error";
+    auto pe = estimate_parallel(x, p.value(), db_);
+    if (!pe.ok()) return "error";
+    pr.max_micro = pe->fits ? pe->max_micro_batch : 0;
+    pr.multi = std::make_unique<ParallelEstimate>(std::move(pe).value());
+    return "";
+  }
+
+  // One (layout, strategy, offload): its largest micro-batch, then the micro-batch candidates.
+  void search_variant(const Inputs& in, int ci, const PlanShape& rep, const std::vector<int>& idx,
+                      const std::string& strat, const std::string& offload,
+                      std::vector<std::pair<std::string, std::string>>& variants) {
+    const int count = rep.ranks();
+    const Inputs x = variant_inputs(in, rep, strat, offload);
+    ++res_.estimates;
+    Probe pr;
+    const std::string failed = probe(x, count, pr);
+    if (!failed.empty()) {
+      prune(failed, static_cast<long>(idx.size()));
+      return;
+    }
+    if (pr.max_micro < 1) {
+      if (count > 1 && strat.rfind("zero", 0) == 0 && offload == "none")
+        variants.emplace_back(strat, "optimizer");
+      else if (count > 1 && strat == "zero3" && offload == "optimizer")
+        variants.emplace_back(strat, "params");
+      prune("does_not_fit", static_cast<long>(idx.size()));
+      if (count == 1) no_fit_gpus_.insert(configs_[static_cast<std::size_t>(ci)].gpu);
+      return;
+    }
+    const auto mbs = micro_candidates(pr.max_micro, count, c_.effective_batch);
+    if (mbs.empty()) {
+      prune("effective_batch", static_cast<long>(idx.size()));
+      return;
+    }
+    Eval ev;
+    ev.config = ci;
+    ev.ranks = count;
+    ev.parallel = strat;
+    ev.offload = offload;
+    ev.max_micro = pr.max_micro;
+    for (const auto& [mb, accum] : mbs) {
+      ev.micro = mb;
+      ev.accum = accum;
+      evaluate_micro(x, pr, ev, idx);
+    }
+  }
+
+  // One micro-batch (and grad-accum) of a variant: its hours, step and memory into ev; false (with the
+  // prune counted, where the search counts one) when it does not fit.
+  bool estimate_micro(const Inputs& x, const Probe& pr, Eval& ev, const std::vector<int>& idx) {
+    Inputs y = x;
+    y.workload.batch = ev.micro;
+    y.workload.grad_accum = ev.accum;
+    const bool single = ev.ranks == 1;
+    const bool reuse =
+        ev.accum == 1 && (single ? (pr.single && ev.micro == pr.single->batch) : ev.micro == pr.max_micro);
+    if (!reuse) ++res_.estimates;
+    if (single) {
+      auto e = reuse ? Result<Estimate>(*pr.single) : estimate(y, db_);
+      if (!e.ok() || e->batch < 1 || e->batch > e->max_batch.batch) {
+        prune("does_not_fit", static_cast<long>(idx.size()));
+        return false;
+      }
+      ev.hours = e->time_hours;
+      ev.step_s = e->step.total_s;
+      ev.qps = e->throughput_qps;
+      ev.peak = e->memory.total();
+      ev.usable = e->max_batch.usable_bytes;
+      bottleneck_of(e->step, e->step.total_s, 0, 0, ev);
+      return true;
+    }
+    Result<ParallelEstimate> pe = make_error(Errc::internal, "", "not estimated");
+    if (reuse) {
+      pe = *pr.multi;
+    } else {
+      auto p = plan_from_inputs(y, db_);
+      if (!p.ok()) return false;
+      pe = estimate_parallel(y, p.value(), db_);
+    }
+    if (!pe.ok() || !pe->fits || pe->micro_batch < 1) {
+      prune("does_not_fit", static_cast<long>(idx.size()));
+      return false;
+    }
+    ev.hours = pe->time_hours;
+    ev.step_s = pe->step_s;
+    ev.qps = pe->throughput_qps;
+    ev.peak = pe->memory.total();
+    ev.usable = pe->usable_bytes;
+    // the compute part's breakdown is the single-GPU step model's at the same micro-batch
+    bottleneck_of(pe->single.step, pe->step_s, pe->comm_exposed_s, pe->optimizer_s, ev);
+    return true;
+  }
+
+  // One micro-batch candidate: estimated, and on success one candidate per shape of the layout.
+  void evaluate_micro(const Inputs& x, const Probe& pr, Eval ev, const std::vector<int>& idx) {
+    if (!estimate_micro(x, pr, ev, idx)) return;
+    if (!(ev.hours > 0) || !std::isfinite(ev.hours)) {
+      prune("error", static_cast<long>(idx.size()));
+      return;
+    }
+    if (ev.ranks == 1) fit_gpus_.insert(configs_[static_cast<std::size_t>(ev.config)].gpu);
+    const int ei = static_cast<int>(evals_.size());
+    evals_.push_back(ev);
+    for (int si : idx) {
+      Cand cd;
+      cd.eval = ei;
+      cd.shape = si;
+      cd.cost = ev.hours * shapes_[static_cast<std::size_t>(si)].usd_per_hour;
+      cands_.push_back(cd);
+    }
+  }
+
+  // Deadline and budget (pruned), and the cheapest / fastest / cheapest single-GPU candidates before them.
+  Picks apply_constraints() {
+    Picks p;
+    for (std::size_t i = 0; i < cands_.size(); ++i) {
+      const Cand& cd = cands_[i];
+      const Eval& ev = evals_[static_cast<std::size_t>(cd.eval)];
+      const int ii = static_cast<int>(i);
+      auto better_cost = [&](int j) { return j < 0 || cd.cost < cost_of(j); };
+      if (better_cost(p.cheapest_any)) p.cheapest_any = ii;
+      if (ev.ranks == 1 && better_cost(p.cheapest_single_any)) p.cheapest_single_any = ii;
+      if (p.fastest_any < 0 || ev.hours < hours_of(p.fastest_any) ||
+          (ev.hours == hours_of(p.fastest_any) && cd.cost < cost_of(p.fastest_any)))
+        p.fastest_any = ii;
+      if (c_.deadline_hours > 0 && ev.hours > c_.deadline_hours) {
+        prune("deadline");
+        continue;
+      }
+      if (c_.budget_usd > 0 && cd.cost > c_.budget_usd) {
+        prune("budget");
+        continue;
+      }
+      p.ok.push_back(ii);
+    }
+    return p;
+  }
+
+  // The request `ftcost estimate` takes to reproduce candidate ci.
+  Request entry_request(const Config& cfg, const Eval& ev, const PlanShape& s) const {
+    Request r = cfg.req;
+    r["batch"] = std::to_string(ev.micro);
+    r["grad-accum"] = std::to_string(ev.accum);
+    r["provider"] = s.provider_id;
+    if (s.spot) r["spot"] = "on";
+    if (ev.ranks > 1) {
+      r["gpus"] = std::to_string(s.gpus_per_node);
+      if (s.nodes > 1) {
+        r["nodes"] = std::to_string(s.nodes);
+        r["network"] = s.network;
+        r["network-gbit-per-gpu"] = json(s.network_gbit_per_gpu).dump();
+      }
+      r["parallel"] = ev.parallel;
+      if (ev.offload != "none") r["offload"] = ev.offload;
+    }
+    // `estimate` prices a provider's GPU at its best offer; a shape of another offer pins its own price
+    if (estimate_picks(db_, s.gpu_id, s.provider_id, s.spot, today_days_, stale_days_) !=
+        s.usd_per_gpu_hour) {
+      // (--provider and --price-per-hour exclude each other: the offer's own price stands for it)
+      r.erase("provider");
+      r.erase("spot");
+      r["price-per-hour"] = json(s.usd_per_gpu_hour).dump();
+    }
+    return r;
+  }
+
+  PlanEntry make_entry(int ci) const {
+    const Cand& cd = cands_[static_cast<std::size_t>(ci)];
+    const Eval& ev = evals_[static_cast<std::size_t>(cd.eval)];
+    const Config& cfg = configs_[static_cast<std::size_t>(ev.config)];
+    const PlanShape& s = shapes_[static_cast<std::size_t>(cd.shape)];
+    const GpuSpec& g = *db_.gpu(s.gpu_id);
     PlanEntry e;
     e.shape = s;
     e.gpu_name = g.name;
@@ -654,41 +765,20 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
     e.usable_gib = ev.usable / kGiB;
     e.bottleneck = ev.bottleneck;
     e.bottleneck_share = ev.share;
-    Request r = cfg.req;
-    r["batch"] = std::to_string(ev.micro);
-    r["grad-accum"] = std::to_string(ev.accum);
-    r["provider"] = s.provider_id;
-    if (s.spot) r["spot"] = "on";
-    if (ev.ranks > 1) {
-      r["gpus"] = std::to_string(s.gpus_per_node);
-      if (s.nodes > 1) {
-        r["nodes"] = std::to_string(s.nodes);
-        r["network"] = s.network;
-        r["network-gbit-per-gpu"] = json(s.network_gbit_per_gpu).dump();
-      }
-      r["parallel"] = ev.parallel;
-      if (ev.offload != "none") r["offload"] = ev.offload;
-    }
-    // `estimate` prices a provider's GPU at its best offer; a shape of another offer pins its own price
-    if (estimate_picks(db, s.gpu_id, s.provider_id, s.spot, today_days, stale_days) != s.usd_per_gpu_hour) {
-      // (--provider and --price-per-hour exclude each other: the offer's own price stands for it)
-      r.erase("provider");
-      r.erase("spot");
-      r["price-per-hour"] = json(s.usd_per_gpu_hour).dump();
-    }
-    e.request = r;
+    e.request = entry_request(cfg, ev, s);
     return e;
-  };
-  auto label = [](const PlanEntry& e) {
+  }
+
+  static std::string label(const PlanEntry& e) {
     std::string s = (e.shape.ranks() > 1 ? std::to_string(e.shape.ranks()) + "x " : std::string()) +
                     e.shape.gpu_id + " at " + e.shape.provider + (e.shape.spot ? " (spot)" : "");
     if (e.shape.ranks() > 1) s += ", " + e.parallel;
     return s;
-  };
+  }
 
-  for (std::size_t k = 0; k < front.size(); ++k) {
-    PlanEntry e = make_entry(front[k]);
-    e.id = static_cast<int>(k);
+  // Why entry k of the front is there: its place on the front, bottleneck, memory, offload, micro-batch
+  // and price age.
+  std::string why_on_front(const PlanEntry& e, const std::vector<int>& front, std::size_t k) const {
     std::string why;
     if (k == 0) why = "cheapest plan that meets the constraints";
     if (k + 1 == front.size())
@@ -713,74 +803,106 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
       why += "; micro-batch " + std::to_string(e.micro_batch) +
              (e.shape.ranks() == 1 ? " is the largest whose memory range (upper end) fits"
                                    : " is the largest that fits");
-    if (e.shape.stale) why += "; its price is older than " + std::to_string(stale_days) + " days";
+    if (e.shape.stale) why += "; its price is older than " + std::to_string(stale_days_) + " days";
     if (e.shape.date.empty()) why += "; its price is undated";
-    e.why = why;
-    res.front.push_back(e);
+    return why;
   }
-  if (!res.front.empty()) {
-    if (c.minimize == "time")
-      res.best = res.front.back().id;
-    else
-      res.best = res.front.front().id;
+
+  void add_alt(const std::string& what, const std::string& why) { res_.alternatives.push_back({what, why}); }
+
+  // The cheapest single GPU, against the deadline, the budget or a multi-GPU best plan.
+  void single_gpu_alternative(int cheapest_single_any) {
+    if (cheapest_single_any < 0) return;
+    res_.cheapest_single_gpu = make_entry(cheapest_single_any);
+    res_.cheapest_single_gpu.id = -1;
+    const PlanEntry e = make_entry(cheapest_single_any);
+    const double h = e.hours;
+    if (c_.deadline_hours > 0 && h > c_.deadline_hours)
+      add_alt("cheapest single GPU: " + label(e) + ", " + money(e.cost_usd),
+              "misses the deadline: " + hours_text(h) + " > " + hours_text(c_.deadline_hours));
+    else if (c_.budget_usd > 0 && e.cost_usd > c_.budget_usd)
+      add_alt("cheapest single GPU: " + label(e),
+              "over budget: " + money(e.cost_usd) + " > " + money(c_.budget_usd));
+    else if (res_.best >= 0 && res_.front[static_cast<std::size_t>(res_.best)].shape.ranks() > 1)
+      add_alt("cheapest single GPU: " + label(e) + ", " + money(e.cost_usd) + ", " + hours_text(h),
+              c_.minimize == "time" ? "slower than the best plan" : "costs more than the best plan");
+  }
+
+  // The fastest shape off the front, and the cheapest of all when it is not the single-GPU one.
+  void fastest_and_cheapest_alternatives(const Picks& p, const std::vector<int>& front) {
+    if (p.fastest_any >= 0 && res_.best >= 0 &&
+        std::find(front.begin(), front.end(), p.fastest_any) == front.end()) {
+      const PlanEntry e = make_entry(p.fastest_any);
+      const PlanEntry& b = res_.front[static_cast<std::size_t>(res_.best)];
+      if (e.hours < b.hours) {
+        std::string why = "costs " + money(e.cost_usd) + " (" +
+                          num(e.cost_usd / std::max(1e-9, b.cost_usd), 1) + "x the best plan's " +
+                          money(b.cost_usd) + ") to finish in " + hours_text(e.hours);
+        if (c_.budget_usd > 0 && e.cost_usd > c_.budget_usd) why = "over budget: " + why;
+        add_alt("fastest shape: " + label(e), why);
+      }
+    }
+    if (p.cheapest_any >= 0 && res_.best >= 0 && p.cheapest_any != p.cheapest_single_any) {
+      const PlanEntry e = make_entry(p.cheapest_any);
+      const PlanEntry& b = res_.front[static_cast<std::size_t>(res_.best)];
+      if (e.cost_usd < b.cost_usd)
+        add_alt("cheapest of all: " + label(e) + ", " + money(e.cost_usd),
+                c_.deadline_hours > 0 && e.hours > c_.deadline_hours
+                    ? "misses the deadline: " + hours_text(e.hours) + " > " + hours_text(c_.deadline_hours)
+                    : "slower than the best plan (" + hours_text(e.hours) + ")");
+    }
   }
 
   // Why the obvious alternatives lose.
-  auto add_alt = [&](const std::string& what, const std::string& why) {
-    res.alternatives.push_back({what, why});
-  };
-  if (cheapest_single_any >= 0) {
-    res.cheapest_single_gpu = make_entry(cheapest_single_any);
-    res.cheapest_single_gpu.id = -1;
-  }
-  if (cheapest_single_any >= 0) {
-    const PlanEntry e = make_entry(cheapest_single_any);
-    const double h = e.hours;
-    if (c.deadline_hours > 0 && h > c.deadline_hours)
-      add_alt("cheapest single GPU: " + label(e) + ", " + money(e.cost_usd),
-              "misses the deadline: " + hours_text(h) + " > " + hours_text(c.deadline_hours));
-    else if (c.budget_usd > 0 && e.cost_usd > c.budget_usd)
-      add_alt("cheapest single GPU: " + label(e),
-              "over budget: " + money(e.cost_usd) + " > " + money(c.budget_usd));
-    else if (res.best >= 0 && res.front[static_cast<std::size_t>(res.best)].shape.ranks() > 1)
-      add_alt("cheapest single GPU: " + label(e) + ", " + money(e.cost_usd) + ", " + hours_text(h),
-              c.minimize == "time" ? "slower than the best plan" : "costs more than the best plan");
-  }
-  if (fastest_any >= 0 && res.best >= 0 &&
-      std::find(front.begin(), front.end(), fastest_any) == front.end()) {
-    const PlanEntry e = make_entry(fastest_any);
-    const PlanEntry& b = res.front[static_cast<std::size_t>(res.best)];
-    if (e.hours < b.hours) {
-      std::string why = "costs " + money(e.cost_usd) + " (" +
-                        num(e.cost_usd / std::max(1e-9, b.cost_usd), 1) + "x the best plan's " +
-                        money(b.cost_usd) + ") to finish in " + hours_text(e.hours);
-      if (c.budget_usd > 0 && e.cost_usd > c.budget_usd) why = "over budget: " + why;
-      add_alt("fastest shape: " + label(e), why);
+  void add_alternatives(const Picks& p, const std::vector<int>& front) {
+    single_gpu_alternative(p.cheapest_single_any);
+    fastest_and_cheapest_alternatives(p, front);
+    std::vector<std::string> ids;
+    for (const auto& g : no_fit_gpus_)
+      if (fit_gpus_.count(g) == 0) ids.push_back(g);
+    if (!ids.empty()) {
+      if (ids.size() > 6) {
+        const std::size_t more = ids.size() - 6;
+        ids.resize(6);
+        ids.push_back("and " + std::to_string(more) + " more");
+      }
+      add_alt("one GPU of: " + join_ids(ids),
+              "the job does not fit on one of them at micro-batch 1 in any configuration tried");
     }
+    if (res_.front.empty() && cands_.empty())
+      add_alt("any plan", "nothing fits: try --methods qlora, more GPUs (--max-gpus) or other --gpus");
   }
-  if (cheapest_any >= 0 && res.best >= 0 && cheapest_any != cheapest_single_any) {
-    const PlanEntry e = make_entry(cheapest_any);
-    const PlanEntry& b = res.front[static_cast<std::size_t>(res.best)];
-    if (e.cost_usd < b.cost_usd)
-      add_alt("cheapest of all: " + label(e) + ", " + money(e.cost_usd),
-              c.deadline_hours > 0 && e.hours > c.deadline_hours
-                  ? "misses the deadline: " + hours_text(e.hours) + " > " + hours_text(c.deadline_hours)
-                  : "slower than the best plan (" + hours_text(e.hours) + ")");
-  }
-  std::vector<std::string> ids;
-  for (const auto& g : no_fit_gpus)
-    if (fit_gpus.count(g) == 0) ids.push_back(g);
-  if (!ids.empty()) {
-    if (ids.size() > 6) {
-      const std::size_t more = ids.size() - 6;
-      ids.resize(6);
-      ids.push_back("and " + std::to_string(more) + " more");
-    }
-    add_alt("one GPU of: " + join_ids(ids),
-            "the job does not fit on one of them at micro-batch 1 in any configuration tried");
-  }
-  if (res.front.empty() && cands.empty())
-    add_alt("any plan", "nothing fits: try --methods qlora, more GPUs (--max-gpus) or other --gpus");
+};
+
+}  // namespace
+
+Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const Database& db,
+                        const FileReader& reader, long today_days) {
+  const auto t0 = std::chrono::steady_clock::now();
+  PlanResult res;
+  res.constraints = c;
+  if (auto st = check_plan_job(job_in); !st.ok()) return st.error();
+  if (db.gpus().empty()) return make_error(Errc::invalid_value, "--gpus", "the database has no GPUs");
+  // The job itself must be valid whatever the GPU (an unknown model or a bad flag is an error, not a prune).
+  Request probe = job_in;
+  probe["gpu"] = c.gpus.empty() ? db.gpus().begin()->first : c.gpus.front();
+  FTCOST_TRY(probe_in, resolve_request(probe, db, reader, today_days));
+  const std::string job_method = method_name(probe_in.workload.method);
+  const std::string job_stack = probe_in.stack.id;
+  std::vector<std::string> methods = c.methods.empty() ? std::vector<std::string>{job_method} : c.methods;
+  std::vector<std::string> stacks = c.stacks.empty() ? std::vector<std::string>{job_stack} : c.stacks;
+  if (!c.methods.empty() && job_in.count("method") != 0 &&
+      std::find(methods.begin(), methods.end(), job_method) == methods.end())
+    return make_error(Errc::invalid_value, "--methods",
+                      "does not include the job's --method " + job_method + "; give one or the other");
+  if (!c.stacks.empty() && job_in.count("stack") != 0 &&
+      std::find(stacks.begin(), stacks.end(), job_stack) == stacks.end())
+    return make_error(Errc::invalid_value, "--stacks",
+                      "does not include the job's --stack " + job_stack + "; give one or the other");
+  PlanSearch search(job_in, c, db, reader, today_days, probe_in,
+                    plan_shapes(db, c, today_days, probe_in.stale_days), res);
+  search.search(methods, stacks);
+  search.choose();
   res.search_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return res;
 }

@@ -2,6 +2,7 @@
 
 #include "ftcost/parallel.hpp"
 
+#include <algorithm>
 #include <exception>
 
 namespace ftcost {
@@ -43,6 +44,95 @@ Result<std::vector<int>> parse_counts(const std::string& text) {
   return out;
 }
 
+namespace {
+
+// Every count above a node is a whole number of nodes, joined by a network.
+Status check_counts(const std::vector<int>& counts, int node_gpus, bool networked) {
+  for (int c : counts) {
+    if (c > node_gpus && c % node_gpus != 0)
+      return make_error(Errc::invalid_value, "--counts",
+                        std::to_string(c) + " GPUs is not a whole number of nodes of " +
+                            std::to_string(node_gpus) + " GPUs (--gpus sets the GPUs per node)");
+    if (c > node_gpus && !networked)
+      return make_error(Errc::invalid_value, "--counts",
+                        std::to_string(c) + " GPUs need " + std::to_string(c / node_gpus) +
+                            " nodes: give the network between them (--node with a network, or --network and "
+                            "--network-gbit-per-gpu)");
+  }
+  return Ok{};
+}
+
+// A one-GPU point from its estimate; the series' price is the first one seen.
+void single_point(const Estimate& one, ScalingPoint& p, ScalingSeries& s) {
+  p.fits = one.batch > 0 && one.batch <= one.max_batch.batch;
+  p.micro_batch = one.batch;
+  p.global_batch = one.batch * std::max<std::int64_t>(1, one.in.workload.grad_accum);
+  p.per_rank_peak_gib = one.memory.total() / kGiB;
+  p.step_s = one.step.total_s;
+  p.qps = one.throughput_qps;
+  p.tps = one.throughput_tps;
+  p.hours = one.time_hours;
+  if (!one.has_price) return;
+  p.cost_usd = one.chosen.cost_usd;
+  if (s.price_provider.empty()) {
+    s.price_provider = one.chosen.price.provider;
+    s.usd_per_gpu_hour = one.chosen.price.usd_per_hour;
+  }
+}
+
+// A multi-GPU point from its estimate; the series' price is the first one seen.
+void multi_point(const ParallelEstimate& e, ScalingPoint& p, ScalingSeries& s) {
+  p.strategy = e.strategy_label;
+  p.fits = e.fits;
+  p.micro_batch = e.micro_batch;
+  p.global_batch = e.global_batch;
+  p.per_rank_peak_gib = e.memory.total() / kGiB;
+  p.step_s = e.step_s;
+  p.comm_exposed_s = e.comm_exposed_s;
+  p.qps = e.throughput_qps;
+  p.tps = e.throughput_tps;
+  p.hours = e.time_hours;
+  p.cost_usd = e.cost_usd;
+  if (s.price_provider.empty() && e.usd_per_gpu_hour > 0) {
+    s.price_provider = e.price_provider;
+    s.usd_per_gpu_hour = e.usd_per_gpu_hour;
+  }
+}
+
+// The job on c GPUs (whole nodes above s.node_gpus): an error of that count is the point's error, not
+// the series'.
+ScalingPoint scaling_point(const Request& base, int c, ScalingSeries& s, const Database& db,
+                           const FileReader& reader, long today_days) {
+  ScalingPoint p;
+  p.gpus = c;
+  p.gpus_per_node = c > s.node_gpus ? s.node_gpus : c;
+  p.nodes = c > s.node_gpus ? c / s.node_gpus : 1;
+  Request r = base;
+  r["gpus"] = std::to_string(p.gpus_per_node);
+  r["nodes"] = std::to_string(p.nodes);
+  if (c == 1)
+    r.erase("parallel");  // one GPU: no strategy
+  else if (r.count("parallel") == 0)
+    r["parallel"] = "auto";
+  try {
+    auto in = resolve_request(r, db, reader, today_days);
+    Result<ParallelPlan> plan = in.ok() ? plan_from_inputs(in.value(), db) : Result<ParallelPlan>(in.error());
+    Result<ParallelEstimate> pe =
+        plan.ok() ? estimate_parallel(in.value(), plan.value(), db) : Result<ParallelEstimate>(plan.error());
+    if (!pe.ok())
+      p.error = pe.error().to_string();
+    else if (pe->is_single)
+      single_point(pe->single, p, s);
+    else
+      multi_point(pe.value(), p, s);
+  } catch (const std::exception& ex) {
+    p.error = std::string("internal error: ") + ex.what();
+  }
+  return p;
+}
+
+}  // namespace
+
 Result<ScalingSeries> scaling_series(const Request& job, const Database& db, const FileReader& reader,
                                      long today_days, const std::vector<int>& counts_in) {
   if (job.count("gpu") == 0)
@@ -62,79 +152,10 @@ Result<ScalingSeries> scaling_series(const Request& job, const Database& db, con
   const bool networked = s.network != "none";
   const std::vector<int> counts =
       counts_in.empty() ? default_scaling_counts(s.node_gpus, networked) : counts_in;
-  for (int c : counts) {
-    if (c > s.node_gpus && c % s.node_gpus != 0)
-      return make_error(Errc::invalid_value, "--counts",
-                        std::to_string(c) + " GPUs is not a whole number of nodes of " +
-                            std::to_string(s.node_gpus) + " GPUs (--gpus sets the GPUs per node)");
-    if (c > s.node_gpus && !networked)
-      return make_error(Errc::invalid_value, "--counts",
-                        std::to_string(c) + " GPUs need " + std::to_string(c / s.node_gpus) +
-                            " nodes: give the network between them (--node with a network, or --network and "
-                            "--network-gbit-per-gpu)");
-  }
+  if (auto st = check_counts(counts, s.node_gpus, networked); !st.ok()) return st.error();
   double base_qps = 0;
   for (int c : counts) {
-    ScalingPoint p;
-    p.gpus = c;
-    p.gpus_per_node = c > s.node_gpus ? s.node_gpus : c;
-    p.nodes = c > s.node_gpus ? c / s.node_gpus : 1;
-    Request r = base;
-    r["gpus"] = std::to_string(p.gpus_per_node);
-    r["nodes"] = std::to_string(p.nodes);
-    if (c == 1)
-      r.erase("parallel");  // one GPU: no strategy
-    else if (r.count("parallel") == 0)
-      r["parallel"] = "auto";
-    try {
-      auto in = resolve_request(r, db, reader, today_days);
-      Result<ParallelPlan> plan =
-          in.ok() ? plan_from_inputs(in.value(), db) : Result<ParallelPlan>(in.error());
-      Result<ParallelEstimate> pe = plan.ok() ? estimate_parallel(in.value(), plan.value(), db)
-                                              : Result<ParallelEstimate>(plan.error());
-      if (!pe.ok()) {
-        p.error = pe.error().to_string();
-        s.points.push_back(p);
-        continue;
-      }
-      const ParallelEstimate& e = pe.value();
-      if (e.is_single) {
-        const Estimate& one = e.single;
-        p.fits = one.batch > 0 && one.batch <= one.max_batch.batch;
-        p.micro_batch = one.batch;
-        p.global_batch = one.batch * std::max<std::int64_t>(1, one.in.workload.grad_accum);
-        p.per_rank_peak_gib = one.memory.total() / kGiB;
-        p.step_s = one.step.total_s;
-        p.qps = one.throughput_qps;
-        p.tps = one.throughput_tps;
-        p.hours = one.time_hours;
-        if (one.has_price) {
-          p.cost_usd = one.chosen.cost_usd;
-          if (s.price_provider.empty()) {
-            s.price_provider = one.chosen.price.provider;
-            s.usd_per_gpu_hour = one.chosen.price.usd_per_hour;
-          }
-        }
-      } else {
-        p.strategy = e.strategy_label;
-        p.fits = e.fits;
-        p.micro_batch = e.micro_batch;
-        p.global_batch = e.global_batch;
-        p.per_rank_peak_gib = e.memory.total() / kGiB;
-        p.step_s = e.step_s;
-        p.comm_exposed_s = e.comm_exposed_s;
-        p.qps = e.throughput_qps;
-        p.tps = e.throughput_tps;
-        p.hours = e.time_hours;
-        p.cost_usd = e.cost_usd;
-        if (s.price_provider.empty() && e.usd_per_gpu_hour > 0) {
-          s.price_provider = e.price_provider;
-          s.usd_per_gpu_hour = e.usd_per_gpu_hour;
-        }
-      }
-    } catch (const std::exception& ex) {
-      p.error = std::string("internal error: ") + ex.what();
-    }
+    ScalingPoint p = scaling_point(base, c, s, db, reader, today_days);
     if (p.fits && p.error.empty() && p.qps > 0) {
       if (s.base_gpus == 0) {
         s.base_gpus = c;

@@ -193,9 +193,7 @@ const NodeShape* Database::node(const std::string& id) const {
 
 std::vector<PriceOffer> Database::offers_for(const std::string& gpu_id) const {
   std::vector<PriceOffer> out;
-  for (const auto& p : providers_)
-    for (const auto& o : p.offers)
-      if (o.gpu_id == gpu_id) out.push_back(o);
+  for_each_offer(gpu_id, [&](const PriceOffer& o) { out.push_back(o); });
   return out;
 }
 

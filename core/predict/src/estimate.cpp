@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <utility>
 
 namespace ftcost {
 
@@ -30,8 +31,25 @@ bool price_better(const PriceChoice& a, double cost_a, const PriceChoice& b, dou
 }
 
 namespace {
+
+// Samples per step: with packing a "sample" is a packed row of max-length tokens.
+double queries_per_row(const Workload& w) {
+  if (w.seq_len <= 0 && w.padding == Padding::packing)
+    return w.max_length / std::max(1.0, w.lengths.truncated_mean(w.max_length));
+  return 1.0;
+}
+
+// The step model's time for the job `in` run on `stack` at `batch` (padded_len: w.mean_padded_len(batch)).
+StepTime job_step(const Inputs& in, const StackProfile& stack, std::int64_t batch, double padded_len) {
+  return step_model(in.model, in.workload, stack, in.gpu, in.calibration.get(), batch, padded_len,
+                    in.expert_shares);
+}
+
 // When the host launching kernels sets the pace, say so, name the cause and price what changes it: the same
-// job on a stack that runs the experts as grouped GEMMs (computed, not guessed).
+// job on a stack that runs the experts as grouped GEMMs (computed, not guessed). For the alternative stack
+// only what estimate() would give at the same batch matters: the step model's time and the job's hours (a
+// step-model job at a positive batch, so estimate() would take exactly this path; memory and prices are not
+// part of the comparison).
 void host_bound_advice(Estimate& e, const Database& db) {
   const StepTime& s = e.step;
   if (!e.in.advise || s.model != "step-model" || s.total_s <= 0 || s.host_s <= kHostBoundFraction * s.total_s)
@@ -41,17 +59,16 @@ void host_bound_advice(Estimate& e, const Database& db) {
                     " kernels";
   if (e.in.model.is_moe() && e.in.stack.moe_execution == "loop")
     msg += " (" + e.in.stack.id + " runs the experts as a Python loop, one set of kernels per expert)";
+  const Workload& w = e.in.workload;
   for (const auto& [id, alt] : db.stacks()) {
     if (id == e.in.stack.id || alt.moe_execution == e.in.stack.moe_execution) continue;
-    Inputs other = e.in;
-    other.stack = alt;
-    other.advise = false;
-    other.workload.batch = e.batch;
-    auto r = estimate(other, db);
+    const StepTime alt_step = job_step(e.in, alt, e.batch, e.padded_len);
+    const double alt_qps = static_cast<double>(e.batch) * queries_per_row(w) / alt_step.total_s;
+    const double alt_hours = paper::hours(w.queries, w.epochs, alt_qps);
     // only a stack that makes the job faster is advice (from a grouped stack, a loop one is slower)
-    if (!r.ok() || r->batch <= 0 || r->step.total_s <= 0 || !(r->time_hours < e.time_hours)) continue;
+    if (alt_step.total_s <= 0 || !(alt_hours < e.time_hours)) continue;
     msg += "; on " + id + " (" + alt.moe_execution + " experts) the same job takes " +
-           json(std::round(r->time_hours * 10) / 10).dump() + " h instead of " +
+           json(std::round(alt_hours * 10) / 10).dump() + " h instead of " +
            json(std::round(e.time_hours * 10) / 10).dump() + " h";
     break;
   }
@@ -179,10 +196,7 @@ Result<Estimate> estimate(const Inputs& in, const Database& db) {
     e.warnings.push_back(
         in.gpu.id + ": usable memory estimated as 97.5% of the label (no nvidia-smi total in the database)");
   e.padded_len = w.mean_padded_len(e.batch);
-  // samples per step: with packing a "sample" is a packed row of max-length tokens
-  double queries_per_row = 1.0;
-  if (w.seq_len <= 0 && w.padding == Padding::packing)
-    queries_per_row = w.max_length / std::max(1.0, w.lengths.truncated_mean(w.max_length));
+  const double qpr = queries_per_row(w);
   if (in.model_kind == "paper") {
     double rmse = 0;
     const double sparsity =
@@ -197,9 +211,8 @@ Result<Estimate> estimate(const Inputs& in, const Database& db) {
     e.step.range_fraction = rmse / qps;
     e.step.range_note = "RMSE of the Eq. (2) fit on the paper's A40 sweep";
   } else {
-    e.step =
-        step_model(m, w, in.stack, in.gpu, in.calibration.get(), e.batch, e.padded_len, in.expert_shares);
-    e.throughput_qps = static_cast<double>(e.batch) * queries_per_row / e.step.total_s;
+    e.step = job_step(in, in.stack, e.batch, e.padded_len);
+    e.throughput_qps = static_cast<double>(e.batch) * qpr / e.step.total_s;
     // Range: the stack profile's fit residual (log-space RMS on the data it was fitted to) and, with a
     // calibration, the spread of its measurements; unfitted profiles get a wide default.
     double fit_rel = constants::kUnfittedProfileUncertainty;
@@ -230,23 +243,24 @@ Result<Estimate> estimate(const Inputs& in, const Database& db) {
     e.step.dominant_uncertainty = cal_rel > fit_rel ? "calibration spread" : fit_note;
     e.step.range_note = e.step.dominant_uncertainty;
   }
-  e.throughput_tps = e.throughput_qps / queries_per_row * e.padded_len;
+  e.throughput_tps = e.throughput_qps / qpr * e.padded_len;
   e.throughput_low = e.throughput_qps / (1.0 + e.step.range_fraction);
   e.throughput_high = e.throughput_qps * (1.0 + e.step.range_fraction);
   e.time_hours = paper::hours(w.queries, w.epochs, e.throughput_qps);
   host_bound_advice(e, db);
 
   // Costs: --price-per-hour, and every provider offer for this GPU.
-  auto make_cost = [&](const PriceChoice& p) {
+  auto make_cost = [&](PriceChoice p) {
     ProviderCost c;
-    c.price = p;
+    c.price = std::move(p);
+    const PriceChoice& pc = c.price;
     c.hours = e.time_hours;
-    c.cost_usd = e.time_hours * p.usd_per_hour;
-    c.cost_low = paper::hours(w.queries, w.epochs, e.throughput_high) * p.usd_per_hour;
-    c.cost_high = paper::hours(w.queries, w.epochs, e.throughput_low) * p.usd_per_hour;
+    c.cost_usd = e.time_hours * pc.usd_per_hour;
+    c.cost_low = paper::hours(w.queries, w.epochs, e.throughput_high) * pc.usd_per_hour;
+    c.cost_high = paper::hours(w.queries, w.epochs, e.throughput_low) * pc.usd_per_hour;
     return c;
   };
-  for (const auto& o : db.offers_for(in.gpu.id)) {
+  db.for_each_offer(in.gpu.id, [&](const PriceOffer& o) {
     for (int spot = 0; spot < 2; ++spot) {
       double price = spot ? o.spot_usd_per_gpu_hour : o.on_demand_usd_per_gpu_hour;
       if (price <= 0) continue;
@@ -264,9 +278,9 @@ Result<Estimate> estimate(const Inputs& in, const Database& db) {
         p.age_days = in.today_days - o.date_days;
         p.stale = p.age_days > in.stale_days;
       }
-      e.costs.push_back(make_cost(p));
+      e.costs.push_back(make_cost(std::move(p)));
     }
-  }
+  });
   std::sort(e.costs.begin(), e.costs.end(),
             [](const ProviderCost& a, const ProviderCost& b) { return a.cost_usd < b.cost_usd; });
   if (in.electricity_usd_per_kwh >= 0) {
@@ -276,24 +290,26 @@ Result<Estimate> estimate(const Inputs& in, const Database& db) {
     p.usd_per_hour = in.gpu.tdp_w / 1000.0 * in.electricity_usd_per_kwh;
     p.source =
         json(in.gpu.tdp_w).dump() + " W board power x $" + json(in.electricity_usd_per_kwh).dump() + "/kWh";
-    e.chosen = make_cost(p);
+    e.chosen = make_cost(std::move(p));
     e.has_price = true;
   } else if (in.price_per_hour >= 0) {
     PriceChoice p;
     p.provider = in.price_per_hour == 0 ? "your GPU (no cost)" : "--price-per-hour";
     p.usd_per_hour = in.price_per_hour;
-    e.chosen = make_cost(p);
+    e.chosen = make_cost(std::move(p));
     e.has_price = true;
   } else {
     // Headline price: the one price rule (price_better) over the eligible offers; a stale or undated price is
     // only used when nothing better exists, and then with a warning.
+    const ProviderCost* best = nullptr;  // copied into e.chosen once
     for (const auto& c : e.costs) {
       if ((c.price.spot && !in.spot) || (!in.provider.empty() && c.price.provider_id != in.provider))
         continue;
-      if (!e.has_price || price_better(c.price, c.cost_usd, e.chosen.price, e.chosen.cost_usd)) {
-        e.chosen = c;
-        e.has_price = true;
-      }
+      if (best == nullptr || price_better(c.price, c.cost_usd, best->price, best->cost_usd)) best = &c;
+    }
+    if (best != nullptr) {
+      e.chosen = *best;
+      e.has_price = true;
     }
     if (e.has_price && e.chosen.price.date.empty())
       e.warnings.push_back("the price used (" + e.chosen.price.provider + ") has no date in its source");

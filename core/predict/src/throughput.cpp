@@ -175,6 +175,17 @@ class Builder {
     floor_s_ = s.kernel_floor_us * 1e-6;
     if (r.cal != nullptr && r.cal->derived.launch_overhead_us)
       floor_s_ = *r.cal->derived.launch_overhead_us * 1e-6;
+    // Identical layer types are summed: time is additive over layers (their order does not matter). A
+    // (mixer, ffn) pair is one of kLayerKinds, in the order of first appearance.
+    for (const auto& g : m.groups) {
+      auto* end = kinds_.begin() + n_kinds_;
+      auto* it = std::find_if(kinds_.begin(), end,
+                              [&](const LayerGroup& k) { return k.mixer == g.mixer && k.ffn == g.ffn; });
+      if (it != end)
+        it->count += g.count;
+      else
+        kinds_[n_kinds_++] = g;
+    }
   }
 
   StepTime run() {
@@ -214,6 +225,10 @@ class Builder {
   bool own_code_ = false;  // BlackMamba / mamba_ssm training code, not transformers modules
   double r_lora_ = 0;
   std::vector<Op> ops_;
+  // The model's layer groups with identical (mixer, ffn) summed: at most one per pair.
+  static constexpr std::size_t kLayerKinds = 9;  // Mixer {attention, mamba, none} x Ffn {mlp, moe, none}
+  std::array<LayerGroup, kLayerKinds> kinds_{};
+  std::size_t n_kinds_ = 0;
   double stage_wall_[kStages] = {0, 0, 0, 0};
   // segment accumulators (between host syncs)
   double seg_gpu_ = 0, seg_host_ = 0;
@@ -231,16 +246,23 @@ class Builder {
                   static_cast<int>(op.kclass);
     auto& slots = index_[static_cast<std::size_t>(b)];
     auto& n = used_[static_cast<std::size_t>(b)];
-    for (int i = 0; i < n; ++i) {
-      Op& o = ops_[static_cast<std::size_t>(slots[static_cast<std::size_t>(i)])];
-      if (o.name == op.name || std::strcmp(o.name, op.name) == 0) {
-        o.flops += op.flops;
-        o.bytes += op.bytes;
-        o.kernels += op.kernels;
-        o.gpu_s += op.gpu_s;
-        o.compute_bound = o.compute_bound || op.compute_bound;
-        return;
-      }
+    // Names are string literals: the same pointer is the same name (checked first, for every slot), and
+    // equal text under another pointer (a literal the compiler did not merge) is the same name too. A bucket
+    // holds each name once, so either test finds the same slot.
+    int found = -1;
+    for (int i = 0; i < n && found < 0; ++i)
+      if (ops_[static_cast<std::size_t>(slots[static_cast<std::size_t>(i)])].name == op.name) found = i;
+    for (int i = 0; i < n && found < 0; ++i)
+      if (std::strcmp(ops_[static_cast<std::size_t>(slots[static_cast<std::size_t>(i)])].name, op.name) == 0)
+        found = i;
+    if (found >= 0) {
+      Op& o = ops_[static_cast<std::size_t>(slots[static_cast<std::size_t>(found)])];
+      o.flops += op.flops;
+      o.bytes += op.bytes;
+      o.kernels += op.kernels;
+      o.gpu_s += op.gpu_s;
+      o.compute_bound = o.compute_bound || op.compute_bound;
+      return;
     }
     if (n < kPerBucket) slots[n++] = static_cast<std::int16_t>(ops_.size());
     ops_.push_back(op);
@@ -278,11 +300,36 @@ class Builder {
   void gemm(const char* name, Stage st, LayerType l, KernelClass k, double M, double N, double K, double reps,
             double kernels = 1) {
     if (M <= 0 || N <= 0 || K <= 0 || reps <= 0) return;
-    const double flops = 2 * M * N * K;
-    const double bytes = 2.0 * (M * K + K * N + M * N);
-    const double tc = flops / r_.gemm_compute_rate(M, N, K);
-    const double tm = bytes / r_.stream_bw(r_.eta_gm);
-    add(name, st, l, k, flops, bytes, kernels, std::max(tc, tm), tc >= tm, reps);
+    const GemmTimes& g = gemm_times(M, N, K);
+    add(name, st, l, k, g.flops, g.bytes, kernels, std::max(g.tc, g.tm), g.tc >= g.tm, reps);
+  }
+  // A GEMM's FLOPs, bytes and compute / memory times depend only on (M, N, K) within one step (the rates are
+  // fixed for the step), and a step repeats shapes: every expert of an eager expert loop, equal projections.
+  // So they are computed once per shape (a direct-mapped cache on the shape; a miss computes them).
+  struct GemmTimes {
+    double M = -1, N = -1, K = -1;
+    double flops = 0, bytes = 0, tc = 0, tm = 0;
+  };
+  static constexpr std::size_t kGemmCacheBits = 6;
+  std::array<GemmTimes, std::size_t{1} << kGemmCacheBits> gemm_cache_{};
+  static std::uint64_t bits_of(double v) {
+    std::uint64_t u = 0;
+    std::memcpy(&u, &v, sizeof u);
+    return u;
+  }
+  const GemmTimes& gemm_times(double M, double N, double K) {
+    const std::uint64_t h = (bits_of(M) * 0x9E3779B97F4A7C15ULL) ^ (bits_of(N) * 0xC2B2AE3D27D4EB4FULL) ^
+                            (bits_of(K) * 0x165667B19E3779F9ULL);
+    GemmTimes& g = gemm_cache_[static_cast<std::size_t>(h >> (64 - kGemmCacheBits))];
+    if (g.M == M && g.N == N && g.K == K) return g;
+    g.M = M;
+    g.N = N;
+    g.K = K;
+    g.flops = 2 * M * N * K;
+    g.bytes = 2.0 * (M * K + K * N + M * N);
+    g.tc = g.flops / r_.gemm_compute_rate(M, N, K);
+    g.tm = g.bytes / r_.stream_bw(r_.eta_gm);
+    return g;
   }
   void stream(const char* name, Stage st, LayerType l, KernelClass k, double bytes, double kernels,
               double reps, double flops = 0) {
@@ -510,17 +557,8 @@ class Builder {
     const double H = d(m_.hidden), V = d(m_.vocab);
     if (head && st == Stage::forward)
       stream("embedding", st, LayerType::other, KernelClass::elementwise, a_ * N_ * H * 2, 1, 1);
-    // Identical layer types are summed: time is additive over layers (their order does not matter).
-    std::vector<LayerGroup> kinds;
-    for (const auto& g : m_.groups) {
-      auto it = std::find_if(kinds.begin(), kinds.end(),
-                             [&](const LayerGroup& k) { return k.mixer == g.mixer && k.ffn == g.ffn; });
-      if (it == kinds.end())
-        kinds.push_back(g);
-      else
-        it->count += g.count;
-    }
-    for (const auto& g : kinds) {
+    for (std::size_t i = 0; i < n_kinds_; ++i) {
+      const LayerGroup& g = kinds_[i];
       const double reps = d(g.count);
       if (g.mixer == Mixer::attention) attention_block(st, reps);
       if (g.mixer == Mixer::mamba) mamba_block(st, reps);

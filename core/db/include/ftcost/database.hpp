@@ -40,6 +40,13 @@ class Database {
   const StackProfile* stack(const std::string& id) const;
   const NodeShape* node(const std::string& id) const;
   std::vector<PriceOffer> offers_for(const std::string& gpu_id) const;
+  // Calls f(const PriceOffer&) for every offer of this GPU, in the order of offers_for (without its copies).
+  template <class F>
+  void for_each_offer(const std::string& gpu_id, F&& f) const {
+    for (const auto& p : providers_)
+      for (const auto& o : p.offers)
+        if (o.gpu_id == gpu_id) f(o);
+  }
 
   const std::map<std::string, GpuSpec>& gpus() const { return gpus_; }
   const std::map<std::string, ModelSpec>& models() const { return models_; }
