@@ -1,5 +1,5 @@
-// The field lists of the database formats (core/spec/include/ftcost/fields.hpp) and the reader the GPU and price
-// loaders use: errors name the full JSON path and the problem, with the range and unit from the list.
+// The field lists of the database formats (core/spec/include/ftcost/fields.hpp) and the reader the GPU and
+// price loaders use: errors name the full JSON path and the problem, with the range and unit from the list.
 #include "ftcost/calibration.hpp"
 #include "ftcost/database.hpp"
 #include "ftcost/dataset.hpp"

@@ -1,5 +1,5 @@
-// The number writers the CLI and the calculator share (core/base/include/ftcost/duration.hpp): the exact text of
-// each, including the two rounding rules (printf's round-half-to-even for group_thousands, half away from
+// The number writers the CLI and the calculator share (core/base/include/ftcost/duration.hpp): the exact text
+// of each, including the two rounding rules (printf's round-half-to-even for group_thousands, half away from
 // zero for the hours beside a duration in days), and the lists the CLI and the JavaScript API both print.
 #include "ftcost/api.hpp"
 #include "ftcost/database.hpp"

@@ -7,7 +7,8 @@
 
 namespace ftcost::constants {
 
-// ---- memory (core/predict/src/memory.cpp) ---------------------------------------------------------------------
+// ---- memory (core/predict/src/memory.cpp)
+// ---------------------------------------------------------------------
 
 // With per-layer gradient checkpointing, the backward of one layer recomputes its forward (its full
 // activation set, 1x) and holds that layer's activation gradients while they are consumed (about half of it
@@ -19,14 +20,16 @@ inline constexpr double kRecomputedLayerPeak = 1.5;
 // holds its gradients in flight (the same assumed half of one layer as above).
 inline constexpr double kBackwardGradInFlight = 0.5;
 
-// ---- GPU memory (core/spec/src/gpu.cpp) --------------------------------------------------------------------
+// ---- GPU memory (core/spec/src/gpu.cpp)
+// --------------------------------------------------------------------
 
 // Usable fraction of the nominal memory for a GPU file without `usable_memory_mib_nvidia_smi`. Assumed: the
 // files that list it span 0.937 (GDDR cards with ECC on: A10, A40, L4, L40S, T4) to 0.996–1.0 (HBM: A100,
 // H100, H200, B200) of memory_gib x 1024 MiB; 0.975 sits between the two families.
 inline constexpr double kUnlistedUsableFraction = 0.975;
 
-// ---- step time (core/predict/src/throughput.cpp) --------------------------------------------------------------
+// ---- step time (core/predict/src/throughput.cpp)
+// --------------------------------------------------------------
 
 // Attention backward vs forward work: FlashAttention-2's backward runs five matrix products per tile (S, dP,
 // dV, dQ, dK) against the forward's two (S, PV), so 2.5x the FLOPs; its memory traffic scales the same way
@@ -67,7 +70,8 @@ inline constexpr double kOwnCodeLossBytes = 0.4;
 inline constexpr double kScanBytesForward = 10.0;
 inline constexpr double kScanBytesBackward = 20.0;
 
-// ---- uncertainty (core/predict/src/estimate.cpp) --------------------------------------------------------------
+// ---- uncertainty (core/predict/src/estimate.cpp)
+// --------------------------------------------------------------
 
 // Relative width of the throughput range of a stack profile that is not fitted to any measurement. Assumed:
 // before they were fitted, the modern-stack profiles were 30–50% off their stacks' published throughputs
