@@ -216,7 +216,11 @@ TEST_CASE(
       {"calibration.conditions", &j.at("conditions")},
       {"calibration.conditions.sample", &j.at("conditions").at("start")},
       {"calibration.conditions.sample", &j.at("conditions").at("end")}};
-  for (const auto& [list, obj] : sections) {
+  for (const auto& section : sections) {
+    // Not a structured binding: doctest's CAPTURE lambda may not capture one in C++17 (em++'s clang 14
+    // refuses).
+    const char* list = section.first;
+    const json* obj = section.second;
     CAPTURE(list);
     const FieldList* l = field_list(list);
     REQUIRE(l != nullptr);
