@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <sys/stat.h>
 
@@ -186,6 +187,18 @@ int run_validate(const std::vector<RefRow>& rows, const Database& db, bool as_js
   return 0;
 }
 
+namespace {
+// The indent of a JSON text as written: the spaces before its second line's first character (2 if none).
+int json_indent(const std::string& text) {
+  const auto nl = text.find('\n');
+  if (nl == std::string::npos) return 2;
+  std::size_t i = nl + 1;
+  while (i < text.size() && text[i] == ' ') ++i;
+  const auto n = static_cast<int>(i - nl - 1);
+  return n > 0 && n <= 8 ? n : 2;
+}
+}  // namespace
+
 int run_fit_stack(const std::vector<RefRow>& rows, const Database& db, const std::string& stack_id,
                   const std::string& write_path, const Reader& read) {
   const StackProfile* s = db.stack(stack_id);
@@ -195,6 +208,7 @@ int run_fit_stack(const std::vector<RefRow>& rows, const Database& db, const std
   }
   // The file --write updates is read (and checked) before the fit, so that a wrong path fails at once.
   json j;
+  std::optional<std::string> written_text;  // the file --write updates, as read
   if (!write_path.empty()) {
     auto text = read(write_path);
     if (!text.ok()) {
@@ -218,6 +232,7 @@ int run_fit_stack(const std::vector<RefRow>& rows, const Database& db, const std
       return 2;
     }
     j = doc.value();
+    written_text = text.value();
     if (j.contains("throughput") && !j.at("throughput").is_object()) {
       std::cerr << "ftcost: error: --write: " << printable(write_path) << ": throughput: must be an object\n";
       return 2;
@@ -239,19 +254,24 @@ int run_fit_stack(const std::vector<RefRow>& rows, const Database& db, const std
   if (memory_fitted) std::cout << "memory:\n" << mem->memory_fit.dump(2) << "\nthroughput:\n";
   std::cout << fitted->fit.dump(2) << "\n";
   if (write_path.empty()) return 0;
+  if (memory_fitted && j.contains("memory") && !j.at("memory").is_object()) {
+    std::cerr << "ftcost: error: --write: " << printable(write_path) << ": memory: must be an object\n";
+    return 2;
+  }
+  // The profile is rewritten in its own key order and indent, so that a refit's diff shows only the values
+  // (the text was checked by parse_json_text above, so this parse cannot fail).
+  using ordered = nlohmann::ordered_json;
+  ordered out = ordered::parse(*written_text);
+  const auto as_ordered = [](const json& v) { return ordered::parse(v.dump()); };
   if (memory_fitted) {
-    if (j.contains("memory") && !j.at("memory").is_object()) {
-      std::cerr << "ftcost: error: --write: " << printable(write_path) << ": memory: must be an object\n";
-      return 2;
-    }
     for (auto it = mem->memory_fit["parameters"].begin(); it != mem->memory_fit["parameters"].end(); ++it)
-      j["memory"][it.key()] = it.value();
-    j["memory"]["fit"] = mem->memory_fit;
+      out["memory"][it.key()] = as_ordered(it.value());
+    out["memory"]["fit"] = as_ordered(mem->memory_fit);
   }
   for (auto it = fitted->fit["parameters"].begin(); it != fitted->fit["parameters"].end(); ++it)
-    j["throughput"][it.key()] = it.value();
-  j["throughput"]["fit"] = fitted->fit;
-  auto st = write_file_atomic(write_path, j.dump(2) + "\n");
+    out["throughput"][it.key()] = as_ordered(it.value());
+  out["throughput"]["fit"] = as_ordered(fitted->fit);
+  auto st = write_file_atomic(write_path, out.dump(json_indent(*written_text)) + "\n");
   if (!st.ok()) {
     std::cerr << "ftcost: error: --write: " << printable(st.error().to_string()) << "\n";
     return 2;

@@ -886,3 +886,57 @@ TEST_CASE("estimate --calibration: the text names the calibration and flags a sy
   REQUIRE(s.code == 0);
   CHECK(s.out.find("calibration: ") == std::string::npos);
 }
+
+TEST_CASE("fit-stack --write keeps the profile's key order and indent: a refit's diff shows only values") {
+  const std::string dir = std::string(FTCOST_TEST_TMP) + "/fit-write-order";
+  (void)std::system(("rm -rf " + dir + " && mkdir -p " + dir + "/rows").c_str());
+  // torchtune-2024's own rows only (its fit frees one throughput parameter and one memory count: quick).
+  (void)std::system(("cp " + kData + "/reference/stacks-torchtune.json " + dir + "/rows/").c_str());
+  auto read_text = [](const std::string& path) {
+    std::ifstream f(path);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+  };
+  // The shipped profile with its top-level and memory keys in reverse order (an order no sorted writer
+  // keeps).
+  using ordered = nlohmann::ordered_json;
+  const ordered shipped =
+      ordered::parse(read_text(std::string(FTCOST_SOURCE_DIR) + "/gpu-db/stacks/torchtune-2024.json"));
+  ordered reversed = ordered::object();
+  std::vector<std::string> top;
+  for (const auto& item : shipped.items()) top.insert(top.begin(), item.key());
+  for (const auto& k : top) {
+    if (k != "memory") {
+      reversed[k] = shipped.at(k);
+      continue;
+    }
+    std::vector<std::string> mk;
+    for (const auto& item : shipped.at("memory").items()) mk.insert(mk.begin(), item.key());
+    reversed["memory"] = ordered::object();
+    for (const auto& m : mk) reversed["memory"][m] = shipped.at("memory").at(m);
+  }
+  const std::string before = reversed.dump(2) + "\n";
+  const std::string out = dir + "/torchtune-2024.json";
+  std::ofstream(out) << before;
+  Run r = run("fit-stack --stack torchtune-2024 --dir " + dir + "/rows --write " + out);
+  REQUIRE(r.code == 0);
+  const std::string after = read_text(out);
+  // The keys of the file appear in the same order as before (the refitted values may differ).
+  auto keys = [](const std::string& text) {
+    std::vector<std::string> k;
+    const auto doc = nlohmann::ordered_json::parse(text);  // a named object: items() refers to it
+    for (const auto& item : doc.items()) k.push_back(item.key());
+    return k;
+  };
+  CHECK(keys(after) == keys(before));
+  const auto mem = [](const std::string& text) {
+    std::vector<std::string> k;
+    const auto doc = nlohmann::ordered_json::parse(text);
+    for (const auto& item : doc.at("memory").items()) k.push_back(item.key());
+    return k;
+  };
+  CHECK(mem(after) == mem(before));
+  CHECK(after.rfind("{\n  \"", 0) == 0);                                      // the file's 2-space indent
+  CHECK(after.find("\"mlp_saved_intermediates\": 4,") != std::string::npos);  // a count stays whole
+}

@@ -430,7 +430,9 @@ json scan_memory_param(const std::vector<MemRow>& rows, StackProfile& s, std::si
   const double b = p.lo + step * (best_start + best_len - 1);
   // The interval's middle; a count takes the whole number at (or just below) it.
   s.*(p.field) = p.count ? std::floor(0.5 * (a + b)) : 0.5 * (a + b);
-  return json{{"parameter", p.name}, {"value", s.*(p.field)},
+  // A count is written as a whole number (4, not 4.0), as in the profiles.
+  const json value = p.count ? json(static_cast<long long>(s.*(p.field))) : json(s.*(p.field));
+  return json{{"parameter", p.name}, {"value", value},
               {"interval", {a, b}},  {"sum_abs_log_error", best},
               {"rows", ids},         {"gpus", std::vector<std::string>(gpus.begin(), gpus.end())}};
 }
