@@ -25,7 +25,8 @@ int price_tier(const PriceChoice& p) {
 }
 
 bool price_better(const PriceChoice& a, double cost_a, const PriceChoice& b, double cost_b) {
-  const int ta = price_tier(a), tb = price_tier(b);
+  const int ta = price_tier(a);
+  const int tb = price_tier(b);
   if (ta != tb) return ta < tb;
   return cost_a < cost_b;
 }
@@ -99,44 +100,75 @@ std::int64_t largest_batch_upper_fit(const ModelSpec& m, const Workload& w, cons
 
 }  // namespace
 
-Result<Estimate> estimate(const Inputs& in, const Database& db) {
-  if (in.workload.seq_max) {
-    // --seq max: the longest length that fits at batch 1, then the estimate at that length and batch.
-    Inputs at = in;
-    Workload& w = at.workload;
-    w.seq_max = false;
-    if (w.batch > 1)
-      return make_error(Errc::invalid_value, "--seq",
-                        "max is the longest sequence at batch 1; leave --batch out or give 1");
-    const MaxSeq ms = max_seq_len(at.model, w, at.stack, at.gpu, 8);
-    if (ms.seq_len <= 0)
-      return make_error(
-          Errc::does_not_fit, "--seq",
-          "max: even 8 tokens at batch 1 do not fit on " + at.gpu.id + " with stack " + at.stack.id);
-    w.seq_len = ms.seq_len;
-    w.lengths = LengthDistribution::fixed(w.seq_len);
-    w.max_length = w.seq_len;
-    w.batch = 1;
-    at.defaults.push_back("seq=" + std::to_string(static_cast<long long>(ms.seq_len)) +
-                          " (--seq max: the longest sequence that fits at batch 1)");
-    return estimate(at, db);
-  }
-  Estimate e;
-  e.in = in;
-  e.warnings = in.warnings;
+namespace {
+
+// --seq max: the longest length that fits at batch 1, then the estimate at that length and batch.
+Result<Estimate> estimate_at_longest_seq(const Inputs& in, const Database& db) {
+  Inputs at = in;
+  Workload& w = at.workload;
+  w.seq_max = false;
+  if (w.batch > 1)
+    return make_error(Errc::invalid_value, "--seq",
+                      "max is the longest sequence at batch 1; leave --batch out or give 1");
+  const MaxSeq ms = max_seq_len(at.model, w, at.stack, at.gpu, 8);
+  if (ms.seq_len <= 0)
+    return make_error(
+        Errc::does_not_fit, "--seq",
+        "max: even 8 tokens at batch 1 do not fit on " + at.gpu.id + " with stack " + at.stack.id);
+  w.seq_len = ms.seq_len;
+  w.lengths = LengthDistribution::fixed(w.seq_len);
+  w.max_length = w.seq_len;
+  w.batch = 1;
+  at.defaults.push_back("seq=" + std::to_string(static_cast<long long>(ms.seq_len)) +
+                        " (--seq max: the longest sequence that fits at batch 1)");
+  return estimate(at, db);
+}
+
+std::string gib1(double bytes) { return json(std::round(bytes / kGiB * 10) / 10).dump(); }
+
+// A sequence longer than the model's context window: positions it was never trained on.
+void context_window_warning(Estimate& e) {
+  const ModelSpec& m = e.in.model;
+  if (m.max_position_embeddings <= 0 || e.max_batch.seq_len <= static_cast<double>(m.max_position_embeddings))
+    return;
+  e.warnings.push_back("context window: the longest sequence is " +
+                       std::to_string(static_cast<long long>(e.max_batch.seq_len)) + " tokens, longer than " +
+                       m.display_name + "'s context window of " + std::to_string(m.max_position_embeddings) +
+                       " tokens (config " + m.max_position_field +
+                       "); positions beyond it were never trained (extend it with RoPE scaling, or shorten " +
+                       (e.in.workload.seq_len > 0 ? std::string("--seq") : std::string("--max-length")) +
+                       ")");
+}
+
+// The memory range from the stack's uncertainty on the variable part, and the warning when only its low end
+// fits.
+void memory_range(Estimate& e, double usable) {
+  const Inputs& in = e.in;
+  const double u = in.stack.memory_uncertainty_fraction;
+  e.memory_low = e.memory.total() - u * e.memory.variable();
+  e.memory_high = e.memory.total() + u * e.memory.variable();
+  e.max_batch_range_fit = largest_batch_upper_fit(in.model, in.workload, in.stack, e.max_batch, usable);
+  if (e.batch <= 0 || e.memory.total() > usable || e.memory_high <= usable) return;
+  // The largest batch whose upper end still fits, for the advice.
+  const std::int64_t safe = std::min(e.max_batch_range_fit, e.batch - 1);
+  e.warnings.push_back("fits only at the low end: the memory range is " + gib1(e.memory_low) + "-" +
+                       gib1(e.memory_high) + " GiB (stack " + in.stack.id + ", +/-" +
+                       std::to_string(static_cast<int>(std::lround(u * 100))) +
+                       "% on activations, loss and allocator) and its upper end exceeds the " + gib1(usable) +
+                       " GiB usable on " + in.gpu.id + "; " +
+                       (safe > 0 ? "batch " + std::to_string(safe) + " fits at the upper end"
+                                 : std::string("a shorter sequence leaves headroom")));
+}
+
+// Memory: the largest batch, the batch used, its breakdown, state and range, and the warnings about fit.
+// Returns false when not even batch 1 fits (the estimate is then complete: memory at batch 1, no step).
+bool estimate_memory(Estimate& e) {
+  const Inputs& in = e.in;
   const Workload& w = in.workload;
   const ModelSpec& m = in.model;
   e.max_batch = max_batch_size(m, w, in.stack, in.gpu);
   e.params = param_breakdown(m, w);
-  // A sequence longer than the model's context window: positions it was never trained on.
-  if (m.max_position_embeddings > 0 && e.max_batch.seq_len > static_cast<double>(m.max_position_embeddings))
-    e.warnings.push_back(
-        "context window: the longest sequence is " +
-        std::to_string(static_cast<long long>(e.max_batch.seq_len)) + " tokens, longer than " +
-        m.display_name + "'s context window of " + std::to_string(m.max_position_embeddings) +
-        " tokens (config " + m.max_position_field +
-        "); positions beyond it were never trained (extend it with RoPE scaling, or shorten " +
-        (w.seq_len > 0 ? std::string("--seq") : std::string("--max-length")) + ")");
+  context_window_warning(e);
   if (w.batch > 0) {
     e.batch = w.batch;
     if (w.batch > e.max_batch.batch)
@@ -159,110 +191,95 @@ Result<Estimate> estimate(const Inputs& in, const Database& db) {
                          "; allocator fragmentation or a longer batch than expected can run it out of memory "
                          "(a smaller batch or --headroom leaves a margin)");
   e.max_seq = max_seq_len(m, w, in.stack, in.gpu);
-  {
-    const double u = in.stack.memory_uncertainty_fraction;
-    e.memory_low = e.memory.total() - u * e.memory.variable();
-    e.memory_high = e.memory.total() + u * e.memory.variable();
-    auto gib1 = [](double b) { return json(std::round(b / kGiB * 10) / 10).dump(); };
-    e.max_batch_range_fit = largest_batch_upper_fit(m, w, in.stack, e.max_batch, usable);
-    if (e.batch > 0 && e.memory.total() <= usable && e.memory_high > usable) {
-      // The largest batch whose upper end still fits, for the advice.
-      const std::int64_t safe = std::min(e.max_batch_range_fit, e.batch - 1);
-      e.warnings.push_back("fits only at the low end: the memory range is " + gib1(e.memory_low) + "-" +
-                           gib1(e.memory_high) + " GiB (stack " + in.stack.id + ", +/-" +
-                           std::to_string(static_cast<int>(std::lround(u * 100))) +
-                           "% on activations, loss and allocator) and its upper end exceeds the " +
-                           gib1(usable) + " GiB usable on " + in.gpu.id + "; " +
-                           (safe > 0 ? "batch " + std::to_string(safe) + " fits at the upper end"
-                                     : std::string("a shorter sequence leaves headroom")));
-    }
-  }
+  memory_range(e, usable);
   if (w.host_ram_gib > 0 && e.memory.host_offload > w.host_ram_gib * kGiB)
-    e.warnings.push_back("offloaded checkpoints need " +
-                         json(std::round(e.memory.host_offload / kGiB * 10) / 10).dump() +
+    e.warnings.push_back("offloaded checkpoints need " + gib1(e.memory.host_offload) +
                          " GiB of host RAM, more than --host-ram " + json(w.host_ram_gib).dump() + " GiB");
   if (e.batch <= 0) {
     e.memory = memory_for_batch(m, w, in.stack, 1, e.max_batch.seq_len);
     e.memory_fraction = usable > 0 ? e.memory.total() / usable : 0;
-    e.warnings.push_back(
-        "does not fit: even batch 1 needs " +
-        json(std::round(memory_for_batch(m, w, in.stack, 1, e.max_batch.seq_len).total() / kGiB * 10) / 10)
-            .dump() +
-        " GiB; " + in.gpu.id + " has " + json(std::round(in.gpu.usable_bytes() / kGiB * 10) / 10).dump() +
-        " GiB usable");
-    return e;
+    e.warnings.push_back("does not fit: even batch 1 needs " +
+                         gib1(memory_for_batch(m, w, in.stack, 1, e.max_batch.seq_len).total()) + " GiB; " +
+                         in.gpu.id + " has " + gib1(in.gpu.usable_bytes()) + " GiB usable");
+    return false;
   }
   if (in.gpu.usable_memory_estimated())
     e.warnings.push_back(
         in.gpu.id + ": usable memory estimated as 97.5% of the label (no nvidia-smi total in the database)");
-  e.padded_len = w.mean_padded_len(e.batch);
-  const double qpr = queries_per_row(w);
-  if (in.model_kind == "paper") {
-    double rmse = 0;
-    const double sparsity =
-        m.is_moe() ? static_cast<double>(w.active_experts(m)) / static_cast<double>(m.moe.experts) : 1.0;
-    FTCOST_TRY(qps, paper_eq2_qps(m.id, in.dataset_id, in.gpu.id, sparsity, e.batch, &rmse));
-    if (qps <= 0)
-      return make_error(Errc::invalid_value, "--model-kind",
-                        "Eq. (2) gives a non-positive throughput at this batch");
-    e.throughput_qps = qps;
-    e.step.model = "paper-eq2";
-    e.step.total_s = static_cast<double>(e.batch) / qps;
-    e.step.range_fraction = rmse / qps;
-    e.step.range_note = "RMSE of the Eq. (2) fit on the paper's A40 sweep";
-  } else {
-    e.step = job_step(in, in.stack, e.batch, e.padded_len);
-    e.throughput_qps = static_cast<double>(e.batch) * qpr / e.step.total_s;
-    // Range: the stack profile's fit residual (log-space RMS on the data it was fitted to) and, with a
-    // calibration, the spread of its measurements; unfitted profiles get a wide default.
-    double fit_rel = constants::kUnfittedProfileUncertainty;
-    std::string fit_note = "stack profile " + in.stack.id + " is not fitted to measurements";
-    if (in.stack.fit.is_object() && in.stack.fit.contains("rms_log_residual") &&
-        in.stack.fit["rms_log_residual"].is_number()) {
-      fit_rel = std::exp(in.stack.fit["rms_log_residual"].get<double>()) - 1.0;
-      fit_note = "fit residual of " + in.stack.id + " on its training data";
-      // The GPUs the profile was fitted on (fit.gpus, written by fit-stack; fit.gpu for a user's run).
-      const auto fit_gpus = stack_fit_gpus(in.stack);
-      if (std::find(fit_gpus.begin(), fit_gpus.end(), in.gpu.id) == fit_gpus.end()) {
-        // Transfer to another GPU adds the uncertainty of the default efficiency curves (no calibration).
-        fit_rel =
-            std::sqrt(fit_rel * fit_rel + (in.calibration ? 0.0
-                                                          : constants::kSpecOnlyTransferUncertainty *
-                                                                constants::kSpecOnlyTransferUncertainty));
-        if (!in.calibration)
-          fit_note += " + spec-only efficiencies on a GPU it was not fitted on (no calibration)";
-      }
-    }
-    double cal_rel = 0;
-    if (in.calibration) {
-      for (const auto& g : in.calibration->measurements.gemm)
-        if (g.tflops.median > 0)
-          cal_rel = std::max(cal_rel, (g.tflops.p90 - g.tflops.p10) / (2 * g.tflops.median));
-    }
-    e.step.range_fraction = std::sqrt(fit_rel * fit_rel + cal_rel * cal_rel);
-    e.step.dominant_uncertainty = cal_rel > fit_rel ? "calibration spread" : fit_note;
-    e.step.range_note = e.step.dominant_uncertainty;
-  }
-  e.throughput_tps = e.throughput_qps / qpr * e.padded_len;
-  e.throughput_low = e.throughput_qps / (1.0 + e.step.range_fraction);
-  e.throughput_high = e.throughput_qps * (1.0 + e.step.range_fraction);
-  e.time_hours = paper::hours(w.queries, w.epochs, e.throughput_qps);
-  host_bound_advice(e, db);
+  return true;
+}
 
-  // Costs: --price-per-hour, and every provider offer for this GPU.
-  auto make_cost = [&](PriceChoice p) {
-    ProviderCost c;
-    c.price = std::move(p);
-    const PriceChoice& pc = c.price;
-    c.hours = e.time_hours;
-    c.cost_usd = e.time_hours * pc.usd_per_hour;
-    c.cost_low = paper::hours(w.queries, w.epochs, e.throughput_high) * pc.usd_per_hour;
-    c.cost_high = paper::hours(w.queries, w.epochs, e.throughput_low) * pc.usd_per_hour;
-    return c;
-  };
+// --model-kind paper: the paper's Eq. (2) fit, its RMSE as the range.
+Status paper_step(Estimate& e) {
+  const Inputs& in = e.in;
+  const ModelSpec& m = in.model;
+  double rmse = 0;
+  const double sparsity =
+      m.is_moe() ? static_cast<double>(in.workload.active_experts(m)) / static_cast<double>(m.moe.experts)
+                 : 1.0;
+  FTCOST_TRY(qps, paper_eq2_qps(m.id, in.dataset_id, in.gpu.id, sparsity, e.batch, &rmse));
+  if (qps <= 0)
+    return make_error(Errc::invalid_value, "--model-kind",
+                      "Eq. (2) gives a non-positive throughput at this batch");
+  e.throughput_qps = qps;
+  e.step.model = "paper-eq2";
+  e.step.total_s = static_cast<double>(e.batch) / qps;
+  e.step.range_fraction = rmse / qps;
+  e.step.range_note = "RMSE of the Eq. (2) fit on the paper's A40 sweep";
+  return Ok{};
+}
+
+// The step model's range: the stack profile's fit residual (log-space RMS on the data it was fitted to),
+// widened off the GPUs it was fitted on without a calibration, and a calibration's measurement spread;
+// unfitted profiles get a wide default.
+void step_range(Estimate& e) {
+  const Inputs& in = e.in;
+  double fit_rel = constants::kUnfittedProfileUncertainty;
+  std::string fit_note = "stack profile " + in.stack.id + " is not fitted to measurements";
+  if (in.stack.fit.is_object() && in.stack.fit.contains("rms_log_residual") &&
+      in.stack.fit["rms_log_residual"].is_number()) {
+    fit_rel = std::exp(in.stack.fit["rms_log_residual"].get<double>()) - 1.0;
+    fit_note = "fit residual of " + in.stack.id + " on its training data";
+    // The GPUs the profile was fitted on (fit.gpus, written by fit-stack; fit.gpu for a user's run).
+    const auto fit_gpus = stack_fit_gpus(in.stack);
+    if (std::find(fit_gpus.begin(), fit_gpus.end(), in.gpu.id) == fit_gpus.end()) {
+      // Transfer to another GPU adds the uncertainty of the default efficiency curves (no calibration).
+      const double transfer = in.calibration ? 0.0 : constants::kSpecOnlyTransferUncertainty;
+      fit_rel = std::sqrt(fit_rel * fit_rel + transfer * transfer);
+      if (!in.calibration)
+        fit_note += " + spec-only efficiencies on a GPU it was not fitted on (no calibration)";
+    }
+  }
+  double cal_rel = 0;
+  if (in.calibration) {
+    for (const auto& g : in.calibration->measurements.gemm)
+      if (g.tflops.median > 0)
+        cal_rel = std::max(cal_rel, (g.tflops.p90 - g.tflops.p10) / (2 * g.tflops.median));
+  }
+  e.step.range_fraction = std::sqrt(fit_rel * fit_rel + cal_rel * cal_rel);
+  e.step.dominant_uncertainty = cal_rel > fit_rel ? "calibration spread" : fit_note;
+  e.step.range_note = e.step.dominant_uncertainty;
+}
+
+// The job's hours and cost (with its range) at one price.
+ProviderCost cost_at(const Estimate& e, PriceChoice p) {
+  const Workload& w = e.in.workload;
+  ProviderCost c;
+  c.price = std::move(p);
+  const PriceChoice& pc = c.price;
+  c.hours = e.time_hours;
+  c.cost_usd = e.time_hours * pc.usd_per_hour;
+  c.cost_low = paper::hours(w.queries, w.epochs, e.throughput_high) * pc.usd_per_hour;
+  c.cost_high = paper::hours(w.queries, w.epochs, e.throughput_low) * pc.usd_per_hour;
+  return c;
+}
+
+// Every provider offer for this GPU (on demand and spot), cheapest first.
+void offer_costs(Estimate& e, const Database& db) {
+  const Inputs& in = e.in;
   db.for_each_offer(in.gpu.id, [&](const PriceOffer& o) {
     for (int spot = 0; spot < 2; ++spot) {
-      double price = spot ? o.spot_usd_per_gpu_hour : o.on_demand_usd_per_gpu_hour;
+      const double price = spot ? o.spot_usd_per_gpu_hour : o.on_demand_usd_per_gpu_hour;
       if (price <= 0) continue;
       PriceChoice p;
       p.provider = o.provider;
@@ -278,11 +295,38 @@ Result<Estimate> estimate(const Inputs& in, const Database& db) {
         p.age_days = in.today_days - o.date_days;
         p.stale = p.age_days > in.stale_days;
       }
-      e.costs.push_back(make_cost(std::move(p)));
+      e.costs.push_back(cost_at(e, std::move(p)));
     }
   });
   std::sort(e.costs.begin(), e.costs.end(),
             [](const ProviderCost& a, const ProviderCost& b) { return a.cost_usd < b.cost_usd; });
+}
+
+// The headline price among the offers: the one price rule (price_better) over the eligible offers; a stale or
+// undated price is only used when nothing better exists, and then with a warning.
+void headline_offer(Estimate& e) {
+  const Inputs& in = e.in;
+  const ProviderCost* best = nullptr;  // copied into e.chosen once
+  for (const auto& c : e.costs) {
+    if ((c.price.spot && !in.spot) || (!in.provider.empty() && c.price.provider_id != in.provider)) continue;
+    if (best == nullptr || price_better(c.price, c.cost_usd, best->price, best->cost_usd)) best = &c;
+  }
+  if (best != nullptr) {
+    e.chosen = *best;
+    e.has_price = true;
+  }
+  if (e.has_price && e.chosen.price.date.empty())
+    e.warnings.push_back("the price used (" + e.chosen.price.provider + ") has no date in its source");
+  else if (e.has_price && e.chosen.price.stale)
+    e.warnings.push_back("the price used (" + e.chosen.price.provider + ", " + e.chosen.price.date +
+                         ") is older than " + std::to_string(in.stale_days) + " days");
+}
+
+// Costs: every provider offer for this GPU, and the headline price (your electricity, --price-per-hour, or
+// the best offer).
+void estimate_costs(Estimate& e, const Database& db) {
+  const Inputs& in = e.in;
+  offer_costs(e, db);
   if (in.electricity_usd_per_kwh >= 0) {
     // A GPU you own: its board power (TDP) at your electricity price.
     PriceChoice p;
@@ -290,41 +334,55 @@ Result<Estimate> estimate(const Inputs& in, const Database& db) {
     p.usd_per_hour = in.gpu.tdp_w / 1000.0 * in.electricity_usd_per_kwh;
     p.source =
         json(in.gpu.tdp_w).dump() + " W board power x $" + json(in.electricity_usd_per_kwh).dump() + "/kWh";
-    e.chosen = make_cost(std::move(p));
+    e.chosen = cost_at(e, std::move(p));
     e.has_price = true;
   } else if (in.price_per_hour >= 0) {
     PriceChoice p;
     p.provider = in.price_per_hour == 0 ? "your GPU (no cost)" : "--price-per-hour";
     p.usd_per_hour = in.price_per_hour;
-    e.chosen = make_cost(std::move(p));
+    e.chosen = cost_at(e, std::move(p));
     e.has_price = true;
   } else {
-    // Headline price: the one price rule (price_better) over the eligible offers; a stale or undated price is
-    // only used when nothing better exists, and then with a warning.
-    const ProviderCost* best = nullptr;  // copied into e.chosen once
-    for (const auto& c : e.costs) {
-      if ((c.price.spot && !in.spot) || (!in.provider.empty() && c.price.provider_id != in.provider))
-        continue;
-      if (best == nullptr || price_better(c.price, c.cost_usd, best->price, best->cost_usd)) best = &c;
-    }
-    if (best != nullptr) {
-      e.chosen = *best;
-      e.has_price = true;
-    }
-    if (e.has_price && e.chosen.price.date.empty())
-      e.warnings.push_back("the price used (" + e.chosen.price.provider + ") has no date in its source");
-    else if (e.has_price && e.chosen.price.stale)
-      e.warnings.push_back("the price used (" + e.chosen.price.provider + ", " + e.chosen.price.date +
-                           ") is older than " + std::to_string(in.stale_days) + " days");
+    headline_offer(e);
   }
   if (!e.has_price)
     e.warnings.push_back("no " + std::string(in.spot ? "spot " : "") + "price for " + in.gpu.id +
                          (in.provider.empty() ? std::string() : " from " + in.provider) +
                          " in the database: give --price-per-hour for a cost");
+}
+
+}  // namespace
+
+// Memory first (does it fit, at which batch), then the step time and throughput, then hours and costs.
+Result<Estimate> estimate(const Inputs& in, const Database& db) {
+  if (in.workload.seq_max) return estimate_at_longest_seq(in, db);
+  Estimate e;
+  e.in = in;
+  e.warnings = in.warnings;
+  if (!estimate_memory(e)) return e;
+  const Workload& w = in.workload;
+  e.padded_len = w.mean_padded_len(e.batch);
+  const double qpr = queries_per_row(w);
+  if (in.model_kind == "paper") {
+    if (auto st = paper_step(e); !st.ok()) return st.error();
+  } else {
+    e.step = job_step(in, in.stack, e.batch, e.padded_len);
+    e.throughput_qps = static_cast<double>(e.batch) * qpr / e.step.total_s;
+    step_range(e);
+  }
+  e.throughput_tps = e.throughput_qps / qpr * e.padded_len;
+  e.throughput_low = e.throughput_qps / (1.0 + e.step.range_fraction);
+  e.throughput_high = e.throughput_qps * (1.0 + e.step.range_fraction);
+  e.time_hours = paper::hours(w.queries, w.epochs, e.throughput_qps);
+  host_bound_advice(e, db);
+  estimate_costs(e, db);
   return e;
 }
 
-json estimate_to_json(const Estimate& e) {
+namespace {
+
+// The job's inputs as resolved (method, precision, ... and what applies to this model and data).
+json inputs_json(const Estimate& e) {
   const Inputs& in = e.in;
   const Workload& w = in.workload;
   const ModelSpec& m = in.model;
@@ -356,6 +414,105 @@ json estimate_to_json(const Estimate& e) {
     inputs["max_length"] = w.max_length;
     inputs["template_tokens"] = w.template_tokens;
   }
+  return inputs;
+}
+
+// The step model's breakdowns (stage, layer type, kernel class), its ops and its device/host split.
+void add_step_breakdown(json& j, const StepTime& step) {
+  json st = json::object();
+  json lt = json::object();
+  json kc = json::object();
+  for (int i = 0; i < kStages; ++i)
+    st[stage_name(static_cast<Stage>(i))] = step.by_stage[static_cast<std::size_t>(i)];
+  for (int i = 0; i < kLayerTypes; ++i)
+    lt[layer_type_name(static_cast<LayerType>(i))] = step.by_layer[static_cast<std::size_t>(i)];
+  for (int i = 0; i < kKernelClasses; ++i)
+    kc[kernel_class_name(static_cast<KernelClass>(i))] = step.by_class[static_cast<std::size_t>(i)];
+  j["step_breakdown_s"] = st;
+  j["layer_breakdown_s"] = lt;
+  j["kernel_classes_s"] = kc;
+  // The ops as the step model sums them, one per (stage, layer type, kernel class, name): device time,
+  // FLOPs, bytes, launches, bound. A linear layer's NF4 dequantization and its GEMM share a name and
+  // stay two ops. Ordered by stage, then name, then class.
+  json ops = json::array();
+  std::map<std::tuple<int, std::string, int, int>, Op> merged;
+  for (const auto& op : step.ops) {
+    auto key = std::make_tuple(static_cast<int>(op.stage), std::string(op.name), static_cast<int>(op.kclass),
+                               static_cast<int>(op.layer));
+    auto it = merged.find(key);
+    if (it == merged.end()) {
+      merged.emplace(key, op);
+    } else {
+      it->second.flops += op.flops;
+      it->second.bytes += op.bytes;
+      it->second.kernels += op.kernels;
+      it->second.gpu_s += op.gpu_s;
+      it->second.compute_bound = it->second.compute_bound || op.compute_bound;
+    }
+  }
+  for (const auto& [key, op] : merged) {
+    if (op.gpu_s <= 0 && op.kernels <= 0) continue;
+    ops.push_back(json{{"stage", stage_name(op.stage)},
+                       {"name", op.name},
+                       {"layer", layer_type_name(op.layer)},
+                       {"class", kernel_class_name(op.kclass)},
+                       {"time_s", op.gpu_s},
+                       {"flops", op.flops},
+                       {"bytes", op.bytes},
+                       {"kernels", op.kernels},
+                       {"bound", op.compute_bound ? "compute" : "memory"}});
+  }
+  j["ops"] = ops;
+  j["device_time_s"] = step.gpu_s;
+  j["host_wait_s"] = step.host_s;
+  j["kernels_per_step"] = step.kernels;
+  j["calibrated"] = step.calibrated;
+}
+
+// The headline price and cost, and the cost at every offer.
+void add_costs(json& j, const Estimate& e) {
+  if (e.has_price) {
+    j["cost_usd"] = e.chosen.cost_usd;
+    j["cost_usd_range"] = {e.chosen.cost_low, e.chosen.cost_high};
+    j["price"] = {{"provider", e.chosen.price.provider},
+                  {"usd_per_gpu_hour", e.chosen.price.usd_per_hour},
+                  {"kind", e.chosen.price.spot ? "spot" : "on-demand"},
+                  {"date", e.chosen.price.date},
+                  {"stale", e.chosen.price.stale}};
+    if (!e.chosen.price.instance_type.empty()) j["price"]["instance_type"] = e.chosen.price.instance_type;
+    if (!e.chosen.price.source.empty() && e.chosen.price.provider_id.empty())
+      j["price"]["source"] = e.chosen.price.source;
+  } else {
+    j["cost_usd"] = nullptr;
+  }
+  json costs = json::array();
+  for (const auto& c : e.costs) {
+    json cj = {{"provider", c.price.provider},
+               {"provider_id", c.price.provider_id},
+               {"usd_per_gpu_hour", c.price.usd_per_hour},
+               {"spot", c.price.spot},
+               {"date", c.price.date.empty() ? json(nullptr) : json(c.price.date)},
+               {"stale", c.price.stale},
+               {"undated", c.price.date.empty()},
+               {"instance_type", c.price.instance_type},
+               {"region", c.price.region},
+               {"gpu_count", c.price.gpu_count},
+               {"hours", c.hours},
+               {"cost_usd", c.cost_usd},
+               {"cost_usd_range", {c.cost_low, c.cost_high}}};
+    if (c.price.age_days >= 0) cj["age_days"] = c.price.age_days;
+    costs.push_back(cj);
+  }
+  j["costs"] = costs;
+}
+
+}  // namespace
+
+json estimate_to_json(const Estimate& e) {
+  const Inputs& in = e.in;
+  const Workload& w = in.workload;
+  const ModelSpec& m = in.model;
+  const json inputs = inputs_json(e);
   ParamCounts pc = m.params();
   json j = {{"model",
              {{"id", m.id},
@@ -407,91 +564,12 @@ json estimate_to_json(const Estimate& e) {
                      {"range_fraction", e.step.range_fraction},
                      {"note", e.step.range_note},
                      {"dominant_uncertainty", e.step.dominant_uncertainty}};
-  if (e.step.model == "step-model") {
-    json st = json::object(), lt = json::object(), kc = json::object();
-    for (int i = 0; i < kStages; ++i)
-      st[stage_name(static_cast<Stage>(i))] = e.step.by_stage[static_cast<std::size_t>(i)];
-    for (int i = 0; i < kLayerTypes; ++i)
-      lt[layer_type_name(static_cast<LayerType>(i))] = e.step.by_layer[static_cast<std::size_t>(i)];
-    for (int i = 0; i < kKernelClasses; ++i)
-      kc[kernel_class_name(static_cast<KernelClass>(i))] = e.step.by_class[static_cast<std::size_t>(i)];
-    j["step_breakdown_s"] = st;
-    j["layer_breakdown_s"] = lt;
-    j["kernel_classes_s"] = kc;
-    // The ops as the step model sums them, one per (stage, layer type, kernel class, name): device time,
-    // FLOPs, bytes, launches, bound. A linear layer's NF4 dequantization and its GEMM share a name and
-    // stay two ops. Ordered by stage, then name, then class.
-    json ops = json::array();
-    std::map<std::tuple<int, std::string, int, int>, Op> merged;
-    for (const auto& op : e.step.ops) {
-      auto key = std::make_tuple(static_cast<int>(op.stage), std::string(op.name),
-                                 static_cast<int>(op.kclass), static_cast<int>(op.layer));
-      auto it = merged.find(key);
-      if (it == merged.end()) {
-        merged.emplace(key, op);
-      } else {
-        it->second.flops += op.flops;
-        it->second.bytes += op.bytes;
-        it->second.kernels += op.kernels;
-        it->second.gpu_s += op.gpu_s;
-        it->second.compute_bound = it->second.compute_bound || op.compute_bound;
-      }
-    }
-    for (const auto& [key, op] : merged) {
-      if (op.gpu_s <= 0 && op.kernels <= 0) continue;
-      ops.push_back(json{{"stage", stage_name(op.stage)},
-                         {"name", op.name},
-                         {"layer", layer_type_name(op.layer)},
-                         {"class", kernel_class_name(op.kclass)},
-                         {"time_s", op.gpu_s},
-                         {"flops", op.flops},
-                         {"bytes", op.bytes},
-                         {"kernels", op.kernels},
-                         {"bound", op.compute_bound ? "compute" : "memory"}});
-    }
-    j["ops"] = ops;
-    j["device_time_s"] = e.step.gpu_s;
-    j["host_wait_s"] = e.step.host_s;
-    j["kernels_per_step"] = e.step.kernels;
-    j["calibrated"] = e.step.calibrated;
-  }
+  if (e.step.model == "step-model") add_step_breakdown(j, e.step);
   j["throughput_queries_per_s"] = e.throughput_qps;
   j["throughput_queries_per_s_range"] = {e.throughput_low, e.throughput_high};
   j["throughput_tokens_per_s"] = e.throughput_tps;
   j["time_hours"] = e.time_hours;
-  if (e.has_price) {
-    j["cost_usd"] = e.chosen.cost_usd;
-    j["cost_usd_range"] = {e.chosen.cost_low, e.chosen.cost_high};
-    j["price"] = {{"provider", e.chosen.price.provider},
-                  {"usd_per_gpu_hour", e.chosen.price.usd_per_hour},
-                  {"kind", e.chosen.price.spot ? "spot" : "on-demand"},
-                  {"date", e.chosen.price.date},
-                  {"stale", e.chosen.price.stale}};
-    if (!e.chosen.price.instance_type.empty()) j["price"]["instance_type"] = e.chosen.price.instance_type;
-    if (!e.chosen.price.source.empty() && e.chosen.price.provider_id.empty())
-      j["price"]["source"] = e.chosen.price.source;
-  } else {
-    j["cost_usd"] = nullptr;
-  }
-  json costs = json::array();
-  for (const auto& c : e.costs) {
-    json cj = {{"provider", c.price.provider},
-               {"provider_id", c.price.provider_id},
-               {"usd_per_gpu_hour", c.price.usd_per_hour},
-               {"spot", c.price.spot},
-               {"date", c.price.date.empty() ? json(nullptr) : json(c.price.date)},
-               {"stale", c.price.stale},
-               {"undated", c.price.date.empty()},
-               {"instance_type", c.price.instance_type},
-               {"region", c.price.region},
-               {"gpu_count", c.price.gpu_count},
-               {"hours", c.hours},
-               {"cost_usd", c.cost_usd},
-               {"cost_usd_range", {c.cost_low, c.cost_high}}};
-    if (c.price.age_days >= 0) cj["age_days"] = c.price.age_days;
-    costs.push_back(cj);
-  }
-  j["costs"] = costs;
+  add_costs(j, e);
   return j;
 }
 
