@@ -12,6 +12,9 @@ foreach(f IN LISTS files)
   if(f MATCHES "^runs/")
     continue()  # contributed training runs: reference rows of `ftcost validate`, read from disk
   endif()
+  if(f MATCHES "^calibrations/")
+    continue()  # contributed calibrations: read from disk by `ftcost db check`, given as --calibration FILE
+  endif()
   file(READ ${DB_DIR}/${f} content)
   string(FIND "${content}" ")ftcostdb\"" bad)
   if(NOT bad EQUAL -1)

@@ -350,13 +350,18 @@ TEST_CASE("bad run files name the field") {
 
 namespace {
 // A synthetic run (generated from the model, see synthesize) as a run file's text.
-std::string synthetic_file(const std::string& gpu_id, bool assumed) {
+// memory: with the synthesized peaks (max_memory_allocated/reserved) of every step.
+std::string synthetic_file(const std::string& gpu_id, bool assumed, bool memory = false) {
   json doc = run_doc(kShapes, 1);
   doc["gpu"] = {{"id", gpu_id}, {"name", "NVIDIA A40"}};
   const RunFile run = synthesize(run_doc(kShapes, 1), truth_profile(), 0.01, 7);
   for (std::size_t i = 0; i < run.steps.size(); ++i) {
     doc["steps"][i]["wall_s"] = run.steps[i].wall_s;
     if (assumed) doc["steps"][i]["micro_batches"][0]["assumed"] = true;
+    if (memory && run.steps[i].max_allocated_bytes >= 0) {
+      doc["steps"][i]["max_memory_allocated_bytes"] = run.steps[i].max_allocated_bytes;
+      doc["steps"][i]["max_memory_reserved_bytes"] = run.steps[i].max_reserved_bytes;
+    }
   }
   return doc.dump(1);
 }
@@ -397,17 +402,61 @@ TEST_CASE("db check validates contributed runs (runs/<gpu-id>/)") {
 }
 
 TEST_CASE("a contributed run gives validation rows that ftcost validate can predict") {
-  auto run = parse_run(synthetic_file("a40", false), "runs/a40/synthetic.json", db());
+  auto run = parse_run(synthetic_file("a40", false, true), "runs/a40/synthetic.json", db());
   REQUIRE(run.ok());
   const auto rows = run_reference_rows(run.value());
-  CHECK(rows.size() == 6);  // the single-micro-batch shapes of kShapes (two use accumulation)
+  // per single-micro-batch shape of kShapes (two use accumulation): step time, allocated and reserved peak
+  REQUIRE(rows.size() == 18);
+  std::map<std::string, int> per_metric;
   for (const auto& r : rows) {
     CHECK(r.role == "validation");
-    CHECK(r.metric == "step_time_s");
+    ++per_metric[r.metric];
+    CHECK(r.request.count("stack") == 0);  // the synthetic run records no software: the default stack
     auto p = predict(r, db());
     REQUIRE(p.ok());
     CHECK(p.value() > 0);
   }
+  CHECK(per_metric["step_time_s"] == 6);
+  CHECK(per_metric["peak_allocated_gib"] == 6);
+  CHECK(per_metric["peak_reserved_gib"] == 6);
+  // an allocated row holds the median of the shape's max_memory_allocated, in GiB
+  const RunFile& rf = run.value();
+  const RefRow& a = rows[1];
+  REQUIRE(a.metric == "peak_allocated_gib");
+  std::vector<double> v;
+  for (const auto& s : rf.steps)
+    if (!s.warmup && s.count == 1 && s.micro.size() == 1 &&
+        s.micro[0].batch == std::stoll(a.request.at("batch")) &&
+        s.micro[0].seq_len == std::stod(a.request.at("seq")))
+      v.push_back(s.max_allocated_bytes);
+  REQUIRE(!v.empty());
+  std::sort(v.begin(), v.end());
+  const double med = v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+  CHECK(a.measured == doctest::Approx(med / (1024.0 * 1024.0 * 1024.0)));
+}
+
+TEST_CASE("stack_for_software: the recorded versions name the profile") {
+  std::string why;
+  CHECK(stack_for_software(json{{"transformers", "5.17.0"}, {"peft", "0.21.0"}}, why) == "hf-trainer-2026");
+  CHECK(why.find("without trl") != std::string::npos);
+  CHECK(stack_for_software(json{{"transformers", "4.46.0"}}, why) == "hf-trl-2024q4");
+  CHECK(stack_for_software(json{{"transformers", "4.45.2"}}, why) == "hf-trl-2024q1");
+  CHECK(stack_for_software(json{{"transformers", "4.30.0"}}, why).empty());
+  CHECK(stack_for_software(json{{"transformers", "5.2.0"}, {"trl", "1.10.0.dev0"}}, why) == "hf-trl-2026");
+  CHECK(stack_for_software(json{{"transformers", "4.51.0"}, {"trl", "0.19.1"}}, why) == "hf-trl-2024q4");
+  CHECK(stack_for_software(json{{"transformers", "4.40.0"}, {"trl", "0.8.6"}}, why) == "hf-trl-2024q1");
+  CHECK(stack_for_software(json{{"transformers", "4.51.0"}, {"unsloth", "2025.3.1"}}, why).empty());
+  CHECK(why.find("unsloth") != std::string::npos);
+  CHECK(stack_for_software(json{{"transformers", "main"}}, why).empty());
+  CHECK(stack_for_software(json::object(), why).empty());
+  CHECK(stack_for_software(json(nullptr), why).empty());
+  // a run file's software picks the stack of its validation rows
+  json d = json::parse(synthetic_file("a40", false));
+  d["software"] = {{"torch", "2.11.0"}, {"transformers", "5.17.0"}, {"peft", "0.21.0"}};
+  auto run = parse_run(d.dump(), "runs/a40/synthetic.json", db());
+  REQUIRE(run.ok());
+  CHECK(run.value().software_stack == "hf-trainer-2026");
+  for (const auto& r : run_reference_rows(run.value())) CHECK(r.request.at("stack") == "hf-trainer-2026");
 }
 
 TEST_CASE("apply_run_file: what the `run` option calls") {

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 #include <utility>
 
 namespace ftcost {
@@ -108,6 +109,64 @@ std::size_t RunFile::timed_steps() const {
   return n;
 }
 
+namespace {
+
+// "5.17.0" -> {5, 17}; {-1, -1} when it does not start with two numbers.
+std::pair<int, int> major_minor(const std::string& v) {
+  int a = -1;
+  int b = -1;
+  std::istringstream in(v);
+  char dot = 0;
+  if (!(in >> a) || !(in >> dot) || dot != '.' || !(in >> b)) return {-1, -1};
+  return {a, b};
+}
+
+std::string version_of(const json& software, const char* name) {
+  if (!software.is_object() || !software.contains(name) || !software.at(name).is_string()) return "";
+  return software.at(name).get<std::string>();
+}
+
+}  // namespace
+
+namespace {
+
+// The stack the run's recorded software points to (kept only when the database has it).
+void read_software_stack(const json& doc, const Database& db, RunFile& run) {
+  if (!has(doc, "software")) return;
+  run.software_stack = stack_for_software(doc.at("software"), run.software_stack_why);
+  if (!run.software_stack.empty() && db.stack(run.software_stack) == nullptr) run.software_stack.clear();
+}
+
+}  // namespace
+
+std::string stack_for_software(const json& software, std::string& why) {
+  why.clear();
+  for (const char* other : {"unsloth", "torchtune"})
+    if (!version_of(software, other).empty()) {
+      why = std::string(other) + " " + version_of(software, other) + " recorded: no rule, the default stack";
+      return "";
+    }
+  const std::string tf = version_of(software, "transformers");
+  const std::string trl = version_of(software, "trl");
+  const auto t = major_minor(tf);
+  const auto r = major_minor(trl);
+  if (!trl.empty() && r.first >= 0) {
+    why = "trl " + trl;
+    if (r >= std::make_pair(1, 4)) return "hf-trl-2026";
+    if (r >= std::make_pair(0, 12)) return "hf-trl-2024q4";
+    if (r >= std::make_pair(0, 7)) return "hf-trl-2024q1";
+    why += ": older than every profile, the default stack";
+    return "";
+  }
+  if (t.first < 0) return "";
+  why = "transformers " + tf + " without trl (the model's own loss)";
+  if (t.first >= 5) return "hf-trainer-2026";
+  if (t >= std::make_pair(4, 46)) return "hf-trl-2024q4";
+  if (t >= std::make_pair(4, 36)) return "hf-trl-2024q1";
+  why += ": older than every profile, the default stack";
+  return "";
+}
+
 Result<RunFile> parse_run(const std::string& text, const std::string& source, const Database& db) {
   FTCOST_TRY(doc, parse_json_text(text, source));
   if (!doc.is_object()) return make_error(Errc::wrong_type, "(top level)", "must be a JSON object");
@@ -158,6 +217,7 @@ Result<RunFile> parse_run(const std::string& text, const std::string& source, co
     run.notes.push_back("gpu.count = " + std::to_string(gcount) +
                         ": the run is read as one GPU's work (data-parallel ranks each time their own step)");
   run.request["gpu"] = run.gpu_id;
+  read_software_stack(doc, db, run);
 
   // --- model
   if (!has(doc, "model") || !doc.at("model").is_object())
@@ -1095,17 +1155,44 @@ std::vector<RefRow> run_reference_rows(const RunFile& run) {
   std::vector<RefRow> out;
   auto it = run.request.find("model");
   if (it == run.request.end() || it->second == kConfigPath) return out;
-  std::map<std::pair<std::int64_t, double>, std::vector<double>> by_shape;
-  for (const auto& s : run.steps)
-    if (!s.warmup && s.count == 1 && s.micro.size() == 1 && s.wall_s > 0)
-      by_shape[{s.micro[0].batch, s.micro[0].seq_len}].push_back(s.wall_s);
+  struct Shape {
+    std::vector<double> walls, allocated, reserved;
+  };
+  std::map<std::pair<std::int64_t, double>, Shape> by_shape;
+  for (const auto& s : run.steps) {
+    if (s.warmup || s.count != 1 || s.micro.size() != 1 || s.wall_s <= 0) continue;
+    Shape& sh = by_shape[{s.micro[0].batch, s.micro[0].seq_len}];
+    sh.walls.push_back(s.wall_s);
+    if (s.max_allocated_bytes >= 0) sh.allocated.push_back(s.max_allocated_bytes);
+    if (s.max_reserved_bytes >= 0) sh.reserved.push_back(s.max_reserved_bytes);
+  }
   std::string stem = run.source;
   stem = stem.substr(stem.find_last_of('/') + 1);
   stem = stem.substr(0, stem.rfind(".json"));
-  for (auto& [shape, walls] : by_shape) {
-    std::sort(walls.begin(), walls.end());
-    const std::size_t k = walls.size();
-    const double median = k % 2 ? walls[k / 2] : 0.5 * (walls[k / 2 - 1] + walls[k / 2]);
+  const std::string recorder =
+      run.recorder_source.empty() ? std::string("ftcost_probe.py") : run.recorder_source;
+  const std::string stack_note = run.software_stack.empty()
+                                     ? std::string()
+                                     : "; stack " + run.software_stack + " (" + run.software_stack_why + ")";
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t k = v.size();
+    return k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
+  };
+  // "<file>: median <what> of <n> step(s) recorded by <recorder>[; stack <id> (<why>)]"
+  auto describe = [&](const std::string& what, std::size_t n) {
+    std::string s = run.source;
+    s += ": median ";
+    s += what;
+    s += " of ";
+    s += std::to_string(n);
+    s += " step(s) recorded by ";
+    s += recorder;
+    s += stack_note;
+    return s;
+  };
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  for (auto& [shape, sh] : by_shape) {
     RefRow row;
     row.id = "run-" + run.gpu_id + "-" + stem + "-b" + std::to_string(shape.first) + "-s" +
              std::to_string(static_cast<long long>(shape.second));
@@ -1114,11 +1201,25 @@ std::vector<RefRow> run_reference_rows(const RunFile& run) {
     row.request = run.request;
     row.request["batch"] = std::to_string(shape.first);
     row.request["seq"] = std::to_string(static_cast<long long>(shape.second));
+    if (!run.software_stack.empty()) row.request["stack"] = run.software_stack;
     row.metric = "step_time_s";
-    row.measured = median;
-    row.source = run.source + ": median wall time of " + std::to_string(k) + " step(s) recorded by " +
-                 (run.recorder_source.empty() ? std::string("ftcost_probe.py") : run.recorder_source);
+    row.measured = median(sh.walls);
+    row.source = describe("wall time", sh.walls.size());
     out.push_back(row);
+    // Peak memory of the same steps, as torch's counters see it (no CUDA context; reserved = allocated +
+    // the caching allocator's blocks).
+    for (const auto& [values, metric, what] :
+         {std::make_tuple(&sh.allocated, "peak_allocated_gib", "max_memory_allocated"),
+          std::make_tuple(&sh.reserved, "peak_reserved_gib", "max_memory_reserved")}) {
+      if (values->empty()) continue;
+      RefRow mem = row;
+      mem.id = row.id + (std::string(metric) == "peak_allocated_gib" ? "-allocated" : "-reserved");
+      mem.group = "contributed runs, memory (gpu-db/runs, not fitted)";
+      mem.metric = metric;
+      mem.measured = median(*values) / kGiB;
+      mem.source = describe(what, values->size());
+      out.push_back(mem);
+    }
   }
   return out;
 }

@@ -41,8 +41,12 @@ struct RunFile {
   Request request;              // the run as `ftcost estimate` flags (model, gpu, method, ...)
   json model_config;            // the recorded config.json (null with a preset)
   std::vector<RunStep> steps;
-  std::vector<std::string> lacks;   // what the source did not carry (from the file)
-  std::vector<std::string> notes;   // what the loader assumed
+  std::vector<std::string> lacks;  // what the source did not carry (from the file)
+  std::vector<std::string> notes;  // what the loader assumed
+  // The shipped stack profile the recorded software versions (software.transformers, .trl) point to, and
+  // why; empty when no rule applies (unsloth, torchtune, no versions): the estimate's default stack then.
+  std::string software_stack;
+  std::string software_stack_why;
   bool has_memory() const;          // some non-warm-up step has max_memory_allocated
   std::size_t timed_steps() const;  // non-warm-up steps with a wall time
 };
@@ -114,9 +118,19 @@ Result<RunFitResult> apply_runs(Inputs& in, const std::vector<RunFile>& runs, co
 // calibration are resolved.
 Status apply_run_file(Inputs& in, const std::string& path, const Database& db, const FileReader& reader);
 
+// The shipped stack profile for recorded package versions (software: {"transformers": "5.17.0", ...}):
+// TRL >= 1.4 -> hf-trl-2026 (chunked_nll loss), TRL 0.12-1.3 -> hf-trl-2024q4, TRL 0.7-0.11 ->
+// hf-trl-2024q1; without TRL (a plain Trainer: the model's own loss) transformers >= 5 -> hf-trainer-2026,
+// 4.46-4.x -> hf-trl-2024q4, 4.36-4.45 -> hf-trl-2024q1. Unsloth or torchtune in the list, or no
+// transformers version: "" (no rule). `why` says which versions decided.
+std::string stack_for_software(const json& software, std::string& why);
+
 // A contributed run (gpu-db/runs/<gpu-id>/) as reference rows of `ftcost validate` (role "validation",
-// not fitted): one step_time_s row per batch shape of its timed single-micro-batch steps, the median wall
-// time of that shape. Needs a model preset (a row's request cannot carry a config.json); empty otherwise.
+// not fitted), per batch shape of its timed single-micro-batch steps: a step_time_s row (the median wall
+// time of that shape) and, where the steps carry memory figures, peak_allocated_gib and peak_reserved_gib
+// rows (the medians of max_memory_allocated / max_memory_reserved). The rows use the stack the recorded
+// software points to (stack_for_software), else the default. Needs a model preset (a row's request cannot
+// carry a config.json); empty otherwise.
 std::vector<RefRow> run_reference_rows(const RunFile& run);
 
 }  // namespace ftcost
