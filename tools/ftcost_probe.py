@@ -234,6 +234,9 @@ def training_from_model(model):
         r = getattr(cfg, "r", None)
         if r is not None:
             out["lora_rank"] = int(r)
+        p = getattr(cfg, "lora_dropout", None)
+        if isinstance(p, (int, float)):
+            out["lora_dropout"] = float(p)
         tm = getattr(cfg, "target_modules", None)
         if tm is not None:
             out["lora_targets"] = sorted(tm) if not isinstance(tm, str) else [tm]

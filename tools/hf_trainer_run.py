@@ -30,6 +30,7 @@ def main(argv=None):
     ap.add_argument("--method", choices=["lora", "full"], default="lora")
     ap.add_argument("--lora-rank", type=int, default=16)
     ap.add_argument("--lora-targets", default="q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj")
+    ap.add_argument("--lora-dropout", type=float, default=0.0)
     ap.add_argument("--batch", type=int, required=True)
     ap.add_argument("--seq", type=int, required=True)
     ap.add_argument("--steps", type=int, default=8, help="optimizer steps (the first 2 are warm-up)")
@@ -68,7 +69,7 @@ def main(argv=None):
     if a.method == "lora":
         import peft
 
-        lcfg = peft.LoraConfig(r=a.lora_rank, lora_alpha=2 * a.lora_rank, lora_dropout=0.0,
+        lcfg = peft.LoraConfig(r=a.lora_rank, lora_alpha=2 * a.lora_rank, lora_dropout=a.lora_dropout,
                                target_modules=a.lora_targets.split(","), task_type="CAUSAL_LM")
         model = peft.get_peft_model(model, lcfg)
     vocab = config.vocab_size

@@ -425,3 +425,53 @@ TEST_CASE("at_peak: the components present at the peak moment sum to the phase p
     }
   }
 }
+
+TEST_CASE(
+    "--lora-dropout: a bool mask per adapted input feature, plus the dropped copy with compute-dtype "
+    "adapters") {
+  // Llama-3.2-3B without checkpointing (every layer keeps its activations), 4 x 1024 tokens, LoRA on all
+  // seven linears: per layer the adapted inputs are q, k, v, o, gate, up (hidden 3072 each) and down (8192).
+  Request r = {{"model", "llama-3.2-3b"},
+               {"gpu", "h200-sxm-141gb"},
+               {"method", "lora"},
+               {"seq", "1024"},
+               {"batch", "4"},
+               {"checkpointing", "off"},
+               {"stack", "hf-trainer-2026"}};
+  const Inputs off = resolve(r);
+  const Inputs on = resolve(r, {{"lora-dropout", "0.1"}});
+  CHECK(off.workload.lora_dropout == 0);
+  CHECK(on.workload.lora_dropout == doctest::Approx(0.1));
+  const double features = 6.0 * 3072 + 8192;  // per layer
+  const double tokens = 4.0 * 1024;
+  const double layers = 28;
+  const MemoryBreakdown m0 = memory_for_batch(off.model, off.workload, off.stack, 4, 1024);
+  const MemoryBreakdown m1 = memory_for_batch(on.model, on.workload, on.stack, 4, 1024);
+  // fp32 adapters (PEFT autocast_adapter_dtype): lora_A saves a cast copy either way; dropout adds the mask,
+  // one byte per adapted input feature and token in every layer (28, and the backward's share of one more)
+  REQUIRE(on.stack.trainable_param_bytes > on.workload.compute_bytes());
+  const double mask_layers = (m1.activations - m0.activations) / (features * tokens);
+  CHECK(mask_layers >= layers);
+  CHECK(mask_layers <= layers + 1);
+  // the same job with adapters in the compute dtype: the dropped copy (2 bytes) as well as the mask
+  Inputs bf16_adapters = on;
+  bf16_adapters.stack.trainable_param_bytes = 2;
+  Inputs bf16_off = off;
+  bf16_off.stack.trainable_param_bytes = 2;
+  const MemoryBreakdown b0 = memory_for_batch(bf16_off.model, bf16_off.workload, bf16_off.stack, 4, 1024);
+  const MemoryBreakdown b1 =
+      memory_for_batch(bf16_adapters.model, bf16_adapters.workload, bf16_adapters.stack, 4, 1024);
+  CHECK((b1.activations - b0.activations) / (m1.activations - m0.activations) == doctest::Approx(3.0));
+  // one more elementwise kernel per adapted linear in forward and in backward: slower, never faster
+  const StepTime t0 =
+      step_model(off.model, off.workload, off.stack, off.gpu, nullptr, 4, 1024, off.expert_shares);
+  const StepTime t1 = step_model(on.model, on.workload, on.stack, on.gpu, nullptr, 4, 1024, on.expert_shares);
+  CHECK(t1.total_s > t0.total_s);
+  CHECK(t1.kernels - t0.kernels == doctest::Approx(2.0 * 7 * layers));
+  // it applies to adapters only, and is a probability
+  CHECK(resolve_error({{"model", "llama-3.2-3b"}, {"gpu", "h200-sxm-141gb"}, {"method", "full"}},
+                      {{"lora-dropout", "0.1"}})
+            .field == "--lora-dropout");
+  CHECK(resolve_error(r, {{"lora-dropout", "1.5"}}).field == "--lora-dropout");
+  CHECK(resolve_error(r, {{"lora-dropout", "-0.1"}}).field == "--lora-dropout");
+}

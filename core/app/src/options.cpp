@@ -289,6 +289,33 @@ std::vector<Option> build_options() {
   }
   {
     Option o;
+    o.key = "lora-dropout";
+    o.kind = OptionKind::real;
+    o.group = "method";
+    o.label = "LoRA dropout";
+    o.help = "PEFT lora_dropout: dropout probability on each adapter's input";
+    o.details =
+        "Dropout on the input of every LoRA adapter (PEFT LoraConfig.lora_dropout). Above 0 each adapted "
+        "layer keeps its own dropped copy of the input and a mask for backward, and runs one more "
+        "elementwise kernel in forward and in backward; at 0 PEFT uses nn.Identity (no cost).";
+    o.unit = "probability";
+    o.lo = 0;
+    o.hi = 1;  // torch.nn.Dropout's own range
+    o.default_help = "0";
+    o.default_rule = [](const ResolveState&) {
+      DefaultValue d = fixed_default("0", "PEFT LoraConfig default");
+      d.listed = false;
+      return d;
+    };
+    o.applies = only_lora;
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      st.in.workload.lora_dropout = std::strtod(v.c_str(), nullptr);
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
     o.key = "precision";
     o.kind = OptionKind::choice;
     o.group = "method";

@@ -98,6 +98,11 @@ struct Job {
 
 std::string method_of(const Job& j) { return method_name(j.in.workload.method); }
 bool is_lora(const Job& j) { return j.in.workload.method != Method::full; }
+
+// `lora_dropout: P` where the job has one (frameworks whose default is 0 need no line at 0).
+void kv_lora_dropout(Yaml& y, const Job& j, int indent = 0) {
+  if (j.in.workload.lora_dropout > 0) y.kv("lora_dropout", json(j.in.workload.lora_dropout).dump(), indent);
+}
 bool is_qlora(const Job& j) { return j.in.workload.method == Method::qlora; }
 bool is_zero(const Job& j) { return j.strategy.rfind("zero", 0) == 0; }  // DeepSpeed ZeRO-1/2/3
 bool is_fsdp(const Job& j) { return j.strategy.rfind("fsdp", 0) == 0; }  // fsdp, fsdp-grad-op
@@ -332,6 +337,10 @@ Result<PlanConfig> trl_config(const Job& j) {
     y.kv("lora_r", yi(j.in.workload.lora_rank));
     y.comment("lora_alpha does not change memory or speed; 2 x r is a common choice");
     y.kv("lora_alpha", yi(2 * j.in.workload.lora_rank));
+    y.comment(
+        "TRL's ModelConfig defaults lora_dropout to 0.05 (trl/trainer/model_config.py); the estimate's "
+        "value:");
+    y.kv("lora_dropout", json(j.in.workload.lora_dropout).dump());
     y.kv("lora_target_modules", ylist(t));
   }
   if (is_qlora(j)) {
@@ -385,7 +394,7 @@ Result<PlanConfig> axolotl_config(const Job& j) {
     FTCOST_TRY(t, peft_targets(j, "axolotl"));
     y.kv("lora_r", yi(j.in.workload.lora_rank));
     y.kv("lora_alpha", yi(2 * j.in.workload.lora_rank));
-    y.kv("lora_dropout", "0.0");
+    y.kv("lora_dropout", j.in.workload.lora_dropout > 0 ? json(j.in.workload.lora_dropout).dump() : "0.0");
     if (t.size() == 1 && t[0] == "all-linear")
       y.kv("lora_target_linear", "true");
     else
@@ -442,6 +451,7 @@ Result<PlanConfig> llamafactory_config(const Job& j) {
     FTCOST_TRY(t, peft_targets(j, "llamafactory"));
     y.kv("lora_rank", yi(j.in.workload.lora_rank));
     y.kv("lora_alpha", yi(2 * j.in.workload.lora_rank));
+    kv_lora_dropout(y, j);
     std::string joined;
     for (const auto& s : t) joined += (joined.empty() ? "" : ",") + s;
     y.kv("lora_target", t.size() == 1 && t[0] == "all-linear" ? "all" : joined);
@@ -538,6 +548,7 @@ Result<PlanConfig> torchtune_config(const Job& j) {
     y.kv("apply_lora_to_output", yb(t.lm_head), 2);
     y.kv("lora_rank", yi(j.in.workload.lora_rank), 2);
     y.kv("lora_alpha", yi(2 * j.in.workload.lora_rank), 2);
+    kv_lora_dropout(y, j, 2);
   }
   y.section("tokenizer");
   y.kv("max_seq_len", yi(static_cast<std::int64_t>(std::llround(j.seq))), 2);
@@ -588,7 +599,7 @@ Result<PlanConfig> unsloth_config(const Job& j) {
         {"r", j.in.workload.lora_rank},
         {"target_modules", expand_all_linear(t)},
         {"lora_alpha", 2 * j.in.workload.lora_rank},
-        {"lora_dropout", 0},
+        {"lora_dropout", j.in.workload.lora_dropout > 0 ? json(j.in.workload.lora_dropout) : json(0)},
         {"use_gradient_checkpointing",
          j.in.workload.checkpointing
              ? (j.in.workload.offloads(j.in.stack.offload_checkpoints) ? json("unsloth") : json(true))

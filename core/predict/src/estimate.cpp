@@ -401,6 +401,7 @@ json inputs_json(const Estimate& e) {
   if (w.method != Method::full) {
     inputs["lora_rank"] = w.lora_rank;
     inputs["lora_targets"] = w.lora_targets.names;
+    if (w.lora_dropout > 0) inputs["lora_dropout"] = w.lora_dropout;
   }
   if (m.is_moe()) {
     inputs["moe"] = w.moe == MoeMode::sparse ? "sparse" : "dense";

@@ -55,64 +55,115 @@ struct LayerAct {
   double attention = 0, mamba = 0, mlp = 0, moe = 0;
 };
 
+// What the activation blocks of one layer share: the compute dtype, the LoRA adapters and their dropout.
+struct ActCtx {
+  const ModelSpec& m;
+  const Workload& w;
+  const StackProfile& s;
+  double a = 2;       // compute dtype bytes
+  double an = 2;      // norm output bytes (fp32 with the kbit upcast)
+  double H = 0;       // hidden size
+  double r = 0;       // LoRA rank (0: full fine-tuning)
+  bool lora = false;  // adapters on
+  double drop = 0;    // bytes lora_dropout adds per adapted input feature (0: no dropout)
+  const LoraTargets& t;
+
+  ActCtx(const ModelSpec& model, const Workload& wl, const StackProfile& stack)
+      : m(model), w(wl), s(stack), t(wl.lora_targets) {
+    a = w.compute_bytes();
+    // fp32 norms (kbit upcast): the norm output and what the 4-bit MLP linears produce from it are fp32.
+    an = kbit_upcast(s, w) ? 4.0 : a;
+    H = d(m.hidden);
+    lora = w.method != Method::full;
+    r = lora ? d(w.lora_rank) : 0.0;
+    // lora_dropout > 0 (PEFT tuners/lora/layer.py Linear.forward: lora_B(lora_A(dropout(x))), nn.Dropout
+    // instead of nn.Identity; peft @ 5d602fdb): the dropout saves a bool mask per adapted input feature
+    // (torch native_dropout). lora_A then saves the dropped input instead of x: with adapters in the compute
+    // dtype that is a new copy (a bytes); with fp32 adapters (trainable_param_bytes > a) PEFT casts x to fp32
+    // first (tuners_utils.py _cast_input_dtype), so lora_A saves a copy with or without dropout and only the
+    // mask is added. Checked on an H200 (transformers 5.17, peft 0.21, fp32 adapters, no checkpointing,
+    // Llama-3.2-3B, 4 x 1024 tokens, p = 0.1): +2.81 GiB allocated measured, +2.84 GiB from the masks.
+    if (lora && w.lora_dropout > 0) drop = s.trainable_param_bytes > a ? 1.0 : a + 1.0;
+  }
+  // LoRA's saved tensors for `n` adapted modules (lora_A's output, r wide) and their dropout on
+  // `in_features`.
+  double adapters(double n, double in_features) const { return lora ? a * r * n + drop * in_features : 0.0; }
+};
+
+double on(bool b) { return b ? 1.0 : 0.0; }
+
+// Attention block: norm, q/k/v after rotary, attention output (o_proj input), softmax LSE.
+double attention_act(const ActCtx& c, double seq_len) {
+  const AttentionSpec& at = c.m.attn;
+  const double a = c.a;
+  double v = norm_bytes(c.m, c.s, c.w, c.an) + a * d(at.q_dim() + 2 * at.kv_dim()) + a * d(at.v_dim()) +
+             4.0 * d(at.heads);
+  if (at.mla) v += a * d(at.kv_lora_rank + at.qk_rope_head_dim) + a * d(at.kv_lora_rank);
+  if (c.w.attention == Attention::eager) {
+    if (at.kv_heads < at.heads) v += 2.0 * a * d(at.heads * at.head_dim);  // repeat_kv copies
+    v += (4.0 + a) * d(at.heads) * seq_len;  // fp32 softmax + its 16-bit copy, per query row
+  }
+  const LoraTargets& t = c.t;
+  v += c.adapters(on(t.q) + on(t.k) + on(t.v) + on(t.o),
+                  c.H * (on(t.q) + on(t.k) + on(t.v)) + on(t.o) * d(at.v_dim()));
+  return v;
+}
+
+// Mamba block: norm, xz, scan output, x_dbl, B/C copies, chunk states (fp32, 2048-token chunks).
+double mamba_act(const ActCtx& c, double seq_len) {
+  const MambaSpec& ms = c.m.mamba;
+  const double a = c.a;
+  double v = norm_bytes(c.m, c.s, c.w, a) + a * d(3 * ms.d_inner) + a * d(ms.dt_rank + 2 * ms.d_state) +
+             a * d(4 * ms.d_state);
+  if (seq_len > 0) v += 4.0 * d(ms.d_inner * 2 * ms.d_state) * std::ceil(seq_len / 2048.0) / seq_len;
+  // in_proj (H), x_proj (d_inner), dt_proj (dt_rank), out_proj (d_inner)
+  if (c.t.mamba) v += c.adapters(4, c.H + d(ms.d_inner) + d(ms.dt_rank) + d(ms.d_inner));
+  return v;
+}
+
+// Dense FFN: norm, gate/up outputs, activation, product (down_proj input).
+double mlp_act(const ActCtx& c) {
+  const double F = d(c.m.mlp.intermediate);
+  // Saved intermediates of a gated MLP: the stack's count (HF 4; fused kernels 2); Liger's SwiGLU keeps
+  // gate and up only and recomputes the product in backward.
+  const double saved =
+      c.m.mlp.gated ? (liger(c.w) ? std::min(2.0, c.s.mlp_saved_intermediates) : c.s.mlp_saved_intermediates)
+                    : 2.0;
+  const double gate_up = on(c.t.mlp || c.t.mlp_gate_up);
+  const double down = on(c.t.mlp || c.t.mlp_down);
+  return norm_bytes(c.m, c.s, c.w, c.an) + saved * c.an * F +
+         c.adapters(2 * gate_up + down, 2 * c.H * gate_up + F * down);
+}
+
+// MoE: norm, router logits + fp32 softmax, top-k; per routed (token, expert) pair: the gathered input,
+// gate/up outputs, activation, product and the expert output kept for the routing-weight product.
+double moe_act(const ActCtx& c) {
+  const ModelSpec& m = c.m;
+  const double a = c.a;
+  const double H = c.H;
+  const double E = d(m.moe.experts);
+  const double F = d(m.moe.expert_intermediate);
+  const double k = d(c.w.active_experts(m));
+  const double gate_up = on(c.t.expert_gate_up) * (m.fused_gate_up ? 1.0 : 2.0);
+  const double down = on(c.t.expert_down);
+  const double pair =
+      a * (2.0 * H + (m.moe.gated ? 4.0 : 2.0) * F) + c.adapters(gate_up + down, gate_up * H + down * F);
+  double v = norm_bytes(m, c.s, c.w, a) + a * E + 4.0 * E + 12.0 * k + k * pair;
+  if (m.moe.shared_experts > 0) {
+    const double Fs = d(m.moe.shared_intermediate);
+    v += d(m.moe.shared_experts) * a * 4.0 * Fs + (m.moe.shared_gate ? 2.0 * a : 0.0);
+    if (c.t.shared) v += d(m.moe.shared_experts) * c.adapters(3, 2 * H + Fs);
+  }
+  return v;
+}
+
 LayerAct layer_activations(const ModelSpec& m, const Workload& w, const StackProfile& s, double seq_len) {
-  const double a = w.compute_bytes();
-  // fp32 norms (kbit upcast): the norm output and what the 4-bit MLP linears produce from it are fp32.
-  const double an = kbit_upcast(s, w) ? 4.0 : a;
-  const double H = d(m.hidden);
-  const double r = w.method == Method::full ? 0.0 : d(w.lora_rank);
-  const LoraTargets& t = w.lora_targets;
-  const bool lora = w.method != Method::full;
+  const ActCtx c(m, w, s);
   LayerAct out;
-  // Attention block: norm, q/k/v after rotary, attention output (o_proj input), softmax LSE.
-  {
-    const AttentionSpec& at = m.attn;
-    double v =
-        norm_bytes(m, s, w, an) + a * d(at.q_dim() + 2 * at.kv_dim()) + a * d(at.v_dim()) + 4.0 * d(at.heads);
-    if (at.mla) v += a * d(at.kv_lora_rank + at.qk_rope_head_dim) + a * d(at.kv_lora_rank);
-    if (w.attention == Attention::eager) {
-      if (at.kv_heads < at.heads) v += 2.0 * a * d(at.heads * at.head_dim);  // repeat_kv copies
-      v += (4.0 + a) * d(at.heads) * seq_len;  // fp32 softmax + its 16-bit copy, per query row
-    }
-    if (lora) v += a * r * ((t.q ? 1 : 0) + (t.k ? 1 : 0) + (t.v ? 1 : 0) + (t.o ? 1 : 0));
-    out.attention = v;
-  }
-  // Mamba block: norm, xz, scan output, x_dbl, B/C copies, chunk states (fp32, 2048-token chunks).
-  {
-    const MambaSpec& ms = m.mamba;
-    double v = norm_bytes(m, s, w, a) + a * d(3 * ms.d_inner) + a * d(ms.dt_rank + 2 * ms.d_state) +
-               a * d(4 * ms.d_state);
-    if (seq_len > 0) v += 4.0 * d(ms.d_inner * 2 * ms.d_state) * std::ceil(seq_len / 2048.0) / seq_len;
-    if (lora && t.mamba) v += a * r * 4;
-    out.mamba = v;
-  }
-  // Dense FFN: norm, gate/up outputs, activation, product (down_proj input).
-  {
-    const double F = d(m.mlp.intermediate);
-    // Saved intermediates of a gated MLP: the stack's count (HF 4; fused kernels 2); Liger's SwiGLU keeps
-    // gate and up only and recomputes the product in backward.
-    const double saved =
-        m.mlp.gated ? (liger(w) ? std::min(2.0, s.mlp_saved_intermediates) : s.mlp_saved_intermediates) : 2.0;
-    double v = norm_bytes(m, s, w, an) + saved * an * F;
-    if (lora) v += a * r * ((t.mlp || t.mlp_gate_up ? 2 : 0) + (t.mlp || t.mlp_down ? 1 : 0));
-    out.mlp = v;
-  }
-  // MoE: norm, router logits + fp32 softmax, top-k; per routed (token, expert) pair: the gathered input,
-  // gate/up outputs, activation, product and the expert output kept for the routing-weight product.
-  if (m.moe.experts > 0) {
-    const double E = d(m.moe.experts);
-    const double F = d(m.moe.expert_intermediate);
-    const double k = d(w.active_experts(m));
-    double pair = a * (2.0 * H + (m.moe.gated ? 4.0 : 2.0) * F);
-    if (lora) pair += a * r * ((t.expert_gate_up ? (m.fused_gate_up ? 1 : 2) : 0) + (t.expert_down ? 1 : 0));
-    double v = norm_bytes(m, s, w, a) + a * E + 4.0 * E + 12.0 * k + k * pair;
-    if (m.moe.shared_experts > 0) {
-      const double Fs = d(m.moe.shared_intermediate);
-      v += d(m.moe.shared_experts) * a * 4.0 * Fs + (m.moe.shared_gate ? 2.0 * a : 0.0);
-      if (lora && t.shared) v += d(m.moe.shared_experts) * a * r * 3;
-    }
-    out.moe = v;
-  }
+  out.attention = attention_act(c, seq_len);
+  out.mamba = mamba_act(c, seq_len);
+  out.mlp = mlp_act(c);
+  if (m.moe.experts > 0) out.moe = moe_act(c);
   return out;
 }
 

@@ -172,6 +172,7 @@ class Builder {
     own_code_ = m.own_training_code;
     lora_ = !full_;
     r_lora_ = lora_ ? d(w.lora_rank) : 0;
+    drop_bytes_ = std::max(a_, s.trainable_param_bytes);
     floor_s_ = s.kernel_floor_us * 1e-6;
     if (r.cal != nullptr && r.cal->derived.launch_overhead_us)
       floor_s_ = *r.cal->derived.launch_overhead_us * 1e-6;
@@ -224,6 +225,7 @@ class Builder {
   bool qlora_ = false, full_ = false, lora_ = false;
   bool own_code_ = false;  // BlackMamba / mamba_ssm training code, not transformers modules
   double r_lora_ = 0;
+  double drop_bytes_ = 2;  // element size lora_dropout works on: x cast to the adapters' dtype
   std::vector<Op> ops_;
   // The model's layer groups with identical (mixer, ffn) summed: at most one per pair.
   static constexpr std::size_t kLayerKinds = 9;  // Mixer {attention, mamba, none} x Ffn {mlp, moe, none}
@@ -345,8 +347,10 @@ class Builder {
   }
 
   // A linear layer applied to M tokens (in -> out), its QLoRA dequantization, LoRA adapter and backward.
+  // lora_inputs: PEFT modules this linear stands for (2 for a gate/up pair modelled as one H -> 2F
+  // linear): each has its own lora_dropout.
   void linear(const char* name, Stage st, LayerType l, KernelClass k, double M, double in, double out,
-              double reps, bool lora_here, bool quantized = true) {
+              double reps, bool lora_here, bool quantized = true, double lora_inputs = 1.0) {
     const bool bwd = st == Stage::backward;
     const double base_kernels = s_.kernels_per_linear;
     if (quantized) dequant(name, st, l, in * out, reps);
@@ -363,12 +367,21 @@ class Builder {
         gemm("lora", st, l, KernelClass::gemm, M, out, r, reps, 1);
         stream("lora", st, l, KernelClass::elementwise, 3 * a_ * M * out, s_.kernels_per_lora_module - 2,
                reps);
+        // lora_dropout > 0: native_dropout reads x, writes the dropped copy and a bool mask (on the fp32 copy
+        // of x PEFT makes for fp32 adapters)
+        if (w_.lora_dropout > 0)
+          stream("lora_dropout", st, l, KernelClass::elementwise,
+                 lora_inputs * (2 * drop_bytes_ + 1) * M * in, lora_inputs, reps);
       } else {
         gemm("lora", st, l, KernelClass::gemm, M, r, out, reps, 1);  // dH = dY B
         gemm("lora", st, l, KernelClass::gemm, r, out, M, reps, 1);  // dB
         gemm("lora", st, l, KernelClass::gemm, M, in, r, reps, 1);   // dX += dH A
         gemm("lora", st, l, KernelClass::gemm, r, in, M, reps, 1);   // dA
         stream("lora", st, l, KernelClass::elementwise, 2 * a_ * M * out, 2, reps);
+        // dropout backward: reads the gradient and the mask, writes the input gradient
+        if (w_.lora_dropout > 0)
+          stream("lora_dropout", st, l, KernelClass::elementwise,
+                 lora_inputs * (2 * drop_bytes_ + 1) * M * in, lora_inputs, reps);
       }
     }
   }
@@ -438,7 +451,7 @@ class Builder {
     const bool gu = t.mlp || t.mlp_gate_up, dn = t.mlp || t.mlp_down;
     norm(st, reps);
     const double up = (m_.mlp.gated ? 2.0 : 1.0);
-    linear("mlp_up", st, LayerType::mlp, KernelClass::gemm, N_, H, F * up, reps, gu);
+    linear("mlp_up", st, LayerType::mlp, KernelClass::gemm, N_, H, F * up, reps, gu, true, up);
     linear("mlp_down", st, LayerType::mlp, KernelClass::gemm, N_, F, H, reps, dn);
     stream("mlp_act", st, LayerType::mlp, KernelClass::elementwise,
            (st == Stage::backward ? 2.0 : 1.0) * a_ * N_ * F * 4, 3, reps);
@@ -457,7 +470,8 @@ class Builder {
     // shared experts (always active)
     if (m_.moe.shared_experts > 0) {
       const double Fs = d(m_.moe.shared_intermediate) * d(m_.moe.shared_experts);
-      linear("shared_expert_up", st, LayerType::moe, KernelClass::gemm, N_, H, 2 * Fs, reps, t.shared);
+      linear("shared_expert_up", st, LayerType::moe, KernelClass::gemm, N_, H, 2 * Fs, reps, t.shared, true,
+             2.0);
       linear("shared_expert_down", st, LayerType::moe, KernelClass::gemm, N_, Fs, H, reps, t.shared);
       stream("shared_expert_act", st, LayerType::moe, KernelClass::elementwise,
              (bwd ? 2.0 : 1.0) * a_ * N_ * Fs * 4, 3, reps);
@@ -521,7 +535,7 @@ class Builder {
                t.expert_gate_up);
       } else {
         linear("expert_gate_up", st, LayerType::moe, KernelClass::expert_gemm, ne, H, 2 * F, reps_e,
-               t.expert_gate_up);
+               t.expert_gate_up, true, 2.0);
       }
       linear("expert_down", st, LayerType::moe, KernelClass::expert_gemm, ne, F, H, reps_e, t.expert_down);
       expert_kernel_scale_ = 1;

@@ -48,6 +48,7 @@ struct Workload {
   Quant quant = Quant::nf4_dq;
   std::int64_t lora_rank = 16;
   LoraTargets lora_targets;
+  double lora_dropout = 0;         // PEFT lora_dropout: p > 0 puts an nn.Dropout on each adapter's input
   std::string precision = "bf16";  // compute dtype: bf16 | fp16 | fp32
   Optimizer optimizer = Optimizer::adamw;
   bool checkpointing = true;
