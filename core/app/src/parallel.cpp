@@ -213,7 +213,8 @@ Result<ParallelPlan> parse_parallel(const std::string& text, const std::string& 
   }
   const std::size_t colon = text.find(':');
   if (colon != std::string::npos) {
-    const std::string head = text.substr(0, colon), num = text.substr(colon + 1);
+    const std::string head = text.substr(0, colon);
+    const std::string num = text.substr(colon + 1);
     Strategy s = head == "tp"   ? Strategy::tp
                  : head == "ep" ? Strategy::ep
                  : head == "cp" ? Strategy::cp
@@ -427,7 +428,8 @@ double collective_time_s(CollOp op, double bytes, int ranks, const Link& link,
     double bus = pts.back()->busbw_gbps;
     for (std::size_t i = 1; i < pts.size(); ++i) {
       if (bytes <= pts[i]->bytes) {
-        const double x0 = std::log(pts[i - 1]->bytes), x1 = std::log(pts[i]->bytes);
+        const double x0 = std::log(pts[i - 1]->bytes);
+        const double x1 = std::log(pts[i]->bytes);
         const double t = x1 > x0 ? (std::log(bytes) - x0) / (x1 - x0) : 1.0;
         bus = pts[i - 1]->busbw_gbps + t * (pts[i]->busbw_gbps - pts[i - 1]->busbw_gbps);
         break;
@@ -439,12 +441,13 @@ double collective_time_s(CollOp op, double bytes, int ranks, const Link& link,
   return link.latency_us * 1e-6 + bytes * f / (link.busbw_gbps * 1e9);
 }
 
-double group_collective_time_s(CollOp op, double bytes, int gpn, int nodes, const ParallelPlan& p) {
+double group_collective_time_s(CollOp op, double bytes, int gpus_per_node, int nodes, const ParallelPlan& p) {
+  const int gpn = gpus_per_node;
   const std::vector<CollectivePoint> none;
   if (gpn * nodes <= 1) return 0;
   if (nodes <= 1) return collective_time_s(op, bytes, gpn, p.intra, p.collectives);
   if (gpn <= 1) return collective_time_s(op, bytes, nodes, p.inter, none);
-  const double n = static_cast<double>(gpn * nodes);
+  const auto n = static_cast<double>(gpn * nodes);
   switch (op) {
     case CollOp::all_reduce:
       return collective_time_s(CollOp::reduce_scatter, bytes, gpn, p.intra, p.collectives) +
@@ -498,7 +501,7 @@ ZeroEstimate deepspeed_zero3_estimate(std::int64_t total_params, std::int64_t la
   const std::int64_t total_gpus = static_cast<std::int64_t>(nodes) * gpus_per_node;
   const double gpus_factor = 1.0 / static_cast<double>(nodes);
   const std::int64_t largest_layer_memory = 4 * largest_layer_params;
-  const double P = static_cast<double>(total_params);
+  const auto P = static_cast<double>(total_params);
   ZeroEstimate z;
   z.largest_layer_bytes = largest_layer_memory;
   double cpu_mem = 0;
@@ -555,7 +558,8 @@ std::vector<FetchModules> zero3_fetch_modules(const ModelSpec& m) {
     if (a.mla) {
       add(m.attention_params_per_layer() / 4, 4 * att);
     } else {
-      const std::int64_t q = a.heads * a.head_dim, kv = a.kv_heads * a.head_dim;
+      const std::int64_t q = a.heads * a.head_dim;
+      const std::int64_t kv = a.kv_heads * a.head_dim;
       add(H * q + (a.qkv_bias ? q : 0), att);
       add(H * kv + (a.qkv_bias ? kv : 0), 2 * att);
       add(q * H + (a.o_bias ? H : 0), att);
@@ -647,7 +651,7 @@ RankMemory rank_memory(const Ctx& c, std::int64_t micro) {
   const double seq = c.st == Strategy::cp ? c.seq_len / c.deg : c.seq_len;
   MemoryBreakdown mb = memory_for_batch(c.m_eff, w, s, micro, seq);
   const double P = d(c.m_eff.params().total());
-  const double N = static_cast<double>(shard_group(p, c.st));
+  const auto N = static_cast<double>(shard_group(p, c.st));
   const bool full = w.method == Method::full;
   if (c.st == Strategy::tp) {
     // Sequence parallelism: hidden-sized activations are split t ways too (Megatron SP); logits are
@@ -762,7 +766,8 @@ double ep_imbalance(const std::vector<double>& shares, int ep) {
   if (shares.empty() || ep <= 1) return 1.0;
   const std::size_t per = shares.size() / static_cast<std::size_t>(ep);
   if (per == 0) return 1.0;
-  double sum = 0, mx = 0;
+  double sum = 0;
+  double mx = 0;
   for (int r = 0; r < ep; ++r) {
     double s = 0;
     for (std::size_t i = 0; i < per; ++i) s += shares[static_cast<std::size_t>(r) * per + i];
@@ -829,7 +834,7 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
                       "--nodes > 1 needs a network: a --node preset with one, or --network and "
                       "--network-gbit-per-gpu");
   if (is_zero(st) && w.method == Method::full && w.optimizer != Optimizer::adamw_mixed)
-    e.warnings.push_back(
+    e.warnings.emplace_back(
         "DeepSpeed ZeRO keeps fp32 master weights and Adam states (12 B/param) whatever --optimizer says; "
         "memory follows DeepSpeed's accounting");
 
@@ -879,7 +884,8 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
                           in.expert_shares);
   const auto S = [&](Stage s) { return t.by_stage[static_cast<std::size_t>(s)]; };
   double micro_s = t.total_s - S(Stage::optimizer);
-  double fwd_s = S(Stage::forward), bwd_s = S(Stage::backward) + S(Stage::recompute);
+  double fwd_s = S(Stage::forward);
+  double bwd_s = S(Stage::backward) + S(Stage::recompute);
   if (st == Strategy::ep) {
     e.expert_imbalance = ep_imbalance(in.expert_shares, deg);
     const double extra =
@@ -924,7 +930,8 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
   // --- communication per optimizer step
   const double layers = std::max<double>(1, d(m.layers()));
   const double accum = plan.grad_accum;
-  const int gpn = plan.gpus_per_node, nodes = plan.nodes;
+  const int gpn = plan.gpus_per_node;
+  const int nodes = plan.nodes;
   const MemoryBreakdown full_mb = memory_for_batch(c.m_eff, w, in.stack, 0, c.seq_len);
   const double grad_bytes = full_mb.gradients;  // trainable grads in their dtype, one replica
   const bool ds_full = is_zero(st) && w.method == Method::full;
@@ -935,7 +942,8 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
   if (st == Strategy::ddp || st == Strategy::tp || st == Strategy::ep || st == Strategy::cp) {
     // Gradient all-reduce over the data-parallel replicas in 25 MiB buckets during backward; no_sync on
     // accumulation micro-batches.
-    int g_gpn = gpn, g_nodes = nodes;
+    int g_gpn = gpn;
+    int g_nodes = nodes;
     // TP ranks hold different shards: their replicas are the other TP groups. CP ranks hold the same
     // parameters and see different tokens: gradients are reduced over all ranks (Megatron's dp x cp group).
     if (st == Strategy::tp) g_gpn = gpn / deg;
@@ -1002,7 +1010,8 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
       // One all-gather per fetched sub-module (zero3_fetch_modules), each with its own call latency; the
       // bytes of one pass are the model's gathered weights shared out by module size.
       const std::vector<FetchModules> mods = zero3_fetch_modules(c.m_eff);
-      double mod_elems = 0, calls = 0;
+      double mod_elems = 0;
+      double calls = 0;
       for (const auto& fm : mods) {
         mod_elems += d(fm.elems) * d(fm.count);
         calls += d(fm.count);
@@ -1066,7 +1075,8 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
     }
   }
   if (is_fsdp(st)) {
-    const int sg_gpn = gpn, sg_nodes = st == Strategy::hsdp ? 1 : nodes;
+    const int sg_gpn = gpn;
+    const int sg_nodes = st == Strategy::hsdp ? 1 : nodes;
     auto scoll = [&](CollOp op, double bytes) {
       return group_collective_time_s(op, bytes, sg_gpn, sg_nodes, plan);
     };

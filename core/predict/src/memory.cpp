@@ -284,7 +284,10 @@ double lora_params(const ModelSpec& m, const Workload& w) {
   const double A = d(m.layers_with(Mixer::attention));
   if (A > 0) {
     const AttentionSpec& at = m.attn;
-    double q = 0, k = 0, v = 0, o = 0;
+    double q = 0;
+    double k = 0;
+    double v = 0;
+    double o = 0;
     if (at.mla) {
       const double qk_head = d(at.qk_nope_head_dim + at.qk_rope_head_dim);
       q = at.q_lora_rank > 0 ? (H + d(at.q_lora_rank)) + (d(at.q_lora_rank) + d(at.heads) * qk_head)
@@ -347,7 +350,8 @@ ActivationDetail activation_detail(const ModelSpec& m, const Workload& w, const 
                                    double seq_len) {
   const LayerAct la = layer_activations(m, w, s, seq_len);
   const double a = w.compute_bytes();
-  double sum = 0, mx = 0;
+  double sum = 0;
+  double mx = 0;
   for (const auto& g : m.groups) {
     double layer = 0;
     if (g.mixer == Mixer::attention) layer += la.attention;
@@ -544,14 +548,17 @@ MaxSeq max_seq_len(const ModelSpec& m, const Workload& w, const StackProfile& s,
   MaxSeq out;
   out.usable_bytes = g.usable_bytes();
   auto fits = [&](double len) { return memory_for_batch(m, w, s, 1, len).total() <= out.usable_bytes; };
-  double lo = std::floor(min_len), hi = std::floor(max_len);
+  double lo = std::floor(min_len);
+  double hi = std::floor(max_len);
   if (!fits(lo)) return out;
   // Memory is affine in L beyond a chunked loss's chunk when attention keeps no L x L tensor: solve the
   // line through two long lengths, then check the answer and its successor. Eager attention (quadratic) or
   // a miss falls back to the bisection below.
   {
-    const double l2 = std::max(lo + 1, std::min(hi, 65536.0)), l1 = std::max(lo, l2 / 2);
-    const double m1 = memory_for_batch(m, w, s, 1, l1).total(), m2 = memory_for_batch(m, w, s, 1, l2).total();
+    const double l2 = std::max(lo + 1, std::min(hi, 65536.0));
+    const double l1 = std::max(lo, l2 / 2);
+    const double m1 = memory_for_batch(m, w, s, 1, l1).total();
+    const double m2 = memory_for_batch(m, w, s, 1, l2).total();
     if (m2 > m1 && l2 > l1) {
       const double guess = std::floor(l1 + (out.usable_bytes - m1) * (l2 - l1) / (m2 - m1));
       if (guess >= lo && guess < hi && fits(guess) && !fits(guess + 1)) {

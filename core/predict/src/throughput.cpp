@@ -446,9 +446,11 @@ class Builder {
   }
 
   void mlp_block(Stage st, double reps) {
-    const double H = d(m_.hidden), F = d(m_.mlp.intermediate);
+    const double H = d(m_.hidden);
+    const double F = d(m_.mlp.intermediate);
     const LoraTargets& t = w_.lora_targets;
-    const bool gu = t.mlp || t.mlp_gate_up, dn = t.mlp || t.mlp_down;
+    const bool gu = t.mlp || t.mlp_gate_up;
+    const bool dn = t.mlp || t.mlp_down;
     norm(st, reps);
     const double up = (m_.mlp.gated ? 2.0 : 1.0);
     linear("mlp_up", st, LayerType::mlp, KernelClass::gemm, N_, H, F * up, reps, gu, true, up);
@@ -458,7 +460,9 @@ class Builder {
   }
 
   void moe_block(Stage st, double reps) {
-    const double H = d(m_.hidden), F = d(m_.moe.expert_intermediate), E = d(m_.moe.experts);
+    const double H = d(m_.hidden);
+    const double F = d(m_.moe.expert_intermediate);
+    const double E = d(m_.moe.experts);
     const double k = d(w_.active_experts(m_));
     const LoraTargets& t = w_.lora_targets;
     const bool bwd = st == Stage::backward;
@@ -482,7 +486,7 @@ class Builder {
     if (s_.moe_execution == "loop") {
       flush(st);
       // One segment per expert: the eager loop syncs on torch.where/nonzero before each expert.
-      const std::size_t Eu = static_cast<std::size_t>(m_.moe.experts);
+      const auto Eu = static_cast<std::size_t>(m_.moe.experts);
       for (std::size_t e = 0; e < Eu; ++e) {
         const double n = dense_mode ? N_ : N_ * k * (shares_.empty() ? 1.0 / E : shares_[e]);
         // P(expert receives no token) ~ exp(-n): an empty expert skips dequant and GEMMs but still loops
@@ -546,7 +550,8 @@ class Builder {
 
   void mamba_block(Stage st, double reps) {
     const MambaSpec& ms = m_.mamba;
-    const double H = d(m_.hidden), Di = d(ms.d_inner);
+    const double H = d(m_.hidden);
+    const double Di = d(ms.d_inner);
     const bool lora_m = w_.lora_targets.mamba;
     const bool bwd = st == Stage::backward;
     norm(st, reps);
@@ -568,7 +573,8 @@ class Builder {
 
   void pass(Stage st) {
     const bool head = st != Stage::recompute;
-    const double H = d(m_.hidden), V = d(m_.vocab);
+    const double H = d(m_.hidden);
+    const double V = d(m_.vocab);
     if (head && st == Stage::forward)
       stream("embedding", st, LayerType::other, KernelClass::elementwise, a_ * N_ * H * 2, 1, 1);
     for (std::size_t i = 0; i < n_kinds_; ++i) {
