@@ -475,3 +475,35 @@ TEST_CASE(
   CHECK(resolve_error(r, {{"lora-dropout", "1.5"}}).field == "--lora-dropout");
   CHECK(resolve_error(r, {{"lora-dropout", "-0.1"}}).field == "--lora-dropout");
 }
+
+TEST_CASE("--lora-dropout on Unsloth: its fused LoRA MLP is not used, and the estimate says so") {
+  Request r = {{"model", "llama-3.1-8b"}, {"gpu", "rtx-4090"}, {"method", "qlora"},
+               {"seq", "2048"},           {"batch", "1"},      {"stack", "unsloth-2024q4"}};
+  const Inputs off = resolve(r);
+  const Inputs on = resolve(r, {{"lora-dropout", "0.05"}});
+  REQUIRE(on.stack.fused_lora_needs_zero_dropout);
+  REQUIRE(on.stack.mlp_saved_intermediates < 4);
+  const MemoryBreakdown m0 = memory_for_batch(off.model, off.workload, off.stack, 1, 2048);
+  const MemoryBreakdown m1 = memory_for_batch(on.model, on.workload, on.stack, 1, 2048);
+  // the MLP keeps HF's four intermediates instead of the fused kernel's two, on top of the dropout masks
+  Inputs as_hf = on;
+  as_hf.stack.fused_lora_needs_zero_dropout = false;
+  const MemoryBreakdown mh = memory_for_batch(as_hf.model, as_hf.workload, as_hf.stack, 1, 2048);
+  CHECK(m1.activations > mh.activations);
+  CHECK(mh.activations > m0.activations);
+  auto warned = [](const Estimate& e) {
+    for (const auto& w : e.warnings)
+      if (w.find("fused LoRA kernels only at lora_dropout 0") != std::string::npos) return true;
+    return false;
+  };
+  auto e_on = estimate(on, Database::embedded());
+  auto e_off = estimate(off, Database::embedded());
+  REQUIRE(e_on.ok());
+  REQUIRE(e_off.ok());
+  CHECK(warned(e_on.value()));
+  CHECK_FALSE(warned(e_off.value()));
+  // a stack without fused LoRA kernels gives no such warning
+  auto hf = estimate(resolve(r, {{"lora-dropout", "0.05"}, {"stack", "hf-trl-2026"}}), Database::embedded());
+  REQUIRE(hf.ok());
+  CHECK_FALSE(warned(hf.value()));
+}

@@ -140,6 +140,20 @@ void context_window_warning(Estimate& e) {
                        ")");
 }
 
+// Unsloth patches its fused LoRA MLP/QKV/O kernels only at lora_dropout 0: the memory follows the PEFT
+// modules then (memory.cpp), the step time was fitted with the fused kernels.
+void fused_lora_dropout_warning(Estimate& e) {
+  const Inputs& in = e.in;
+  if (!in.stack.fused_lora_needs_zero_dropout || in.workload.method == Method::full ||
+      in.workload.lora_dropout <= 0)
+    return;
+  e.warnings.push_back(
+      "lora-dropout " + json(in.workload.lora_dropout).dump() + ": " + in.stack.id +
+      " runs its fused LoRA kernels only at lora_dropout 0; with dropout the adapted layers run as "
+      "PEFT modules (memory counts the unfused MLP; the step time, fitted with the fused kernels, "
+      "is optimistic). lora_dropout 0 keeps them");
+}
+
 // The memory range from the stack's uncertainty on the variable part, and the warning when only its low end
 // fits.
 void memory_range(Estimate& e, double usable) {
@@ -169,6 +183,7 @@ bool estimate_memory(Estimate& e) {
   e.max_batch = max_batch_size(m, w, in.stack, in.gpu);
   e.params = param_breakdown(m, w);
   context_window_warning(e);
+  fused_lora_dropout_warning(e);
   if (w.batch > 0) {
     e.batch = w.batch;
     if (w.batch > e.max_batch.batch)

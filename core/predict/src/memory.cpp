@@ -126,9 +126,11 @@ double mlp_act(const ActCtx& c) {
   const double F = d(c.m.mlp.intermediate);
   // Saved intermediates of a gated MLP: the stack's count (HF 4; fused kernels 2); Liger's SwiGLU keeps
   // gate and up only and recomputes the product in backward.
-  const double saved =
-      c.m.mlp.gated ? (liger(c.w) ? std::min(2.0, c.s.mlp_saved_intermediates) : c.s.mlp_saved_intermediates)
-                    : 2.0;
+  // A stack whose fused LoRA MLP needs lora_dropout 0 (Unsloth) runs the PEFT modules otherwise.
+  const double stack_saved = c.s.fused_lora_needs_zero_dropout && c.drop > 0
+                                 ? std::max(c.s.mlp_saved_intermediates, constants::kHfMlpSavedIntermediates)
+                                 : c.s.mlp_saved_intermediates;
+  const double saved = c.m.mlp.gated ? (liger(c.w) ? std::min(2.0, stack_saved) : stack_saved) : 2.0;
   const double gate_up = on(c.t.mlp || c.t.mlp_gate_up);
   const double down = on(c.t.mlp || c.t.mlp_down);
   return norm_bytes(c.m, c.s, c.w, c.an) + saved * c.an * F +

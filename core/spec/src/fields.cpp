@@ -830,6 +830,8 @@ FieldList stack_memory_list() {
           bytes(f("qlora_unquantized_param_bytes", K::number, "Bytes per unquantized param under QLoRA."), 1,
                 8),
           f("offload_checkpoints", K::boolean, "Checkpoints are offloaded to host memory (default false)."),
+          f("fused_lora_needs_zero_dropout", K::boolean,
+            "The stack's fused LoRA kernels apply only at lora_dropout 0 (default false)."),
           req(choice("peak_model", {"phases", "sum"},
                      "Peak as the largest phase, or all components at once.")),
           array("fit_parameters", K::string, 0, "The memory parameters fit-stack scans, in order."),

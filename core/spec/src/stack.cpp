@@ -77,6 +77,8 @@ Status parse_stack_memory(const json& m, StackProfile& s) {
                       "required (tokens per chunk, > 0) when loss_path is \"chunked\"");
   FTCOST_TRY(offload, r.boolean("offload_checkpoints", 0));
   s.offload_checkpoints = offload == 1;
+  FTCOST_TRY(fused_lora, r.boolean("fused_lora_needs_zero_dropout", 0));
+  s.fused_lora_needs_zero_dropout = fused_lora == 1;
   FTCOST_TRY(peak_model, r.choice("peak_model", "phases"));
   s.peak_model = peak_model;
   return Ok{};

@@ -16,6 +16,12 @@ namespace ftcost::constants {
 // torch.utils.checkpoint); the 0.5 for the gradients in flight is assumed (their share depends on the order
 // autograd frees them).
 inline constexpr double kRecomputedLayerPeak = 1.5;
+
+// [structural] Tensors a transformers gated MLP (down(act(gate(x)) * up(x))) saves per token, in units of the
+// intermediate width: gate out, act out, up out and the product (the hf-trl profiles'
+// mlp_saved_intermediates; stack-facts 1.5). Used where a stack's fused MLP does not run (Unsloth with
+// lora_dropout > 0).
+inline constexpr double kHfMlpSavedIntermediates = 4.0;
 // Without checkpointing every layer's activations are saved; on top of them the layer whose backward runs
 // holds its gradients in flight (the same assumed half of one layer as above).
 inline constexpr double kBackwardGradInFlight = 0.5;

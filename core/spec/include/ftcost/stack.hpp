@@ -49,6 +49,9 @@ struct StackProfile {
   // Gradient checkpoints (the layer inputs) live in pinned host RAM, not on the GPU (Unsloth's "unsloth"
   // checkpointing; torchtune / TRL activation offloading when enabled). The workload can override it.
   bool offload_checkpoints = false;
+  // The stack's fused LoRA kernels (Unsloth's LoRA MLP/QKV/O) are used only at lora_dropout 0; otherwise the
+  // adapted layers run as PEFT modules and the MLP keeps HF's saved intermediates.
+  bool fused_lora_needs_zero_dropout = false;
   // How the memory components combine into the peak (MemoryBreakdown::phases): "phases" (the largest of
   // end of forward, start and end of backward: gradients do not exist before backward, logits and saved
   // activations are freed during it) or "sum" (all at once: the paper's profiles, whose memory parameters
