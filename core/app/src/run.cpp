@@ -1205,7 +1205,6 @@ std::vector<RefRow> run_reference_rows(const RunFile& run) {
     s += stack_note;
     return s;
   };
-  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   for (auto& [shape, sh] : by_shape) {
     RefRow row;
     row.id = "run-" + run.gpu_id + "-" + stem + "-b" + std::to_string(shape.first) + "-s" +
