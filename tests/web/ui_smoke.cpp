@@ -583,6 +583,9 @@ int main() {
     const auto dbg = ftcost::json::parse(app5.debug_json());
     const std::string topk = jstr(jat(dbg, "fields"), "top-k", "(not drawn)");
     CHECK(topk == "2", "the Top-k field shows \"%s\", not Mixtral's 2 experts per token", topk.c_str());
+    // An option the estimate's inputs omit at its default shows the default, not an empty box.
+    const std::string dropout = jstr(jat(dbg, "fields"), "lora-dropout", "(not drawn)");
+    CHECK(dropout == "0", "the LoRA dropout field shows \"%s\", not its default 0", dropout.c_str());
     const ftcost::json& cards = jat(dbg, "cards");
     auto card_has = [&](const char* id, const std::string& text) {
       for (const auto& l : jat(cards, id))

@@ -366,6 +366,17 @@ void App::erase_key(const std::string& key) {
   if (state_.request.erase(key) > 0) changed();
 }
 
+// An option the estimate's inputs leave out (e.g. lora-dropout at its default): the value its default rule
+// gives for the resolved request, so the field shows what was applied instead of an empty box.
+std::string App::table_default(const std::string& key) const {
+  const Option* o = find_option(key);
+  if (o == nullptr || !o->default_rule) return {};
+  Inputs in = resolution_.in;
+  const FileReader none;
+  const ResolveState st{in, state_.request, engine_.db(), none};
+  return o->default_rule(st).value;
+}
+
 std::string App::effective(const std::string& key) const {
   auto it = state_.request.find(key);
   if (it != state_.request.end()) return it->second;
@@ -377,7 +388,7 @@ std::string App::effective(const std::string& key) const {
   // the estimate's inputs name a few options differently from their flag
   if (k == "top_k") k = "experts_per_token";
   auto v = in->find(k);
-  if (v == in->end()) return {};
+  if (v == in->end()) return table_default(key);
   if (v->is_boolean()) return v->get<bool>() ? "on" : "off";
   if (v->is_string()) return v->get<std::string>();
   if (v->is_number()) {

@@ -129,6 +129,7 @@ class App {
   // Records the last widget's rectangle under `name` (UI pixels): tests click real widgets with it.
   void anchor(const char* name);
   std::string effective(const std::string& key) const;  // request value, else what the core used
+  std::string table_default(const std::string& key) const;
   void set_key(const std::string& key, const std::string& value);
   // After `key` changed: clear the keys its option invalidates that no longer apply (option table).
   void drop_invalidated(const std::string& key);

@@ -126,20 +126,16 @@ std::string version_of(const json& software, const char* name) {
   return software.at(name).get<std::string>();
 }
 
-}  // namespace
-
-namespace {
-
 // training.lora_dropout (PEFT LoraConfig.lora_dropout, as ftcost_probe.py records it) as the request's
-// lora-dropout; 0 and absent leave the estimate's default (0). Returns whether it was set.
-Result<bool> read_lora_dropout(const json& t, Request& request) {
-  if (!has(t, "lora_dropout")) return false;
+// lora-dropout; 0 and absent leave the estimate's default (0).
+Status read_lora_dropout(const json& t, Request& request) {
+  if (!has(t, "lora_dropout")) return Ok{};
   FTCOST_TRY(p, opt_number(t, "lora_dropout", "training", 0));
   if (!(p >= 0 && p <= 1))
     return make_error(Errc::out_of_range, "training.lora_dropout",
                       "must be in [0, 1], got " + json(p).dump());
   if (p > 0) request["lora-dropout"] = json(p).dump();
-  return p > 0;
+  return Ok{};
 }
 
 // The stack the run's recorded software points to (kept only when the database has it).
@@ -302,8 +298,7 @@ Result<RunFile> parse_run(const std::string& text, const std::string& source, co
       (void)parsed;
       run.request["lora-targets"] = list;
     }
-    FTCOST_TRY(dropped, read_lora_dropout(t, run.request));
-    (void)dropped;
+    if (auto st = read_lora_dropout(t, run.request); !st.ok()) return st.error();
   }
   for (const char* k : {"precision", "optimizer", "attention", "checkpointing"})
     if (!has(t, k))

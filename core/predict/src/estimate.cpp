@@ -213,9 +213,8 @@ bool estimate_memory(Estimate& e) {
   if (e.batch <= 0) {
     e.memory = memory_for_batch(m, w, in.stack, 1, e.max_batch.seq_len);
     e.memory_fraction = usable > 0 ? e.memory.total() / usable : 0;
-    e.warnings.push_back("does not fit: even batch 1 needs " +
-                         gib1(memory_for_batch(m, w, in.stack, 1, e.max_batch.seq_len).total()) + " GiB; " +
-                         in.gpu.id + " has " + gib1(in.gpu.usable_bytes()) + " GiB usable");
+    e.warnings.push_back("does not fit: even batch 1 needs " + gib1(e.memory.total()) + " GiB; " + in.gpu.id +
+                         " has " + gib1(in.gpu.usable_bytes()) + " GiB usable");
     return false;
   }
   if (in.gpu.usable_memory_estimated())
