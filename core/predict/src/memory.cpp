@@ -66,6 +66,7 @@ struct ActCtx {
   double r = 0;       // LoRA rank (0: full fine-tuning)
   bool lora = false;  // adapters on
   double drop = 0;    // bytes lora_dropout adds per adapted input feature (0: no dropout)
+  double cast = 0;    // bytes of the 16-bit copy of x lora_A saves after PEFT's cast (peft_casts_lora_input)
   const LoraTargets& t;
 
   ActCtx(const ModelSpec& model, const Workload& wl, const StackProfile& stack)
@@ -76,18 +77,22 @@ struct ActCtx {
     H = d(m.hidden);
     lora = w.method != Method::full;
     r = lora ? d(w.lora_rank) : 0.0;
+    // PEFT's cast of x for fp32 adapters (peft_casts_lora_input): lora_A saves autocast's 16-bit copy of
+    // the fp32 x, one per adapted module (q, k and v each cast the same x).
+    if (lora && peft_casts_lora_input(s, w)) cast = a;
     // lora_dropout > 0 (PEFT tuners/lora/layer.py Linear.forward: lora_B(lora_A(dropout(x))), nn.Dropout
     // instead of nn.Identity; peft @ 5d602fdb): the dropout saves a bool mask per adapted input feature
-    // (torch native_dropout). lora_A then saves the dropped input instead of x: with adapters in the compute
-    // dtype that is a new copy (a bytes); with fp32 adapters (trainable_param_bytes > a) PEFT casts x to fp32
-    // first (tuners_utils.py _cast_input_dtype), so lora_A saves a copy with or without dropout and only the
-    // mask is added. Checked on an H200 (transformers 5.17, peft 0.21, fp32 adapters, no checkpointing,
-    // Llama-3.2-3B, 4 x 1024 tokens, p = 0.1): +2.81 GiB allocated measured, +2.84 GiB from the masks.
-    if (lora && w.lora_dropout > 0) drop = s.trainable_param_bytes > a ? 1.0 : a + 1.0;
+    // (torch native_dropout). lora_A then saves the dropped input instead of x: a new copy (a bytes) unless
+    // lora_A already saves the cast copy above, so then only the mask is added. Checked on an H200
+    // (transformers 5.17, peft 0.21, fp32 adapters, no checkpointing, Llama-3.2-3B, 4 x 1024 tokens, p =
+    // 0.1): +2.81 GiB allocated measured, +2.84 GiB from the masks.
+    if (lora && w.lora_dropout > 0) drop = cast > 0 ? 1.0 : a + 1.0;
   }
-  // LoRA's saved tensors for `n` adapted modules (lora_A's output, r wide) and their dropout on
-  // `in_features`.
-  double adapters(double n, double in_features) const { return lora ? a * r * n + drop * in_features : 0.0; }
+  // LoRA's saved tensors for `n` adapted modules (lora_A's output, r wide) and, on their `in_features`,
+  // the cast copy and the dropout.
+  double adapters(double n, double in_features) const {
+    return lora ? a * r * n + (cast + drop) * in_features : 0.0;
+  }
 };
 
 double on(bool b) { return b ? 1.0 : 0.0; }
@@ -177,6 +182,11 @@ bool kbit_upcast(const StackProfile& s, const Workload& w) {
   if (w.method != Method::qlora || w.precision == "fp32") return false;
   if (w.kbit_upcast != Switch::stack) return w.kbit_upcast == Switch::on;
   return s.qlora_unquantized_param_bytes >= 4;
+}
+
+bool peft_casts_lora_input(const StackProfile& s, const Workload& w) {
+  const bool fused_lora = s.fused_lora_needs_zero_dropout && w.lora_dropout <= 0;
+  return w.method == Method::lora && !fused_lora && s.trainable_param_bytes > w.compute_bytes();
 }
 
 const std::string& effective_loss_path(const StackProfile& s, const Workload& w) {

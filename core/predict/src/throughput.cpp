@@ -172,7 +172,12 @@ class Builder {
     own_code_ = m.own_training_code;
     lora_ = !full_;
     r_lora_ = lora_ ? d(w.lora_rank) : 0;
-    drop_bytes_ = std::max(a_, s.trainable_param_bytes);
+    // PEFT's cast of x for fp32 adapters (peft_casts_lora_input): x.to(fp32), then autocast's cast back to
+    // the compute dtype for the matmul; in backward both casts again on the gradient of x. Dropout then
+    // works on the fp32 copy.
+    const bool cast = peft_casts_lora_input(s, w);
+    drop_bytes_ = cast ? s.trainable_param_bytes : a_;
+    cast_bytes_ = cast ? 2 * (a_ + s.trainable_param_bytes) : 0;
     floor_s_ = s.kernel_floor_us * 1e-6;
     if (r.cal != nullptr && r.cal->derived.launch_overhead_us)
       floor_s_ = *r.cal->derived.launch_overhead_us * 1e-6;
@@ -226,6 +231,7 @@ class Builder {
   bool own_code_ = false;  // BlackMamba / mamba_ssm training code, not transformers modules
   double r_lora_ = 0;
   double drop_bytes_ = 2;  // element size lora_dropout works on: x cast to the adapters' dtype
+  double cast_bytes_ = 0;  // bytes per adapted input element of PEFT's two casts of x (0: no cast)
   std::vector<Op> ops_;
   // The model's layer groups with identical (mixer, ffn) summed: at most one per pair.
   static constexpr std::size_t kLayerKinds = 9;  // Mixer {attention, mamba, none} x Ffn {mlp, moe, none}
@@ -367,6 +373,9 @@ class Builder {
         gemm("lora", st, l, KernelClass::gemm, M, out, r, reps, 1);
         stream("lora", st, l, KernelClass::elementwise, 3 * a_ * M * out, s_.kernels_per_lora_module - 2,
                reps);
+        if (cast_bytes_ > 0)
+          stream("lora_cast", st, l, KernelClass::elementwise, lora_inputs * cast_bytes_ * M * in,
+                 2 * lora_inputs, reps);
         // lora_dropout > 0: native_dropout reads x, writes the dropped copy and a bool mask (on the fp32 copy
         // of x PEFT makes for fp32 adapters)
         if (w_.lora_dropout > 0)
@@ -378,6 +387,9 @@ class Builder {
         gemm("lora", st, l, KernelClass::gemm, M, in, r, reps, 1);   // dX += dH A
         gemm("lora", st, l, KernelClass::gemm, r, in, M, reps, 1);   // dA
         stream("lora", st, l, KernelClass::elementwise, 2 * a_ * M * out, 2, reps);
+        if (cast_bytes_ > 0)  // the gradient of x through both casts
+          stream("lora_cast", st, l, KernelClass::elementwise, lora_inputs * cast_bytes_ * M * in,
+                 2 * lora_inputs, reps);
         // dropout backward: reads the gradient and the mask, writes the input gradient
         if (w_.lora_dropout > 0)
           stream("lora_dropout", st, l, KernelClass::elementwise,

@@ -87,6 +87,15 @@ struct ActivationDetail {
 // Linear4bit returns its input's dtype).
 bool kbit_upcast(const StackProfile& s, const Workload& w);
 
+// Plain LoRA through PEFT's Linear.forward casts the adapter input x to the adapters' dtype before lora_A
+// (tuners/lora/layer.py, `x = x.to(lora_A.weight.dtype)` since peft 0.7, `_cast_input_dtype` since 0.15;
+// peft @ 5d602fdb), with autocast on or off. With fp32 adapters under bf16/fp16 autocast that is an fp32
+// copy of x, and autocast casts it back for the matmul, which saves that 16-bit copy for backward. QLoRA's
+// bnb Linear4bit/8bitLt cast only when autocast is off (tuners/lora/bnb.py `requires_conversion`), and a
+// stack whose fused LoRA kernels replace PEFT's forward (Unsloth at lora_dropout 0: matmul_lora casts the
+// adapter weights, not x) casts nothing. True when the cast happens.
+bool peft_casts_lora_input(const StackProfile& s, const Workload& w);
+
 // The loss path this run takes: "full", "chunked" or "fused_linear" (Liger overrides the stack's).
 const std::string& effective_loss_path(const StackProfile& s, const Workload& w);
 
