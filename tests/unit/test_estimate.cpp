@@ -305,3 +305,30 @@ TEST_CASE("a sequence longer than the model's context window warns, naming both 
   d["max-length"] = "1024";
   CHECK(warns_ctx(d).empty());
 }
+
+// The default stack's chunked loss belongs to TRL's SFTTrainer; a plain Trainer keeps the full logits. The
+// estimate says what that costs when the database has the plain-Trainer alias and the difference is material.
+TEST_CASE("a chunked-loss estimate says what a plain Trainer's full logits need") {
+  auto warnings_of = [](Request r) {
+    auto in = resolve_request(r, Database::embedded(), nullptr);
+    REQUIRE_MESSAGE(in.ok(), (in.ok() ? std::string() : in.error().to_string()));
+    auto e = estimate(in.value(), Database::embedded());
+    REQUIRE(e.ok());
+    std::string all;
+    for (const auto& w : e.value().warnings) all += w + "\n";
+    return all;
+  };
+  const Request job = {{"model", "llama-3.1-8b"},
+                       {"gpu", "h100-sxm5-80gb"},
+                       {"method", "lora"},
+                       {"seq", "2048"},
+                       {"batch", "4"},
+                       {"stack", "hf-trl-2026"}};
+  CHECK(warnings_of(job).find("--stack hf-trainer-2026") != std::string::npos);
+  Request plain = job;
+  plain["stack"] = "hf-trainer-2026";
+  CHECK(warnings_of(plain).find("chunked loss") == std::string::npos);
+  Request liger = job;
+  liger["liger"] = "on";  // Liger's fused linear cross-entropy replaces the loss either way
+  CHECK(warnings_of(liger).find("chunked loss") == std::string::npos);
+}
