@@ -367,14 +367,10 @@ void App::erase_key(const std::string& key) {
 }
 
 // An option the estimate's inputs leave out (e.g. lora-dropout at its default): the value its default rule
-// gives for the resolved request, so the field shows what was applied instead of an empty box.
+// gave for the resolved request (recompute), so the field shows what was applied instead of an empty box.
 std::string App::table_default(const std::string& key) const {
-  const Option* o = find_option(key);
-  if (o == nullptr || !o->default_rule) return {};
-  Inputs in = resolution_.in;
-  const FileReader none;
-  const ResolveState st{in, state_.request, engine_.db(), none};
-  return o->default_rule(st).value;
+  auto it = table_defaults_.find(key);
+  return it == table_defaults_.end() ? std::string() : it->second;
 }
 
 std::string App::effective(const std::string& key) const {
@@ -684,6 +680,16 @@ void App::recompute() {
   auto t0 = std::chrono::steady_clock::now();
   Request eff = effective_request();
   resolution_ = engine_.resolve_partial(eff);
+  // The default rules' values for the options not given, once per change rather than per drawn field and
+  // frame (a rule needs a copy of the inputs).
+  table_defaults_.clear();
+  if (resolution_.ok) {
+    Inputs in = resolution_.in;
+    const FileReader none;
+    const ResolveState st{in, eff, engine_.db(), none};
+    for (const auto& o : job_options())
+      if (o.default_rule && eff.count(o.key) == 0) table_defaults_[o.key] = o.default_rule(st).value;
+  }
   result_ = engine_.estimate(eff);
   if (!result_.contains("error")) {
     sweep_ = engine_.sweep(eff);

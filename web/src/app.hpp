@@ -182,9 +182,10 @@ class App {
   std::string last_hash_;
   bool dirty_ = true;
   json result_;
-  Resolution resolution_;                            // of the effective request, for the inputs panel
-  std::map<std::string, std::string> edits_;         // text typed into a number field
-  std::map<std::string, std::string> field_errors_;  // why that text was not applied
+  Resolution resolution_;                              // of the effective request, for the inputs panel
+  std::map<std::string, std::string> table_defaults_;  // option key -> its default rule's value (recompute)
+  std::map<std::string, std::string> edits_;           // text typed into a number field
+  std::map<std::string, std::string> field_errors_;    // why that text was not applied
   Sweep sweep_;
   std::vector<CompareRow> compare_;
   std::vector<int> compare_order_;

@@ -79,7 +79,7 @@ struct ActCtx {
     r = lora ? d(w.lora_rank) : 0.0;
     // PEFT's cast of x for fp32 adapters (peft_casts_lora_input): lora_A saves autocast's 16-bit copy of
     // the fp32 x, one per adapted module (q, k and v each cast the same x).
-    if (lora && peft_casts_lora_input(s, w)) cast = a;
+    if (peft_casts_lora_input(s, w)) cast = a;
     // lora_dropout > 0 (PEFT tuners/lora/layer.py Linear.forward: lora_B(lora_A(dropout(x))), nn.Dropout
     // instead of nn.Identity; peft @ 5d602fdb): the dropout saves a bool mask per adapted input feature
     // (torch native_dropout). lora_A then saves the dropped input instead of x: a new copy (a bytes) unless
