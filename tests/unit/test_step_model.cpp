@@ -269,3 +269,34 @@ TEST_CASE("PEFT's cast of the LoRA input: where it runs and what it costs") {
   CHECK(lora_extra > 2 * elems);
   CHECK(lora_extra < 1.05 * 2 * elems);
 }
+
+TEST_CASE("a causal attention kernel computes half the L x L scores; eager computes all of them") {
+  // FlashAttention-2 and SDPA's flash/efficient kernels skip the key blocks above the diagonal: query i
+  // attends i keys, (L+1)/2 on average. QK^T and PV each cost 2 FLOPs per query, key and channel; eager
+  // attention multiplies the full L x L scores and masks them afterwards.
+  const Request base = {{"model", "llama-3.1-8b"}, {"gpu", "h100-sxm5-80gb"}, {"seq", "2048"}, {"batch", "2"},
+                        {"method", "lora"},        {"stack", "hf-trl-2026"}};
+  auto forward_attention_flops = [](const Estimate& e) {
+    double v = 0;
+    for (const auto& op : e.step.ops)
+      if (op.stage == Stage::forward && op.kclass == KernelClass::attention) v += op.flops;
+    return v;
+  };
+  const double L = 2048, N = 2 * L, width = 4096 + 4096, layers = 32;  // q and o widths
+  CHECK(forward_attention_flops(run(base)) == doctest::Approx(layers * 2 * N * (L + 1) / 2 * width));
+  CHECK(forward_attention_flops(run(with(base, "attention", "eager"))) ==
+        doctest::Approx(layers * 2 * N * L * width));
+  // packed rows with document masking: each document is its own causal span
+  const Estimate packed = run(with(base, "packed-doc-len", "256"));
+  CHECK(forward_attention_flops(packed) == doctest::Approx(layers * 2 * N * (256 + 1) / 2 * width));
+  // a sliding window of W keys: query i attends min(i, W) keys
+  const double W = 4096, L2 = 8192, N2 = L2;
+  const Estimate mistral = run({{"model", "mistral-7b"},
+                                {"gpu", "h100-sxm5-80gb"},
+                                {"seq", "8192"},
+                                {"batch", "1"},
+                                {"method", "lora"},
+                                {"stack", "hf-trl-2026"}});
+  const double mean_keys = (W * (W + 1) / 2 + (L2 - W) * W) / L2;
+  CHECK(forward_attention_flops(mistral) == doctest::Approx(layers * 2 * N2 * mean_keys * width));
+}

@@ -108,6 +108,14 @@ namespace {
 
 double d(std::int64_t v) { return static_cast<double>(v); }
 
+// Mean number of keys a query attends under a causal mask over sequences of `span` tokens, each query
+// seeing at most `window` keys (window <= span): query i sees min(i, window), so the sum over a sequence is
+// window(window+1)/2 + (span-window)·window. Without a window that is (span+1)/2: half the L x L scores.
+double causal_mean_keys(double span, double window) {
+  if (span <= 0) return 0;
+  return (window * (window + 1) / 2 + (span - window) * window) / span;
+}
+
 // Compute capability 9.x (Hopper) and 10.x (data-centre Blackwell) reach their tensor peak only with their
 // own instructions (wgmma, tcgen05); sm_120 consumer Blackwell and everything older use mma.sync natively.
 bool uses_hopper_tensor_instructions(const GpuSpec& g) {
@@ -398,11 +406,12 @@ class Builder {
     }
   }
 
-  void norm(Stage st, double reps) {
-    const double H = d(m_.hidden);
+  // RMSNorm over `width` features per token in `modules` norm modules (default: the hidden state, one).
+  void norm(Stage st, double reps, double width = 0, double modules = 1) {
+    const double W = width > 0 ? width : d(m_.hidden);
     const double f = st == Stage::backward ? 2.0 : 1.0;
-    stream("norm", st, LayerType::norm, KernelClass::elementwise, f * N_ * H * (2 * a_ + 4),
-           own_code_ ? s_.own_code_kernels_per_norm : s_.kernels_per_norm, reps);
+    stream("norm", st, LayerType::norm, KernelClass::elementwise, f * N_ * W * (2 * a_ + 4),
+           modules * (own_code_ ? s_.own_code_kernels_per_norm : s_.kernels_per_norm), reps);
   }
 
   void attention_block(Stage st, double reps) {
@@ -438,10 +447,13 @@ class Builder {
     // the attention kernel itself
     const double span = w_.attention_len(L_);  // packing with document masking: the document length
     const double window = at.sliding_window > 0 ? std::min(span, d(at.sliding_window)) : span;
-    double flops = 2.0 * N_ * window * (d(at.q_dim()) + d(at.v_dim()));  // QK^T and PV, causal half
+    // QK^T and PV, 2 FLOPs per multiply-add over the keys each query attends: a causal kernel skips the
+    // masked blocks, so that is the causal mean, not the span.
+    double flops = 2.0 * N_ * causal_mean_keys(span, window) * (d(at.q_dim()) + d(at.v_dim()));
     double bytes = a_ * N_ * (2 * d(at.q_dim()) + 2 * d(at.kv_dim()));
     if (w_.attention == Attention::eager) {
-      flops *= 2;  // the full L x L scores are computed, masked afterwards
+      // the full L x L scores are computed and masked afterwards, whatever the window or documents
+      flops = 2.0 * N_ * L_ * (d(at.q_dim()) + d(at.v_dim()));
       bytes += N_ * d(at.heads) * L_ *
                (4 + 4 + a_ + a_ + 4);  // scores fp32, softmax r/w, 16-bit probs, read for PV
     }
