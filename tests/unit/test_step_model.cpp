@@ -300,3 +300,44 @@ TEST_CASE("a causal attention kernel computes half the L x L scores; eager compu
   const double mean_keys = (W * (W + 1) / 2 + (L2 - W) * W) / L2;
   CHECK(forward_attention_flops(mistral) == doctest::Approx(layers * 2 * N2 * mean_keys * width));
 }
+
+TEST_CASE(
+    "Qwen3's q_norm and k_norm: two more RMSNorms per layer in the step and their saved input in memory") {
+  // transformers models/qwen3/modeling_qwen3.py Qwen3Attention.forward: q_norm(q_proj(x)), k_norm(k_proj(x))
+  // before rotary, each a Qwen3RMSNorm (fp32 upcast, pow, mean, rsqrt, mul, weight * x.to(dtype)).
+  auto in = resolve_request({{"model", "qwen3-8b"},
+                             {"gpu", "h100-sxm5-80gb"},
+                             {"seq", "1024"},
+                             {"batch", "2"},
+                             {"method", "lora"},
+                             {"checkpointing", "off"},
+                             {"stack", "hf-trl-2026"}},
+                            Database::embedded(), nullptr);
+  REQUIRE(in.ok());
+  Inputs with_qk = in.value();
+  REQUIRE(with_qk.model.attn.qk_norm);
+  Inputs without_qk = with_qk;
+  without_qk.model.attn.qk_norm = false;
+  const auto a = estimate(with_qk, Database::embedded());
+  const auto b = estimate(without_qk, Database::embedded());
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  auto norm_of = [](const Estimate& e, Stage st, bool kernels) {
+    double v = 0;
+    for (const auto& op : e.step.ops)
+      if (op.stage == st && std::strcmp(op.name, "norm") == 0) v += kernels ? op.kernels : op.bytes;
+    return v;
+  };
+  const double N = 2048, layers = 36, qk = 4096 + 1024;  // 32 query heads, 8 kv heads of 128
+  const double per_elem = 2 * 2 + 4;                     // 16-bit read and write, fp32 upcast
+  CHECK(norm_of(a.value(), Stage::forward, false) - norm_of(b.value(), Stage::forward, false) ==
+        doctest::Approx(layers * N * qk * per_elem));
+  // twice the kernels of one hidden-state norm per layer (2 norms per layer before)
+  CHECK(norm_of(a.value(), Stage::forward, true) - norm_of(b.value(), Stage::forward, true) ==
+        doctest::Approx(norm_of(b.value(), Stage::forward, true) * layers * 2 / (layers * 2 + 1)));
+  // memory without checkpointing: every layer keeps the fp32 input of both norms (LoRA: the frozen weights
+  // need no normalised copy), plus the half layer of gradients in flight (kBackwardGradInFlight)
+  CHECK(a.value().memory.activations - b.value().memory.activations ==
+        doctest::Approx((layers + 0.5) * N * qk * 4).epsilon(1e-9));
+  CHECK(a.value().step.total_s > b.value().step.total_s);
+}

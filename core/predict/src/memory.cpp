@@ -44,11 +44,24 @@ double quantizable_params(const ModelSpec& m) {
 
 bool liger(const Workload& w) { return w.loss_kernel == LossKernel::liger; }
 
+// Bytes per feature an RMSNorm keeps of its input: HF's eager norm its fp32 upcast; Liger's RMSNorm the
+// 16-bit input and an fp32 rstd per row (docs/sources/stacks/liger.md); a model's own code its input.
+double norm_input_bytes(const ModelSpec& m, const StackProfile& s, const Workload& w, double a) {
+  return (s.norm_saves_fp32_input && !m.own_training_code && !liger(w)) ? 4.0 : a;
+}
+
 double norm_bytes(const ModelSpec& m, const StackProfile& s, const Workload& w, double a) {
-  const bool own_norm = m.own_training_code;
-  // Liger's RMSNorm saves the 16-bit input and an fp32 rstd per row (docs/sources/stacks/liger.md).
-  const double in = (s.norm_saves_fp32_input && !own_norm && !liger(w)) ? 4.0 : a;
-  return (in + a) * d(m.hidden);
+  return (norm_input_bytes(m, s, w, a) + a) * d(m.hidden);
+}
+
+// Qwen3 / OLMoE q_norm and k_norm (transformers Qwen3RMSNorm: x.to(float32), pow, mean, rsqrt, mul, then
+// weight * x.to(dtype)): autograd keeps the norm's input as the norm above does; the 16-bit normalised
+// tensor only for the weight's gradient (full fine-tuning), since what follows (rotary, then attention,
+// whose saved q and k attention_act counts) does not keep it.
+double qk_norm_bytes(const ModelSpec& m, const StackProfile& s, const Workload& w, double a) {
+  if (!m.attn.qk_norm) return 0.0;
+  const double weight_grad = w.method == Method::full ? a : 0.0;
+  return (norm_input_bytes(m, s, w, a) + weight_grad) * d(m.attn.q_dim() + m.attn.kv_dim());
 }
 
 struct LayerAct {
@@ -101,8 +114,8 @@ double on(bool b) { return b ? 1.0 : 0.0; }
 double attention_act(const ActCtx& c, double seq_len) {
   const AttentionSpec& at = c.m.attn;
   const double a = c.a;
-  double v = norm_bytes(c.m, c.s, c.w, c.an) + a * d(at.q_dim() + 2 * at.kv_dim()) + a * d(at.v_dim()) +
-             4.0 * d(at.heads);
+  double v = norm_bytes(c.m, c.s, c.w, c.an) + qk_norm_bytes(c.m, c.s, c.w, a) +
+             a * d(at.q_dim() + 2 * at.kv_dim()) + a * d(at.v_dim()) + 4.0 * d(at.heads);
   if (at.mla) v += a * d(at.kv_lora_rank + at.qk_rope_head_dim) + a * d(at.kv_lora_rank);
   if (c.w.attention == Attention::eager) {
     if (at.kv_heads < at.heads) v += 2.0 * a * d(at.heads * at.head_dim);  // repeat_kv copies

@@ -440,6 +440,10 @@ class Builder {
       linear("v_proj", st, LayerType::attention, KernelClass::gemm, N_, H, d(at.kv_dim()), reps, t.v);
       linear("o_proj", st, LayerType::attention, KernelClass::gemm, N_, d(at.q_dim()), H, reps, t.o);
     }
+    // Qwen3 / OLMoE q_norm and k_norm: two more RMSNorm modules on the q and k projections before rotary
+    // (transformers models/qwen3/modeling_qwen3.py Qwen3Attention.forward, Qwen3RMSNorm), per head or over
+    // the full width: the same elements either way.
+    if (at.qk_norm) norm(st, reps, d(at.q_dim() + at.kv_dim()), 2);
     // rotary + residual adds
     stream("rotary_residual", st, LayerType::attention, KernelClass::elementwise,
            (bwd ? 2.0 : 1.0) * a_ * N_ * (3 * d(at.q_dim() + at.kv_dim()) + 3 * H),
