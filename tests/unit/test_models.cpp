@@ -127,6 +127,16 @@ TEST_CASE("malformed configs name the field") {
              {"num_attention_heads", 4}, {"intermediate_size", 128}, {"vocab_size", 100},
              {"num_local_experts", 4},   {"num_experts_per_tok", 6}};
   check(c6, "config.num_experts_per_tok");
+  json c7 = base;
+  c7["sliding_window"] = 16;
+  c7["layer_types"] = "sliding_attention";
+  check(c7, "config.layer_types");
+  c7["layer_types"] = {"sliding_attention", 3};
+  check(c7, "config.layer_types[1]");
+  c7["layer_types"] = {"sliding_attention", "full_attention"};
+  auto ok = parse_model_config(c7, "x");
+  REQUIRE(ok.ok());
+  CHECK(ok->attn.sliding_fraction == doctest::Approx(0.5));
   auto r = parse_model_config(json::array(), "x");
   CHECK_FALSE(r.ok());
 }

@@ -341,3 +341,38 @@ TEST_CASE(
         doctest::Approx((layers + 0.5) * N * qk * 4).epsilon(1e-9));
   CHECK(a.value().step.total_s > b.value().step.total_s);
 }
+
+TEST_CASE("models that alternate sliding-window and full attention layers are charged per layer kind") {
+  auto forward_attention_flops = [](const Estimate& e) {
+    double v = 0;
+    for (const auto& op : e.step.ops)
+      if (op.stage == Stage::forward && op.kclass == KernelClass::attention) v += op.flops;
+    return v;
+  };
+  auto mean_keys = [](double span, double window) {
+    return (window * (window + 1) / 2 + (span - window) * window) / span;
+  };
+  const double L = 8192;
+  // gpt-oss-20b: layer_types alternates sliding_attention (128 keys) and full_attention over 24 layers;
+  // 64 heads of 64 for q and for the attention output
+  const Estimate oss = run({{"model", "gpt-oss-20b"},
+                            {"gpu", "h100-sxm5-80gb"},
+                            {"seq", "8192"},
+                            {"batch", "1"},
+                            {"method", "lora"},
+                            {"lora-targets", "attention"},
+                            {"stack", "hf-trl-2026"}});
+  const double oss_width = 4096.0 + 4096.0;
+  CHECK(forward_attention_flops(oss) ==
+        doctest::Approx(2 * L * oss_width * (12 * mean_keys(L, 128) + 12 * (L + 1) / 2)));
+  // Gemma-2-9B's config has no layer_types: Gemma2Config alternates, sliding (4096) first, over 42 layers
+  const Estimate gemma = run({{"model", "gemma-2-9b"},
+                              {"gpu", "h100-sxm5-80gb"},
+                              {"seq", "8192"},
+                              {"batch", "1"},
+                              {"method", "lora"},
+                              {"stack", "hf-trl-2026"}});
+  const double gemma_width = 2.0 * 16 * 256;
+  CHECK(forward_attention_flops(gemma) ==
+        doctest::Approx(2 * L * gemma_width * (21 * mean_keys(L, 4096) + 21 * (L + 1) / 2)));
+}

@@ -448,9 +448,22 @@ class Builder {
     stream("rotary_residual", st, LayerType::attention, KernelClass::elementwise,
            (bwd ? 2.0 : 1.0) * a_ * N_ * (3 * d(at.q_dim() + at.kv_dim()) + 3 * H),
            s_.kernels_per_attention_block - 2, reps);
-    // the attention kernel itself
+    // the attention kernel itself: layers with the sliding window (layer_types) and layers without
     const double span = w_.attention_len(L_);  // packing with document masking: the document length
-    const double window = at.sliding_window > 0 ? std::min(span, d(at.sliding_window)) : span;
+    if (at.sliding_window > 0) {
+      const double sliding = reps * at.sliding_fraction;
+      attention_kernel(st, std::min(span, d(at.sliding_window)), span, sliding);
+      attention_kernel(st, span, span, reps - sliding);
+    } else {
+      attention_kernel(st, span, span, reps);
+    }
+  }
+
+  // One attention kernel per layer over causal spans of `span` tokens, each query attending at most
+  // `window` keys.
+  void attention_kernel(Stage st, double window, double span, double reps) {
+    if (reps <= 0) return;
+    const AttentionSpec& at = m_.attn;
     // QK^T and PV, 2 FLOPs per multiply-add over the keys each query attends: a causal kernel skips the
     // masked blocks, so that is the causal mean, not the span.
     double flops = 2.0 * N_ * causal_mean_keys(span, window) * (d(at.q_dim()) + d(at.v_dim()));
@@ -461,7 +474,7 @@ class Builder {
       bytes += N_ * d(at.heads) * L_ *
                (4 + 4 + a_ + a_ + 4);  // scores fp32, softmax r/w, 16-bit probs, read for PV
     }
-    if (bwd) {
+    if (st == Stage::backward) {
       flops *= constants::kAttentionBackwardFactor;
       bytes *= constants::kAttentionBackwardFactor;
     }

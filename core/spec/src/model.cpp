@@ -215,6 +215,36 @@ void push_layers(std::vector<LayerGroup>& groups, Mixer m, Ffn f, std::int64_t c
 
 #define FTCOST_GET(var, expr) FTCOST_TRY(var, expr)
 
+// Which decoder layers use the sliding window: transformers' `layer_types` ("sliding_attention" /
+// "full_attention" per layer, e.g. gpt-oss); without it Gemma-2 alternates, starting with a sliding layer
+// (Gemma2Config.__post_init__: "sliding_attention" if bool((i + 1) % 2),
+// models/gemma2/configuration_gemma2.py
+// @ 008e5743), and every other model with a window uses it in every layer (Mistral v0.1).
+Status read_sliding_layers(const json& c, ModelSpec& m, const std::string& p) {
+  m.attn.sliding_fraction = 1.0;
+  const auto it = c.find("layer_types");
+  if (it != c.end() && !it->is_null()) {
+    const std::string path = join_path(p, "layer_types");
+    if (!it->is_array() || it->empty())
+      return make_error(Errc::wrong_type, path,
+                        "must be a non-empty array such as [\"sliding_attention\", ...]");
+    std::size_t sliding = 0;
+    for (std::size_t i = 0; i < it->size(); ++i) {
+      const json& e = (*it)[i];
+      if (!e.is_string())
+        return make_error(Errc::wrong_type, join_path(p, "layer_types[" + std::to_string(i) + "]"),
+                          "must be a string such as \"sliding_attention\" or \"full_attention\"");
+      if (e.get<std::string>() == "sliding_attention") ++sliding;
+    }
+    m.attn.sliding_fraction = static_cast<double>(sliding) / static_cast<double>(it->size());
+  } else if (m.family == "gemma2") {
+    FTCOST_GET(layers, opt_count(c, "num_hidden_layers", p, 2, 1, 100000));
+    const std::int64_t sliding = (layers + 1) / 2;  // layers 0, 2, 4, ...
+    m.attn.sliding_fraction = static_cast<double>(sliding) / static_cast<double>(layers);
+  }
+  return Ok{};
+}
+
 // Standard decoder-only attention fields (Llama family naming).
 Status read_attention(const json& c, ModelSpec& m, const std::string& p) {
   FTCOST_GET(heads, get_count(c, "num_attention_heads", p, 1, 4096));
@@ -235,7 +265,7 @@ Status read_attention(const json& c, ModelSpec& m, const std::string& p) {
   FTCOST_GET(sw, opt_count(c, "sliding_window", p, 0, 0, std::int64_t{1} << 32));
   FTCOST_GET(use_sw, opt_bool(c, "use_sliding_window", p, true));
   m.attn.sliding_window = use_sw ? sw : 0;
-  return Ok{};
+  return read_sliding_layers(c, m, p);
 }
 
 Status read_common(const json& c, ModelSpec& m, const std::string& p, const char* hidden_key = "hidden_size",

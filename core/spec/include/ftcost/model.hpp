@@ -25,6 +25,7 @@ struct AttentionSpec {
   std::int64_t qk_norm_params = 0;
   std::int64_t sinks = 0;           // gpt-oss learned attention sinks (one per head)
   std::int64_t sliding_window = 0;  // 0 = full attention
+  double sliding_fraction = 1.0;    // share of the attention layers that use sliding_window (layer_types)
   // Multi-head latent attention (DeepSeek-V2)
   bool mla = false;
   std::int64_t q_lora_rank = 0;  // 0 = plain q_proj
