@@ -80,6 +80,7 @@ struct ActCtx {
   bool lora = false;  // adapters on
   double drop = 0;    // bytes lora_dropout adds per adapted input feature (0: no dropout)
   double cast = 0;    // bytes of the 16-bit copy of x lora_A saves after PEFT's cast (peft_casts_lora_input)
+  bool plain_lora = false;  // LoRA on frozen 16-bit nn.Linear modules (not QLoRA, not a fused LoRA kernel)
   const LoraTargets& t;
 
   ActCtx(const ModelSpec& model, const Workload& wl, const StackProfile& stack)
@@ -100,7 +101,16 @@ struct ActCtx {
     // (transformers 5.17, peft 0.21, fp32 adapters, no checkpointing, Llama-3.2-3B, 4 x 1024 tokens, p =
     // 0.1): +2.81 GiB allocated measured, +2.84 GiB from the masks.
     if (lora && w.lora_dropout > 0) drop = cast > 0 ? 1.0 : a + 1.0;
+    plain_lora = w.method == Method::lora && !(s.fused_lora_needs_zero_dropout && w.lora_dropout <= 0);
   }
+  // Whether the 16-bit input of the linear layers that read it stays saved for backward. PyTorch saves a
+  // matmul's input only for its weight's gradient (autograd codegen, tools/autograd/gen_variable_type.py
+  // guard_for: a saved input that one derivative uses is saved only when that derivative is needed; mm's
+  // `self` feeds only `mat2`'s), so a frozen nn.Linear keeps nothing of x. Under plain LoRA x is then kept
+  // only by an adapter that reads it unchanged; after PEFT's cast or a dropout the adapter keeps its own
+  // copy instead (counted in `adapters`). Full fine-tuning keeps x for dW; bitsandbytes' MatMul4Bit keeps A
+  // whenever A needs a gradient (QLoRA); a fused LoRA kernel (Unsloth) keeps X itself.
+  bool keeps_input(bool adapted) const { return !plain_lora || (adapted && cast == 0 && drop == 0); }
   // LoRA's saved tensors for `n` adapted modules (lora_A's output, r wide) and, on their `in_features`,
   // the cast copy and the dropout.
   double adapters(double n, double in_features) const {
@@ -114,14 +124,18 @@ double on(bool b) { return b ? 1.0 : 0.0; }
 double attention_act(const ActCtx& c, double seq_len) {
   const AttentionSpec& at = c.m.attn;
   const double a = c.a;
-  double v = norm_bytes(c.m, c.s, c.w, c.an) + qk_norm_bytes(c.m, c.s, c.w, a) +
-             a * d(at.q_dim() + 2 * at.kv_dim()) + a * d(at.v_dim()) + 4.0 * d(at.heads);
+  const LoraTargets& t = c.t;
+  // the norm's input, its output if q, k or v keep it, q/k/v after rotary, the attention output (kept by
+  // the flash kernel for its backward; eager leaves it to o_proj), the softmax LSE
+  const bool flash = c.w.attention == Attention::flash;
+  double v = norm_input_bytes(c.m, c.s, c.w, c.an) * c.H + on(c.keeps_input(t.q || t.k || t.v)) * c.an * c.H +
+             qk_norm_bytes(c.m, c.s, c.w, a) + a * d(at.q_dim() + 2 * at.kv_dim()) +
+             on(flash || c.keeps_input(t.o)) * a * d(at.v_dim()) + 4.0 * d(at.heads);
   if (at.mla) v += a * d(at.kv_lora_rank + at.qk_rope_head_dim) + a * d(at.kv_lora_rank);
   if (c.w.attention == Attention::eager) {
     if (at.kv_heads < at.heads) v += 2.0 * a * d(at.heads * at.head_dim);  // repeat_kv copies
     v += (4.0 + a) * d(at.heads) * seq_len;  // fp32 softmax + its 16-bit copy, per query row
   }
-  const LoraTargets& t = c.t;
   v += c.adapters(on(t.q) + on(t.k) + on(t.v) + on(t.o),
                   c.H * (on(t.q) + on(t.k) + on(t.v)) + on(t.o) * d(at.v_dim()));
   return v;
@@ -148,11 +162,18 @@ double mlp_act(const ActCtx& c) {
   const double stack_saved = c.s.fused_lora_needs_zero_dropout && c.drop > 0
                                  ? std::max(c.s.mlp_saved_intermediates, constants::kHfMlpSavedIntermediates)
                                  : c.s.mlp_saved_intermediates;
-  const double saved = c.m.mlp.gated ? (liger(c.w) ? std::min(2.0, stack_saved) : stack_saved) : 2.0;
-  const double gate_up = on(c.t.mlp || c.t.mlp_gate_up);
-  const double down = on(c.t.mlp || c.t.mlp_down);
-  return norm_bytes(c.m, c.s, c.w, c.an) + saved * c.an * F +
-         c.adapters(2 * gate_up + down, 2 * c.H * gate_up + F * down);
+  const bool gate_up = c.t.mlp || c.t.mlp_gate_up;
+  const bool down = c.t.mlp || c.t.mlp_down;
+  // The last of HF's intermediates (and of the 2 of a non-gated MLP) is the product down_proj reads: kept
+  // only if down_proj keeps its input. Liger's SwiGLU function keeps gate and up and not its output, which
+  // down_proj then keeps when it keeps its input.
+  double saved = c.m.mlp.gated ? (liger(c.w) ? std::min(2.0, stack_saved) : stack_saved) : 2.0;
+  if (c.m.mlp.gated && liger(c.w))
+    saved += on(c.keeps_input(down));
+  else if (!c.keeps_input(down))
+    saved -= 1;
+  return norm_input_bytes(c.m, c.s, c.w, c.an) * c.H + on(c.keeps_input(gate_up)) * c.an * c.H +
+         saved * c.an * F + c.adapters(2 * on(gate_up) + on(down), 2 * c.H * on(gate_up) + F * on(down));
 }
 
 // MoE: norm, router logits + fp32 softmax, top-k; per routed (token, expert) pair: the gathered input,
