@@ -31,6 +31,13 @@ Request with(Request r, const char* k, const char* v) {
   r[k] = v;
   return r;
 }
+// FLOPs of the attention kernels in the forward pass (flash or eager).
+double forward_attention_flops(const Estimate& e) {
+  double v = 0;
+  for (const auto& op : e.step.ops)
+    if (op.stage == Stage::forward && op.kclass == KernelClass::attention) v += op.flops;
+  return v;
+}
 }  // namespace
 
 TEST_CASE("breakdowns add up: stages to the step, layer types and kernel classes to device time") {
@@ -278,12 +285,6 @@ TEST_CASE("a causal attention kernel computes half the L x L scores; eager compu
   // attention multiplies the full L x L scores and masks them afterwards.
   const Request base = {{"model", "llama-3.1-8b"}, {"gpu", "h100-sxm5-80gb"}, {"seq", "2048"}, {"batch", "2"},
                         {"method", "lora"},        {"stack", "hf-trl-2026"}};
-  auto forward_attention_flops = [](const Estimate& e) {
-    double v = 0;
-    for (const auto& op : e.step.ops)
-      if (op.stage == Stage::forward && op.kclass == KernelClass::attention) v += op.flops;
-    return v;
-  };
   const double L = 2048, N = 2 * L, width = 4096 + 4096, layers = 32;  // q and o widths
   CHECK(forward_attention_flops(run(base)) == doctest::Approx(layers * 2 * N * (L + 1) / 2 * width));
   CHECK(forward_attention_flops(run(with(base, "attention", "eager"))) ==
@@ -345,12 +346,6 @@ TEST_CASE(
 }
 
 TEST_CASE("models that alternate sliding-window and full attention layers are charged per layer kind") {
-  auto forward_attention_flops = [](const Estimate& e) {
-    double v = 0;
-    for (const auto& op : e.step.ops)
-      if (op.stage == Stage::forward && op.kclass == KernelClass::attention) v += op.flops;
-    return v;
-  };
   auto mean_keys = [](double span, double window) {
     return (window * (window + 1) / 2 + (span - window) * window) / span;
   };
