@@ -216,10 +216,9 @@ void push_layers(std::vector<LayerGroup>& groups, Mixer m, Ffn f, std::int64_t c
 #define FTCOST_GET(var, expr) FTCOST_TRY(var, expr)
 
 // Which decoder layers use the sliding window: transformers' `layer_types` ("sliding_attention" /
-// "full_attention" per layer, e.g. gpt-oss); without it Gemma-2 alternates, starting with a sliding layer
-// (Gemma2Config.__post_init__: "sliding_attention" if bool((i + 1) % 2),
-// models/gemma2/configuration_gemma2.py
-// @ 008e5743), and every other model with a window uses it in every layer (Mistral v0.1).
+// "full_attention" per layer, e.g. gpt-oss). Without it Gemma-2 alternates, starting with a sliding layer
+// (models/gemma2/configuration_gemma2.py @ 008e5743, Gemma2Config.__post_init__), and every other model
+// with a window uses it in every layer (Mistral v0.1).
 Status read_sliding_layers(const json& c, ModelSpec& m, const std::string& p) {
   m.attn.sliding_fraction = 1.0;
   const auto it = c.find("layer_types");
