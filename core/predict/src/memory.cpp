@@ -44,24 +44,28 @@ double quantizable_params(const ModelSpec& m) {
 
 bool liger(const Workload& w) { return w.loss_kernel == LossKernel::liger; }
 
-// Bytes per feature an RMSNorm keeps of its input: HF's eager norm its fp32 upcast; Liger's RMSNorm the
-// 16-bit input and an fp32 rstd per row (docs/sources/stacks/liger.md); a model's own code its input.
-double norm_input_bytes(const ModelSpec& m, const StackProfile& s, const Workload& w, double a) {
-  return (s.norm_saves_fp32_input && !m.own_training_code && !liger(w)) ? 4.0 : a;
-}
-
-double norm_bytes(const ModelSpec& m, const StackProfile& s, const Workload& w, double a) {
-  return (norm_input_bytes(m, s, w, a) + a) * d(m.hidden);
+// What an RMSNorm over `width` features keeps per token: its input (HF's eager norm its fp32 upcast;
+// Liger's RMSNorm the 16-bit input and an fp32 rstd per row, docs/sources/stacks/liger.md; a model's own
+// code its input) and, when what reads it keeps it, its output (`a` bytes per feature).
+double norm_bytes(const ModelSpec& m, const StackProfile& s, const Workload& w, double a, double width,
+                  bool output_kept = true) {
+  const double in = (s.norm_saves_fp32_input && !m.own_training_code && !liger(w)) ? 4.0 : a;
+  return (in + (output_kept ? a : 0.0)) * width;
 }
 
 // Qwen3 / OLMoE q_norm and k_norm (transformers Qwen3RMSNorm: x.to(float32), pow, mean, rsqrt, mul, then
-// weight * x.to(dtype)): autograd keeps the norm's input as the norm above does; the 16-bit normalised
-// tensor only for the weight's gradient (full fine-tuning), since what follows (rotary, then attention,
-// whose saved q and k attention_act counts) does not keep it.
+// weight * x.to(dtype)) over q and k: the normalised output is kept only for the norm weight's gradient
+// (full fine-tuning), since what follows (rotary, then attention, whose saved q and k attention_act counts)
+// does not keep it.
 double qk_norm_bytes(const ModelSpec& m, const StackProfile& s, const Workload& w, double a) {
   if (!m.attn.qk_norm) return 0.0;
-  const double weight_grad = w.method == Method::full ? a : 0.0;
-  return (norm_input_bytes(m, s, w, a) + weight_grad) * d(m.attn.q_dim() + m.attn.kv_dim());
+  return norm_bytes(m, s, w, a, d(m.attn.q_dim() + m.attn.kv_dim()), w.method == Method::full);
+}
+
+// LoRA on frozen 16-bit linear modules through PEFT-style layers: not QLoRA, and not a stack's fused LoRA
+// kernel (Unsloth's, which runs only with lora_dropout 0).
+bool plain_lora(const StackProfile& s, const Workload& w) {
+  return w.method == Method::lora && !(s.fused_lora_needs_zero_dropout && w.lora_dropout <= 0);
 }
 
 struct LayerAct {
@@ -73,14 +77,14 @@ struct ActCtx {
   const ModelSpec& m;
   const Workload& w;
   const StackProfile& s;
-  double a = 2;       // compute dtype bytes
-  double an = 2;      // norm output bytes (fp32 with the kbit upcast)
-  double H = 0;       // hidden size
-  double r = 0;       // LoRA rank (0: full fine-tuning)
-  bool lora = false;  // adapters on
-  double drop = 0;    // bytes lora_dropout adds per adapted input feature (0: no dropout)
-  double cast = 0;    // bytes of the 16-bit copy of x lora_A saves after PEFT's cast (peft_casts_lora_input)
-  bool plain_lora = false;  // LoRA on frozen 16-bit nn.Linear modules (not QLoRA, not a fused LoRA kernel)
+  double a = 2;        // compute dtype bytes
+  double an = 2;       // norm output bytes (fp32 with the kbit upcast)
+  double H = 0;        // hidden size
+  double r = 0;        // LoRA rank (0: full fine-tuning)
+  bool lora = false;   // adapters on
+  double drop = 0;     // bytes lora_dropout adds per adapted input feature (0: no dropout)
+  double cast = 0;     // bytes of the 16-bit copy of x lora_A saves after PEFT's cast (peft_casts_lora_input)
+  bool plain = false;  // plain_lora(): LoRA on frozen 16-bit nn.Linear modules
   const LoraTargets& t;
 
   ActCtx(const ModelSpec& model, const Workload& wl, const StackProfile& stack)
@@ -101,7 +105,7 @@ struct ActCtx {
     // (transformers 5.17, peft 0.21, fp32 adapters, no checkpointing, Llama-3.2-3B, 4 x 1024 tokens, p =
     // 0.1): +2.81 GiB allocated measured, +2.84 GiB from the masks.
     if (lora && w.lora_dropout > 0) drop = cast > 0 ? 1.0 : a + 1.0;
-    plain_lora = w.method == Method::lora && !(s.fused_lora_needs_zero_dropout && w.lora_dropout <= 0);
+    plain = plain_lora(s, w);
   }
   // Whether the 16-bit input of the linear layers that read it stays saved for backward. PyTorch saves a
   // matmul's input only for its weight's gradient (autograd codegen, tools/autograd/gen_variable_type.py
@@ -110,7 +114,7 @@ struct ActCtx {
   // only by an adapter that reads it unchanged; after PEFT's cast or a dropout the adapter keeps its own
   // copy instead (counted in `adapters`). Full fine-tuning keeps x for dW; bitsandbytes' MatMul4Bit keeps A
   // whenever A needs a gradient (QLoRA); a fused LoRA kernel (Unsloth) keeps X itself.
-  bool keeps_input(bool adapted) const { return !plain_lora || (adapted && cast == 0 && drop == 0); }
+  bool keeps_input(bool adapted) const { return !plain || (adapted && cast == 0 && drop == 0); }
   // LoRA's saved tensors for `n` adapted modules (lora_A's output, r wide) and, on their `in_features`,
   // the cast copy and the dropout.
   double adapters(double n, double in_features) const {
@@ -128,7 +132,7 @@ double attention_act(const ActCtx& c, double seq_len) {
   // the norm's input, its output if q, k or v keep it, q/k/v after rotary, the attention output (kept by
   // the flash kernel for its backward; eager leaves it to o_proj), the softmax LSE
   const bool flash = c.w.attention == Attention::flash;
-  double v = norm_input_bytes(c.m, c.s, c.w, c.an) * c.H + on(c.keeps_input(t.q || t.k || t.v)) * c.an * c.H +
+  double v = norm_bytes(c.m, c.s, c.w, c.an, c.H, c.keeps_input(t.q || t.k || t.v)) +
              qk_norm_bytes(c.m, c.s, c.w, a) + a * d(at.q_dim() + 2 * at.kv_dim()) +
              on(flash || c.keeps_input(t.o)) * a * d(at.v_dim()) + 4.0 * d(at.heads);
   if (at.mla) v += a * d(at.kv_lora_rank + at.qk_rope_head_dim) + a * d(at.kv_lora_rank);
@@ -145,7 +149,7 @@ double attention_act(const ActCtx& c, double seq_len) {
 double mamba_act(const ActCtx& c, double seq_len) {
   const MambaSpec& ms = c.m.mamba;
   const double a = c.a;
-  double v = norm_bytes(c.m, c.s, c.w, a) + a * d(3 * ms.d_inner) + a * d(ms.dt_rank + 2 * ms.d_state) +
+  double v = norm_bytes(c.m, c.s, c.w, a, c.H) + a * d(3 * ms.d_inner) + a * d(ms.dt_rank + 2 * ms.d_state) +
              a * d(4 * ms.d_state);
   if (seq_len > 0) v += 4.0 * d(ms.d_inner * 2 * ms.d_state) * std::ceil(seq_len / 2048.0) / seq_len;
   // in_proj (H), x_proj (d_inner), dt_proj (dt_rank), out_proj (d_inner)
@@ -172,8 +176,8 @@ double mlp_act(const ActCtx& c) {
     saved += on(c.keeps_input(down));
   else if (!c.keeps_input(down))
     saved -= 1;
-  return norm_input_bytes(c.m, c.s, c.w, c.an) * c.H + on(c.keeps_input(gate_up)) * c.an * c.H +
-         saved * c.an * F + c.adapters(2 * on(gate_up) + on(down), 2 * c.H * on(gate_up) + F * on(down));
+  return norm_bytes(c.m, c.s, c.w, c.an, c.H, c.keeps_input(gate_up)) + saved * c.an * F +
+         c.adapters(2 * on(gate_up) + on(down), 2 * c.H * on(gate_up) + F * on(down));
 }
 
 // MoE: norm, router logits + fp32 softmax, top-k; per routed (token, expert) pair: the gathered input,
@@ -189,7 +193,7 @@ double moe_act(const ActCtx& c) {
   const double down = on(c.t.expert_down);
   const double pair =
       a * (2.0 * H + (m.moe.gated ? 4.0 : 2.0) * F) + c.adapters(gate_up + down, gate_up * H + down * F);
-  double v = norm_bytes(m, c.s, c.w, a) + a * E + 4.0 * E + 12.0 * k + k * pair;
+  double v = norm_bytes(m, c.s, c.w, a, H) + a * E + 4.0 * E + 12.0 * k + k * pair;
   if (m.moe.shared_experts > 0) {
     const double Fs = d(m.moe.shared_intermediate);
     v += d(m.moe.shared_experts) * a * 4.0 * Fs + (m.moe.shared_gate ? 2.0 * a : 0.0);
@@ -219,8 +223,7 @@ bool kbit_upcast(const StackProfile& s, const Workload& w) {
 }
 
 bool peft_casts_lora_input(const StackProfile& s, const Workload& w) {
-  const bool fused_lora = s.fused_lora_needs_zero_dropout && w.lora_dropout <= 0;
-  return w.method == Method::lora && !fused_lora && s.trainable_param_bytes > w.compute_bytes();
+  return plain_lora(s, w) && s.trainable_param_bytes > w.compute_bytes();
 }
 
 const std::string& effective_loss_path(const StackProfile& s, const Workload& w) {
