@@ -31,6 +31,16 @@ Request with(Request r, const char* k, const char* v) {
   r[k] = v;
   return r;
 }
+// One 8,192-token sample of `model` with LoRA on today's stack (the attention-kernel tests).
+Request long_sample(const char* model) {
+  return {{"model", model}, {"gpu", "h100-sxm5-80gb"}, {"seq", "8192"},
+          {"batch", "1"},   {"method", "lora"},        {"stack", "hf-trl-2026"}};
+}
+// Mean keys per query under a causal mask over `span` tokens, at most `window` each (computed here,
+// independently of the model: query i attends min(i, window) keys).
+double mean_keys(double span, double window) {
+  return (window * (window + 1) / 2 + (span - window) * window) / span;
+}
 // FLOPs of the attention kernels in the forward pass (flash or eager).
 double forward_attention_flops(const Estimate& e) {
   double v = 0;
@@ -294,14 +304,8 @@ TEST_CASE("a causal attention kernel computes half the L x L scores; eager compu
   CHECK(forward_attention_flops(packed) == doctest::Approx(layers * 2 * N * (256 + 1) / 2 * width));
   // a sliding window of W keys: query i attends min(i, W) keys
   const double W = 4096, L2 = 8192, N2 = L2;
-  const Estimate mistral = run({{"model", "mistral-7b"},
-                                {"gpu", "h100-sxm5-80gb"},
-                                {"seq", "8192"},
-                                {"batch", "1"},
-                                {"method", "lora"},
-                                {"stack", "hf-trl-2026"}});
-  const double mean_keys = (W * (W + 1) / 2 + (L2 - W) * W) / L2;
-  CHECK(forward_attention_flops(mistral) == doctest::Approx(layers * 2 * N2 * mean_keys * width));
+  const Estimate mistral = run(long_sample("mistral-7b"));
+  CHECK(forward_attention_flops(mistral) == doctest::Approx(layers * 2 * N2 * mean_keys(L2, W) * width));
 }
 
 TEST_CASE(
@@ -346,29 +350,15 @@ TEST_CASE(
 }
 
 TEST_CASE("models that alternate sliding-window and full attention layers are charged per layer kind") {
-  auto mean_keys = [](double span, double window) {
-    return (window * (window + 1) / 2 + (span - window) * window) / span;
-  };
   const double L = 8192;
   // gpt-oss-20b: layer_types alternates sliding_attention (128 keys) and full_attention over 24 layers;
   // 64 heads of 64 for q and for the attention output
-  const Estimate oss = run({{"model", "gpt-oss-20b"},
-                            {"gpu", "h100-sxm5-80gb"},
-                            {"seq", "8192"},
-                            {"batch", "1"},
-                            {"method", "lora"},
-                            {"lora-targets", "attention"},
-                            {"stack", "hf-trl-2026"}});
+  const Estimate oss = run(with(long_sample("gpt-oss-20b"), "lora-targets", "attention"));
   const double oss_width = 4096.0 + 4096.0;
   CHECK(forward_attention_flops(oss) ==
         doctest::Approx(2 * L * oss_width * (12 * mean_keys(L, 128) + 12 * (L + 1) / 2)));
   // Gemma-2-9B's config has no layer_types: Gemma2Config alternates, sliding (4096) first, over 42 layers
-  const Estimate gemma = run({{"model", "gemma-2-9b"},
-                              {"gpu", "h100-sxm5-80gb"},
-                              {"seq", "8192"},
-                              {"batch", "1"},
-                              {"method", "lora"},
-                              {"stack", "hf-trl-2026"}});
+  const Estimate gemma = run(long_sample("gemma-2-9b"));
   const double gemma_width = 2.0 * 16 * 256;
   CHECK(forward_attention_flops(gemma) ==
         doctest::Approx(2 * L * gemma_width * (21 * mean_keys(L, 4096) + 21 * (L + 1) / 2)));
