@@ -49,6 +49,7 @@ inline OptionSample option_sample(const Option& o, const Database& db) {
   if (o.key == "method") s.value = "lora";      // quant applies only to qlora: the base keeps qlora
   if (o.key == "model-kind") s.value = "step";  // paper's Eq. (2) needs the A40 + a paper workload
   if (o.key == "routing") s.value = "skew:1";
+  if (o.key == "attention") s.request["stack"] = "unsloth-2024q4";  // only Unsloth runs xformers
   if (o.key == "run") {
     s.value = "my-run.json";
     s.skip_reason = "a file (tests/unit/test_run.cpp applies runs)";

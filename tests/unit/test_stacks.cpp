@@ -3,6 +3,7 @@
 // fp32 upcast, gradient accumulation, the longest sequence at batch 1, the memory range, the options.
 #include "ftcost/database.hpp"
 #include "ftcost/estimate.hpp"
+#include "ftcost/model_constants.hpp"
 #include "ftcost/validate.hpp"
 
 #include <doctest/doctest.h>
@@ -511,4 +512,59 @@ TEST_CASE("--lora-dropout on Unsloth: its fused LoRA MLP is not used, and the es
   auto hf = estimate(resolve(r, {{"lora-dropout", "0.05"}, {"stack", "hf-trl-2026"}}), Database::embedded());
   REQUIRE(hf.ok());
   CHECK_FALSE(warned(hf.value()));
+}
+
+TEST_CASE("Unsloth runs xformers by default: grouped-query K and V copied to every query head") {
+  // Llama-3.1-8B: 32 query heads, 8 kv heads of 128; 2048 tokens, checkpointing off (every layer's
+  // activations held, and half a layer's more of gradients in flight in backward), so the copies add
+  // 2 tensors x (32 - 8) x 128 x 2 B per token and layer.
+  Request r = {{"model", "llama-3.1-8b"},
+               {"gpu", "rtx-4090"},
+               {"method", "qlora"},
+               {"seq", "2048"},
+               {"batch", "1"},
+               {"checkpointing", "off"},
+               {"stack", "unsloth-2024q4"}};
+  const Inputs x = resolve(r);
+  const Inputs f = resolve(r, {{"attention", "flash"}});
+  CHECK(x.workload.attention == Attention::xformers);
+  bool listed = false;
+  for (const auto& d : x.defaults) listed = listed || d.rfind("attention=xformers", 0) == 0;
+  CHECK(listed);
+  const MemoryBreakdown mx = memory_for_batch(x.model, x.workload, x.stack, 1, 2048);
+  const MemoryBreakdown mf = memory_for_batch(f.model, f.workload, f.stack, 1, 2048);
+  const double layers = 32 + constants::kBackwardGradInFlight;
+  CHECK(mx.activations - mf.activations == doctest::Approx(2048.0 * layers * 2 * (32 - 8) * 128 * 2));
+  // the copy and the gradients' sum over the query groups: 2 kernels per layer in forward and backward
+  const StepTime tx = step_model(x.model, x.workload, x.stack, x.gpu, nullptr, 1, 2048, x.expert_shares);
+  const StepTime tf = step_model(f.model, f.workload, f.stack, f.gpu, nullptr, 1, 2048, f.expert_shares);
+  CHECK(tx.kernels - tf.kernels == doctest::Approx(2.0 * 2 * 32));
+  CHECK(tx.total_s > tf.total_s);
+  // multi-head attention has nothing to repeat
+  Request mha = r;
+  mha["model"] = "llama-2-7b";
+  const Inputs xm = resolve(mha);
+  const Inputs fm = resolve(mha, {{"attention", "flash"}});
+  CHECK(memory_for_batch(xm.model, xm.workload, xm.stack, 1, 2048).activations ==
+        doctest::Approx(memory_for_batch(fm.model, fm.workload, fm.stack, 1, 2048).activations));
+  // the HF stacks have no xformers backend: an error naming the flag, not a silent flash
+  CHECK(resolve_error(r, {{"stack", "hf-trl-2026"}, {"attention", "xformers"}}).field == "--attention");
+  CHECK(resolve(r, {{"stack", "hf-trl-2026"}}).workload.attention == Attention::flash);
+}
+
+TEST_CASE("fused LoRA kernels cast the fp32 adapters themselves: no autocast copy of them is cached") {
+  Request r = {{"model", "llama-3.1-8b"}, {"gpu", "rtx-4090"}, {"method", "lora"},
+               {"seq", "2048"},           {"batch", "1"},      {"stack", "unsloth-2024q4"}};
+  for (const char* method : {"lora", "qlora"}) {
+    CAPTURE(method);
+    const Inputs fused = resolve(r, {{"method", method}});
+    const Inputs peft = resolve(r, {{"method", method}, {"lora-dropout", "0.05"}});
+    CHECK(memory_for_batch(fused.model, fused.workload, fused.stack, 1, 2048).autocast_copies == 0);
+    // with dropout the PEFT modules run under autocast, which caches a 16-bit copy of each adapter
+    CHECK(memory_for_batch(peft.model, peft.workload, peft.stack, 1, 2048).autocast_copies ==
+          doctest::Approx(2.0 * lora_params(peft.model, peft.workload)));
+  }
+  const Inputs hf = resolve(r, {{"stack", "hf-trl-2026"}});
+  CHECK(memory_for_batch(hf.model, hf.workload, hf.stack, 1, 2048).autocast_copies ==
+        doctest::Approx(2.0 * lora_params(hf.model, hf.workload)));
 }

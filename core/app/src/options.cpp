@@ -106,6 +106,29 @@ DefaultValue fixed_default(std::string value, std::string reason = {}) {
 
 bool own_code_without_checkpointing(const ModelSpec& m) { return m.own_training_code; }
 
+// --attention when the job names none: what the stack's default install runs (Unsloth's: xformers).
+DefaultValue attention_default(const ResolveState& st) {
+  const bool xformers = st.in.stack.default_attention == "xformers";
+  DefaultValue d = xformers
+                       ? fixed_default("xformers", "as " + st.in.stack.id +
+                                                       "'s default install runs: xformers, not flash-attn")
+                       : fixed_default("flash", "FlashAttention-2");
+  d.listed = st.in.model.layers_with(Mixer::attention) > 0;
+  return d;
+}
+
+// xformers only where the stack runs it: transformers has no xformers backend.
+Status apply_attention(ResolveState& st, const std::string& v) {
+  if (v == "xformers" && st.in.stack.default_attention != "xformers")
+    return make_error(Errc::invalid_value, "--attention",
+                      "xformers is Unsloth's attention backend (unsloth-* stacks); " + st.in.stack.id +
+                          " runs flash or eager");
+  st.in.workload.attention = v == "flash"   ? Attention::flash
+                             : v == "eager" ? Attention::eager
+                                            : Attention::xformers;
+  return Ok{};
+}
+
 std::string only_lora(const ResolveState& st) {
   return st.in.workload.method == Method::full ? "applies only to --method lora or qlora" : "";
 }
@@ -388,29 +411,6 @@ std::vector<Option> build_options() {
     };
     o.apply = [](ResolveState& st, const std::string& v) -> Status {
       st.in.workload.checkpointing = v == "on";
-      return Ok{};
-    };
-    add(o);
-  }
-  {
-    Option o;
-    o.key = "attention";
-    o.kind = OptionKind::choice;
-    o.group = "method";
-    o.label = "Attention";
-    o.help = "Attention implementation";
-    o.details =
-        "Attention implementation: flash (FlashAttention-2: no seq x seq score matrix kept) or eager "
-        "(PyTorch matmul + softmax: stores the scores, memory grows with the square of the length).";
-    o.values = {{"flash", "FlashAttention-2", ""}, {"eager", "eager", ""}};
-    o.default_help = "flash";
-    o.default_rule = [](const ResolveState& st) {
-      DefaultValue d = fixed_default("flash", "FlashAttention-2");
-      d.listed = st.in.model.layers_with(Mixer::attention) > 0;
-      return d;
-    };
-    o.apply = [](ResolveState& st, const std::string& v) -> Status {
-      st.in.workload.attention = v == "flash" ? Attention::flash : Attention::eager;
       return Ok{};
     };
     add(o);
@@ -779,6 +779,25 @@ std::vector<Option> build_options() {
       if (!vendor_warning.empty()) st.in.warnings.push_back(vendor_warning);
       return Ok{};
     };
+    add(o);
+  }
+  {
+    // After --stack: the default is the stack's (Unsloth's default install runs xformers).
+    Option o;
+    o.key = "attention";
+    o.kind = OptionKind::choice;
+    o.group = "method";
+    o.label = "Attention";
+    o.help = "Attention implementation";
+    o.details =
+        "Attention implementation: flash (FlashAttention-2: no seq x seq score matrix kept), eager "
+        "(PyTorch matmul + softmax: stores the scores, memory grows with the square of the length) or "
+        "xformers (Unsloth without flash-attn installed, its default: memory_efficient_attention, with "
+        "grouped-query K/V copied to every query head for the backward pass).";
+    o.values = {{"flash", "FlashAttention-2", ""}, {"eager", "eager", ""}, {"xformers", "xformers", ""}};
+    o.default_help = "the stack's: flash (xformers for unsloth-*)";
+    o.default_rule = attention_default;
+    o.apply = apply_attention;
     add(o);
   }
   // ------------------------------------------------------------------ modern-stack options (issue #13)

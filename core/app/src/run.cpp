@@ -268,7 +268,7 @@ Result<RunFile> parse_run(const std::string& text, const std::string& source, co
   FTCOST_TRY(opt,
              opt_choice(t, "optimizer", tp, {"adamw", "adamw-mixed", "adamw-8bit", "sgd", "sgd-momentum"}));
   if (!opt.empty()) run.request["optimizer"] = opt;
-  FTCOST_TRY(att, opt_choice(t, "attention", tp, {"flash", "eager"}));
+  FTCOST_TRY(att, opt_choice(t, "attention", tp, {"flash", "eager", "xformers"}));
   if (!att.empty()) run.request["attention"] = att;
   if (has(t, "checkpointing")) {
     if (!t.at("checkpointing").is_boolean())

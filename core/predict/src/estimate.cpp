@@ -145,7 +145,7 @@ void context_window_warning(Estimate& e) {
 void fused_lora_dropout_warning(Estimate& e) {
   const Inputs& in = e.in;
   if (!in.stack.fused_lora_needs_zero_dropout || in.workload.method == Method::full ||
-      in.workload.lora_dropout <= 0)
+      fused_lora(in.stack, in.workload))
     return;
   e.warnings.push_back(
       "lora-dropout " + json(in.workload.lora_dropout).dump() + ": " + in.stack.id +
@@ -426,7 +426,7 @@ json inputs_json(const Estimate& e) {
                  {"precision", w.precision},
                  {"optimizer", optimizer_name(w.optimizer)},
                  {"checkpointing", w.checkpointing},
-                 {"attention", w.attention == Attention::flash ? "flash" : "eager"},
+                 {"attention", attention_name(w.attention)},
                  {"grad_accum", w.grad_accum},
                  {"queries", w.queries},
                  {"epochs", w.epochs},

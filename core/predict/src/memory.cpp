@@ -63,9 +63,9 @@ double qk_norm_bytes(const ModelSpec& m, const StackProfile& s, const Workload& 
 }
 
 // LoRA on frozen 16-bit linear modules through PEFT-style layers: not QLoRA, and not a stack's fused LoRA
-// kernel (Unsloth's, which runs only with lora_dropout 0).
+// kernel.
 bool plain_lora(const StackProfile& s, const Workload& w) {
-  return w.method == Method::lora && !(s.fused_lora_needs_zero_dropout && w.lora_dropout <= 0);
+  return w.method == Method::lora && !fused_lora(s, w);
 }
 
 struct LayerAct {
@@ -130,12 +130,19 @@ double attention_act(const ActCtx& c, double seq_len) {
   const double a = c.a;
   const LoraTargets& t = c.t;
   // the norm's input, its output if q, k or v keep it, q/k/v after rotary, the attention output (kept by
-  // the flash kernel for its backward; eager leaves it to o_proj), the softmax LSE
-  const bool flash = c.w.attention == Attention::flash;
+  // the flash kernel for its backward; eager leaves it to o_proj), the softmax LSE. xformers'
+  // memory_efficient_attention saves the same (q, k, v, out, lse: xformers ops/fmha _fMHA.forward).
+  const bool flash = c.w.attention != Attention::eager;
   double v = norm_bytes(c.m, c.s, c.w, c.an, c.H, c.keeps_input(t.q || t.k || t.v)) +
              qk_norm_bytes(c.m, c.s, c.w, a) + a * d(at.q_dim() + 2 * at.kv_dim()) +
              on(flash || c.keeps_input(t.o)) * a * d(at.v_dim()) + 4.0 * d(at.heads);
   if (at.mla) v += a * d(at.kv_lora_rank + at.qk_rope_head_dim) + a * d(at.kv_lora_rank);
+  // Unsloth's xformers path under autograd reshapes the expanded grouped-query K and V into copies as wide
+  // as q, which xformers saves instead of the kv-head tensors (unsloth/models/llama.py
+  // LlamaAttention_fast_forward, `K.reshape(bsz, kv_seq_len, n_heads, head_dim)` when
+  // hidden_states.requires_grad; unsloth @ 6181fb71).
+  if (c.w.attention == Attention::xformers && at.kv_heads < at.heads && !at.mla)
+    v += 2.0 * a * d((at.heads - at.kv_heads) * at.head_dim);
   if (c.w.attention == Attention::eager) {
     if (at.kv_heads < at.heads) v += 2.0 * a * d(at.heads * at.head_dim);  // repeat_kv copies
     v += (4.0 + a) * d(at.heads) * seq_len;  // fp32 softmax + its 16-bit copy, per query row
@@ -163,7 +170,7 @@ double mlp_act(const ActCtx& c) {
   // Saved intermediates of a gated MLP: the stack's count (HF 4; fused kernels 2); Liger's SwiGLU keeps
   // gate and up only and recomputes the product in backward.
   // A stack whose fused LoRA MLP needs lora_dropout 0 (Unsloth) runs the PEFT modules otherwise.
-  const double stack_saved = c.s.fused_lora_needs_zero_dropout && c.drop > 0
+  const double stack_saved = c.lora && c.s.fused_lora_needs_zero_dropout && !fused_lora(c.s, c.w)
                                  ? std::max(c.s.mlp_saved_intermediates, constants::kHfMlpSavedIntermediates)
                                  : c.s.mlp_saved_intermediates;
   const bool gate_up = c.t.mlp || c.t.mlp_gate_up;
@@ -220,6 +227,10 @@ bool kbit_upcast(const StackProfile& s, const Workload& w) {
   if (w.method != Method::qlora || w.precision == "fp32") return false;
   if (w.kbit_upcast != Switch::stack) return w.kbit_upcast == Switch::on;
   return s.qlora_unquantized_param_bytes >= 4;
+}
+
+bool fused_lora(const StackProfile& s, const Workload& w) {
+  return w.method != Method::full && s.fused_lora_needs_zero_dropout && w.lora_dropout <= 0;
 }
 
 bool peft_casts_lora_input(const StackProfile& s, const Workload& w) {
@@ -511,7 +522,11 @@ MemoryBreakdown memory_for_batch(const ModelSpec& m, const Workload& w, const St
           mb.optimizer_states = tb * p.lora;
           break;
       }
-      if (w.precision != "fp32" && tb > s.autocast_weight_copy_bytes)
+      // Autocast caches its 16-bit copy of each fp32 adapter weight for the forward (and the matmuls save
+      // it for backward). A fused LoRA kernel casts the weights itself, transiently: Unsloth's matmul_lora
+      // and LoRA_MLP / LoRA_QKV / LoRA_W run `X @ A.to(dtype)` and save the fp32 A and B
+      // (unsloth/kernels/utils.py matmul_lora, kernels/fast_lora.py, unsloth @ 6181fb71).
+      if (w.precision != "fp32" && tb > s.autocast_weight_copy_bytes && !fused_lora(s, w))
         mb.autocast_copies = p.lora * s.autocast_weight_copy_bytes;
       break;
     }

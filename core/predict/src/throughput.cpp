@@ -468,6 +468,16 @@ class Builder {
     // masked blocks, so that is the causal mean, not the span.
     double flops = 2.0 * N_ * causal_mean_keys(span, window) * (d(at.q_dim()) + d(at.v_dim()));
     double bytes = a_ * N_ * (2 * d(at.q_dim()) + 2 * d(at.kv_dim()));
+    if (xformers_repeats_kv()) {
+      // Unsloth's xformers path: K and V as wide as q (the kernel reads the copies; xformers dispatches to
+      // its FlashAttention-2 op on sm80+, so the rate is flash's)
+      bytes = a_ * N_ * 4 * d(at.q_dim());
+      // the copies under autograd (the recompute, or the forward without checkpointing: Unsloth keeps
+      // views when no gradient is needed) and the sum over the query groups of their gradients in backward
+      if (st != Stage::forward || !w_.checkpointing)
+        stream("gqa_kv_repeat", st, LayerType::attention, KernelClass::elementwise,
+               a_ * N_ * 2 * (d(at.q_dim()) + d(at.kv_dim())), 2, reps);
+    }
     if (w_.attention == Attention::eager) {
       // the full L x L scores are computed and masked afterwards, whatever the window or documents
       flops = 2.0 * N_ * L_ * (d(at.q_dim()) + d(at.v_dim()));
@@ -481,9 +491,19 @@ class Builder {
     const double rate = r_.gemm_compute_rate(N_, d(at.q_dim()), window) * s_.attention_efficiency_factor;
     const double tc = flops / rate;
     const double tm = bytes / r_.stream_bw(r_.eta_m);
-    add(w_.attention == Attention::flash ? "flash_attention" : "eager_attention", st, LayerType::attention,
-        KernelClass::attention, flops, bytes, w_.attention == Attention::flash ? 2 : 6, std::max(tc, tm),
+    const bool eager = w_.attention == Attention::eager;
+    add(eager                                 ? "eager_attention"
+        : w_.attention == Attention::xformers ? "xformers_attention"
+                                              : "flash_attention",
+        st, LayerType::attention, KernelClass::attention, flops, bytes, eager ? 6 : 2, std::max(tc, tm),
         tc >= tm, reps);
+  }
+
+  // Unsloth's xformers path repeats grouped-query K and V to every query head under autograd
+  // (unsloth/models/llama.py LlamaAttention_fast_forward; unsloth @ 6181fb71).
+  bool xformers_repeats_kv() const {
+    const AttentionSpec& at = m_.attn;
+    return w_.attention == Attention::xformers && at.kv_heads < at.heads && !at.mla;
   }
 
   void mlp_block(Stage st, double reps) {

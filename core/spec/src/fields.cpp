@@ -832,6 +832,8 @@ FieldList stack_memory_list() {
           f("offload_checkpoints", K::boolean, "Checkpoints are offloaded to host memory (default false)."),
           f("fused_lora_needs_zero_dropout", K::boolean,
             "The stack's fused LoRA kernels apply only at lora_dropout 0 (default false)."),
+          choice("default_attention", {"flash", "xformers"},
+                 "The attention the stack runs when the job names none (default flash)."),
           req(choice("peak_model", {"phases", "sum"},
                      "Peak as the largest phase, or all components at once.")),
           array("fit_parameters", K::string, 0, "The memory parameters fit-stack scans, in order."),

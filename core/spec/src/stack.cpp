@@ -15,6 +15,7 @@ json StackProfile::to_json() const {
               {"loss_path", loss_path},
               {"offload_checkpoints", offload_checkpoints},
               {"peak_model", peak_model},
+              {"default_attention", default_attention},
               {"memory",
                {{"cuda_context_gib", cuda_context_gib},
                 {"allocator_overhead_fraction", allocator_overhead_fraction},
@@ -79,6 +80,8 @@ Status parse_stack_memory(const json& m, StackProfile& s) {
   s.offload_checkpoints = offload == 1;
   FTCOST_TRY(fused_lora, r.boolean("fused_lora_needs_zero_dropout", 0));
   s.fused_lora_needs_zero_dropout = fused_lora == 1;
+  FTCOST_TRY(default_attention, r.choice("default_attention", "flash"));
+  s.default_attention = default_attention;
   FTCOST_TRY(peak_model, r.choice("peak_model", "phases"));
   s.peak_model = peak_model;
   return Ok{};

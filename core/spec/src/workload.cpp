@@ -61,6 +61,18 @@ const char* padding_name(Padding p) {
   return "longest";
 }
 
+const char* attention_name(Attention a) {
+  switch (a) {
+    case Attention::flash:
+      return "flash";
+    case Attention::eager:
+      return "eager";
+    case Attention::xformers:
+      return "xformers";
+  }
+  return "flash";
+}
+
 bool LoraTargets::any() const {
   return q || k || v || o || mlp || mlp_down || mlp_gate_up || expert_gate_up || expert_down || shared ||
          router || mamba || lm_head;

@@ -96,6 +96,10 @@ bool kbit_upcast(const StackProfile& s, const Workload& w);
 // adapter weights, not x) casts nothing. True when the cast happens.
 bool peft_casts_lora_input(const StackProfile& s, const Workload& w);
 
+// A stack's fused LoRA kernels replace PEFT's adapter forward: Unsloth patches its LoRA MLP, QKV and O
+// kernels only at lora_dropout 0 (unsloth/models/llama.py FastLlamaModel.patch_peft_model), LoRA or QLoRA.
+bool fused_lora(const StackProfile& s, const Workload& w);
+
 // The loss path this run takes: "full", "chunked" or "fused_linear" (Liger overrides the stack's).
 const std::string& effective_loss_path(const StackProfile& s, const Workload& w);
 

@@ -52,6 +52,10 @@ struct StackProfile {
   // The stack's fused LoRA kernels (Unsloth's LoRA MLP/QKV/O) are used only at lora_dropout 0; otherwise the
   // adapted layers run as PEFT modules and the MLP keeps HF's saved intermediates.
   bool fused_lora_needs_zero_dropout = false;
+  // The attention the stack runs when the job does not name one: "flash" (FlashAttention-2 / SDPA's flash
+  // kernel) or "xformers" (Unsloth's default install depends on xformers, not flash-attn). Only a stack
+  // whose default is xformers accepts --attention xformers.
+  std::string default_attention = "flash";
   // How the memory components combine into the peak (MemoryBreakdown::phases): "phases" (the largest of
   // end of forward, start and end of backward: gradients do not exist before backward, logits and saved
   // activations are freed during it) or "sum" (all at once: the paper's profiles, whose memory parameters

@@ -22,7 +22,10 @@ enum class LossKernel { stack, liger };
 enum class Switch { stack, on, off };  // a stack-dependent default, or forced on or off
 enum class Padding { longest, max_length, packing };
 enum class MoeMode { sparse, dense };
-enum class Attention { flash, eager };
+// flash: FlashAttention-2 (or SDPA's flash kernel); eager: matmul + softmax with the scores kept;
+// xformers: xformers' memory_efficient_attention as Unsloth's default install runs it (grouped-query K/V
+// repeated to every query head under autograd, unsloth/models/llama.py LlamaAttention_fast_forward).
+enum class Attention { flash, eager, xformers };
 
 // LoRA target modules, canonical (PEFT names map onto these).
 struct LoraTargets {
@@ -99,5 +102,6 @@ const char* method_name(Method m);
 const char* quant_name(Quant q);
 const char* optimizer_name(Optimizer o);
 const char* padding_name(Padding p);
+const char* attention_name(Attention a);
 
 }  // namespace ftcost
