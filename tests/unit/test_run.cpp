@@ -440,10 +440,13 @@ TEST_CASE("stack_for_software: the recorded versions name the profile") {
   CHECK(stack_for_software(json{{"transformers", "5.17.0"}, {"peft", "0.21.0"}}, why) == "hf-trainer-2026");
   CHECK(why.find("without trl") != std::string::npos);
   CHECK(stack_for_software(json{{"transformers", "4.46.0"}}, why) == "hf-trl-2024q4");
+  // 4.49 shifts the labels instead of copying the fp32 logits (transformers PR #35646)
+  CHECK(stack_for_software(json{{"transformers", "4.49.0"}}, why) == "hf-trl-2025");
+  CHECK(stack_for_software(json{{"transformers", "4.48.3"}, {"trl", "0.13.0"}}, why) == "hf-trl-2024q4");
   CHECK(stack_for_software(json{{"transformers", "4.45.2"}}, why) == "hf-trl-2024q1");
   CHECK(stack_for_software(json{{"transformers", "4.30.0"}}, why).empty());
   CHECK(stack_for_software(json{{"transformers", "5.2.0"}, {"trl", "1.10.0.dev0"}}, why) == "hf-trl-2026");
-  CHECK(stack_for_software(json{{"transformers", "4.51.0"}, {"trl", "0.19.1"}}, why) == "hf-trl-2024q4");
+  CHECK(stack_for_software(json{{"transformers", "4.51.0"}, {"trl", "0.19.1"}}, why) == "hf-trl-2025");
   CHECK(stack_for_software(json{{"transformers", "4.40.0"}, {"trl", "0.8.6"}}, why) == "hf-trl-2024q1");
   CHECK(stack_for_software(json{{"transformers", "4.51.0"}, {"unsloth", "2025.3.1"}}, why).empty());
   CHECK(why.find("unsloth") != std::string::npos);

@@ -45,8 +45,8 @@ Request llama7b(const std::string& stack, const std::string& method = "qlora") {
 
 TEST_CASE("every shipped stack profile parses; the paper's keeps its loss path and checkpoints on the GPU") {
   const Database& db = Database::embedded();
-  for (const char* id : {"hf-trl-2024q1", "hf-trl-2024q4", "hf-trl-2026", "unsloth-2024q2", "unsloth-2024q4",
-                         "torchtune-2024"}) {
+  for (const char* id : {"hf-trl-2024q1", "hf-trl-2024q4", "hf-trl-2025", "hf-trl-2026", "unsloth-2024q2",
+                         "unsloth-2024q4", "torchtune-2024"}) {
     CAPTURE(id);
     const StackProfile* s = db.stack(id);
     REQUIRE(s != nullptr);
@@ -63,9 +63,13 @@ TEST_CASE("every shipped stack profile parses; the paper's keeps its loss path a
 TEST_CASE("loss paths: full logits, TRL's 256-token chunks, Liger's fused linear cross-entropy") {
   // Llama-2-7B: H 4096, V 32000; 2 x 2048 = 4096 tokens.
   const double tokens = 4096, H = 4096, V = 32000;
-  Inputs full = resolve(llama7b("hf-trl-2024q4"));
+  Inputs full = resolve(llama7b("hf-trl-2025"));
   MemoryBreakdown mf = memory_for_batch(full.model, full.workload, full.stack, 2, 2048);
   CHECK(mf.logits == doctest::Approx(tokens * V * 10));  // bf16 logits + fp32 upcast + log-softmax
+  // transformers 4.46-4.48 also copies the shifted fp32 logits (.contiguous(), before PR #35646)
+  Inputs copied = resolve(llama7b("hf-trl-2024q4"));
+  CHECK(memory_for_batch(copied.model, copied.workload, copied.stack, 2, 2048).logits ==
+        doctest::Approx(tokens * V * 14));
 
   Inputs chunked = resolve(llama7b("hf-trl-2026"));
   MemoryBreakdown mc = memory_for_batch(chunked.model, chunked.workload, chunked.stack, 2, 2048);

@@ -161,7 +161,8 @@ std::string stack_for_software(const json& software, std::string& why) {
   if (!trl.empty() && r.first >= 0) {
     why = "trl " + trl;
     if (r >= std::make_pair(1, 4)) return "hf-trl-2026";
-    if (r >= std::make_pair(0, 12)) return "hf-trl-2024q4";
+    // transformers 4.49 stopped copying the shifted fp32 logits (PR #35646): hf-trl-2025's 10 B loss
+    if (r >= std::make_pair(0, 12)) return t >= std::make_pair(4, 49) ? "hf-trl-2025" : "hf-trl-2024q4";
     if (r >= std::make_pair(0, 7)) return "hf-trl-2024q1";
     why += ": older than every profile, the default stack";
     return "";
@@ -169,6 +170,7 @@ std::string stack_for_software(const json& software, std::string& why) {
   if (t.first < 0) return "";
   why = "transformers " + tf + " without trl (the model's own loss)";
   if (t.first >= 5) return "hf-trainer-2026";
+  if (t >= std::make_pair(4, 49)) return "hf-trl-2025";
   if (t >= std::make_pair(4, 46)) return "hf-trl-2024q4";
   if (t >= std::make_pair(4, 36)) return "hf-trl-2024q1";
   why += ": older than every profile, the default stack";
