@@ -27,6 +27,15 @@ const server = spawn("python3", ["-m", "http.server", String(port), "--bind", "1
   stdio: "ignore",
 });
 await new Promise((r) => setTimeout(r, 800));
+// Dear ImGui acts on a click only after a frame has seen the pointer over the item: hover, then press and
+// release a frame apart (as tests/web/browser_test.mjs clickAnchor does); an instant click can be missed.
+async function clickAt(page, x, y) {
+  await page.mouse.move(x, y);
+  await page.waitForTimeout(100);
+  await page.mouse.down();
+  await page.waitForTimeout(100);
+  await page.mouse.up();
+}
 const browser = await chromium.launch({
   executablePath: "/usr/bin/chromium",
   args: ["--no-sandbox", "--disable-quic", "--no-first-run", "--disable-background-networking",
@@ -98,7 +107,7 @@ try {
     const a = (await page.evaluate(() => window.ftcost.ui())).app.anchors["dataset.upload"];
     const box = await page.locator("#canvas").boundingBox();
     const chooser = page.waitForEvent("filechooser", { timeout: 10000 });
-    await page.mouse.click(box.x + (a[0] + a[2]) / 2, box.y + (a[1] + a[3]) / 2);
+    await clickAt(page, box.x + (a[0] + a[2]) / 2, box.y + (a[1] + a[3]) / 2);
     await (await chooser).setFiles({ name: "my-chat-lengths.txt", mimeType: "text/plain",
                                      buffer: Buffer.from(lengths.join("\n") + "\n") });
     await page.waitForFunction(() => window.ftcost.ui().app.request.dataset === "dataset/my-chat-lengths.txt",
@@ -127,7 +136,7 @@ try {
     const a = (await page.evaluate(() => window.ftcost.ui())).app.anchors["run.load"];
     const box = await page.locator("#canvas").boundingBox();
     const chooser = page.waitForEvent("filechooser", { timeout: 10000 });
-    await page.mouse.click(box.x + (a[0] + a[2]) / 2, box.y + (a[1] + a[3]) / 2);
+    await clickAt(page, box.x + (a[0] + a[2]) / 2, box.y + (a[1] + a[3]) / 2);
     await (await chooser).setFiles(runFile);
     await page.waitForTimeout(2500);
     await page.screenshot({ path: path.join(outDir, "run-loaded.png") });
