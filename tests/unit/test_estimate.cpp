@@ -66,6 +66,29 @@ TEST_CASE("defaults are applied and reported") {
   CHECK(in->defaults.size() >= 8);
 }
 
+TEST_CASE("precision: bf16 by default, fp16 on a GPU without bf16 tensor cores (T4, V100)") {
+  auto a40 = resolve_request(kBase, Database::embedded(), nullptr);
+  REQUIRE(a40.ok());
+  CHECK(a40->workload.precision == "bf16");
+  for (const char* gpu : {"t4", "v100-sxm2-16gb"}) {
+    CAPTURE(gpu);
+    auto in = resolve_request(with("gpu", gpu), Database::embedded(), nullptr);
+    REQUIRE(in.ok());
+    CHECK(in->workload.precision == "fp16");
+    bool listed = false;
+    for (const auto& d : in->defaults) listed = listed || d.rfind("precision=fp16 (", 0) == 0;
+    CHECK(listed);
+    // bf16 asked for there: computed at the spec's other peak, with a warning that names the way out
+    Request r = with("gpu", gpu);
+    r["precision"] = "bf16";
+    auto bf = resolve_request(r, Database::embedded(), nullptr);
+    REQUIRE(bf.ok());
+    bool warned = false;
+    for (const auto& w : bf->warnings) warned = warned || w.find("--precision fp16") != std::string::npos;
+    CHECK(warned);
+  }
+}
+
 TEST_CASE("estimate --json has the contracted fields") {
   Request r = kBase;
   r["dataset"] = "math14k";

@@ -106,6 +106,27 @@ DefaultValue fixed_default(std::string value, std::string reason = {}) {
 
 bool own_code_without_checkpointing(const ModelSpec& m) { return m.own_training_code; }
 
+// --precision when the job names none: bf16, or fp16 on a GPU without bf16 tensor cores (Turing, Volta), as
+// Unsloth's dtype=None picks (`torch.float16 if not SUPPORTS_BFLOAT16`, unsloth/models/llama.py
+// FastLlamaModel.from_pretrained @ 6181fb71) and a Trainer user sets fp16=True there.
+DefaultValue precision_default(const ResolveState& st) {
+  const GpuSpec& g = st.in.gpu;
+  if (g.peak_tflops("bf16") <= 0 && g.peak_tflops("fp16") > 0)
+    return fixed_default("fp16", g.id + " has no bf16 tensor cores: fp16 mixed precision");
+  return fixed_default("bf16");
+}
+
+Status apply_precision(ResolveState& st, const std::string& v) {
+  st.in.workload.precision = v;
+  const GpuSpec& g = st.in.gpu;
+  if (g.peak_tflops(v) > 0) return Ok{};
+  std::string w = g.id + " has no published dense " + v + " peak; step time uses what the spec gives";
+  if (v == "bf16" && g.peak_tflops("fp16") > 0)
+    w += " (PyTorch emulates bf16 there, without tensor cores): --precision fp16";
+  st.in.warnings.push_back(w);
+  return Ok{};
+}
+
 // --attention when the job names none: what the stack's default install runs (Unsloth's: xformers).
 DefaultValue attention_default(const ResolveState& st) {
   const bool xformers = st.in.stack.default_attention == "xformers";
@@ -348,15 +369,9 @@ std::vector<Option> build_options() {
     o.values = {{"bf16", "bf16", "bfloat16 (Ampere and newer)"},
                 {"fp16", "fp16", "float16"},
                 {"fp32", "fp32", "float32 (no mixed precision)"}};
-    o.default_help = "bf16";
-    o.default_rule = [](const ResolveState&) { return fixed_default("bf16"); };
-    o.apply = [](ResolveState& st, const std::string& v) -> Status {
-      st.in.workload.precision = v;
-      if (st.in.gpu.peak_tflops(v) <= 0)
-        st.in.warnings.push_back(st.in.gpu.id + " has no published dense " + v +
-                                 " peak; step time uses what the spec gives");
-      return Ok{};
-    };
+    o.default_help = "bf16 (fp16 on GPUs without bf16: T4, V100)";
+    o.default_rule = precision_default;
+    o.apply = apply_precision;
     add(o);
   }
   {
