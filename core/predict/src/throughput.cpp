@@ -468,15 +468,14 @@ class Builder {
     // masked blocks, so that is the causal mean, not the span.
     double flops = 2.0 * N_ * causal_mean_keys(span, window) * (d(at.q_dim()) + d(at.v_dim()));
     double bytes = a_ * N_ * (2 * d(at.q_dim()) + 2 * d(at.kv_dim()));
-    if (xformers_repeats_kv()) {
-      // Unsloth's xformers path: K and V as wide as q (the kernel reads the copies; xformers dispatches to
-      // its FlashAttention-2 op on sm80+, so the rate is flash's)
+    // Unsloth's xformers path copies K and V to q's width under autograd (the recompute, or the forward
+    // without checkpointing; a checkpointed forward runs without gradients and keeps views), and the
+    // backward sums the copies' gradients over the query groups. The kernel then reads the copies; its rate
+    // is flash's (xformers dispatches to its FlashAttention-2 operator on sm80+).
+    if (xformers_repeats_kv() && (st != Stage::forward || !w_.checkpointing)) {
       bytes = a_ * N_ * 4 * d(at.q_dim());
-      // the copies under autograd (the recompute, or the forward without checkpointing: Unsloth keeps
-      // views when no gradient is needed) and the sum over the query groups of their gradients in backward
-      if (st != Stage::forward || !w_.checkpointing)
-        stream("gqa_kv_repeat", st, LayerType::attention, KernelClass::elementwise,
-               a_ * N_ * 2 * (d(at.q_dim()) + d(at.kv_dim())), 2, reps);
+      stream("gqa_kv_repeat", st, LayerType::attention, KernelClass::elementwise,
+             a_ * N_ * 2 * (d(at.q_dim()) + d(at.kv_dim())), 2, reps);
     }
     if (w_.attention == Attention::eager) {
       // the full L x L scores are computed and masked afterwards, whatever the window or documents
