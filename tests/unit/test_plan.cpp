@@ -54,6 +54,23 @@ TEST_CASE("plan configs: the DeepSpeed JSON of a ZeRO plan parses and matches th
   }
 }
 
+TEST_CASE("plan configs: FlashAttention-2 only on compute capability 8.0+, SDPA on a T4 or V100") {
+  const Database& db = Database::embedded();
+  auto text = [&](const char* gpu, const char* stack) {
+    const Request r = {{"model", "llama-3.1-8b"}, {"method", "qlora"}, {"gpu", gpu},
+                       {"seq", "1024"},           {"batch", "1"},      {"epochs", "1"}};
+    auto pc = plan_config(r, stack, db, nullptr, kToday);
+    REQUIRE(pc.ok());
+    return pc->files.front().text;
+  };
+  CHECK(text("a100-sxm4-80gb", "trl").find("attn_implementation: flash_attention_2") != std::string::npos);
+  CHECK(text("t4", "trl").find("attn_implementation: sdpa") != std::string::npos);
+  CHECK(text("v100-sxm2-16gb", "llamafactory").find("flash_attn: sdpa") != std::string::npos);
+  CHECK(text("a100-sxm4-80gb", "llamafactory").find("flash_attn: fa2") != std::string::npos);
+  CHECK(text("t4", "axolotl").find("flash_attention: false") != std::string::npos);
+  CHECK(text("a100-sxm4-80gb", "axolotl").find("flash_attention: true") != std::string::npos);
+}
+
 TEST_CASE("plan configs: settings a stack lacks are refused naming --config") {
   const Database& db = Database::embedded();
   auto check_refused = [&](const Request& r, const std::string& stack, const std::string& why) {

@@ -130,10 +130,15 @@ Status apply_precision(ResolveState& st, const std::string& v) {
 // --attention when the job names none: what the stack's default install runs (Unsloth's: xformers).
 DefaultValue attention_default(const ResolveState& st) {
   const bool xformers = st.in.stack.default_attention == "xformers";
-  DefaultValue d = xformers
-                       ? fixed_default("xformers", "as " + st.in.stack.id +
-                                                       "'s default install runs: xformers, not flash-attn")
-                       : fixed_default("flash", "FlashAttention-2");
+  // FlashAttention-2 needs compute capability 8.0; below it the flash class is SDPA's memory-efficient kernel
+  const auto cc = parse_compute_capability(st.in.gpu.compute_capability);
+  const bool fa2 = !cc || cc->first >= 8;
+  DefaultValue d =
+      xformers ? fixed_default("xformers",
+                               "as " + st.in.stack.id + "'s default install runs: xformers, not flash-attn")
+               : fixed_default("flash", fa2 ? "FlashAttention-2"
+                                            : "SDPA's memory-efficient kernel: FlashAttention-2 needs "
+                                              "compute capability 8.0");
   d.listed = st.in.model.layers_with(Mixer::attention) > 0;
   return d;
 }

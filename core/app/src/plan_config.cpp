@@ -26,9 +26,10 @@
 //   flash_attention, deepspeed, fsdp_version, fsdp_config.reshard_after_forward / offload_params /
 //   auto_wrap_policy).
 // - LLaMA-Factory: src/llamafactory/hparams/{model_args,data_args,finetuning_args}.py (model_name_or_path,
-//   quantization_bit, quantization_method bnb, double_quantization, flash_attn fa2|disabled,
-//   disable_gradient_checkpointing, enable_liger_kernel, cutoff_len, packing, dataset, template, stage,
-//   finetuning_type, lora_rank, lora_alpha, lora_target) + transformers' TrainingArguments.
+//   quantization_bit, quantization_method bnb, double_quantization, flash_attn fa2|sdpa|disabled
+//   (extras/constants.py AttentionFunction), disable_gradient_checkpointing, enable_liger_kernel, cutoff_len,
+//   packing, dataset, template, stage, finetuning_type, lora_rank, lora_alpha, lora_target) + transformers'
+//   TrainingArguments.
 // - Unsloth: unsloth/models/loader.py FastLanguageModel.from_pretrained (model_name, max_seq_length, dtype,
 //   load_in_4bit, load_in_8bit, full_finetuning), unsloth/models/llama.py FastLlamaModel.get_peft_model (r,
 //   target_modules, lora_alpha, lora_dropout, use_gradient_checkpointing), then TRL's SFTConfig.
@@ -288,8 +289,18 @@ ConfigFile deepspeed_file(const Job& j) {
   return {"deepspeed", "deepspeed.json", "json", ds.dump(2) + "\n"};
 }
 
+// FlashAttention-2 runs on compute capability 8.0 and newer only (flash-attn refuses older GPUs:
+// "FlashAttention only supports Ampere GPUs or newer."); on a T4 or V100 the flash-class attention a config
+// can ask for is SDPA's memory-efficient kernel, which keeps no L x L scores either.
+bool fa2_runs(const Job& j) {
+  const auto cc = parse_compute_capability(j.in.gpu.compute_capability);
+  return !cc || cc->first >= 8;
+}
+bool flash_attention(const Job& j) { return j.in.workload.attention == Attention::flash; }
+
 std::string hf_attention(const Job& j) {
-  return j.in.workload.attention == Attention::flash ? "flash_attention_2" : "eager";
+  if (!flash_attention(j)) return "eager";
+  return fa2_runs(j) ? "flash_attention_2" : "sdpa";
 }
 std::string hf_dtype(const Job& j) {
   return j.in.workload.precision == "bf16"   ? "bfloat16"
@@ -412,7 +423,8 @@ Result<PlanConfig> axolotl_config(const Job& j) {
   y.kv("learning_rate", "0.0002");
   y.kv("gradient_checkpointing", yb(j.in.workload.checkpointing));
   hf_precision(y, j);
-  y.kv("flash_attention", yb(j.in.workload.attention == Attention::flash));
+  // without flash_attention axolotl leaves transformers' default attention, SDPA
+  y.kv("flash_attention", yb(flash_attention(j) && fa2_runs(j)));
   hf_deepspeed(y, j);
   if (j.ranks > 1 && is_fsdp(j)) {
     y.kv("fsdp_version", "2");
@@ -441,7 +453,7 @@ Result<PlanConfig> llamafactory_config(const Job& j) {
     if (j.in.workload.quant != Quant::int8)
       y.kv("double_quantization", yb(j.in.workload.quant == Quant::nf4_dq));
   }
-  y.kv("flash_attn", j.in.workload.attention == Attention::flash ? "fa2" : "disabled");
+  y.kv("flash_attn", !flash_attention(j) ? "disabled" : fa2_runs(j) ? "fa2" : "sdpa");
   y.kv("disable_gradient_checkpointing", yb(!j.in.workload.checkpointing));
   if (j.in.workload.loss_kernel == LossKernel::liger) y.kv("enable_liger_kernel", "true");
   y.kv("stage", "sft");
