@@ -67,6 +67,8 @@ int print_estimate(const Estimate& e) {
   add("allocator overhead", mb.allocator_overhead);
   t.row({mb.phased ? "peak (not the sum: see below)" : "total", gib(mb.total())});
   t.row({"usable on " + printable(in.gpu.id), gib(e.max_batch.usable_bytes)});
+  if (mb.paged_out(e.max_batch.usable_bytes) > 0)
+    t.row({"paged optimizer states in host RAM", gib(mb.paged_out(e.max_batch.usable_bytes))});
   std::cout << t.str();
   if (mb.phased) {
     const MemoryBreakdown::Phases ph = mb.phases();
@@ -195,6 +197,9 @@ int print_parallel(const ParallelEstimate& p) {
             << gib(p.usable_bytes) << "\n";
   if (p.memory.host_bytes > 0)
     std::cout << "  host RAM per rank (offload): " << gib(p.memory.host_bytes) << " GiB\n";
+  if (p.memory.paged_out(p.usable_bytes) > 0)
+    std::cout << "  paged optimizer states in host RAM per rank: " << gib(p.memory.paged_out(p.usable_bytes))
+              << " GiB\n";
   if (p.deepspeed.gpu_bytes > 0)
     std::cout << "  DeepSpeed's own estimator, model states: "
               << gib(static_cast<double>(p.deepspeed.gpu_bytes)) << " GiB per GPU, "

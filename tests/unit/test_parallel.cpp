@@ -560,3 +560,29 @@ TEST_CASE(
   // quarter of the single-sequence compute.
   CHECK(cp.compute_s > ddp.compute_s / 4);
 }
+
+TEST_CASE("paged optimizer states per rank: what does not fit is paged over PCIe, an exposed item") {
+  // torchtune's 2024 README: Llama-2-70B full fine-tuning on 8 x A100 with bitsandbytes PagedAdamW
+  const Inputs in = inputs({{"model", "llama-2-70b"},
+                            {"gpu", "a100-sxm4-80gb"},
+                            {"method", "full"},
+                            {"seq", "512"},
+                            {"batch", "4"},
+                            {"stack", "torchtune-2024"},
+                            {"optimizer", "paged-adamw"}});
+  const ParallelEstimate e = run(in, plan(8, 1, Strategy::fsdp));
+  CHECK(e.fits);
+  const double paged = e.memory.paged_out(e.usable_bytes);
+  CHECK(paged > 0);
+  CHECK(e.memory.resident() <= e.usable_bytes);
+  CHECK(e.memory.on_gpu(e.usable_bytes) == doctest::Approx(e.usable_bytes));
+  const CommItem* item = nullptr;
+  for (const auto& c : e.comm)
+    if (c.scope == "pcie-host" && c.name.rfind("paged optimizer", 0) == 0) item = &c;
+  REQUIRE(item != nullptr);
+  CHECK(item->exposed_s == doctest::Approx(item->time_s));
+  CHECK(item->time_s == doctest::Approx(2.0 * paged / host_link_bytes_per_s(in.gpu)));
+  // ZeRO keeps DeepSpeed's own states: nothing is paged there
+  const ParallelEstimate z = run(in, plan(8, 1, Strategy::zero3));
+  CHECK_FALSE(z.memory.base.paged_optimizer);
+}

@@ -572,3 +572,46 @@ TEST_CASE("fused LoRA kernels cast the fp32 adapters themselves: no autocast cop
   CHECK(memory_for_batch(hf.model, hf.workload, hf.stack, 1, 2048).autocast_copies ==
         doctest::Approx(2.0 * lora_params(hf.model, hf.workload)));
 }
+
+TEST_CASE("paged optimizers: fp32 states in unified memory yield to the step and cross PCIe when short") {
+  // Llama-3.2-3B full fine-tuning on an RTX 4090 with bitsandbytes PagedAdamW: two fp32 states per
+  // parameter (25.7 GB) cannot sit next to the bf16 weights and gradients in 24 GiB, but they need not.
+  const Request r = {{"model", "llama-3.2-3b"},
+                     {"gpu", "rtx-4090"},
+                     {"method", "full"},
+                     {"seq", "2048"},
+                     {"batch", "1"},
+                     {"stack", "hf-trl-2026"},
+                     {"optimizer", "paged-adamw"}};
+  const Inputs in = resolve(r);
+  const double P = static_cast<double>(in.model.params().total());
+  const MemoryBreakdown mb = memory_for_batch(in.model, in.workload, in.stack, 1, 2048);
+  CHECK(mb.paged_optimizer);
+  CHECK(mb.optimizer_states == doctest::Approx(8.0 * P));
+  CHECK(mb.resident() == doctest::Approx(mb.total() - mb.optimizer_states));
+  const double usable = in.gpu.usable_bytes();
+  REQUIRE(mb.resident() < usable);
+  REQUIRE(mb.total() > usable);
+  CHECK(mb.on_gpu(usable) == doctest::Approx(usable));
+  CHECK(mb.paged_out(usable) == doctest::Approx(mb.total() - usable));
+  // it fits, and its step carries both directions of the paged-out bytes over the GPU's host link
+  auto e = estimate(in, Database::embedded());
+  REQUIRE(e.ok());
+  CHECK(e->memory_state != "does_not_fit");
+  CHECK(e->step.paging_s == doctest::Approx(2.0 * mb.paged_out(usable) / host_link_bytes_per_s(in.gpu)));
+  bool warned = false;
+  for (const auto& w : e->warnings) warned = warned || w.rfind("paged optimizer:", 0) == 0;
+  CHECK(warned);
+  const StepTime plain = step_model(in.model, in.workload, in.stack, in.gpu, nullptr, 1, 2048, {});
+  CHECK(e->step.total_s == doctest::Approx(plain.total_s + e->step.paging_s));
+  // with room to spare nothing is paged: the same job on an H200
+  const Inputs big = resolve(r, {{"gpu", "h200-sxm-141gb"}});
+  auto eb = estimate(big, Database::embedded());
+  REQUIRE(eb.ok());
+  CHECK(eb->step.paging_s == 0);
+  // LoRA adapters below 1e5 elements get plain GPU states (bitsandbytes get_state_buffer): rank 16 x 4096
+  const Inputs lora = resolve(r, {{"method", "lora"}, {"lora-rank", "16"}});
+  CHECK_FALSE(memory_for_batch(lora.model, lora.workload, lora.stack, 1, 2048).paged_optimizer);
+  const Inputs lora64 = resolve(r, {{"method", "lora"}, {"lora-rank", "64"}});
+  CHECK(memory_for_batch(lora64.model, lora64.workload, lora64.stack, 1, 2048).paged_optimizer);
+}

@@ -322,7 +322,9 @@ void App::draw_headline() {
   {
     const json& mem = jat(r, "memory_gib");
     const json& mm = jat(r, "memory_model");
-    double used = jnum(mem, "total"), usable = jnum(mm, "usable_gib");
+    // paged optimizer states that do not fit live in host RAM (paged_out_gib), not in the GPU's memory
+    const double paged = jnum(r, "paged_out_gib");
+    double used = jnum(mem, "total") - paged, usable = jnum(mm, "usable_gib");
     // The core's state: fits (green), tight (above 92% of usable: amber), does not fit (red, needed vs
     // available — at batch 1 when not even one sample fits).
     const std::string state = jstr(r, "memory_state", used <= usable ? "fits" : "does_not_fit");
@@ -341,7 +343,7 @@ void App::draw_headline() {
                                                      : std::string();
     specs.push_back(make_card(
         "c_mem", title.c_str(), plot::fmt(used), "GiB",
-        {sub, range_line,
+        {sub, paged > 0 ? "+ " + plot::fmt(paged) + " GiB of optimizer states paged to host RAM" : range_line,
          "on " + jstr(gpu, "name", "the GPU") + " (" + plot::fmt(jnum(gpu, "memory_gib")) + " GiB)"},
         "Peak memory of one training step at the batch size shown, against what the GPU lets a process "
         "allocate. Tight: above 92% of the usable memory, where allocator fragmentation or a longer batch "
@@ -466,8 +468,12 @@ void App::draw_memory() {
   const json& parts = at_peak.is_object() ? at_peak : mem;
   for (const auto& m : kMem) {
     known.insert(m.key);
-    if (parts.contains(m.key) && parts[m.key].is_number())
-      segs.push_back(plot::Segment{m.label, parts[m.key].get<double>(), plot::color(ci, 0.9f), m.tip});
+    if (parts.contains(m.key) && parts[m.key].is_number()) {
+      double v = parts[m.key].get<double>();
+      // paged optimizer states: only what stays on the GPU is in the bar (the rest is in host RAM)
+      if (std::string(m.key) == "optimizer_states") v = std::max(0.0, v - jnum(result_, "paged_out_gib"));
+      segs.push_back(plot::Segment{m.label, v, plot::color(ci, 0.9f), m.tip});
+    }
     ++ci;
   }
   for (auto it = parts.begin(); it != parts.end(); ++it)

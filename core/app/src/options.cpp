@@ -389,12 +389,17 @@ std::vector<Option> build_options() {
     o.details =
         "Optimizer of the trained parameters and its state size per parameter: adamw (two states in the "
         "parameter dtype), adamw-mixed (fp32 master weights + two fp32 states), adamw-8bit (bitsandbytes "
-        "8-bit states), paged-adamw-8bit (the same, paged), sgd (none), sgd-momentum (one).";
+        "8-bit states), paged-adamw-8bit (the same, paged), paged-adamw (bitsandbytes PagedAdamW: two fp32 "
+        "states, paged), sgd (none), sgd-momentum (one). Paged states live in CUDA unified memory: they "
+        "yield "
+        "to the other allocations and what does not fit crosses PCIe every step.";
     o.values = {{"adamw", "AdamW", "torch AdamW, states in the parameter dtype"},
                 {"adamw-mixed", "AdamW, fp32 master", "fp32 master weights and states"},
                 {"adamw-8bit", "AdamW 8-bit", "bitsandbytes / torchao blockwise 8-bit states"},
                 {"paged-adamw-8bit", "Paged AdamW 8-bit",
-                 "bitsandbytes PagedAdamW8bit: 8-bit states in unified memory (counted on the GPU)"},
+                 "bitsandbytes PagedAdamW8bit: 8-bit states in unified memory, paged to host when short"},
+                {"paged-adamw", "Paged AdamW 32-bit",
+                 "bitsandbytes PagedAdamW: fp32 states in unified memory, paged to host when short"},
                 {"sgd", "SGD", "no state"},
                 {"sgd-momentum", "SGD + momentum", "one state"}};
     o.default_help = "adamw";
@@ -406,6 +411,7 @@ std::vector<Option> build_options() {
                                  : v == "adamw-mixed"      ? Optimizer::adamw_mixed
                                  : v == "adamw-8bit"       ? Optimizer::adamw_8bit
                                  : v == "paged-adamw-8bit" ? Optimizer::paged_adamw_8bit
+                                 : v == "paged-adamw"      ? Optimizer::paged_adamw
                                  : v == "sgd"              ? Optimizer::sgd
                                                            : Optimizer::sgd_momentum;
       return Ok{};

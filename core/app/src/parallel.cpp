@@ -603,6 +603,14 @@ double RankMemory::total() const {
   return base.total() + fp32_grad_partition + gather_buffers + bucket_buffers + nccl_buffers;
 }
 
+double RankMemory::resident() const { return total() - (base.paged_optimizer ? base.optimizer_states : 0.0); }
+
+double RankMemory::on_gpu(double usable) const {
+  return base.paged_optimizer ? std::min(total(), std::max(resident(), usable)) : total();
+}
+
+double RankMemory::paged_out(double usable) const { return total() - on_gpu(usable); }
+
 namespace {
 
 bool is_sharded_dp(Strategy s) {
@@ -678,6 +686,7 @@ RankMemory rank_memory(const Ctx& c, std::int64_t micro) {
     mb.gradients = 2 * P;
     r.fp32_grad_partition = 4 * P;
     mb.optimizer_states = 12 * P;
+    mb.paged_optimizer = false;  // DeepSpeed allocates its own fp32 states, whatever --optimizer says
     mb.autocast_copies = 0;
     mb.gradients /= N;  // the estimator counts the 16-bit gradients partitioned for stages 1 and 2 alike
     r.fp32_grad_partition /= N;
@@ -753,11 +762,11 @@ RankMemory rank_memory(const Ctx& c, std::int64_t micro) {
 }
 
 std::int64_t max_micro(const Ctx& c, double usable) {
-  const double fixed = rank_memory(c, 0).total();
-  const double per = rank_memory(c, 1).total() - fixed;
+  const double fixed = rank_memory(c, 0).resident();
+  const double per = rank_memory(c, 1).resident() - fixed;
   if (per <= 0 || fixed >= usable) return 0;
   auto b = static_cast<std::int64_t>(std::min(1.0e7, std::floor((usable - fixed) / per)));
-  while (b > 0 && rank_memory(c, b).total() > usable) --b;
+  while (b > 0 && rank_memory(c, b).resident() > usable) --b;
   return b;
 }
 
@@ -783,6 +792,23 @@ void add(ParallelEstimate& e, CommItem it) {
   e.comm_s += it.time_s;
   e.comm_exposed_s += it.exposed_s;
   e.comm.push_back(std::move(it));
+}
+
+// Paged optimizer states that do not fit next to the rank's other memory cross the rank's PCIe link out and
+// back every optimizer step (add_optimizer_paging, throughput.hpp), in the step's critical path.
+void add_optimizer_paging_item(ParallelEstimate& e, const GpuSpec& gpu) {
+  const double paged = e.memory.paged_out(e.usable_bytes);
+  if (paged <= 0) return;
+  StepTime pg;
+  add_optimizer_paging(pg, paged, gpu, 1);
+  e.warnings.push_back("paged optimizer: " + json(std::round(paged / kGiB * 10) / 10).dump() + " of " +
+                       json(std::round(e.memory.base.optimizer_states / kGiB * 10) / 10).dump() +
+                       " GiB of optimizer states per rank do not fit next to the rest and are paged to host "
+                       "RAM and back every optimizer step (" +
+                       json(std::round(pg.paging_s * 100) / 100).dump() + " s of PCIe per step)");
+  add(e, CommItem{"paged optimizer states: to host RAM and back (unified memory, PCIe)", CollOp::send_recv,
+                  "pcie-host", 1, paged, 2, pg.paging_s, 0, pg.paging_s,
+                  "exposed (evicted while the step allocates, prefetched before each update)"});
 }
 
 Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, const Estimate& single,
@@ -849,7 +875,7 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
                          " per GPU does not fit: the maximum per rank is " +
                          std::to_string(e.max_micro_batch));
   e.memory = rank_memory(c, std::max<std::int64_t>(e.micro_batch, 0));
-  e.fits = e.micro_batch > 0 && e.memory.total() <= e.usable_bytes;
+  e.fits = e.micro_batch > 0 && e.memory.resident() <= e.usable_bytes;
   if (plan.offload != Offload::none && plan.host_ram_gib > 0) {
     const double node_host = e.memory.host_bytes * plan.gpus_per_node;
     if (node_host > plan.host_ram_gib * kGiB) {
@@ -869,7 +895,7 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
   }
   if (e.micro_batch <= 0) {
     e.warnings.push_back("does not fit: even batch 1 per GPU needs " +
-                         json(std::round(rank_memory(c, 1).total() / kGiB * 10) / 10).dump() +
+                         json(std::round(rank_memory(c, 1).resident() / kGiB * 10) / 10).dump() +
                          " GiB per rank");
     return e;
   }
@@ -926,6 +952,7 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
     add(e, it);
   }
   e.optimizer_s = opt;
+  add_optimizer_paging_item(e, in.gpu);
 
   // --- communication per optimizer step
   const double layers = std::max<double>(1, d(m.layers()));
@@ -1307,7 +1334,7 @@ Result<ParallelEstimate> estimate_parallel(const Inputs& in, const ParallelPlan&
                                                                               : in.model,
                                                    single.max_batch.seq_len},
                                                1)
-                                       .total() /
+                                       .resident() /
                                    kGiB * 10) /
                         10)
                        .dump() +
@@ -1344,7 +1371,8 @@ Result<ParallelEstimate> estimate_parallel(const Inputs& in, const ParallelPlan&
 std::vector<std::string> single_gpu_warnings(const ParallelEstimate& p) {
   std::vector<std::string> out;
   for (const auto& w : p.single.warnings)
-    if (w.find("does not fit") == std::string::npos) out.push_back(w);
+    // (what a single GPU would not hold, or would page, is the ranks' business: they say it themselves)
+    if (w.find("does not fit") == std::string::npos && w.rfind("paged optimizer:", 0) != 0) out.push_back(w);
   return out;
 }
 
@@ -1379,7 +1407,7 @@ json parallel_to_json(const ParallelEstimate& p) {
   j["global_batch_size"] = e.global_batch;
   j["fits"] = e.fits;
   // the memory state per rank (estimate.hpp's rule: tight above kTightMemoryFraction of the usable memory)
-  const double fraction = e.usable_bytes > 0 ? e.memory.total() / e.usable_bytes : 0;
+  const double fraction = e.usable_bytes > 0 ? e.memory.on_gpu(e.usable_bytes) / e.usable_bytes : 0;
   j["memory_fraction"] = fraction;
   j["memory_state"] = !e.fits ? "does_not_fit" : fraction > kTightMemoryFraction ? "tight" : "fits";
   const MemoryBreakdown& b = e.memory.base;
@@ -1398,6 +1426,7 @@ json parallel_to_json(const ParallelEstimate& p) {
                      {"dequant_buffers", b.dequant_buffers / kGiB},
                      {"cuda_context", b.cuda_context / kGiB},
                      {"allocator_overhead", b.allocator_overhead / kGiB}};
+  j["paged_out_gib"] = e.memory.paged_out(e.usable_bytes) / kGiB;
   json comm = json::array();
   for (const auto& c : e.comm)
     comm.push_back({{"name", c.name},

@@ -6,7 +6,7 @@
 //   use_bnb_nested_quant, bnb_4bit_quant_storage); trl/trainer/sft_config.py SFTConfig (max_length, packing)
 //   on transformers' TrainingArguments (per_device_train_batch_size, gradient_accumulation_steps,
 //   num_train_epochs, gradient_checkpointing, bf16, fp16, optim, use_liger_kernel; optimizer names:
-//   training_args.py OptimizerNames adamw_torch, adamw_bnb_8bit, paged_adamw_8bit, sgd).
+//   training_args.py OptimizerNames adamw_torch, adamw_bnb_8bit, paged_adamw_8bit, paged_adamw_32bit, sgd).
 // - accelerate config: trl/accelerate_configs/{single_gpu,multi_gpu,fsdp1,fsdp2,zero1..3}.yaml and
 //   accelerate/utils/dataclasses.py FullyShardedDataParallelPlugin (fsdp_version, reshard_after_forward:
 //   bool for FSDP2, FULL_SHARD / SHARD_GRAD_OP / HYBRID_SHARD for FSDP1; offload_params) and DeepSpeedPlugin
@@ -200,6 +200,8 @@ std::string hf_optim(const Job& j, const std::string& stack) {
       return "adamw_bnb_8bit";
     case Optimizer::paged_adamw_8bit:
       return "paged_adamw_8bit";
+    case Optimizer::paged_adamw:
+      return "paged_adamw_32bit";
     case Optimizer::sgd:
       return "sgd";
     case Optimizer::sgd_momentum:
@@ -516,6 +518,23 @@ const TtModel* torchtune_model(const std::string& id) {
   return it == m.end() ? nullptr : &it->second;
 }
 
+std::string torchtune_optimizer(const Job& j) {
+  switch (j.in.workload.optimizer) {
+    case Optimizer::paged_adamw_8bit:
+      return "bitsandbytes.optim.PagedAdamW8bit";
+    case Optimizer::paged_adamw:
+      return "bitsandbytes.optim.PagedAdamW";
+    case Optimizer::sgd:
+      return "torch.optim.SGD";
+    case Optimizer::adamw:
+    case Optimizer::adamw_mixed:
+    case Optimizer::adamw_8bit:  // refused before (torchtune's configs have no bnb AdamW8bit)
+    case Optimizer::sgd_momentum:
+      break;
+  }
+  return "torch.optim.AdamW";
+}
+
 Result<PlanConfig> torchtune_config(const Job& j) {
   const TtModel* tm = torchtune_model(j.in.model.id);
   if (tm == nullptr) return refuse("torchtune", "torchtune has no model builder for " + j.in.model.id);
@@ -527,8 +546,8 @@ Result<PlanConfig> torchtune_config(const Job& j) {
     return refuse("torchtune", "its QLoRA is torchao NF4 (scalers quantized); give --quant nf4-dq");
   if (j.in.workload.optimizer == Optimizer::sgd_momentum || j.in.workload.optimizer == Optimizer::adamw_8bit)
     return refuse("torchtune",
-                  "its configs use torch.optim.AdamW / SGD or bitsandbytes PagedAdamW8bit (give "
-                  "--optimizer adamw, sgd or paged-adamw-8bit)");
+                  "its configs use torch.optim.AdamW / SGD or bitsandbytes PagedAdamW(8bit) (give "
+                  "--optimizer adamw, sgd, paged-adamw or paged-adamw-8bit)");
   if (j.in.workload.optimizer_in_backward && j.accum > 1)
     return refuse("torchtune", "optimizer_in_bwd requires gradient_accumulation_steps=1");
   const LoraTargets& t = j.in.workload.lora_targets;
@@ -575,11 +594,7 @@ Result<PlanConfig> torchtune_config(const Job& j) {
   y.kv("enable_activation_checkpointing", yb(j.in.workload.checkpointing));
   y.kv("enable_activation_offloading", yb(j.in.workload.offloads(j.in.stack.offload_checkpoints)));
   y.section("optimizer");
-  std::string opt = j.in.workload.optimizer == Optimizer::paged_adamw_8bit
-                        ? "bitsandbytes.optim.PagedAdamW8bit"
-                    : j.in.workload.optimizer == Optimizer::sgd ? "torch.optim.SGD"
-                                                                : "torch.optim.AdamW";
-  y.kv("_component_", opt, 2);
+  y.kv("_component_", torchtune_optimizer(j), 2);
   if (j.in.workload.optimizer_in_backward) y.kv("optimizer_in_bwd", "true");
   pc.files.push_back({"torchtune", "torchtune_overrides.yaml", "yaml", y.text});
   pc.command = "tune run " +

@@ -42,8 +42,11 @@ double queries_per_row(const Workload& w) {
 
 // The step model's time for the job `in` run on `stack` at `batch` (padded_len: w.mean_padded_len(batch)).
 StepTime job_step(const Inputs& in, const StackProfile& stack, std::int64_t batch, double padded_len) {
-  return step_model(in.model, in.workload, stack, in.gpu, in.calibration.get(), batch, padded_len,
-                    in.expert_shares);
+  StepTime t = step_model(in.model, in.workload, stack, in.gpu, in.calibration.get(), batch, padded_len,
+                          in.expert_shares);
+  const MemoryBreakdown mb = memory_for_batch(in.model, in.workload, stack, batch, padded_len);
+  add_optimizer_paging(t, mb.paged_out(in.gpu.usable_bytes()), in.gpu, in.workload.grad_accum);
+  return t;
 }
 
 // When the host launching kernels sets the pace, say so, name the cause and price what changes it: the same
@@ -86,7 +89,7 @@ std::int64_t largest_batch_upper_fit(const ModelSpec& m, const Workload& w, cons
   const double u = s.memory_uncertainty_fraction;
   auto upper_fits = [&](std::int64_t b) {
     const MemoryBreakdown mb = memory_for_batch(m, w, s, b, mx.seq_len);
-    return mb.total() + u * mb.variable() <= usable;
+    return mb.resident() + u * mb.variable() <= usable;
   };
   std::int64_t hi = mx.batch;
   if (u <= 0 || hi < 1 || upper_fits(hi)) return std::max<std::int64_t>(hi, 0);
@@ -183,7 +186,9 @@ void memory_range(Estimate& e, double usable) {
   e.memory_low = e.memory.total() - u * e.memory.variable();
   e.memory_high = e.memory.total() + u * e.memory.variable();
   e.max_batch_range_fit = largest_batch_upper_fit(in.model, in.workload, in.stack, e.max_batch, usable);
-  if (e.batch <= 0 || e.memory.total() > usable || e.memory_high <= usable) return;
+  // (paged optimizer states yield: what must fit is the resident part and its range)
+  const double need = e.memory.resident();
+  if (e.batch <= 0 || need > usable || need + u * e.memory.variable() <= usable) return;
   // The largest batch whose upper end still fits, for the advice.
   const std::int64_t safe = std::min(e.max_batch_range_fit, e.batch - 1);
   e.warnings.push_back("fits only at the low end: the memory range is " + gib1(e.memory_low) + "-" +
@@ -215,7 +220,7 @@ bool estimate_memory(Estimate& e) {
   }
   e.memory = memory_for_batch(m, w, in.stack, std::max<std::int64_t>(e.batch, 0), e.max_batch.seq_len);
   const double usable = in.gpu.usable_bytes();
-  e.memory_fraction = usable > 0 ? e.memory.total() / usable : 0;
+  e.memory_fraction = usable > 0 ? e.memory.on_gpu(usable) / usable : 0;
   e.memory_state = e.batch <= 0 || e.batch > e.max_batch.batch ? "does_not_fit"
                    : e.memory_fraction > kTightMemoryFraction  ? "tight"
                                                                : "fits";
@@ -233,9 +238,9 @@ bool estimate_memory(Estimate& e) {
                          " GiB of host RAM, more than --host-ram " + json(w.host_ram_gib).dump() + " GiB");
   if (e.batch <= 0) {
     e.memory = memory_for_batch(m, w, in.stack, 1, e.max_batch.seq_len);
-    e.memory_fraction = usable > 0 ? e.memory.total() / usable : 0;
-    e.warnings.push_back("does not fit: even batch 1 needs " + gib1(e.memory.total()) + " GiB; " + in.gpu.id +
-                         " has " + gib1(in.gpu.usable_bytes()) + " GiB usable");
+    e.memory_fraction = usable > 0 ? e.memory.on_gpu(usable) / usable : 0;
+    e.warnings.push_back("does not fit: even batch 1 needs " + gib1(e.memory.resident()) + " GiB; " +
+                         in.gpu.id + " has " + gib1(in.gpu.usable_bytes()) + " GiB usable");
     return false;
   }
   if (in.gpu.usable_memory_estimated())
@@ -405,6 +410,13 @@ Result<Estimate> estimate(const Inputs& in, const Database& db) {
     e.step = job_step(in, in.stack, e.batch, e.padded_len);
     e.throughput_qps = static_cast<double>(e.batch) * qpr / e.step.total_s;
     step_range(e);
+    if (e.step.paging_s > 0)
+      e.warnings.push_back("paged optimizer: " + gib1(e.memory.paged_out(in.gpu.usable_bytes())) + " of " +
+                           gib1(e.memory.optimizer_states) +
+                           " GiB of optimizer states do not fit next to the rest and are paged " +
+                           "to host RAM and back every optimizer step (" +
+                           json(std::round(e.step.paging_s * 100) / 100).dump() +
+                           " s of PCIe per step, in the step time)");
   }
   e.throughput_tps = e.throughput_qps / qpr * e.padded_len;
   e.throughput_low = e.throughput_qps / (1.0 + e.step.range_fraction);
@@ -571,9 +583,10 @@ json estimate_to_json(const Estimate& e) {
             {"memory_seq_len", e.max_batch.seq_len},
             {"memory_gib", e.memory.to_json_gib()},
             {"memory_range_gib", {{"low", e.memory_low / kGiB}, {"high", e.memory_high / kGiB}}},
-            {"free_gib", (e.max_batch.usable_bytes - e.memory.total()) / kGiB},
+            {"free_gib", (e.max_batch.usable_bytes - e.memory.on_gpu(e.max_batch.usable_bytes)) / kGiB},
             {"max_seq_len_batch1", e.max_seq.seq_len},
             {"host_offload_gib", e.memory.host_offload / kGiB},
+            {"paged_out_gib", e.memory.paged_out(e.max_batch.usable_bytes) / kGiB},
             {"stack", {{"id", in.stack.id}, {"name", in.stack.display_name}, {"version", in.stack.version}}},
             {"memory_model",
              {{"usable_gib", e.max_batch.usable_bytes / kGiB},

@@ -15,6 +15,10 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // stored as 8-bit with one fp32 scale per 256 blocks (stack-facts 2.1): 0.5 + 1/64 + 4/(64*256) bytes.
 constexpr double kNf4DqBytes = 0.5 + 1.0 / 64.0 + 4.0 / (64.0 * 256.0);
 constexpr double kNf4Bytes = 0.5 + 4.0 / 64.0;
+// bitsandbytes' 32-bit optimizers keep their states in fp32 whatever the parameter dtype
+// (optim/optimizer.py Optimizer2State.init_state: get_state_buffer(p, dtype=torch.float32) for state1 and
+// state2; bitsandbytes @ 95f9af30).
+constexpr double kAdam32bitBytes = 8.0;
 // bitsandbytes 8-bit AdamW: two blockwise 8-bit states, one fp32 absmax per 256 values
 // (bitsandbytes optim/optimizer.py, blocksize = 256; docs/sources/stacks/bitsandbytes.md).
 constexpr double kAdam8bitBytes = 2.0 * (1.0 + 4.0 / 256.0);
@@ -297,6 +301,14 @@ double MemoryBreakdown::total() const {
   return std::max({p.forward_loss, p.backward_start, p.backward_end});
 }
 
+double MemoryBreakdown::resident() const { return total() - (paged_optimizer ? optimizer_states : 0.0); }
+
+double MemoryBreakdown::on_gpu(double usable) const {
+  return paged_optimizer ? std::min(total(), std::max(resident(), usable)) : total();
+}
+
+double MemoryBreakdown::paged_out(double usable) const { return total() - on_gpu(usable); }
+
 double MemoryBreakdown::variable() const {
   switch (peak_moment()) {
     case Moment::forward_loss:
@@ -323,6 +335,7 @@ json MemoryBreakdown::to_json_gib() const {
          {"dequant_buffers", dequant_buffers / kGiB},
          {"cuda_context", cuda_context / kGiB},
          {"allocator_overhead", allocator_overhead / kGiB}};
+  if (paged_optimizer) j["optimizer_paged"] = true;
   if (!phased) return j;
   const Phases p = phases();
   j["peak_phase"] = peak_phase();
@@ -481,6 +494,9 @@ MemoryBreakdown memory_for_batch(const ModelSpec& m, const Workload& w, const St
         case Optimizer::paged_adamw_8bit:
           mb.optimizer_states = kAdam8bitBytes * total;
           break;
+        case Optimizer::paged_adamw:
+          mb.optimizer_states = kAdam32bitBytes * total;
+          break;
         case Optimizer::sgd:
           mb.optimizer_states = 0;
           break;
@@ -515,6 +531,9 @@ MemoryBreakdown memory_for_batch(const ModelSpec& m, const Workload& w, const St
         case Optimizer::paged_adamw_8bit:
           mb.optimizer_states = kAdam8bitBytes * p.lora;
           break;
+        case Optimizer::paged_adamw:
+          mb.optimizer_states = kAdam32bitBytes * p.lora;
+          break;
         case Optimizer::sgd:
           mb.optimizer_states = 0;
           break;
@@ -544,6 +563,11 @@ MemoryBreakdown memory_for_batch(const ModelSpec& m, const Workload& w, const St
               std::min(tokens, ad.logits_fixed_tokens) * ad.logits_fixed_bytes_per_token;
   mb.host_offload = tokens * ad.host_per_token_bytes;
   mb.cuda_context = s.cuda_context_gib * kGiB;
+  // bitsandbytes pages a state only for tensors of 1e5 elements or more (get_state_buffer: `p.numel() < 1e5`
+  // gets a plain GPU tensor): every large weight of a full fine-tune, a LoRA adapter from rank x width 1e5.
+  mb.paged_optimizer =
+      (w.optimizer == Optimizer::paged_adamw || w.optimizer == Optimizer::paged_adamw_8bit) &&
+      (w.method == Method::full || d(w.lora_rank) * d(m.hidden) >= 1e5);
   mb.allocator_overhead = s.allocator_overhead_fraction * (mb.activations + mb.logits + mb.dequant_buffers);
   return mb;
 }
@@ -552,7 +576,7 @@ MaxBatch max_batch_size(const ModelSpec& m, const Workload& w, const StackProfil
   MaxBatch out;
   out.seq_len = w.memory_seq_len();
   out.usable_bytes = g.usable_bytes();
-  auto mem = [&](std::int64_t b) { return memory_for_batch(m, w, s, b, out.seq_len).total(); };
+  auto mem = [&](std::int64_t b) { return memory_for_batch(m, w, s, b, out.seq_len).resident(); };
   // Memory is non-decreasing in the batch: affine beyond the first sample for a summed peak, convex and
   // piecewise affine for a phase peak (the largest of three affine moments). The secant through batches 1
   // and 2 gives a first guess, Newton steps on the local slope the answer (two evaluations when affine);
@@ -611,7 +635,7 @@ MaxSeq max_seq_len(const ModelSpec& m, const Workload& w, const StackProfile& s,
                    double min_len, double max_len) {
   MaxSeq out;
   out.usable_bytes = g.usable_bytes();
-  auto fits = [&](double len) { return memory_for_batch(m, w, s, 1, len).total() <= out.usable_bytes; };
+  auto fits = [&](double len) { return memory_for_batch(m, w, s, 1, len).resident() <= out.usable_bytes; };
   double lo = std::floor(min_len);
   double hi = std::floor(max_len);
   if (!fits(lo)) return out;
@@ -621,13 +645,13 @@ MaxSeq max_seq_len(const ModelSpec& m, const Workload& w, const StackProfile& s,
   {
     const double l2 = std::max(lo + 1, std::min(hi, 65536.0));
     const double l1 = std::max(lo, l2 / 2);
-    const double m1 = memory_for_batch(m, w, s, 1, l1).total();
-    const double m2 = memory_for_batch(m, w, s, 1, l2).total();
+    const double m1 = memory_for_batch(m, w, s, 1, l1).resident();
+    const double m2 = memory_for_batch(m, w, s, 1, l2).resident();
     if (m2 > m1 && l2 > l1) {
       const double guess = std::floor(l1 + (out.usable_bytes - m1) * (l2 - l1) / (m2 - m1));
       if (guess >= lo && guess < hi && fits(guess) && !fits(guess + 1)) {
         out.seq_len = guess;
-        out.bytes_at_max = memory_for_batch(m, w, s, 1, guess).total();
+        out.bytes_at_max = memory_for_batch(m, w, s, 1, guess).resident();
         return out;
       }
     }
@@ -641,7 +665,7 @@ MaxSeq max_seq_len(const ModelSpec& m, const Workload& w, const StackProfile& s,
     }
     out.seq_len = lo;
   }
-  out.bytes_at_max = memory_for_batch(m, w, s, 1, out.seq_len).total();
+  out.bytes_at_max = memory_for_batch(m, w, s, 1, out.seq_len).resident();
   return out;
 }
 

@@ -774,6 +774,14 @@ StepTime step_model(const ModelSpec& m, const Workload& w, const StackProfile& s
   return t;
 }
 
+void add_optimizer_paging(StepTime& t, double paged_out_bytes, const GpuSpec& g, std::int64_t grad_accum) {
+  if (paged_out_bytes <= 0) return;
+  t.paging_s = 2.0 * paged_out_bytes / host_link_bytes_per_s(g);
+  const double per_micro = t.paging_s / static_cast<double>(std::max<std::int64_t>(1, grad_accum));
+  t.by_stage[static_cast<std::size_t>(Stage::optimizer)] += per_micro;
+  t.total_s += per_micro;
+}
+
 Result<double> paper_eq2_qps(const std::string& model_id, const std::string& dataset_id,
                              const std::string& gpu_id, double sparsity, std::int64_t batch,
                              double* rmse_out) {

@@ -45,6 +45,8 @@ const char* optimizer_name(Optimizer o) {
       return "sgd-momentum";
     case Optimizer::paged_adamw_8bit:
       return "paged-adamw-8bit";
+    case Optimizer::paged_adamw:
+      return "paged-adamw";
   }
   return "adamw";
 }

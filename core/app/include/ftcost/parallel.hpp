@@ -132,6 +132,9 @@ struct RankMemory {
   double host_bytes = 0;             // host RAM per rank for offload
   double model_state_bytes() const;  // weights + trainable + grads + optimizer + fp32 grads + gather buffers
   double total() const;
+  double resident() const;                // what must fit: total() without paged optimizer states
+  double on_gpu(double usable) const;     // on the GPU at the peak: paged states fill the room left
+  double paged_out(double usable) const;  // paged optimizer states that cross PCIe every step
 };
 
 struct CommItem {

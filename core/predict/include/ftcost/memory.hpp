@@ -39,6 +39,12 @@ struct MemoryBreakdown {
   double allocator_overhead = 0;
   // Not on the GPU (not in total()): gradient checkpoints offloaded to pinned host RAM.
   double host_offload = 0;
+  // Paged optimizer states (bitsandbytes PagedAdamW / PagedAdamW8bit): allocated with cudaMallocManaged
+  // (functional.py get_paged -> csrc cget_managed_ptr, cudaMemAttachHost), prefetched to the GPU before each
+  // parameter's update (Optimizer8bit.prefetch_state) and evicted to host RAM by the driver when the other
+  // allocations need the room. They yield, so they do not decide whether a job fits (resident()); what does
+  // not fit next to the rest crosses PCIe every optimizer step (paged_out()).
+  bool paged_optimizer = false;
   // How the components combine into the peak (StackProfile::peak_model). `sum`: all at once. `phases`:
   // the peak is the largest of three moments of a step, because the gradients do not exist before
   // backward (the optimizer's zero_grad(set_to_none=True), PyTorch >= 2.0 default) and the logits and the
@@ -62,6 +68,12 @@ struct MemoryBreakdown {
   // "forward_loss", "backward_start", "backward_end", or "sum" when not phased.
   const char* peak_phase() const;
   double total() const;
+  // What must fit on the GPU: total() without paged optimizer states (they yield to the rest).
+  double resident() const;
+  // What is on the GPU at the peak with `usable` bytes: paged states fill the room left, no more.
+  double on_gpu(double usable) const;
+  // Paged optimizer states that do not fit next to the rest: paged out to host RAM and back every step.
+  double paged_out(double usable) const;
   // The part of the peak that the stack's memory uncertainty applies to (activations, logits,
   // allocator overhead at the peak phase): the memory range is total() -/+ uncertainty x variable().
   double variable() const;

@@ -61,11 +61,19 @@ struct StepTime {
   std::string dominant_uncertainty;
   bool calibrated = false;
   double offload_pcie_s = 0;  // host<->device copy time of offloaded checkpoints (mostly overlapped)
+  double paging_s = 0;        // PCIe time of paged-out optimizer states per optimizer step (exposed)
   std::vector<Op> ops;
 };
 
 // Host link (PCIe) bandwidth used for activation offloading, B/s [assumed per GPU generation].
 double host_link_bytes_per_s(const GpuSpec& g);
+
+// Paged optimizer states that do not fit next to the rest of the step (MemoryBreakdown::paged_out) are
+// evicted to host RAM while the forward and backward allocate, and prefetched back before each parameter's
+// update, which bitsandbytes follows with a device synchronisation (Optimizer8bit.step: prefetch_state,
+// update_step, sync_gpu): both directions cross PCIe in the step's critical path. Adds 2 x bytes over the
+// host link to the optimizer stage, shared by the `grad_accum` micro-batches of an optimizer step.
+void add_optimizer_paging(StepTime& t, double paged_out_bytes, const GpuSpec& g, std::int64_t grad_accum);
 // Bytes per token this run moves to host RAM (gradient checkpoints when offloaded), 0 otherwise.
 double offloaded_bytes_per_token(const ModelSpec& m, const Workload& w, const StackProfile& s);
 

@@ -14,7 +14,7 @@ namespace ftcost {
 
 enum class Method { full, lora, qlora };
 enum class Quant { none, nf4_dq, nf4, int8 };
-enum class Optimizer { adamw, adamw_mixed, adamw_8bit, sgd, sgd_momentum, paged_adamw_8bit };
+enum class Optimizer { adamw, adamw_mixed, adamw_8bit, sgd, sgd_momentum, paged_adamw_8bit, paged_adamw };
 // Where the loss kernel comes from: the stack profile's own loss path, or Liger's fused linear
 // cross-entropy (which never materialises the logits), whatever the stack's default.
 enum class LossKernel { stack, liger };
