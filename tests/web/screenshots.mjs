@@ -49,6 +49,7 @@ const shots = {
   "state-oom": "v=1&model=llama-3.1-70b&gpu=rtx-4090&method=lora&seq=2048&batch=1",
   "state-host-bound": "v=1&model=qwen3-30b-a3b&gpu=h100-sxm5-80gb&method=lora&dataset=math14k&stack=hf-transformers-2024",
   "rtx4090-llama8b-qlora": "v=1&model=llama-3.1-8b&gpu=rtx-4090&method=qlora&stack=hf-trl-2024q4&seq=2048&grad-accum=4",
+  "paged-optimizer": "v=1&model=llama-3.2-3b&gpu=rtx-4090&method=full&seq=2048&batch=4&optimizer=paged-adamw",
 };
 try {
   for (const [name, hash] of Object.entries(shots)) {

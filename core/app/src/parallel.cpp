@@ -1408,8 +1408,9 @@ json parallel_to_json(const ParallelEstimate& p) {
   j["fits"] = e.fits;
   // the memory state per rank (estimate.hpp's rule: tight above kTightMemoryFraction of the usable memory)
   const double fraction = e.usable_bytes > 0 ? e.memory.on_gpu(e.usable_bytes) / e.usable_bytes : 0;
+  const double need = e.usable_bytes > 0 ? e.memory.resident() / e.usable_bytes : 0;  // paged states yield
   j["memory_fraction"] = fraction;
-  j["memory_state"] = !e.fits ? "does_not_fit" : fraction > kTightMemoryFraction ? "tight" : "fits";
+  j["memory_state"] = !e.fits ? "does_not_fit" : need > kTightMemoryFraction ? "tight" : "fits";
   const MemoryBreakdown& b = e.memory.base;
   j["memory_gib"] = {{"total", e.memory.total() / kGiB},
                      {"weights", b.weights / kGiB},

@@ -167,8 +167,8 @@ void plain_trainer_loss_warning(Estimate& e, const Database& db) {
   if (e.batch <= 0 || effective_loss_path(in.stack, w) != "chunked") return;
   for (const auto& [id, p] : db.stacks()) {
     if (p.alias_of != in.stack.id || p.loss_path != "full") continue;
-    const double full = memory_for_batch(in.model, w, p, e.batch, e.max_batch.seq_len).total();
-    if (full <= 1.1 * e.memory.total()) return;
+    const double full = memory_for_batch(in.model, w, p, e.batch, e.max_batch.seq_len).resident();
+    if (full <= 1.1 * e.memory.resident()) return;
     const MaxBatch mb = max_batch_size(in.model, w, p, in.gpu);
     e.warnings.push_back("loss: " + in.stack.id + " is TRL SFTTrainer's chunked loss; a plain transformers " +
                          "Trainer (the model's own loss, full logits) needs " + gib1(full) +
@@ -221,13 +221,15 @@ bool estimate_memory(Estimate& e) {
   e.memory = memory_for_batch(m, w, in.stack, std::max<std::int64_t>(e.batch, 0), e.max_batch.seq_len);
   const double usable = in.gpu.usable_bytes();
   e.memory_fraction = usable > 0 ? e.memory.on_gpu(usable) / usable : 0;
+  // Tight or not is what must fit (paged optimizer states fill whatever room is left by design).
+  const double need = usable > 0 ? e.memory.resident() / usable : 0;
   e.memory_state = e.batch <= 0 || e.batch > e.max_batch.batch ? "does_not_fit"
-                   : e.memory_fraction > kTightMemoryFraction  ? "tight"
+                   : need > kTightMemoryFraction               ? "tight"
                                                                : "fits";
   // At "the largest batch that fits" the memory is full by construction: the state says "tight" there, and
   // the warning is for a batch the user chose.
   if (e.memory_state == "tight" && w.batch > 0)
-    e.warnings.push_back("tight: the job needs " + json(std::round(e.memory_fraction * 1000) / 10).dump() +
+    e.warnings.push_back("tight: the job needs " + json(std::round(need * 1000) / 10).dump() +
                          "% of the usable memory of " + in.gpu.id +
                          "; allocator fragmentation or a longer batch than expected can run it out of memory "
                          "(a smaller batch or --headroom leaves a margin)");
