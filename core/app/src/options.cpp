@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <memory>
+#include <utility>
 
 namespace ftcost {
 
@@ -153,6 +154,25 @@ Status apply_attention(ResolveState& st, const std::string& v) {
                              : v == "eager" ? Attention::eager
                                             : Attention::xformers;
   return Ok{};
+}
+
+// --optimizer: the choice's name to the enum (the table's values list is checked before apply runs).
+Status apply_optimizer(ResolveState& st, const std::string& v) {
+  static const std::pair<const char*, Optimizer> kByName[] = {
+      {"adamw", Optimizer::adamw},
+      {"adamw-mixed", Optimizer::adamw_mixed},
+      {"adamw-8bit", Optimizer::adamw_8bit},
+      {"paged-adamw-8bit", Optimizer::paged_adamw_8bit},
+      {"paged-adamw", Optimizer::paged_adamw},
+      {"sgd", Optimizer::sgd},
+      {"sgd-momentum", Optimizer::sgd_momentum},
+  };
+  for (const auto& [name, opt] : kByName)
+    if (v == name) {
+      st.in.workload.optimizer = opt;
+      return Ok{};
+    }
+  return make_error(Errc::invalid_value, "--optimizer", "unknown optimizer '" + v + "'");
 }
 
 std::string only_lora(const ResolveState& st) {
@@ -406,16 +426,7 @@ std::vector<Option> build_options() {
     o.default_rule = [](const ResolveState&) {
       return fixed_default("adamw", "torch AdamW, states in the parameter dtype");
     };
-    o.apply = [](ResolveState& st, const std::string& v) -> Status {
-      st.in.workload.optimizer = v == "adamw"              ? Optimizer::adamw
-                                 : v == "adamw-mixed"      ? Optimizer::adamw_mixed
-                                 : v == "adamw-8bit"       ? Optimizer::adamw_8bit
-                                 : v == "paged-adamw-8bit" ? Optimizer::paged_adamw_8bit
-                                 : v == "paged-adamw"      ? Optimizer::paged_adamw
-                                 : v == "sgd"              ? Optimizer::sgd
-                                                           : Optimizer::sgd_momentum;
-      return Ok{};
-    };
+    o.apply = apply_optimizer;
     add(o);
   }
   {
