@@ -257,6 +257,32 @@ TEST_CASE("stack aliases: LLaMA-Factory is hf-trl-2024q1 without peft's kbit upc
   CHECK(!bad.problems().empty());
 }
 
+TEST_CASE(
+    "axolotl: the transformers its releases pin decide the loss; adapters keep norms and embeddings bf16") {
+  // requirements.txt: v0.5.0-v0.7.0 pin transformers 4.46.1-4.48.3 (the shifted fp32 logits copied, 14 B),
+  // v0.7.1+ 4.49.0+ (labels shifted instead, 10 B); ModelLoader casts norms, embed_tokens and lm_head back
+  // to bf16 after prepare_model_for_kbit_training for every adapter (docs/sources/stacks/trl-peft.md).
+  const Database& db = Database::embedded();
+  const StackProfile* q4 = db.stack("axolotl-2024q4");
+  const StackProfile* y25 = db.stack("axolotl-2025");
+  const StackProfile* hf = db.stack("hf-trl-2024q4");
+  REQUIRE(q4 != nullptr);
+  REQUIRE(y25 != nullptr);
+  REQUIRE(hf != nullptr);
+  CHECK(q4->logits_bytes_per_vocab_entry == 14);
+  CHECK(y25->logits_bytes_per_vocab_entry == 10);
+  CHECK(y25->gemm_efficiency == hf->gemm_efficiency);  // throughput constants come from the base
+  Inputs a = resolve(llama7b("axolotl-2025"));
+  Inputs b = resolve(llama7b("hf-trl-2025"), {{"kbit-upcast", "off"}});
+  CHECK(!kbit_upcast(a.stack, a.workload));
+  CHECK(memory_for_batch(a.model, a.workload, a.stack, 2, 2048).total() ==
+        doctest::Approx(memory_for_batch(b.model, b.workload, b.stack, 2, 2048).total()));
+  // TRL's SFTTrainer of the same date keeps them fp32 (prepare_model_for_kbit_training alone): more memory
+  Inputs trl = resolve(llama7b("hf-trl-2025"));
+  CHECK(memory_for_batch(trl.model, trl.workload, trl.stack, 2, 2048).total() >
+        memory_for_batch(a.model, a.workload, a.stack, 2, 2048).total());
+}
+
 TEST_CASE("fit-stack refuses training rows on a GPU the stack holds out, and records the GPUs it used") {
   // Eight throughput rows of torchtune-2024 on the A100 80GB it is fitted on (fit.gpus), measured values made
   // up from a hand-tuned profile are beside the point: the test is about which rows the fitter accepts.
