@@ -277,6 +277,12 @@ TEST_CASE(
   CHECK(!kbit_upcast(a.stack, a.workload));
   CHECK(memory_for_batch(a.model, a.workload, a.stack, 2, 2048).total() ==
         doctest::Approx(memory_for_batch(b.model, b.workload, b.stack, 2, 2048).total()));
+  // LLaMA-Factory v0.9.2-v0.9.4 install transformers 4.49-4.57: the same loss, no kbit upcast either
+  const StackProfile* lf25 = db.stack("llamafactory-2025");
+  REQUIRE(lf25 != nullptr);
+  CHECK(lf25->alias_of == "hf-trl-2024q1");
+  CHECK(lf25->logits_bytes_per_vocab_entry == 10);
+  CHECK(lf25->qlora_unquantized_param_bytes == 2);
   // TRL's SFTTrainer of the same date keeps them fp32 (prepare_model_for_kbit_training alone): more memory
   Inputs trl = resolve(llama7b("hf-trl-2025"));
   CHECK(memory_for_batch(trl.model, trl.workload, trl.stack, 2, 2048).total() >
