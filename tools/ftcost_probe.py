@@ -41,7 +41,10 @@ try:  # only a base class for isinstance checks inside transformers; never requi
 except Exception:  # noqa: BLE001 - any failure to import means "not available"
     _CallbackBase = object
 
-PACKAGES = ("torch", "transformers", "peft", "trl", "bitsandbytes", "unsloth", "torchtune", "accelerate")
+PACKAGES = (
+    "torch", "transformers", "peft", "trl", "bitsandbytes", "unsloth", "torchtune", "accelerate", "axolotl",
+    "llamafactory",
+)
 
 
 class RunFileError(ValueError):

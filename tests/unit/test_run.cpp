@@ -450,6 +450,20 @@ TEST_CASE("stack_for_software: the recorded versions name the profile") {
   CHECK(stack_for_software(json{{"transformers", "4.40.0"}, {"trl", "0.8.6"}}, why) == "hf-trl-2024q1");
   CHECK(stack_for_software(json{{"transformers", "4.51.0"}, {"unsloth", "2025.3.1"}}, why).empty());
   CHECK(why.find("unsloth") != std::string::npos);
+  // axolotl and LLaMA-Factory: their own QLoRA preparation, the loss of the transformers they installed
+  CHECK(stack_for_software(json{{"transformers", "4.51.3"}, {"trl", "0.17.0"}, {"axolotl", "0.9.0"}}, why) ==
+        "axolotl-2025");
+  CHECK(why.find("axolotl 0.9.0") != std::string::npos);
+  CHECK(stack_for_software(json{{"transformers", "4.46.1"}, {"trl", "0.12.0"}, {"axolotl", "0.5.0"}}, why) ==
+        "axolotl-2024q4");
+  CHECK(stack_for_software(json{{"transformers", "4.52.4"}, {"llamafactory", "0.9.3"}}, why) ==
+        "llamafactory-2025");
+  CHECK(stack_for_software(json{{"transformers", "4.46.1"}, {"llamafactory", "0.9.1"}}, why) ==
+        "llamafactory-2024");
+  CHECK(stack_for_software(json{{"transformers", "5.2.0"}, {"llamafactory", "0.9.5"}}, why) ==
+        "hf-trainer-2026");
+  CHECK(why.find("kbit-upcast off") != std::string::npos);
+  CHECK(stack_for_software(json{{"llamafactory", "0.9.3"}}, why).empty());
   CHECK(stack_for_software(json{{"transformers", "main"}}, why).empty());
   CHECK(stack_for_software(json::object(), why).empty());
   CHECK(stack_for_software(json(nullptr), why).empty());

@@ -158,6 +158,25 @@ std::string stack_for_software(const json& software, std::string& why) {
   const std::string trl = version_of(software, "trl");
   const auto t = major_minor(tf);
   const auto r = major_minor(trl);
+  // Trainers on top of transformers, with their own model preparation (QLoRA norms and embeddings bf16) and
+  // the model's own loss: the transformers their release installed decides its bytes (docs/sources/stacks/
+  // trl-peft.md: axolotl and LLaMA-Factory read at their release tags).
+  for (const auto& [pkg, older, newer] :
+       {std::tuple<const char*, const char*, const char*>{"axolotl", "axolotl-2024q4", "axolotl-2025"},
+        {"llamafactory", "llamafactory-2024", "llamafactory-2025"}}) {
+    const std::string v = version_of(software, pkg);
+    if (v.empty()) continue;
+    why = std::string(pkg) + " " + v + " on transformers " + (tf.empty() ? "(not recorded)" : tf);
+    if (t.first < 0) {
+      why += ": the transformers version decides the profile, the default stack";
+      return "";
+    }
+    if (t.first >= 5) {
+      why += ": no profile of it on transformers 5; a plain Trainer's (QLoRA: --kbit-upcast off)";
+      return "hf-trainer-2026";
+    }
+    return t >= std::make_pair(4, 49) ? newer : older;
+  }
   if (!trl.empty() && r.first >= 0) {
     why = "trl " + trl;
     if (r >= std::make_pair(1, 4)) return "hf-trl-2026";
