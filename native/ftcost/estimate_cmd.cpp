@@ -65,7 +65,9 @@ int print_estimate(const Estimate& e) {
   add("dequant buffers", mb.dequant_buffers);
   add("CUDA context", mb.cuda_context);
   add("allocator overhead", mb.allocator_overhead);
-  t.row({mb.phased ? "peak (not the sum: see below)" : "total", gib(mb.total())});
+  add("optimizer step temporaries", mb.optimizer_step_temp);
+  const bool step_peak = mb.peak_moment() == MemoryBreakdown::Moment::optimizer_step;
+  t.row({mb.phased || step_peak ? "peak (not the sum: see below)" : "total", gib(mb.total())});
   t.row({"usable on " + printable(in.gpu.id), gib(e.max_batch.usable_bytes)});
   if (mb.paged_out(e.max_batch.usable_bytes) > 0)
     t.row({"paged optimizer states in host RAM", gib(mb.paged_out(e.max_batch.usable_bytes))});
@@ -78,8 +80,16 @@ int print_estimate(const Estimate& e) {
                  "together):\n  end of forward + loss "
               << gib(ph.forward_loss) << mark("forward_loss") << "; start of backward "
               << gib(ph.backward_start) << mark("backward_start") << "; end of backward "
-              << gib(ph.backward_end) << mark("backward_end") << "\n";
+              << gib(ph.backward_end) << mark("backward_end");
+    if (mb.optimizer_step_temp > 0)
+      std::cout << "; optimizer step " << gib(ph.optimizer_step) << mark("optimizer_step");
+    std::cout << "\n";
   }
+  if (!mb.phased && step_peak)
+    std::cout << "peak at the optimizer step: foreach AdamW's temporary (sqrt of every exp_avg_sq, "
+              << gib(mb.optimizer_step_temp)
+              << " GiB) beside every gradient, once activations and logits are "
+                 "freed; fused AdamW (adamw_torch_fused) or an 8-bit optimizer has none\n";
   if (in.stack.memory_uncertainty_fraction > 0)
     std::cout << "memory range: " << gib(e.memory_low) << "-" << gib(e.memory_high)
               << " GiB (stack uncertainty ±" << fixed(in.stack.memory_uncertainty_fraction * 100, 0)
@@ -186,7 +196,8 @@ int print_parallel(const ParallelEstimate& p) {
                                                  {"logits + loss", b.logits},
                                                  {"dequantization buffers", b.dequant_buffers},
                                                  {"CUDA context", b.cuda_context},
-                                                 {"allocator overhead", b.allocator_overhead}};
+                                                 {"allocator overhead", b.allocator_overhead},
+                                                 {"optimizer step temporaries", b.optimizer_step_temp}};
   for (const auto& [name, bytes] : rows)
     if (bytes > 0)
       std::cout << "  " << std::left << std::setw(30) << name << std::right << std::setw(8) << gib(bytes)

@@ -112,6 +112,9 @@ def check_files(stack, tag, plan, est, files):
         comp = main["model"]["_component_"]
         check(comp.split(".")[-1].startswith({"qlora": "qlora_", "lora": "lora_"}.get(method, "")) and
               (lora or not comp.split(".")[-1].startswith(("lora_", "qlora_"))), ctx + ": model builder " + comp)
+        opt = main.get("optimizer") or {}
+        if opt.get("_component_") == "torch.optim.AdamW":
+            check(opt.get("fused") is True, ctx + ": torch.optim.AdamW fused, as torchtune's own configs")
     elif stack == "unsloth":
         expect(main, ctx, [("from_pretrained.load_in_4bit", q4), ("from_pretrained.max_seq_length", length),
                            ("from_pretrained.full_finetuning", not lora),

@@ -172,3 +172,81 @@ TEST_CASE("padding: the longest-in-batch length grows with batch size (order sta
     }
   }
 }
+
+TEST_CASE("the optimizer step: foreach AdamW's state-sized temporary is a moment of its own") {
+  // torch/optim/adam.py _multi_tensor_adam: exp_avg_sq_sqrt = torch._foreach_sqrt(exp_avg_sqs), one list the
+  // size of a state, beside every gradient, after backward freed the activations and logits.
+  Inputs in = resolve({{"model", "llama-3.1-8b"},
+                       {"gpu", "a100-sxm4-80gb"},
+                       {"method", "full"},
+                       {"seq", "512"},
+                       {"stack", "hf-trl-2025"}});
+  const double P = static_cast<double>(in.model.params().total());
+  MemoryBreakdown mb = memory_for_batch(in.model, in.workload, in.stack, 1, 512);
+  CHECK(mb.optimizer_step_temp == doctest::Approx(2.0 * P));  // bf16 states: 2 B per parameter
+  // Small activations: the step is the peak, not the sum of the components.
+  CHECK(mb.peak_moment() == MemoryBreakdown::Moment::optimizer_step);
+  const double fixed = mb.weights + mb.optimizer_states + mb.cuda_context + mb.allocator_overhead;
+  CHECK(mb.total() == doctest::Approx(fixed + mb.gradients + mb.optimizer_step_temp));
+  CHECK(mb.total() > mb.weights + mb.gradients + mb.optimizer_states + mb.activations + mb.logits);
+  // What exists at that moment sums to the peak; the JSON names it.
+  const MemoryBreakdown at = mb.at_peak();
+  CHECK(at.activations == 0);
+  CHECK(at.logits == 0);
+  CHECK(at.total() == doctest::Approx(mb.total()));
+  const json j = mb.to_json_gib();
+  CHECK(j.at("peak_phase") == "optimizer_step");
+  CHECK(j.at("at_peak").at("optimizer_step_temp").get<double>() == doctest::Approx(2.0 * P / kGiB));
+  // Large batches: the activations' sum is the peak again.
+  MemoryBreakdown big = memory_for_batch(in.model, in.workload, in.stack, 64, 512);
+  CHECK(big.peak_moment() == MemoryBreakdown::Moment::sum);
+  CHECK(big.to_json_gib().count("peak_phase") == 0);
+
+  // Fused AdamW (torchtune's configs), bitsandbytes' in-place 8-bit update: no temporary.
+  Inputs tt = resolve({{"model", "llama-3.1-8b"},
+                       {"gpu", "a100-sxm4-80gb"},
+                       {"method", "full"},
+                       {"seq", "512"},
+                       {"stack", "torchtune-2024"}});
+  CHECK(memory_for_batch(tt.model, tt.workload, tt.stack, 1, 512).optimizer_step_temp == 0);
+  Inputs b8 = resolve({{"model", "llama-3.1-8b"},
+                       {"gpu", "a100-sxm4-80gb"},
+                       {"method", "full"},
+                       {"seq", "512"},
+                       {"stack", "hf-trl-2025"},
+                       {"optimizer", "adamw-8bit"}});
+  CHECK(memory_for_batch(b8.model, b8.workload, b8.stack, 1, 512).optimizer_step_temp == 0);
+  // fp32 master weights: the states, and so the temporary, are fp32
+  Inputs mixed = resolve({{"model", "llama-3.1-8b"},
+                          {"gpu", "a100-sxm4-80gb"},
+                          {"method", "full"},
+                          {"seq", "512"},
+                          {"stack", "hf-trl-2025"},
+                          {"optimizer", "adamw-mixed"}});
+  CHECK(memory_for_batch(mixed.model, mixed.workload, mixed.stack, 1, 512).optimizer_step_temp ==
+        doctest::Approx(4.0 * P));
+}
+
+TEST_CASE("maximum batch when the optimizer step's flat peak comes first: the bisection finds the edge") {
+  // Llama-3.2-3B full on a 40 GB card, foreach AdamW: W + G + S + temp = 10 B/param = 29.9 GiB at every
+  // batch; the activations' sum overtakes it only after a few samples.
+  Inputs in = resolve({{"model", "llama-3.2-3b"},
+                       {"gpu", "a100-sxm4-40gb"},
+                       {"method", "full"},
+                       {"seq", "256"},
+                       {"stack", "hf-trl-2025"}});
+  for (double overhead : {in.stack.allocator_overhead_fraction, 0.0}) {
+    // without allocator overhead the step's moment is exactly flat: batches 1 and 2 give no slope
+    CAPTURE(overhead);
+    in.stack.allocator_overhead_fraction = overhead;
+    const MaxBatch mb = max_batch_size(in.model, in.workload, in.stack, in.gpu);
+    auto fits = [&](std::int64_t b) {
+      return memory_for_batch(in.model, in.workload, in.stack, b, mb.seq_len).resident() <= mb.usable_bytes;
+    };
+    CHECK(memory_for_batch(in.model, in.workload, in.stack, 2, mb.seq_len).peak_moment() ==
+          MemoryBreakdown::Moment::optimizer_step);
+    REQUIRE(mb.batch > 2);
+    CHECK(fits(mb.batch));
+    CHECK(!fits(mb.batch + 1));
+  }
+}

@@ -586,3 +586,26 @@ TEST_CASE("paged optimizer states per rank: what does not fit is paged over PCIe
   const ParallelEstimate z = run(in, plan(8, 1, Strategy::zero3));
   CHECK_FALSE(z.memory.base.paged_optimizer);
 }
+
+TEST_CASE(
+    "the optimizer step's foreach temporary per rank: sharded like the states, on the host under offload") {
+  Inputs in = inputs({{"model", "llama-3.1-8b"},
+                      {"gpu", "h100-sxm5-80gb"},
+                      {"method", "full"},
+                      {"seq", "512"},
+                      {"batch", "1"},
+                      {"stack", "hf-trl-2025"}});
+  const double P = static_cast<double>(in.model.params().total());
+  // DDP: every rank steps the whole model (bf16 states: 2 B per parameter)
+  CHECK(run(in, plan(4, 1, Strategy::ddp)).memory.base.optimizer_step_temp == doctest::Approx(2.0 * P));
+  // FSDP: each rank steps its shard
+  CHECK(run(in, plan(4, 1, Strategy::fsdp)).memory.base.optimizer_step_temp == doctest::Approx(2.0 * P / 4));
+  // ZeRO: the Trainer's torch AdamW steps DeepSpeed's fp32 partition
+  CHECK(run(in, plan(4, 1, Strategy::zero2)).memory.base.optimizer_step_temp == doctest::Approx(4.0 * P / 4));
+  ParallelPlan off = plan(4, 1, Strategy::zero2);
+  off.offload = Offload::optimizer;
+  CHECK(run(in, off).memory.base.optimizer_step_temp == 0);
+  // the per-rank JSON carries it
+  const json j = parallel_to_json(run(in, plan(4, 1, Strategy::fsdp)));
+  CHECK(j.at("memory_gib").at("optimizer_step_temp").get<double>() > 0);
+}

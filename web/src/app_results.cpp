@@ -158,6 +158,10 @@ constexpr MemInfo kMem[] = {
     {"dequant_buffers", "dequant buffers", "QLoRA: temporary dequantized weights."},
     {"cuda_context", "CUDA context", "CUDA context and library workspaces (cuBLAS, ...)."},
     {"allocator_overhead", "allocator", "PyTorch caching-allocator fragmentation and reserve."},
+    {"optimizer_step_temp", "step temporaries",
+     "Foreach AdamW's temporary at the optimizer step (sqrt of every exp_avg_sq, one state-sized list): it "
+     "exists beside every gradient once activations and logits are freed. Fused AdamW and 8-bit optimizers "
+     "have none."},
 };
 
 struct BreakdownInfo {
@@ -488,9 +492,17 @@ void App::draw_memory() {
                         plot::fmt(jnum(ph, "forward_loss")).c_str(), star("forward_loss"),
                         plot::fmt(jnum(ph, "backward_start")).c_str(), star("backward_start"),
                         plot::fmt(jnum(ph, "backward_end")).c_str(), star("backward_end"));
-    tip("The peak of a step is the largest of three moments: gradients exist only after the forward (the "
-        "optimizer frees them with zero_grad(set_to_none=True)), and the loss's logits are freed before any "
-        "layer is recomputed. The bar shows what exists at the peak moment.");
+    if (jnum(mem, "optimizer_step_temp") > 0)
+      ImGui::TextDisabled("optimizer step %s%s GiB", plot::fmt(jnum(ph, "optimizer_step")).c_str(),
+                          star("optimizer_step"));
+    tip("The peak of a step is the largest of its moments: gradients exist only after the forward (the "
+        "optimizer frees them with zero_grad(set_to_none=True)), the loss's logits are freed before any "
+        "layer is recomputed, and a foreach AdamW's temporary exists only at the step. The bar shows what "
+        "exists at the peak moment.");
+  } else if (jstr(mem, "peak_phase") == "optimizer_step") {
+    muted_text_wrapped(
+        "peak at the optimizer step: foreach AdamW's temporary beside every gradient (the bar); "
+        "activations and logits are freed by then");
   }
   if (mm.contains("fixed_gib") && mm.contains("per_sample_gib"))
     ImGui::TextDisabled("fixed %s GiB + %s GiB per sample", plot::fmt(jnum(mm, "fixed_gib")).c_str(),

@@ -650,6 +650,12 @@ int shard_group(const ParallelPlan& p, Strategy s) {
   return p.ranks();
 }
 
+// The Trainer's torch AdamW (exported DeepSpeed configs name no optimizer) steps DeepSpeed's fp32 partition:
+// a foreach one (a temporary in the single-GPU breakdown) allocates one fp32 state-sized list of it.
+double zero_partition_step_temp(const MemoryBreakdown& mb, double P, double N) {
+  return mb.optimizer_step_temp > 0 ? 4.0 * P / N : 0.0;
+}
+
 RankMemory rank_memory(const Ctx& c, std::int64_t micro) {
   const Inputs& in = c.in;
   const Workload& w = in.workload;
@@ -677,6 +683,7 @@ RankMemory rank_memory(const Ctx& c, std::int64_t micro) {
     mb.trainable_params *= keep;
     mb.gradients *= keep;
     mb.optimizer_states *= keep;
+    mb.optimizer_step_temp *= keep;
     mb.autocast_copies *= keep;
   }
   if (is_zero(c.st) && full) {
@@ -687,6 +694,7 @@ RankMemory rank_memory(const Ctx& c, std::int64_t micro) {
     r.fp32_grad_partition = 4 * P;
     mb.optimizer_states = 12 * P;
     mb.paged_optimizer = false;  // DeepSpeed allocates its own fp32 states, whatever --optimizer says
+    mb.optimizer_step_temp = zero_partition_step_temp(mb, P, N);
     mb.autocast_copies = 0;
     mb.gradients /= N;  // the estimator counts the 16-bit gradients partitioned for stages 1 and 2 alike
     r.fp32_grad_partition /= N;
@@ -702,6 +710,7 @@ RankMemory rank_memory(const Ctx& c, std::int64_t micro) {
     if (p.offload != Offload::none) {
       r.host_bytes = mb.optimizer_states + r.fp32_grad_partition;
       mb.optimizer_states = 0;
+      mb.optimizer_step_temp = 0;  // the step runs on the host (DeepSpeedCPUAdam)
       r.fp32_grad_partition = 0;
       if (c.st != Strategy::zero3) {
         mb.gradients = 0;  // streamed to host during backward (estimator: GPU keeps only 2P)
@@ -720,6 +729,7 @@ RankMemory rank_memory(const Ctx& c, std::int64_t micro) {
                       : c.st == Strategy::zero2 || c.st == Strategy::fsdp_grad_op ? 2
                                                                                   : 3;
     mb.optimizer_states /= N;
+    mb.optimizer_step_temp /= N;
     if (stage >= 2) mb.gradients /= N;
     const double layers = std::max<double>(1, d(c.m_eff.layers()));
     const double unit = (mb.weights + mb.trainable_params) / layers;  // one transformer layer as gathered
@@ -743,6 +753,7 @@ RankMemory rank_memory(const Ctx& c, std::int64_t micro) {
     if (p.offload != Offload::none) {
       r.host_bytes = mb.optimizer_states + mb.gradients;
       mb.optimizer_states = 0;
+      mb.optimizer_step_temp = 0;
       mb.gradients = 0;
       if (p.offload == Offload::params) {
         r.host_bytes += mb.weights + mb.trainable_params;
@@ -1426,7 +1437,8 @@ json parallel_to_json(const ParallelEstimate& p) {
                      {"logits", b.logits / kGiB},
                      {"dequant_buffers", b.dequant_buffers / kGiB},
                      {"cuda_context", b.cuda_context / kGiB},
-                     {"allocator_overhead", b.allocator_overhead / kGiB}};
+                     {"allocator_overhead", b.allocator_overhead / kGiB},
+                     {"optimizer_step_temp", b.optimizer_step_temp / kGiB}};
   j["paged_out_gib"] = e.memory.paged_out(e.usable_bytes) / kGiB;
   json comm = json::array();
   for (const auto& c : e.comm)

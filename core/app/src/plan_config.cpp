@@ -535,6 +535,15 @@ std::string torchtune_optimizer(const Job& j) {
   return "torch.optim.AdamW";
 }
 
+// The optimizer section; torch's AdamW fused as torchtune's own recipe configs set it (recipes/configs/*/
+// *_full.yaml, *_lora.yaml): one kernel, no foreach temporary at the step (the torchtune profile's
+// adamw_implementation).
+void torchtune_optimizer_section(Yaml& y, const Job& j) {
+  y.section("optimizer");
+  y.kv("_component_", torchtune_optimizer(j), 2);
+  if (torchtune_optimizer(j) == "torch.optim.AdamW") y.kv("fused", yb(true), 2);
+}
+
 Result<PlanConfig> torchtune_config(const Job& j) {
   const TtModel* tm = torchtune_model(j.in.model.id);
   if (tm == nullptr) return refuse("torchtune", "torchtune has no model builder for " + j.in.model.id);
@@ -593,8 +602,7 @@ Result<PlanConfig> torchtune_config(const Job& j) {
                                                     : "bf16");
   y.kv("enable_activation_checkpointing", yb(j.in.workload.checkpointing));
   y.kv("enable_activation_offloading", yb(j.in.workload.offloads(j.in.stack.offload_checkpoints)));
-  y.section("optimizer");
-  y.kv("_component_", torchtune_optimizer(j), 2);
+  torchtune_optimizer_section(y, j);
   if (j.in.workload.optimizer_in_backward) y.kv("optimizer_in_bwd", "true");
   pc.files.push_back({"torchtune", "torchtune_overrides.yaml", "yaml", y.text});
   pc.command = "tune run " +

@@ -259,14 +259,30 @@ MemoryBreakdown::Phases MemoryBreakdown::phases() const {
   p.forward_loss = fixed + kept + (activations - activations_backward) + logits;
   p.backward_start = fixed + kept + activations;
   p.backward_end = fixed + gradients + activations_last_layer;
+  p.optimizer_step = fixed + gradients + optimizer_step_temp;
   return p;
 }
 
+namespace {
+double all_at_once(const MemoryBreakdown& b) {
+  return fixed_part(b) + b.gradients + b.activations + b.logits;
+}
+}  // namespace
+
 MemoryBreakdown::Moment MemoryBreakdown::peak_moment() const {
-  if (!phased) return Moment::sum;
   const Phases p = phases();
-  if (p.forward_loss >= p.backward_start && p.forward_loss >= p.backward_end) return Moment::forward_loss;
-  return p.backward_start >= p.backward_end ? Moment::backward_start : Moment::backward_end;
+  // The step is the peak only when strictly larger: without a temporary it never is (backward_end and the
+  // sum hold every gradient too).
+  if (!phased) return p.optimizer_step > all_at_once(*this) ? Moment::optimizer_step : Moment::sum;
+  Moment at = Moment::backward_end;
+  if (p.forward_loss >= p.backward_start && p.forward_loss >= p.backward_end)
+    at = Moment::forward_loss;
+  else if (p.backward_start >= p.backward_end)
+    at = Moment::backward_start;
+  const double best = at == Moment::forward_loss     ? p.forward_loss
+                      : at == Moment::backward_start ? p.backward_start
+                                                     : p.backward_end;
+  return p.optimizer_step > best ? Moment::optimizer_step : at;
 }
 
 const char* MemoryBreakdown::peak_phase() const {
@@ -277,6 +293,8 @@ const char* MemoryBreakdown::peak_phase() const {
       return "backward_start";
     case Moment::backward_end:
       return "backward_end";
+    case Moment::optimizer_step:
+      return "optimizer_step";
     case Moment::sum:
       break;
   }
@@ -287,7 +305,13 @@ MemoryBreakdown MemoryBreakdown::at_peak() const {
   MemoryBreakdown b = *this;
   b.phased = false;
   const Moment at = peak_moment();
+  if (at != Moment::optimizer_step) b.optimizer_step_temp = 0;
   if (at == Moment::sum) return b;
+  if (at == Moment::optimizer_step) {  // every gradient, no activations or logits
+    b.activations = 0;
+    b.logits = 0;
+    return b;
+  }
   if (at != Moment::backward_end && !gradients_kept) b.gradients = 0;
   if (at == Moment::forward_loss) b.activations = activations - activations_backward;
   if (at != Moment::forward_loss) b.logits = 0;
@@ -296,9 +320,9 @@ MemoryBreakdown MemoryBreakdown::at_peak() const {
 }
 
 double MemoryBreakdown::total() const {
-  if (!phased) return fixed_part(*this) + gradients + activations + logits;
   const Phases p = phases();
-  return std::max({p.forward_loss, p.backward_start, p.backward_end});
+  if (!phased) return std::max(all_at_once(*this), p.optimizer_step);
+  return std::max({p.forward_loss, p.backward_start, p.backward_end, p.optimizer_step});
 }
 
 double MemoryBreakdown::resident() const { return total() - (paged_optimizer ? optimizer_states : 0.0); }
@@ -317,32 +341,45 @@ double MemoryBreakdown::variable() const {
       return activations + allocator_overhead;
     case Moment::backward_end:
       return activations_last_layer + allocator_overhead;
+    case Moment::optimizer_step:
+      return allocator_overhead;
     case Moment::sum:
       break;
   }
   return activations + logits + allocator_overhead;
 }
 
+namespace {
+// The components in GiB, without the peak's moment.
+json components_gib(const MemoryBreakdown& b) {
+  json j{{"total", b.total() / kGiB},
+         {"weights", b.weights / kGiB},
+         {"trainable_params", b.trainable_params / kGiB},
+         {"gradients", b.gradients / kGiB},
+         {"optimizer_states", b.optimizer_states / kGiB},
+         {"autocast_copies", b.autocast_copies / kGiB},
+         {"activations", b.activations / kGiB},
+         {"logits", b.logits / kGiB},
+         {"dequant_buffers", b.dequant_buffers / kGiB},
+         {"cuda_context", b.cuda_context / kGiB},
+         {"allocator_overhead", b.allocator_overhead / kGiB},
+         {"optimizer_step_temp", b.optimizer_step_temp / kGiB}};
+  if (b.paged_optimizer) j["optimizer_paged"] = true;
+  return j;
+}
+}  // namespace
+
 json MemoryBreakdown::to_json_gib() const {
-  json j{{"total", total() / kGiB},
-         {"weights", weights / kGiB},
-         {"trainable_params", trainable_params / kGiB},
-         {"gradients", gradients / kGiB},
-         {"optimizer_states", optimizer_states / kGiB},
-         {"autocast_copies", autocast_copies / kGiB},
-         {"activations", activations / kGiB},
-         {"logits", logits / kGiB},
-         {"dequant_buffers", dequant_buffers / kGiB},
-         {"cuda_context", cuda_context / kGiB},
-         {"allocator_overhead", allocator_overhead / kGiB}};
-  if (paged_optimizer) j["optimizer_paged"] = true;
-  if (!phased) return j;
+  json j = components_gib(*this);
+  if (!phased && peak_moment() == Moment::sum) return j;
   const Phases p = phases();
   j["peak_phase"] = peak_phase();
-  j["phases"] = json{{"forward_loss", p.forward_loss / kGiB},
-                     {"backward_start", p.backward_start / kGiB},
-                     {"backward_end", p.backward_end / kGiB}};
-  json at = at_peak().to_json_gib();
+  if (phased)
+    j["phases"] = json{{"forward_loss", p.forward_loss / kGiB},
+                       {"backward_start", p.backward_start / kGiB},
+                       {"backward_end", p.backward_end / kGiB},
+                       {"optimizer_step", p.optimizer_step / kGiB}};
+  json at = components_gib(at_peak());
   at.erase("total");
   j["at_peak"] = at;
   return j;
@@ -471,6 +508,24 @@ ActivationDetail activation_detail(const ModelSpec& m, const Workload& w, const 
   return out;
 }
 
+namespace {
+// torch's foreach AdamW (the HF Trainer's adamw_torch) steps every parameter at once through one state-sized
+// temporary list (sqrt(exp_avg_sq)); optimizer-in-backward steps one tensor at a time. States are in the
+// parameter dtype (adamw), fp32 beside fp32 master weights (adamw-mixed), the adapters' dtype (LoRA).
+// bitsandbytes' 8-bit and paged optimizers update in place, fused AdamW in one kernel: none.
+double optimizer_step_temp(const ModelSpec& m, const Workload& w, const StackProfile& s,
+                           const ParamBreakdown& p) {
+  if (s.adamw_implementation != "foreach" ||
+      (w.optimizer != Optimizer::adamw && w.optimizer != Optimizer::adamw_mixed))
+    return 0;
+  if (w.method != Method::full) return p.lora * s.trainable_param_bytes;
+  const double total = d(m.params().total());
+  const double stepped = w.optimizer_in_backward ? std::min(total, largest_param_tensor(m)) : total;
+  const double state_bytes = w.optimizer == Optimizer::adamw_mixed ? 4.0 : w.precision == "fp32" ? 4.0 : 2.0;
+  return stepped * state_bytes;
+}
+}  // namespace
+
 MemoryBreakdown memory_for_batch(const ModelSpec& m, const Workload& w, const StackProfile& s,
                                  std::int64_t batch, double seq_len) {
   MemoryBreakdown mb;
@@ -550,6 +605,7 @@ MemoryBreakdown memory_for_batch(const ModelSpec& m, const Workload& w, const St
       break;
     }
   }
+  mb.optimizer_step_temp = optimizer_step_temp(m, w, s, p);
   const ActivationDetail ad = activation_detail(m, w, s, seq_len);
   const double tokens = d(batch) * seq_len;
   mb.activations = tokens * ad.per_token_bytes;
@@ -578,7 +634,8 @@ MaxBatch max_batch_size(const ModelSpec& m, const Workload& w, const StackProfil
   out.usable_bytes = g.usable_bytes();
   auto mem = [&](std::int64_t b) { return memory_for_batch(m, w, s, b, out.seq_len).resident(); };
   // Memory is non-decreasing in the batch: affine beyond the first sample for a summed peak, convex and
-  // piecewise affine for a phase peak (the largest of three affine moments). The secant through batches 1
+  // piecewise affine for a phase peak or beside the optimizer step's constant moment (the largest of affine
+  // moments). The secant through batches 1
   // and 2 gives a first guess, Newton steps on the local slope the answer (two evaluations when affine);
   // a bisection on whole batches is the fallback whatever the shape.
   const double m1 = mem(1);
@@ -589,15 +646,22 @@ MaxBatch max_batch_size(const ModelSpec& m, const Workload& w, const StackProfil
     out.fixed_bytes = std::max(out.fixed_bytes, mem(0));
     return out;
   }
-  if (out.per_sample_bytes <= 0 || out.fixed_bytes >= out.usable_bytes) return out;
+  // The optimizer step's temporary is a moment that does not grow with the batch: the peak can be flat over
+  // the first batches (the step's) and rise later (the activations').
+  const bool piecewise =
+      s.peak_model == "phases" || memory_for_batch(m, w, s, 1, out.seq_len).optimizer_step_temp > 0;
+  if ((out.per_sample_bytes <= 0 && !piecewise) || out.fixed_bytes >= out.usable_bytes) return out;
   constexpr std::int64_t kMaxBatch = 10000000;
   auto clamp_batch = [&](double b) {
     return static_cast<std::int64_t>(std::min(std::max(b, 1.0), static_cast<double>(kMaxBatch)));
   };
-  // Newton steps on the local slope: exact in one step for an affine peak, a few for a convex piecewise one.
-  std::int64_t b = clamp_batch(std::floor((out.usable_bytes - out.fixed_bytes) / out.per_sample_bytes));
+  // Newton steps on the local slope: exact in one step for an affine peak, a few for a convex piecewise one
+  // (none from a flat start: the bisection below).
+  std::int64_t b = out.per_sample_bytes > 0
+                       ? clamp_batch(std::floor((out.usable_bytes - out.fixed_bytes) / out.per_sample_bytes))
+                       : 1;
   std::int64_t found = 0;
-  for (int it = 0; it < 8 && found == 0; ++it) {
+  for (int it = 0; it < 8 && found == 0 && out.per_sample_bytes > 0; ++it) {
     const double fb = mem(b);
     const double fb1 = mem(b + 1);
     const bool ok = fb <= out.usable_bytes;
@@ -624,7 +688,7 @@ MaxBatch max_batch_size(const ModelSpec& m, const Workload& w, const StackProfil
   }
   out.batch = lo;
   // The per-sample cost where the answer lies (the phase peak's slope can change with the batch).
-  if (lo >= 2 && s.peak_model == "phases") {
+  if (lo >= 2 && piecewise) {
     out.per_sample_bytes = mem(lo) - mem(lo - 1);
     out.fixed_bytes = mem(lo) - static_cast<double>(lo) * out.per_sample_bytes;
   }

@@ -834,6 +834,9 @@ FieldList stack_memory_list() {
             "The stack's fused LoRA kernels apply only at lora_dropout 0 (default false)."),
           choice("default_attention", {"flash", "xformers"},
                  "The attention the stack runs when the job names none (default flash)."),
+          choice("adamw_implementation", {"foreach", "fused"},
+                 "How torch.optim.AdamW runs: foreach (a state-sized temporary at the step; default) or "
+                 "fused."),
           req(choice("peak_model", {"phases", "sum"},
                      "Peak as the largest phase, or all components at once.")),
           array("fit_parameters", K::string, 0, "The memory parameters fit-stack scans, in order."),

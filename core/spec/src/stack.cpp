@@ -16,6 +16,7 @@ json StackProfile::to_json() const {
               {"offload_checkpoints", offload_checkpoints},
               {"peak_model", peak_model},
               {"default_attention", default_attention},
+              {"adamw_implementation", adamw_implementation},
               {"memory",
                {{"cuda_context_gib", cuda_context_gib},
                 {"allocator_overhead_fraction", allocator_overhead_fraction},
@@ -82,6 +83,8 @@ Status parse_stack_memory(const json& m, StackProfile& s) {
   s.fused_lora_needs_zero_dropout = fused_lora == 1;
   FTCOST_TRY(default_attention, r.choice("default_attention", "flash"));
   s.default_attention = default_attention;
+  FTCOST_TRY(adamw_implementation, r.choice("adamw_implementation", "foreach"));
+  s.adamw_implementation = adamw_implementation;
   FTCOST_TRY(peak_model, r.choice("peak_model", "phases"));
   s.peak_model = peak_model;
   return Ok{};

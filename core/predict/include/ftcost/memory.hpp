@@ -37,6 +37,13 @@ struct MemoryBreakdown {
   double dequant_buffers = 0;  // QLoRA: dequantized weight temporaries
   double cuda_context = 0;
   double allocator_overhead = 0;
+  // The optimizer step's own temporaries (not in the sum of the other components): torch's foreach AdamW
+  // (the stack's adamw_implementation "foreach") allocates sqrt(exp_avg_sq) for every parameter it steps at
+  // once (torch/optim/adam.py _multi_tensor_adam: `exp_avg_sq_sqrt = torch._foreach_sqrt(...)`), one
+  // state-sized list. It exists only at the step, when the activations and logits are freed and every
+  // gradient exists: the moment optimizer_step = fixed + gradients + optimizer_step_temp, a peak of its own
+  // for full fine-tuning at small batches (an 8B model's +16 GB in bf16).
+  double optimizer_step_temp = 0;
   // Not on the GPU (not in total()): gradient checkpoints offloaded to pinned host RAM.
   double host_offload = 0;
   // Paged optimizer states (bitsandbytes PagedAdamW / PagedAdamW8bit): allocated with cudaMallocManaged
@@ -56,16 +63,18 @@ struct MemoryBreakdown {
   // G_kept = the gradients when they outlive the step's forward (gradient accumulation), else 0.
   bool phased = false;
   bool gradients_kept = false;
+  // Every profile, phased or not, also has the optimizer step: fixed + gradients + optimizer_step_temp
+  // (it is the peak only where that temporary outweighs the activations and logits).
   struct Phases {
-    double forward_loss = 0, backward_start = 0, backward_end = 0;
+    double forward_loss = 0, backward_start = 0, backward_end = 0, optimizer_step = 0;
   };
   Phases phases() const;
-  enum class Moment { sum, forward_loss, backward_start, backward_end };
-  Moment peak_moment() const;  // Moment::sum when not phased
+  enum class Moment { sum, forward_loss, backward_start, backward_end, optimizer_step };
+  Moment peak_moment() const;  // Moment::sum (or optimizer_step) when not phased
   // The components as they are at the peak moment (what is freed or not yet allocated then is left out or
   // reduced): an unphased breakdown whose plain sum is total(). Unphased: a copy.
   MemoryBreakdown at_peak() const;
-  // "forward_loss", "backward_start", "backward_end", or "sum" when not phased.
+  // "forward_loss", "backward_start", "backward_end", "optimizer_step", or "sum" when not phased.
   const char* peak_phase() const;
   double total() const;
   // What must fit on the GPU: total() without paged optimizer states (they yield to the rest).
@@ -77,8 +86,8 @@ struct MemoryBreakdown {
   // The part of the peak that the stack's memory uncertainty applies to (activations, logits,
   // allocator overhead at the peak phase): the memory range is total() -/+ uncertainty x variable().
   double variable() const;
-  json to_json_gib()
-      const;  // {"total":..., "weights":..., ...} in GiB; phased: + peak_phase, phases, at_peak
+  json to_json_gib() const;  // {"total":..., "weights":..., ...} in GiB; phased or a step peak: + peak_phase,
+                             // at_peak (phases)
 };
 
 struct ActivationDetail {

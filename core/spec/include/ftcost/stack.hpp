@@ -56,6 +56,12 @@ struct StackProfile {
   // kernel) or "xformers" (Unsloth's default install depends on xformers, not flash-attn). Only a stack
   // whose default is xformers accepts --attention xformers.
   std::string default_attention = "flash";
+  // How the stack's --optimizer adamw / adamw-mixed runs (torch.optim.AdamW): "foreach" (torch's default for
+  // CUDA tensors when neither foreach nor fused is given: the HF Trainer's adamw_torch, which allocates one
+  // state-sized temporary list, sqrt(exp_avg_sq), for the step: MemoryBreakdown::optimizer_step_temp) or
+  // "fused" (one fused kernel, no temporary: torchtune's configs, the Trainer's adamw_torch_fused default
+  // from PyTorch 2.8).
+  std::string adamw_implementation = "foreach";
   // How the memory components combine into the peak (MemoryBreakdown::phases): "phases" (the largest of
   // end of forward, start and end of backward: gradients do not exist before backward, logits and saved
   // activations are freed during it) or "sum" (all at once: the paper's profiles, whose memory parameters
