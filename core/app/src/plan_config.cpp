@@ -539,9 +539,10 @@ std::string torchtune_optimizer(const Job& j) {
 // *_full.yaml, *_lora.yaml): one kernel, no foreach temporary at the step (the torchtune profile's
 // adamw_implementation).
 void torchtune_optimizer_section(Yaml& y, const Job& j) {
+  const std::string component = torchtune_optimizer(j);
   y.section("optimizer");
-  y.kv("_component_", torchtune_optimizer(j), 2);
-  if (torchtune_optimizer(j) == "torch.optim.AdamW") y.kv("fused", yb(true), 2);
+  y.kv("_component_", component, 2);
+  if (component == "torch.optim.AdamW") y.kv("fused", yb(true), 2);
 }
 
 Result<PlanConfig> torchtune_config(const Job& j) {

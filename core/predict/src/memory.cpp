@@ -638,7 +638,8 @@ MaxBatch max_batch_size(const ModelSpec& m, const Workload& w, const StackProfil
   // moments). The secant through batches 1
   // and 2 gives a first guess, Newton steps on the local slope the answer (two evaluations when affine);
   // a bisection on whole batches is the fallback whatever the shape.
-  const double m1 = mem(1);
+  const MemoryBreakdown b1 = memory_for_batch(m, w, s, 1, out.seq_len);
+  const double m1 = b1.resident();
   const double m2 = mem(2);
   out.per_sample_bytes = m2 - m1;
   out.fixed_bytes = m1 - out.per_sample_bytes;
@@ -648,8 +649,7 @@ MaxBatch max_batch_size(const ModelSpec& m, const Workload& w, const StackProfil
   }
   // The optimizer step's temporary is a moment that does not grow with the batch: the peak can be flat over
   // the first batches (the step's) and rise later (the activations').
-  const bool piecewise =
-      s.peak_model == "phases" || memory_for_batch(m, w, s, 1, out.seq_len).optimizer_step_temp > 0;
+  const bool piecewise = s.peak_model == "phases" || b1.optimizer_step_temp > 0;
   if ((out.per_sample_bytes <= 0 && !piecewise) || out.fixed_bytes >= out.usable_bytes) return out;
   constexpr std::int64_t kMaxBatch = 10000000;
   auto clamp_batch = [&](double b) {
