@@ -24,7 +24,11 @@ constexpr double kZeroPrefetchElems = 5e7;
 // assumed: fraction of the NVLink/PCIe per-direction line rate a large NCCL collective reaches (bus bw).
 constexpr double kNvlinkEfficiency = 0.80;
 constexpr double kPcieEfficiency = 0.80;
-// assumed: without PCIe peer-to-peer NCCL stages through host memory (SHM): every byte crosses PCIe twice.
+// assumed: without PCIe peer-to-peer NCCL stages through host memory (SHM transport). NCCL's own topology
+// model rates that GPU-CPU-GPU path at the PCIe link's speed (src/graph/topo.h, search.cc followPath); what
+// costs is host memory and the root complex, shared by every GPU that stages through them, and the socket
+// count. torchtune's 4090 rows bracket it: 2 GPUs reached ~0.9 of the line rate, 4 GPUs ~0.55
+// (docs/validation.md, multi-GPU). One factor for both; a --collectives calibration replaces it.
 constexpr double kPcieHostPenalty = 0.5;
 // assumed: fraction of the NIC line rate NCCL reaches (IB/RoCE with GPUDirect RDMA; TCP sockets for
 // Ethernet).
