@@ -178,10 +178,14 @@ _HF_OPTIM = {
     "adamw_apex_fused": "adamw",
     "adamw_bnb_8bit": "adamw-8bit",
     "adamw_8bit": "adamw-8bit",
-    "paged_adamw_8bit": "adamw-8bit",
-    "paged_adamw_32bit": "adamw",
+    "paged_adamw_8bit": "paged-adamw-8bit",
+    "paged_adamw_32bit": "paged-adamw",
     "sgd": "sgd",
 }
+# torch.optim.AdamW's implementation behind the Trainer's optim name (transformers' OptimizerNames): adamw_torch
+# leaves torch's default on CUDA, foreach (a state-sized temporary at the step); adamw_torch_fused asks for
+# fused=True (none). ftcost's --adamw-impl.
+_HF_ADAMW_IMPL = {"adamw_torch": "foreach", "adamw_torch_fused": "fused"}
 
 
 def training_from_hf_args(args, model=None):
@@ -219,6 +223,7 @@ def training_from_hf_args(args, model=None):
         "checkpointing": bool(g("gradient_checkpointing", False)),
         "precision": "bf16" if g("bf16") else ("fp16" if g("fp16") else "fp32"),
         "optimizer": _HF_OPTIM.get(optim),
+        "adamw_impl": _HF_ADAMW_IMPL.get(optim),
         "packing": bool(g("packing", False)),
         "max_length": g("max_seq_length") or g("max_length"),
     }
@@ -508,7 +513,8 @@ def _base_doc(source, config, opts):
     training = {k: v for k, v in {
         "method": opts.get("method"), "quant": opts.get("quant"), "lora_rank": opts.get("lora_rank"),
         "lora_targets": opts.get("lora_targets"), "precision": opts.get("precision"),
-        "optimizer": opts.get("optimizer"), "checkpointing": opts.get("checkpointing"),
+        "optimizer": opts.get("optimizer"), "adamw_impl": opts.get("adamw_impl"),
+        "checkpointing": opts.get("checkpointing"),
         "attention": opts.get("attention"), "batch_size": opts.get("batch"),
         "gradient_accumulation_steps": opts.get("accumulation") or 1, "packing": opts.get("packing"),
         "max_length": opts.get("seq")}.items() if v is not None}
@@ -715,7 +721,10 @@ def _main(argv=None):
         sp.add_argument("--lora-rank", type=int)
         sp.add_argument("--lora-targets", help="comma-separated PEFT module names")
         sp.add_argument("--precision", choices=["bf16", "fp16", "fp32"])
-        sp.add_argument("--optimizer", choices=["adamw", "adamw-mixed", "adamw-8bit", "sgd", "sgd-momentum"])
+        sp.add_argument("--optimizer", choices=["adamw", "adamw-mixed", "adamw-8bit", "paged-adamw",
+                                                "paged-adamw-8bit", "sgd", "sgd-momentum"])
+        sp.add_argument("--adamw-impl", choices=["foreach", "fused"],
+                        help="torch AdamW's implementation (adamw_torch: foreach; adamw_torch_fused: fused)")
         sp.add_argument("--checkpointing", choices=["on", "off"])
         sp.add_argument("--attention", choices=["flash", "eager"])
         sp.add_argument("--batch", type=int, help="micro-batch size")
@@ -749,7 +758,7 @@ def _main(argv=None):
         if config is None and not args.model_preset:
             raise RunFileError("--config or --model-preset: one is required (the run must say which model)")
         opts = {k: getattr(args, k, None) for k in (
-            "method", "quant", "lora_rank", "precision", "optimizer", "attention", "batch", "seq",
+            "method", "quant", "lora_rank", "precision", "optimizer", "adamw_impl", "attention", "batch", "seq",
             "accumulation", "gpu_name", "gpu_id", "model_preset", "tokens_per_step", "warmup_steps")}
         opts["lora_targets"] = args.lora_targets.split(",") if args.lora_targets else None
         opts["checkpointing"] = None if args.checkpointing is None else args.checkpointing == "on"

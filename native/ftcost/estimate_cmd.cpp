@@ -86,10 +86,11 @@ int print_estimate(const Estimate& e) {
     std::cout << "\n";
   }
   if (!mb.phased && step_peak)
-    std::cout << "peak at the optimizer step: foreach AdamW's temporary (sqrt of every exp_avg_sq, "
-              << gib(mb.optimizer_step_temp)
-              << " GiB) beside every gradient, once activations and logits are "
-                 "freed; fused AdamW (adamw_torch_fused) or an 8-bit optimizer has none\n";
+    std::cout
+        << "peak at the optimizer step: foreach AdamW's temporary (sqrt of every exp_avg_sq, "
+        << gib(mb.optimizer_step_temp)
+        << " GiB) beside every gradient, once activations and logits are "
+           "freed; fused AdamW (--adamw-impl fused, adamw_torch_fused) or an 8-bit optimizer has none\n";
   if (in.stack.memory_uncertainty_fraction > 0)
     std::cout << "memory range: " << gib(e.memory_low) << "-" << gib(e.memory_high)
               << " GiB (stack uncertainty ±" << fixed(in.stack.memory_uncertainty_fraction * 100, 0)

@@ -80,6 +80,12 @@ def check_files(stack, tag, plan, est, files):
     ctx = f"{stack}/{tag}"
     main = files[0]
     lora_rank = inp["lora_rank"] if lora else None  # checked only where the config is a LoRA one
+    # torch AdamW's implementation: the estimate counted foreach's step temporary or none (fused); the config
+    # must ask for the same one (HF optim adamw_torch / adamw_torch_fused, torchtune fused: True/False)
+    adamw_fused = est["memory_gib"]["optimizer_step_temp"] == 0
+    hf_optim_key = {"trl": "optim", "axolotl": "optimizer", "llamafactory": "optim", "unsloth": "sft_config.optim"}
+    if stack in hf_optim_key and inp["optimizer"] in ("adamw", "adamw-mixed"):
+        expect(main, ctx, [(hf_optim_key[stack], "adamw_torch_fused" if adamw_fused else "adamw_torch")])
     if stack == "trl":
         expect(main, ctx, [("per_device_train_batch_size", micro), ("gradient_accumulation_steps", accum),
                            ("num_train_epochs", inp["epochs"]), ("gradient_checkpointing", ckpt),
@@ -114,7 +120,7 @@ def check_files(stack, tag, plan, est, files):
               (lora or not comp.split(".")[-1].startswith(("lora_", "qlora_"))), ctx + ": model builder " + comp)
         opt = main.get("optimizer") or {}
         if opt.get("_component_") == "torch.optim.AdamW":
-            check(opt.get("fused") is True, ctx + ": torch.optim.AdamW fused, as torchtune's own configs")
+            check(opt.get("fused") is adamw_fused, ctx + ": torch.optim.AdamW fused as the estimate assumed")
     elif stack == "unsloth":
         expect(main, ctx, [("from_pretrained.load_in_4bit", q4), ("from_pretrained.max_seq_length", length),
                            ("from_pretrained.full_finetuning", not lora),

@@ -273,7 +273,8 @@ check(all(len(s["micro_batches"]) == 2 for s in crun["steps"]), "callback: both 
 check(crun["steps"][1]["micro_batches"][0] == {"batch_size": 2, "seq_len": 16, "tokens": 19, "label_tokens": 19},
       "callback: micro-batch shape and tokens through the forward wrapper: %s" % crun["steps"][1]["micro_batches"][0])
 check(crun["training"]["gradient_accumulation_steps"] == 2 and crun["training"]["checkpointing"] is True
-      and crun["training"]["optimizer"] == "adamw" and crun["training"]["method"] == "full",
+      and crun["training"]["optimizer"] == "adamw" and crun["training"]["adamw_impl"] == "foreach"
+      and crun["training"]["method"] == "full",
       "callback: training arguments read from args and the model: %s" % crun["training"])
 check(crun["steps"][0]["warmup"] and not crun["steps"][1]["warmup"], "callback: warm-up flag")
 check(len(crun["logs"]) == 4, "callback: on_log entries kept")

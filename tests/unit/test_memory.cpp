@@ -225,6 +225,24 @@ TEST_CASE("the optimizer step: foreach AdamW's state-sized temporary is a moment
                           {"optimizer", "adamw-mixed"}});
   CHECK(memory_for_batch(mixed.model, mixed.workload, mixed.stack, 1, 512).optimizer_step_temp ==
         doctest::Approx(4.0 * P));
+  // --adamw-impl overrides the stack either way: foreach on torchtune's (fused) profile has the temporary,
+  // fused on the HF Trainer's (foreach) profile has none.
+  Inputs tt_foreach = resolve({{"model", "llama-3.1-8b"},
+                               {"gpu", "a100-sxm4-80gb"},
+                               {"method", "full"},
+                               {"seq", "512"},
+                               {"stack", "torchtune-2024"},
+                               {"adamw-impl", "foreach"}});
+  CHECK(
+      memory_for_batch(tt_foreach.model, tt_foreach.workload, tt_foreach.stack, 1, 512).optimizer_step_temp ==
+      doctest::Approx(2.0 * P));
+  Inputs hf_fused = resolve({{"model", "llama-3.1-8b"},
+                             {"gpu", "a100-sxm4-80gb"},
+                             {"method", "full"},
+                             {"seq", "512"},
+                             {"stack", "hf-trl-2025"},
+                             {"adamw-impl", "fused"}});
+  CHECK(memory_for_batch(hf_fused.model, hf_fused.workload, hf_fused.stack, 1, 512).optimizer_step_temp == 0);
 }
 
 TEST_CASE("maximum batch when the optimizer step's flat peak comes first: the bisection finds the edge") {

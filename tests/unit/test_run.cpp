@@ -120,6 +120,40 @@ Error run_error(const json& doc) {
 
 }  // namespace
 
+TEST_CASE("a run's AdamW implementation and paged optimizers reach the request") {
+  const json d = run_doc(kShapes, 1);
+  auto request_of = [](const json& x) {
+    auto r = parse_run(x.dump(), "ok.json", db());
+    REQUIRE(r.ok());
+    return r->request;
+  };
+  CHECK(request_of(d).count("adamw-impl") == 0);  // nothing recorded: the stack's default
+  {
+    json x = d;
+    x["training_raw"] = {{"optim", "adamw_torch_fused"}};  // the Trainer's own name, in older recordings
+    CHECK(request_of(x).at("adamw-impl") == "fused");
+    x["training_raw"]["optim"] = "adamw_torch";
+    CHECK(request_of(x).at("adamw-impl") == "foreach");
+    x["training"]["adamw_impl"] = "fused";  // recorded explicitly: wins over the raw name
+    CHECK(request_of(x).at("adamw-impl") == "fused");
+  }
+  {
+    json x = d;
+    x["training"]["optimizer"] = "paged-adamw-8bit";
+    x["training_raw"] = {{"optim", "adamw_torch"}};  // not torch's AdamW: no implementation to carry
+    const auto req = request_of(x);
+    CHECK(req.at("optimizer") == "paged-adamw-8bit");
+    CHECK(req.count("adamw-impl") == 0);
+  }
+  {
+    json x = d;
+    x["training"]["adamw_impl"] = "apex";
+    const Error e = run_error(x);
+    CHECK(e.field == "training.adamw_impl");
+    CHECK(e.message.find("foreach") != std::string::npos);
+  }
+}
+
 TEST_CASE("a synthetic run with known parameters is recovered within 2%") {
   const StackProfile base = *db().stack("hf-transformers-2024");
   const StackProfile truth = truth_profile();

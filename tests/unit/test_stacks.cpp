@@ -199,6 +199,8 @@ TEST_CASE("stack options: bad values name the option and what is allowed") {
         Case{Request{{"grad-accum", "2x"}}, "--grad-accum"}, Case{Request{{"liger", "yes"}}, "--liger"},
         Case{Request{{"optimizer", "adam"}}, "--optimizer"}, Case{Request{{"host-ram", "-1"}}, "--host-ram"},
         Case{Request{{"packed-doc-len", "0"}}, "--packed-doc-len"},
+        Case{Request{{"adamw-impl", "apex"}}, "--adamw-impl"},
+        Case{Request{{"optimizer", "adamw-8bit"}, {"adamw-impl", "fused"}}, "--adamw-impl"},
         Case{Request{{"no-such-option", "1"}}, "--no-such-option"}}) {
     CAPTURE(c.field);
     CHECK(resolve_error(llama7b("hf-trl-2026"), c.opts).field == c.field);

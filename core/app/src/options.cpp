@@ -175,6 +175,18 @@ Status apply_optimizer(ResolveState& st, const std::string& v) {
   return make_error(Errc::invalid_value, "--optimizer", "unknown optimizer '" + v + "'");
 }
 
+std::string only_torch_adamw(const ResolveState& st) {
+  const Optimizer opt = st.in.workload.optimizer;
+  if (opt == Optimizer::adamw || opt == Optimizer::adamw_mixed) return "";
+  return "applies only to torch's AdamW (--optimizer adamw or adamw-mixed)";
+}
+Status apply_adamw_impl(ResolveState& st, const std::string& v) {
+  AdamwImpl impl = AdamwImpl::stack;
+  if (v == "foreach") impl = AdamwImpl::foreach;
+  if (v == "fused") impl = AdamwImpl::fused;
+  st.in.workload.adamw_impl = impl;
+  return Ok{};
+}
 std::string only_lora(const ResolveState& st) {
   return st.in.workload.method == Method::full ? "applies only to --method lora or qlora" : "";
 }
@@ -945,6 +957,35 @@ std::vector<Option> build_options() {
       st.in.workload.optimizer_in_backward = v == "on";
       return Ok{};
     };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "adamw-impl";
+    o.kind = OptionKind::choice;
+    o.group = "method";
+    o.label = "AdamW impl.";
+    o.help =
+        "torch AdamW: foreach (adamw_torch, a state-sized temporary at the step) or fused "
+        "(adamw_torch_fused)";
+    o.details =
+        "torch.optim.AdamW's implementation. foreach (_multi_tensor_adam, the HF Trainer's optim adamw_torch "
+        "and torch's default on CUDA) builds sqrt(exp_avg_sq) for every parameter at once: one state-sized "
+        "temporary list at the optimizer step. fused (_fused_adamw: optim adamw_torch_fused, torchtune's "
+        "fused: True, the default of transformers 5 on PyTorch 2.8+) updates in one kernel without it. "
+        "Changes the step's peak memory; the step time uses the stack's fitted optimizer efficiency either "
+        "way.";
+    o.values = {{"stack", "stack default", "as the stack profile does"},
+                {"foreach", "foreach", "adamw_torch"},
+                {"fused", "fused", "adamw_torch_fused"}};
+    o.default_help = "stack";
+    o.default_rule = [](const ResolveState&) {
+      DefaultValue d = fixed_default("stack");
+      d.listed = false;
+      return d;
+    };
+    o.applies = only_torch_adamw;
+    o.apply = apply_adamw_impl;
     add(o);
   }
   {

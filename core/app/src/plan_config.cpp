@@ -35,6 +35,7 @@
 //   target_modules, lora_alpha, lora_dropout, use_gradient_checkpointing), then TRL's SFTConfig.
 #include "ftcost/plan_config.hpp"
 
+#include "ftcost/memory.hpp"
 #include "ftcost/parallel.hpp"
 
 #include <algorithm>
@@ -195,7 +196,8 @@ std::string hf_optim(const Job& j, const std::string& stack) {
   switch (j.in.workload.optimizer) {
     case Optimizer::adamw:
     case Optimizer::adamw_mixed:
-      return "adamw_torch";
+      // the AdamW implementation the estimate assumed (--adamw-impl, else the stack's): foreach or fused
+      return adamw_fused(j.in.stack, j.in.workload) ? "adamw_torch_fused" : "adamw_torch";
     case Optimizer::adamw_8bit:
       return "adamw_bnb_8bit";
     case Optimizer::paged_adamw_8bit:
@@ -537,12 +539,12 @@ std::string torchtune_optimizer(const Job& j) {
 
 // The optimizer section; torch's AdamW fused as torchtune's own recipe configs set it (recipes/configs/*/
 // *_full.yaml, *_lora.yaml): one kernel, no foreach temporary at the step (the torchtune profile's
-// adamw_implementation).
+// adamw_implementation), unless --adamw-impl foreach asked for the temporary.
 void torchtune_optimizer_section(Yaml& y, const Job& j) {
   const std::string component = torchtune_optimizer(j);
   y.section("optimizer");
   y.kv("_component_", component, 2);
-  if (component == "torch.optim.AdamW") y.kv("fused", yb(true), 2);
+  if (component == "torch.optim.AdamW") y.kv("fused", yb(adamw_fused(j.in.stack, j.in.workload)), 2);
 }
 
 Result<PlanConfig> torchtune_config(const Job& j) {

@@ -145,6 +145,32 @@ void read_software_stack(const json& doc, const Database& db, RunFile& run) {
   if (!run.software_stack.empty() && db.stack(run.software_stack) == nullptr) run.software_stack.clear();
 }
 
+// torch AdamW's implementation of a run: recorded (training.adamw_impl), or read off the Trainer's own optim
+// name in training_raw (adamw_torch is foreach, adamw_torch_fused fused: transformers' OptimizerNames), which
+// recordings made before adamw_impl existed carry. Empty: not known (the stack's default applies) or not
+// torch's AdamW (the recorded optimizer is another one).
+Result<std::string> recorded_adamw_impl(const json& doc, const json& training, const std::string& path,
+                                        const std::string& optimizer) {
+  FTCOST_TRY(impl, opt_choice(training, "adamw_impl", path, {"foreach", "fused"}));
+  if (!optimizer.empty() && optimizer != "adamw" && optimizer != "adamw-mixed") return std::string();
+  if (!impl.empty() || !has(doc, "training_raw") || !doc.at("training_raw").is_object()) return impl;
+  const json& raw = doc.at("training_raw");
+  if (!has(raw, "optim") || !raw.at("optim").is_string()) return impl;
+  const std::string o = raw.at("optim").get<std::string>();
+  return std::string(o == "adamw_torch" ? "foreach" : o == "adamw_torch_fused" ? "fused" : "");
+}
+
+// training.optimizer and torch AdamW's implementation into the request.
+Status read_optimizer(const json& doc, const json& training, const std::string& path, Request& request) {
+  FTCOST_TRY(opt, opt_choice(training, "optimizer", path,
+                             {"adamw", "adamw-mixed", "adamw-8bit", "paged-adamw", "paged-adamw-8bit", "sgd",
+                              "sgd-momentum"}));
+  if (!opt.empty()) request["optimizer"] = opt;
+  FTCOST_TRY(impl, recorded_adamw_impl(doc, training, path, opt));
+  if (!impl.empty()) request["adamw-impl"] = impl;
+  return Ok{};
+}
+
 }  // namespace
 
 std::string stack_for_software(const json& software, std::string& why) {
@@ -286,9 +312,7 @@ Result<RunFile> parse_run(const std::string& text, const std::string& source, co
   if (!quant.empty() && method == "qlora") run.request["quant"] = quant;
   FTCOST_TRY(prec, opt_choice(t, "precision", tp, {"bf16", "fp16", "fp32"}));
   if (!prec.empty()) run.request["precision"] = prec;
-  FTCOST_TRY(opt,
-             opt_choice(t, "optimizer", tp, {"adamw", "adamw-mixed", "adamw-8bit", "sgd", "sgd-momentum"}));
-  if (!opt.empty()) run.request["optimizer"] = opt;
+  if (auto st = read_optimizer(doc, t, tp, run.request); !st.ok()) return st.error();
   FTCOST_TRY(att, opt_choice(t, "attention", tp, {"flash", "eager", "xformers"}));
   if (!att.empty()) run.request["attention"] = att;
   if (has(t, "checkpointing")) {

@@ -233,6 +233,11 @@ bool kbit_upcast(const StackProfile& s, const Workload& w) {
   return s.qlora_unquantized_param_bytes >= 4;
 }
 
+bool adamw_fused(const StackProfile& s, const Workload& w) {
+  if (w.adamw_impl != AdamwImpl::stack) return w.adamw_impl == AdamwImpl::fused;
+  return s.adamw_implementation == "fused";
+}
+
 bool fused_lora(const StackProfile& s, const Workload& w) {
   return w.method != Method::full && s.fused_lora_needs_zero_dropout && w.lora_dropout <= 0;
 }
@@ -515,8 +520,7 @@ namespace {
 // bitsandbytes' 8-bit and paged optimizers update in place, fused AdamW in one kernel: none.
 double optimizer_step_temp(const ModelSpec& m, const Workload& w, const StackProfile& s,
                            const ParamBreakdown& p) {
-  if (s.adamw_implementation != "foreach" ||
-      (w.optimizer != Optimizer::adamw && w.optimizer != Optimizer::adamw_mixed))
+  if (adamw_fused(s, w) || (w.optimizer != Optimizer::adamw && w.optimizer != Optimizer::adamw_mixed))
     return 0;
   if (w.method != Method::full) return p.lora * s.trainable_param_bytes;
   const double total = d(m.params().total());

@@ -107,6 +107,9 @@ struct ActivationDetail {
 // so norm outputs, the MLP's 4-bit linear outputs and the residual stream are fp32 too (bitsandbytes'
 // Linear4bit returns its input's dtype).
 bool kbit_upcast(const StackProfile& s, const Workload& w);
+// Whether torch's AdamW runs fused (one kernel, no step temporary): --adamw-impl, else the stack's
+// adamw_implementation. Only torch's AdamW (--optimizer adamw / adamw-mixed) has the choice.
+bool adamw_fused(const StackProfile& s, const Workload& w);
 
 // Plain LoRA through PEFT's Linear.forward casts the adapter input x to the adapters' dtype before lora_A
 // (tuners/lora/layer.py, `x = x.to(lora_A.weight.dtype)` since peft 0.7, `_cast_input_dtype` since 0.15;

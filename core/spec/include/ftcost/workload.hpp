@@ -26,6 +26,10 @@ enum class MoeMode { sparse, dense };
 // xformers: xformers' memory_efficient_attention as Unsloth's default install runs it (grouped-query K/V
 // repeated to every query head under autograd, unsloth/models/llama.py LlamaAttention_fast_forward).
 enum class Attention { flash, eager, xformers };
+// torch.optim.AdamW's implementation: the stack's default, foreach (_multi_tensor_adam: one state-sized
+// temporary list at the step; the HF Trainer's adamw_torch) or fused (_fused_adamw: one kernel, no temporary;
+// adamw_torch_fused, torchtune's fused: True).
+enum class AdamwImpl { stack, foreach, fused };
 
 // LoRA target modules, canonical (PEFT names map onto these).
 struct LoraTargets {
@@ -77,6 +81,7 @@ struct Workload {
   // peft prepare_model_for_kbit_training (QLoRA): the stack's default, or forced on/off (LLaMA-Factory
   // does not call it; TRL's SFTTrainer did from 2024-03 to 2025-08).
   Switch kbit_upcast = Switch::stack;
+  AdamwImpl adamw_impl = AdamwImpl::stack;  // --adamw-impl
   // Packing with document masking (FA2 varlen with position_ids, torchtune/flex block-causal masks): each
   // token attends within its own document, so attention costs the document length, not the row length.
   // 0 = not given: the dataset's mean (truncated) length with --padding packing, else the padded length.
