@@ -2,6 +2,7 @@
 // the JSON request, resolves with a sample value, and rejects empty and non-applying values by name.
 #include "ftcost/api.hpp"
 #include "ftcost/options.hpp"
+#include "ftcost/suggest.hpp"
 #include "option_samples.hpp"
 
 #include <doctest/doctest.h>
@@ -155,4 +156,32 @@ TEST_CASE("grad-accum: the optimizer's time is spread over the micro-batches, no
   const json j = estimate_to_json(eight.value());
   CHECK(j["inputs"]["grad_accum"] == 8);
   CHECK(j["effective_batch_size"] == 16);
+}
+
+TEST_CASE("an unknown id names the closest known one when one is close, and only then") {
+  CHECK(closest_id("h100-sxm-80gb", {"h100-nvl", "h100-pcie-80gb", "h100-sxm5-80gb"}) == "h100-sxm5-80gb");
+  CHECK(closest_id("Llama_3.1_8B", {"llama-3.1-70b", "llama-3.1-8b"}) == "llama-3.1-8b");  // spelling only
+  CHECK(closest_id("mixtral", {"llama-3.1-8b", "mixtral-8x7b"}) == "mixtral-8x7b");        // unique prefix
+  CHECK(closest_id("llama", {"llama-3.1-70b", "llama-3.1-8b"}).empty());                   // prefix of two
+  CHECK(
+      closest_id("a10", {"a100-pcie-40gb", "a10g", "a40"}).empty());  // too short to guess: a10g and a40 tie
+  CHECK(closest_id("tpu-v5", {"a100-pcie-40gb", "h100-sxm5-80gb"}).empty());
+  CHECK(closest_id("", {"a40"}).empty());
+  CHECK(did_you_mean("zer03", {"zero2", "zero3"}) == " (did you mean \"zero3\"?)");
+  CHECK(did_you_mean("unsloth", {"hf-trl-2025", "unsloth-2024q2", "unsloth-2024q4"}) ==
+        " (did you mean one of \"unsloth-2024q2\", \"unsloth-2024q4\"?)");
+  CHECK(did_you_mean("tpu", {"a40", "h100-nvl"}).empty());
+
+  const Database& db = Database::embedded();
+  Request r = {{"model", "llama-3.1-8b"}, {"gpu", "h100-sxm-80gb"}, {"method", "lora"}};
+  auto in = resolve_request(r, db, nullptr, 20000);
+  REQUIRE(!in.ok());
+  CHECK(in.error().field == "--gpu");
+  CHECK(
+      in.error().message.find("unknown GPU \"h100-sxm-80gb\" (did you mean \"h100-sxm5-80gb\"?); known: ") !=
+      std::string::npos);
+  r = {{"model", "llama-3.1-8b"}, {"gpu", "a40"}, {"method", "lora"}, {"grad-acum", "4"}};
+  in = resolve_request(r, db, nullptr, 20000);
+  REQUIRE(!in.ok());
+  CHECK(in.error().message.find("did you mean \"grad-accum\"?") != std::string::npos);
 }

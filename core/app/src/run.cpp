@@ -1,6 +1,7 @@
 #include "ftcost/run.hpp"
 
 #include "ftcost/memory.hpp"
+#include "ftcost/suggest.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -257,7 +258,8 @@ Result<RunFile> parse_run(const std::string& text, const std::string& source, co
   if (!gid.empty()) {
     if (db.gpu(gid) == nullptr)
       return make_error(Errc::unknown_id, "gpu.id",
-                        "unknown GPU \"" + gid + "\"; known: " + join_ids(db.gpu_ids()));
+                        "unknown GPU \"" + gid + "\"" + did_you_mean(gid, db.gpu_ids()) +
+                            "; known: " + join_ids(db.gpu_ids()));
     run.gpu_id = gid;
   } else if (!gname.empty()) {
     FTCOST_TRY(m, match_gpu(gname, gmem, db));
@@ -282,7 +284,8 @@ Result<RunFile> parse_run(const std::string& text, const std::string& source, co
   if (!preset.empty()) {
     if (db.model(preset) == nullptr)
       return make_error(Errc::unknown_id, "model.preset",
-                        "unknown model \"" + preset + "\"; presets: " + join_ids(db.model_ids()));
+                        "unknown model \"" + preset + "\"" + did_you_mean(preset, db.model_ids()) +
+                            "; presets: " + join_ids(db.model_ids()));
     run.request["model"] = preset;
   } else {
     if (!has(m, "config") || !m.at("config").is_object())

@@ -17,6 +17,7 @@
 #include "ftcost/db_check.hpp"
 #include "ftcost/gpu.hpp"
 #include "ftcost/json_util.hpp"
+#include "ftcost/suggest.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -49,7 +50,6 @@ bool id_like(const std::string& s, const std::string& extra);
 std::vector<std::string> split_path(const std::string& path);
 std::string basename_of(const std::string& path);
 std::string stem_of(const std::string& path);
-std::size_t edit_distance(const std::string& a, const std::string& b);
 std::string render_path(const std::vector<std::string>& parts);
 std::string path_at(const std::string& text, std::size_t offset);
 

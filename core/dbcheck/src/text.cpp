@@ -148,23 +148,6 @@ std::string stem_of(const std::string& path) {
   return ends_with(b, ".json") ? b.substr(0, b.size() - 5) : b;
 }
 
-// Levenshtein distance, capped: used to suggest a key for a misspelt one.
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  if (a.size() > 64 || b.size() > 64) return 100;
-  std::vector<std::size_t> prev(b.size() + 1);
-  std::vector<std::size_t> cur(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
 // ------------------------------------------------------------------------ JSON paths in raw text
 
 std::string render_path(const std::vector<std::string>& parts) {
