@@ -1429,23 +1429,13 @@ json parallel_to_json(const ParallelEstimate& p) {
   const double need = e.usable_bytes > 0 ? e.memory.resident() / e.usable_bytes : 0;  // paged states yield
   j["memory_fraction"] = fraction;
   j["memory_state"] = !e.fits ? "does_not_fit" : need > kTightMemoryFraction ? "tight" : "fits";
-  const MemoryBreakdown& b = e.memory.base;
-  j["memory_gib"] = {{"total", e.memory.total() / kGiB},
-                     {"weights", b.weights / kGiB},
-                     {"trainable_params", b.trainable_params / kGiB},
-                     {"gradients", b.gradients / kGiB},
-                     {"fp32_grad_partition", e.memory.fp32_grad_partition / kGiB},
-                     {"optimizer_states", b.optimizer_states / kGiB},
-                     {"autocast_copies", b.autocast_copies / kGiB},
-                     {"gather_buffers", e.memory.gather_buffers / kGiB},
-                     {"bucket_buffers", e.memory.bucket_buffers / kGiB},
-                     {"nccl_buffers", e.memory.nccl_buffers / kGiB},
-                     {"activations", b.activations / kGiB},
-                     {"logits", b.logits / kGiB},
-                     {"dequant_buffers", b.dequant_buffers / kGiB},
-                     {"cuda_context", b.cuda_context / kGiB},
-                     {"allocator_overhead", b.allocator_overhead / kGiB},
-                     {"optimizer_step_temp", b.optimizer_step_temp / kGiB}};
+  json mem = components_gib(e.memory.base);  // the rank's own breakdown, plus what sharding adds
+  mem["total"] = e.memory.total() / kGiB;
+  mem["fp32_grad_partition"] = e.memory.fp32_grad_partition / kGiB;
+  mem["gather_buffers"] = e.memory.gather_buffers / kGiB;
+  mem["bucket_buffers"] = e.memory.bucket_buffers / kGiB;
+  mem["nccl_buffers"] = e.memory.nccl_buffers / kGiB;
+  j["memory_gib"] = mem;
   j["paged_out_gib"] = e.memory.paged_out(e.usable_bytes) / kGiB;
   json comm = json::array();
   for (const auto& c : e.comm)

@@ -354,8 +354,6 @@ double MemoryBreakdown::variable() const {
   return activations + logits + allocator_overhead;
 }
 
-namespace {
-// The components in GiB, without the peak's moment.
 json components_gib(const MemoryBreakdown& b) {
   json j{{"total", b.total() / kGiB},
          {"weights", b.weights / kGiB},
@@ -372,7 +370,6 @@ json components_gib(const MemoryBreakdown& b) {
   if (b.paged_optimizer) j["optimizer_paged"] = true;
   return j;
 }
-}  // namespace
 
 json MemoryBreakdown::to_json_gib() const {
   json j = components_gib(*this);

@@ -90,6 +90,10 @@ struct MemoryBreakdown {
                              // at_peak (phases)
 };
 
+// The components of `b` in GiB ({"total", "weights", ...}, "optimizer_paged" when paged), without the peak's
+// moment: to_json_gib's body, and the per-rank memory of a multi-GPU estimate.
+json components_gib(const MemoryBreakdown& b);
+
 struct ActivationDetail {
   double per_token_bytes = 0;             // resident activations per (padded) token, excluding logits
   double backward_per_token_bytes = 0;    // of per_token_bytes: only once backward runs
