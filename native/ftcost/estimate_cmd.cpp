@@ -48,8 +48,8 @@ int print_estimate(const Estimate& e) {
   std::cout << "\nparameters: " << human_count(static_cast<double>(m.params().total())) << " total, "
             << human_count(static_cast<double>(m.active_params(m.is_moe() ? w.active_experts(m) : 0)))
             << " active per token, " << human_count(e.params.trainable) << " trainable\n";
-  std::cout << "memory at batch " << e.batch << " × " << fixed(e.max_batch.seq_len, 0)
-            << " tokens (peak, GiB):\n";
+  std::cout << "memory at batch " << (e.batch > 0 ? e.batch : 1) << " × " << fixed(e.max_batch.seq_len, 0)
+            << " tokens (peak, GiB" << (e.batch > 0 ? "" : "; does not fit") << "):\n";
   const MemoryBreakdown& mb = e.memory;
   Table t({"component", "GiB"}, {false, true});
   auto add = [&](const char* name, double bytes) {
@@ -182,8 +182,9 @@ int print_parallel(const ParallelEstimate& p) {
     std::cout << "       network " << link_kind_name(p.plan.inter.kind) << " "
               << fixed(p.plan.inter.busbw_gbps, 1) << " GB/s per GPU (" << p.plan.inter.note << ")\n";
   const MemoryBreakdown& b = p.memory.base;
-  std::cout << "memory per rank at micro-batch " << p.micro_batch << " x " << fixed(p.seq_len, 0)
-            << " tokens (peak, GiB):\n";
+  std::cout << "memory per rank at micro-batch " << (p.micro_batch > 0 ? p.micro_batch : 1) << " x "
+            << fixed(p.seq_len, 0) << " tokens (peak, GiB" << (p.micro_batch > 0 ? "" : "; does not fit")
+            << "):\n";
   const std::pair<const char*, double> rows[] = {{"weights", b.weights},
                                                  {"trainable params (adapters)", b.trainable_params},
                                                  {"gradients", b.gradients},

@@ -912,9 +912,10 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
           deepspeed_zero2_estimate(P, plan.gpus_per_node, plan.nodes, plan.offload != Offload::none);
   }
   if (e.micro_batch <= 0) {
+    // the memory shown is micro-batch 1's, the job that does not fit (as on one GPU)
+    e.memory = rank_memory(c, 1);
     e.warnings.push_back("does not fit: even batch 1 per GPU needs " +
-                         json(std::round(rank_memory(c, 1).resident() / kGiB * 10) / 10).dump() +
-                         " GiB per rank");
+                         json(std::round(e.memory.resident() / kGiB * 10) / 10).dump() + " GiB per rank");
     return e;
   }
   e.global_batch = e.micro_batch * e.dp * plan.grad_accum;

@@ -234,13 +234,16 @@ bool estimate_memory(Estimate& e) {
                          "; allocator fragmentation or a longer batch than expected can run it out of memory "
                          "(a smaller batch or --headroom leaves a margin)");
   e.max_seq = max_seq_len(m, w, in.stack, in.gpu);
+  // Nothing fits: the memory shown (breakdown, range, fraction) is batch 1's, the job that does not fit.
+  if (e.batch <= 0) {
+    e.memory = memory_for_batch(m, w, in.stack, 1, e.max_batch.seq_len);
+    e.memory_fraction = usable > 0 ? e.memory.on_gpu(usable) / usable : 0;
+  }
   memory_range(e, usable);
   if (w.host_ram_gib > 0 && e.memory.host_offload > w.host_ram_gib * kGiB)
     e.warnings.push_back("offloaded checkpoints need " + gib1(e.memory.host_offload) +
                          " GiB of host RAM, more than --host-ram " + json(w.host_ram_gib).dump() + " GiB");
   if (e.batch <= 0) {
-    e.memory = memory_for_batch(m, w, in.stack, 1, e.max_batch.seq_len);
-    e.memory_fraction = usable > 0 ? e.memory.on_gpu(usable) / usable : 0;
     e.warnings.push_back("does not fit: even batch 1 needs " + gib1(e.memory.resident()) + " GiB; " +
                          in.gpu.id + " has " + gib1(in.gpu.usable_bytes()) + " GiB usable");
     return false;
