@@ -265,7 +265,10 @@ def training_from_model(model):
             out["method"] = "qlora" if out["method"] == "lora" else out["method"]
     attn = getattr(config, "_attn_implementation", None) if config is not None else None
     if attn is not None:
-        out["attention"] = "flash" if "flash" in str(attn) else "eager" if attn == "eager" else None
+        # transformers' attn_implementation: flash_attention_2/3 -> flash, sdpa -> sdpa (ftcost models it as
+        # flash), eager -> eager; anything else (flex_attention, a kernels-hub name) is left unnamed
+        out["attention"] = ("flash" if "flash" in str(attn) else "sdpa" if attn == "sdpa"
+                            else "eager" if attn == "eager" else None)
         out["attention_raw"] = str(attn)
     return out
 
@@ -726,7 +729,7 @@ def _main(argv=None):
         sp.add_argument("--adamw-impl", choices=["foreach", "fused"],
                         help="torch AdamW's implementation (adamw_torch: foreach; adamw_torch_fused: fused)")
         sp.add_argument("--checkpointing", choices=["on", "off"])
-        sp.add_argument("--attention", choices=["flash", "eager"])
+        sp.add_argument("--attention", choices=["flash", "sdpa", "eager"])
         sp.add_argument("--batch", type=int, help="micro-batch size")
         sp.add_argument("--seq", type=int, help="padded sequence length of a micro-batch")
         sp.add_argument("--accumulation", type=int, default=1, help="gradient accumulation steps")

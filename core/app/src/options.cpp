@@ -151,9 +151,10 @@ Status apply_attention(ResolveState& st, const std::string& v) {
     return make_error(Errc::invalid_value, "--attention",
                       "xformers is Unsloth's attention backend (unsloth-* stacks); " + st.in.stack.id +
                           " runs flash or eager");
-  st.in.workload.attention = v == "flash"   ? Attention::flash
-                             : v == "eager" ? Attention::eager
-                                            : Attention::xformers;
+  // SDPA's flash and memory-efficient backends are fused kernels that keep no score matrix: flash's model
+  st.in.workload.attention = v == "flash" || v == "sdpa" ? Attention::flash
+                             : v == "eager"              ? Attention::eager
+                                                         : Attention::xformers;
   return Ok{};
 }
 
@@ -842,11 +843,16 @@ std::vector<Option> build_options() {
     o.label = "Attention";
     o.help = "Attention implementation";
     o.details =
-        "Attention implementation: flash (FlashAttention-2: no seq x seq score matrix kept), eager "
-        "(PyTorch matmul + softmax: stores the scores, memory grows with the square of the length) or "
-        "xformers (Unsloth without flash-attn installed, its default: memory_efficient_attention, with "
-        "grouped-query K/V copied to every query head for the backward pass).";
-    o.values = {{"flash", "FlashAttention-2", ""}, {"eager", "eager", ""}, {"xformers", "xformers", ""}};
+        "Attention implementation: flash (FlashAttention-2: no seq x seq score matrix kept), sdpa "
+        "(torch's scaled_dot_product_attention, transformers' default attn_implementation: its flash or "
+        "memory-efficient backend, fused like FlashAttention-2 and modelled as flash), eager (PyTorch matmul "
+        "+ softmax: stores the scores, memory grows with the square of the length) or xformers (Unsloth "
+        "without flash-attn installed, its default: memory_efficient_attention, with grouped-query K/V "
+        "copied to every query head for the backward pass).";
+    o.values = {{"flash", "FlashAttention-2", ""},
+                {"sdpa", "SDPA", "torch SDPA, modelled as flash"},
+                {"eager", "eager", ""},
+                {"xformers", "xformers", ""}};
     o.default_help = "the stack's: flash (xformers for unsloth-*)";
     o.default_rule = attention_default;
     o.apply = apply_attention;

@@ -316,7 +316,7 @@ Result<RunFile> parse_run(const std::string& text, const std::string& source, co
   FTCOST_TRY(prec, opt_choice(t, "precision", tp, {"bf16", "fp16", "fp32"}));
   if (!prec.empty()) run.request["precision"] = prec;
   if (auto st = read_optimizer(doc, t, tp, run.request); !st.ok()) return st.error();
-  FTCOST_TRY(att, opt_choice(t, "attention", tp, {"flash", "eager", "xformers"}));
+  FTCOST_TRY(att, opt_choice(t, "attention", tp, {"flash", "sdpa", "eager", "xformers"}));
   if (!att.empty()) run.request["attention"] = att;
   if (has(t, "checkpointing")) {
     if (!t.at("checkpointing").is_boolean())
