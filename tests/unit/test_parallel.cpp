@@ -538,6 +538,57 @@ TEST_CASE("FSDP + QLoRA: Llama-2-70B trains on two 24 GB cards with CPU offload 
   CHECK_FALSE(run(in, ddp).fits);
 }
 
+TEST_CASE("offloaded parameters cross PCIe to the GPU before every all-gather (FSDP2 and ZeRO-3)") {
+  // FSDPParam.all_gather_inputs copies the pinned host shard to the device when offload_to_cpu; DeepSpeed's
+  // all_gather_coalesced copies ds_tensor to the device before the gather (core/app/src/parallel.cpp).
+  const Database& db = Database::embedded();
+  auto copies = [](const ParallelEstimate& e) -> const CommItem* {
+    for (const auto& c : e.comm)
+      if (c.name.find("offloaded parameters to the GPU") != std::string::npos) return &c;
+    return nullptr;
+  };
+  const Inputs q = inputs({{"model", "llama-2-70b"},
+                           {"gpu", "rtx-4090"},
+                           {"method", "qlora"},
+                           {"node", "2x-rtx-4090-desktop"},
+                           {"parallel", "fsdp"},
+                           {"offload", "params"},
+                           {"seq", "512"},
+                           {"batch", "2"}});
+  const ParallelEstimate e = run(q, plan_from_inputs(q, db).value());
+  const CommItem* c = copies(e);
+  REQUIRE(c != nullptr);
+  CHECK(c->calls == 2);  // forward and backward gathers of one micro-batch
+  const Link pcie = intra_node_link(q.gpu, 1 << 20, 1);
+  // each pass moves the rank's half of the gathered NF4 base (about 20 GB for Llama-2-70B)
+  CHECK(c->bytes > 15e9);
+  CHECK(c->bytes < 25e9);
+  CHECK(c->time_s == doctest::Approx(2 * c->bytes / (pcie.busbw_gbps * 1e9)));
+  CHECK(c->exposed_s > 0);  // a 4090's compute per layer does not hide 20 GB of PCIe per pass
+  CHECK(c->exposed_s <= c->time_s);
+  // the same job without offload has no such copies, and is not slower
+  ParallelPlan none = plan_from_inputs(q, db).value();
+  none.offload = Offload::none;
+  const ParallelEstimate n = run(q, none);
+  CHECK(copies(n) == nullptr);
+  CHECK(n.step_s < e.step_s);
+  // ZeRO-3 with offloaded parameters: the same copies, forward and backward per micro-batch
+  const Inputs f = inputs({{"model", "llama-3.1-8b"},
+                           {"gpu", "h100-sxm5-80gb"},
+                           {"method", "full"},
+                           {"seq", "2048"},
+                           {"grad-accum", "4"}});
+  ParallelPlan z3 = plan(8, 1, Strategy::zero3);
+  z3.offload = Offload::params;
+  const ParallelEstimate z = run(f, z3);
+  const CommItem* zc = copies(z);
+  REQUIRE(zc != nullptr);
+  CHECK(zc->calls == 8);
+  CHECK(zc->bytes == doctest::Approx(2.0 * static_cast<double>(f.model.params().total()) / 8).epsilon(0.01));
+  z3.offload = Offload::optimizer;
+  CHECK(copies(run(f, z3)) == nullptr);
+}
+
 TEST_CASE(
     "context parallelism: activations split over the ring, K/V passed around it, gradients over all ranks") {
   const Inputs in = inputs({{"model", "llama-3.1-8b"},

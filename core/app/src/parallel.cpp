@@ -812,6 +812,28 @@ void add(ParallelEstimate& e, CommItem it) {
   e.comm.push_back(std::move(it));
 }
 
+// Offloaded parameters cross the rank's PCIe link to the GPU before every all-gather of them: FSDP2
+// (torch/distributed/fsdp/_fully_shard/_fsdp_param.py FSDPParam.all_gather_inputs: the shard kept in pinned
+// host memory is copied with sharded_param_data.to(device, non_blocking=True) when offload_to_cpu; pytorch @
+// 010ae4a8) and DeepSpeed ZeRO-3 (runtime/zero/partition_parameters.py all_gather_coalesced: p.ds_tensor.to(
+// current_device) before _dist_allgather_fn; @ edaa722). Each gather pass of a micro-batch (forward, and
+// backward unless fsdp-grad-op keeps the gathered parameters) moves the rank's shard. The copy is part
+// of the gather's prefetch, so what it exposes is the pass's pipeline with it minus the pipeline without it.
+// Nothing unless the plan offloads parameters.
+void add_offloaded_param_copies(ParallelEstimate& e, const GpuSpec& gpu, double shard_bytes, double fwd_comm,
+                                double fwd_s, double bwd_comm, double bwd_s, double accum) {
+  if (e.plan.offload != Offload::params) return;
+  const int passes = e.plan.strategy == Strategy::fsdp_grad_op ? 1 : 2;
+  const Link host = intra_node_link(gpu, 1 << 20, 1);  // the GPU's own PCIe link
+  const double h2d = shard_bytes / (host.busbw_gbps * 1e9);
+  double exposed = std::max(0.0, fwd_comm + h2d - fwd_s) - std::max(0.0, fwd_comm - fwd_s);
+  if (passes > 1) exposed += std::max(0.0, bwd_comm + h2d - bwd_s) - std::max(0.0, bwd_comm - bwd_s);
+  add(e,
+      CommItem{"offloaded parameters to the GPU before each all-gather (PCIe)", CollOp::send_recv,
+               "pcie-host", 1, shard_bytes, passes * accum, passes * accum * h2d, 0, accum * exposed,
+               "in the all-gather's prefetch: the shard is copied from pinned host memory, then gathered"});
+}
+
 // Paged optimizer states that do not fit next to the rank's other memory cross the rank's PCIe link out and
 // back every optimizer step (add_optimizer_paging, throughput.hpp), in the step's critical path.
 void add_optimizer_paging_item(ParallelEstimate& e, const GpuSpec& gpu) {
@@ -1101,6 +1123,7 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
           accum * std::max(0.0, bwd_comm - bwd_s) * (rs_one * rs_calls / accum) / bwd_comm + rs_one;
       add(e, b);
       add(e, rs);
+      add_offloaded_param_copies(e, in.gpu, gather_bytes / n, ag, fwd_s, bwd_comm, bwd_s, accum);
     } else {
       rs.overlap = "not overlapped: DeepSpeed's overlap_comm defaults to off for stages 1 and 2";
       rs.exposed_s = rs.time_s;
@@ -1169,6 +1192,8 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
                "per unit during backward; the last unit's after it"};
     r.exposed_s = accum * (rs / layers + std::max(0.0, bwd_comm - bwd_s) * rs / std::max(bwd_comm, 1e-30));
     add(e, r);
+    add_offloaded_param_copies(e, in.gpu, gather_bytes / (sg_gpn * sg_nodes), ag, fwd_s, bwd_comm, bwd_s,
+                               accum);
     if (st == Strategy::hsdp) {
       const double shard = grad_bytes / gpn;
       const double ar = group_collective_time_s(CollOp::all_reduce, shard, 1, nodes, plan);
