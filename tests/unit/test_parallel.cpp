@@ -589,6 +589,42 @@ TEST_CASE("offloaded parameters cross PCIe to the GPU before every all-gather (F
   CHECK(copies(run(f, z3)) == nullptr);
 }
 
+TEST_CASE("optimizer offload with gradient accumulation: gradient partitions cross PCIe every micro-batch") {
+  // DeepSpeed accumulates offloaded gradient partitions in host memory: ZeRO-2's
+  // async_accumulate_grad_in_cpu_via_gpu, ZeRO-3's partition_grads (core/app/src/parallel.cpp).
+  auto crossings = [](const ParallelEstimate& e) -> const CommItem* {
+    for (const auto& c : e.comm)
+      if (c.name.find("accumulation micro-batches") != std::string::npos) return &c;
+    return nullptr;
+  };
+  auto job = [](const char* accum) {
+    return inputs({{"model", "llama-3.1-8b"},
+                   {"gpu", "rtx-4090"},
+                   {"method", "full"},
+                   {"seq", "2048"},
+                   {"batch", "1"},
+                   {"grad-accum", accum}});
+  };
+  ParallelPlan p = plan(4, 1, Strategy::zero2);
+  p.offload = Offload::optimizer;
+  const Inputs four = job("4");
+  const ParallelEstimate z2 = run(four, p);
+  const CommItem* c = crossings(z2);
+  REQUIRE(c != nullptr);
+  CHECK(c->calls == 6);  // 3 more down, 3 up
+  CHECK(c->bytes ==
+        doctest::Approx(2.0 * static_cast<double>(four.model.params().total()) / 4).epsilon(0.01));
+  CHECK(c->exposed_s == doctest::Approx(c->time_s));  // stage 2: on the compute stream
+  p.strategy = Strategy::zero3;
+  const ParallelEstimate z3 = run(four, p);
+  REQUIRE(crossings(z3) != nullptr);
+  CHECK(crossings(z3)->exposed_s < crossings(z3)->time_s);  // stage 3: during backward
+  p.strategy = Strategy::zero1;                             // reduces at the boundary only
+  CHECK(crossings(run(four, p)) == nullptr);
+  p.strategy = Strategy::zero2;
+  CHECK(crossings(run(job("1"), p)) == nullptr);  // one micro-batch: the boundary's crossing only
+}
+
 TEST_CASE(
     "context parallelism: activations split over the ring, K/V passed around it, gradients over all ranks") {
   const Inputs in = inputs({{"model", "llama-3.1-8b"},

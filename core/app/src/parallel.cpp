@@ -812,6 +812,40 @@ void add(ParallelEstimate& e, CommItem it) {
   e.comm.push_back(std::move(it));
 }
 
+// DeepSpeed's optimizer offload accumulates partitioned gradients in host memory (ZeRO-2/3; ZeRO-1 reduces
+// only at the accumulation boundary, engine.py allreduce_gradients): with gradient accumulation every
+// micro-batch copies the rank's gradient partition (in the model's dtype, the default grad_accum_dtype:
+// engine.py get_data_types) down to host memory, and every micro-batch after the first brings the running
+// sum back up to add to first. ZeRO-1/2: stage_1_and_2.py async_accumulate_grad_in_cpu_via_gpu
+// (accumulate_gradients: dest_buffer.copy_(accumulated_grads_in_cpu) and add_, then copy_gradients_to_cpu);
+// ZeRO-3: stage3.py partition_grads (the grad partition buffer lives on self.device, the CPU under
+// offload_optimizer: copy_ at micro_step_id 0, else to(device) + add_ + copy_ back); both @ edaa722. Beyond
+// the boundary's crossing (in the offload item): A - 1 more down and A - 1 up per optimizer step. ZeRO-3 runs
+// them on its reduce-and-partition stream during backward (overlap_comm on for stage 3); ZeRO-2 on the
+// compute stream (overlap_comm off by default): exposed.
+void add_offload_accumulation_crossings(ParallelEstimate& e, const GpuSpec& gpu, double grad_shard_bytes,
+                                        double bwd_s) {
+  const double accum = e.plan.grad_accum;
+  const Strategy st = e.plan.strategy;
+  if (accum <= 1 || (st != Strategy::zero2 && st != Strategy::zero3)) return;
+  const Link host = intra_node_link(gpu, 1 << 20, 1);  // the GPU's own PCIe link
+  const double one = grad_shard_bytes / (host.busbw_gbps * 1e9);
+  const bool overlapped = st == Strategy::zero3;
+  CommItem it{"offload: gradient partitions to host and back on accumulation micro-batches (PCIe)",
+              CollOp::send_recv,
+              "pcie-host",
+              1,
+              grad_shard_bytes,
+              2 * (accum - 1),
+              2 * (accum - 1) * one,
+              0,
+              0,
+              overlapped ? "during backward on ZeRO-3's reduce-and-partition stream"
+                         : "exposed (on the compute stream: overlap_comm is off for stage 2)"};
+  it.exposed_s = overlapped ? (accum - 1) * std::max(0.0, 2 * one - bwd_s) : it.time_s;
+  add(e, it);
+}
+
 // Offloaded parameters cross the rank's PCIe link to the GPU before every all-gather of them: FSDP2
 // (torch/distributed/fsdp/_fully_shard/_fsdp_param.py FSDPParam.all_gather_inputs: the shard kept in pinned
 // host memory is copied with sharded_param_data.to(device, non_blocking=True) when offload_to_cpu; pytorch @
@@ -991,6 +1025,7 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
     it.exposed_s = it.time_s;
     it.overlap = "exposed (around the host optimizer step)";
     add(e, it);
+    add_offload_accumulation_crossings(e, in.gpu, bytes / 2, bwd_s);
   }
   e.optimizer_s = opt;
   add_optimizer_paging_item(e, in.gpu);
