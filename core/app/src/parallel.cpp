@@ -816,7 +816,7 @@ void add(ParallelEstimate& e, CommItem it) {
 // only at the accumulation boundary, engine.py allreduce_gradients): with gradient accumulation every
 // micro-batch copies the rank's gradient partition (in the model's dtype, the default grad_accum_dtype:
 // engine.py get_data_types) down to host memory, and every micro-batch after the first brings the running
-// sum back up to add to first. ZeRO-1/2: stage_1_and_2.py async_accumulate_grad_in_cpu_via_gpu
+// sum back up to add to first. ZeRO-2: stage_1_and_2.py async_accumulate_grad_in_cpu_via_gpu
 // (accumulate_gradients: dest_buffer.copy_(accumulated_grads_in_cpu) and add_, then copy_gradients_to_cpu);
 // ZeRO-3: stage3.py partition_grads (the grad partition buffer lives on self.device, the CPU under
 // offload_optimizer: copy_ at micro_step_id 0, else to(device) + add_ + copy_ back); both @ edaa722. Beyond
