@@ -42,6 +42,10 @@ constexpr double kLatencyNvlinkUs = 10, kLatencyPcieUs = 15, kLatencyPcieHostUs 
 constexpr double kNcclBufferBytes = 0.25 * kGiB;
 // assumed: host Adam (DeepSpeed CPUAdam) parameters updated per second per rank.
 constexpr double kHostAdamParamsPerS = 1.0e9;
+// assumed: how much slower torch.optim.AdamW steps host tensors than DeepSpeed's CPUAdam. FSDP's CPU offload
+// runs the user's torch optimizer on the host shards; DeepSpeedCPUAdam's docstring claims "between 5x to 7x
+// speedup over torch.optim.adam(W)" (deepspeed/ops/adam/cpu_adam.py @ edaa722): the middle, 6.
+constexpr double kTorchCpuAdamSlowdown = 6.0;
 
 double d(std::int64_t v) { return static_cast<double>(v); }
 
@@ -627,6 +631,12 @@ bool is_sharded_dp(Strategy s) {
 bool is_zero(Strategy s) { return s == Strategy::zero1 || s == Strategy::zero2 || s == Strategy::zero3; }
 bool is_fsdp(Strategy s) { return s == Strategy::fsdp || s == Strategy::fsdp_grad_op || s == Strategy::hsdp; }
 
+// Parameters the host optimizer updates per second per rank: DeepSpeed's CPUAdam, or torch's AdamW on the
+// host shards under FSDP's offload.
+double host_adam_params_per_s(Strategy s) {
+  return is_fsdp(s) ? kHostAdamParamsPerS / kTorchCpuAdamSlowdown : kHostAdamParamsPerS;
+}
+
 // The model one tensor-parallel rank holds: heads, FFN widths and the vocabulary split t ways (Megatron's
 // column/row-parallel linears and vocab-parallel embedding).
 ModelSpec tp_shard(const ModelSpec& m, int t) {
@@ -1009,7 +1019,7 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
   if (is_sharded_dp(st)) opt /= shard_group(plan, st);
   if (plan.offload != Offload::none) {
     const double n = shard_group(plan, st);
-    opt = pb.trainable / n / kHostAdamParamsPerS;
+    opt = pb.trainable / n / host_adam_params_per_s(st);
     const Link host = intra_node_link(in.gpu, 1 << 20, 1);  // the GPU's PCIe link (NVLink never joins 2^20)
     const double bytes = 2.0 * pb.trainable / n * 2.0;      // 16-bit grads down, 16-bit params up
     CommItem it{"offload: gradients to host, parameters back (PCIe)",
