@@ -150,7 +150,7 @@ Status apply_attention(ResolveState& st, const std::string& v) {
   if (v == "xformers" && st.in.stack.default_attention != "xformers")
     return make_error(Errc::invalid_value, "--attention",
                       "xformers is Unsloth's attention backend (unsloth-* stacks); " + st.in.stack.id +
-                          " runs flash or eager");
+                          " runs flash, sdpa or eager");
   // SDPA's flash and memory-efficient backends are fused kernels that keep no score matrix: flash's model
   st.in.workload.attention = v == "flash" || v == "sdpa" ? Attention::flash
                              : v == "eager"              ? Attention::eager
