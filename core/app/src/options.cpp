@@ -106,6 +106,15 @@ DefaultValue fixed_default(std::string value, std::string reason = {}) {
   return DefaultValue{std::move(value), std::move(reason), true};
 }
 
+// A fixed default that the estimate's "defaults:" list leaves out (an option most jobs never touch).
+std::function<DefaultValue(const ResolveState&)> unlisted_default(const std::string& value) {
+  return [value](const ResolveState&) {
+    DefaultValue d = fixed_default(value);
+    d.listed = false;
+    return d;
+  };
+}
+
 bool own_code_without_checkpointing(const ModelSpec& m) { return m.own_training_code; }
 
 // --precision when the job names none: bf16, or fp16 on a GPU without bf16 tensor cores (Turing, Volta), as
@@ -741,11 +750,7 @@ std::vector<Option> build_options() {
     o.lo = 1;
     o.hi = 65536;
     o.default_help = "1";
-    o.default_rule = [](const ResolveState&) {
-      DefaultValue d = fixed_default("1");
-      d.listed = false;
-      return d;
-    };
+    o.default_rule = unlisted_default("1");
     o.apply = [](ResolveState& st, const std::string& v) -> Status {
       st.in.workload.grad_accum = std::atoll(v.c_str());
       return Ok{};
@@ -872,11 +877,7 @@ std::vector<Option> build_options() {
         "recomputes its product in backward. docs/sources/stacks/liger.md.";
     o.values = {{"on", "on", ""}, {"off", "off", ""}};
     o.default_help = "off";
-    o.default_rule = [](const ResolveState&) {
-      DefaultValue d = fixed_default("off");
-      d.listed = false;
-      return d;
-    };
+    o.default_rule = unlisted_default("off");
     o.applies = [](const ResolveState& st) -> std::string {
       return own_code_without_checkpointing(st.in.model)
                  ? "applies only to transformers models (BlackMamba/Mamba run their own training code)"
@@ -953,11 +954,7 @@ std::vector<Option> build_options() {
         "Needs --grad-accum 1.";
     o.values = {{"on", "on", ""}, {"off", "off", ""}};
     o.default_help = "off";
-    o.default_rule = [](const ResolveState&) {
-      DefaultValue d = fixed_default("off");
-      d.listed = false;
-      return d;
-    };
+    o.default_rule = unlisted_default("off");
     o.apply = [](ResolveState& st, const std::string& v) -> Status {
       if (v == "on" && st.in.workload.grad_accum > 1)
         return make_error(Errc::invalid_value, "--optimizer-in-backward",
@@ -988,11 +985,7 @@ std::vector<Option> build_options() {
                 {"foreach", "foreach", "adamw_torch"},
                 {"fused", "fused", "adamw_torch_fused"}};
     o.default_help = "stack";
-    o.default_rule = [](const ResolveState&) {
-      DefaultValue d = fixed_default("stack");
-      d.listed = false;
-      return d;
-    };
+    o.default_rule = unlisted_default("stack");
     o.applies = only_torch_adamw;
     o.apply = apply_adamw_impl;
     add(o);
@@ -1012,11 +1005,7 @@ std::vector<Option> build_options() {
                 {"on", "on", "fp32 upcast"},
                 {"off", "off", "no upcast (LLaMA-Factory)"}};
     o.default_help = "stack";
-    o.default_rule = [](const ResolveState&) {
-      DefaultValue d = fixed_default("stack");
-      d.listed = false;
-      return d;
-    };
+    o.default_rule = unlisted_default("stack");
     o.applies = [](const ResolveState& st) -> std::string {
       return st.in.workload.method == Method::qlora ? "" : "applies only to --method qlora";
     };
@@ -1061,11 +1050,7 @@ std::vector<Option> build_options() {
     o.values = {{"step", "ftcost step model (any GPU)", "the step-time model"},
                 {"paper", "paper's Eq. (2) (A40 only)", "Eq. (2), A40 only"}};
     o.default_help = "step";
-    o.default_rule = [](const ResolveState&) {
-      DefaultValue d = fixed_default("step");
-      d.listed = false;
-      return d;
-    };
+    o.default_rule = unlisted_default("step");
     o.apply = [](ResolveState& st, const std::string& v) -> Status {
       st.in.model_kind = v;
       return Ok{};
@@ -1345,11 +1330,7 @@ std::vector<Option> build_options() {
     o.lo = 1;
     o.hi = 4096;
     o.default_help = "1";
-    o.default_rule = [](const ResolveState&) {
-      DefaultValue d = fixed_default("1");
-      d.listed = false;
-      return d;
-    };
+    o.default_rule = unlisted_default("1");
     o.apply = [](ResolveState& st, const std::string& v) -> Status {
       st.in.multi.nodes = std::atoi(v.c_str());
       return Ok{};
@@ -1370,11 +1351,7 @@ std::vector<Option> build_options() {
                 {"optimizer", "optimizer", "optimizer states and fp32 gradients in host RAM (zero1/2/3)"},
                 {"params", "params", "parameters too (zero3, fsdp)"}};
     o.default_help = "none";
-    o.default_rule = [](const ResolveState&) {
-      DefaultValue d = fixed_default("none");
-      d.listed = false;
-      return d;
-    };
+    o.default_rule = unlisted_default("none");
     o.apply = [](ResolveState& st, const std::string& v) -> Status {
       st.in.multi.offload = v;
       return Ok{};
