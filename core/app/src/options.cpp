@@ -234,8 +234,8 @@ std::vector<Option> build_options() {
         st.in.model = m2.value();
       } else {
         return make_error(Errc::unknown_id, "--model",
-                          "unknown model \"" + v + "\"" + did_you_mean(v, st.db.model_ids()) +
-                              "; presets: " + join_ids(st.db.model_ids()) + " (or a path to a config.json)");
+                          "unknown model \"" + v + "\"" + known_ids_hint(v, st.db.model_ids(), "presets") +
+                              " (or a path to a config.json)");
       }
       for (const auto& w : st.in.model.warnings) st.in.warnings.push_back(w);
       return Ok{};
@@ -262,9 +262,9 @@ std::vector<Option> build_options() {
         return Ok{};
       }
       if (!looks_like_path(v))
-        return make_error(Errc::unknown_id, "--gpu",
-                          "unknown GPU \"" + v + "\"" + did_you_mean(v, st.db.gpu_ids()) +
-                              "; known: " + join_ids(st.db.gpu_ids()) + " (or a path to a GPU JSON)");
+        return make_error(
+            Errc::unknown_id, "--gpu",
+            "unknown GPU \"" + v + "\"" + known_ids_hint(v, st.db.gpu_ids()) + " (or a path to a GPU JSON)");
       FTCOST_TRY(doc, read_doc(st, v, "--gpu"));
       auto g2 = parse_gpu(doc, v);
       if (!g2.ok()) return in_file(v, g2.error());
@@ -585,8 +585,7 @@ std::vector<Option> build_options() {
       const bool path_like = v.find('/') != std::string::npos || v.find('.') != std::string::npos;
       if (!path_like || !st.reader)
         return make_error(Errc::unknown_id, "--dataset",
-                          "unknown dataset \"" + v + "\"" + did_you_mean(v, option_ids("datasets", st.db)) +
-                              "; known: " + join_ids(option_ids("datasets", st.db)) +
+                          "unknown dataset \"" + v + "\"" + known_ids_hint(v, option_ids("datasets", st.db)) +
                               (st.reader ? " (or a path to your length file: one length per line, CSV or "
                                            "ftcost.dataset/1 JSON)"
                                          : " (load your own length file in the UI)"));
@@ -830,8 +829,7 @@ std::vector<Option> build_options() {
       const StackProfile* sp = st.db.stack(v);
       if (sp == nullptr)
         return make_error(Errc::unknown_id, "--stack",
-                          "unknown stack \"" + v + "\"" + did_you_mean(v, option_ids("stacks", st.db)) +
-                              "; known: " + join_ids(option_ids("stacks", st.db)));
+                          "unknown stack \"" + v + "\"" + known_ids_hint(v, option_ids("stacks", st.db)));
       st.in.stack = *sp;
       const std::string vendor_warning = stack_vendor_warning(st.in.stack, st.in.gpu.id, st.in.gpu.vendor);
       if (!vendor_warning.empty()) st.in.warnings.push_back(vendor_warning);
@@ -1229,9 +1227,8 @@ std::vector<Option> build_options() {
     o.apply = [](ResolveState& st, const std::string& v) -> Status {
       const auto ids = option_ids("providers", st.db);
       if (std::find(ids.begin(), ids.end(), v) == ids.end())
-        return make_error(
-            Errc::unknown_id, "--provider",
-            "unknown provider \"" + v + "\"" + did_you_mean(v, ids) + "; known: " + join_ids(ids));
+        return make_error(Errc::unknown_id, "--provider",
+                          "unknown provider \"" + v + "\"" + known_ids_hint(v, ids));
       st.in.provider = v;
       return Ok{};
     };
@@ -1277,9 +1274,8 @@ std::vector<Option> build_options() {
       if (n == nullptr) {
         std::vector<std::string> ids;
         for (const auto& [id, x] : st.db.nodes()) ids.push_back(id);
-        return make_error(
-            Errc::unknown_id, "--node",
-            "unknown node preset \"" + v + "\"" + did_you_mean(v, ids) + "; known: " + join_ids(ids));
+        return make_error(Errc::unknown_id, "--node",
+                          "unknown node preset \"" + v + "\"" + known_ids_hint(v, ids));
       }
       if (n->gpu != st.in.gpu.id)
         return make_error(Errc::invalid_value, "--node",
@@ -1603,9 +1599,8 @@ Result<Request> request_from_json(const json& obj) {
   Request r;
   for (auto it = obj.begin(); it != obj.end(); ++it) {
     if (find_option(it.key()) == nullptr)
-      return make_error(
-          Errc::unknown_key, it.key(),
-          "is not an estimate option" + did_you_mean(it.key(), keys) + "; known: " + join_ids(keys));
+      return make_error(Errc::unknown_key, it.key(),
+                        "is not an estimate option" + known_ids_hint(it.key(), keys));
     const json& v = it.value();
     if (v.is_null()) continue;
     if (v.is_string()) {

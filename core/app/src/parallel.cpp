@@ -2,7 +2,6 @@
 
 #include "ftcost/calibration.hpp"
 #include "ftcost/paper.hpp"
-#include "ftcost/suggest.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -251,9 +250,8 @@ Result<ParallelPlan> plan_from_json(const json& obj, const Inputs& in, const Dat
       "nvlink-gbps", "collectives"};
   for (auto it = obj.begin(); it != obj.end(); ++it)
     if (std::find(keys.begin(), keys.end(), it.key()) == keys.end())
-      return make_error(
-          Errc::unknown_key, "--" + it.key(),
-          "is not a multi-GPU option" + did_you_mean(it.key(), keys) + "; known: " + join_ids(keys));
+      return make_error(Errc::unknown_key, "--" + it.key(),
+                        "is not a multi-GPU option" + known_ids_hint(it.key(), keys));
   auto whole = [&](const char* key, double lo, double hi, double dflt) -> Result<int> {
     if (!has(obj, key)) return static_cast<int>(dflt);
     const json& v = obj.at(key);
@@ -279,9 +277,8 @@ Result<ParallelPlan> plan_from_json(const json& obj, const Inputs& in, const Dat
     if (n == nullptr) {
       std::vector<std::string> ids;
       for (const auto& [k, v] : db.nodes()) ids.push_back(k);
-      return make_error(
-          Errc::unknown_id, "--node",
-          "unknown node preset \"" + id + "\"" + did_you_mean(id, ids) + "; known: " + join_ids(ids));
+      return make_error(Errc::unknown_id, "--node",
+                        "unknown node preset \"" + id + "\"" + known_ids_hint(id, ids));
     }
     if (n->gpu != in.gpu.id)
       return make_error(Errc::invalid_value, "--node",

@@ -4,7 +4,6 @@
 #include "ftcost/parallel.hpp"
 #include "ftcost/plan_config.hpp"
 #include "ftcost/shapes.hpp"
-#include "ftcost/suggest.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -143,9 +142,7 @@ Result<PlanRequest> parse_plan_request(const Request& all, const Database& db) {
         for (const auto& [id, s] : db.stacks()) known.push_back(id);
       for (const auto& it : items)
         if (std::find(known.begin(), known.end(), it) == known.end())
-          return make_error(
-              Errc::unknown_id, flag,
-              "unknown \"" + it + "\"" + did_you_mean(it, known) + "; known: " + join_ids(known));
+          return make_error(Errc::unknown_id, flag, "unknown \"" + it + "\"" + known_ids_hint(it, known));
       if (k == "providers") c.providers = items;
       if (k == "gpus") c.gpus = items;
       if (k == "methods") c.methods = items;

@@ -1,7 +1,6 @@
 #include "ftcost/run.hpp"
 
 #include "ftcost/memory.hpp"
-#include "ftcost/suggest.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -258,8 +257,7 @@ Result<RunFile> parse_run(const std::string& text, const std::string& source, co
   if (!gid.empty()) {
     if (db.gpu(gid) == nullptr)
       return make_error(Errc::unknown_id, "gpu.id",
-                        "unknown GPU \"" + gid + "\"" + did_you_mean(gid, db.gpu_ids()) +
-                            "; known: " + join_ids(db.gpu_ids()));
+                        "unknown GPU \"" + gid + "\"" + known_ids_hint(gid, db.gpu_ids()));
     run.gpu_id = gid;
   } else if (!gname.empty()) {
     FTCOST_TRY(m, match_gpu(gname, gmem, db));
@@ -283,9 +281,9 @@ Result<RunFile> parse_run(const std::string& text, const std::string& source, co
   FTCOST_TRY(preset, opt_string(m, "preset", "model", ""));
   if (!preset.empty()) {
     if (db.model(preset) == nullptr)
-      return make_error(Errc::unknown_id, "model.preset",
-                        "unknown model \"" + preset + "\"" + did_you_mean(preset, db.model_ids()) +
-                            "; presets: " + join_ids(db.model_ids()));
+      return make_error(
+          Errc::unknown_id, "model.preset",
+          "unknown model \"" + preset + "\"" + known_ids_hint(preset, db.model_ids(), "presets"));
     run.request["model"] = preset;
   } else {
     if (!has(m, "config") || !m.at("config").is_object())

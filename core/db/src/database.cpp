@@ -1,6 +1,7 @@
 #include "ftcost/database.hpp"
 
 #include "ftcost/embedded_db.hpp"
+#include "ftcost/suggest.hpp"
 
 #include <map>
 
@@ -44,6 +45,11 @@ std::string join_ids(const std::vector<std::string>& ids) {
     s += id;
   }
   return s;
+}
+
+std::string known_ids_hint(const std::string& typed, const std::vector<std::string>& ids,
+                           const std::string& label) {
+  return did_you_mean(typed, ids) + "; " + label + ": " + join_ids(ids);
 }
 
 Database Database::from_files(const std::vector<std::pair<std::string, std::string>>& files) {

@@ -70,5 +70,9 @@ class Database {
 
 // "a, b, c" for messages.
 std::string join_ids(const std::vector<std::string>& ids);
+// The tail of an unknown-id message: " (did you mean \"x\"?)" when a known id is close (suggest.hpp), then
+// "; <label>: a, b, c".
+std::string known_ids_hint(const std::string& typed, const std::vector<std::string>& ids,
+                           const std::string& label = "known");
 
 }  // namespace ftcost
