@@ -819,6 +819,10 @@ void add(ParallelEstimate& e, CommItem it) {
   e.comm.push_back(std::move(it));
 }
 
+// The GPU's own PCIe link to host memory, bytes/s: what offload moves over (intra_node_link of a node so
+// large that no NVLink joins it, with peer-to-peer allowed).
+double own_pcie_bytes_per_s(const GpuSpec& gpu) { return intra_node_link(gpu, 1 << 20, 1).busbw_gbps * 1e9; }
+
 // DeepSpeed's optimizer offload accumulates partitioned gradients in host memory (ZeRO-2/3; ZeRO-1 reduces
 // only at the accumulation boundary, engine.py allreduce_gradients): with gradient accumulation every
 // micro-batch copies the rank's gradient partition (in the model's dtype, the default grad_accum_dtype:
@@ -835,8 +839,7 @@ void add_offload_accumulation_crossings(ParallelEstimate& e, const GpuSpec& gpu,
   const double accum = e.plan.grad_accum;
   const Strategy st = e.plan.strategy;
   if (accum <= 1 || (st != Strategy::zero2 && st != Strategy::zero3)) return;
-  const Link host = intra_node_link(gpu, 1 << 20, 1);  // the GPU's own PCIe link
-  const double one = grad_shard_bytes / (host.busbw_gbps * 1e9);
+  const double one = grad_shard_bytes / own_pcie_bytes_per_s(gpu);
   const bool overlapped = st == Strategy::zero3;
   CommItem it{"offload: gradient partitions to host and back on accumulation micro-batches (PCIe)",
               CollOp::send_recv,
@@ -865,8 +868,7 @@ void add_offloaded_param_copies(ParallelEstimate& e, const GpuSpec& gpu, double 
                                 double fwd_s, double bwd_comm, double bwd_s, double accum) {
   if (e.plan.offload != Offload::params) return;
   const int passes = e.plan.strategy == Strategy::fsdp_grad_op ? 1 : 2;
-  const Link host = intra_node_link(gpu, 1 << 20, 1);  // the GPU's own PCIe link
-  const double h2d = shard_bytes / (host.busbw_gbps * 1e9);
+  const double h2d = shard_bytes / own_pcie_bytes_per_s(gpu);
   double exposed = std::max(0.0, fwd_comm + h2d - fwd_s) - std::max(0.0, fwd_comm - fwd_s);
   if (passes > 1) exposed += std::max(0.0, bwd_comm + h2d - bwd_s) - std::max(0.0, bwd_comm - bwd_s);
   add(e,
@@ -1017,15 +1019,14 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
   if (plan.offload != Offload::none) {
     const double n = shard_group(plan, st);
     opt = pb.trainable / n / host_adam_params_per_s(st);
-    const Link host = intra_node_link(in.gpu, 1 << 20, 1);  // the GPU's PCIe link (NVLink never joins 2^20)
-    const double bytes = 2.0 * pb.trainable / n * 2.0;      // 16-bit grads down, 16-bit params up
+    const double bytes = 2.0 * pb.trainable / n * 2.0;  // 16-bit grads down, 16-bit params up
     CommItem it{"offload: gradients to host, parameters back (PCIe)",
                 CollOp::send_recv,
                 "pcie-host",
                 1,
                 bytes / 2,
                 2,
-                bytes / (host.busbw_gbps * 1e9),
+                bytes / own_pcie_bytes_per_s(in.gpu),
                 0,
                 0,
                 ""};
