@@ -36,6 +36,13 @@ ParallelEstimate run(const Inputs& in, const ParallelPlan& p) {
   return e.value();
 }
 
+// The communication item whose name contains `part`, or nullptr.
+const CommItem* comm_item(const ParallelEstimate& e, const char* part) {
+  for (const auto& c : e.comm)
+    if (c.name.find(part) != std::string::npos) return &c;
+  return nullptr;
+}
+
 struct DsRow {
   const char* model;
   std::int64_t total_params, largest_layer_params;
@@ -542,11 +549,7 @@ TEST_CASE("offloaded parameters cross PCIe to the GPU before every all-gather (F
   // FSDPParam.all_gather_inputs copies the pinned host shard to the device when offload_to_cpu; DeepSpeed's
   // all_gather_coalesced copies ds_tensor to the device before the gather (core/app/src/parallel.cpp).
   const Database& db = Database::embedded();
-  auto copies = [](const ParallelEstimate& e) -> const CommItem* {
-    for (const auto& c : e.comm)
-      if (c.name.find("offloaded parameters to the GPU") != std::string::npos) return &c;
-    return nullptr;
-  };
+  auto copies = [](const ParallelEstimate& e) { return comm_item(e, "offloaded parameters to the GPU"); };
   const Inputs q = inputs({{"model", "llama-2-70b"},
                            {"gpu", "rtx-4090"},
                            {"method", "qlora"},
@@ -598,11 +601,7 @@ TEST_CASE("offloaded parameters cross PCIe to the GPU before every all-gather (F
 TEST_CASE("optimizer offload with gradient accumulation: gradient partitions cross PCIe every micro-batch") {
   // DeepSpeed accumulates offloaded gradient partitions in host memory: ZeRO-2's
   // async_accumulate_grad_in_cpu_via_gpu, ZeRO-3's partition_grads (core/app/src/parallel.cpp).
-  auto crossings = [](const ParallelEstimate& e) -> const CommItem* {
-    for (const auto& c : e.comm)
-      if (c.name.find("accumulation micro-batches") != std::string::npos) return &c;
-    return nullptr;
-  };
+  auto crossings = [](const ParallelEstimate& e) { return comm_item(e, "accumulation micro-batches"); };
   auto job = [](const char* accum) {
     return inputs({{"model", "llama-3.1-8b"},
                    {"gpu", "rtx-4090"},
