@@ -210,6 +210,10 @@ int print_parallel(const ParallelEstimate& p) {
             << gib(p.usable_bytes) << "\n";
   if (p.memory.host_bytes > 0)
     std::cout << "  host RAM per rank (offload): " << gib(p.memory.host_bytes) << " GiB\n";
+  if (offload_on_nvme(p.plan.offload))
+    std::cout << "  on NVMe per rank (ZeRO-Infinity): "
+              << gib(p.memory.nvme_optimizer_bytes + p.memory.nvme_param_bytes) << " GiB; NVMe "
+              << p.plan.nvme_note << "\n";
   if (p.memory.paged_out(p.usable_bytes) > 0)
     std::cout << "  paged optimizer states in host RAM per rank: " << gib(p.memory.paged_out(p.usable_bytes))
               << " GiB\n";

@@ -77,6 +77,12 @@ inline OptionSample option_sample(const Option& o, const Database& db) {
     s.request["nodes"] = "2";
     s.request["network"] = "ethernet";
   }
+  if (o.key == "nvme-gbps") {  // ZeRO-Infinity: ZeRO-3 with an NVMe offload
+    s.value = "27,11";
+    s.request["gpus"] = "2";
+    s.request["parallel"] = "zero3";
+    s.request["offload"] = "optimizer-nvme";
+  }
   if (o.key == "calibration") {
     s.value = std::string(FTCOST_SOURCE_DIR) + "/tests/data/calibration/h100-sxm-synthetic.json";
     s.request["gpu"] = "h100-sxm5-80gb";

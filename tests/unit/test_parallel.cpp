@@ -630,6 +630,91 @@ TEST_CASE("optimizer offload with gradient accumulation: gradient partitions cro
   CHECK(crossings(run(job("1"), p)) == nullptr);  // one micro-batch: the boundary's crossing only
 }
 
+TEST_CASE("ZeRO-Infinity: optimizer states (and parameters) on NVMe, host RAM keeps the swap buffers") {
+  // DeepSpeed ZeRO-3 with offload device nvme (stage3.py _configure_tensor_swapping,
+  // partitioned_optimizer_swapper.py, partitioned_param_swapper.py @ edaa722; core/app/src/parallel.cpp).
+  const Database& db = Database::embedded();
+  const Inputs in = inputs({{"model", "llama-2-70b"},
+                            {"gpu", "a100-sxm4-80gb"},
+                            {"method", "full"},
+                            {"seq", "2048"},
+                            {"batch", "1"},
+                            {"grad-accum", "8"}});
+  const double part = static_cast<double>(in.model.params().total()) / 8;  // elements per rank
+  ParallelPlan p = plan(8, 1, Strategy::zero3);
+  p.offload = Offload::optimizer;
+  p.nvme_read_gbps = 10;
+  p.nvme_write_gbps = 5;
+  const ParallelEstimate cpu = run(in, p);
+  p.offload = Offload::optimizer_nvme;
+  const ParallelEstimate nv = run(in, p);
+  // fp32 master + two Adam states + fp32 gradient: 16 B per element on NVMe; host RAM keeps 4 pinned fp32
+  // buffers of a sub-group (1e9 elements, below the 8.6e9-element partition)
+  CHECK(nv.memory.nvme_optimizer_bytes == doctest::Approx(16 * part));
+  CHECK(nv.memory.host_bytes == doctest::Approx(4 * 1e9 * 4));
+  CHECK(cpu.memory.host_bytes == doctest::Approx(16 * part));
+  CHECK(nv.memory.resident() == doctest::Approx(cpu.memory.resident()));  // the GPU side is unchanged
+  const CommItem* sw = comm_item(nv, "NVMe: optimizer states");
+  REQUIRE(sw != nullptr);
+  // 8 ranks share the node's drives: read 16 B, write 12 B + the 4 B gradient, per element of each rank
+  CHECK(sw->time_s == doctest::Approx(8 * 16 * part / 10e9 + 8 * 16 * part / 5e9));
+  CHECK(sw->exposed_s == doctest::Approx(sw->time_s));  // pipeline_read / pipeline_write off by default
+  CHECK(nv.step_s == doctest::Approx(cpu.step_s + sw->time_s));
+  CHECK(comm_item(cpu, "NVMe") == nullptr);
+  // faster drives, a faster step; the rates given are what the estimate uses
+  p.nvme_read_gbps = 48;
+  p.nvme_write_gbps = 26;
+  CHECK(run(in, p).step_s < nv.step_s);
+  // parameters too: the 16-bit partition beyond max_in_cpu (1e9 elements) is on NVMe, read before each of
+  // the forward and backward gathers of every micro-batch and written after the step
+  p.offload = Offload::params_nvme;
+  const ParallelEstimate pn = run(in, p);
+  CHECK(pn.memory.nvme_param_bytes == doctest::Approx(2 * (part - 1e9)));
+  CHECK(pn.memory.host_bytes == doctest::Approx(4 * 1e9 * 4 + 2 * 1e9 + 2 * 5e8));
+  CHECK(pn.memory.base.weights == 0);
+  const CommItem* rd = comm_item(pn, "NVMe: 16-bit parameters");
+  REQUIRE(rd != nullptr);
+  CHECK(rd->calls == 16);
+  CHECK(rd->time_s == doctest::Approx(16 * 8 * 2 * (part - 1e9) / 48e9));
+  CHECK(rd->exposed_s <= rd->time_s);
+  CHECK(comm_item(pn, "NVMe: optimizer states")->time_s ==
+        doctest::Approx(8 * 16 * part / 48e9 + 8 * (16 * part + 2 * (part - 1e9)) / 26e9));
+  // DeepSpeed swaps to NVMe only in stage 3
+  p.strategy = Strategy::zero2;
+  p.offload = Offload::optimizer_nvme;
+  auto z2 = estimate_parallel(in, p, db);
+  REQUIRE_FALSE(z2.ok());
+  CHECK(z2.error().field == "--offload");
+  CHECK(z2.error().message.find("zero3") != std::string::npos);
+  // --parallel auto with an NVMe offload considers ZeRO-3 only
+  p.choose = true;
+  CHECK(run(in, p).plan.strategy == Strategy::zero3);
+  // the plan from options: rates, their default and errors naming --nvme-gbps; --host-ram is checked
+  auto pj = plan_from_json(json{{"gpus", 8}, {"parallel", "zero3"}, {"offload", "params-nvme"}}, in, db);
+  REQUIRE(pj.ok());
+  CHECK(pj.value().nvme_read_gbps == 10);
+  CHECK(pj.value().nvme_write_gbps == 5);
+  CHECK(pj.value().nvme_note.find("assumed") != std::string::npos);
+  auto given = plan_from_json(json{{"gpus", 8}, {"nvme-gbps", "27,11"}}, in, db);
+  REQUIRE(given.ok());
+  CHECK(given.value().nvme_read_gbps == 27);
+  CHECK(given.value().nvme_write_gbps == 11);
+  CHECK(plan_from_json(json{{"nvme-gbps", "7"}}, in, db).value().nvme_write_gbps == 7);
+  for (const char* bad : {"fast", "10,", "10,0", "-3", "10,5,1", ""})
+    CHECK(plan_from_json(json{{"nvme-gbps", bad}}, in, db).error().field == "--nvme-gbps");
+  auto ram = plan_from_json(
+      json{{"gpus", 8}, {"parallel", "zero3"}, {"offload", "optimizer"}, {"host-ram", 512}}, in, db);
+  REQUIRE(ram.ok());
+  const ParallelEstimate short_ram = run(in, ram.value());
+  CHECK_FALSE(short_ram.fits);  // 8 x 128 GiB of CPU-offloaded states do not fit in 512 GiB
+  bool hint = false;
+  for (const auto& w : short_ram.warnings) hint = hint || w.find("optimizer-nvme") != std::string::npos;
+  CHECK(hint);
+  ParallelPlan nvme_ram = ram.value();
+  nvme_ram.offload = Offload::optimizer_nvme;
+  CHECK(run(in, nvme_ram).fits);  // 8 x 14.9 GiB of swap buffers do
+}
+
 TEST_CASE(
     "context parallelism: activations split over the ring, K/V passed around it, gradients over all ranks") {
   const Inputs in = inputs({{"model", "llama-3.1-8b"},

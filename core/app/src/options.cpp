@@ -2,6 +2,7 @@
 #include "ftcost/options.hpp"
 
 #include "ftcost/calibration.hpp"
+#include "ftcost/parallel.hpp"
 #include "ftcost/run.hpp"
 #include "ftcost/suggest.hpp"
 
@@ -927,8 +928,11 @@ std::vector<Option> build_options() {
     o.kind = OptionKind::real;
     o.group = "gpu";
     o.label = "Host RAM";
-    o.help = "Host RAM available for offloaded checkpoints (checked, with a warning when exceeded)";
-    o.details = "Host RAM the offloaded checkpoints may use; the estimate warns when they need more.";
+    o.help = "Host RAM available for offloading, per node (checked, with a warning when exceeded)";
+    o.details =
+        "Host RAM the offloaded checkpoints (or, with --offload, the offloaded model states of all the "
+        "node's "
+        "GPUs) may use; the estimate warns when they need more (a --node preset's RAM otherwise).";
     o.unit = "GiB";
     o.lo = 0.5;
     o.hi = 1e5;
@@ -1339,17 +1343,49 @@ std::vector<Option> build_options() {
     o.kind = OptionKind::choice;
     o.group = "multi-gpu";
     o.label = "Offload";
-    o.help = "Move optimizer states (or parameters too) to host RAM";
+    o.help = "Move optimizer states (or parameters too) to host RAM or NVMe";
     o.details =
         "DeepSpeed ZeRO-Offload / FSDP CPU offload: optimizer states and fp32 gradients (optimizer), or "
-        "parameters as well (params: zero3 or fsdp), live in host RAM; the optimizer step runs on the CPU.";
+        "parameters as well (params: zero3 or fsdp), live in host RAM; the optimizer step runs on the CPU. "
+        "ZeRO-Infinity (zero3): the same on the node's NVMe drives (optimizer-nvme, params-nvme), host RAM "
+        "keeping only swap buffers; every step reads and writes them (--nvme-gbps).";
     o.values = {{"none", "none", "everything on the GPU"},
                 {"optimizer", "optimizer", "optimizer states and fp32 gradients in host RAM (zero1/2/3)"},
-                {"params", "params", "parameters too (zero3, fsdp)"}};
+                {"params", "params", "parameters too (zero3, fsdp)"},
+                {"optimizer-nvme", "optimizer-nvme", "optimizer states and fp32 gradients on NVMe (zero3)"},
+                {"params-nvme", "params-nvme", "parameters too, beyond 1e9 per GPU (zero3)"}};
     o.default_help = "none";
     o.default_rule = unlisted_default("none");
     o.apply = [](ResolveState& st, const std::string& v) -> Status {
       st.in.multi.offload = v;
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "nvme-gbps";
+    o.kind = OptionKind::text;
+    o.group = "multi-gpu";
+    o.label = "NVMe GB/s";
+    o.help = "The node's NVMe read[,write] rate for ZeRO-Infinity, GB/s (e.g. 10,5)";
+    o.details =
+        "Sequential read and write rates of the node's NVMe drives together, as DeepSpeed's async I/O "
+        "reaches "
+        "them (one number: both). Used with --offload optimizer-nvme / params-nvme.";
+    o.unit = "GB/s";
+    o.default_help = "10,5 (DeepSpeed's measurement of 4 PCIe 4.0 SSDs in RAID-0)";
+    o.not_applicable_warns = true;
+    o.applies = [](const ResolveState& st) -> std::string {
+      const std::string& off = st.in.multi.offload;
+      return off == "optimizer-nvme" || off == "params-nvme"
+                 ? ""
+                 : "applies only with --offload optimizer-nvme or params-nvme";
+    };
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      FTCOST_TRY(rates, parse_nvme_gbps(json{{"nvme-gbps", v}}));
+      (void)rates;
+      st.in.multi.nvme_gbps = v;
       return Ok{};
     };
     add(o);

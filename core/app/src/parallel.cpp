@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
+#include <utility>
 
 namespace ftcost {
 
@@ -45,6 +47,20 @@ constexpr double kHostAdamParamsPerS = 1.0e9;
 // runs the user's torch optimizer on the host shards; DeepSpeedCPUAdam's docstring claims "between 5x to 7x
 // speedup over torch.optim.adam(W)" (deepspeed/ops/adam/cpu_adam.py @ edaa722): the middle, 6.
 constexpr double kTorchCpuAdamSlowdown = 6.0;
+// ZeRO-Infinity (DeepSpeed ZeRO-3, offload device nvme), structural: DeepSpeed's defaults @ edaa722.
+// runtime/zero/config.py sub_group_size 1e9 elements: the optimizer steps (and swaps) its partition in
+// sub-groups of at most that; runtime/zero/offload_config.py offload_optimizer.buffer_count 4 pinned fp32
+// buffers of the largest sub-group (swap_tensor/optimizer_utils.py SwapBufferManager(largest_numel,
+// buffer_count)); offload_param.max_in_cpu 1e9 elements stay in host RAM, the rest of the 16-bit partition
+// on NVMe, through buffer_count 5 pinned buffers of buffer_size 1e8 elements.
+constexpr double kDsSubGroupElems = 1e9;
+constexpr double kDsOptimizerSwapBuffers = 4;
+constexpr double kDsParamMaxInCpu = 1e9;
+constexpr double kDsParamSwapBufferElems = 5 * 1e8;
+// assumed default NVMe rates of a node, GB/s: DeepSpeed's DeepNVMe blog (blogs/deepnvme/08-2024/README.md
+// @ edaa722) measures 10 GB/s reads and 5 GB/s writes between 4 PCIe 4.0 NVMe SSDs in RAID-0 and CPU memory
+// (Azure NC96ads_A100_v4, libaio); --nvme-gbps gives the user's own drives.
+constexpr double kDefaultNvmeReadGbps = 10, kDefaultNvmeWriteGbps = 5;
 
 double d(std::int64_t v) { return static_cast<double>(v); }
 
@@ -99,8 +115,23 @@ const char* strategy_name(Strategy s) {
 }
 
 const char* offload_name(Offload o) {
-  return o == Offload::none ? "none" : o == Offload::optimizer ? "optimizer" : "params";
+  switch (o) {
+    case Offload::none:
+      return "none";
+    case Offload::optimizer:
+      return "optimizer";
+    case Offload::params:
+      return "params";
+    case Offload::optimizer_nvme:
+      return "optimizer-nvme";
+    case Offload::params_nvme:
+      return "params-nvme";
+  }
+  return "?";
 }
+
+bool offloads_params(Offload o) { return o == Offload::params || o == Offload::params_nvme; }
+bool offload_on_nvme(Offload o) { return o == Offload::optimizer_nvme || o == Offload::params_nvme; }
 
 const char* coll_op_name(CollOp o) {
   switch (o) {
@@ -241,12 +272,33 @@ Result<ParallelPlan> parse_parallel(const std::string& text, const std::string& 
   return make_error(Errc::invalid_value, field, "must be one of " + allowed + ", got \"" + text + "\"");
 }
 
+// "READ[,WRITE]" decimal GB/s of the node's NVMe (one number: both); absent: the assumed default.
+Result<std::pair<double, double>> parse_nvme_gbps(const json& obj) {
+  if (!has(obj, "nvme-gbps")) return std::make_pair(kDefaultNvmeReadGbps, kDefaultNvmeWriteGbps);
+  const json& v = obj.at("nvme-gbps");
+  const std::string text = v.is_string() ? v.get<std::string>() : v.dump();
+  const std::size_t comma = text.find(',');
+  const std::string parts[2] = {text.substr(0, comma),
+                                comma == std::string::npos ? text.substr(0, comma) : text.substr(comma + 1)};
+  double rates[2] = {0, 0};
+  for (int i = 0; i < 2; ++i) {
+    char* end = nullptr;
+    rates[i] = std::strtod(parts[i].c_str(), &end);
+    if (parts[i].empty() || end == nullptr || *end != '\0' || !(rates[i] >= 0.01 && rates[i] <= 10000))
+      return make_error(Errc::invalid_value, "--nvme-gbps",
+                        "must be READ or READ,WRITE in GB/s between 0.01 and 10000 (the node's NVMe drives "
+                        "together), got \"" +
+                            text + "\"");
+  }
+  return std::make_pair(rates[0], rates[1]);
+}
+
 Result<ParallelPlan> plan_from_json(const json& obj, const Inputs& in, const Database& db) {
   if (!obj.is_object())
     return make_error(Errc::wrong_type, "parallel", "must be an object of multi-GPU options");
   static const std::vector<std::string> keys = {
-      "gpus",        "nodes",      "parallel", "offload",
-      "grad-accum",  "node",       "network",  "network-gbit-per-gpu",
+      "gpus",        "nodes",      "parallel", "offload", "nvme-gbps",
+      "host-ram",    "grad-accum", "node",     "network", "network-gbit-per-gpu",
       "nvlink-gbps", "collectives"};
   for (auto it = obj.begin(); it != obj.end(); ++it)
     if (std::find(keys.begin(), keys.end(), it.key()) == keys.end())
@@ -310,14 +362,28 @@ Result<ParallelPlan> plan_from_json(const json& obj, const Inputs& in, const Dat
   if (has(obj, "offload")) {
     const std::string o =
         obj.at("offload").is_string() ? obj.at("offload").get<std::string>() : obj.at("offload").dump();
-    if (o == "none")
-      p.offload = Offload::none;
-    else if (o == "optimizer")
-      p.offload = Offload::optimizer;
-    else if (o == "params")
-      p.offload = Offload::params;
-    else
-      return make_error(Errc::invalid_value, "--offload", "must be none, optimizer or params, got " + o);
+    bool known = false;
+    for (Offload x :
+         {Offload::none, Offload::optimizer, Offload::params, Offload::optimizer_nvme, Offload::params_nvme})
+      if (o == offload_name(x)) {
+        p.offload = x;
+        known = true;
+      }
+    if (!known)
+      return make_error(Errc::invalid_value, "--offload",
+                        "must be none, optimizer, params, optimizer-nvme or params-nvme, got " + o);
+  }
+  FTCOST_TRY(nvme, parse_nvme_gbps(obj));
+  p.nvme_read_gbps = nvme.first;
+  p.nvme_write_gbps = nvme.second;
+  p.nvme_note =
+      (has(obj, "nvme-gbps") ? std::string("given (--nvme-gbps): ")
+                             : std::string("assumed (--nvme-gbps gives your drives'): ")) +
+      json(nvme.first).dump() + " GB/s read, " + json(nvme.second).dump() + " GB/s write per node" +
+      (has(obj, "nvme-gbps") ? "" : " (DeepSpeed's DeepNVMe measurement of 4 PCIe 4.0 SSDs in RAID-0)");
+  if (has(obj, "host-ram")) {
+    FTCOST_TRY(x, get_number_in(obj, "host-ram", "", 0.001, 1e6));
+    p.host_ram_gib = x;
   }
   if (has(obj, "network")) {
     if (!obj.at("network").is_string()) return make_error(Errc::wrong_type, "--network", "must be a string");
@@ -354,6 +420,8 @@ Result<ParallelPlan> plan_from_inputs(const Inputs& in, const Database& db) {
   if (!m.node.empty()) j["node"] = m.node;
   if (!m.parallel.empty()) j["parallel"] = m.parallel;
   if (!m.network.empty()) j["network"] = m.network;
+  if (!m.nvme_gbps.empty()) j["nvme-gbps"] = m.nvme_gbps;
+  if (in.workload.host_ram_gib > 0) j["host-ram"] = in.workload.host_ram_gib;
   if (m.network_gbit_per_gpu > 0) j["network-gbit-per-gpu"] = m.network_gbit_per_gpu;
   // A calibration with measured collectives (ftcost-calibrate --collectives) replaces the assumed link
   // efficiencies for the sizes and rank counts it measured.
@@ -670,6 +738,23 @@ double zero_partition_step_temp(const MemoryBreakdown& mb, double P, double N) {
   return mb.optimizer_step_temp > 0 ? 4.0 * P / N : 0.0;
 }
 
+// ZeRO-Infinity: what host RAM held for the offload goes to NVMe but the pinned swap buffers (and the
+// parameters up to max_in_cpu elements). Per rank: `opt_bytes` over `opt_elems` elements is what the CPU
+// offload keeps for the optimizer (full fine-tuning: fp32 master + Adam states + fp32 gradients, 16 B per
+// element of the partition), `param_bytes` over `param_elems` the rank's parameter partition (16-bit; NF4
+// packed for QLoRA). stage3.py _configure_tensor_swapping (the fp32 partition and its gradient are swapped
+// per sub-group) and partitioned_param_swapper.py (parameters) @ edaa722.
+void move_to_nvme(RankMemory& r, double opt_bytes, double opt_elems, double param_bytes, double param_elems,
+                  bool params) {
+  r.nvme_optimizer_bytes = opt_bytes;
+  r.host_bytes = kDsOptimizerSwapBuffers * std::min(kDsSubGroupElems, opt_elems) * 4.0;
+  if (params && param_elems > 0) {
+    const double in_cpu = std::min(1.0, kDsParamMaxInCpu / param_elems);
+    r.nvme_param_bytes = param_bytes * (1.0 - in_cpu);
+    r.host_bytes += param_bytes * in_cpu + 2.0 * kDsParamSwapBufferElems;
+  }
+}
+
 RankMemory rank_memory(const Ctx& c, std::int64_t micro) {
   const Inputs& in = c.in;
   const Workload& w = in.workload;
@@ -729,11 +814,13 @@ RankMemory rank_memory(const Ctx& c, std::int64_t micro) {
       if (c.st != Strategy::zero3) {
         mb.gradients = 0;  // streamed to host during backward (estimator: GPU keeps only 2P)
       } else {
-        if (p.offload == Offload::params) {
+        if (offloads_params(p.offload)) {
           r.host_bytes += mb.weights;
           mb.weights = 0;
         }
       }
+      if (offload_on_nvme(p.offload))
+        move_to_nvme(r, 16.0 * P / N, P / N, 2.0 * P / N, P / N, offloads_params(p.offload));
     }
     const double grads_elems = P;
     r.bucket_buffers = 2.0 * std::min(kZeroReduceBucketElems, grads_elems);
@@ -765,15 +852,20 @@ RankMemory rank_memory(const Ctx& c, std::int64_t micro) {
     else
       r.bucket_buffers = 2.0 * std::min(kZeroReduceBucketElems, param_breakdown(c.m_eff, w).trainable);
     if (p.offload != Offload::none) {
-      r.host_bytes = mb.optimizer_states + mb.gradients;
+      const double opt_bytes = mb.optimizer_states + mb.gradients;
+      const double param_bytes = mb.weights + mb.trainable_params;
+      r.host_bytes = opt_bytes;
       mb.optimizer_states = 0;
       mb.optimizer_step_temp = 0;
       mb.gradients = 0;
-      if (p.offload == Offload::params) {
-        r.host_bytes += mb.weights + mb.trainable_params;
+      if (offloads_params(p.offload)) {
+        r.host_bytes += param_bytes;
         mb.weights = 0;
         mb.trainable_params = 0;
       }
+      if (offload_on_nvme(p.offload))
+        move_to_nvme(r, opt_bytes, param_breakdown(c.m_eff, w).trainable / N, param_bytes, P / N,
+                     offloads_params(p.offload));
     }
   } else if (c.st == Strategy::ddp || c.st == Strategy::tp || c.st == Strategy::ep || c.st == Strategy::cp) {
     // DDP's reducer holds a flat bucket copy of every gradient (gradient_as_bucket_view=False by default).
@@ -866,15 +958,49 @@ void add_offload_accumulation_crossings(ParallelEstimate& e, const GpuSpec& gpu,
 // Nothing unless the plan offloads parameters.
 void add_offloaded_param_copies(ParallelEstimate& e, const GpuSpec& gpu, double shard_bytes, double fwd_comm,
                                 double fwd_s, double bwd_comm, double bwd_s, double accum) {
-  if (e.plan.offload != Offload::params) return;
+  if (!offloads_params(e.plan.offload)) return;
   const int passes = e.plan.strategy == Strategy::fsdp_grad_op ? 1 : 2;
   const double h2d = shard_bytes / own_pcie_bytes_per_s(gpu);
-  double exposed = std::max(0.0, fwd_comm + h2d - fwd_s) - std::max(0.0, fwd_comm - fwd_s);
-  if (passes > 1) exposed += std::max(0.0, bwd_comm + h2d - bwd_s) - std::max(0.0, bwd_comm - bwd_s);
+  // ZeRO-Infinity reads the part of the shard beyond max_in_cpu from the node's drives first (the node's
+  // ranks at once): partition_parameters.py all_gather_coalesced swaps in params whose ds_tensor
+  // final_location is nvme before the copy (@ edaa722).
+  const double nvme = e.memory.nvme_param_bytes * e.plan.gpus_per_node / (e.plan.nvme_read_gbps * 1e9);
+  const auto pass_exposed = [&](double extra) {
+    double x = std::max(0.0, fwd_comm + extra - fwd_s) - std::max(0.0, fwd_comm - fwd_s);
+    if (passes > 1) x += std::max(0.0, bwd_comm + extra - bwd_s) - std::max(0.0, bwd_comm - bwd_s);
+    return x;
+  };
+  const double exposed = pass_exposed(h2d);
   add(e,
       CommItem{"offloaded parameters to the GPU before each all-gather (PCIe)", CollOp::send_recv,
                "pcie-host", 1, shard_bytes, passes * accum, passes * accum * h2d, 0, accum * exposed,
                "in the all-gather's prefetch: the shard is copied from pinned host memory, then gathered"});
+  if (nvme <= 0) return;
+  add(e,
+      CommItem{"NVMe: 16-bit parameters read before each all-gather (ZeRO-Infinity)", CollOp::send_recv,
+               "nvme", e.plan.gpus_per_node, e.memory.nvme_param_bytes, passes * accum, passes * accum * nvme,
+               0, accum * (pass_exposed(h2d + nvme) - exposed),
+               "in the all-gather's prefetch, before the PCIe copy; the node's drives serve all its ranks"});
+}
+
+// ZeRO-Infinity's optimizer step (stage3.py step -> _prepare_sub_group / _release_sub_group @ edaa722): per
+// sub-group, swap_in_optimizer_state reads the fp32 master partition, its two Adam states and its fp32
+// gradient (16 B per element; partitioned_optimizer_swapper.py), the CPU steps it, swap_out_optimizer_state
+// writes the three states back (12 B); the fp32 gradients were written at the end of backward (4 B,
+// _swap_out_offload_fp32_gradients); with parameters on NVMe the updated 16-bit partition is written too
+// (_partitioned_params_swap_out, 2 B). offload_optimizer.pipeline_read / pipeline_write default to false
+// (offload_config.py), so the step waits for every read and write. The node's ranks share its drives.
+void add_nvme_optimizer_swaps(ParallelEstimate& e) {
+  const RankMemory& m = e.memory;
+  if (m.nvme_optimizer_bytes <= 0) return;
+  const double gpn = e.plan.gpus_per_node;
+  const double read = m.nvme_optimizer_bytes;
+  const double write = m.nvme_optimizer_bytes + m.nvme_param_bytes;
+  const double t = gpn * (read / (e.plan.nvme_read_gbps * 1e9) + write / (e.plan.nvme_write_gbps * 1e9));
+  add(e, CommItem{"NVMe: optimizer states and fp32 gradients swapped in and out (ZeRO-Infinity)",
+                  CollOp::send_recv, "nvme", e.plan.gpus_per_node, (read + write) / 2, 2, t, 0, t,
+                  "exposed: pipeline_read / pipeline_write are off by default, the step waits for each "
+                  "sub-group's read and write; the node's drives serve all its ranks"});
 }
 
 // Paged optimizer states that do not fit next to the rank's other memory cross the rank's PCIe link out and
@@ -934,6 +1060,12 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
   if (plan.offload == Offload::params && !(st == Strategy::zero3 || is_fsdp(st)))
     return make_error(Errc::invalid_value, "--offload",
                       "params needs zero3 or fsdp (ZeRO-1/2 keep parameters on the GPU)");
+  if (offload_on_nvme(plan.offload) && st != Strategy::zero3)
+    return make_error(Errc::invalid_value, "--offload",
+                      std::string(offload_name(plan.offload)) +
+                          " needs zero3: DeepSpeed swaps to NVMe only in ZeRO stage 3 (ZeRO-Infinity: "
+                          "stage3.py _configure_tensor_swapping), not " +
+                          e.strategy_label);
   if (plan.offload == Offload::optimizer && is_fsdp(st))
     return make_error(
         Errc::invalid_value, "--offload",
@@ -964,14 +1096,18 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
     if (node_host > plan.host_ram_gib * kGiB) {
       e.fits = false;
       e.warnings.push_back("offload needs " + json(std::round(node_host / kGiB)).dump() +
-                           " GiB of host RAM per node; the node has " + json(plan.host_ram_gib).dump());
+                           " GiB of host RAM per node; the node has " + json(plan.host_ram_gib).dump() +
+                           (offload_on_nvme(plan.offload)
+                                ? std::string()
+                                : std::string("; --parallel zero3 --offload optimizer-nvme or params-nvme "
+                                              "keeps the states on NVMe (ZeRO-Infinity)")));
     }
   }
   if (is_zero(st) && w.method == Method::full) {
     const std::int64_t P = m.params().total();
     if (st == Strategy::zero3)
       e.deepspeed = deepspeed_zero3_estimate(P, largest_module_params(m), plan.gpus_per_node, plan.nodes,
-                                             plan.offload != Offload::none, plan.offload == Offload::params);
+                                             plan.offload != Offload::none, offloads_params(plan.offload));
     else
       e.deepspeed =
           deepspeed_zero2_estimate(P, plan.gpus_per_node, plan.nodes, plan.offload != Offload::none);
@@ -1034,6 +1170,7 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
     it.overlap = "exposed (around the host optimizer step)";
     add(e, it);
     add_offload_accumulation_crossings(e, in.gpu, bytes / 2, bwd_s);
+    add_nvme_optimizer_swaps(e);
   }
   e.optimizer_s = opt;
   add_optimizer_paging_item(e, in.gpu);
@@ -1391,10 +1528,11 @@ Result<ParallelEstimate> estimate_parallel(const Inputs& in, const ParallelPlan&
     cands.push_back(p);
   };
   const bool off = plan.offload != Offload::none;
+  const bool zero3_only = plan.offload == Offload::params || offload_on_nvme(plan.offload);
   if (!off) push(Strategy::ddp, 1);
   for (Strategy s : {Strategy::zero1, Strategy::zero2, Strategy::zero3})
-    if (!(plan.offload == Offload::params && s != Strategy::zero3)) push(s, 1);
-  if (plan.offload != Offload::optimizer) {
+    if (!(zero3_only && s != Strategy::zero3)) push(s, 1);
+  if (plan.offload == Offload::none || plan.offload == Offload::params) {
     push(Strategy::fsdp, 1);
     push(Strategy::fsdp_grad_op, 1);
     if (plan.nodes > 1) push(Strategy::hsdp, 1);
@@ -1430,8 +1568,7 @@ Result<ParallelEstimate> estimate_parallel(const Inputs& in, const ParallelPlan&
   if (ok.empty()) {
     ParallelPlan p = plan;
     p.choose = false;
-    p.strategy = plan.offload == Offload::params ? Strategy::zero3 : Strategy::fsdp;
-    if (plan.offload == Offload::optimizer) p.strategy = Strategy::zero3;
+    p.strategy = plan.offload == Offload::none ? Strategy::fsdp : Strategy::zero3;
     FTCOST_TRY(e, evaluate(in, p, single, db));
     e.why.push_back("no strategy fits on " + std::to_string(plan.ranks()) + " x " + in.gpu.id +
                     "; shown: " + e.strategy_label);
@@ -1538,6 +1675,13 @@ json parallel_to_json(const ParallelEstimate& p) {
               {"scaling_efficiency", e.scaling_efficiency},
               {"why", e.why}};
   if (!e.plan.node_id.empty()) par["node"] = e.plan.node_id;
+  if (offload_on_nvme(e.plan.offload))
+    par["nvme"] = {{"gib_per_rank", (e.memory.nvme_optimizer_bytes + e.memory.nvme_param_bytes) / kGiB},
+                   {"optimizer_gib_per_rank", e.memory.nvme_optimizer_bytes / kGiB},
+                   {"param_gib_per_rank", e.memory.nvme_param_bytes / kGiB},
+                   {"read_gbps", e.plan.nvme_read_gbps},
+                   {"write_gbps", e.plan.nvme_write_gbps},
+                   {"note", e.plan.nvme_note}};
   if (e.plan.nodes > 1)
     par["network_link"] = {{"kind", link_kind_name(e.plan.inter.kind)},
                            {"busbw_gbps", e.plan.inter.busbw_gbps},

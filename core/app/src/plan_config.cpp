@@ -277,11 +277,19 @@ ConfigFile accelerate_file(const Job& j, const std::string& ds_name) {
 
 ConfigFile deepspeed_file(const Job& j) {
   const int stage = j.strategy == "zero1" ? 1 : j.strategy == "zero2" ? 2 : 3;
+  // ZeRO-Infinity (offload device nvme) needs nvme_path: DeepSpeed's own examples use /local_nvme
+  // (runtime/zero/offload_config.py); edit it to the drives' mount point.
+  const bool nvme = j.offload == "optimizer-nvme" || j.offload == "params-nvme";
+  const auto device = [&](bool on) {
+    json d = {{"device", !on ? "none" : nvme ? "nvme" : "cpu"}};
+    if (on && nvme) d["nvme_path"] = "/local_nvme";
+    return d;
+  };
   json zero = {{"stage", stage},
-               {"offload_optimizer", {{"device", j.offload == "none" ? "none" : "cpu"}}},
+               {"offload_optimizer", device(j.offload != "none")},
                {"overlap_comm", true},
                {"contiguous_gradients", true}};
-  if (stage == 3) zero["offload_param"] = {{"device", j.offload == "params" ? "cpu" : "none"}};
+  if (stage == 3) zero["offload_param"] = device(j.offload == "params" || j.offload == "params-nvme");
   json ds = {{"train_micro_batch_size_per_gpu", j.micro},
              {"gradient_accumulation_steps", j.accum},
              {"train_batch_size", j.micro * j.accum * j.dp},
@@ -552,7 +560,8 @@ Result<PlanConfig> torchtune_config(const Job& j) {
   if (tm == nullptr) return refuse("torchtune", "torchtune has no model builder for " + j.in.model.id);
   if (j.ranks > 1 && j.strategy != "fsdp")
     return refuse("torchtune", "its distributed recipes shard with FSDP2 only (no " + j.strategy + ")");
-  if (j.offload == "optimizer") return refuse("torchtune", "no DeepSpeed-style optimizer offload");
+  if (j.offload != "none" && j.offload != "params")
+    return refuse("torchtune", "no DeepSpeed-style optimizer or NVMe offload (FSDP's CPU offload: params)");
   if (is_qlora(j) && !tm->qlora) return refuse("torchtune", "no QLoRA builder for " + j.in.model.id);
   if (is_qlora(j) && j.in.workload.quant != Quant::nf4_dq)
     return refuse("torchtune", "its QLoRA is torchao NF4 (scalers quantized); give --quant nf4-dq");

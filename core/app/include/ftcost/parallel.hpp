@@ -10,18 +10,24 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ftcost {
 
 enum class Strategy { single, ddp, fsdp, fsdp_grad_op, hsdp, zero1, zero2, zero3, tp, ep, cp };
-enum class Offload { none, optimizer, params };
+// optimizer / params: host RAM (DeepSpeed offload device cpu, FSDP CPU offload); optimizer_nvme /
+// params_nvme: DeepSpeed ZeRO-Infinity, the same states on the node's NVMe drives (offload device nvme,
+// ZeRO-3 only).
+enum class Offload { none, optimizer, params, optimizer_nvme, params_nvme };
 enum class CollOp { all_reduce, all_gather, reduce_scatter, all_to_all, send_recv };
 enum class LinkKind { nvswitch, nvlink_bridge, pcie_p2p, pcie_host, infiniband, roce, ethernet, none };
 
 const char* strategy_name(Strategy s);  // as --parallel spells it (tp/ep/cp without the degree)
-const char* offload_name(Offload o);
-const char* coll_op_name(CollOp o);  // all_reduce, all_gather, reduce_scatter, all_to_all, send_recv
+const char* offload_name(Offload o);    // as --offload spells it
+bool offloads_params(Offload o);        // params or params_nvme
+bool offload_on_nvme(Offload o);        // optimizer_nvme or params_nvme
+const char* coll_op_name(CollOp o);     // all_reduce, all_gather, reduce_scatter, all_to_all, send_recv
 const char* link_kind_name(LinkKind k);
 
 // nccl-tests doc/PERFORMANCE.md: busbw = algbw * factor; all-reduce 2(n-1)/n, all-gather, reduce-scatter and
@@ -55,12 +61,16 @@ struct ParallelPlan {
   Offload offload = Offload::none;
   int gpus_per_node = 1;
   int nodes = 1;
-  int grad_accum = 1;   // micro-batches per optimizer step (no gradient sync on the others where the
-                        // strategy allows it)
-  bool choose = false;  // --parallel auto: fastest candidate that fits
-  std::string node_id;  // preset the links came from, or empty
-  Link intra, inter;    // filled by resolve_links() when empty
-  double host_ram_gib = 0;
+  int grad_accum = 1;       // micro-batches per optimizer step (no gradient sync on the others where the
+                            // strategy allows it)
+  bool choose = false;      // --parallel auto: fastest candidate that fits
+  std::string node_id;      // preset the links came from, or empty
+  Link intra, inter;        // filled by resolve_links() when empty
+  double host_ram_gib = 0;  // per node: --host-ram, else the node preset's (0: not checked)
+  // The node's NVMe drives as ZeRO-Infinity reads and writes them (decimal GB/s, shared by the node's ranks):
+  // --nvme-gbps, else DeepSpeed's own measurement of 4 PCIe 4.0 SSDs in RAID-0 (docs/sources/parallel.md).
+  double nvme_read_gbps = 0, nvme_write_gbps = 0;
+  std::string nvme_note;                     // where the NVMe rates come from
   std::vector<CollectivePoint> collectives;  // measured curves (optional)
   int ranks() const { return gpus_per_node * nodes; }
 };
@@ -74,12 +84,15 @@ Link intra_node_link(const GpuSpec& g, int gpus_per_node, int pcie_p2p_override)
 Link network_link(const std::string& kind, double gbit_per_gpu);
 
 // A plan from a JSON object with the option names as keys: {"gpus": N, "nodes": M, "parallel":
-// "fsdp"|"tp:4"|"auto"|..., "offload": "none"|"optimizer"|"params", "node": preset id, "network":
+// "fsdp"|"tp:4"|"auto"|..., "offload": "none"|"optimizer"|"params"|"optimizer-nvme"|"params-nvme",
+// "nvme-gbps": "READ[,WRITE]", "host-ram": GiB per node, "node": preset id, "network":
 // "infiniband"|"roce"|"ethernet"|"none", "network-gbit-per-gpu": X} plus two keys that are not job options:
 // "nvlink-gbps" (override of the GPU's NVLink bandwidth, bidirectional per GPU; e.g. 400 for the A800, used
 // by reference rows) and "collectives" (measured curve rows). Gradient accumulation comes from
 // in.workload.grad_accum (--grad-accum). Errors name the option.
 Result<ParallelPlan> plan_from_json(const json& obj, const Inputs& in, const Database& db);
+// obj's "nvme-gbps" ("READ[,WRITE]" GB/s, or a number) as {read, write}; absent: the assumed default.
+Result<std::pair<double, double>> parse_nvme_gbps(const json& obj);
 // The plan of a resolved request (--gpus, --nodes, --parallel, --offload, --node, --network...).
 Result<ParallelPlan> plan_from_inputs(const Inputs& in, const Database& db);
 
@@ -130,6 +143,8 @@ struct RankMemory {
   double bucket_buffers = 0;         // DDP gradient buckets, ZeRO reduce/all-gather buckets
   double nccl_buffers = 0;           // communicator buffers
   double host_bytes = 0;             // host RAM per rank for offload
+  double nvme_optimizer_bytes = 0;   // ZeRO-Infinity, per rank on NVMe: fp32 master, Adam states, fp32 grads
+  double nvme_param_bytes = 0;       // ZeRO-Infinity, per rank on NVMe: 16-bit parameters beyond max_in_cpu
   double model_state_bytes() const;  // weights + trainable + grads + optimizer + fp32 grads + gather buffers
   double total() const;
   double resident() const;                // what must fit: total() without paged optimizer states

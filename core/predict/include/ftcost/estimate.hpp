@@ -57,8 +57,9 @@ struct MultiGpuRequest {
   int nodes = 1;
   std::string parallel;  // "" (none given), "auto", "ddp", "tp:4", ...
   std::string offload = "none";
-  std::string node;     // preset id
-  std::string network;  // "" = from the node preset (or none)
+  std::string nvme_gbps;  // "READ[,WRITE]" GB/s of the node's NVMe (ZeRO-Infinity); "" = assumed default
+  std::string node;       // preset id
+  std::string network;    // "" = from the node preset (or none)
   double network_gbit_per_gpu = 0;
   bool active() const { return gpus * nodes > 1 || offload != "none"; }
 };
