@@ -56,7 +56,7 @@ need_pkg() {  # need_pkg PACKAGE...: queue the packages that dpkg does not list 
 # Both builds need make (the Makefile), a C++ compiler, cmake, ninja, the header-only libraries and
 # clang-format (`make test` checks the formatting first), clang (libFuzzer: `make test-fuzz`), clang-tidy;
 # python3-yaml parses the generated configs (test plan.configs).
-common=(make g++ cmake ninja-build nlohmann-json3-dev doctest-dev clang-format clang clang-tidy python3-yaml)
+common=(make g++ cmake ninja-build ccache nlohmann-json3-dev doctest-dev clang-format clang clang-tidy python3-yaml)
 # The calculator's UI (web/) is built natively too (headless smoke test, desktop app): Dear ImGui's
 # sources come from Debian's source package (dpkg-dev unpacks it), SDL2 + OpenGL from libsdl2-dev.
 # A TrueType font for the UI (embedded at build time; without it ImGui's built-in bitmap font is used).

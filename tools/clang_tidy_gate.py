@@ -21,11 +21,22 @@ accepted number of warnings of that check in that file for any other check.
   tools/clang_tidy_gate.py --log OUTPUT [--baseline FILE]   (judge a saved clang-tidy output; tests/tidy)
 
 Needs build/native/compile_commands.json (`cmake --preset native`).
+
+Results are cached per translation unit (issue 35) in $XDG_CACHE_HOME/ftcost/clang-tidy (~/.cache/...; --no-cache
+or FTCOST_TIDY_CACHE=0 turns it off, FTCOST_TIDY_CACHE=DIR moves it). The key is everything clang-tidy's output
+for the file depends on: clang-tidy's version, .clang-tidy, the file's compile command and its preprocessed text
+(the compiler's -E -P output: the file and every header it includes, as the build's flags select them), each with
+this checkout's path replaced so that two clones share entries. A changed .clang-tidy therefore re-runs every
+file. The baseline does not enter the key: it only judges the outputs, and the judgement always runs over every
+file's output, cached or fresh, so the verdict is the same as a full run's.
 """
 import argparse
 import collections
 import concurrent.futures
+import hashlib
+import json
 import os
+import shlex
 import re
 import shutil
 import subprocess
@@ -59,10 +70,83 @@ def rel(path):
     return os.path.relpath(os.path.normpath(os.path.join(ROOT, path)), ROOT)
 
 
-def run_one(tidy, build, path):
+ROOT_MARK = "@FTCOST_ROOT@"
+
+
+def cache_dir():
+    setting = os.environ.get("FTCOST_TIDY_CACHE", "")
+    if setting == "0":
+        return None
+    if setting:
+        return setting
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "ftcost", "clang-tidy")
+
+
+class TidyCache:
+    """clang-tidy outputs by translation-unit key (see the module's docstring)."""
+
+    def __init__(self, directory, tidy, build):
+        self.dir = directory
+        self.hits = self.misses = 0
+        with open(os.path.join(build, "compile_commands.json"), encoding="utf-8") as f:
+            self.commands = {os.path.normpath(os.path.join(e["directory"], e["file"])): e for e in json.load(f)}
+        version = subprocess.run([tidy, "--version"], capture_output=True, text=True).stdout
+        with open(os.path.join(ROOT, ".clang-tidy"), "rb") as f:
+            config = f.read()
+        self.common = hashlib.sha256(version.encode() + b"\0" + config).hexdigest()
+
+    def key(self, path):
+        entry = self.commands.get(os.path.normpath(path))
+        if entry is None:
+            return None
+        args = entry["arguments"] if "arguments" in entry else shlex.split(entry["command"])
+        pre, skip = [], False
+        for a in args:
+            if skip:
+                skip = False
+            elif a == "-o":
+                skip = True
+            elif a != "-c":
+                pre.append(a)
+        cp = subprocess.run(pre + ["-E", "-P"], capture_output=True, cwd=entry["directory"])
+        if cp.returncode != 0:
+            return None  # clang-tidy will report why; never cache a file that does not preprocess
+        h = hashlib.sha256(self.common.encode())
+        h.update(" ".join(pre).replace(ROOT, ROOT_MARK).encode())
+        h.update(cp.stdout.replace(ROOT.encode(), ROOT_MARK.encode()))
+        return h.hexdigest()
+
+    def get(self, key):
+        try:
+            with open(os.path.join(self.dir, key + ".json"), encoding="utf-8") as f:
+                rc, out = json.load(f)
+        except (OSError, ValueError):
+            return None
+        return rc, out.replace(ROOT_MARK, ROOT)
+
+    def put(self, key, rc, out):
+        os.makedirs(self.dir, exist_ok=True)
+        tmp = os.path.join(self.dir, f"{key}.{os.getpid()}.tmp")
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump([rc, out.replace(ROOT, ROOT_MARK)], f)
+        os.replace(tmp, os.path.join(self.dir, key + ".json"))
+
+
+def run_one(tidy, build, path, cache=None):
     start = time.monotonic()
+    key = cache.key(path) if cache else None
+    hit = cache.get(key) if key else None
+    if hit is not None:
+        cache.hits += 1
+        return path, hit[0], hit[1], time.monotonic() - start
     cp = subprocess.run([tidy, "-p", build, "--quiet", path], capture_output=True, text=True, cwd=ROOT)
-    return path, cp.returncode, cp.stdout + cp.stderr, time.monotonic() - start
+    out = cp.stdout + cp.stderr
+    if cache:
+        cache.misses += 1
+        if key and "error:" not in out:  # errors are re-checked every time
+            cache.put(key, cp.returncode, out)
+    return path, cp.returncode, out, time.monotonic() - start
 
 
 def parse(output):
@@ -102,11 +186,13 @@ def main():
     ap.add_argument("--print-baseline", action="store_true",
                     help="print the baseline lines that would accept what clang-tidy reports now")
     ap.add_argument("--log", help="judge this saved clang-tidy output instead of running clang-tidy")
+    ap.add_argument("--no-cache", action="store_true", help="run clang-tidy on every file (no result cache)")
     ap.add_argument("files", nargs="*", help="sources to check (default: every .cpp under core/)")
     args = ap.parse_args()
 
     start = time.monotonic()
     outputs = []
+    cache = None
     if args.log:
         with open(args.log, encoding="utf-8") as f:
             log = f.read()
@@ -118,8 +204,10 @@ def main():
             sys.exit(f"tidy: {args.build}/compile_commands.json is missing: run `cmake --preset native` first")
         files = [os.path.abspath(f) for f in args.files] or core_sources()
         tidy = find_clang_tidy()
+        where = None if args.no_cache else cache_dir()
+        cache = TidyCache(where, tidy, build) if where else None
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            for path, rc, out, secs in pool.map(lambda f: run_one(tidy, build, f), files):
+            for path, rc, out, secs in pool.map(lambda f: run_one(tidy, build, f, cache), files):
                 outputs.append((path, rc, out, secs))
     wall = time.monotonic() - start
 
@@ -195,7 +283,8 @@ def main():
 
     accepted = sum(1 for k in used if k[2] != "*") + sum(len(counts[k]) for k in used if k[2] == "*")
     slowest = sorted(outputs, key=lambda o: -o[3])[:3]
-    print(f"tidy: {len(files)} files, {len(warnings)} warnings ({accepted} accepted by "
+    cached = f"; {cache.hits} from the cache ({cache.dir}), {cache.misses} analysed" if cache else ""
+    print(f"tidy: {len(files)} files{cached}, {len(warnings)} warnings ({accepted} accepted by "
           f"{os.path.relpath(args.baseline, ROOT)}), {len(errors)} errors; {wall:.0f} s with -j{args.jobs} "
           f"(slowest: " + ", ".join(f"{rel(p)} {s:.0f} s" for p, _, _, s in slowest) + ")")
     if problems:

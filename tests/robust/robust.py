@@ -20,12 +20,16 @@ reported, not counted as a failure, and reported as XPASS once it passes. No cas
 and 10 of issue #15, empty values and values that do not apply, were marked until the option table landed).
 
 Python 3 standard library only. Usage:
-  robust.py --ftcost build/native/bin/ftcost [--tmp DIR] [--jobs N] [--timeout S] [-k SUBSTRING] [-v]
+  robust.py --ftcost build/native/bin/ftcost [--tmp DIR] [--jobs N] [--timeout S] [-k SUBSTRING]
+            [--sample N] [-v]
+--sample N runs a deterministic 1/N of the cases (chosen by a hash of each name, the same on every run and
+machine): the sanitizer build runs a sample, the native build runs them all.
 Exit status 0 when every case that is not xfail passes, 1 otherwise.
 """
 
 import argparse
 import concurrent.futures
+import hashlib
 import json
 import os
 import re
@@ -648,8 +652,12 @@ def main():
     ap.add_argument("--jobs", type=int, default=4)
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per case before it counts as a hang")
     ap.add_argument("-k", default="", help="run only cases whose name contains this")
+    ap.add_argument("--sample", type=int, default=1, metavar="N",
+                    help="run a deterministic 1/N of the cases, chosen by a hash of each name (default 1: all)")
     ap.add_argument("-v", action="store_true", help="print every case")
     ARGS = ap.parse_args()
+    if ARGS.sample < 1:
+        ap.error("--sample must be 1 or more, got %d" % ARGS.sample)
     ARGS.ftcost = os.path.abspath(ARGS.ftcost)
     if ARGS.tmp:
         if os.path.exists(ARGS.tmp):
@@ -665,6 +673,11 @@ def main():
     if dup:
         print("robust: duplicate case names: %s" % sorted(dup))
         return 1
+    if ARGS.sample > 1:
+        total = len(cases)
+        cases = [c for c in cases
+                 if int(hashlib.sha256(c.name.encode()).hexdigest()[:8], 16) % ARGS.sample == 0]
+        print("robust: a deterministic sample of %d of %d cases (--sample %d)" % (len(cases), total, ARGS.sample))
     # Cases that write to the same output file run one after another (the symlink checks read it back).
     serial = [c for c in cases if c.links or c.nodes or "--write" in c.args]
     parallel = [c for c in cases if c not in serial]
