@@ -125,6 +125,41 @@ build_sdl2_wasm() {
   say "SDL2 for wasm installed in ${prefix#"$root"/}"
 }
 
-[ $want_sources = 1 ] && fetch_sources
-[ $want_sdl = 1 ] && build_sdl2_wasm
+# ---- a copy under the user's cache, shared by clones on this machine ---------------------------------
+# What this script makes depends only on Debian's source packages, this script and the SDL2 recipe: a fresh
+# clone (CI's, or a second worktree) takes a copy from $XDG_CACHE_HOME/ftcost/web-deps/<key> instead of
+# fetching and building again, and saves one after it has. FTCOST_WEB_DEPS_CACHE=0 turns this off.
+cache_base="${XDG_CACHE_HOME:-$HOME/.cache}/ftcost/web-deps"
+cache_key=$(cat "${BASH_SOURCE[0]}" "$root/web/cmake/sdl2-wasm/CMakeLists.txt" | cksum | cut -d' ' -f1)
+cached="$cache_base/$cache_key"
+use_cache=1
+[ "${FTCOST_WEB_DEPS_CACHE:-1}" != 0 ] && [ -n "${HOME:-}${XDG_CACHE_HOME:-}" ] || use_cache=0
+
+restore() {  # restore PART: copy build/web-deps/PART from the cache when it is missing here
+  [ $use_cache = 1 ] && [ -e "$cached/$1" ] && [ ! -e "$deps/$1" ] || return 0
+  mkdir -p "$(dirname "$deps/$1")"
+  cp -a "$cached/$1" "$deps/$1.tmp.$$" && mv "$deps/$1.tmp.$$" "$deps/$1"
+  say "${1} from the cache ($cached)"
+}
+save() {  # save PART: copy build/web-deps/PART into the cache when it is not there yet (atomically)
+  [ $use_cache = 1 ] && [ -e "$deps/$1" ] && [ ! -e "$cached/$1" ] || return 0
+  mkdir -p "$(dirname "$cached/$1")" 2>/dev/null || return 0
+  rm -rf "$cached/$1.tmp.$$"
+  if cp -a "$deps/$1" "$cached/$1.tmp.$$" 2>/dev/null; then
+    mv "$cached/$1.tmp.$$" "$cached/$1" 2>/dev/null || rm -rf "$cached/$1.tmp.$$"
+  else
+    rm -rf "$cached/$1.tmp.$$"
+  fi
+}
+
+if [ $want_sources = 1 ]; then
+  restore src
+  fetch_sources
+  save src
+fi
+if [ $want_sdl = 1 ]; then
+  restore sdl2-wasm
+  build_sdl2_wasm
+  save sdl2-wasm
+fi
 exit 0

@@ -113,7 +113,8 @@ class TidyCache:
         if cp.returncode != 0:
             return None  # clang-tidy will report why; never cache a file that does not preprocess
         h = hashlib.sha256(self.common.encode())
-        h.update(" ".join(pre).replace(ROOT, ROOT_MARK).encode())
+        # -O levels change no diagnostic, only __OPTIMIZE__, which the preprocessed text carries
+        h.update(" ".join(a for a in pre if not a.startswith("-O")).replace(ROOT, ROOT_MARK).encode())
         h.update(cp.stdout.replace(ROOT.encode(), ROOT_MARK.encode()))
         return h.hexdigest()
 

@@ -40,26 +40,17 @@ CLI::Validator number_in(double lo, double hi, const std::string& what) {
       what);
 }
 
-namespace {
-bool g_help_requested = false;
-}  // namespace
-
-void note_help_request(int argc, const char* const* argv) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "-h" || a == "--help" || a == "--help-all") g_help_requested = true;
-  }
-}
-
 void add_job_options(CLI::App* cmd, Request& into, const std::vector<std::string>& skip) {
-  // The database lists the dataset and stack ids in the help text; parsing it costs a start-up (0.02 s in
-  // Release, most of a second at -O0 under sanitizers), so only a help request pays for it.
-  const Database* help_db = g_help_requested ? &Database::embedded() : nullptr;
+  // The help text lists the dataset and stack ids from the embedded files' names: registering the options
+  // parses no database (0.02 s a start in Release, most of a second at -O0 under sanitizers), so --help and a
+  // bad flag answer without it.
   for (const auto& o : job_options()) {
     const std::string key = o.key;
     if (std::find(skip.begin(), skip.end(), key) != skip.end()) continue;
     cmd->add_option_function<std::string>(
-        o.flag(), [&into, key](const std::string& v) { into[key] = v; }, option_help_text(o, help_db));
+        o.flag(), [&into, key](const std::string& v) { into[key] = v; },
+        option_help_text(
+            o, option_help_lists_ids(o) ? Database::embedded_ids(o.id_list) : std::vector<std::string>{}));
   }
 }
 

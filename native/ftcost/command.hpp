@@ -77,8 +77,5 @@ std::string gib(double bytes);
 
 // Whether the embedded database loaded without problems; prints each problem to stderr when not.
 bool embedded_database_sound();
-// Before the commands are registered: whether the command line asks for help (-h, --help, --help-all), the
-// only case in which registering them needs the database (add_job_options' id lists).
-void note_help_request(int argc, const char* const* argv);
 
 }  // namespace ftcost::cli

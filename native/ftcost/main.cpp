@@ -29,7 +29,6 @@ int run_command(int argc, char** argv) {
         "ftcost — will an LLM fine-tuning job fit on a GPU, how fast does it run, what does it cost"};
     app.require_subcommand(1);
     app.set_version_flag("--version", std::string("ftcost ") + kVersion);
-    cli::note_help_request(argc, argv);
     std::vector<cli::Command> commands;
     for (const cli::Registration add : kCommands) commands.push_back(add(app));
 

@@ -95,9 +95,11 @@ TEST_CASE("estimate --json: the contracted fields") {
     CHECK(keys.insert(key).second);
     if (cls == "dequant") CHECK(op["flops"].get<double>() == 0);
   }
-  for (const auto& [cls, t] : j["kernel_classes_s"].items()) {
+  for (const auto& item : j["kernel_classes_s"].items()) {
+    const std::string cls =
+        item.key();  // not a structured binding: CAPTURE's lambda cannot capture one in C++17
     CAPTURE(cls);
-    CHECK(by_class[cls] == doctest::Approx(t.get<double>()).epsilon(1e-9));
+    CHECK(by_class[cls] == doctest::Approx(item.value().get<double>()).epsilon(1e-9));
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <set>
 
 using namespace ftcost;
@@ -52,6 +53,21 @@ TEST_CASE("option table: each option's sample value round-trips through the JSON
     auto in = resolve_request(s.request, db, nullptr, 20000);
     if (!in.ok()) FAIL_CHECK(in.error().to_string());
   }
+}
+
+TEST_CASE("help text: the id lists from the embedded file names equal the parsed database's") {
+  // `ftcost <command> --help` lists dataset and stack ids without parsing the database (issue 35)
+  const Database& db = Database::embedded();
+  for (const char* list : {"datasets", "stacks"}) {
+    CAPTURE(list);
+    auto parsed = option_ids(list, db);
+    std::sort(parsed.begin(), parsed.end());
+    CHECK(Database::embedded_ids(list) == parsed);
+    CHECK_FALSE(parsed.empty());
+  }
+  for (const auto& o : job_options())
+    if (option_help_lists_ids(o))
+      CHECK(option_help_text(o, &db) == option_help_text(o, Database::embedded_ids(o.id_list)));
 }
 
 TEST_CASE("option table: defaults pass the option's own checks") {

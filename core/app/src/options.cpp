@@ -1576,11 +1576,18 @@ const std::vector<std::string>& request_keys() {
   return keys;
 }
 
+bool option_help_lists_ids(const Option& o) {
+  return o.kind == OptionKind::id_or_path && (o.id_list == "datasets" || o.id_list == "stacks");
+}
+
 std::string option_help_text(const Option& o, const Database* db) {
+  return option_help_text(
+      o, db != nullptr && option_help_lists_ids(o) ? option_ids(o.id_list, *db) : std::vector<std::string>{});
+}
+
+std::string option_help_text(const Option& o, const std::vector<std::string>& ids) {
   std::string s = o.help;
-  if (o.kind == OptionKind::id_or_path && db != nullptr &&
-      (o.id_list == "datasets" || o.id_list == "stacks")) {
-    const auto ids = option_ids(o.id_list, *db);
+  if (option_help_lists_ids(o) && !ids.empty()) {
     s += ": ";
     for (std::size_t i = 0; i < ids.size(); ++i) s += (i ? " | " : "") + ids[i];
   }

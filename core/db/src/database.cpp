@@ -3,6 +3,7 @@
 #include "ftcost/embedded_db.hpp"
 #include "ftcost/suggest.hpp"
 
+#include <algorithm>
 #include <map>
 
 namespace ftcost {
@@ -168,6 +169,21 @@ std::vector<std::pair<std::string, std::string>> Database::embedded_files() {
   for (std::size_t i = 0; i < kEmbeddedDbFileCount; ++i)
     files.emplace_back(kEmbeddedDbFiles[i].path, kEmbeddedDbFiles[i].content);
   return files;
+}
+
+std::vector<std::string> Database::embedded_ids(const std::string& folder) {
+  std::vector<std::string> ids;
+  const std::string prefix = folder + "/", suffix = ".json";
+  for (std::size_t i = 0; i < kEmbeddedDbFileCount; ++i) {
+    const std::string path = kEmbeddedDbFiles[i].path;
+    if (path.size() <= prefix.size() + suffix.size() || path.compare(0, prefix.size(), prefix) != 0 ||
+        path.compare(path.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    const std::string id = path.substr(prefix.size(), path.size() - prefix.size() - suffix.size());
+    if (id.find('/') == std::string::npos) ids.push_back(id);
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
 }
 
 const Database& Database::embedded() {

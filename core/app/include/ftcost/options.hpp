@@ -95,6 +95,10 @@ std::vector<std::string> option_ids(const std::string& list, const Database& db)
 // The CLI's help line: the option's help, its allowed values or range (with `db`: the ids of short database
 // lists such as datasets and stacks), and its default.
 std::string option_help_text(const Option& o, const Database* db = nullptr);
+// The same with the ids of those lists given (e.g. Database::embedded_ids, which parses nothing).
+std::string option_help_text(const Option& o, const std::vector<std::string>& ids);
+// Whether option_help_text lists the ids of the option's database list (datasets, stacks).
+bool option_help_lists_ids(const Option& o);
 
 // Checks `text` against the option's kind, values and range — the checks every front end shares.
 Status check_option_value(const Option& o, const ResolveState& st, const std::string& text);

@@ -31,6 +31,9 @@ class Database {
   static const Database& embedded();
   // The gpu-db/ files compiled into this binary, as (relative path, content) pairs.
   static std::vector<std::pair<std::string, std::string>> embedded_files();
+  // The ids of one folder of the embedded gpu-db/ ("datasets", "stacks", ...), from the file names alone
+  // (file name = id, which `db check` enforces), sorted: for help text that must not parse the database.
+  static std::vector<std::string> embedded_ids(const std::string& folder);
 
   const std::vector<DbProblem>& problems() const { return problems_; }
 
