@@ -60,6 +60,9 @@ case("a listed complex function passes", [big], [f"core/src/a.cpp | {CC} | plan 
      "tidy: OK")
 case("a listed function that grew fails", [big], [f"core/src/a.cpp | {CC} | plan | 119 | a search loop"], 1,
      "it grew")
+rc, out = gate([big], [f"core/src/a.cpp | {CC} | plan | 119 | a search loop"])
+if "no longer reports it" in out:
+    failures.append(f"a listed function that grew is not also called gone from the baseline:\n{out}")
 case("a listed function that shrank: lower the figure", [big],
      [f"core/src/a.cpp | {CC} | plan | 130 | a search loop"], 1, "lower the baseline's 130 to 120")
 case("a baseline line with nothing left to accept fails", [iso],

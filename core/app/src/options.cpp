@@ -206,6 +206,20 @@ std::string only_moe(const ResolveState& st) {
   return st.in.model.is_moe() ? "" : "applies only to MoE models";
 }
 
+// --nvme-gbps: only with an NVMe offload (ZeRO-Infinity); the value is checked by the plan's own parser.
+std::string nvme_gbps_applies(const ResolveState& st) {
+  const std::string& off = st.in.multi.offload;
+  if (off == "optimizer-nvme" || off == "params-nvme") return "";
+  return "applies only with --offload optimizer-nvme or params-nvme";
+}
+
+Status apply_nvme_gbps(ResolveState& st, const std::string& v) {
+  FTCOST_TRY(rates, parse_nvme_gbps(json{{"nvme-gbps", v}}));
+  (void)rates;
+  st.in.multi.nvme_gbps = v;
+  return Ok{};
+}
+
 std::vector<Option> build_options() {
   std::vector<Option> table;
   auto add = [&table](Option o) { table.push_back(std::move(o)); };
@@ -1376,18 +1390,8 @@ std::vector<Option> build_options() {
     o.unit = "GB/s";
     o.default_help = "10,5 (DeepSpeed's measurement of 4 PCIe 4.0 SSDs in RAID-0)";
     o.not_applicable_warns = true;
-    o.applies = [](const ResolveState& st) -> std::string {
-      const std::string& off = st.in.multi.offload;
-      return off == "optimizer-nvme" || off == "params-nvme"
-                 ? ""
-                 : "applies only with --offload optimizer-nvme or params-nvme";
-    };
-    o.apply = [](ResolveState& st, const std::string& v) -> Status {
-      FTCOST_TRY(rates, parse_nvme_gbps(json{{"nvme-gbps", v}}));
-      (void)rates;
-      st.in.multi.nvme_gbps = v;
-      return Ok{};
-    };
+    o.applies = nvme_gbps_applies;
+    o.apply = apply_nvme_gbps;
     add(o);
   }
   {

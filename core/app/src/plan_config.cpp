@@ -555,12 +555,18 @@ void torchtune_optimizer_section(Yaml& y, const Job& j) {
   if (component == "torch.optim.AdamW") y.kv("fused", yb(adamw_fused(j.in.stack, j.in.workload)), 2);
 }
 
+// torchtune's distributed recipes offload through FSDP2's CPUOffloadPolicy (parameters, gradients and the
+// optimizer step together, fsdp_cpu_offload): no optimizer-only or NVMe offload.
+bool torchtune_offload_supported(const std::string& offload) {
+  return offload == "none" || offload == "params";
+}
+
 Result<PlanConfig> torchtune_config(const Job& j) {
   const TtModel* tm = torchtune_model(j.in.model.id);
   if (tm == nullptr) return refuse("torchtune", "torchtune has no model builder for " + j.in.model.id);
   if (j.ranks > 1 && j.strategy != "fsdp")
     return refuse("torchtune", "its distributed recipes shard with FSDP2 only (no " + j.strategy + ")");
-  if (j.offload != "none" && j.offload != "params")
+  if (!torchtune_offload_supported(j.offload))
     return refuse("torchtune", "no DeepSpeed-style optimizer or NVMe offload (FSDP's CPU offload: params)");
   if (is_qlora(j) && !tm->qlora) return refuse("torchtune", "no QLoRA builder for " + j.in.model.id);
   if (is_qlora(j) && j.in.workload.quant != Quant::nf4_dq)

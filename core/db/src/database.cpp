@@ -173,7 +173,8 @@ std::vector<std::pair<std::string, std::string>> Database::embedded_files() {
 
 std::vector<std::string> Database::embedded_ids(const std::string& folder) {
   std::vector<std::string> ids;
-  const std::string prefix = folder + "/", suffix = ".json";
+  const std::string prefix = folder + "/";
+  const std::string suffix = ".json";
   for (std::size_t i = 0; i < kEmbeddedDbFileCount; ++i) {
     const std::string path = kEmbeddedDbFiles[i].path;
     if (path.size() <= prefix.size() + suffix.size() || path.compare(0, prefix.size(), prefix) != 0 ||
