@@ -786,3 +786,61 @@ TEST_CASE(
   const json j = parallel_to_json(run(in, plan(4, 1, Strategy::fsdp)));
   CHECK(j.at("memory_gib").at("optimizer_step_temp").get<double>() > 0);
 }
+
+TEST_CASE("the multi-GPU maximum micro-batch is the largest whose per-rank memory fits (linear scan)") {
+  // Issue 39 W2: the maximum was extrapolated from batch 0 to 1 (a fixed per-batch buffer doubled the
+  // apparent cost of a sample) and walked down only. Reference: the same job at batch 1, 2, 3... until the
+  // rank's resident memory exceeds the usable memory.
+  struct Job {
+    const char* model;
+    const char* method;
+    const char* seq;
+  };
+  const Job jobs[] = {{"llama-3.1-8b", "lora", "1024"},
+                      {"llama-3.1-70b", "qlora", "1024"},
+                      {"mixtral-8x7b", "qlora", "1024"},
+                      {"llama-3.1-8b", "full", "2048"}};
+  struct Shape {
+    Strategy s;
+    int degree, gpus, nodes;
+  };
+  const Shape shapes[] = {{Strategy::ddp, 1, 2, 1},          {Strategy::fsdp, 1, 2, 1},
+                          {Strategy::fsdp_grad_op, 1, 2, 1}, {Strategy::zero1, 1, 2, 1},
+                          {Strategy::zero2, 1, 2, 1},        {Strategy::zero3, 1, 8, 1},
+                          {Strategy::tp, 2, 2, 1},           {Strategy::cp, 2, 2, 1},
+                          {Strategy::ep, 2, 2, 1},           {Strategy::hsdp, 1, 2, 2}};
+  int checked = 0, positive = 0;
+  for (const Job& j : jobs) {
+    Inputs in = inputs({{"model", j.model}, {"gpu", "h100-sxm5-80gb"}, {"method", j.method}, {"seq", j.seq}});
+    for (const Shape& sh : shapes) {
+      if (sh.s == Strategy::ep && !in.model.is_moe()) continue;
+      const ParallelPlan p = plan(sh.gpus, sh.nodes, sh.s, sh.degree);
+      in.workload.batch = 0;
+      const ParallelEstimate e = run(in, p);
+      const std::string job = std::string(j.model) + " " + j.method + " " + e.strategy_label;
+      CAPTURE(job);
+      std::int64_t scan = 0;
+      for (std::int64_t b = 1; b <= 4096; ++b) {
+        in.workload.batch = b;
+        const ParallelEstimate at = run(in, p);
+        if (at.memory.resident() > at.usable_bytes) break;
+        scan = b;
+      }
+      REQUIRE(scan < 4096);  // the scan ended where memory ran out
+      CHECK(e.max_micro_batch == scan);
+      // the default micro-batch is the maximum, and an explicit one up to it fits without a warning
+      if (scan > 0) {
+        CHECK(e.micro_batch == scan);
+        CHECK(e.fits);
+        in.workload.batch = scan;
+        const ParallelEstimate at = run(in, p);
+        CHECK(at.fits);
+        for (const auto& w : at.warnings) CHECK(w.find("does not fit") == std::string::npos);
+        ++positive;
+      }
+      ++checked;
+    }
+  }
+  CHECK(checked == 4 * 10 - 3);
+  CHECK(positive >= 20);  // most shapes hold the job: the scan checks a real maximum, not 0 == 0
+}

@@ -878,13 +878,12 @@ RankMemory rank_memory(const Ctx& c, std::int64_t micro) {
   return r;
 }
 
+// The largest micro-batch whose per-rank resident memory fits: the single-GPU search (largest_batch_within,
+// memory.hpp) on the rank's peak. The peak is non-decreasing in the micro-batch; it is not linear from batch
+// 0 (per-batch buffers such as a chunked loss's exist from the first sample on), so no extrapolation from 0.
 std::int64_t max_micro(const Ctx& c, double usable) {
-  const double fixed = rank_memory(c, 0).resident();
-  const double per = rank_memory(c, 1).resident() - fixed;
-  if (per <= 0 || fixed >= usable) return 0;
-  auto b = static_cast<std::int64_t>(std::min(1.0e7, std::floor((usable - fixed) / per)));
-  while (b > 0 && rank_memory(c, b).resident() > usable) --b;
-  return b;
+  const auto bytes = [&c](std::int64_t b) { return rank_memory(c, b).resident(); };
+  return largest_batch_within(bytes, usable, bytes(1), bytes(2));
 }
 
 // The busiest EP rank's share of routed pairs over the mean (experts placed contiguously, E/ep per rank).
