@@ -102,11 +102,11 @@ ShapeResult evaluate_shape(const Request& r, const InstanceShape* shape, const D
     out.max_batch = static_cast<double>(p.max_micro_batch);
     out.qps = p.throughput_qps;
     out.hours = p.time_hours;
-    // the single-GPU step's uncertainty carried to the shape (communication adds its own, not quantified)
+    // the single-GPU step's uncertainty carried to the shape's step (communication adds its own, not
+    // quantified); the time is whole optimizer steps of it
     const double rf = p.single.step.range_fraction;
-    out.hours_low = p.throughput_qps > 0 ? paper::hours(w.queries, w.epochs, p.throughput_qps * (1 + rf)) : 0;
-    out.hours_high =
-        p.throughput_qps > 0 ? paper::hours(w.queries, w.epochs, p.throughput_qps / (1 + rf)) : 0;
+    out.hours_low = p.time_hours / (1 + rf);
+    out.hours_high = p.time_hours * (1 + rf);
     out.strategy = p.is_single ? "single" : p.strategy_label;
     out.peak_gib = p.memory.total() / kGiB;
   } catch (const std::exception& ex) {

@@ -1019,6 +1019,12 @@ void add_optimizer_paging_item(ParallelEstimate& e, const GpuSpec& gpu) {
                   "exposed (evicted while the step allocates, prefetched before each update)"});
 }
 
+// Bytes as GiB for a message: one decimal, none when whole ("2048", "12.5").
+std::string gib_text(double bytes) {
+  const double g = std::round(bytes / kGiB * 10) / 10;
+  return g == std::floor(g) ? std::to_string(static_cast<long long>(g)) : json(g).dump();
+}
+
 Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, const Estimate& single,
                                   const Database& db) {
   ParallelEstimate e;
@@ -1090,12 +1096,17 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
                          std::to_string(e.max_micro_batch));
   e.memory = rank_memory(c, std::max<std::int64_t>(e.micro_batch, 0));
   e.fits = e.micro_batch > 0 && e.memory.resident() <= e.usable_bytes;
+  if (e.micro_batch > 0 && !e.fits)
+    e.does_not_fit = "batch " + std::to_string(e.micro_batch) + " per GPU needs " +
+                     gib_text(e.memory.resident()) + " GiB per rank";
   if (plan.offload != Offload::none && plan.host_ram_gib > 0) {
     const double node_host = e.memory.host_bytes * plan.gpus_per_node;
     if (node_host > plan.host_ram_gib * kGiB) {
       e.fits = false;
-      e.warnings.push_back("offload needs " + json(std::round(node_host / kGiB)).dump() +
-                           " GiB of host RAM per node; the node has " + json(plan.host_ram_gib).dump() +
+      const std::string host = "host RAM: offload needs " + gib_text(node_host) +
+                               " GiB per node, the node has " + gib_text(plan.host_ram_gib * kGiB);
+      e.does_not_fit += (e.does_not_fit.empty() ? "" : "; ") + host;
+      e.warnings.push_back("does not fit: " + host +
                            (offload_on_nvme(plan.offload)
                                 ? std::string()
                                 : std::string("; --parallel zero3 --offload optimizer-nvme or params-nvme "
@@ -1114,8 +1125,9 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
   if (e.micro_batch <= 0) {
     // the memory shown is micro-batch 1's, the job that does not fit (as on one GPU)
     e.memory = rank_memory(c, 1);
-    e.warnings.push_back("does not fit: even batch 1 per GPU needs " +
-                         json(std::round(e.memory.resident() / kGiB * 10) / 10).dump() + " GiB per rank");
+    const std::string gpu = "even batch 1 per GPU needs " + gib_text(e.memory.resident()) + " GiB per rank";
+    e.does_not_fit = gpu + (e.does_not_fit.empty() ? "" : "; " + e.does_not_fit);
+    e.warnings.push_back("does not fit: " + gpu);
     return e;
   }
   e.global_batch = e.micro_batch * e.dp * plan.grad_accum;
@@ -1452,14 +1464,29 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
     add(e, it);
   }
   e.step_s = e.compute_s + e.optimizer_s + e.comm_exposed_s;
-  double queries_per_row = 1.0;
-  if (w.seq_len <= 0 && w.padding == Padding::packing)
-    queries_per_row = w.max_length / std::max(1.0, w.lengths.truncated_mean(w.max_length));
+  const double queries_per_row = w.queries_per_row();  // samples per row (packing)
   e.throughput_qps = d(e.global_batch) * queries_per_row / e.step_s;
   e.throughput_tps = e.throughput_qps / queries_per_row * len;
   if (single.batch > 0 && single.batch <= single.max_batch.batch && single.throughput_qps > 0)
     e.scaling_efficiency = e.throughput_qps / (R * single.throughput_qps);
-  e.time_hours = paper::hours(w.queries, w.epochs, e.throughput_qps);
+  // Whole optimizer steps: transformers' Trainer (Trainer.set_initial_training_values, 4.5x) runs
+  // max_steps = ceil(num_train_epochs x num_update_steps_per_epoch), an epoch being at least one step of
+  // ceil(rows / global batch) (the dataloader keeps its short last batch: drop_last off, DistributedSampler
+  // pads it). A global batch larger than the data is one whole step per epoch, never a fraction of one.
+  const double rows = w.rows_per_epoch();
+  const std::string rows_text = rows == std::floor(rows) ? std::to_string(static_cast<long long>(rows))
+                                                         : json(std::round(rows * 10) / 10).dump();
+  e.steps_per_epoch = std::max(1.0, std::ceil(rows / d(e.global_batch)));
+  e.optimizer_steps = std::ceil(w.epochs * e.steps_per_epoch);
+  e.time_hours = e.optimizer_steps * e.step_s / 3600.0;
+  if (d(e.global_batch) > rows)
+    e.warnings.push_back(
+        "global batch " + std::to_string(e.global_batch) + " (" + std::to_string(e.micro_batch) +
+        " per GPU x " + std::to_string(e.dp) + " replicas x " + std::to_string(plan.grad_accum) +
+        " accumulation) is larger than the data (" + rows_text +
+        (queries_per_row > 1 ? " packed rows" : " samples") +
+        "): an epoch is one optimizer step, and the time counts whole steps; fewer GPUs or a "
+        "smaller --batch do the same work with less idle hardware");
   if (single.has_price) {
     e.usd_per_gpu_hour = single.chosen.price.usd_per_hour;
     e.price_provider = single.chosen.price.provider;
@@ -1488,14 +1515,19 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
       }
     }
   }
+  if (!e.fits) {
+    // A job that does not fit (GPU memory at this micro-batch, or host RAM for the offload) has no time and
+    // no cost, as on one GPU; its step stays for what it would take (validate compares measured steps).
+    e.time_hours = 0;
+    return e;
+  }
   if (e.usd_per_gpu_hour > 0) e.cost_usd = e.time_hours * e.usd_per_gpu_hour * R;
   return e;
 }
 
-}  // namespace
-
-Result<ParallelEstimate> estimate_parallel(const Inputs& in, const ParallelPlan& plan_in,
-                                           const Database& db) {
+// estimate_parallel of inputs whose length is resolved.
+Result<ParallelEstimate> estimate_parallel_resolved(const Inputs& in, const ParallelPlan& plan_in,
+                                                    const Database& db) {
   ParallelPlan plan = plan_in;
   if (plan.gpus_per_node < 1 || plan.nodes < 1)
     return make_error(Errc::out_of_range, "--gpus", "needs at least 1 GPU per node and 1 node");
@@ -1552,17 +1584,7 @@ Result<ParallelEstimate> estimate_parallel(const Inputs& in, const ParallelPlan&
     if (e.fits)
       ok.push_back(e);
     else
-      no.push_back(e.strategy_label + " (needs " +
-                   json(std::round(rank_memory(Ctx{in, p, p.strategy, p.degree,
-                                                   p.strategy == Strategy::tp ? tp_shard(in.model, p.degree)
-                                                                              : in.model,
-                                                   single.max_batch.seq_len},
-                                               1)
-                                       .resident() /
-                                   kGiB * 10) /
-                        10)
-                       .dump() +
-                   " GiB per rank at batch 1)");
+      no.push_back(e.strategy_label + " (" + e.does_not_fit + ")");
   }
   if (ok.empty()) {
     ParallelPlan p = plan;
@@ -1589,6 +1611,18 @@ Result<ParallelEstimate> estimate_parallel(const Inputs& in, const ParallelPlan&
                        std::to_string(ok[i].micro_batch) + ")");
   for (const auto& s : no) best.why.push_back("does not fit: " + s);
   return best;
+}
+
+}  // namespace
+
+Result<ParallelEstimate> estimate_parallel(const Inputs& in, const ParallelPlan& plan, const Database& db) {
+  // --seq max: the length (one GPU's longest at batch 1, as estimate() resolves it) first, so that the
+  // ranks' memory and their step are both at it (the step used to be timed at the 1-token placeholder).
+  if (in.workload.seq_max) {
+    FTCOST_TRY(at, resolve_longest_seq(in));
+    return estimate_parallel_resolved(at, plan, db);
+  }
+  return estimate_parallel_resolved(in, plan, db);
 }
 
 std::vector<std::string> single_gpu_warnings(const ParallelEstimate& p) {
@@ -1667,6 +1701,7 @@ json parallel_to_json(const ParallelEstimate& p) {
                 {"note", e.plan.intra.note}}},
               {"host_gib_per_rank", e.memory.host_bytes / kGiB},
               {"communication", comm},
+              {"optimizer_steps", e.optimizer_steps},
               {"compute_s", e.compute_s},
               {"optimizer_s", e.optimizer_s},
               {"communication_s", e.comm_s},
@@ -1697,7 +1732,8 @@ json parallel_to_json(const ParallelEstimate& p) {
   for (const auto& w : single_gpu_warnings(e)) warnings.push_back(w);
   for (const auto& w : e.warnings) warnings.push_back(w);
   j["warnings"] = warnings;
-  if (e.micro_batch <= 0) {
+  if (!e.fits) {
+    // as on one GPU: a job that does not fit has no step time, throughput, time or cost
     j["step_time_s"] = nullptr;
     j["throughput_queries_per_s"] = nullptr;
     j["throughput_tokens_per_s"] = nullptr;
