@@ -404,6 +404,18 @@ def cases_issue39_model(env):
              ["estimate"] + LORA512 + ["--gpus", "2", "--parallel", "zero1", "--batch", "300", "--json"], "ok",
              check=no_fit_no_cost))
 
+    # W5: compare --electricity prices every row at board power x $/kWh
+    def electricity_rows(r):
+        rows = [x for x in json.loads(r.out)["rows"] if "price" in x]
+        if not rows:
+            return "no priced row"
+        bad = [x["gpu"] for x in rows if "electricity" not in x["price"]["provider"]]
+        return "rows priced by a rental offer: %s" % bad[:5] if bad else None
+
+    add(Case("issue39 W5 compare --electricity", ["compare", "--model", "llama-3.1-8b", "--method", "lora", "--seq",
+                                                  "512", "--electricity", "0.3", "--json"], "ok",
+             check=electricity_rows))
+
     return c
 
 
