@@ -416,6 +416,15 @@ def cases_issue39_model(env):
                                                   "512", "--electricity", "0.3", "--json"], "ok",
              check=electricity_rows))
 
+    # W8: --parallel on one GPU: a warning (nothing to shard), hsdp an error as on one node of 8
+    for strat in ("zero3", "ddp", "fsdp", "fsdp-grad-op", "zero1"):
+        add(Case("issue39 W8 --parallel %s on one GPU" % strat,
+                 ["estimate"] + L8 + ["--method", "full", "--seq", "512", "--parallel", strat, "--json"], "ok",
+                 check=lambda r: None if any("--parallel" in w for w in json.loads(r.out)["warnings"]) else
+                 "--parallel dropped without a word"))
+    add(Case("issue39 W8 hsdp on one GPU", ["estimate"] + L8 + ["--method", "full", "--seq", "512", "--parallel",
+                                                               "hsdp"], "bad", ("--parallel", "--nodes 2")))
+
     return c
 
 

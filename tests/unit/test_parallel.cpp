@@ -217,7 +217,7 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("a 1-GPU plan gives exactly the single-GPU estimate") {
+TEST_CASE("a 1-GPU plan gives exactly the single-GPU estimate (and a named strategy says it does nothing)") {
   const Database& db = Database::embedded();
   for (Request r :
        std::vector<Request>{{{"model", "mixtral-8x7b"}, {"gpu", "a40"}, {"method", "qlora"}},
@@ -234,8 +234,18 @@ TEST_CASE("a 1-GPU plan gives exactly the single-GPU estimate") {
     for (Strategy s : {Strategy::single, Strategy::ddp, Strategy::fsdp, Strategy::zero2}) {
       const ParallelEstimate p = run(in, plan(1, 1, s));
       CHECK(p.is_single);
-      CHECK(parallel_to_json(p).dump() == estimate_to_json(single.value()).dump());
+      json j = parallel_to_json(p);
+      if (s != Strategy::single) {
+        // a strategy named for one GPU is the single-GPU estimate and says so (issue 39 W8)
+        REQUIRE_FALSE(j["warnings"].empty());
+        const std::string w = j["warnings"].back().get<std::string>();
+        CHECK(w.rfind(std::string("--parallel ") + strategy_name(s) + " applies only with more than one GPU",
+                      0) == 0);
+        j["warnings"].erase(j["warnings"].size() - 1);
+      }
+      CHECK(j.dump() == estimate_to_json(single.value()).dump());
     }
+    CHECK(estimate_parallel(in, plan(1, 1, Strategy::hsdp), db).error().field == "--parallel");
   }
 }
 

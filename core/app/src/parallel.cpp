@@ -1056,9 +1056,6 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
                       m.is_moe() ? "ep:" + std::to_string(deg) + " must divide the experts (" +
                                        std::to_string(m.moe.experts) + ")"
                                  : "ep:N applies only to MoE models; " + m.id + " has no experts");
-  if (st == Strategy::hsdp && plan.nodes < 2)
-    return make_error(Errc::invalid_value, "--parallel",
-                      "hsdp shards inside a node and replicates across nodes: needs --nodes 2 or more");
   if (plan.offload != Offload::none && !(is_zero(st) || is_fsdp(st)))
     return make_error(Errc::invalid_value, "--offload",
                       "applies to zero1/zero2/zero3 and fsdp strategies, not " + e.strategy_label);
@@ -1532,6 +1529,9 @@ Result<ParallelEstimate> estimate_parallel_resolved(const Inputs& in, const Para
   if (plan.gpus_per_node < 1 || plan.nodes < 1)
     return make_error(Errc::out_of_range, "--gpus", "needs at least 1 GPU per node and 1 node");
   plan.grad_accum = static_cast<int>(std::max<std::int64_t>(1, in.workload.grad_accum));
+  if (plan.strategy == Strategy::hsdp && plan.nodes < 2)  // on any GPU count, one GPU included
+    return make_error(Errc::invalid_value, "--parallel",
+                      "hsdp shards inside a node and replicates across nodes: needs --nodes 2 or more");
   FTCOST_TRY(single, estimate(in, db));
   const bool one = plan.ranks() == 1 && plan.offload == Offload::none && !plan.choose &&
                    (plan.strategy == Strategy::single || plan.degree <= 1);
@@ -1541,6 +1541,14 @@ Result<ParallelEstimate> estimate_parallel_resolved(const Inputs& in, const Para
     e.plan = plan;
     e.is_single = true;
     e.strategy_label = "single";
+    // A data-parallel or sharding strategy named for one GPU has nothing to replicate or shard: the job is
+    // the single-GPU estimate, and the flag says so rather than vanish (tp/ep/cp:N need N GPUs: an error).
+    if (plan.strategy != Strategy::single)
+      e.single.warnings.push_back(
+          std::string("--parallel ") + strategy_name(plan.strategy) +
+          " applies only with more than one GPU (--gpus, --nodes): one GPU has nothing "
+          "to replicate or shard, this is the single-GPU estimate (--offload runs "
+          "DeepSpeed ZeRO or FSDP offload on one GPU)");
     return e;
   }
   if (plan.intra.kind == LinkKind::none && plan.gpus_per_node > 1)
