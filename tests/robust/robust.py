@@ -425,6 +425,18 @@ def cases_issue39_model(env):
     add(Case("issue39 W8 hsdp on one GPU", ["estimate"] + L8 + ["--method", "full", "--seq", "512", "--parallel",
                                                                "hsdp"], "bad", ("--parallel", "--nodes 2")))
 
+    # W9: --host-ram is checked against ZeRO/FSDP offload and checkpoint offload per node, and warns when it
+    # applies to nothing
+    add(Case("issue39 W9 --host-ram below ZeRO offload",
+             ["estimate"] + L8 + ["--method", "full", "--seq", "512", "--node", "dgx-h100", "--offload", "params",
+                                  "--host-ram", "0.5", "--json"], "ok", check=no_fit_no_cost))
+    add(Case("issue39 W9 --host-ram below offloaded checkpoints on 2 GPUs",
+             ["estimate"] + L8 + ["--method", "lora", "--seq", "2048", "--stack", "unsloth-2024q4", "--gpus", "2",
+                                  "--host-ram", "0.5", "--json"], "ok", check=no_fit_no_cost))
+    add(Case("issue39 W9 --host-ram with nothing offloaded", ["estimate"] + LORA512 + ["--host-ram", "0.5", "--json"],
+             "ok", check=lambda r: None if any("--host-ram" in w for w in json.loads(r.out)["warnings"]) else
+             "--host-ram ignored without a word"))
+
     return c
 
 

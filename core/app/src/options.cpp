@@ -928,11 +928,14 @@ std::vector<Option> build_options() {
     o.kind = OptionKind::real;
     o.group = "gpu";
     o.label = "Host RAM";
-    o.help = "Host RAM available for offloading, per node (checked, with a warning when exceeded)";
+    o.help = "Host RAM available for offloading, per node (checked: a job that needs more does not fit)";
     o.details =
-        "Host RAM the offloaded checkpoints (or, with --offload, the offloaded model states of all the "
+        "Host RAM the offloaded checkpoints and, with --offload, the offloaded model states of all the "
         "node's "
-        "GPUs) may use; the estimate warns when they need more (a --node preset's RAM otherwise).";
+        "GPUs may use (a --node preset's RAM otherwise). With more than one GPU or --offload a job that "
+        "needs "
+        "more does not fit (no time, no cost); one GPU's offloaded checkpoints get a warning. With nothing "
+        "offloaded it applies to nothing, and a warning says so.";
     o.unit = "GiB";
     o.lo = 0.5;
     o.hi = 1e5;

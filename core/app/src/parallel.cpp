@@ -1096,19 +1096,22 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
   if (e.micro_batch > 0 && !e.fits)
     e.does_not_fit = "batch " + std::to_string(e.micro_batch) + " per GPU needs " +
                      gib_text(e.memory.resident()) + " GiB per rank";
-  if (plan.offload != Offload::none && plan.host_ram_gib > 0) {
-    const double node_host = e.memory.host_bytes * plan.gpus_per_node;
-    if (node_host > plan.host_ram_gib * kGiB) {
-      e.fits = false;
-      const std::string host = "host RAM: offload needs " + gib_text(node_host) +
-                               " GiB per node, the node has " + gib_text(plan.host_ram_gib * kGiB);
-      e.does_not_fit += (e.does_not_fit.empty() ? "" : "; ") + host;
-      e.warnings.push_back("does not fit: " + host +
-                           (offload_on_nvme(plan.offload)
-                                ? std::string()
-                                : std::string("; --parallel zero3 --offload optimizer-nvme or params-nvme "
-                                              "keeps the states on NVMe (ZeRO-Infinity)")));
-    }
+  // The node's host RAM (--host-ram, else the --node preset's) holds every rank's offloaded states and its
+  // offloaded activation checkpoints (--offload-activations, memory.cpp host_offload).
+  const double node_host = (e.memory.host_bytes + e.memory.base.host_offload) * plan.gpus_per_node;
+  if (plan.host_ram_gib > 0 && node_host > plan.host_ram_gib * kGiB) {
+    e.fits = false;
+    const double ckpt = e.memory.base.host_offload * plan.gpus_per_node;
+    const std::string host =
+        "host RAM: offload needs " + gib_text(node_host) + " GiB per node" +
+        (ckpt > 0 ? " (" + gib_text(ckpt) + " GiB of it offloaded checkpoints)" : std::string()) +
+        ", the node has " + gib_text(plan.host_ram_gib * kGiB);
+    e.does_not_fit += (e.does_not_fit.empty() ? "" : "; ") + host;
+    e.warnings.push_back("does not fit: " + host +
+                         (plan.offload == Offload::none || offload_on_nvme(plan.offload)
+                              ? std::string()
+                              : std::string("; --parallel zero3 --offload optimizer-nvme or params-nvme "
+                                            "keeps the states on NVMe (ZeRO-Infinity)")));
   }
   if (is_zero(st) && w.method == Method::full) {
     const std::int64_t P = m.params().total();
@@ -1636,8 +1639,11 @@ Result<ParallelEstimate> estimate_parallel(const Inputs& in, const ParallelPlan&
 std::vector<std::string> single_gpu_warnings(const ParallelEstimate& p) {
   std::vector<std::string> out;
   for (const auto& w : p.single.warnings)
-    // (what a single GPU would not hold, or would page, is the ranks' business: they say it themselves)
-    if (w.find("does not fit") == std::string::npos && w.rfind("paged optimizer:", 0) != 0) out.push_back(w);
+    // (what a single GPU would not hold, would page, or would offload beyond --host-ram is the ranks'
+    // business: they say it themselves, per node)
+    if (w.find("does not fit") == std::string::npos && w.rfind("paged optimizer:", 0) != 0 &&
+        w.rfind("offloaded checkpoints need", 0) != 0)
+      out.push_back(w);
   return out;
 }
 

@@ -242,6 +242,13 @@ bool estimate_memory(Estimate& e) {
   if (w.host_ram_gib > 0 && e.memory.host_offload > w.host_ram_gib * kGiB)
     e.warnings.push_back("offloaded checkpoints need " + gib1(e.memory.host_offload) +
                          " GiB of host RAM, more than --host-ram " + json(w.host_ram_gib).dump() + " GiB");
+  // --host-ram checks offloaded checkpoints and (on the multi-GPU path) --offload's states: with neither it
+  // applies to nothing, and says so.
+  if (w.host_ram_gib > 0 && !w.offloads(in.stack.offload_checkpoints) && in.multi.offload == "none")
+    e.warnings.push_back(
+        "--host-ram " + json(w.host_ram_gib).dump() +
+        " applies only to what is offloaded to host RAM: checkpoints (--offload-activations on, "
+        "with --checkpointing on) or model states (--offload); nothing is offloaded here");
   if (e.batch <= 0) {
     e.warnings.push_back("does not fit: even batch 1 needs " + gib1(e.memory.resident()) + " GiB; " +
                          in.gpu.id + " has " + gib1(in.gpu.usable_bytes()) + " GiB usable");
