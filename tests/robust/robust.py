@@ -437,6 +437,15 @@ def cases_issue39_model(env):
              "ok", check=lambda r: None if any("--host-ram" in w for w in json.loads(r.out)["warnings"]) else
              "--host-ram ignored without a word"))
 
+    # W10: a strategy the model cannot run is an error in scale and compare as in estimate; a --vs key given
+    # twice is an error
+    add(Case("issue39 W10 scale ep on a dense model", ["scale"] + LORA512 + ["--counts", "1,2", "--parallel", "ep:2"],
+             "bad", ("--parallel", "MoE")))
+    add(Case("issue39 W10 compare ep on a dense model", ["compare", "--model", "llama-3.1-8b", "--method", "lora",
+                                                         "--seq", "512", "--parallel", "ep:2"], "bad",
+             ("--parallel", "MoE")))
+    add(Case("issue39 W10 --vs key twice", ["estimate"] + LORA512 + ["--vs", "method=lora,method=full"], "bad",
+             ("--vs", "method")))
     return c
 
 

@@ -1446,6 +1446,11 @@ std::vector<Option> build_options() {
             "must be one of ddp, fsdp, fsdp-grad-op, hsdp, zero1, zero2, zero3, tp:N, ep:N, cp:N "
             "or auto, got \"" +
                 v + "\"");
+      // what the model rules out whatever the GPU count (ep:N on a dense model): refused here, so that
+      // scale and compare refuse it as estimate does rather than fail at every GPU count
+      FTCOST_TRY(parsed, parse_parallel(v, "--parallel", {}));
+      if (auto fit = check_parallel_for_model(parsed.strategy, parsed.degree, st.in.model); !fit.ok())
+        return fit.error();
       st.in.multi.parallel = v;
       return Ok{};
     };

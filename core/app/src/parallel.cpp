@@ -293,6 +293,19 @@ Result<std::pair<double, double>> parse_nvme_gbps(const json& obj) {
   return std::make_pair(rates[0], rates[1]);
 }
 
+Status check_parallel_for_model(Strategy s, int degree, const ModelSpec& m) {
+  if (s == Strategy::tp && m.attn.heads > 0 && m.attn.heads % degree != 0)
+    return make_error(Errc::invalid_value, "--parallel",
+                      "tp:" + std::to_string(degree) + " must divide the attention heads (" +
+                          std::to_string(m.attn.heads) + ")");
+  if (s == Strategy::ep && (!m.is_moe() || m.moe.experts % degree != 0))
+    return make_error(Errc::invalid_value, "--parallel",
+                      m.is_moe() ? "ep:" + std::to_string(degree) + " must divide the experts (" +
+                                       std::to_string(m.moe.experts) + ")"
+                                 : "ep:N applies only to MoE models; " + m.id + " has no experts");
+  return Ok{};
+}
+
 Result<ParallelPlan> plan_from_json(const json& obj, const Inputs& in, const Database& db) {
   if (!obj.is_object())
     return make_error(Errc::wrong_type, "parallel", "must be an object of multi-GPU options");
@@ -1047,15 +1060,7 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
                       e.strategy_label + " spans more GPUs than one node has (" +
                           std::to_string(plan.gpus_per_node) +
                           "); ftcost keeps tensor, expert and context groups inside a node");
-  if (st == Strategy::tp && m.attn.heads > 0 && m.attn.heads % deg != 0)
-    return make_error(Errc::invalid_value, "--parallel",
-                      "tp:" + std::to_string(deg) + " must divide the attention heads (" +
-                          std::to_string(m.attn.heads) + ")");
-  if (st == Strategy::ep && (!m.is_moe() || m.moe.experts % deg != 0))
-    return make_error(Errc::invalid_value, "--parallel",
-                      m.is_moe() ? "ep:" + std::to_string(deg) + " must divide the experts (" +
-                                       std::to_string(m.moe.experts) + ")"
-                                 : "ep:N applies only to MoE models; " + m.id + " has no experts");
+  if (auto fit = check_parallel_for_model(st, deg, m); !fit.ok()) return fit.error();
   if (plan.offload != Offload::none && !(is_zero(st) || is_fsdp(st)))
     return make_error(Errc::invalid_value, "--offload",
                       "applies to zero1/zero2/zero3 and fsdp strategies, not " + e.strategy_label);

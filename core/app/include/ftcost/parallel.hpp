@@ -77,6 +77,10 @@ struct ParallelPlan {
 
 // "ddp", "fsdp", ..., "tp:4", "ep:8", "cp:2", "auto" -> strategy and degree; errors name `field`.
 Result<ParallelPlan> parse_parallel(const std::string& text, const std::string& field, ParallelPlan base);
+// What the model itself rules out, whatever the GPU count (an error naming --parallel): tp:N must divide the
+// attention heads, ep:N needs a MoE model and must divide its experts. The request's --parallel is checked
+// when it is resolved (estimate, scale, compare alike) and every plan again before it is estimated.
+Status check_parallel_for_model(Strategy s, int degree, const ModelSpec& m);
 
 // Links from the GPU's interconnect fields and the node preset / network (assumed efficiencies in
 // docs/sources/parallel.md).
