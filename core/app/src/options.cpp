@@ -168,6 +168,40 @@ Status apply_attention(ResolveState& st, const std::string& v) {
   return Ok{};
 }
 
+// --parallel: the strategy's syntax (the same parser the plan uses, so the message names the flag and lists
+// the strategies), then what the model rules out whatever the GPU count (check_parallel_for_model: ep:N on a
+// dense model), refused here so that scale and compare refuse it as estimate does rather than fail at every
+// GPU count.
+Status apply_parallel(ResolveState& st, const std::string& v) {
+  static const std::vector<std::string> plain = {"auto", "ddp",   "fsdp",  "fsdp-grad-op",
+                                                 "hsdp", "zero1", "zero2", "zero3"};
+  bool ok = std::find(plain.begin(), plain.end(), v) != plain.end();
+  const std::size_t colon = v.find(':');
+  if (!ok && colon != std::string::npos) {
+    const std::string head = v.substr(0, colon);
+    const std::string num = v.substr(colon + 1);
+    bool digits = !num.empty() && num.size() <= 3;
+    for (char c : num) digits = digits && c >= '0' && c <= '9';
+    if ((head == "tp" || head == "ep" || head == "cp") && digits) {
+      const int deg = std::atoi(num.c_str());
+      if (deg < 2 || deg > 512)
+        return make_error(Errc::out_of_range, "--parallel",
+                          head + ":N needs N between 2 and 512, got " + num);
+      ok = true;
+    }
+  }
+  if (!ok)
+    return make_error(Errc::invalid_value, "--parallel",
+                      "must be one of ddp, fsdp, fsdp-grad-op, hsdp, zero1, zero2, zero3, tp:N, ep:N, cp:N "
+                      "or auto, got \"" +
+                          v + "\"");
+  FTCOST_TRY(parsed, parse_parallel(v, "--parallel", {}));
+  if (auto fit = check_parallel_for_model(parsed.strategy, parsed.degree, st.in.model); !fit.ok())
+    return fit.error();
+  st.in.multi.parallel = v;
+  return Ok{};
+}
+
 // --optimizer: the choice's name to the enum (the table's values list is checked before apply runs).
 Status apply_optimizer(ResolveState& st, const std::string& v) {
   static const std::pair<const char*, Optimizer> kByName[] = {
@@ -1421,39 +1455,7 @@ std::vector<Option> build_options() {
       return fixed_default("auto", "the fastest strategy that fits on " + std::to_string(ranks(st)) +
                                        (ranks(st) == 1 ? " GPU" : " GPUs"));
     };
-    o.apply = [](ResolveState& st, const std::string& v) -> Status {
-      // The same parser the plan uses, so the message names the flag and lists the strategies.
-      static const std::vector<std::string> plain = {"auto", "ddp",   "fsdp",  "fsdp-grad-op",
-                                                     "hsdp", "zero1", "zero2", "zero3"};
-      bool ok = std::find(plain.begin(), plain.end(), v) != plain.end();
-      const std::size_t colon = v.find(':');
-      if (!ok && colon != std::string::npos) {
-        const std::string head = v.substr(0, colon);
-        const std::string num = v.substr(colon + 1);
-        bool digits = !num.empty() && num.size() <= 3;
-        for (char c : num) digits = digits && c >= '0' && c <= '9';
-        if ((head == "tp" || head == "ep" || head == "cp") && digits) {
-          const int deg = std::atoi(num.c_str());
-          if (deg < 2 || deg > 512)
-            return make_error(Errc::out_of_range, "--parallel",
-                              head + ":N needs N between 2 and 512, got " + num);
-          ok = true;
-        }
-      }
-      if (!ok)
-        return make_error(
-            Errc::invalid_value, "--parallel",
-            "must be one of ddp, fsdp, fsdp-grad-op, hsdp, zero1, zero2, zero3, tp:N, ep:N, cp:N "
-            "or auto, got \"" +
-                v + "\"");
-      // what the model rules out whatever the GPU count (ep:N on a dense model): refused here, so that
-      // scale and compare refuse it as estimate does rather than fail at every GPU count
-      FTCOST_TRY(parsed, parse_parallel(v, "--parallel", {}));
-      if (auto fit = check_parallel_for_model(parsed.strategy, parsed.degree, st.in.model); !fit.ok())
-        return fit.error();
-      st.in.multi.parallel = v;
-      return Ok{};
-    };
+    o.apply = apply_parallel;
     add(o);
   }
   {

@@ -306,6 +306,42 @@ Status check_parallel_for_model(Strategy s, int degree, const ModelSpec& m) {
   return Ok{};
 }
 
+namespace {
+
+// What a plan offloads and where to: "offload", the node's NVMe rates ("nvme-gbps", else the assumed default,
+// with where they come from) and its host RAM ("host-ram", overriding a node preset's).
+Status read_offload_keys(const json& obj, ParallelPlan& p) {
+  if (has(obj, "offload")) {
+    const std::string o =
+        obj.at("offload").is_string() ? obj.at("offload").get<std::string>() : obj.at("offload").dump();
+    bool known = false;
+    for (Offload x :
+         {Offload::none, Offload::optimizer, Offload::params, Offload::optimizer_nvme, Offload::params_nvme})
+      if (o == offload_name(x)) {
+        p.offload = x;
+        known = true;
+      }
+    if (!known)
+      return make_error(Errc::invalid_value, "--offload",
+                        "must be none, optimizer, params, optimizer-nvme or params-nvme, got " + o);
+  }
+  FTCOST_TRY(nvme, parse_nvme_gbps(obj));
+  p.nvme_read_gbps = nvme.first;
+  p.nvme_write_gbps = nvme.second;
+  const bool given = has(obj, "nvme-gbps");
+  p.nvme_note = (given ? std::string("given (--nvme-gbps): ")
+                       : std::string("assumed (--nvme-gbps gives your drives'): ")) +
+                json(nvme.first).dump() + " GB/s read, " + json(nvme.second).dump() + " GB/s write per node" +
+                (given ? "" : " (DeepSpeed's DeepNVMe measurement of 4 PCIe 4.0 SSDs in RAID-0)");
+  if (has(obj, "host-ram")) {
+    FTCOST_TRY(x, get_number_in(obj, "host-ram", "", 0.001, 1e6));
+    p.host_ram_gib = x;
+  }
+  return Ok{};
+}
+
+}  // namespace
+
 Result<ParallelPlan> plan_from_json(const json& obj, const Inputs& in, const Database& db) {
   if (!obj.is_object())
     return make_error(Errc::wrong_type, "parallel", "must be an object of multi-GPU options");
@@ -372,32 +408,7 @@ Result<ParallelPlan> plan_from_json(const json& obj, const Inputs& in, const Dat
   } else if (p.ranks() > 1) {
     p.strategy = Strategy::ddp;
   }
-  if (has(obj, "offload")) {
-    const std::string o =
-        obj.at("offload").is_string() ? obj.at("offload").get<std::string>() : obj.at("offload").dump();
-    bool known = false;
-    for (Offload x :
-         {Offload::none, Offload::optimizer, Offload::params, Offload::optimizer_nvme, Offload::params_nvme})
-      if (o == offload_name(x)) {
-        p.offload = x;
-        known = true;
-      }
-    if (!known)
-      return make_error(Errc::invalid_value, "--offload",
-                        "must be none, optimizer, params, optimizer-nvme or params-nvme, got " + o);
-  }
-  FTCOST_TRY(nvme, parse_nvme_gbps(obj));
-  p.nvme_read_gbps = nvme.first;
-  p.nvme_write_gbps = nvme.second;
-  p.nvme_note =
-      (has(obj, "nvme-gbps") ? std::string("given (--nvme-gbps): ")
-                             : std::string("assumed (--nvme-gbps gives your drives'): ")) +
-      json(nvme.first).dump() + " GB/s read, " + json(nvme.second).dump() + " GB/s write per node" +
-      (has(obj, "nvme-gbps") ? "" : " (DeepSpeed's DeepNVMe measurement of 4 PCIe 4.0 SSDs in RAID-0)");
-  if (has(obj, "host-ram")) {
-    FTCOST_TRY(x, get_number_in(obj, "host-ram", "", 0.001, 1e6));
-    p.host_ram_gib = x;
-  }
+  if (auto host = read_offload_keys(obj, p); !host.ok()) return host.error();
   if (has(obj, "network")) {
     if (!obj.at("network").is_string()) return make_error(Errc::wrong_type, "--network", "must be a string");
     net = obj.at("network").get<std::string>();
@@ -756,9 +767,11 @@ double zero_partition_step_temp(const MemoryBreakdown& mb, double P, double N) {
 // offload keeps for the optimizer (full fine-tuning: fp32 master + Adam states + fp32 gradients, 16 B per
 // element of the partition), `param_bytes` over `param_elems` the rank's parameter partition (16-bit; NF4
 // packed for QLoRA). stage3.py _configure_tensor_swapping (the fp32 partition and its gradient are swapped
-// per sub-group) and partitioned_param_swapper.py (parameters) @ edaa722.
-void move_to_nvme(RankMemory& r, double opt_bytes, double opt_elems, double param_bytes, double param_elems,
-                  bool params) {
+// per sub-group) and partitioned_param_swapper.py (parameters) @ edaa722. Nothing unless `o` is on NVMe.
+void move_to_nvme(RankMemory& r, Offload o, double opt_bytes, double opt_elems, double param_bytes,
+                  double param_elems) {
+  if (!offload_on_nvme(o)) return;
+  const bool params = offloads_params(o);
   r.nvme_optimizer_bytes = opt_bytes;
   r.host_bytes = kDsOptimizerSwapBuffers * std::min(kDsSubGroupElems, opt_elems) * 4.0;
   if (params && param_elems > 0) {
@@ -832,8 +845,7 @@ RankMemory rank_memory(const Ctx& c, std::int64_t micro) {
           mb.weights = 0;
         }
       }
-      if (offload_on_nvme(p.offload))
-        move_to_nvme(r, 16.0 * P / N, P / N, 2.0 * P / N, P / N, offloads_params(p.offload));
+      move_to_nvme(r, p.offload, 16.0 * P / N, P / N, 2.0 * P / N, P / N);
     }
     const double grads_elems = P;
     r.bucket_buffers = 2.0 * std::min(kZeroReduceBucketElems, grads_elems);
@@ -876,9 +888,7 @@ RankMemory rank_memory(const Ctx& c, std::int64_t micro) {
         mb.weights = 0;
         mb.trainable_params = 0;
       }
-      if (offload_on_nvme(p.offload))
-        move_to_nvme(r, opt_bytes, param_breakdown(c.m_eff, w).trainable / N, param_bytes, P / N,
-                     offloads_params(p.offload));
+      move_to_nvme(r, p.offload, opt_bytes, param_breakdown(c.m_eff, w).trainable / N, param_bytes, P / N);
     }
   } else if (c.st == Strategy::ddp || c.st == Strategy::tp || c.st == Strategy::ep || c.st == Strategy::cp) {
     // DDP's reducer holds a flat bucket copy of every gradient (gradient_as_bucket_view=False by default).
@@ -1038,6 +1048,48 @@ std::string gib_text(double bytes) {
   return g == std::floor(g) ? std::to_string(static_cast<long long>(g)) : json(g).dump();
 }
 
+// The node's host RAM (--host-ram, else the --node preset's) holds every rank's offloaded states and its
+// offloaded activation checkpoints (--offload-activations, memory.cpp host_offload): a job that needs more
+// does not fit.
+void check_node_host_ram(ParallelEstimate& e) {
+  const ParallelPlan& plan = e.plan;
+  const double node_host = (e.memory.host_bytes + e.memory.base.host_offload) * plan.gpus_per_node;
+  if (plan.host_ram_gib <= 0 || node_host <= plan.host_ram_gib * kGiB) return;
+  e.fits = false;
+  const double ckpt = e.memory.base.host_offload * plan.gpus_per_node;
+  const std::string host =
+      "host RAM: offload needs " + gib_text(node_host) + " GiB per node" +
+      (ckpt > 0 ? " (" + gib_text(ckpt) + " GiB of it offloaded checkpoints)" : std::string()) +
+      ", the node has " + gib_text(plan.host_ram_gib * kGiB);
+  e.does_not_fit += (e.does_not_fit.empty() ? "" : "; ") + host;
+  e.warnings.push_back(
+      "does not fit: " + host +
+      (plan.offload == Offload::none || offload_on_nvme(plan.offload)
+           ? std::string()
+           : std::string("; --parallel zero3 --offload optimizer-nvme or params-nvme keeps the "
+                         "states on NVMe (ZeRO-Infinity)")));
+}
+
+// Whole optimizer steps: transformers' Trainer (Trainer.set_initial_training_values, 4.5x) runs
+// max_steps = ceil(num_train_epochs x num_update_steps_per_epoch), an epoch being at least one step of
+// ceil(rows / global batch) (the dataloader keeps its short last batch: drop_last off, DistributedSampler
+// pads it). A global batch larger than the data is one whole step per epoch, never a fraction of one.
+void whole_step_time(ParallelEstimate& e, const Workload& w) {
+  const double rows = w.rows_per_epoch();
+  e.steps_per_epoch = std::max(1.0, std::ceil(rows / d(e.global_batch)));
+  e.optimizer_steps = std::ceil(w.epochs * e.steps_per_epoch);
+  e.time_hours = e.optimizer_steps * e.step_s / 3600.0;
+  if (d(e.global_batch) <= rows) return;
+  const std::string rows_text = rows == std::floor(rows) ? std::to_string(static_cast<long long>(rows))
+                                                         : json(std::round(rows * 10) / 10).dump();
+  e.warnings.push_back("global batch " + std::to_string(e.global_batch) + " (" +
+                       std::to_string(e.micro_batch) + " per GPU x " + std::to_string(e.dp) + " replicas x " +
+                       std::to_string(e.plan.grad_accum) + " accumulation) is larger than the data (" +
+                       rows_text + (w.queries_per_row() > 1 ? " packed rows" : " samples") +
+                       "): an epoch is one optimizer step, and the time counts whole steps; fewer GPUs or a "
+                       "smaller --batch do the same work with less idle hardware");
+}
+
 Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, const Estimate& single,
                                   const Database& db) {
   ParallelEstimate e;
@@ -1101,23 +1153,7 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
   if (e.micro_batch > 0 && !e.fits)
     e.does_not_fit = "batch " + std::to_string(e.micro_batch) + " per GPU needs " +
                      gib_text(e.memory.resident()) + " GiB per rank";
-  // The node's host RAM (--host-ram, else the --node preset's) holds every rank's offloaded states and its
-  // offloaded activation checkpoints (--offload-activations, memory.cpp host_offload).
-  const double node_host = (e.memory.host_bytes + e.memory.base.host_offload) * plan.gpus_per_node;
-  if (plan.host_ram_gib > 0 && node_host > plan.host_ram_gib * kGiB) {
-    e.fits = false;
-    const double ckpt = e.memory.base.host_offload * plan.gpus_per_node;
-    const std::string host =
-        "host RAM: offload needs " + gib_text(node_host) + " GiB per node" +
-        (ckpt > 0 ? " (" + gib_text(ckpt) + " GiB of it offloaded checkpoints)" : std::string()) +
-        ", the node has " + gib_text(plan.host_ram_gib * kGiB);
-    e.does_not_fit += (e.does_not_fit.empty() ? "" : "; ") + host;
-    e.warnings.push_back("does not fit: " + host +
-                         (plan.offload == Offload::none || offload_on_nvme(plan.offload)
-                              ? std::string()
-                              : std::string("; --parallel zero3 --offload optimizer-nvme or params-nvme "
-                                            "keeps the states on NVMe (ZeRO-Infinity)")));
-  }
+  check_node_host_ram(e);
   if (is_zero(st) && w.method == Method::full) {
     const std::int64_t P = m.params().total();
     if (st == Strategy::zero3)
@@ -1474,24 +1510,7 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
   e.throughput_tps = e.throughput_qps / queries_per_row * len;
   if (single.batch > 0 && single.batch <= single.max_batch.batch && single.throughput_qps > 0)
     e.scaling_efficiency = e.throughput_qps / (R * single.throughput_qps);
-  // Whole optimizer steps: transformers' Trainer (Trainer.set_initial_training_values, 4.5x) runs
-  // max_steps = ceil(num_train_epochs x num_update_steps_per_epoch), an epoch being at least one step of
-  // ceil(rows / global batch) (the dataloader keeps its short last batch: drop_last off, DistributedSampler
-  // pads it). A global batch larger than the data is one whole step per epoch, never a fraction of one.
-  const double rows = w.rows_per_epoch();
-  const std::string rows_text = rows == std::floor(rows) ? std::to_string(static_cast<long long>(rows))
-                                                         : json(std::round(rows * 10) / 10).dump();
-  e.steps_per_epoch = std::max(1.0, std::ceil(rows / d(e.global_batch)));
-  e.optimizer_steps = std::ceil(w.epochs * e.steps_per_epoch);
-  e.time_hours = e.optimizer_steps * e.step_s / 3600.0;
-  if (d(e.global_batch) > rows)
-    e.warnings.push_back(
-        "global batch " + std::to_string(e.global_batch) + " (" + std::to_string(e.micro_batch) +
-        " per GPU x " + std::to_string(e.dp) + " replicas x " + std::to_string(plan.grad_accum) +
-        " accumulation) is larger than the data (" + rows_text +
-        (queries_per_row > 1 ? " packed rows" : " samples") +
-        "): an epoch is one optimizer step, and the time counts whole steps; fewer GPUs or a "
-        "smaller --batch do the same work with less idle hardware");
+  whole_step_time(e, w);
   if (single.has_price) {
     e.usd_per_gpu_hour = single.chosen.price.usd_per_hour;
     e.price_provider = single.chosen.price.provider;
@@ -1530,6 +1549,23 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
   return e;
 }
 
+// A 1-GPU plan: the single-GPU estimate. A data-parallel or sharding strategy named for one GPU has nothing
+// to replicate or shard, and the estimate says so rather than drop the flag (tp/ep/cp:N need N GPUs: an
+// error).
+ParallelEstimate one_gpu(const Estimate& single, const ParallelPlan& plan) {
+  ParallelEstimate e;
+  e.single = single;
+  e.plan = plan;
+  e.is_single = true;
+  e.strategy_label = "single";
+  if (plan.strategy != Strategy::single)
+    e.single.warnings.push_back(std::string("--parallel ") + strategy_name(plan.strategy) +
+                                " applies only with more than one GPU (--gpus, --nodes): one GPU has nothing "
+                                "to replicate or shard, this is the single-GPU estimate (--offload runs "
+                                "DeepSpeed ZeRO or FSDP offload on one GPU)");
+  return e;
+}
+
 // estimate_parallel of inputs whose length is resolved.
 Result<ParallelEstimate> estimate_parallel_resolved(const Inputs& in, const ParallelPlan& plan_in,
                                                     const Database& db) {
@@ -1543,22 +1579,7 @@ Result<ParallelEstimate> estimate_parallel_resolved(const Inputs& in, const Para
   FTCOST_TRY(single, estimate(in, db));
   const bool one = plan.ranks() == 1 && plan.offload == Offload::none && !plan.choose &&
                    (plan.strategy == Strategy::single || plan.degree <= 1);
-  if (one) {
-    ParallelEstimate e;
-    e.single = single;
-    e.plan = plan;
-    e.is_single = true;
-    e.strategy_label = "single";
-    // A data-parallel or sharding strategy named for one GPU has nothing to replicate or shard: the job is
-    // the single-GPU estimate, and the flag says so rather than vanish (tp/ep/cp:N need N GPUs: an error).
-    if (plan.strategy != Strategy::single)
-      e.single.warnings.push_back(
-          std::string("--parallel ") + strategy_name(plan.strategy) +
-          " applies only with more than one GPU (--gpus, --nodes): one GPU has nothing "
-          "to replicate or shard, this is the single-GPU estimate (--offload runs "
-          "DeepSpeed ZeRO or FSDP offload on one GPU)");
-    return e;
-  }
+  if (one) return one_gpu(single, plan);
   if (plan.intra.kind == LinkKind::none && plan.gpus_per_node > 1)
     plan.intra = intra_node_link(in.gpu, plan.gpus_per_node, -1);
   if (!plan.choose) {
