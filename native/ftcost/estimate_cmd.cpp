@@ -223,7 +223,11 @@ int print_parallel(const ParallelEstimate& p) {
               << gib(static_cast<double>(p.deepspeed.cpu_bytes)) << " GiB host per node\n";
   std::cout << "max micro-batch per GPU: " << p.max_micro_batch << "; global batch " << p.global_batch
             << "\n";
-  if (p.micro_batch > 0) {
+  if (!p.fits) {
+    // as on one GPU: a job that does not fit is not a result
+    std::cout << "does not fit: " << p.does_not_fit
+              << "; step time, throughput, time and cost are not estimated\n";
+  } else {
     std::cout << "communication per optimizer step:\n";
     for (const auto& c : p.comm)
       std::cout << "  " << std::left << std::setw(48) << c.name << std::right << " " << coll_op_name(c.op)
@@ -237,7 +241,8 @@ int print_parallel(const ParallelEstimate& p) {
               << group_thousands(p.throughput_tps) << " tokens/s";
     if (p.scaling_efficiency > 0)
       std::cout << " (scaling efficiency " << fixed(p.scaling_efficiency * 100, 0) << "%)";
-    std::cout << "\ntime: " << fixed(p.time_hours, p.time_hours < 10 ? 2 : 1) << " h\n";
+    std::cout << "\ntime: " << fixed(p.time_hours, p.time_hours < 10 ? 2 : 1) << " h ("
+              << group_thousands(p.optimizer_steps) << " optimizer steps)\n";
     if (p.usd_per_gpu_hour > 0)
       std::cout << "cost: $" << fixed(p.cost_usd, 2) << " at $" << fixed(p.usd_per_gpu_hour, 2) << "/GPU-h x "
                 << p.plan.ranks() << " GPUs (" << p.price_provider << ")\n";

@@ -55,11 +55,13 @@ int run_scale(const ScaleState& st) {
            fixed(p.per_rank_peak_gib, 1) + " GiB", fixed(p.step_s, 3) + " s",
            fixed(p.comm_exposed_s, 3) + " s", fixed(p.qps, 2), fixed(p.speedup, 2) + "x",
            fixed(100 * p.efficiency, 0) + "%", duration(p.hours), p.cost_usd > 0 ? money(p.cost_usd) : "-",
-           p.gpus == s->base_gpus ? "base" : ""});
+           std::string(p.gpus == s->base_gpus ? "base" : "") +
+               (p.global_batch_exceeds_data ? "global batch > data: idle GPUs" : "")});
   }
   std::cout << "ftcost scale: " << printable(s->gpu) << ", " << s->node_gpus << " GPUs per node"
             << (s->network != "none" ? ", " + s->network + " between nodes" : std::string(", one node"))
-            << "; efficiency = throughput per GPU against the smallest count that fits";
+            << "; speedup = time of the smallest count that fits / time (whole optimizer steps), efficiency "
+               "= speedup per GPU";
   if (s->usd_per_gpu_hour > 0)
     std::cout << "; $" << fixed(s->usd_per_gpu_hour, 2) << "/GPU-h (" << printable(s->price_provider) << ")";
   std::cout << "\n" << t.str();

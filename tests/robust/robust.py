@@ -47,7 +47,8 @@ import time
 JOB = ["--model", "llama-3.1-8b", "--gpu", "a40", "--method", "qlora", "--seq", "512"]
 MOE_JOB = ["--model", "mixtral-8x7b", "--gpu", "a40", "--method", "qlora", "--dataset", "math14k"]
 
-NONFINITE_TEXT = re.compile(r"(?<![A-Za-z])-?(nan|inf|infinity)(?![A-Za-z])", re.IGNORECASE)
+# (not a word's part: "ZeRO-Infinity" is DeepSpeed's name, a "-inf" after a space is a number)
+NONFINITE_TEXT = re.compile(r"(?<![A-Za-z-])(?<![A-Za-z]-)-?(nan|inf|infinity)(?![A-Za-z])", re.IGNORECASE)
 
 
 class Case:
@@ -253,8 +254,204 @@ class Env:
                 self.notes.append("private device nodes unavailable (%s): device-output cases skipped" % e)
 
 
+def cases_issue39_model(env):
+    """Issue 39, the model's side (W1-W5, W8-W10): answers that were wrong with exit 0 on the multi-GPU paths,
+    and flags accepted without an effect. Each check reruns ftcost where the property needs a second answer."""
+    c = []
+    add = c.append
+    H100 = ["--gpu", "h100-sxm5-80gb"]
+    L8 = ["--model", "llama-3.1-8b"] + H100
+    LORA512 = L8 + ["--method", "lora", "--seq", "512"]
+
+    def rerun(args):
+        p = subprocess.run([ARGS.ftcost] + args, capture_output=True, text=True, timeout=ARGS.timeout)
+        return p.returncode, p.stdout, p.stderr
+
+    def flags(request):
+        out = []
+        for k, v in sorted(request.items()):
+            out += ["--" + k, str(v)]
+        return out
+
+    # W1: --seq max with more than one GPU times the resolved length, not a 1-token sample (P_SEQ_TOKENS:
+    # tokens/s / queries/s is the sequence length)
+    def seq_tokens(r):
+        j = json.loads(r.out)
+        ratio = j["throughput_tokens_per_s"] / j["throughput_queries_per_s"]
+        if abs(ratio - j["memory_seq_len"]) > 1e-6 * j["memory_seq_len"]:
+            return "tokens/s / queries/s = %g, but the memory is at %g tokens" % (ratio, j["memory_seq_len"])
+        return None
+
+    for extra in (["--gpus", "8"], ["--gpus", "2", "--parallel", "zero3"], ["--gpus", "2", "--parallel", "cp:2"],
+                  ["--node", "dgx-h100"]):
+        add(Case("issue39 W1 seq max %s" % " ".join(extra),
+                 ["estimate"] + L8 + ["--method", "lora", "--seq", "max", "--json"] + extra, "ok", check=seq_tokens))
+
+    def scale_seq(r):
+        pts = [p for p in json.loads(r.out)["points"] if p.get("fits")]
+        lens = {round(p["throughput_tokens_per_s"] / p["throughput_queries_per_s"]) for p in pts}
+        return None if len(pts) > 1 and len(lens) == 1 else "points at different lengths: %s" % sorted(lens)
+
+    add(Case("issue39 W1 scale seq max", ["scale"] + L8 + ["--method", "lora", "--seq", "max", "--counts", "1,2,8",
+                                                           "--json"], "ok", check=scale_seq))
+
+    def plan_repro_seq(r):
+        front = json.loads(r.out)["front"]
+        if not front:
+            return "no plan"
+        for e in front:
+            code, out, err = rerun(["estimate"] + flags(e["request"]) + ["--json"])
+            if code != 0:
+                return "plan %d's reproduce request fails: %s" % (e["id"], err.strip()[:200])
+            j = json.loads(out)
+            if abs(j["time_hours"] - e["hours"]) > 1e-9 * e["hours"]:
+                return "plan %d: %s h, its request estimates %s h" % (e["id"], e["hours"], j["time_hours"])
+            wrong = seq_tokens(type("R", (), {"out": out}))
+            if wrong:
+                return "plan %d's request: %s" % (e["id"], wrong)
+        return None
+
+    add(Case("issue39 W1 plan seq max reproduces", ["plan", "--model", "llama-3.1-8b", "--method", "lora", "--seq",
+                                                    "max", "--max-gpus", "8", "--json"], "ok", check=plan_repro_seq))
+
+    # W2: the multi-GPU maximum micro-batch is the largest that fits (P_MAXBATCH: max fits, max + 1 does not)
+    def max_batch_is_largest(args):
+        def check(r):
+            j0 = json.loads(r.out)
+            mx = j0["max_batch_size"]
+            if mx < 1:
+                return "max batch %s" % mx
+            # (auto: of the strategy it chose; another may fit a larger batch and would be chosen for it)
+            pinned = [a if a != "auto" else j0["parallel"]["strategy"] for a in args]
+            for b, want in ((mx, True), (mx + 1, False)):
+                code, out, err = rerun(pinned + ["--batch", str(b)])
+                if code != 0:
+                    return "--batch %d: exit %d %s" % (b, code, err[:200])
+                j = json.loads(out)
+                if j["fits"] != want:
+                    return "max batch %d, but batch %d has fits %s" % (mx, b, j["fits"])
+                if want and any("does not fit" in w for w in j["warnings"]):
+                    return "batch %d fits but a warning says it does not" % b
+            return None
+        return check
+
+    for par in (["--gpus", "2", "--parallel", "zero1"], ["--gpus", "8", "--parallel", "fsdp"],
+                ["--gpus", "2", "--parallel", "tp:2"], ["--gpus", "4", "--parallel", "cp:2"],
+                ["--gpus", "8", "--parallel", "auto"]):
+        args = ["estimate"] + LORA512 + ["--queries", "100000", "--json"] + par
+        add(Case("issue39 W2 max batch %s" % " ".join(par), args, "ok", check=max_batch_is_largest(args)))
+
+    # W3: a job lasts at least one optimizer step (P_STEP_FLOOR), says when its global batch exceeds the
+    # data, and plan / scale do not offer such shapes
+    def step_floor(r):
+        j = json.loads(r.out)
+        if j["time_hours"] * 3600 < j["step_time_s"] * (1 - 1e-9):
+            return "the job (%g s) is shorter than one step (%g s)" % (j["time_hours"] * 3600, j["step_time_s"])
+        if not any("larger than the data" in w for w in j["warnings"]):
+            return "no warning that the global batch exceeds the data"
+        return None
+
+    add(Case("issue39 W3 global batch beyond the data",
+             ["estimate"] + LORA512 + ["--gpus", "72", "--nodes", "4096", "--network", "infiniband",
+                                       "--network-gbit-per-gpu", "400", "--json"], "ok", check=step_floor))
+    add(Case("issue39 W3 one query on 8 GPUs", ["estimate"] + LORA512 + ["--queries", "1", "--gpus", "8", "--json"],
+             "ok", check=step_floor))
+
+    def plan_within_data(r):
+        j = json.loads(r.out)
+        for e in j["front"]:
+            if e["effective_batch"] > 1000:
+                return "plan %d: global batch %d > 1000 samples" % (e["id"], e["effective_batch"])
+            if e["hours"] * 3600 < e["step_time_s"] * (1 - 1e-9):
+                return "plan %d is shorter than one step" % e["id"]
+        return None if j["front"] else "no plan"
+
+    add(Case("issue39 W3 plan minimize time on 1000 samples",
+             ["plan", "--model", "llama-3.1-8b", "--method", "lora", "--seq", "512", "--minimize", "time",
+              "--max-gpus", "4096", "--json"], "ok", check=plan_within_data))
+
+    def scale_floor(r):
+        for p in json.loads(r.out)["points"]:
+            if p.get("fits") and p["time_hours"] * 3600 < p["step_time_s"] * (1 - 1e-9):
+                return "%d GPUs: %g s, shorter than one step of %g s" % (p["gpus"], p["time_hours"] * 3600,
+                                                                         p["step_time_s"])
+            if p.get("fits") and p["speedup"] > p["gpus"] * 1.05:
+                return "%d GPUs: speedup %g" % (p["gpus"], p["speedup"])
+        return None
+
+    add(Case("issue39 W3 scale to 4096 GPUs on 1000 samples",
+             ["scale"] + LORA512 + ["--node", "dgx-h100", "--counts", "1,8,64,512,4096", "--json"], "ok",
+             check=scale_floor))
+
+    # W4: a job that does not fit (host RAM for the offload, or its batch per GPU) has no time or cost
+    def no_fit_no_cost(r):
+        j = json.loads(r.out)
+        if j["fits"]:
+            return "expected fits false"
+        for k in ("cost_usd", "time_hours", "throughput_queries_per_s", "step_time_s"):
+            if j.get(k) is not None:
+                return "%s = %s for a job that does not fit" % (k, j[k])
+        return None
+
+    BIG_OFFLOAD = ["--model", "llama-3.1-405b"] + H100 + ["--method", "full", "--seq", "512", "--node", "dgx-h100",
+                                                          "--offload", "params"]
+    add(Case("issue39 W4 offload beyond host RAM", ["estimate"] + BIG_OFFLOAD + ["--json"], "ok",
+             check=no_fit_no_cost))
+    add(Case("issue39 W4 offload beyond host RAM text", ["estimate"] + BIG_OFFLOAD, "ok",
+             check=lambda r: None if "cost: $" not in r.out and "host RAM: offload needs" in r.out else
+             "a cost is printed, or the host RAM is not named as the reason"))
+    add(Case("issue39 W4 batch per GPU that does not fit",
+             ["estimate"] + LORA512 + ["--gpus", "2", "--parallel", "zero1", "--batch", "300", "--json"], "ok",
+             check=no_fit_no_cost))
+
+    # W5: compare --electricity prices every row at board power x $/kWh
+    def electricity_rows(r):
+        rows = [x for x in json.loads(r.out)["rows"] if "price" in x]
+        if not rows:
+            return "no priced row"
+        bad = [x["gpu"] for x in rows if "electricity" not in x["price"]["provider"]]
+        return "rows priced by a rental offer: %s" % bad[:5] if bad else None
+
+    add(Case("issue39 W5 compare --electricity", ["compare", "--model", "llama-3.1-8b", "--method", "lora", "--seq",
+                                                  "512", "--electricity", "0.3", "--json"], "ok",
+             check=electricity_rows))
+
+    # W8: --parallel on one GPU: a warning (nothing to shard), hsdp an error as on one node of 8
+    for strat in ("zero3", "ddp", "fsdp", "fsdp-grad-op", "zero1"):
+        add(Case("issue39 W8 --parallel %s on one GPU" % strat,
+                 ["estimate"] + L8 + ["--method", "full", "--seq", "512", "--parallel", strat, "--json"], "ok",
+                 check=lambda r: None if any("--parallel" in w for w in json.loads(r.out)["warnings"]) else
+                 "--parallel dropped without a word"))
+    add(Case("issue39 W8 hsdp on one GPU", ["estimate"] + L8 + ["--method", "full", "--seq", "512", "--parallel",
+                                                               "hsdp"], "bad", ("--parallel", "--nodes 2")))
+
+    # W9: --host-ram is checked against ZeRO/FSDP offload and checkpoint offload per node, and warns when it
+    # applies to nothing
+    add(Case("issue39 W9 --host-ram below ZeRO offload",
+             ["estimate"] + L8 + ["--method", "full", "--seq", "512", "--node", "dgx-h100", "--offload", "params",
+                                  "--host-ram", "0.5", "--json"], "ok", check=no_fit_no_cost))
+    add(Case("issue39 W9 --host-ram below offloaded checkpoints on 2 GPUs",
+             ["estimate"] + L8 + ["--method", "lora", "--seq", "2048", "--stack", "unsloth-2024q4", "--gpus", "2",
+                                  "--host-ram", "0.5", "--json"], "ok", check=no_fit_no_cost))
+    add(Case("issue39 W9 --host-ram with nothing offloaded", ["estimate"] + LORA512 + ["--host-ram", "0.5", "--json"],
+             "ok", check=lambda r: None if any("--host-ram" in w for w in json.loads(r.out)["warnings"]) else
+             "--host-ram ignored without a word"))
+
+    # W10: a strategy the model cannot run is an error in scale and compare as in estimate; a --vs key given
+    # twice is an error
+    add(Case("issue39 W10 scale ep on a dense model", ["scale"] + LORA512 + ["--counts", "1,2", "--parallel", "ep:2"],
+             "bad", ("--parallel", "MoE")))
+    add(Case("issue39 W10 compare ep on a dense model", ["compare", "--model", "llama-3.1-8b", "--method", "lora",
+                                                         "--seq", "512", "--parallel", "ep:2"], "bad",
+             ("--parallel", "MoE")))
+    add(Case("issue39 W10 --vs key twice", ["estimate"] + LORA512 + ["--vs", "method=lora,method=full"], "bad",
+             ("--vs", "method")))
+    return c
+
+
 def build_cases(env):
     c = []
+    c += cases_issue39_model(env)
     E = env
     add = c.append
 

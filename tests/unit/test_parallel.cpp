@@ -217,7 +217,7 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("a 1-GPU plan gives exactly the single-GPU estimate") {
+TEST_CASE("a 1-GPU plan gives exactly the single-GPU estimate (and a named strategy says it does nothing)") {
   const Database& db = Database::embedded();
   for (Request r :
        std::vector<Request>{{{"model", "mixtral-8x7b"}, {"gpu", "a40"}, {"method", "qlora"}},
@@ -234,8 +234,18 @@ TEST_CASE("a 1-GPU plan gives exactly the single-GPU estimate") {
     for (Strategy s : {Strategy::single, Strategy::ddp, Strategy::fsdp, Strategy::zero2}) {
       const ParallelEstimate p = run(in, plan(1, 1, s));
       CHECK(p.is_single);
-      CHECK(parallel_to_json(p).dump() == estimate_to_json(single.value()).dump());
+      json j = parallel_to_json(p);
+      if (s != Strategy::single) {
+        // a strategy named for one GPU is the single-GPU estimate and says so (issue 39 W8)
+        REQUIRE_FALSE(j["warnings"].empty());
+        const std::string w = j["warnings"].back().get<std::string>();
+        CHECK(w.rfind(std::string("--parallel ") + strategy_name(s) + " applies only with more than one GPU",
+                      0) == 0);
+        j["warnings"].erase(j["warnings"].size() - 1);
+      }
+      CHECK(j.dump() == estimate_to_json(single.value()).dump());
     }
+    CHECK(estimate_parallel(in, plan(1, 1, Strategy::hsdp), db).error().field == "--parallel");
   }
 }
 
@@ -785,4 +795,140 @@ TEST_CASE(
   // the per-rank JSON carries it
   const json j = parallel_to_json(run(in, plan(4, 1, Strategy::fsdp)));
   CHECK(j.at("memory_gib").at("optimizer_step_temp").get<double>() > 0);
+}
+
+TEST_CASE("the multi-GPU maximum micro-batch is the largest whose per-rank memory fits (linear scan)") {
+  // Issue 39 W2: the maximum was extrapolated from batch 0 to 1 (a fixed per-batch buffer doubled the
+  // apparent cost of a sample) and walked down only. Reference: the same job at batch 1, 2, 3... until the
+  // rank's resident memory exceeds the usable memory.
+  struct Job {
+    const char* model;
+    const char* method;
+    const char* seq;
+  };
+  const Job jobs[] = {{"llama-3.1-8b", "lora", "1024"},
+                      {"llama-3.1-70b", "qlora", "1024"},
+                      {"mixtral-8x7b", "qlora", "1024"},
+                      {"llama-3.1-8b", "full", "2048"}};
+  struct Shape {
+    Strategy s;
+    int degree, gpus, nodes;
+  };
+  const Shape shapes[] = {{Strategy::ddp, 1, 2, 1},          {Strategy::fsdp, 1, 2, 1},
+                          {Strategy::fsdp_grad_op, 1, 2, 1}, {Strategy::zero1, 1, 2, 1},
+                          {Strategy::zero2, 1, 2, 1},        {Strategy::zero3, 1, 8, 1},
+                          {Strategy::tp, 2, 2, 1},           {Strategy::cp, 2, 2, 1},
+                          {Strategy::ep, 2, 2, 1},           {Strategy::hsdp, 1, 2, 2}};
+  int checked = 0, positive = 0;
+  for (const Job& j : jobs) {
+    Inputs in = inputs({{"model", j.model}, {"gpu", "h100-sxm5-80gb"}, {"method", j.method}, {"seq", j.seq}});
+    for (const Shape& sh : shapes) {
+      if (sh.s == Strategy::ep && !in.model.is_moe()) continue;
+      const ParallelPlan p = plan(sh.gpus, sh.nodes, sh.s, sh.degree);
+      in.workload.batch = 0;
+      const ParallelEstimate e = run(in, p);
+      const std::string job = std::string(j.model) + " " + j.method + " " + e.strategy_label;
+      CAPTURE(job);
+      std::int64_t scan = 0;
+      for (std::int64_t b = 1; b <= 4096; ++b) {
+        in.workload.batch = b;
+        const ParallelEstimate at = run(in, p);
+        if (at.memory.resident() > at.usable_bytes) break;
+        scan = b;
+      }
+      REQUIRE(scan < 4096);  // the scan ended where memory ran out
+      CHECK(e.max_micro_batch == scan);
+      // the default micro-batch is the maximum, and an explicit one up to it fits without a warning
+      if (scan > 0) {
+        CHECK(e.micro_batch == scan);
+        CHECK(e.fits);
+        in.workload.batch = scan;
+        const ParallelEstimate at = run(in, p);
+        CHECK(at.fits);
+        for (const auto& w : at.warnings) CHECK(w.find("does not fit") == std::string::npos);
+        ++positive;
+      }
+      ++checked;
+    }
+  }
+  CHECK(checked == 4 * 10 - 3);
+  CHECK(positive >= 20);  // most shapes hold the job: the scan checks a real maximum, not 0 == 0
+}
+
+TEST_CASE("--seq max on several GPUs: the ranks' memory and step are both at one GPU's longest length") {
+  // Issue 39 W1: the step was timed at the 1-token placeholder while the memory was at the longest length.
+  const Inputs in =
+      inputs({{"model", "llama-3.1-8b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "lora"}, {"seq", "max"}});
+  auto one = estimate(in, Database::embedded());
+  REQUIRE(one.ok());
+  const double len = one->in.workload.seq_len;
+  REQUIRE(len > 1000);
+  for (const ParallelPlan& p :
+       {plan(8, 1, Strategy::ddp), plan(2, 1, Strategy::zero3), plan(2, 1, Strategy::cp, 2)}) {
+    const ParallelEstimate e = run(in, p);
+    CAPTURE(e.strategy_label);
+    CHECK(e.seq_len == len);
+    CHECK(e.micro_batch == 1);
+    CHECK(e.throughput_tps / e.throughput_qps == doctest::Approx(len));
+    CHECK(e.scaling_efficiency <= 1.05);  // batch 1 everywhere: no superlinear scaling
+  }
+}
+
+TEST_CASE(
+    "the job is whole optimizer steps; a global batch beyond the data is one step per epoch, with a "
+    "warning") {
+  // Issue 39 W3: time was queries x epochs / throughput, shorter than one step when the global batch exceeds
+  // the data. transformers' Trainer: max_steps = ceil(epochs x max(1, ceil(rows / global batch))).
+  Inputs in =
+      inputs({{"model", "llama-3.1-8b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "lora"}, {"seq", "512"}});
+  auto has_warning = [](const ParallelEstimate& e) {
+    for (const auto& w : e.warnings)
+      if (w.find("larger than the data") != std::string::npos) return true;
+    return false;
+  };
+  in.workload.queries = 100000;
+  in.workload.epochs = 2.5;
+  const ParallelEstimate many = run(in, plan(8, 1, Strategy::ddp));
+  const double per_epoch = std::ceil(100000.0 / static_cast<double>(many.global_batch));
+  CHECK(many.optimizer_steps == std::ceil(2.5 * per_epoch));
+  CHECK(many.time_hours * 3600 == doctest::Approx(many.optimizer_steps * many.step_s));
+  CHECK_FALSE(has_warning(many));
+  in.workload.queries = 1;
+  in.workload.epochs = 1;
+  const ParallelEstimate few = run(in, plan(8, 1, Strategy::ddp));
+  CHECK(few.optimizer_steps == 1);
+  CHECK(few.time_hours * 3600 == doctest::Approx(few.step_s));
+  CHECK(has_warning(few));
+}
+
+TEST_CASE("a multi-GPU job that does not fit (GPU at its batch, or host RAM) has no time and no cost") {
+  // Issue 39 W4: a job whose offload did not fit in the node's host RAM was still given a time and a cost.
+  const Inputs in = inputs({{"model", "llama-3.1-8b"},
+                            {"gpu", "h100-sxm5-80gb"},
+                            {"method", "full"},
+                            {"seq", "512"},
+                            {"price-per-hour", "2"}});
+  ParallelPlan p = plan(8, 1, Strategy::zero3);
+  p.offload = Offload::params;
+  p.host_ram_gib = 16;
+  const ParallelEstimate host = run(in, p);
+  CHECK_FALSE(host.fits);
+  CHECK(host.micro_batch > 0);
+  CHECK(host.does_not_fit.find("host RAM") == 0);
+  CHECK(host.time_hours == 0);
+  CHECK(host.cost_usd == 0);
+  const json j = parallel_to_json(host);
+  for (const char* k : {"step_time_s", "throughput_queries_per_s", "time_hours", "cost_usd"})
+    CHECK(j[k].is_null());
+  p.host_ram_gib = 0;  // not checked: it fits and is priced
+  const ParallelEstimate ok = run(in, p);
+  CHECK(ok.fits);
+  CHECK(ok.cost_usd > 0);
+  Inputs big = in;
+  big.workload.batch = ok.max_micro_batch + 1;
+  const ParallelEstimate gpu = run(big, p);
+  CHECK_FALSE(gpu.fits);
+  CHECK(gpu.does_not_fit.find("batch ") == 0);
+  CHECK(gpu.cost_usd == 0);
+  CHECK(parallel_to_json(gpu)["cost_usd"].is_null());
 }

@@ -126,7 +126,7 @@ TEST_CASE("scaling series: 1 GPU is the single-GPU estimate, counts above a node
     REQUIRE(p.error.empty());
     CHECK(p.fits);
     CHECK(p.strategy != "single");
-    CHECK(p.speedup == doctest::Approx(p.qps / one.qps));
+    CHECK(p.speedup == doctest::Approx(one.hours / p.hours));  // of the job's time (issue 39 W3)
     CHECK(p.efficiency == doctest::Approx(p.speedup / p.gpus));
     // cost = GPUs x the same price per GPU-hour x hours
     CHECK(p.cost_usd == doctest::Approx(p.gpus * s->usd_per_gpu_hour * p.hours));

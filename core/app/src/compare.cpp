@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <set>
 
 namespace ftcost {
 
@@ -47,6 +48,9 @@ struct ShapeResult {
   std::string strategy = "single";
   double peak_gib = 0;
   long stale_days = 365;
+  // --electricity: the GPU's board power at that price per GPU-hour, and how it was computed (-1: not given)
+  double electricity_usd_per_gpu_hour = -1;
+  std::string electricity_source;
 };
 
 ShapeResult evaluate_shape(const Request& r, const InstanceShape* shape, const Database& db,
@@ -69,6 +73,13 @@ ShapeResult evaluate_shape(const Request& r, const InstanceShape* shape, const D
     const Inputs& inputs = in.value();
     out.stack_warning = stack_vendor_warning(inputs.stack, gpu_id, vendor);
     out.stale_days = inputs.stale_days;
+    if (inputs.electricity_usd_per_kwh >= 0) {
+      // A GPU you own, as estimate --electricity prices it (estimate.cpp estimate_costs): board power x
+      // $/kWh.
+      out.electricity_usd_per_gpu_hour = inputs.gpu.tdp_w / 1000.0 * inputs.electricity_usd_per_kwh;
+      out.electricity_source = json(inputs.gpu.tdp_w).dump() + " W board power x $" +
+                               json(inputs.electricity_usd_per_kwh).dump() + "/kWh";
+    }
     const Workload& w = inputs.workload;
     if (!several && inputs.multi.offload == "none") {
       // One GPU: exactly today's single-GPU estimate.
@@ -102,11 +113,11 @@ ShapeResult evaluate_shape(const Request& r, const InstanceShape* shape, const D
     out.max_batch = static_cast<double>(p.max_micro_batch);
     out.qps = p.throughput_qps;
     out.hours = p.time_hours;
-    // the single-GPU step's uncertainty carried to the shape (communication adds its own, not quantified)
+    // the single-GPU step's uncertainty carried to the shape's step (communication adds its own, not
+    // quantified); the time is whole optimizer steps of it
     const double rf = p.single.step.range_fraction;
-    out.hours_low = p.throughput_qps > 0 ? paper::hours(w.queries, w.epochs, p.throughput_qps * (1 + rf)) : 0;
-    out.hours_high =
-        p.throughput_qps > 0 ? paper::hours(w.queries, w.epochs, p.throughput_qps / (1 + rf)) : 0;
+    out.hours_low = p.time_hours / (1 + rf);
+    out.hours_high = p.time_hours * (1 + rf);
     out.strategy = p.is_single ? "single" : p.strategy_label;
     out.peak_gib = p.memory.total() / kGiB;
   } catch (const std::exception& ex) {
@@ -175,6 +186,21 @@ bool add_priced_rows(const CompareRow& base, const InstanceShape& shape, const S
   return any;
 }
 
+// With --electricity, the one row of a shape that fits: your GPUs at their board power, no rental offer.
+CompareRow electricity_row(const CompareRow& base, const InstanceShape* shape, const ShapeResult& res) {
+  CompareRow row = base;
+  set_shape(row, shape, res);
+  row.has_price = true;
+  row.provider = "your GPU (electricity)";
+  row.usd_per_hour = res.electricity_usd_per_gpu_hour;
+  row.shape_usd_per_hour = res.electricity_usd_per_gpu_hour * row.gpus();
+  row.price_source = res.electricity_source;
+  row.cost = res.hours * row.shape_usd_per_hour;
+  row.cost_low = res.hours_low > 0 ? res.hours_low * row.shape_usd_per_hour : row.cost;
+  row.cost_high = res.hours_high > 0 ? res.hours_high * row.shape_usd_per_hour : row.cost;
+  return row;
+}
+
 // The rows of one GPU type: one per priced shape that fits, else the largest shape's answer.
 struct GpuRows {
   const Database& db;
@@ -207,16 +233,26 @@ struct GpuRows {
     };
     bool any = false;
     const InstanceShape* largest = nullptr;
+    std::set<std::string> owned;  // --electricity: one row per distinct shape (offers share their sizes)
     for (const auto& shape : shapes) {
       if (!largest || shape.gpus() > largest->gpus()) largest = &shape;
       const ShapeResult& res = result_for(&shape);
       if (!res.error.empty() || !res.fits) continue;
-      any = add_priced_rows(base, shape, res, today_days, rows) || any;
+      if (res.electricity_usd_per_gpu_hour >= 0) {
+        if (owned.insert(shape.request_keys().dump()).second)
+          rows.push_back(electricity_row(base, &shape, res));
+        any = true;
+      } else {
+        any = add_priced_rows(base, shape, res, today_days, rows) || any;
+      }
     }
     if (!any) {
-      // No priced shape fits: the largest shape's answer (one GPU when the GPU has no offer).
+      // No priced shape fits: the largest shape's answer (one GPU when the GPU has no offer), priced at your
+      // electricity when it fits.
+      const ShapeResult& res = result_for(largest);
       CompareRow row = base;
-      set_shape(row, largest, result_for(largest));
+      set_shape(row, largest, res);
+      if (row.fits && res.electricity_usd_per_gpu_hour >= 0) row = electricity_row(base, largest, res);
       rows.push_back(row);
     }
   }
@@ -348,6 +384,7 @@ json compare_row_to_json(const CompareRow& r) {
                       {"usd_per_hour", r.shape_usd_per_hour},
                       {"cost_usd", r.cost},
                       {"cost_usd_range", json::array({r.cost_low, r.cost_high})}};
+  if (r.has_price && !r.price_source.empty()) j["price"]["source"] = r.price_source;
   if (!r.stack_warning.empty()) j["stack_warning"] = r.stack_warning;
   if (!r.error.empty()) j["error"] = r.error;
   return j;

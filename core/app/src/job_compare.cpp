@@ -99,6 +99,10 @@ Result<Request> apply_vs(const std::string& spec, const Request& base) {
       return make_error(Errc::invalid_value, "--vs",
                         "\"" + key + "\" is not a job option of ftcost estimate");
     if (eq + 1 >= piece.size()) return make_error(Errc::invalid_value, "--vs", key + " needs a value");
+    if (given.count(key) != 0)  // (the last value used to win silently)
+      return make_error(
+          Errc::invalid_value, "--vs",
+          key + " is given twice (" + given[key] + ", " + piece.substr(eq + 1) + "); give each key once");
     given[key] = piece.substr(eq + 1);
     last_key = key;
   }

@@ -168,6 +168,40 @@ Status apply_attention(ResolveState& st, const std::string& v) {
   return Ok{};
 }
 
+// --parallel: the strategy's syntax (the same parser the plan uses, so the message names the flag and lists
+// the strategies), then what the model rules out whatever the GPU count (check_parallel_for_model: ep:N on a
+// dense model), refused here so that scale and compare refuse it as estimate does rather than fail at every
+// GPU count.
+Status apply_parallel(ResolveState& st, const std::string& v) {
+  static const std::vector<std::string> plain = {"auto", "ddp",   "fsdp",  "fsdp-grad-op",
+                                                 "hsdp", "zero1", "zero2", "zero3"};
+  bool ok = std::find(plain.begin(), plain.end(), v) != plain.end();
+  const std::size_t colon = v.find(':');
+  if (!ok && colon != std::string::npos) {
+    const std::string head = v.substr(0, colon);
+    const std::string num = v.substr(colon + 1);
+    bool digits = !num.empty() && num.size() <= 3;
+    for (char c : num) digits = digits && c >= '0' && c <= '9';
+    if ((head == "tp" || head == "ep" || head == "cp") && digits) {
+      const int deg = std::atoi(num.c_str());
+      if (deg < 2 || deg > 512)
+        return make_error(Errc::out_of_range, "--parallel",
+                          head + ":N needs N between 2 and 512, got " + num);
+      ok = true;
+    }
+  }
+  if (!ok)
+    return make_error(Errc::invalid_value, "--parallel",
+                      "must be one of ddp, fsdp, fsdp-grad-op, hsdp, zero1, zero2, zero3, tp:N, ep:N, cp:N "
+                      "or auto, got \"" +
+                          v + "\"");
+  FTCOST_TRY(parsed, parse_parallel(v, "--parallel", {}));
+  if (auto fit = check_parallel_for_model(parsed.strategy, parsed.degree, st.in.model); !fit.ok())
+    return fit.error();
+  st.in.multi.parallel = v;
+  return Ok{};
+}
+
 // --optimizer: the choice's name to the enum (the table's values list is checked before apply runs).
 Status apply_optimizer(ResolveState& st, const std::string& v) {
   static const std::pair<const char*, Optimizer> kByName[] = {
@@ -942,11 +976,14 @@ std::vector<Option> build_options() {
     o.kind = OptionKind::real;
     o.group = "gpu";
     o.label = "Host RAM";
-    o.help = "Host RAM available for offloading, per node (checked, with a warning when exceeded)";
+    o.help = "Host RAM available for offloading, per node (checked: a job that needs more does not fit)";
     o.details =
-        "Host RAM the offloaded checkpoints (or, with --offload, the offloaded model states of all the "
+        "Host RAM the offloaded checkpoints and, with --offload, the offloaded model states of all the "
         "node's "
-        "GPUs) may use; the estimate warns when they need more (a --node preset's RAM otherwise).";
+        "GPUs may use (a --node preset's RAM otherwise). With more than one GPU or --offload a job that "
+        "needs "
+        "more does not fit (no time, no cost); one GPU's offloaded checkpoints get a warning. With nothing "
+        "offloaded it applies to nothing, and a warning says so.";
     o.unit = "GiB";
     o.lo = 0.5;
     o.hi = 1e5;
@@ -1422,34 +1459,7 @@ std::vector<Option> build_options() {
       return fixed_default("auto", "the fastest strategy that fits on " + std::to_string(ranks(st)) +
                                        (ranks(st) == 1 ? " GPU" : " GPUs"));
     };
-    o.apply = [](ResolveState& st, const std::string& v) -> Status {
-      // The same parser the plan uses, so the message names the flag and lists the strategies.
-      static const std::vector<std::string> plain = {"auto", "ddp",   "fsdp",  "fsdp-grad-op",
-                                                     "hsdp", "zero1", "zero2", "zero3"};
-      bool ok = std::find(plain.begin(), plain.end(), v) != plain.end();
-      const std::size_t colon = v.find(':');
-      if (!ok && colon != std::string::npos) {
-        const std::string head = v.substr(0, colon);
-        const std::string num = v.substr(colon + 1);
-        bool digits = !num.empty() && num.size() <= 3;
-        for (char c : num) digits = digits && c >= '0' && c <= '9';
-        if ((head == "tp" || head == "ep" || head == "cp") && digits) {
-          const int deg = std::atoi(num.c_str());
-          if (deg < 2 || deg > 512)
-            return make_error(Errc::out_of_range, "--parallel",
-                              head + ":N needs N between 2 and 512, got " + num);
-          ok = true;
-        }
-      }
-      if (!ok)
-        return make_error(
-            Errc::invalid_value, "--parallel",
-            "must be one of ddp, fsdp, fsdp-grad-op, hsdp, zero1, zero2, zero3, tp:N, ep:N, cp:N "
-            "or auto, got \"" +
-                v + "\"");
-      st.in.multi.parallel = v;
-      return Ok{};
-    };
+    o.apply = apply_parallel;
     add(o);
   }
   {

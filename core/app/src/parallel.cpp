@@ -293,6 +293,55 @@ Result<std::pair<double, double>> parse_nvme_gbps(const json& obj) {
   return std::make_pair(rates[0], rates[1]);
 }
 
+Status check_parallel_for_model(Strategy s, int degree, const ModelSpec& m) {
+  if (s == Strategy::tp && m.attn.heads > 0 && m.attn.heads % degree != 0)
+    return make_error(Errc::invalid_value, "--parallel",
+                      "tp:" + std::to_string(degree) + " must divide the attention heads (" +
+                          std::to_string(m.attn.heads) + ")");
+  if (s == Strategy::ep && (!m.is_moe() || m.moe.experts % degree != 0))
+    return make_error(Errc::invalid_value, "--parallel",
+                      m.is_moe() ? "ep:" + std::to_string(degree) + " must divide the experts (" +
+                                       std::to_string(m.moe.experts) + ")"
+                                 : "ep:N applies only to MoE models; " + m.id + " has no experts");
+  return Ok{};
+}
+
+namespace {
+
+// What a plan offloads and where to: "offload", the node's NVMe rates ("nvme-gbps", else the assumed default,
+// with where they come from) and its host RAM ("host-ram", overriding a node preset's).
+Status read_offload_keys(const json& obj, ParallelPlan& p) {
+  if (has(obj, "offload")) {
+    const std::string o =
+        obj.at("offload").is_string() ? obj.at("offload").get<std::string>() : obj.at("offload").dump();
+    bool known = false;
+    for (Offload x :
+         {Offload::none, Offload::optimizer, Offload::params, Offload::optimizer_nvme, Offload::params_nvme})
+      if (o == offload_name(x)) {
+        p.offload = x;
+        known = true;
+      }
+    if (!known)
+      return make_error(Errc::invalid_value, "--offload",
+                        "must be none, optimizer, params, optimizer-nvme or params-nvme, got " + o);
+  }
+  FTCOST_TRY(nvme, parse_nvme_gbps(obj));
+  p.nvme_read_gbps = nvme.first;
+  p.nvme_write_gbps = nvme.second;
+  const bool given = has(obj, "nvme-gbps");
+  p.nvme_note = (given ? std::string("given (--nvme-gbps): ")
+                       : std::string("assumed (--nvme-gbps gives your drives'): ")) +
+                json(nvme.first).dump() + " GB/s read, " + json(nvme.second).dump() + " GB/s write per node" +
+                (given ? "" : " (DeepSpeed's DeepNVMe measurement of 4 PCIe 4.0 SSDs in RAID-0)");
+  if (has(obj, "host-ram")) {
+    FTCOST_TRY(x, get_number_in(obj, "host-ram", "", 0.001, 1e6));
+    p.host_ram_gib = x;
+  }
+  return Ok{};
+}
+
+}  // namespace
+
 Result<ParallelPlan> plan_from_json(const json& obj, const Inputs& in, const Database& db) {
   if (!obj.is_object())
     return make_error(Errc::wrong_type, "parallel", "must be an object of multi-GPU options");
@@ -359,32 +408,7 @@ Result<ParallelPlan> plan_from_json(const json& obj, const Inputs& in, const Dat
   } else if (p.ranks() > 1) {
     p.strategy = Strategy::ddp;
   }
-  if (has(obj, "offload")) {
-    const std::string o =
-        obj.at("offload").is_string() ? obj.at("offload").get<std::string>() : obj.at("offload").dump();
-    bool known = false;
-    for (Offload x :
-         {Offload::none, Offload::optimizer, Offload::params, Offload::optimizer_nvme, Offload::params_nvme})
-      if (o == offload_name(x)) {
-        p.offload = x;
-        known = true;
-      }
-    if (!known)
-      return make_error(Errc::invalid_value, "--offload",
-                        "must be none, optimizer, params, optimizer-nvme or params-nvme, got " + o);
-  }
-  FTCOST_TRY(nvme, parse_nvme_gbps(obj));
-  p.nvme_read_gbps = nvme.first;
-  p.nvme_write_gbps = nvme.second;
-  p.nvme_note =
-      (has(obj, "nvme-gbps") ? std::string("given (--nvme-gbps): ")
-                             : std::string("assumed (--nvme-gbps gives your drives'): ")) +
-      json(nvme.first).dump() + " GB/s read, " + json(nvme.second).dump() + " GB/s write per node" +
-      (has(obj, "nvme-gbps") ? "" : " (DeepSpeed's DeepNVMe measurement of 4 PCIe 4.0 SSDs in RAID-0)");
-  if (has(obj, "host-ram")) {
-    FTCOST_TRY(x, get_number_in(obj, "host-ram", "", 0.001, 1e6));
-    p.host_ram_gib = x;
-  }
+  if (auto host = read_offload_keys(obj, p); !host.ok()) return host.error();
   if (has(obj, "network")) {
     if (!obj.at("network").is_string()) return make_error(Errc::wrong_type, "--network", "must be a string");
     net = obj.at("network").get<std::string>();
@@ -743,9 +767,11 @@ double zero_partition_step_temp(const MemoryBreakdown& mb, double P, double N) {
 // offload keeps for the optimizer (full fine-tuning: fp32 master + Adam states + fp32 gradients, 16 B per
 // element of the partition), `param_bytes` over `param_elems` the rank's parameter partition (16-bit; NF4
 // packed for QLoRA). stage3.py _configure_tensor_swapping (the fp32 partition and its gradient are swapped
-// per sub-group) and partitioned_param_swapper.py (parameters) @ edaa722.
-void move_to_nvme(RankMemory& r, double opt_bytes, double opt_elems, double param_bytes, double param_elems,
-                  bool params) {
+// per sub-group) and partitioned_param_swapper.py (parameters) @ edaa722. Nothing unless `o` is on NVMe.
+void move_to_nvme(RankMemory& r, Offload o, double opt_bytes, double opt_elems, double param_bytes,
+                  double param_elems) {
+  if (!offload_on_nvme(o)) return;
+  const bool params = offloads_params(o);
   r.nvme_optimizer_bytes = opt_bytes;
   r.host_bytes = kDsOptimizerSwapBuffers * std::min(kDsSubGroupElems, opt_elems) * 4.0;
   if (params && param_elems > 0) {
@@ -819,8 +845,7 @@ RankMemory rank_memory(const Ctx& c, std::int64_t micro) {
           mb.weights = 0;
         }
       }
-      if (offload_on_nvme(p.offload))
-        move_to_nvme(r, 16.0 * P / N, P / N, 2.0 * P / N, P / N, offloads_params(p.offload));
+      move_to_nvme(r, p.offload, 16.0 * P / N, P / N, 2.0 * P / N, P / N);
     }
     const double grads_elems = P;
     r.bucket_buffers = 2.0 * std::min(kZeroReduceBucketElems, grads_elems);
@@ -863,9 +888,7 @@ RankMemory rank_memory(const Ctx& c, std::int64_t micro) {
         mb.weights = 0;
         mb.trainable_params = 0;
       }
-      if (offload_on_nvme(p.offload))
-        move_to_nvme(r, opt_bytes, param_breakdown(c.m_eff, w).trainable / N, param_bytes, P / N,
-                     offloads_params(p.offload));
+      move_to_nvme(r, p.offload, opt_bytes, param_breakdown(c.m_eff, w).trainable / N, param_bytes, P / N);
     }
   } else if (c.st == Strategy::ddp || c.st == Strategy::tp || c.st == Strategy::ep || c.st == Strategy::cp) {
     // DDP's reducer holds a flat bucket copy of every gradient (gradient_as_bucket_view=False by default).
@@ -878,13 +901,12 @@ RankMemory rank_memory(const Ctx& c, std::int64_t micro) {
   return r;
 }
 
+// The largest micro-batch whose per-rank resident memory fits: the single-GPU search (largest_batch_within,
+// memory.hpp) on the rank's peak. The peak is non-decreasing in the micro-batch; it is not linear from batch
+// 0 (per-batch buffers such as a chunked loss's exist from the first sample on), so no extrapolation from 0.
 std::int64_t max_micro(const Ctx& c, double usable) {
-  const double fixed = rank_memory(c, 0).resident();
-  const double per = rank_memory(c, 1).resident() - fixed;
-  if (per <= 0 || fixed >= usable) return 0;
-  auto b = static_cast<std::int64_t>(std::min(1.0e7, std::floor((usable - fixed) / per)));
-  while (b > 0 && rank_memory(c, b).resident() > usable) --b;
-  return b;
+  const auto bytes = [&c](std::int64_t b) { return rank_memory(c, b).resident(); };
+  return largest_batch_within(bytes, usable, bytes(1), bytes(2));
 }
 
 // The busiest EP rank's share of routed pairs over the mean (experts placed contiguously, E/ep per rank).
@@ -1020,6 +1042,54 @@ void add_optimizer_paging_item(ParallelEstimate& e, const GpuSpec& gpu) {
                   "exposed (evicted while the step allocates, prefetched before each update)"});
 }
 
+// Bytes as GiB for a message: one decimal, none when whole ("2048", "12.5").
+std::string gib_text(double bytes) {
+  const double g = std::round(bytes / kGiB * 10) / 10;
+  return g == std::floor(g) ? std::to_string(static_cast<long long>(g)) : json(g).dump();
+}
+
+// The node's host RAM (--host-ram, else the --node preset's) holds every rank's offloaded states and its
+// offloaded activation checkpoints (--offload-activations, memory.cpp host_offload): a job that needs more
+// does not fit.
+void check_node_host_ram(ParallelEstimate& e) {
+  const ParallelPlan& plan = e.plan;
+  const double node_host = (e.memory.host_bytes + e.memory.base.host_offload) * plan.gpus_per_node;
+  if (plan.host_ram_gib <= 0 || node_host <= plan.host_ram_gib * kGiB) return;
+  e.fits = false;
+  const double ckpt = e.memory.base.host_offload * plan.gpus_per_node;
+  const std::string host =
+      "host RAM: offload needs " + gib_text(node_host) + " GiB per node" +
+      (ckpt > 0 ? " (" + gib_text(ckpt) + " GiB of it offloaded checkpoints)" : std::string()) +
+      ", the node has " + gib_text(plan.host_ram_gib * kGiB);
+  e.does_not_fit += (e.does_not_fit.empty() ? "" : "; ") + host;
+  e.warnings.push_back(
+      "does not fit: " + host +
+      (plan.offload == Offload::none || offload_on_nvme(plan.offload)
+           ? std::string()
+           : std::string("; --parallel zero3 --offload optimizer-nvme or params-nvme keeps the "
+                         "states on NVMe (ZeRO-Infinity)")));
+}
+
+// Whole optimizer steps: transformers' Trainer (Trainer.set_initial_training_values, 4.5x) runs
+// max_steps = ceil(num_train_epochs x num_update_steps_per_epoch), an epoch being at least one step of
+// ceil(rows / global batch) (the dataloader keeps its short last batch: drop_last off, DistributedSampler
+// pads it). A global batch larger than the data is one whole step per epoch, never a fraction of one.
+void whole_step_time(ParallelEstimate& e, const Workload& w) {
+  const double rows = w.rows_per_epoch();
+  e.steps_per_epoch = std::max(1.0, std::ceil(rows / d(e.global_batch)));
+  e.optimizer_steps = std::ceil(w.epochs * e.steps_per_epoch);
+  e.time_hours = e.optimizer_steps * e.step_s / 3600.0;
+  if (d(e.global_batch) <= rows) return;
+  const std::string rows_text = rows == std::floor(rows) ? std::to_string(static_cast<long long>(rows))
+                                                         : json(std::round(rows * 10) / 10).dump();
+  e.warnings.push_back("global batch " + std::to_string(e.global_batch) + " (" +
+                       std::to_string(e.micro_batch) + " per GPU x " + std::to_string(e.dp) + " replicas x " +
+                       std::to_string(e.plan.grad_accum) + " accumulation) is larger than the data (" +
+                       rows_text + (w.queries_per_row() > 1 ? " packed rows" : " samples") +
+                       "): an epoch is one optimizer step, and the time counts whole steps; fewer GPUs or a "
+                       "smaller --batch do the same work with less idle hardware");
+}
+
 Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, const Estimate& single,
                                   const Database& db) {
   ParallelEstimate e;
@@ -1042,18 +1112,7 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
                       e.strategy_label + " spans more GPUs than one node has (" +
                           std::to_string(plan.gpus_per_node) +
                           "); ftcost keeps tensor, expert and context groups inside a node");
-  if (st == Strategy::tp && m.attn.heads > 0 && m.attn.heads % deg != 0)
-    return make_error(Errc::invalid_value, "--parallel",
-                      "tp:" + std::to_string(deg) + " must divide the attention heads (" +
-                          std::to_string(m.attn.heads) + ")");
-  if (st == Strategy::ep && (!m.is_moe() || m.moe.experts % deg != 0))
-    return make_error(Errc::invalid_value, "--parallel",
-                      m.is_moe() ? "ep:" + std::to_string(deg) + " must divide the experts (" +
-                                       std::to_string(m.moe.experts) + ")"
-                                 : "ep:N applies only to MoE models; " + m.id + " has no experts");
-  if (st == Strategy::hsdp && plan.nodes < 2)
-    return make_error(Errc::invalid_value, "--parallel",
-                      "hsdp shards inside a node and replicates across nodes: needs --nodes 2 or more");
+  if (auto fit = check_parallel_for_model(st, deg, m); !fit.ok()) return fit.error();
   if (plan.offload != Offload::none && !(is_zero(st) || is_fsdp(st)))
     return make_error(Errc::invalid_value, "--offload",
                       "applies to zero1/zero2/zero3 and fsdp strategies, not " + e.strategy_label);
@@ -1091,18 +1150,10 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
                          std::to_string(e.max_micro_batch));
   e.memory = rank_memory(c, std::max<std::int64_t>(e.micro_batch, 0));
   e.fits = e.micro_batch > 0 && e.memory.resident() <= e.usable_bytes;
-  if (plan.offload != Offload::none && plan.host_ram_gib > 0) {
-    const double node_host = e.memory.host_bytes * plan.gpus_per_node;
-    if (node_host > plan.host_ram_gib * kGiB) {
-      e.fits = false;
-      e.warnings.push_back("offload needs " + json(std::round(node_host / kGiB)).dump() +
-                           " GiB of host RAM per node; the node has " + json(plan.host_ram_gib).dump() +
-                           (offload_on_nvme(plan.offload)
-                                ? std::string()
-                                : std::string("; --parallel zero3 --offload optimizer-nvme or params-nvme "
-                                              "keeps the states on NVMe (ZeRO-Infinity)")));
-    }
-  }
+  if (e.micro_batch > 0 && !e.fits)
+    e.does_not_fit = "batch " + std::to_string(e.micro_batch) + " per GPU needs " +
+                     gib_text(e.memory.resident()) + " GiB per rank";
+  check_node_host_ram(e);
   if (is_zero(st) && w.method == Method::full) {
     const std::int64_t P = m.params().total();
     if (st == Strategy::zero3)
@@ -1115,8 +1166,9 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
   if (e.micro_batch <= 0) {
     // the memory shown is micro-batch 1's, the job that does not fit (as on one GPU)
     e.memory = rank_memory(c, 1);
-    e.warnings.push_back("does not fit: even batch 1 per GPU needs " +
-                         json(std::round(e.memory.resident() / kGiB * 10) / 10).dump() + " GiB per rank");
+    const std::string gpu = "even batch 1 per GPU needs " + gib_text(e.memory.resident()) + " GiB per rank";
+    e.does_not_fit = gpu + (e.does_not_fit.empty() ? "" : "; " + e.does_not_fit);
+    e.warnings.push_back("does not fit: " + gpu);
     return e;
   }
   e.global_batch = e.micro_batch * e.dp * plan.grad_accum;
@@ -1453,14 +1505,12 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
     add(e, it);
   }
   e.step_s = e.compute_s + e.optimizer_s + e.comm_exposed_s;
-  double queries_per_row = 1.0;
-  if (w.seq_len <= 0 && w.padding == Padding::packing)
-    queries_per_row = w.max_length / std::max(1.0, w.lengths.truncated_mean(w.max_length));
+  const double queries_per_row = w.queries_per_row();  // samples per row (packing)
   e.throughput_qps = d(e.global_batch) * queries_per_row / e.step_s;
   e.throughput_tps = e.throughput_qps / queries_per_row * len;
   if (single.batch > 0 && single.batch <= single.max_batch.batch && single.throughput_qps > 0)
     e.scaling_efficiency = e.throughput_qps / (R * single.throughput_qps);
-  e.time_hours = paper::hours(w.queries, w.epochs, e.throughput_qps);
+  whole_step_time(e, w);
   if (single.has_price) {
     e.usd_per_gpu_hour = single.chosen.price.usd_per_hour;
     e.price_provider = single.chosen.price.provider;
@@ -1489,29 +1539,47 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
       }
     }
   }
+  if (!e.fits) {
+    // A job that does not fit (GPU memory at this micro-batch, or host RAM for the offload) has no time and
+    // no cost, as on one GPU; its step stays for what it would take (validate compares measured steps).
+    e.time_hours = 0;
+    return e;
+  }
   if (e.usd_per_gpu_hour > 0) e.cost_usd = e.time_hours * e.usd_per_gpu_hour * R;
   return e;
 }
 
-}  // namespace
+// A 1-GPU plan: the single-GPU estimate. A data-parallel or sharding strategy named for one GPU has nothing
+// to replicate or shard, and the estimate says so rather than drop the flag (tp/ep/cp:N need N GPUs: an
+// error).
+ParallelEstimate one_gpu(const Estimate& single, const ParallelPlan& plan) {
+  ParallelEstimate e;
+  e.single = single;
+  e.plan = plan;
+  e.is_single = true;
+  e.strategy_label = "single";
+  if (plan.strategy != Strategy::single)
+    e.single.warnings.push_back(std::string("--parallel ") + strategy_name(plan.strategy) +
+                                " applies only with more than one GPU (--gpus, --nodes): one GPU has nothing "
+                                "to replicate or shard, this is the single-GPU estimate (--offload runs "
+                                "DeepSpeed ZeRO or FSDP offload on one GPU)");
+  return e;
+}
 
-Result<ParallelEstimate> estimate_parallel(const Inputs& in, const ParallelPlan& plan_in,
-                                           const Database& db) {
+// estimate_parallel of inputs whose length is resolved.
+Result<ParallelEstimate> estimate_parallel_resolved(const Inputs& in, const ParallelPlan& plan_in,
+                                                    const Database& db) {
   ParallelPlan plan = plan_in;
   if (plan.gpus_per_node < 1 || plan.nodes < 1)
     return make_error(Errc::out_of_range, "--gpus", "needs at least 1 GPU per node and 1 node");
   plan.grad_accum = static_cast<int>(std::max<std::int64_t>(1, in.workload.grad_accum));
+  if (plan.strategy == Strategy::hsdp && plan.nodes < 2)  // on any GPU count, one GPU included
+    return make_error(Errc::invalid_value, "--parallel",
+                      "hsdp shards inside a node and replicates across nodes: needs --nodes 2 or more");
   FTCOST_TRY(single, estimate(in, db));
   const bool one = plan.ranks() == 1 && plan.offload == Offload::none && !plan.choose &&
                    (plan.strategy == Strategy::single || plan.degree <= 1);
-  if (one) {
-    ParallelEstimate e;
-    e.single = single;
-    e.plan = plan;
-    e.is_single = true;
-    e.strategy_label = "single";
-    return e;
-  }
+  if (one) return one_gpu(single, plan);
   if (plan.intra.kind == LinkKind::none && plan.gpus_per_node > 1)
     plan.intra = intra_node_link(in.gpu, plan.gpus_per_node, -1);
   if (!plan.choose) {
@@ -1553,17 +1621,7 @@ Result<ParallelEstimate> estimate_parallel(const Inputs& in, const ParallelPlan&
     if (e.fits)
       ok.push_back(e);
     else
-      no.push_back(e.strategy_label + " (needs " +
-                   json(std::round(rank_memory(Ctx{in, p, p.strategy, p.degree,
-                                                   p.strategy == Strategy::tp ? tp_shard(in.model, p.degree)
-                                                                              : in.model,
-                                                   single.max_batch.seq_len},
-                                               1)
-                                       .resident() /
-                                   kGiB * 10) /
-                        10)
-                       .dump() +
-                   " GiB per rank at batch 1)");
+      no.push_back(e.strategy_label + " (" + e.does_not_fit + ")");
   }
   if (ok.empty()) {
     ParallelPlan p = plan;
@@ -1592,11 +1650,26 @@ Result<ParallelEstimate> estimate_parallel(const Inputs& in, const ParallelPlan&
   return best;
 }
 
+}  // namespace
+
+Result<ParallelEstimate> estimate_parallel(const Inputs& in, const ParallelPlan& plan, const Database& db) {
+  // --seq max: the length (one GPU's longest at batch 1, as estimate() resolves it) first, so that the
+  // ranks' memory and their step are both at it (the step used to be timed at the 1-token placeholder).
+  if (in.workload.seq_max) {
+    FTCOST_TRY(at, resolve_longest_seq(in));
+    return estimate_parallel_resolved(at, plan, db);
+  }
+  return estimate_parallel_resolved(in, plan, db);
+}
+
 std::vector<std::string> single_gpu_warnings(const ParallelEstimate& p) {
   std::vector<std::string> out;
   for (const auto& w : p.single.warnings)
-    // (what a single GPU would not hold, or would page, is the ranks' business: they say it themselves)
-    if (w.find("does not fit") == std::string::npos && w.rfind("paged optimizer:", 0) != 0) out.push_back(w);
+    // (what a single GPU would not hold, would page, or would offload beyond --host-ram is the ranks'
+    // business: they say it themselves, per node)
+    if (w.find("does not fit") == std::string::npos && w.rfind("paged optimizer:", 0) != 0 &&
+        w.rfind("offloaded checkpoints need", 0) != 0)
+      out.push_back(w);
   return out;
 }
 
@@ -1668,6 +1741,7 @@ json parallel_to_json(const ParallelEstimate& p) {
                 {"note", e.plan.intra.note}}},
               {"host_gib_per_rank", e.memory.host_bytes / kGiB},
               {"communication", comm},
+              {"optimizer_steps", e.optimizer_steps},
               {"compute_s", e.compute_s},
               {"optimizer_s", e.optimizer_s},
               {"communication_s", e.comm_s},
@@ -1698,7 +1772,8 @@ json parallel_to_json(const ParallelEstimate& p) {
   for (const auto& w : single_gpu_warnings(e)) warnings.push_back(w);
   for (const auto& w : e.warnings) warnings.push_back(w);
   j["warnings"] = warnings;
-  if (e.micro_batch <= 0) {
+  if (!e.fits) {
+    // as on one GPU: a job that does not fit has no step time, throughput, time or cost
     j["step_time_s"] = nullptr;
     j["throughput_queries_per_s"] = nullptr;
     j["throughput_tokens_per_s"] = nullptr;

@@ -600,7 +600,20 @@ class PlanSearch {
       if (count == 1) no_fit_gpus_.insert(configs_[static_cast<std::size_t>(ci)].gpu);
       return;
     }
-    const auto mbs = micro_candidates(pr.max_micro, count, c_.effective_batch);
+    // The largest micro-batch the job takes here: the largest that fits (at --seq max the estimate's batch
+    // 1), and no more than the data fills: a global batch beyond the rows of an epoch idles GPUs and still
+    // takes a whole step (issue 39 W3), so such shapes are not offered.
+    const std::int64_t dp = pr.multi ? pr.multi->dp : 1;
+    const double rows = x.workload.rows_per_epoch();
+    const auto data_cap =
+        static_cast<std::int64_t>(std::min(1e15, std::floor(rows / static_cast<double>(dp))));
+    const std::int64_t use =
+        std::min({pr.max_micro, pr.multi ? pr.multi->micro_batch : pr.max_micro, data_cap});
+    if (use < 1 || (c_.effective_batch > 0 && static_cast<double>(c_.effective_batch) > rows)) {
+      prune("global_batch_exceeds_data", static_cast<long>(idx.size()));
+      return;
+    }
+    const auto mbs = micro_candidates(use, count, c_.effective_batch);
     if (mbs.empty()) {
       prune("effective_batch", static_cast<long>(idx.size()));
       return;
@@ -625,8 +638,8 @@ class PlanSearch {
     y.workload.batch = ev.micro;
     y.workload.grad_accum = ev.accum;
     const bool single = ev.ranks == 1;
-    const bool reuse =
-        ev.accum == 1 && (single ? (pr.single && ev.micro == pr.single->batch) : ev.micro == pr.max_micro);
+    const bool reuse = ev.accum == 1 && (single ? (pr.single && ev.micro == pr.single->batch)
+                                                : (pr.multi && ev.micro == pr.multi->micro_batch));
     if (!reuse) ++res_.estimates;
     if (single) {
       auto e = reuse ? Result<Estimate>(*pr.single) : estimate(y, db_);

@@ -93,6 +93,7 @@ void multi_point(const ParallelEstimate& e, ScalingPoint& p, ScalingSeries& s) {
   p.tps = e.throughput_tps;
   p.hours = e.time_hours;
   p.cost_usd = e.cost_usd;
+  p.global_batch_exceeds_data = static_cast<double>(e.global_batch) > e.single.in.workload.rows_per_epoch();
   if (s.price_provider.empty() && e.usd_per_gpu_hour > 0) {
     s.price_provider = e.price_provider;
     s.usd_per_gpu_hour = e.usd_per_gpu_hour;
@@ -153,15 +154,17 @@ Result<ScalingSeries> scaling_series(const Request& job, const Database& db, con
   const std::vector<int> counts =
       counts_in.empty() ? default_scaling_counts(s.node_gpus, networked) : counts_in;
   if (auto st = check_counts(counts, s.node_gpus, networked); !st.ok()) return st.error();
-  double base_qps = 0;
+  // Speedup of the job's time, not of the throughput: a global batch beyond the data still takes a whole
+  // optimizer step (estimate_parallel), so more GPUs than the data fills do not shorten it.
+  double base_hours = 0;
   for (int c : counts) {
     ScalingPoint p = scaling_point(base, c, s, db, reader, today_days);
-    if (p.fits && p.error.empty() && p.qps > 0) {
+    if (p.fits && p.error.empty() && p.hours > 0) {
       if (s.base_gpus == 0) {
         s.base_gpus = c;
-        base_qps = p.qps;
+        base_hours = p.hours;
       }
-      p.speedup = p.qps / base_qps;
+      p.speedup = base_hours / p.hours;
       p.efficiency = p.speedup * s.base_gpus / c;
     }
     s.points.push_back(p);
@@ -193,6 +196,7 @@ json scaling_to_json(const ScalingSeries& s) {
       j["cost_usd"] = p.cost_usd > 0 ? json(p.cost_usd) : json(nullptr);
       j["speedup"] = p.speedup;
       j["scaling_efficiency"] = p.efficiency;
+      j["global_batch_exceeds_data"] = p.global_batch_exceeds_data;
     }
     pts.push_back(j);
   }

@@ -33,13 +33,6 @@ bool price_better(const PriceChoice& a, double cost_a, const PriceChoice& b, dou
 
 namespace {
 
-// Samples per step: with packing a "sample" is a packed row of max-length tokens.
-double queries_per_row(const Workload& w) {
-  if (w.seq_len <= 0 && w.padding == Padding::packing)
-    return w.max_length / std::max(1.0, w.lengths.truncated_mean(w.max_length));
-  return 1.0;
-}
-
 // The step model's time for the job `in` run on `stack` at `batch` (padded_len: w.mean_padded_len(batch)).
 StepTime job_step(const Inputs& in, const StackProfile& stack, std::int64_t batch, double padded_len) {
   StepTime t = step_model(in.model, in.workload, stack, in.gpu, in.calibration.get(), batch, padded_len,
@@ -67,7 +60,7 @@ void host_bound_advice(Estimate& e, const Database& db) {
   for (const auto& [id, alt] : db.stacks()) {
     if (id == e.in.stack.id || alt.moe_execution == e.in.stack.moe_execution) continue;
     const StepTime alt_step = job_step(e.in, alt, e.batch, e.padded_len);
-    const double alt_qps = static_cast<double>(e.batch) * queries_per_row(w) / alt_step.total_s;
+    const double alt_qps = static_cast<double>(e.batch) * w.queries_per_row() / alt_step.total_s;
     const double alt_hours = paper::hours(w.queries, w.epochs, alt_qps);
     // only a stack that makes the job faster is advice (from a grouped stack, a loop one is slower)
     if (alt_step.total_s <= 0 || !(alt_hours < e.time_hours)) continue;
@@ -103,12 +96,10 @@ std::int64_t largest_batch_upper_fit(const ModelSpec& m, const Workload& w, cons
 
 }  // namespace
 
-namespace {
-
-// --seq max: the longest length that fits at batch 1, then the estimate at that length and batch.
-Result<Estimate> estimate_at_longest_seq(const Inputs& in, const Database& db) {
+Result<Inputs> resolve_longest_seq(const Inputs& in) {
   Inputs at = in;
   Workload& w = at.workload;
+  if (!w.seq_max) return at;
   w.seq_max = false;
   if (w.batch > 1)
     return make_error(Errc::invalid_value, "--seq",
@@ -124,6 +115,14 @@ Result<Estimate> estimate_at_longest_seq(const Inputs& in, const Database& db) {
   w.batch = 1;
   at.defaults.push_back("seq=" + std::to_string(static_cast<long long>(ms.seq_len)) +
                         " (--seq max: the longest sequence that fits at batch 1)");
+  return at;
+}
+
+namespace {
+
+// --seq max: the estimate at the longest length that fits at batch 1 (resolve_longest_seq).
+Result<Estimate> estimate_at_longest_seq(const Inputs& in, const Database& db) {
+  FTCOST_TRY(at, resolve_longest_seq(in));
   return estimate(at, db);
 }
 
@@ -243,6 +242,13 @@ bool estimate_memory(Estimate& e) {
   if (w.host_ram_gib > 0 && e.memory.host_offload > w.host_ram_gib * kGiB)
     e.warnings.push_back("offloaded checkpoints need " + gib1(e.memory.host_offload) +
                          " GiB of host RAM, more than --host-ram " + json(w.host_ram_gib).dump() + " GiB");
+  // --host-ram checks offloaded checkpoints and (on the multi-GPU path) --offload's states: with neither it
+  // applies to nothing, and says so.
+  if (w.host_ram_gib > 0 && !w.offloads(in.stack.offload_checkpoints) && in.multi.offload == "none")
+    e.warnings.push_back(
+        "--host-ram " + json(w.host_ram_gib).dump() +
+        " applies only to what is offloaded to host RAM: checkpoints (--offload-activations on, "
+        "with --checkpointing on) or model states (--offload); nothing is offloaded here");
   if (e.batch <= 0) {
     e.warnings.push_back("does not fit: even batch 1 needs " + gib1(e.memory.resident()) + " GiB; " +
                          in.gpu.id + " has " + gib1(in.gpu.usable_bytes()) + " GiB usable");
@@ -408,7 +414,7 @@ Result<Estimate> estimate(const Inputs& in, const Database& db) {
   plain_trainer_loss_warning(e, db);
   const Workload& w = in.workload;
   e.padded_len = w.mean_padded_len(e.batch);
-  const double qpr = queries_per_row(w);
+  const double qpr = w.queries_per_row();
   if (in.model_kind == "paper") {
     if (auto st = paper_step(e); !st.ok()) return st.error();
   } else {

@@ -629,6 +629,45 @@ MemoryBreakdown memory_for_batch(const ModelSpec& m, const Workload& w, const St
   return mb;
 }
 
+std::int64_t largest_batch_within(const std::function<double(std::int64_t)>& bytes, double usable, double m1,
+                                  double m2) {
+  if (m1 > usable) return 0;
+  const double per_sample = m2 - m1;
+  const double fixed = m1 - per_sample;
+  auto clamp_batch = [](double b) {
+    return static_cast<std::int64_t>(std::min(std::max(b, 1.0), static_cast<double>(kMaxSearchBatch)));
+  };
+  // Newton steps on the local slope: exact in one step for an affine peak, a few for a convex piecewise one
+  // (none from a flat start: the bisection below).
+  std::int64_t b = per_sample > 0 ? clamp_batch(std::floor((usable - fixed) / per_sample)) : 1;
+  std::int64_t found = 0;
+  for (int it = 0; it < 8 && found == 0 && per_sample > 0; ++it) {
+    const double fb = bytes(b);
+    const double fb1 = bytes(b + 1);
+    const bool ok = fb <= usable;
+    const bool ok1 = fb1 <= usable;
+    if (ok && (!ok1 || b == kMaxSearchBatch)) {
+      found = b;
+      break;
+    }
+    if (!(fb1 > fb)) break;
+    std::int64_t next = clamp_batch(static_cast<double>(b) + std::floor((usable - fb) / (fb1 - fb)));
+    if (next == b) next = clamp_batch(static_cast<double>(ok ? b + 1 : b - 1));
+    b = next;
+  }
+  std::int64_t lo = 1;  // fits
+  std::int64_t hi = kMaxSearchBatch + 1;
+  if (found > 0) {
+    lo = found;
+    hi = found + 1;
+  }
+  while (hi - lo > 1) {  // invariant: bytes(lo) fits, bytes(hi) does not (or is past the cap)
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    (bytes(mid) <= usable ? lo : hi) = mid;
+  }
+  return lo;
+}
+
 MaxBatch max_batch_size(const ModelSpec& m, const Workload& w, const StackProfile& s, const GpuSpec& g) {
   MaxBatch out;
   out.seq_len = w.memory_seq_len();
@@ -636,9 +675,7 @@ MaxBatch max_batch_size(const ModelSpec& m, const Workload& w, const StackProfil
   auto mem = [&](std::int64_t b) { return memory_for_batch(m, w, s, b, out.seq_len).resident(); };
   // Memory is non-decreasing in the batch: affine beyond the first sample for a summed peak, convex and
   // piecewise affine for a phase peak or beside the optimizer step's constant moment (the largest of affine
-  // moments). The secant through batches 1
-  // and 2 gives a first guess, Newton steps on the local slope the answer (two evaluations when affine);
-  // a bisection on whole batches is the fallback whatever the shape.
+  // moments): largest_batch_within searches it from batches 1 and 2.
   const MemoryBreakdown b1 = memory_for_batch(m, w, s, 1, out.seq_len);
   const double m1 = b1.resident();
   const double m2 = mem(2);
@@ -652,41 +689,7 @@ MaxBatch max_batch_size(const ModelSpec& m, const Workload& w, const StackProfil
   // the first batches (the step's) and rise later (the activations').
   const bool piecewise = s.peak_model == "phases" || b1.optimizer_step_temp > 0;
   if ((out.per_sample_bytes <= 0 && !piecewise) || out.fixed_bytes >= out.usable_bytes) return out;
-  constexpr std::int64_t kMaxBatch = 10000000;
-  auto clamp_batch = [&](double b) {
-    return static_cast<std::int64_t>(std::min(std::max(b, 1.0), static_cast<double>(kMaxBatch)));
-  };
-  // Newton steps on the local slope: exact in one step for an affine peak, a few for a convex piecewise one
-  // (none from a flat start: the bisection below).
-  std::int64_t b = out.per_sample_bytes > 0
-                       ? clamp_batch(std::floor((out.usable_bytes - out.fixed_bytes) / out.per_sample_bytes))
-                       : 1;
-  std::int64_t found = 0;
-  for (int it = 0; it < 8 && found == 0 && out.per_sample_bytes > 0; ++it) {
-    const double fb = mem(b);
-    const double fb1 = mem(b + 1);
-    const bool ok = fb <= out.usable_bytes;
-    const bool ok1 = fb1 <= out.usable_bytes;
-    if (ok && (!ok1 || b == kMaxBatch)) {
-      found = b;
-      break;
-    }
-    if (!(fb1 > fb)) break;
-    std::int64_t next =
-        clamp_batch(static_cast<double>(b) + std::floor((out.usable_bytes - fb) / (fb1 - fb)));
-    if (next == b) next = clamp_batch(static_cast<double>(ok ? b + 1 : b - 1));
-    b = next;
-  }
-  std::int64_t lo = 1;  // fits
-  std::int64_t hi = kMaxBatch + 1;
-  if (found > 0) {
-    lo = found;
-    hi = found + 1;
-  }
-  while (hi - lo > 1) {  // invariant: mem(lo) fits, mem(hi) does not (or is past the cap)
-    const std::int64_t mid = lo + (hi - lo) / 2;
-    (mem(mid) <= out.usable_bytes ? lo : hi) = mid;
-  }
+  const std::int64_t lo = largest_batch_within(mem, out.usable_bytes, m1, m2);
   out.batch = lo;
   // The per-sample cost where the answer lies (the phase peak's slope can change with the batch).
   if (lo >= 2 && piecewise) {

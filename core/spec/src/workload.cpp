@@ -189,6 +189,12 @@ double Workload::memory_seq_len() const {
   return max_length;
 }
 
+double Workload::queries_per_row() const {
+  if (seq_len <= 0 && padding == Padding::packing)
+    return max_length / std::max(1.0, lengths.truncated_mean(max_length));
+  return 1.0;
+}
+
 double Workload::mean_padded_len(std::int64_t b) const {
   if (seq_len > 0) return seq_len;
   switch (padding) {

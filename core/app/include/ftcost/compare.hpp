@@ -26,7 +26,8 @@ struct CompareRow {
   std::string date;
   std::string instance_type, region;  // what tells two offers of one provider apart
   int gpu_count = 1;                  // GPUs in the offer's instance
-  double usd_per_hour = 0;            // per GPU-hour (the offer's price)
+  double usd_per_hour = 0;            // per GPU-hour (the offer's price, or --electricity's)
+  std::string price_source;           // --electricity: "700 W board power x $0.3/kWh" (else empty)
   // The instance shape the row is for (shapes.hpp): GPUs per node x nodes, the strategy the estimate used
   // ("single" on one GPU; --parallel, default auto), each rank's peak memory and the whole shape's price.
   int gpus_per_node = 1;
@@ -51,7 +52,9 @@ struct CompareRow {
 // resolves) to use for a GPU id. Filters: "gpus" of `req` keeps shapes with that many GPUs per node,
 // "nodes" that many nodes, `max_gpus` (> 0) at most that many GPUs in all (default kDefaultMaxShapeGpus);
 // with a filter, GPUs without a matching shape are left out. "node", "network" and
-// "network-gbit-per-gpu" are refused: the hardware comes from each offer.
+// "network-gbit-per-gpu" are refused: the hardware comes from each offer. With "electricity" every shape that
+// fits is one row of your own GPUs priced at their board power x $/kWh (as `estimate --electricity`), not the
+// offers' prices.
 // Errors of the request itself (a bad flag) are returned; a GPU-specific failure is kept in its row.
 Result<std::vector<CompareRow>> compare_gpus(const Request& req, const Database& db, const FileReader& reader,
                                              long today_days,

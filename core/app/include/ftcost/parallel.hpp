@@ -77,6 +77,10 @@ struct ParallelPlan {
 
 // "ddp", "fsdp", ..., "tp:4", "ep:8", "cp:2", "auto" -> strategy and degree; errors name `field`.
 Result<ParallelPlan> parse_parallel(const std::string& text, const std::string& field, ParallelPlan base);
+// What the model itself rules out, whatever the GPU count (an error naming --parallel): tp:N must divide the
+// attention heads, ep:N needs a MoE model and must divide its experts. The request's --parallel is checked
+// when it is resolved (estimate, scale, compare alike) and every plan again before it is estimated.
+Status check_parallel_for_model(Strategy s, int degree, const ModelSpec& m);
 
 // Links from the GPU's interconnect fields and the node preset / network (assumed efficiencies in
 // docs/sources/parallel.md).
@@ -178,6 +182,9 @@ struct ParallelEstimate {
   RankMemory memory;
   double usable_bytes = 0;
   bool fits = false;
+  // Why it does not fit (empty when it fits): "even batch 1 per GPU needs X GiB per rank", "batch N per GPU
+  // needs X GiB per rank", "host RAM: offload needs X GiB per node, the node has Y". No time or cost then.
+  std::string does_not_fit;
   std::vector<CommItem> comm;
   double compute_s = 0;    // per optimizer step, per rank: grad_accum x (forward+recompute+backward)
   double optimizer_s = 0;  // per rank (sharded where the strategy shards it), host Adam for offload
@@ -186,8 +193,10 @@ struct ParallelEstimate {
   double expert_imbalance = 1;  // EP: the busiest rank's routed load over the mean
   double throughput_qps = 0, throughput_tps = 0;
   double scaling_efficiency = 0;  // throughput / (ranks x single-GPU throughput at its own max batch)
-  double time_hours = 0;
-  double cost_usd = 0;  // ranks x price per GPU-hour x hours
+  double steps_per_epoch = 0;     // optimizer steps: ceil(rows / global batch), at least 1
+  double optimizer_steps = 0;     // in the job: ceil(epochs x steps_per_epoch) (the Trainer's max_steps)
+  double time_hours = 0;          // optimizer_steps x step_s
+  double cost_usd = 0;            // ranks x price per GPU-hour x hours
   double usd_per_gpu_hour = 0;
   std::string price_provider;
   ZeroEstimate deepspeed;        // for zero1/2/3: DeepSpeed's own estimate of model states (stage 1 uses the

@@ -1,7 +1,7 @@
-// The same job on 1, 2, 4, 8... GPUs of one kind: time, cost, throughput and scaling efficiency against the
-// GPU count (`ftcost scale`, window.ftcost.scaling). Each point is estimate_parallel of the job on that many
-// GPUs (--parallel as given, default auto; one GPU is exactly the single-GPU estimate), priced with the
-// estimate's price choice per GPU-hour x GPUs.
+// The same job on 1, 2, 4, 8... GPUs of one kind: time, cost, throughput, speedup and scaling efficiency (of
+// the job's time) against the GPU count (`ftcost scale`, window.ftcost.scaling). Each point is
+// estimate_parallel of the job on that many GPUs (--parallel as given, default auto; one GPU is exactly the
+// single-GPU estimate), priced with the estimate's price choice per GPU-hour x GPUs.
 #pragma once
 
 #include "ftcost/database.hpp"
@@ -28,8 +28,9 @@ struct ScalingPoint {
   double qps = 0, tps = 0;
   double hours = 0;
   double cost_usd = 0;    // 0 when no price
-  double speedup = 0;     // throughput / the base point's
-  double efficiency = 0;  // (throughput / GPUs) / (the base point's throughput / its GPUs)
+  double speedup = 0;     // the base point's time / this point's (more than one GPU: whole optimizer steps)
+  double efficiency = 0;  // speedup x the base point's GPUs / this point's GPUs
+  bool global_batch_exceeds_data = false;  // one step per epoch holds all the data: more GPUs only idle
 };
 
 struct ScalingSeries {

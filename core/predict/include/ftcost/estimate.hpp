@@ -132,6 +132,10 @@ struct Estimate {
 };
 
 Result<Estimate> estimate(const Inputs& in, const Database& db);
+// --seq max: the inputs at the longest sequence that fits at batch 1 on one GPU (a fixed length, batch 1,
+// and the default it applied); unchanged without --seq max. estimate() and the multi-GPU estimate both
+// resolve it before anything is timed.
+Result<Inputs> resolve_longest_seq(const Inputs& in);
 json estimate_to_json(const Estimate& e);
 
 }  // namespace ftcost

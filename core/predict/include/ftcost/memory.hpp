@@ -8,6 +8,7 @@
 #include "ftcost/workload.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -146,6 +147,16 @@ struct MaxBatch {
 };
 
 MaxBatch max_batch_size(const ModelSpec& m, const Workload& w, const StackProfile& s, const GpuSpec& g);
+
+// The largest batch b in [1, kMaxSearchBatch] with bytes(b) <= usable, for a peak `bytes` that is
+// non-decreasing in the batch (affine, or convex and piecewise affine); m1 and m2 are bytes(1) and bytes(2),
+// which the caller has already. Newton steps on the local slope from the secant through batches 1 and 2
+// (exact in one step for an affine peak), a bisection on whole batches as the fallback whatever the shape.
+// 0 when batch 1 does not fit. The one search behind max_batch_size and the multi-GPU per-rank maximum
+// (parallel.cpp).
+constexpr std::int64_t kMaxSearchBatch = 10000000;
+std::int64_t largest_batch_within(const std::function<double(std::int64_t)>& bytes, double usable, double m1,
+                                  double m2);
 
 // The longest padded sequence that fits at batch 1 ("what fits?"): memory_for_batch(.., 1, L) is
 // non-decreasing in L, so a bisection on whole tokens finds it. 0 when even `min_len` tokens do not fit.

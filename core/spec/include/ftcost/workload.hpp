@@ -101,6 +101,11 @@ struct Workload {
   double memory_seq_len() const;
   // Mean padded length per sample for a batch of `b` (compute and throughput use this).
   double mean_padded_len(std::int64_t b) const;
+  // Samples per row of a batch: 1, or with --padding packing (a dataset) the max-length row's share of the
+  // mean truncated sample.
+  double queries_per_row() const;
+  // Rows an epoch feeds the trainer: queries / queries_per_row().
+  double rows_per_epoch() const { return queries / queries_per_row(); }
 };
 
 const char* method_name(Method m);
