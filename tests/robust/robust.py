@@ -486,6 +486,29 @@ def build_cases(env):
     add(Case("invalid UTF-8 in a value", ["estimate", "--model", "\udcff\udcfe", "--gpu", "a40"], "bad", "--model",
              check=no_raw_escape))
     add(Case("very long value", ["estimate"] + JOB + ["--method", "x" * 100000], "bad", "--method"))
+    c += cases_issue39_inputs(E)  # E: `env` is rebound by the environment cases above
+    return c
+
+
+def cases_issue39_inputs(env):
+    """Issue 39, input, file and performance defects: each case failed before its fix."""
+    c = []
+    E = env
+    add = c.append
+    j = E.j
+    LORA = ["--model", "llama-3.1-8b", "--method", "lora"]
+
+    # H1: a length file near the 8 MiB cap (4.19M lines) is binned once, not once per shape
+    big = j("i39-4m-lines.txt")
+    with open(big, "w") as f:
+        f.write("8\n9\n" * 2095000)
+    fine = j("i39-460k-bins.json")  # 8 MB of exact bins: reduced like the list they came from
+    write(fine, json.dumps({"schema": "ftcost.dataset/1",
+                            "histogram": [[n, n, 1 + n % 7] for n in range(1, 460000)]}, separators=(",", ":")))
+    for cmd in ("compare", "plan"):
+        for label, path in (("4.19M lengths", big), ("460k histogram bins", fine)):
+            add(Case("i39 H1 %s with %s finishes in seconds" % (cmd, label), [cmd] + LORA + ["--dataset", path],
+                     "ok", check=lambda r: None if r.seconds < 10 else "took %.1f s (bar: 5 s)" % r.seconds))
     return c
 
 

@@ -231,6 +231,7 @@ Result<std::vector<CompareRow>> compare_gpus(const Request& req, const Database&
   if (auto st = check_compare_request(req, max_gpus); !st.ok()) return st.error();
   // Fails when the request is wrong whatever the GPU (an unknown model, a bad flag).
   FTCOST_TRY(in0, resolve_request(request_for_gpu(req, db.gpus().begin()->first), db, reader, today_days));
+  const FileReader summarised = summarised_reader(in0, reader);  // one binning of the user's lengths
   ShapeFilter filter;
   if (req.count("gpus") != 0) filter.gpus_per_node = in0.multi.gpus;
   if (req.count("nodes") != 0) filter.nodes = in0.multi.nodes;
@@ -239,7 +240,7 @@ Result<std::vector<CompareRow>> compare_gpus(const Request& req, const Database&
   Request job = req;
   job.erase("gpus");
   job.erase("nodes");
-  const GpuRows gpu_rows{db, reader, today_days, filter, filtered, calibration_for};
+  const GpuRows gpu_rows{db, summarised, today_days, filter, filtered, calibration_for};
   std::vector<CompareRow> rows;
   for (const auto& [id, gpu] : db.gpus()) gpu_rows.add(job, id, gpu, rows);
   return rows;

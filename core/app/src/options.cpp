@@ -1688,6 +1688,26 @@ Result<Inputs> resolve_request(const Request& req, const Database& db, const Fil
   return std::move(r.in);
 }
 
+FileReader summarised_reader(const Inputs& in, const FileReader& reader) {
+  const Dataset* d = in.dataset.get();
+  if (!reader || d == nullptr || !d->own_data || d->histogram.empty()) return reader;
+  json doc = d->to_file_json();
+  // The id and display name a list takes from its file name are left for the reader to take again (a file
+  // name need not be a valid id).
+  const std::string& path = in.dataset_id;
+  const std::size_t slash = path.find_last_of('/');
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (d->id == base) {
+    doc.erase("id");
+    if (d->display_name == base) doc.erase("display_name");
+  }
+  auto text = std::make_shared<const std::string>(doc.dump());
+  return [reader, path, text](const std::string& p) -> Result<std::string> {
+    if (p == path) return *text;
+    return reader(p);
+  };
+}
+
 bool option_applies(const Option& o, const Resolution& r, const Request& req, const Database& db) {
   if (!o.applies) return true;
   Inputs in = r.in;

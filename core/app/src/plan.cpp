@@ -899,7 +899,8 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
       std::find(stacks.begin(), stacks.end(), job_stack) == stacks.end())
     return make_error(Errc::invalid_value, "--stacks",
                       "does not include the job's --stack " + job_stack + "; give one or the other");
-  PlanSearch search(job_in, c, db, reader, today_days, probe_in,
+  const FileReader summarised = summarised_reader(probe_in, reader);  // one binning of the user's lengths
+  PlanSearch search(job_in, c, db, summarised, today_days, probe_in,
                     plan_shapes(db, c, today_days, probe_in.stale_days), res);
   search.search(methods, stacks);
   search.choose();

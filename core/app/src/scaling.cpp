@@ -140,6 +140,7 @@ Result<ScalingSeries> scaling_series(const Request& job, const Database& db, con
   Request base = job;
   base.erase("nodes");
   FTCOST_TRY(in0, resolve_request(base, db, reader, today_days));
+  const FileReader summarised = summarised_reader(in0, reader);  // one binning of the user's lengths
   ScalingSeries s;
   s.gpu = in0.gpu.id;
   s.node_gpus = 8;
@@ -155,7 +156,7 @@ Result<ScalingSeries> scaling_series(const Request& job, const Database& db, con
   if (auto st = check_counts(counts, s.node_gpus, networked); !st.ok()) return st.error();
   double base_qps = 0;
   for (int c : counts) {
-    ScalingPoint p = scaling_point(base, c, s, db, reader, today_days);
+    ScalingPoint p = scaling_point(base, c, s, db, summarised, today_days);
     if (p.fits && p.error.empty() && p.qps > 0) {
       if (s.base_gpus == 0) {
         s.base_gpus = c;
