@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace ftcost::cli {
 
@@ -29,6 +30,20 @@ Result<std::string> read_regular_file(const std::string& path, std::size_t limit
 
 // Writes `content` to `path` as described above. Errors name the path.
 Status write_file_atomic(const std::string& path, const std::string& content);
+
+struct OutputFile {
+  std::string path;
+  std::string content;
+  std::string label;  // what errors name (the flag, e.g. "--out"; the path in the message); empty: the path
+  std::string what;   // what the file is, for the message when two outputs name one file ("the accelerate
+                      // config")
+};
+// Several files written together, all or none (issue 39 L1/L2): every target is checked first (what each
+// path may be, as above; two outputs naming one file, through links or relative paths, are refused), every
+// new content goes to a temporary file beside its target, and only when all are written are they renamed
+// over their targets (devices and FIFOs are written through just before). A failure before the renames
+// leaves every target as it was.
+Status write_files_atomic(const std::vector<OutputFile>& files);
 
 // Makes std::cout write to descriptor 1 through a buffer that keeps the first write error (call once, first
 // thing in main).

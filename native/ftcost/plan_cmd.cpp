@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace ftcost::cli {
 
@@ -37,15 +38,20 @@ int run_plan(const Request& all, const Database& db, const FileReader& reader, l
     const PlanEntry& e = res.front[static_cast<std::size_t>(id)];
     auto pc = plan_config(e.request, opt.config, db, reader, today_days);
     if (!pc.ok()) return fail(pc.error());
+    // All or none: a companion that cannot be written leaves --out as it was, and --out may not name a
+    // companion's file (the companion would replace the config).
     const std::size_t slash = opt.out.find_last_of('/');
     const std::string dir = slash == std::string::npos ? std::string() : opt.out.substr(0, slash + 1);
+    std::vector<OutputFile> files;
     for (std::size_t i = 0; i < pc->files.size(); ++i) {
       const ConfigFile& f = pc->files[i];
-      const std::string path = i == 0 ? opt.out : dir + f.name;
-      auto w = write_file_atomic(path, f.text);
-      if (!w.ok()) return fail(make_error(w.error().code, i == 0 ? "--out" : path, w.error().message));
-      std::cout << "wrote " << printable(path) << " (" << f.role << ")\n";
+      files.push_back({i == 0 ? opt.out : dir + f.name, f.text, "--out",
+                       i == 0 ? "the " + f.role + " config (--out)"
+                              : "the " + f.role + " companion (a fixed name beside --out)"});
     }
+    if (auto w = write_files_atomic(files); !w.ok()) return fail(w.error());
+    for (std::size_t i = 0; i < files.size(); ++i)
+      std::cout << "wrote " << printable(files[i].path) << " (" << pc->files[i].role << ")\n";
     // the launch command names the main file as written
     std::string command = pc->command;
     const std::string main_name = opt.out.substr(slash == std::string::npos ? 0 : slash + 1);

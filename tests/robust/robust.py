@@ -509,6 +509,32 @@ def cases_issue39_inputs(env):
         for label, path in (("4.19M lengths", big), ("460k histogram bins", fine)):
             add(Case("i39 H1 %s with %s finishes in seconds" % (cmd, label), [cmd] + LORA + ["--dataset", path],
                      "ok", check=lambda r: None if r.seconds < 10 else "took %.1f s (bar: 5 s)" % r.seconds))
+
+    # L1: --out named like a companion is refused, not overwritten by it; L2: all or none
+    def unchanged(path, text):
+        return lambda r: None if open(path).read() == text else "%s was replaced" % path
+
+    full_plan = ["plan", "--model", "llama-3.1-8b", "--method", "full", "--dataset", "math14k", "--max-gpus", "8",
+                 "--config", "trl"]
+    zero_plan = ["plan"] + LORA + ["--dataset", "math14k", "--deadline", "0.01", "--config", "trl", "--pick", "0"]
+    for label, args, name in (("accelerate.yaml", full_plan, "accelerate.yaml"),
+                              ("deepspeed.json", zero_plan, "deepspeed.json")):
+        d = j("i39-l1-" + name)
+        os.makedirs(d)
+        add(Case("i39 L1 plan --out named like its companion %s" % label, args + ["--out", os.path.join(d, name)],
+                 "bad", ("--out", name), check=lambda r, d=d: None if not os.listdir(d) else
+                 "wrote %s" % os.listdir(d)))
+    d = j("i39-l2")
+    os.makedirs(os.path.join(d, "accelerate.yaml"))
+    mine = write(os.path.join(d, "trl.yaml"), "my own trl.yaml\n")
+    add(Case("i39 L2 a companion that cannot be written leaves --out untouched", full_plan + ["--out", mine],
+             "bad", ("--out", "accelerate.yaml", "folder"), check=unchanged(mine, "my own trl.yaml\n")))
+    md = write(j("i39-l2-report.md"), "my notes\n")
+    add(Case("i39 L2 validate --svg and --markdown naming one file", ["validate", "--svg", md, "--markdown", md],
+             "bad", ("--svg", "--markdown"), check=unchanged(md, "my notes\n")))
+    add(Case("i39 L2 validate --markdown failing leaves --svg untouched",
+             ["validate", "--svg", md, "--markdown", E.out_missing_dir], "bad", "--markdown",
+             check=unchanged(md, "my notes\n")))
     return c
 
 
