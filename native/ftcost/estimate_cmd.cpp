@@ -286,7 +286,7 @@ int run_estimate(const EstimateState& s) {
     if (s.as_json)
       print_json(result);
     else
-      std::cout << json_to_field_csv(result);
+      std::cout << printable_csv(json_to_field_csv(result));
     return 0;
   };
   auto in = resolve_request(req, db, read_input_file, today_days());

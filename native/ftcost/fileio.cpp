@@ -422,4 +422,20 @@ std::string printable(const std::string& s) {
   return out;
 }
 
+std::string printable_csv(const std::string& csv) {
+  std::string out;
+  out.reserve(csv.size());
+  std::size_t start = 0;
+  bool quoted = false;
+  for (std::size_t i = 0; i < csv.size(); ++i) {
+    if (csv[i] == '"') quoted = !quoted;  // "" inside a quoted field toggles twice
+    if (csv[i] != '\n' || quoted) continue;
+    out += printable(csv.substr(start, i - start));
+    out += '\n';
+    start = i + 1;
+  }
+  out += printable(csv.substr(start));
+  return out;
+}
+
 }  // namespace ftcost::cli

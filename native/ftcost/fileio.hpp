@@ -55,5 +55,9 @@ Status flush_stdout();
 // `text` made safe for a terminal: C0/C1 control characters and DEL are written as \uXXXX, bytes that are
 // not UTF-8 as \xNN. Used for names and ids that come from user files.
 std::string printable(const std::string& text);
+// CSV text (rows ending in LF) made safe the same way, field by field: the line ends between rows stay, a
+// control character inside a field (a line break in a quoted field included) is written as \uXXXX. Every
+// --csv output goes through it (issue 39: ESC/BEL from a dataset's tokenizer reached the terminal).
+std::string printable_csv(const std::string& csv);
 
 }  // namespace ftcost::cli

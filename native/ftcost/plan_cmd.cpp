@@ -66,7 +66,7 @@ int run_plan(const Request& all, const Database& db, const FileReader& reader, l
     return 0;
   }
   if (opt.as_csv) {
-    std::cout << plan_to_csv(res);
+    std::cout << printable_csv(plan_to_csv(res));
     return 0;
   }
   std::cout << "ftcost plan: " << res.front.size() << " plan" << (res.front.size() == 1 ? "" : "s")

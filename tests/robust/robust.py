@@ -535,6 +535,65 @@ def cases_issue39_inputs(env):
     add(Case("i39 L2 validate --markdown failing leaves --svg untouched",
              ["validate", "--svg", md, "--markdown", E.out_missing_dir], "bad", "--markdown",
              check=unchanged(md, "my notes\n")))
+
+    # L3: fit-stack --run --write replaces a stack profile or writes a new file, nothing else; what it writes
+    # loads with --stack FILE
+    run_path = os.path.join(E.source, "gpu-db/runs/h200-sxm-141gb/trainer-llama-3.2-3b-lora-r16.json")
+    run_doc = json.load(open(run_path))
+    notes = write(j("i39-notes.json"), '{"my": "notes"}\n')
+    add(Case("i39 L3 fit-stack --run --write refuses a file that is not a profile",
+             ["fit-stack", "--run", run_path, "--write", notes], "bad", ("--write", "ftcost.stack/1"),
+             check=unchanged(notes, '{"my": "notes"}\n')))
+    profile = j("i39-profile.json")
+    profile = j("i39-profile.json")
+
+    def loads_with_stack(r):
+        if "--stack " + profile not in r.out:
+            return "no hint how to load the profile"
+        est = subprocess.run([ARGS.ftcost, "estimate", "--model", "llama-3.2-3b", "--gpu", "h200-sxm-141gb", "--method",
+                              "lora", "--seq", "512", "--stack", profile, "--json"], capture_output=True, text=True,
+                             timeout=ARGS.timeout)
+        if est.returncode != 0:
+            return "estimate --stack %s: %s" % (profile, est.stderr.strip()[:200])
+        return None if "+run" in json.loads(est.stdout)["stack"]["id"] else "not the refitted profile"
+
+    add(Case("i39 L3 fit-stack --run --write a new profile that --stack FILE loads",
+             ["fit-stack", "--run", run_path, "--write", profile], "ok", check=loads_with_stack))
+    prof_copy = j("i39-stack-profile.json")
+    shutil.copy(os.path.join(E.source, "gpu-db/stacks/hf-trl-2026.json"), prof_copy)
+    add(Case("i39 L3 --stack FILE loads a complete profile",
+             ["estimate", "--model", "llama-3.2-3b", "--gpu", "h200-sxm-141gb", "--method", "lora", "--seq", "512",
+              "--stack", prof_copy, "--json"], "ok"))
+    add(Case("i39 M3 --stack FILE in plan says it takes ids",
+             ["plan"] + LORA + ["--dataset", "math14k", "--stack", prof_copy], "bad", ("--stack", "ids")))
+    add(Case("i39 M3 --node FILE says it takes preset ids",
+             ["estimate"] + LORA + ["--gpu", "h100-sxm5-80gb", "--seq", "512", "--node",
+                                    os.path.join(E.source, "gpu-db/nodes/dgx-h100.json")],
+             "bad", ("--node", "not a file")))
+    add(Case("i39 M3 fit-stack --stack FILE says it takes ids",
+             ["fit-stack", "--run", run_path, "--stack", prof_copy], "bad", ("--stack", "not a file")))
+    add(Case("i39 fit-stack --run with --dir is an error", ["fit-stack", "--run", run_path, "--dir", E.ref_ok],
+             "bad", "--dir"))
+    # A4: empty values are errors, not "not given"
+    add(Case("i39 A4 fit-stack --run --write ''", ["fit-stack", "--run", run_path, "--write", ""], "bad", "--write"))
+    add(Case("i39 A4 scale --counts ''", ["scale"] + LORA + ["--gpu", "h100-sxm5-80gb", "--seq", "512", "--counts",
+                                                             ""], "bad", "--counts"))
+    # T1: control characters from input files never reach the terminal (--csv, fit-stack text and errors)
+    tok = write(j("i39-ctrl-dataset.json"), json.dumps(
+        {"schema": "ftcost.dataset/1", "histogram": [[100, 200, 5]], "tokenizer": "x\u001b]0;pwned\u0007",
+         "display_name": "d\u001b[2J"}))
+    for cmd, extra in (("estimate", ["--gpu", "h100-sxm5-80gb"]), ("compare", []),
+                       ("scale", ["--gpu", "h100-sxm5-80gb", "--counts", "1,2"]),
+                       ("sweep", ["--gpu", "h100-sxm5-80gb"])):
+        add(Case("i39 T1 %s --csv escapes the dataset's fields" % cmd, [cmd] + LORA + extra + ["--dataset", tok,
+                                                                                            "--csv"],
+                 "ok", check=no_raw_escape))
+    lacks = write(j("i39-run-lacks.json"), json.dumps(dict(run_doc, lacks=["\u001b[2J"])))
+    add(Case("i39 T1 fit-stack --run text escapes the run's fields", ["fit-stack", "--run", lacks], "ok",
+             check=no_raw_escape))
+    gid = write(j("i39-run-gpu-id.json"), json.dumps(dict(run_doc, gpu=dict(run_doc["gpu"], id="h200\u001b[31m"))))
+    add(Case("i39 T1 fit-stack --run error escapes the run's fields", ["fit-stack", "--run", gid], "bad", "gpu.id",
+             check=no_raw_escape))
     return c
 
 

@@ -811,7 +811,7 @@ std::vector<Option> build_options() {
     o.kind = OptionKind::id_or_path;
     o.group = "gpu";
     o.label = "Software";
-    o.help = "Software stack profile";
+    o.help = "Software stack profile: an id, or a profile JSON file (e.g. from fit-stack --run --write)";
     o.details =
         "Software stack profile: how the training software behaves (per-kernel and per-expert host "
         "overheads, MoE execution as a loop over experts or grouped GEMM, memory overheads). Its constants "
@@ -827,11 +827,25 @@ std::vector<Option> build_options() {
               std::string(kPaperStackId));
     };
     o.apply = [](ResolveState& st, const std::string& v) -> Status {
-      const StackProfile* sp = st.db.stack(v);
-      if (sp == nullptr)
+      if (const StackProfile* sp = st.db.stack(v)) {
+        st.in.stack = *sp;
+      } else if (!looks_like_path(v)) {
         return make_error(Errc::unknown_id, "--stack",
-                          "unknown stack \"" + v + "\"" + known_ids_hint(v, option_ids("stacks", st.db)));
-      st.in.stack = *sp;
+                          "unknown stack \"" + v + "\"" + known_ids_hint(v, option_ids("stacks", st.db)) +
+                              " (or a path to a stack profile JSON, e.g. one `ftcost fit-stack --run R "
+                              "--write FILE` wrote)");
+      } else {
+        // A profile file (a user's refit): the database's loader, less the aliases it resolves there.
+        FTCOST_TRY(doc, read_doc(st, v, "--stack"));
+        if (doc.is_object() && doc.contains("alias_of"))
+          return make_error(
+              Errc::invalid_value, "--stack",
+              v + ": alias_of: an alias profile is read only from the database (gpu-db/stacks/); "
+                  "give its id, or a complete profile file");
+        auto sp2 = parse_stack(doc, v);
+        if (!sp2.ok()) return in_file(v, sp2.error());
+        st.in.stack = sp2.value();
+      }
       const std::string vendor_warning = stack_vendor_warning(st.in.stack, st.in.gpu.id, st.in.gpu.vendor);
       if (!vendor_warning.empty()) st.in.warnings.push_back(vendor_warning);
       return Ok{};
@@ -1278,8 +1292,13 @@ std::vector<Option> build_options() {
       if (n == nullptr) {
         std::vector<std::string> ids;
         for (const auto& [id, x] : st.db.nodes()) ids.push_back(id);
-        return make_error(Errc::unknown_id, "--node",
-                          "unknown node preset \"" + v + "\"" + known_ids_hint(v, ids));
+        return make_error(
+            Errc::unknown_id, "--node",
+            "unknown node preset \"" + v + "\"" + known_ids_hint(v, ids) +
+                (looks_like_path(v) ? " (--node takes the id of a preset in gpu-db/nodes/, not a "
+                                      "file: give --gpus, --nodes, --network and "
+                                      "--network-gbit-per-gpu for another machine)"
+                                    : ""));
       }
       if (n->gpu != st.in.gpu.id)
         return make_error(Errc::invalid_value, "--node",

@@ -887,6 +887,11 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
   Request probe = job_in;
   probe["gpu"] = c.gpus.empty() ? db.gpus().begin()->first : c.gpus.front();
   FTCOST_TRY(probe_in, resolve_request(probe, db, reader, today_days));
+  if (job_in.count("stack") != 0 && db.stack(job_in.at("stack")) == nullptr)
+    return make_error(Errc::invalid_value, "--stack",
+                      job_in.at("stack") +
+                          " is a profile file; the plan searches the database's stacks (ids, or --stacks): "
+                          "price your profile with estimate, compare or scale --stack FILE");
   const std::string job_method = method_name(probe_in.workload.method);
   const std::string job_stack = probe_in.stack.id;
   std::vector<std::string> methods = c.methods.empty() ? std::vector<std::string>{job_method} : c.methods;
