@@ -574,6 +574,47 @@ def cases_issue39_inputs(env):
              ["fit-stack", "--run", run_path, "--stack", prof_copy], "bad", ("--stack", "not a file")))
     add(Case("i39 fit-stack --run with --dir is an error", ["fit-stack", "--run", run_path, "--dir", E.ref_ok],
              "bad", "--dir"))
+    # W6: a run with one timed step (or identical steps) never gives a zero-width range
+    RUN_JOB = ["estimate", "--model", "llama-3.2-3b", "--gpu", "h200-sxm-141gb", "--method", "lora"]
+
+    def range_width(r):
+        d = json.loads(r.out)
+        lo, hi = d["throughput_queries_per_s_range"]
+        return None if hi > lo * 1.05 else "range %s is (nearly) zero-width" % [lo, hi]
+
+    one = write(j("i39-run-one-step.json"), json.dumps(dict(run_doc, steps=run_doc["steps"][-1:])))
+    same = write(j("i39-run-same-steps.json"), json.dumps(dict(run_doc, steps=run_doc["steps"][-1:] * 200)))
+    for label, path in (("one timed step", one), ("200 identical steps", same)):
+        add(Case("i39 W6 estimate --run with %s has a range" % label,
+                 RUN_JOB + ["--seq", "128", "--batch", "1", "--run", path, "--json"], "ok", check=range_width))
+    # W7: absurd run memory is refused naming the field; a fitted parameter at its bound is warned about
+    steps1 = [dict(st, max_memory_allocated_bytes=1, max_memory_reserved_bytes=2) for st in run_doc["steps"]]
+    m1 = write(j("i39-run-1-byte.json"), json.dumps(dict(run_doc, steps=steps1)))
+    for cmd in (["fit-stack", "--run", m1], RUN_JOB + ["--seq", "2048", "--run", m1]):
+        add(Case("i39 W7 %s --run with a 1-byte peak" % cmd[0], cmd, "bad",
+                 "steps[0].max_memory_allocated_bytes"))
+    slow = write(j("i39-run-slow.json"), json.dumps(dict(run_doc, steps=[dict(st, wall_s=3600)
+                                                                          for st in run_doc["steps"]])))
+    add(Case("i39 W7 estimate --run warns about a parameter at its bound", RUN_JOB + ["--seq", "2048", "--run",
+                                                                                     slow], "ok",
+             check=lambda r: None if "sits at its bound" in r.out else "no warning of the bound"))
+    # A1: the run schema's fields the fit does not read are checked all the same
+    for field, patch in (("training.batch_size", {"training": dict(run_doc["training"], batch_size=0)}),
+                         ("training.batch_size", {"training": dict(run_doc["training"], batch_size=-4)}),
+                         ("training.gradient_accumulation_steps",
+                          {"training": dict(run_doc["training"], gradient_accumulation_steps=0)}),
+                         ("training.max_length", {"training": dict(run_doc["training"], max_length=0)}),
+                         ("training.packing", {"training": dict(run_doc["training"], packing="yes")}),
+                         ("recorder.warmup_steps", {"recorder": dict(run_doc.get("recorder", {}), warmup_steps=-1)}),
+                         ("gpu.memory_bytes", {"gpu": dict(run_doc["gpu"], memory_bytes=-1)}),
+                         ("gpu.memory_bytes", {"gpu": dict(run_doc["gpu"], memory_bytes=1e300)})):
+        section, key = field.split(".")
+        shown = "%s=%s" % (field, json.dumps(patch[section][key]))
+        path = write(j("i39-run-a1-%s.json" % hashlib.sha256(shown.encode()).hexdigest()[:8]),
+                     json.dumps(dict(run_doc, **patch)))
+        for cmd in (["fit-stack", "--run", path], RUN_JOB + ["--seq", "512", "--run", path]):
+            add(Case("i39 A1 %s --run with %s" % (cmd[0], shown), cmd, "bad", field))
+
     # A4: empty values are errors, not "not given"
     add(Case("i39 A4 fit-stack --run --write ''", ["fit-stack", "--run", run_path, "--write", ""], "bad", "--write"))
     add(Case("i39 A4 scale --counts ''", ["scale"] + LORA + ["--gpu", "h100-sxm5-80gb", "--seq", "512", "--counts",

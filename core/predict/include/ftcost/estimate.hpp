@@ -98,6 +98,11 @@ constexpr double kHostBoundFraction = 0.5;
 Result<Inputs> resolve_request(const Request& req, const Database& db, const FileReader& reader,
                                long today_days = -1);
 
+// The step model's range (+/- relative): the stack profile's fit residual (log-space RMS on the data it was
+// fitted to), widened off the GPUs it was fitted on without a calibration, and a calibration's measurement
+// spread; an unfitted profile gets a wide default. `dominant` (optional) says which term dominates.
+double step_range_fraction(const Inputs& in, std::string* dominant = nullptr);
+
 // The reader for resolving one job many times (compare, plan and scale resolve it once per GPU, shape,
 // method and strategy): the user's own length file that `in` was resolved from (in.dataset_id, own data
 // with a histogram) is served as the compact ftcost.dataset/1 file it reduced to (Dataset::to_file_json,
