@@ -615,6 +615,72 @@ def cases_issue39_inputs(env):
         for cmd in (["fit-stack", "--run", path], RUN_JOB + ["--seq", "512", "--run", path]):
             add(Case("i39 A1 %s --run with %s" % (cmd[0], shown), cmd, "bad", field))
 
+    # R1: a length file whose samples are all shorter than 8 tokens (the default --max-length is the longest)
+    short = write(j("i39-short.txt"), "5\n6\n7\n")
+    one_token = write(j("i39-one-token.txt"), "1\n")
+    for cmd, extra in (("estimate", ["--gpu", "h100-sxm5-80gb"]), ("compare", []), ("plan", []),
+                       ("scale", ["--gpu", "h100-sxm5-80gb", "--counts", "1,2"]), ("sweep", ["--gpu", "h100-sxm5-80gb"])):
+        add(Case("i39 R1 %s with samples under 8 tokens" % cmd, [cmd] + LORA + extra + ["--dataset", short], "ok"))
+    add(Case("i39 R1 estimate with a 1-token sample", ["estimate"] + LORA + ["--gpu", "a40", "--dataset", one_token],
+             "ok"))
+    # R2: scale takes the network it asks for
+    add(Case("i39 R2 scale --network --network-gbit-per-gpu", ["scale"] + LORA + [
+        "--gpu", "h100-sxm5-80gb", "--seq", "512", "--counts", "8,16", "--network", "infiniband",
+        "--network-gbit-per-gpu", "400", "--json"], "ok",
+        check=lambda r: None if [p["nodes"] for p in json.loads(r.out)["points"]] == [1, 2] and
+        "error" not in json.loads(r.out)["points"][1] else "the 16-GPU row is missing or an error"))
+    # R3: a --headroom above the smallest GPUs leaves them out with a note, not the whole comparison
+    add(Case("i39 R3 compare --headroom 30", ["compare"] + LORA + ["--seq", "512", "--headroom", "30"], "ok",
+             check=lambda r: None if "a10 has only" in r.out else "no note for the GPUs left out"))
+    add(Case("i39 R3 plan --headroom 30", ["plan"] + LORA + ["--dataset", "math14k", "--headroom", "30"], "ok",
+             check=lambda r: None if "a10" in r.out and "left out" in r.out else "no note for the GPUs left out"))
+    add(Case("i39 R3 compare --fits-only --headroom 70", ["compare"] + LORA + ["--seq", "512", "--fits-only",
+                                                                              "--headroom", "70"], "ok"))
+    add(Case("i39 R3 compare --headroom above every GPU", ["compare"] + LORA + ["--seq", "512", "--headroom",
+                                                                               "1000"], "bad", "--headroom"))
+    # A2 / M1: an ftcost.dataset/1 file's fields are checked and errors name the file and the field
+    hist = [[100, 300, 5]]
+    stats = {"min": 100, "median": 200, "mean": 200, "p90": 280, "p99": 299, "max": 300}
+    for label, doc, field in (
+            ("length_tokens.min negative", {"length_tokens": dict(stats, min=-5)}, "length_tokens.min"),
+            ("length_tokens with only min", {"length_tokens": {"min": 100}}, "length_tokens.median"),
+            ("length_tokens.max against the data", {"length_tokens": dict(stats, max=99999)}, "length_tokens.max"),
+            ("id a path", {"id": "../../etc/passwd"}, "id"),
+            ("id with ESC", {"id": "d\u001b[2J"}, "id"),
+            ("template_tokens 2.5", {"template_tokens": 2.5}, "template_tokens"),
+            ("counts adding to 1e300", {"histogram": [[100, 300, 1e300]]}, "histogram"),
+            ("counts adding to 2^64", {"histogram": [[100, 300, 18446744073709551616]]}, "histogram")):
+        path = write(j("i39-ds-%s.json" % hashlib.sha256(label.encode()).hexdigest()[:8]), json.dumps(
+            dict({"schema": "ftcost.dataset/1", "histogram": hist}, **doc)))
+        add(Case("i39 A2 dataset file %s" % label, ["estimate"] + LORA + ["--gpu", "a40", "--dataset", path], "bad",
+                 (os.path.basename(path), field), check=lambda r: None if "--queries" not in r.err and
+                 "--template-tokens" not in r.err else "a file field reported as a flag"))
+    ok_doc = write(j("i39-ds-ok.json"), json.dumps({"schema": "ftcost.dataset/1", "histogram": hist, "id": "My data",
+                                                   "length_tokens": stats, "template_tokens": 12}))
+    add(Case("i39 A2 dataset file with valid length_tokens and a free-form id",
+             ["estimate"] + LORA + ["--gpu", "a40", "--dataset", ok_doc], "ok"))
+    # A3: model config rope_scaling / rope_theta as transformers' rope_config_validation checks them
+    llama = {"model_type": "llama", "hidden_size": 512, "intermediate_size": 1376, "num_hidden_layers": 4,
+             "num_attention_heads": 8, "num_key_value_heads": 4, "vocab_size": 32000}
+    for label, patch, field in (("rope_scaling string", {"rope_scaling": "junk"}, "rope_scaling"),
+                                ("rope_scaling list", {"rope_scaling": [1, 2, 3]}, "rope_scaling"),
+                                ("rope_scaling unknown type", {"rope_scaling": {"rope_type": "warp9", "factor": 2}},
+                                 "rope_scaling.rope_type"),
+                                ("rope_scaling factor -1", {"rope_scaling": {"rope_type": "linear", "factor": -1}},
+                                 "rope_scaling.factor"),
+                                ("rope_scaling factor NaN text", {"rope_scaling": {"rope_type": "linear",
+                                                                                   "factor": "NaN"}},
+                                 "rope_scaling.factor"),
+                                ("rope_scaling factor 1e308", {"rope_scaling": {"rope_type": "linear",
+                                                                                "factor": 1e308}},
+                                 "rope_scaling.factor"),
+                                ("rope_theta -1", {"rope_theta": -1}, "rope_theta"),
+                                ("rope_theta text", {"rope_theta": "x"}, "rope_theta")):
+        path = write(j("i39-model-%s.json" % hashlib.sha256(label.encode()).hexdigest()[:8]),
+                     json.dumps(dict(llama, **patch)))
+        add(Case("i39 A3 model config %s" % label, ["estimate", "--model", path, "--gpu", "a40", "--method", "lora",
+                                                    "--seq", "512"], "bad", field))
+
     # A4: empty values are errors, not "not given"
     add(Case("i39 A4 fit-stack --run --write ''", ["fit-stack", "--run", run_path, "--write", ""], "bad", "--write"))
     add(Case("i39 A4 scale --counts ''", ["scale"] + LORA + ["--gpu", "h100-sxm5-80gb", "--seq", "512", "--counts",

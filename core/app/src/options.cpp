@@ -641,7 +641,7 @@ std::vector<Option> build_options() {
     o.help = "Truncation length";
     o.details = "Samples longer than this are truncated (LLaMA-Factory cutoff_len).";
     o.unit = "tokens";
-    o.lo = 8;
+    o.lo = 1;  // as --seq and a length file's samples: the default (the longest sample) is always allowed
     o.hi = 1 << 22;
     o.default_help = "1024 for a preset; the longest sample of your own length file";
     o.default_rule = [](const ResolveState& st) {
@@ -1536,17 +1536,25 @@ Status resolve_option(const Option& o, ResolveState& st) {
     }
     return make_error(Errc::invalid_value, o.flag(), not_applicable);
   }
+  std::string default_reason;
   if (!given) {
     if (o.required) return make_error(Errc::missing_field, o.flag(), o.required_message);
     if (!o.default_rule) return Ok{};
     const DefaultValue d = o.default_rule(st);
     if (d.value.empty()) return Ok{};
     value = d.value;
+    default_reason = d.reason.empty() ? "the default" : d.reason;
     if (d.listed)
       st.in.defaults.push_back(o.key + "=" + value + (d.reason.empty() ? "" : " (" + d.reason + ")"));
   }
-  FTCOST_TRY(checked, check_option_value(o, st, value));
-  (void)checked;
+  if (auto checked = check_option_value(o, st, value); !checked.ok()) {
+    if (given) return checked.error();
+    // A default the flag's own check refuses comes from an input the user gave (a file's field): say so,
+    // since the flag itself was never given.
+    Error e = checked.error();
+    e.message = "not given; its default " + value + " (" + default_reason + ") is not allowed: " + e.message;
+    return e;
+  }
   return o.apply ? o.apply(st, value) : Status(Ok{});
 }
 
@@ -1705,6 +1713,33 @@ Result<Inputs> resolve_request(const Request& req, const Database& db, const Fil
   Resolution r = resolve_partial(req, db, reader, today_days);
   if (!r.ok) return r.error;
   return std::move(r.in);
+}
+
+Result<GpuProbe> probe_gpus(const Request& req, const std::vector<std::string>& gpu_ids, const Database& db,
+                            const FileReader& reader, long today_days) {
+  GpuProbe p;
+  p.reader = reader;
+  bool summarised = false;
+  for (const auto& id : gpu_ids) {
+    Request r = req;
+    r["gpu"] = id;
+    Resolution res = resolve_partial(r, db, p.reader, today_days);
+    // the options before the failing one are resolved: a length file is read and binned once
+    if (!summarised && res.in.dataset != nullptr) {
+      p.reader = summarised_reader(res.in, p.reader);
+      summarised = true;
+    }
+    if (res.ok) {
+      p.in = std::move(res.in);
+      p.gpu = id;
+      return p;
+    }
+    for (const auto& [other, e] : p.skipped)
+      if (e.field == res.error.field && e.message == res.error.message) return res.error;
+    p.skipped.emplace_back(id, res.error);
+  }
+  if (p.skipped.empty()) return make_error(Errc::invalid_value, "--gpus", "no GPU to resolve the job on");
+  return p.skipped.front().second;
 }
 
 FileReader summarised_reader(const Inputs& in, const FileReader& reader) {

@@ -149,7 +149,10 @@ Result<ScalingSeries> scaling_series(const Request& job, const Database& db, con
     s.node_gpus = in0.multi.gpus;
   else if (node)
     s.node_gpus = node->gpus;
-  s.network = !in0.multi.network.empty() ? in0.multi.network : node ? node->network : std::string("none");
+  // The network between nodes: --network as given (in0 is resolved on one node, where the flag does not
+  // apply yet and is only checked: in0.multi.network stays empty), else the node preset's.
+  const auto given_network = job.find("network");
+  s.network = given_network != job.end() ? given_network->second : node ? node->network : std::string("none");
   const bool networked = s.network != "none";
   const std::vector<int> counts =
       counts_in.empty() ? default_scaling_counts(s.node_gpus, networked) : counts_in;
