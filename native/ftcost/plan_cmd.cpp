@@ -5,6 +5,7 @@
 #include "format.hpp"
 #include "ftcost/plan_config.hpp"
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -124,6 +125,15 @@ Command add_plan(CLI::App& app) {
     const std::string key = k.key;
     pln->add_option_function<std::string>(
         "--" + key, [&preq, key](const std::string& v) { preq[key] = v; }, k.help);
+  }
+  // The flags the search chooses itself are taken too (hidden from --help), so that parse_plan_request says
+  // "is chosen by the plan" and how to restrict the search, not CLI11's "arguments were not expected".
+  for (const auto& key : plan_chosen_keys()) {
+    const auto& ck = plan_constraint_keys();
+    if (std::any_of(ck.begin(), ck.end(), [&key](const PlanConstraintKey& k) { return k.key == key; }))
+      continue;
+    pln->add_option_function<std::string>("--" + key, [&preq, key](const std::string& v) { preq[key] = v; })
+        ->group("");
   }
   PlanCmdOptions& popt = s->opt;
   auto* pln_json = pln->add_flag("--json", popt.as_json, "print JSON");

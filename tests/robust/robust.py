@@ -681,6 +681,21 @@ def cases_issue39_inputs(env):
         add(Case("i39 A3 model config %s" % label, ["estimate", "--model", path, "--gpu", "a40", "--method", "lora",
                                                     "--seq", "512"], "bad", field))
 
+    # M2: flags the plan chooses itself say so, not "arguments were not expected"
+    for flag, value in (("--gpu", "a40"), ("--batch", "4"), ("--parallel", "tp:2"), ("--provider", "crusoe"),
+                        ("--node", "dgx-h100")):
+        add(Case("i39 M2 plan %s says the plan chooses it" % flag, ["plan"] + LORA + ["--dataset", "math14k", flag,
+                                                                                  value],
+                 "bad", (flag, "chosen by the plan")))
+    # M4: --network none over a node preset's network says a network is needed
+    add(Case("i39 M4 --node with --nodes 2 --network none", ["estimate"] + LORA + [
+        "--gpu", "h100-sxm5-80gb", "--seq", "512", "--node", "dgx-h100", "--nodes", "2", "--network", "none"], "bad",
+        ("--network", "needs a network")))
+    # M5: every error of the --vs job carries its marker
+    add(Case("i39 M5 --vs parallel=tp:2 on one GPU", ["estimate"] + LORA + ["--gpu", "h100-sxm5-80gb", "--seq", "512",
+                                                                           "--vs", "parallel=tp:2"], "bad",
+             ("--parallel", "(--vs)")))
+
     # A4: empty values are errors, not "not given"
     add(Case("i39 A4 fit-stack --run --write ''", ["fit-stack", "--run", run_path, "--write", ""], "bad", "--write"))
     add(Case("i39 A4 scale --counts ''", ["scale"] + LORA + ["--gpu", "h100-sxm5-80gb", "--seq", "512", "--counts",

@@ -395,6 +395,8 @@ Result<ParallelPlan> plan_from_json(const json& obj, const Inputs& in, const Dat
   if (has(obj, "network-gbit-per-gpu")) {
     FTCOST_TRY(x, get_number_in(obj, "network-gbit-per-gpu", "", 0.1, 10000));
     gbit = x;
+  } else if (net == "none") {
+    gbit = 0;  // --network none over a --node preset's network: no network, not a kind without its rate
   }
   if ((net == "none") != (gbit <= 0) && (has(obj, "network") || has(obj, "network-gbit-per-gpu")))
     return make_error(Errc::invalid_value, "--network-gbit-per-gpu",
