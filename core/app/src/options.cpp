@@ -103,6 +103,44 @@ Error in_file(const std::string& path, Error e) {
   return e;
 }
 
+// --stack's value: a profile of the database, or a profile file (a user's refit: the database's loader, less
+// the aliases it resolves there).
+Result<StackProfile> stack_of(const ResolveState& st, const std::string& v) {
+  if (const StackProfile* sp = st.db.stack(v)) return *sp;
+  if (!looks_like_path(v))
+    return make_error(
+        Errc::unknown_id, "--stack",
+        "unknown stack \"" + v + "\"" + known_ids_hint(v, option_ids("stacks", st.db)) +
+            " (or a path to a stack profile JSON, e.g. one `ftcost fit-stack --run R --write FILE` "
+            "wrote)");
+  FTCOST_TRY(doc, read_doc(st, v, "--stack"));
+  if (doc.is_object() && doc.contains("alias_of"))
+    return make_error(
+        Errc::invalid_value, "--stack",
+        v + ": alias_of: an alias profile is read only from the database (gpu-db/stacks/); give "
+            "its id, or a complete profile file");
+  auto sp = parse_stack(doc, v);
+  if (!sp.ok()) return in_file(v, sp.error());
+  return sp.value();
+}
+
+// --stack: the profile, and a warning when its software does not run on the GPU's vendor.
+Status apply_stack(ResolveState& st, const std::string& v) {
+  FTCOST_TRY(stack, stack_of(st, v));
+  st.in.stack = stack;
+  const std::string vendor_warning = stack_vendor_warning(st.in.stack, st.in.gpu.id, st.in.gpu.vendor);
+  if (!vendor_warning.empty()) st.in.warnings.push_back(vendor_warning);
+  return Ok{};
+}
+
+// What an unknown --node value is told: a path gets how to describe another machine.
+std::string node_path_hint(const std::string& v) {
+  if (!looks_like_path(v)) return "";
+  return " (--node takes the id of a preset in gpu-db/nodes/, not a file: give --gpus, --nodes, --network "
+         "and "
+         "--network-gbit-per-gpu for another machine)";
+}
+
 DefaultValue fixed_default(std::string value, std::string reason = {}) {
   return DefaultValue{std::move(value), std::move(reason), true};
 }
@@ -826,30 +864,7 @@ std::vector<Option> build_options() {
           "run; the paper's is " +
               std::string(kPaperStackId));
     };
-    o.apply = [](ResolveState& st, const std::string& v) -> Status {
-      if (const StackProfile* sp = st.db.stack(v)) {
-        st.in.stack = *sp;
-      } else if (!looks_like_path(v)) {
-        return make_error(Errc::unknown_id, "--stack",
-                          "unknown stack \"" + v + "\"" + known_ids_hint(v, option_ids("stacks", st.db)) +
-                              " (or a path to a stack profile JSON, e.g. one `ftcost fit-stack --run R "
-                              "--write FILE` wrote)");
-      } else {
-        // A profile file (a user's refit): the database's loader, less the aliases it resolves there.
-        FTCOST_TRY(doc, read_doc(st, v, "--stack"));
-        if (doc.is_object() && doc.contains("alias_of"))
-          return make_error(
-              Errc::invalid_value, "--stack",
-              v + ": alias_of: an alias profile is read only from the database (gpu-db/stacks/); "
-                  "give its id, or a complete profile file");
-        auto sp2 = parse_stack(doc, v);
-        if (!sp2.ok()) return in_file(v, sp2.error());
-        st.in.stack = sp2.value();
-      }
-      const std::string vendor_warning = stack_vendor_warning(st.in.stack, st.in.gpu.id, st.in.gpu.vendor);
-      if (!vendor_warning.empty()) st.in.warnings.push_back(vendor_warning);
-      return Ok{};
-    };
+    o.apply = apply_stack;
     add(o);
   }
   {
@@ -1292,13 +1307,8 @@ std::vector<Option> build_options() {
       if (n == nullptr) {
         std::vector<std::string> ids;
         for (const auto& [id, x] : st.db.nodes()) ids.push_back(id);
-        return make_error(
-            Errc::unknown_id, "--node",
-            "unknown node preset \"" + v + "\"" + known_ids_hint(v, ids) +
-                (looks_like_path(v) ? " (--node takes the id of a preset in gpu-db/nodes/, not a "
-                                      "file: give --gpus, --nodes, --network and "
-                                      "--network-gbit-per-gpu for another machine)"
-                                    : ""));
+        return make_error(Errc::unknown_id, "--node",
+                          "unknown node preset \"" + v + "\"" + known_ids_hint(v, ids) + node_path_hint(v));
       }
       if (n->gpu != st.in.gpu.id)
         return make_error(Errc::invalid_value, "--node",

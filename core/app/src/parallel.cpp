@@ -293,6 +293,15 @@ Result<std::pair<double, double>> parse_nvme_gbps(const json& obj) {
   return std::make_pair(rates[0], rates[1]);
 }
 
+namespace {
+// --network-gbit-per-gpu as given; else the --node preset's rate, or none under --network none (which over a
+// preset's network means no network, not a kind without its rate).
+Result<double> network_rate(const json& obj, const std::string& net, double preset_rate) {
+  if (has(obj, "network-gbit-per-gpu")) return get_number_in(obj, "network-gbit-per-gpu", "", 0.1, 10000);
+  return net == "none" ? 0.0 : preset_rate;
+}
+}  // namespace
+
 Result<ParallelPlan> plan_from_json(const json& obj, const Inputs& in, const Database& db) {
   if (!obj.is_object())
     return make_error(Errc::wrong_type, "parallel", "must be an object of multi-GPU options");
@@ -392,12 +401,8 @@ Result<ParallelPlan> plan_from_json(const json& obj, const Inputs& in, const Dat
       return make_error(Errc::invalid_value, "--network",
                         "must be infiniband, roce, ethernet or none, got " + net);
   }
-  if (has(obj, "network-gbit-per-gpu")) {
-    FTCOST_TRY(x, get_number_in(obj, "network-gbit-per-gpu", "", 0.1, 10000));
-    gbit = x;
-  } else if (net == "none") {
-    gbit = 0;  // --network none over a --node preset's network: no network, not a kind without its rate
-  }
+  FTCOST_TRY(rate, network_rate(obj, net, gbit));
+  gbit = rate;
   if ((net == "none") != (gbit <= 0) && (has(obj, "network") || has(obj, "network-gbit-per-gpu")))
     return make_error(Errc::invalid_value, "--network-gbit-per-gpu",
                       "give a network kind and its Gbit/s per GPU together");

@@ -171,6 +171,45 @@ Status read_optimizer(const json& doc, const json& training, const std::string& 
   return Ok{};
 }
 
+// recorder.source (what fit-stack reports), with the recorder's other fields checked against the schema.
+Result<std::string> recorder_source(const json& doc) {
+  if (!has(doc, "recorder")) return std::string();
+  const json& rec = doc.at("recorder");
+  if (!rec.is_object()) return make_error(Errc::wrong_type, "recorder", "must be an object");
+  for (const char* k : {"tool", "version", "created_utc"}) {
+    FTCOST_TRY(field, opt_string(rec, k, "recorder", ""));
+    (void)field;
+  }
+  FTCOST_TRY(warm, opt_count(rec, "warmup_steps", "recorder", 0, 0, 1 << 30));
+  (void)warm;
+  return opt_choice(rec, "source", "recorder",
+                    {"hook", "trainer-callback", "trainer_state", "torchtune-log"});
+}
+
+// gpu.memory_bytes as torch reports it (total_memory): a little below the label, less on a MIG slice,
+// never far more.
+Status check_gpu_memory(const json& g, const GpuSpec& gpu) {
+  if (!has(g, "memory_bytes")) return Ok{};
+  const json& v = g.at("memory_bytes");
+  const double bytes = v.is_number() ? v.get<double>() : -1;
+  if (bytes > 0 && bytes <= 1.5 * gpu.memory_gib * kGiB) return Ok{};
+  return make_error(Errc::out_of_range, "gpu.memory_bytes",
+                    "must be the GPU's memory in bytes, above 0 and at most 1.5 x the " +
+                        json(gpu.memory_gib).dump() + " GiB of " + gpu.id + ", got " + v.dump());
+}
+
+// The training arguments recorded for the record (the steps carry the shapes the fit uses), checked
+// against the schema all the same: a batch of 0 or a negative length is not a run.
+Status check_recorded_training(const json& t) {
+  for (const char* k : {"batch_size", "gradient_accumulation_steps", "max_length"}) {
+    FTCOST_TRY(n, opt_count(t, k, "training", 1, 1, std::int64_t{1} << 40));
+    (void)n;
+  }
+  FTCOST_TRY(packing, opt_bool(t, "packing", "training", false));
+  (void)packing;
+  return Ok{};
+}
+
 }  // namespace
 
 std::string stack_for_software(const json& software, std::string& why) {
@@ -230,19 +269,8 @@ Result<RunFile> parse_run(const std::string& text, const std::string& source, co
     return make_error(Errc::schema_mismatch, "schema", "expected \"ftcost.run/1\", got \"" + schema + "\"");
   RunFile run;
   run.source = source;
-  if (has(doc, "recorder")) {
-    const json& rec = doc.at("recorder");
-    if (!rec.is_object()) return make_error(Errc::wrong_type, "recorder", "must be an object");
-    FTCOST_TRY(rs, opt_choice(rec, "source", "recorder",
-                              {"hook", "trainer-callback", "trainer_state", "torchtune-log"}));
-    run.recorder_source = rs;
-    for (const char* k : {"tool", "version", "created_utc"}) {
-      FTCOST_TRY(field, opt_string(rec, k, "recorder", ""));
-      (void)field;
-    }
-    FTCOST_TRY(warm, opt_count(rec, "warmup_steps", "recorder", 0, 0, 1 << 30));
-    (void)warm;
-  }
+  FTCOST_TRY(rs, recorder_source(doc));
+  run.recorder_source = rs;
   for (const char* list : {"lacks"}) {
     if (has(doc, list) && doc.at(list).is_array())
       for (const auto& v : doc.at(list))
@@ -276,15 +304,7 @@ Result<RunFile> parse_run(const std::string& text, const std::string& source, co
     return make_error(Errc::missing_field, "gpu",
                       "needs id (an ftcost GPU id) or name (as nvidia-smi prints it)");
   }
-  if (has(g, "memory_bytes")) {
-    // what torch reports (total_memory): a little below the label, less on a MIG slice, never more
-    const GpuSpec& dg = *db.gpu(run.gpu_id);
-    if (!g.at("memory_bytes").is_number() || !(gmem > 0) || !(gmem <= 1.5 * dg.memory_gib * kGiB))
-      return make_error(Errc::out_of_range, "gpu.memory_bytes",
-                        "must be the GPU's memory in bytes, above 0 and at most 1.5 x the " +
-                            json(dg.memory_gib).dump() + " GiB of " + dg.id + ", got " +
-                            g.at("memory_bytes").dump());
-  }
+  if (auto st = check_gpu_memory(g, *db.gpu(run.gpu_id)); !st.ok()) return st.error();
   FTCOST_TRY(gcount, opt_count(g, "count", "gpu", 1, 1, 1 << 20));
   if (gcount != 1)
     run.notes.push_back("gpu.count = " + std::to_string(gcount) +
@@ -364,14 +384,7 @@ Result<RunFile> parse_run(const std::string& text, const std::string& source, co
     }
     if (auto st = read_lora_dropout(t, run.request); !st.ok()) return st.error();
   }
-  // Recorded for the record (the steps carry the shapes the fit uses), checked against the schema all the
-  // same: a batch of 0 or a negative length is not a run.
-  for (const char* k : {"batch_size", "gradient_accumulation_steps", "max_length"}) {
-    FTCOST_TRY(n, opt_count(t, k, tp, 1, 1, std::int64_t{1} << 40));
-    (void)n;
-  }
-  FTCOST_TRY(packing, opt_bool(t, "packing", tp, false));
-  (void)packing;
+  if (auto st = check_recorded_training(t); !st.ok()) return st.error();
   for (const char* k : {"precision", "optimizer", "attention", "checkpointing"})
     if (!has(t, k))
       run.notes.push_back(std::string("training.") + k + " not recorded: the estimate's default");
