@@ -19,7 +19,7 @@ int run_compare(const Request& req, const Database& db, const FileReader& reader
   const int cheapest = cheapest_row(rows, opt.view.spot);
 
   if (opt.as_csv) {
-    std::cout << compare_to_csv(rows);
+    std::cout << printable_csv(compare_to_csv(rows));
     return 0;
   }
   if (opt.as_json) {

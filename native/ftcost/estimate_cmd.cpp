@@ -267,18 +267,19 @@ int run_estimate(const EstimateState& s) {
     // two jobs side by side: this one (A) and the same with --vs applied (B), through the same core path
     auto req_b = apply_vs(s.vs_spec, req);
     if (!req_b.ok()) return fail(req_b.error());
+    // every error of job B, from its resolution or its estimate, carries the marker
+    auto fail_b = [](Error e) {
+      e.message = "(--vs) " + e.message;
+      return fail(e);
+    };
     auto in_a = resolve_request(req, db, read_input_file, today_days());
     if (!in_a.ok()) return fail(in_a.error());
     auto in_b = resolve_request(req_b.value(), db, read_input_file, today_days());
-    if (!in_b.ok()) {
-      Error e = in_b.error();
-      e.message = "(--vs) " + e.message;
-      return fail(e);
-    }
+    if (!in_b.ok()) return fail_b(in_b.error());
     auto ja = estimate_job_json(in_a.value(), db);
     if (!ja.ok()) return fail(ja.error());
     auto jb = estimate_job_json(in_b.value(), db);
-    if (!jb.ok()) return fail(jb.error());
+    if (!jb.ok()) return fail_b(jb.error());
     const json jobs = compare_jobs(req, ja.value(), req_b.value(), jb.value());
     if (s.as_json)
       print_json(jobs);
@@ -291,7 +292,7 @@ int run_estimate(const EstimateState& s) {
     if (s.as_json)
       print_json(result);
     else
-      std::cout << json_to_field_csv(result);
+      std::cout << printable_csv(json_to_field_csv(result));
     return 0;
   };
   auto in = resolve_request(req, db, read_input_file, today_days());

@@ -193,29 +193,56 @@ Result<std::string> read_regular_file(const std::string& path, std::size_t limit
   return out;
 }
 
-Status write_file_atomic(const std::string& path, const std::string& content) {
+namespace {
+
+// One output of write_files_atomic once checked: written through (a character device, a FIFO with a reader)
+// or staged in a temporary file beside its real target and renamed over it at the end.
+struct Staged {
+  bool through = false, fifo = false;
+  std::string target;  // the real file a regular output replaces (links followed)
+  std::string key;     // the target's folder, resolved, and name: two outputs with one key are one file
+  bool exists = false;
+  struct stat st {};  // the target's, when it exists
+  std::string tmp;    // the temporary file, once written
+};
+
+// What a path may be as an output (described in fileio.hpp): errors name the path.
+Status check_output(const std::string& path, Staged& s) {
   if (path.empty()) return io(path, "empty file name");
   // What the path names (following links, including /proc's and /dev/fd's): anything but a regular file is
   // written through (character devices, FIFOs with a reader) or refused; it is never replaced.
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
     if (S_ISDIR(st.st_mode)) return io(path, "is a folder, not a file");
-    if (S_ISCHR(st.st_mode)) return write_through(path, content, false);
-    if (S_ISFIFO(st.st_mode)) return write_through(path, content, true);
+    if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
+      s.through = true;
+      s.fifo = S_ISFIFO(st.st_mode);
+      return Ok{};
+    }
     return io(path, "is " + kind_of(st.st_mode) + ", not a regular file; refusing to write to it");
   }
   FTCOST_TRY(target, resolve_links(path));
-  struct stat tst {};
-  const bool exists = ::lstat(target.c_str(), &tst) == 0;
-  if (exists && !S_ISREG(tst.st_mode))  // a dangling link chain ending in something odd
-    return io(path, "is " + kind_of(tst.st_mode) + ", not a regular file; refusing to write to it");
+  s.target = target;
+  s.exists = ::lstat(target.c_str(), &s.st) == 0;
+  if (s.exists && !S_ISREG(s.st.st_mode))  // a dangling link chain ending in something odd
+    return io(path, "is " + kind_of(s.st.st_mode) + ", not a regular file; refusing to write to it");
   const std::string dir = dir_of(target);
   struct stat dst {};
   if (::stat(dir.c_str(), &dst) != 0)
     return io(path, "cannot write: the folder " + dir + " does not exist or cannot be read (" +
                         errno_text(errno) + ")");
   if (!S_ISDIR(dst.st_mode)) return io(path, "cannot write: " + dir + " is not a folder");
-  std::string tmpl = dir + "/." + base_of(target) + ".tmp.XXXXXX";
+  char* real = ::realpath(dir.c_str(), nullptr);
+  s.key = (real != nullptr ? std::string(real) : dir) + "/" + base_of(target);
+  std::free(real);  // NOLINT(cppcoreguidelines-no-malloc): realpath's buffer
+  return Ok{};
+}
+
+// Writes `content` to a new temporary file beside s.target (the old file's permission bits, or what a plain
+// create would give), flushed to the disk.
+Status stage_output(const std::string& path, const std::string& content, Staged& s) {
+  const std::string dir = dir_of(s.target);
+  std::string tmpl = dir + "/." + base_of(s.target) + ".tmp.XXXXXX";
   std::vector<char> name(tmpl.begin(), tmpl.end());
   name.push_back('\0');
   const int fd = ::mkstemp(name.data());
@@ -225,10 +252,9 @@ Status write_file_atomic(const std::string& path, const std::string& content) {
     ::unlink(tmp.c_str());
     return io(path, what + ": " + errno_text(e));
   };
-  // The new file gets the old file's permission bits, or what a plain create would give.
   mode_t mode = 0;
-  if (exists) {
-    mode = tst.st_mode & 07777;
+  if (s.exists) {
+    mode = s.st.st_mode & 07777;
   } else {
     const mode_t mask = ::umask(0);
     ::umask(mask);
@@ -250,9 +276,74 @@ Status write_file_atomic(const std::string& path, const std::string& content) {
   } else if (::close(fd) != 0) {
     return fail("cannot write", errno);
   }
-  if (::rename(tmp.c_str(), target.c_str()) != 0)
-    return fail(target == path ? "cannot replace the file" : "cannot replace " + target, errno);
+  s.tmp = tmp;
   return Ok{};
+}
+
+// An error of output `f`: under its label (the flag) with the path in the message, or under the path.
+Error output_error(const OutputFile& f, const Error& e) {
+  if (f.label.empty()) return e;
+  return make_error(e.code, f.label, f.path + ": " + e.message);
+}
+
+}  // namespace
+
+Status write_files_atomic(const std::vector<OutputFile>& files) {
+  std::vector<Staged> staged(files.size());
+  // 1. Every target checked before anything is written; two outputs naming one file are refused.
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (auto st = check_output(files[i].path, staged[i]); !st.ok()) return output_error(files[i], st.error());
+    for (std::size_t k = 0; k < i; ++k) {
+      const Staged& a = staged[k];
+      const Staged& b = staged[i];
+      if (a.through || b.through) continue;  // /dev/null may take every output
+      const bool same_inode =
+          a.exists && b.exists && a.st.st_dev == b.st.st_dev && a.st.st_ino == b.st.st_ino;
+      if (a.key == b.key || same_inode)
+        return output_error(files[k],
+                            make_error(Errc::invalid_value, files[k].path,
+                                       "is also where " + files[i].what + " goes (" + files[i].path +
+                                           "): one file cannot hold both; choose another name"));
+    }
+  }
+  // 2. Every new content in a temporary file beside its target; on a failure none is kept.
+  auto discard = [&staged] {
+    for (auto& s : staged)
+      if (!s.tmp.empty()) ::unlink(s.tmp.c_str());
+  };
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (staged[i].through) continue;
+    if (auto st = stage_output(files[i].path, files[i].content, staged[i]); !st.ok()) {
+      discard();
+      return output_error(files[i], st.error());
+    }
+  }
+  // 3. Devices and FIFOs written through, then every temporary file renamed over its target.
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (!staged[i].through) continue;
+    if (auto st = write_through(files[i].path, files[i].content, staged[i].fifo); !st.ok()) {
+      discard();
+      return output_error(files[i], st.error());
+    }
+  }
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    Staged& s = staged[i];
+    if (s.through) continue;
+    if (::rename(s.tmp.c_str(), s.target.c_str()) != 0) {
+      const int e = errno;
+      discard();
+      return output_error(
+          files[i], io(files[i].path, (s.target == files[i].path ? std::string("cannot replace the file")
+                                                                 : "cannot replace " + s.target) +
+                                          ": " + errno_text(e)));
+    }
+    s.tmp.clear();
+  }
+  return Ok{};
+}
+
+Status write_file_atomic(const std::string& path, const std::string& content) {
+  return write_files_atomic({OutputFile{path, content, "", "the output"}});
 }
 
 void capture_stdout() {
@@ -328,6 +419,22 @@ std::string printable(const std::string& s) {
     }
     i += n;
   }
+  return out;
+}
+
+std::string printable_csv(const std::string& csv) {
+  std::string out;
+  out.reserve(csv.size());
+  std::size_t start = 0;
+  bool quoted = false;
+  for (std::size_t i = 0; i < csv.size(); ++i) {
+    if (csv[i] == '"') quoted = !quoted;  // "" inside a quoted field toggles twice
+    if (csv[i] != '\n' || quoted) continue;
+    out += printable(csv.substr(start, i - start));
+    out += '\n';
+    start = i + 1;
+  }
+  out += printable(csv.substr(start));
   return out;
 }
 

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace ftcost::cli {
 
@@ -30,6 +31,20 @@ Result<std::string> read_regular_file(const std::string& path, std::size_t limit
 // Writes `content` to `path` as described above. Errors name the path.
 Status write_file_atomic(const std::string& path, const std::string& content);
 
+struct OutputFile {
+  std::string path;
+  std::string content;
+  std::string label;  // what errors name (the flag, e.g. "--out"; the path in the message); empty: the path
+  std::string what;   // what the file is, for the message when two outputs name one file ("the accelerate
+                      // config")
+};
+// Several files written together, all or none (issue 39 L1/L2): every target is checked first (what each
+// path may be, as above; two outputs naming one file, through links or relative paths, are refused), every
+// new content goes to a temporary file beside its target, and only when all are written are they renamed
+// over their targets (devices and FIFOs are written through just before). A failure before the renames
+// leaves every target as it was.
+Status write_files_atomic(const std::vector<OutputFile>& files);
+
 // Makes std::cout write to descriptor 1 through a buffer that keeps the first write error (call once, first
 // thing in main).
 void capture_stdout();
@@ -40,5 +55,9 @@ Status flush_stdout();
 // `text` made safe for a terminal: C0/C1 control characters and DEL are written as \uXXXX, bytes that are
 // not UTF-8 as \xNN. Used for names and ids that come from user files.
 std::string printable(const std::string& text);
+// CSV text (rows ending in LF) made safe the same way, field by field: the line ends between rows stay, a
+// control character inside a field (a line break in a quoted field included) is written as \uXXXX. Every
+// --csv output goes through it (issue 39: ESC/BEL from a dataset's tokenizer reached the terminal).
+std::string printable_csv(const std::string& csv);
 
 }  // namespace ftcost::cli

@@ -22,12 +22,16 @@ struct FitStackState {
 
 int run_fit_stack_cmd(const CLI::App& cmd, FitStackState& s) {
   const Database& db = Database::embedded();
+  auto paths = no_empty_paths(cmd, {{"--write", &s.write}, {"--dir", &s.ref_dir}});
+  if (!paths.ok()) return fail(paths.error());
   if (!s.runs.empty()) {
+    if (cmd.count("--dir") != 0)
+      return fail(make_error(Errc::invalid_value, "--dir",
+                             "the reference rows are not used with --run (the profile is refitted to your "
+                             "runs): give --run or --dir, not both"));
     if (cmd.count("--stack") == 0) s.stack_id = kDefaultStackId;
     return run_fit_stack_runs(s.runs, db, s.stack_id, s.write, s.as_json, read_input_file);
   }
-  auto paths = no_empty_paths(cmd, {{"--write", &s.write}, {"--dir", &s.ref_dir}});
-  if (!paths.ok()) return fail(paths.error());
   auto rows = load_reference_dir(s.ref_dir, read_input_file);
   if (!rows.ok()) return fail(rows.error());
   return run_fit_stack(rows.value(), db, s.stack_id, s.write, read_input_file);

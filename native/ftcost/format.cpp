@@ -1,5 +1,6 @@
 #include "format.hpp"
 
+#include "fileio.hpp"
 #include "ftcost/duration.hpp"
 
 #include <algorithm>
@@ -15,6 +16,7 @@ Table::Table(std::vector<std::string> header, std::vector<bool> right_align)
 
 void Table::row(std::vector<std::string> cells) {
   cells.resize(header_.size());
+  for (auto& c : cells) c = printable(c);  // names and notes from input files: never a raw control character
   rows_.push_back(std::move(cells));
 }
 

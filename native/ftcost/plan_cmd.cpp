@@ -5,9 +5,11 @@
 #include "format.hpp"
 #include "ftcost/plan_config.hpp"
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace ftcost::cli {
 
@@ -37,15 +39,20 @@ int run_plan(const Request& all, const Database& db, const FileReader& reader, l
     const PlanEntry& e = res.front[static_cast<std::size_t>(id)];
     auto pc = plan_config(e.request, opt.config, db, reader, today_days);
     if (!pc.ok()) return fail(pc.error());
+    // All or none: a companion that cannot be written leaves --out as it was, and --out may not name a
+    // companion's file (the companion would replace the config).
     const std::size_t slash = opt.out.find_last_of('/');
     const std::string dir = slash == std::string::npos ? std::string() : opt.out.substr(0, slash + 1);
+    std::vector<OutputFile> files;
     for (std::size_t i = 0; i < pc->files.size(); ++i) {
       const ConfigFile& f = pc->files[i];
-      const std::string path = i == 0 ? opt.out : dir + f.name;
-      auto w = write_file_atomic(path, f.text);
-      if (!w.ok()) return fail(make_error(w.error().code, i == 0 ? "--out" : path, w.error().message));
-      std::cout << "wrote " << printable(path) << " (" << f.role << ")\n";
+      files.push_back({i == 0 ? opt.out : dir + f.name, f.text, "--out",
+                       i == 0 ? "the " + f.role + " config (--out)"
+                              : "the " + f.role + " companion (a fixed name beside --out)"});
     }
+    if (auto w = write_files_atomic(files); !w.ok()) return fail(w.error());
+    for (std::size_t i = 0; i < files.size(); ++i)
+      std::cout << "wrote " << printable(files[i].path) << " (" << pc->files[i].role << ")\n";
     // the launch command names the main file as written
     std::string command = pc->command;
     const std::string main_name = opt.out.substr(slash == std::string::npos ? 0 : slash + 1);
@@ -60,7 +67,7 @@ int run_plan(const Request& all, const Database& db, const FileReader& reader, l
     return 0;
   }
   if (opt.as_csv) {
-    std::cout << plan_to_csv(res);
+    std::cout << printable_csv(plan_to_csv(res));
     return 0;
   }
   std::cout << "ftcost plan: " << res.front.size() << " plan" << (res.front.size() == 1 ? "" : "s")
@@ -118,6 +125,15 @@ Command add_plan(CLI::App& app) {
     const std::string key = k.key;
     pln->add_option_function<std::string>(
         "--" + key, [&preq, key](const std::string& v) { preq[key] = v; }, k.help);
+  }
+  // The flags the search chooses itself are taken too (hidden from --help), so that parse_plan_request says
+  // "is chosen by the plan" and how to restrict the search, not CLI11's "arguments were not expected".
+  for (const auto& key : plan_chosen_keys()) {
+    const auto& ck = plan_constraint_keys();
+    if (std::any_of(ck.begin(), ck.end(), [&key](const PlanConstraintKey& k) { return k.key == key; }))
+      continue;
+    pln->add_option_function<std::string>("--" + key, [&preq, key](const std::string& v) { preq[key] = v; })
+        ->group("");
   }
   PlanCmdOptions& popt = s->opt;
   auto* pln_json = pln->add_flag("--json", popt.as_json, "print JSON");

@@ -156,13 +156,9 @@ int run_validate(const std::vector<RefRow>& rows, const Database& db, bool as_js
       g.row({s.group, s.role, std::to_string(s.n), pct(s.mape), pct(s.max_abs), s.worst_id});
     std::cout << t.str() << "\n" << g.str();
   }
-  if (!svg_path.empty()) {
-    auto st = write_file_atomic(svg_path, svg_plot(res));
-    if (!st.ok()) {
-      std::cerr << "ftcost: error: --svg: " << printable(st.error().to_string()) << "\n";
-      return 2;
-    }
-  }
+  // --svg and --markdown together: both written or neither
+  std::vector<OutputFile> outputs;
+  if (!svg_path.empty()) outputs.push_back({svg_path, svg_plot(res), "--svg", "the --svg plot"});
   if (!markdown_path.empty()) {
     std::ostringstream md;
     md << "| group | role | n | MAPE | max abs error | worst row |\n|---|---|---|---|---|---|\n";
@@ -174,11 +170,11 @@ int run_validate(const std::vector<RefRow>& rows, const Database& db, bool as_js
       md << "| `" << r.row->id << "` | " << r.row->role << " | " << r.row->metric << " | "
          << fixed(r.row->measured, 3) << " | " << (r.error.empty() ? fixed(r.predicted, 3) : "-") << " | "
          << (r.error.empty() ? pct(r.rel_error) : r.error) << " |\n";
-    auto st = write_file_atomic(markdown_path, md.str());
-    if (!st.ok()) {
-      std::cerr << "ftcost: error: --markdown: " << printable(st.error().to_string()) << "\n";
-      return 2;
-    }
+    outputs.push_back({markdown_path, md.str(), "--markdown", "the --markdown table"});
+  }
+  if (auto st = write_files_atomic(outputs); !st.ok()) {
+    std::cerr << "ftcost: error: " << printable(st.error().to_string()) << "\n";
+    return 2;
   }
   if (failed > 0) {
     std::cerr << "ftcost: error: " << failed << " reference row(s) could not be predicted (see the table)\n";

@@ -11,7 +11,9 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <sys/stat.h>
 #include <utility>
+#include <vector>
 
 namespace ftcost::cli {
 
@@ -70,13 +72,34 @@ std::string num(double v) {
 
 int run_fit_stack_runs(const std::vector<std::string>& paths, const Database& db, const std::string& stack_id,
                        const std::string& write_path, bool as_json, const RunReader& read) {
-  auto fail = [](const Error& e) {
-    std::cerr << "ftcost: error: " << e.to_string() << "\n";
+  auto fail = [](const Error& e) {  // names and fields from the run files: printable
+    std::cerr << "ftcost: error: " << printable(e.to_string()) << "\n";
     return e.exit_code();
   };
   const StackProfile* s = db.stack(stack_id);
-  if (s == nullptr)
-    return fail(make_error(Errc::unknown_id, "--stack", "unknown stack \"" + stack_id + "\""));
+  if (s == nullptr) {
+    std::vector<std::string> ids;
+    for (const auto& [id, x] : db.stacks()) ids.push_back(id);
+    return fail(make_error(Errc::unknown_id, "--stack",
+                           "unknown stack \"" + stack_id + "\"" + known_ids_hint(stack_id, ids) +
+                               " (the profile the runs refit: a stack id of the database, not a file)"));
+  }
+  // --write replaces a stack profile or writes a new file, never another file (issue 39 L3); checked before
+  // the fit, so that a wrong path fails at once.
+  if (!write_path.empty()) {
+    struct stat st {};
+    if (::stat(write_path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      auto text = read(write_path);
+      auto doc = text.ok() ? parse_json_text(text.value(), write_path) : Result<json>(text.error());
+      const bool profile = doc.ok() && doc->is_object() && doc->contains("schema") &&
+                           doc->at("schema") == json("ftcost.stack/1");
+      if (!profile)
+        return fail(make_error(
+            Errc::invalid_value, "--write",
+            write_path + ": exists and is not an ftcost.stack/1 profile; --write with --run replaces "
+                         "a stack profile or writes a new file: give a new file name"));
+    }
+  }
   auto runs = load_runs(paths, db, read);
   if (!runs.ok()) return fail(runs.error());
   auto fit = fit_stack_to_runs(runs.value(), db, *s);
@@ -123,9 +146,9 @@ int run_fit_stack_runs(const std::vector<std::string>& paths, const Database& db
              p.fitted && !p.at_bound ? num(p.ci95_lo) + " to " + num(p.ci95_hi) : "-",
              p.fitted ? p.note : "not fitted: " + p.note});
     std::cout << t.str();
-    for (const auto& n : r.notes) std::cout << "note: " << n << "\n";
+    for (const auto& n : r.notes) std::cout << "note: " << printable(n) << "\n";
     for (const auto& run : runs.value())
-      for (const auto& l : run.lacks) std::cout << "note: " << run.source << " lacks " << l << "\n";
+      for (const auto& l : run.lacks) std::cout << "note: " << printable(run.source + " lacks " + l) << "\n";
     std::cout << "other configurations: the residual above holds for the shapes the run covered; batch sizes "
                  "and lengths outside them add the fitted parameters' error bars (`ftcost estimate --run` "
                  "propagates them to the estimated configuration), and other GPUs are not calibrated by "
@@ -151,7 +174,9 @@ int run_fit_stack_runs(const std::vector<std::string>& paths, const Database& db
   j["throughput"]["fit"] = r.stack.fit;
   auto st = write_file_atomic(write_path, j.dump(2) + "\n");
   if (!st.ok()) return fail(make_error(st.error().code, "--write", st.error().to_string()));
-  if (!as_json) std::cout << "wrote " << write_path << "\n";
+  if (!as_json)
+    std::cout << "wrote " << printable(write_path) << " (load it with --stack " << printable(write_path)
+              << ")\n";
   return 0;
 }
 

@@ -16,12 +16,16 @@ namespace {
 struct ScaleState {
   Request req;
   std::string counts;
+  const CLI::Option* counts_flag = nullptr;  // given, perhaps with an empty value
   bool as_json = false, as_csv = false;
 };
 
 int run_scale(const ScaleState& st) {
   const Database& db = Database::embedded();
   std::vector<int> counts;
+  if (st.counts_flag != nullptr && st.counts_flag->count() > 0 && st.counts.empty())
+    return fail(make_error(Errc::invalid_value, "--counts",
+                           "is empty; give GPU counts such as 1,2,4,8 or leave the option out"));
   if (!st.counts.empty()) {
     auto c = parse_counts(st.counts);
     if (!c.ok()) return fail(c.error());
@@ -34,7 +38,7 @@ int run_scale(const ScaleState& st) {
     return 0;
   }
   if (st.as_csv) {
-    std::cout << scaling_to_csv(s.value());
+    std::cout << printable_csv(scaling_to_csv(s.value()));
     return 0;
   }
   Table t({"GPUs", "nodes", "strategy", "batch/GPU", "peak/GPU", "step", "exposed comm", "queries/s",
@@ -77,9 +81,10 @@ Command add_scale(CLI::App& app) {
   auto* scl = app.add_subcommand(
       "scale", "The job on 1, 2, 4, 8... GPUs: time, cost, throughput and scaling efficiency per GPU count");
   add_job_options(scl, s->req, {"nodes"});
-  scl->add_option("--counts", s->counts,
-                  "GPU counts, e.g. 1,2,4,8,16 (default 1, 2, 4... up to a node, and 2 and 4 nodes with a "
-                  "network); above --gpus (GPUs per node, default 8) a count is whole nodes");
+  s->counts_flag = scl->add_option(
+      "--counts", s->counts,
+      "GPU counts, e.g. 1,2,4,8,16 (default 1, 2, 4... up to a node, and 2 and 4 nodes with a "
+      "network); above --gpus (GPUs per node, default 8) a count is whole nodes");
   auto* scl_json = scl->add_flag("--json", s->as_json, "print JSON");
   scl->add_flag("--csv", s->as_csv, "print CSV")->excludes(scl_json);
   return {scl, [s] { return run_scale(*s); }};

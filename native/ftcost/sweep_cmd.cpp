@@ -40,7 +40,7 @@ int run_sweep(const SweepState& s) {
     return 0;
   }
   if (s.as_csv) {
-    std::cout << sweep_to_csv(sw);
+    std::cout << printable_csv(sweep_to_csv(sw));
     return 0;
   }
   Table t({"batch", "fits", "memory GiB", "step s", "queries/s", "range", "tokens/s"},

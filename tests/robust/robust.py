@@ -683,6 +683,236 @@ def build_cases(env):
     add(Case("invalid UTF-8 in a value", ["estimate", "--model", "\udcff\udcfe", "--gpu", "a40"], "bad", "--model",
              check=no_raw_escape))
     add(Case("very long value", ["estimate"] + JOB + ["--method", "x" * 100000], "bad", "--method"))
+    c += cases_issue39_inputs(E)  # E: `env` is rebound by the environment cases above
+    return c
+
+
+def cases_issue39_inputs(env):
+    """Issue 39, input, file and performance defects: each case failed before its fix."""
+    c = []
+    E = env
+    add = c.append
+    j = E.j
+    LORA = ["--model", "llama-3.1-8b", "--method", "lora"]
+
+    # H1: a length file near the 8 MiB cap (4.19M lines) is binned once, not once per shape
+    big = j("i39-4m-lines.txt")
+    with open(big, "w") as f:
+        f.write("8\n9\n" * 2095000)
+    fine = j("i39-460k-bins.json")  # 8 MB of exact bins: reduced like the list they came from
+    write(fine, json.dumps({"schema": "ftcost.dataset/1",
+                            "histogram": [[n, n, 1 + n % 7] for n in range(1, 460000)]}, separators=(",", ":")))
+    for cmd in ("compare", "plan"):
+        for label, path in (("4.19M lengths", big), ("460k histogram bins", fine)):
+            add(Case("i39 H1 %s with %s finishes in seconds" % (cmd, label), [cmd] + LORA + ["--dataset", path],
+                     "ok", check=lambda r: None if r.seconds < 10 else "took %.1f s (bar: 5 s)" % r.seconds))
+
+    # L1: --out named like a companion is refused, not overwritten by it; L2: all or none
+    def unchanged(path, text):
+        return lambda r: None if open(path).read() == text else "%s was replaced" % path
+
+    full_plan = ["plan", "--model", "llama-3.1-8b", "--method", "full", "--dataset", "math14k", "--max-gpus", "8",
+                 "--config", "trl"]
+    zero_plan = ["plan"] + LORA + ["--dataset", "math14k", "--deadline", "0.01", "--config", "trl", "--pick", "0"]
+    for label, args, name in (("accelerate.yaml", full_plan, "accelerate.yaml"),
+                              ("deepspeed.json", zero_plan, "deepspeed.json")):
+        d = j("i39-l1-" + name)
+        os.makedirs(d)
+        add(Case("i39 L1 plan --out named like its companion %s" % label, args + ["--out", os.path.join(d, name)],
+                 "bad", ("--out", name), check=lambda r, d=d: None if not os.listdir(d) else
+                 "wrote %s" % os.listdir(d)))
+    d = j("i39-l2")
+    os.makedirs(os.path.join(d, "accelerate.yaml"))
+    mine = write(os.path.join(d, "trl.yaml"), "my own trl.yaml\n")
+    add(Case("i39 L2 a companion that cannot be written leaves --out untouched", full_plan + ["--out", mine],
+             "bad", ("--out", "accelerate.yaml", "folder"), check=unchanged(mine, "my own trl.yaml\n")))
+    md = write(j("i39-l2-report.md"), "my notes\n")
+    add(Case("i39 L2 validate --svg and --markdown naming one file", ["validate", "--svg", md, "--markdown", md],
+             "bad", ("--svg", "--markdown"), check=unchanged(md, "my notes\n")))
+    add(Case("i39 L2 validate --markdown failing leaves --svg untouched",
+             ["validate", "--svg", md, "--markdown", E.out_missing_dir], "bad", "--markdown",
+             check=unchanged(md, "my notes\n")))
+
+    # L3: fit-stack --run --write replaces a stack profile or writes a new file, nothing else; what it writes
+    # loads with --stack FILE
+    run_path = os.path.join(E.source, "gpu-db/runs/h200-sxm-141gb/trainer-llama-3.2-3b-lora-r16.json")
+    run_doc = json.load(open(run_path))
+    notes = write(j("i39-notes.json"), '{"my": "notes"}\n')
+    add(Case("i39 L3 fit-stack --run --write refuses a file that is not a profile",
+             ["fit-stack", "--run", run_path, "--write", notes], "bad", ("--write", "ftcost.stack/1"),
+             check=unchanged(notes, '{"my": "notes"}\n')))
+    profile = j("i39-profile.json")
+    profile = j("i39-profile.json")
+
+    def loads_with_stack(r):
+        if "--stack " + profile not in r.out:
+            return "no hint how to load the profile"
+        est = subprocess.run([ARGS.ftcost, "estimate", "--model", "llama-3.2-3b", "--gpu", "h200-sxm-141gb", "--method",
+                              "lora", "--seq", "512", "--stack", profile, "--json"], capture_output=True, text=True,
+                             timeout=ARGS.timeout)
+        if est.returncode != 0:
+            return "estimate --stack %s: %s" % (profile, est.stderr.strip()[:200])
+        return None if "+run" in json.loads(est.stdout)["stack"]["id"] else "not the refitted profile"
+
+    add(Case("i39 L3 fit-stack --run --write a new profile that --stack FILE loads",
+             ["fit-stack", "--run", run_path, "--write", profile], "ok", check=loads_with_stack))
+    prof_copy = j("i39-stack-profile.json")
+    shutil.copy(os.path.join(E.source, "gpu-db/stacks/hf-trl-2026.json"), prof_copy)
+    add(Case("i39 L3 --stack FILE loads a complete profile",
+             ["estimate", "--model", "llama-3.2-3b", "--gpu", "h200-sxm-141gb", "--method", "lora", "--seq", "512",
+              "--stack", prof_copy, "--json"], "ok"))
+    add(Case("i39 M3 --stack FILE in plan says it takes ids",
+             ["plan"] + LORA + ["--dataset", "math14k", "--stack", prof_copy], "bad", ("--stack", "ids")))
+    add(Case("i39 M3 --node FILE says it takes preset ids",
+             ["estimate"] + LORA + ["--gpu", "h100-sxm5-80gb", "--seq", "512", "--node",
+                                    os.path.join(E.source, "gpu-db/nodes/dgx-h100.json")],
+             "bad", ("--node", "not a file")))
+    add(Case("i39 M3 fit-stack --stack FILE says it takes ids",
+             ["fit-stack", "--run", run_path, "--stack", prof_copy], "bad", ("--stack", "not a file")))
+    add(Case("i39 fit-stack --run with --dir is an error", ["fit-stack", "--run", run_path, "--dir", E.ref_ok],
+             "bad", "--dir"))
+    # W6: a run with one timed step (or identical steps) never gives a zero-width range
+    RUN_JOB = ["estimate", "--model", "llama-3.2-3b", "--gpu", "h200-sxm-141gb", "--method", "lora"]
+
+    def range_width(r):
+        d = json.loads(r.out)
+        lo, hi = d["throughput_queries_per_s_range"]
+        return None if hi > lo * 1.05 else "range %s is (nearly) zero-width" % [lo, hi]
+
+    one = write(j("i39-run-one-step.json"), json.dumps(dict(run_doc, steps=run_doc["steps"][-1:])))
+    same = write(j("i39-run-same-steps.json"), json.dumps(dict(run_doc, steps=run_doc["steps"][-1:] * 200)))
+    for label, path in (("one timed step", one), ("200 identical steps", same)):
+        add(Case("i39 W6 estimate --run with %s has a range" % label,
+                 RUN_JOB + ["--seq", "128", "--batch", "1", "--run", path, "--json"], "ok", check=range_width))
+    # W7: absurd run memory is refused naming the field; a fitted parameter at its bound is warned about
+    steps1 = [dict(st, max_memory_allocated_bytes=1, max_memory_reserved_bytes=2) for st in run_doc["steps"]]
+    m1 = write(j("i39-run-1-byte.json"), json.dumps(dict(run_doc, steps=steps1)))
+    for cmd in (["fit-stack", "--run", m1], RUN_JOB + ["--seq", "2048", "--run", m1]):
+        add(Case("i39 W7 %s --run with a 1-byte peak" % cmd[0], cmd, "bad",
+                 "steps[0].max_memory_allocated_bytes"))
+    slow = write(j("i39-run-slow.json"), json.dumps(dict(run_doc, steps=[dict(st, wall_s=3600)
+                                                                          for st in run_doc["steps"]])))
+    add(Case("i39 W7 estimate --run warns about a parameter at its bound", RUN_JOB + ["--seq", "2048", "--run",
+                                                                                     slow], "ok",
+             check=lambda r: None if "sits at its bound" in r.out else "no warning of the bound"))
+    # A1: the run schema's fields the fit does not read are checked all the same
+    for field, patch in (("training.batch_size", {"training": dict(run_doc["training"], batch_size=0)}),
+                         ("training.batch_size", {"training": dict(run_doc["training"], batch_size=-4)}),
+                         ("training.gradient_accumulation_steps",
+                          {"training": dict(run_doc["training"], gradient_accumulation_steps=0)}),
+                         ("training.max_length", {"training": dict(run_doc["training"], max_length=0)}),
+                         ("training.packing", {"training": dict(run_doc["training"], packing="yes")}),
+                         ("recorder.warmup_steps", {"recorder": dict(run_doc.get("recorder", {}), warmup_steps=-1)}),
+                         ("gpu.memory_bytes", {"gpu": dict(run_doc["gpu"], memory_bytes=-1)}),
+                         ("gpu.memory_bytes", {"gpu": dict(run_doc["gpu"], memory_bytes=1e300)})):
+        section, key = field.split(".")
+        shown = "%s=%s" % (field, json.dumps(patch[section][key]))
+        path = write(j("i39-run-a1-%s.json" % hashlib.sha256(shown.encode()).hexdigest()[:8]),
+                     json.dumps(dict(run_doc, **patch)))
+        for cmd in (["fit-stack", "--run", path], RUN_JOB + ["--seq", "512", "--run", path]):
+            add(Case("i39 A1 %s --run with %s" % (cmd[0], shown), cmd, "bad", field))
+
+    # R1: a length file whose samples are all shorter than 8 tokens (the default --max-length is the longest)
+    short = write(j("i39-short.txt"), "5\n6\n7\n")
+    one_token = write(j("i39-one-token.txt"), "1\n")
+    for cmd, extra in (("estimate", ["--gpu", "h100-sxm5-80gb"]), ("compare", []), ("plan", []),
+                       ("scale", ["--gpu", "h100-sxm5-80gb", "--counts", "1,2"]), ("sweep", ["--gpu", "h100-sxm5-80gb"])):
+        add(Case("i39 R1 %s with samples under 8 tokens" % cmd, [cmd] + LORA + extra + ["--dataset", short], "ok"))
+    add(Case("i39 R1 estimate with a 1-token sample", ["estimate"] + LORA + ["--gpu", "a40", "--dataset", one_token],
+             "ok"))
+    # R2: scale takes the network it asks for
+    add(Case("i39 R2 scale --network --network-gbit-per-gpu", ["scale"] + LORA + [
+        "--gpu", "h100-sxm5-80gb", "--seq", "512", "--counts", "8,16", "--network", "infiniband",
+        "--network-gbit-per-gpu", "400", "--json"], "ok",
+        check=lambda r: None if [p["nodes"] for p in json.loads(r.out)["points"]] == [1, 2] and
+        "error" not in json.loads(r.out)["points"][1] else "the 16-GPU row is missing or an error"))
+    # R3: a --headroom above the smallest GPUs leaves them out with a note, not the whole comparison
+    add(Case("i39 R3 compare --headroom 30", ["compare"] + LORA + ["--seq", "512", "--headroom", "30"], "ok",
+             check=lambda r: None if "a10 has only" in r.out else "no note for the GPUs left out"))
+    add(Case("i39 R3 plan --headroom 30", ["plan"] + LORA + ["--dataset", "math14k", "--headroom", "30"], "ok",
+             check=lambda r: None if "a10" in r.out and "left out" in r.out else "no note for the GPUs left out"))
+    add(Case("i39 R3 compare --fits-only --headroom 70", ["compare"] + LORA + ["--seq", "512", "--fits-only",
+                                                                              "--headroom", "70"], "ok"))
+    add(Case("i39 R3 compare --headroom above every GPU", ["compare"] + LORA + ["--seq", "512", "--headroom",
+                                                                               "1000"], "bad", "--headroom"))
+    # A2 / M1: an ftcost.dataset/1 file's fields are checked and errors name the file and the field
+    hist = [[100, 300, 5]]
+    stats = {"min": 100, "median": 200, "mean": 200, "p90": 280, "p99": 299, "max": 300}
+    for label, doc, field in (
+            ("length_tokens.min negative", {"length_tokens": dict(stats, min=-5)}, "length_tokens.min"),
+            ("length_tokens with only min", {"length_tokens": {"min": 100}}, "length_tokens.median"),
+            ("length_tokens.max against the data", {"length_tokens": dict(stats, max=99999)}, "length_tokens.max"),
+            ("id a path", {"id": "../../etc/passwd"}, "id"),
+            ("id with ESC", {"id": "d\u001b[2J"}, "id"),
+            ("template_tokens 2.5", {"template_tokens": 2.5}, "template_tokens"),
+            ("counts adding to 1e300", {"histogram": [[100, 300, 1e300]]}, "histogram"),
+            ("counts adding to 2^64", {"histogram": [[100, 300, 18446744073709551616]]}, "histogram")):
+        path = write(j("i39-ds-%s.json" % hashlib.sha256(label.encode()).hexdigest()[:8]), json.dumps(
+            dict({"schema": "ftcost.dataset/1", "histogram": hist}, **doc)))
+        add(Case("i39 A2 dataset file %s" % label, ["estimate"] + LORA + ["--gpu", "a40", "--dataset", path], "bad",
+                 (os.path.basename(path), field), check=lambda r: None if "--queries" not in r.err and
+                 "--template-tokens" not in r.err else "a file field reported as a flag"))
+    ok_doc = write(j("i39-ds-ok.json"), json.dumps({"schema": "ftcost.dataset/1", "histogram": hist, "id": "My data",
+                                                   "length_tokens": stats, "template_tokens": 12}))
+    add(Case("i39 A2 dataset file with valid length_tokens and a free-form id",
+             ["estimate"] + LORA + ["--gpu", "a40", "--dataset", ok_doc], "ok"))
+    # A3: model config rope_scaling / rope_theta as transformers' rope_config_validation checks them
+    llama = {"model_type": "llama", "hidden_size": 512, "intermediate_size": 1376, "num_hidden_layers": 4,
+             "num_attention_heads": 8, "num_key_value_heads": 4, "vocab_size": 32000}
+    for label, patch, field in (("rope_scaling string", {"rope_scaling": "junk"}, "rope_scaling"),
+                                ("rope_scaling list", {"rope_scaling": [1, 2, 3]}, "rope_scaling"),
+                                ("rope_scaling unknown type", {"rope_scaling": {"rope_type": "warp9", "factor": 2}},
+                                 "rope_scaling.rope_type"),
+                                ("rope_scaling factor -1", {"rope_scaling": {"rope_type": "linear", "factor": -1}},
+                                 "rope_scaling.factor"),
+                                ("rope_scaling factor NaN text", {"rope_scaling": {"rope_type": "linear",
+                                                                                   "factor": "NaN"}},
+                                 "rope_scaling.factor"),
+                                ("rope_scaling factor 1e308", {"rope_scaling": {"rope_type": "linear",
+                                                                                "factor": 1e308}},
+                                 "rope_scaling.factor"),
+                                ("rope_theta -1", {"rope_theta": -1}, "rope_theta"),
+                                ("rope_theta text", {"rope_theta": "x"}, "rope_theta")):
+        path = write(j("i39-model-%s.json" % hashlib.sha256(label.encode()).hexdigest()[:8]),
+                     json.dumps(dict(llama, **patch)))
+        add(Case("i39 A3 model config %s" % label, ["estimate", "--model", path, "--gpu", "a40", "--method", "lora",
+                                                    "--seq", "512"], "bad", field))
+
+    # M2: flags the plan chooses itself say so, not "arguments were not expected"
+    for flag, value in (("--gpu", "a40"), ("--batch", "4"), ("--parallel", "tp:2"), ("--provider", "crusoe"),
+                        ("--node", "dgx-h100")):
+        add(Case("i39 M2 plan %s says the plan chooses it" % flag, ["plan"] + LORA + ["--dataset", "math14k", flag,
+                                                                                  value],
+                 "bad", (flag, "chosen by the plan")))
+    # M4: --network none over a node preset's network says a network is needed
+    add(Case("i39 M4 --node with --nodes 2 --network none", ["estimate"] + LORA + [
+        "--gpu", "h100-sxm5-80gb", "--seq", "512", "--node", "dgx-h100", "--nodes", "2", "--network", "none"], "bad",
+        ("--network", "needs a network")))
+    # M5: every error of the --vs job carries its marker
+    add(Case("i39 M5 --vs parallel=tp:2 on one GPU", ["estimate"] + LORA + ["--gpu", "h100-sxm5-80gb", "--seq", "512",
+                                                                           "--vs", "parallel=tp:2"], "bad",
+             ("--parallel", "(--vs)")))
+
+    # A4: empty values are errors, not "not given"
+    add(Case("i39 A4 fit-stack --run --write ''", ["fit-stack", "--run", run_path, "--write", ""], "bad", "--write"))
+    add(Case("i39 A4 scale --counts ''", ["scale"] + LORA + ["--gpu", "h100-sxm5-80gb", "--seq", "512", "--counts",
+                                                             ""], "bad", "--counts"))
+    # T1: control characters from input files never reach the terminal (--csv, fit-stack text and errors)
+    tok = write(j("i39-ctrl-dataset.json"), json.dumps(
+        {"schema": "ftcost.dataset/1", "histogram": [[100, 200, 5]], "tokenizer": "x\u001b]0;pwned\u0007",
+         "display_name": "d\u001b[2J"}))
+    for cmd, extra in (("estimate", ["--gpu", "h100-sxm5-80gb"]), ("compare", []),
+                       ("scale", ["--gpu", "h100-sxm5-80gb", "--counts", "1,2"]),
+                       ("sweep", ["--gpu", "h100-sxm5-80gb"])):
+        add(Case("i39 T1 %s --csv escapes the dataset's fields" % cmd, [cmd] + LORA + extra + ["--dataset", tok,
+                                                                                            "--csv"],
+                 "ok", check=no_raw_escape))
+    lacks = write(j("i39-run-lacks.json"), json.dumps(dict(run_doc, lacks=["\u001b[2J"])))
+    add(Case("i39 T1 fit-stack --run text escapes the run's fields", ["fit-stack", "--run", lacks], "ok",
+             check=no_raw_escape))
+    gid = write(j("i39-run-gpu-id.json"), json.dumps(dict(run_doc, gpu=dict(run_doc["gpu"], id="h200\u001b[31m"))))
+    add(Case("i39 T1 fit-stack --run error escapes the run's fields", ["fit-stack", "--run", gid], "bad", "gpu.id",
+             check=no_raw_escape))
     return c
 
 

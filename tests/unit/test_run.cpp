@@ -201,6 +201,7 @@ TEST_CASE("with measurement noise the 95% intervals cover the truth") {
   for (int seed = 0; seed < trials; ++seed) {
     const RunFile run = synthesize(doc, truth, 0.03, 1000 + static_cast<std::uint64_t>(seed));
     auto fit = fit_stack_to_runs({run}, db(), base);
+    if (!fit.ok()) MESSAGE(fit.error().to_string());
     REQUIRE(fit.ok());
     CHECK(fit->rms_log_after < 0.05);
     for (const auto& p : fit->params) {

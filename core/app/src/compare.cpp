@@ -265,8 +265,16 @@ Result<std::vector<CompareRow>> compare_gpus(const Request& req, const Database&
                                              int max_gpus) {
   if (db.gpus().empty()) return make_error(Errc::invalid_value, "gpu", "the database has no GPUs");
   if (auto st = check_compare_request(req, max_gpus); !st.ok()) return st.error();
-  // Fails when the request is wrong whatever the GPU (an unknown model, a bad flag).
-  FTCOST_TRY(in0, resolve_request(request_for_gpu(req, db.gpus().begin()->first), db, reader, today_days));
+  // Fails when the request is wrong whatever the GPU (an unknown model, a bad flag); a GPU it is wrong for
+  // (a --headroom above its memory) is a row with that error. The largest GPUs first: the likeliest to take
+  // the job.
+  std::vector<std::string> by_memory = db.gpu_ids();
+  std::stable_sort(by_memory.begin(), by_memory.end(), [&db](const std::string& a, const std::string& b) {
+    return db.gpu(a)->usable_bytes() > db.gpu(b)->usable_bytes();
+  });
+  FTCOST_TRY(probe, probe_gpus(request_for_gpu(req, ""), by_memory, db, reader, today_days));
+  const Inputs& in0 = probe.in;
+  const FileReader& summarised = probe.reader;  // one binning of the user's lengths
   ShapeFilter filter;
   if (req.count("gpus") != 0) filter.gpus_per_node = in0.multi.gpus;
   if (req.count("nodes") != 0) filter.nodes = in0.multi.nodes;
@@ -275,7 +283,7 @@ Result<std::vector<CompareRow>> compare_gpus(const Request& req, const Database&
   Request job = req;
   job.erase("gpus");
   job.erase("nodes");
-  const GpuRows gpu_rows{db, reader, today_days, filter, filtered, calibration_for};
+  const GpuRows gpu_rows{db, summarised, today_days, filter, filtered, calibration_for};
   std::vector<CompareRow> rows;
   for (const auto& [id, gpu] : db.gpus()) gpu_rows.add(job, id, gpu, rows);
   return rows;

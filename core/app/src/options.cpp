@@ -103,6 +103,44 @@ Error in_file(const std::string& path, Error e) {
   return e;
 }
 
+// --stack's value: a profile of the database, or a profile file (a user's refit: the database's loader, less
+// the aliases it resolves there).
+Result<StackProfile> stack_of(const ResolveState& st, const std::string& v) {
+  if (const StackProfile* sp = st.db.stack(v)) return *sp;
+  if (!looks_like_path(v))
+    return make_error(
+        Errc::unknown_id, "--stack",
+        "unknown stack \"" + v + "\"" + known_ids_hint(v, option_ids("stacks", st.db)) +
+            " (or a path to a stack profile JSON, e.g. one `ftcost fit-stack --run R --write FILE` "
+            "wrote)");
+  FTCOST_TRY(doc, read_doc(st, v, "--stack"));
+  if (doc.is_object() && doc.contains("alias_of"))
+    return make_error(
+        Errc::invalid_value, "--stack",
+        v + ": alias_of: an alias profile is read only from the database (gpu-db/stacks/); give "
+            "its id, or a complete profile file");
+  auto sp = parse_stack(doc, v);
+  if (!sp.ok()) return in_file(v, sp.error());
+  return sp.value();
+}
+
+// --stack: the profile, and a warning when its software does not run on the GPU's vendor.
+Status apply_stack(ResolveState& st, const std::string& v) {
+  FTCOST_TRY(stack, stack_of(st, v));
+  st.in.stack = stack;
+  const std::string vendor_warning = stack_vendor_warning(st.in.stack, st.in.gpu.id, st.in.gpu.vendor);
+  if (!vendor_warning.empty()) st.in.warnings.push_back(vendor_warning);
+  return Ok{};
+}
+
+// What an unknown --node value is told: a path gets how to describe another machine.
+std::string node_path_hint(const std::string& v) {
+  if (!looks_like_path(v)) return "";
+  return " (--node takes the id of a preset in gpu-db/nodes/, not a file: give --gpus, --nodes, --network "
+         "and "
+         "--network-gbit-per-gpu for another machine)";
+}
+
 DefaultValue fixed_default(std::string value, std::string reason = {}) {
   return DefaultValue{std::move(value), std::move(reason), true};
 }
@@ -689,7 +727,7 @@ std::vector<Option> build_options() {
     o.help = "Truncation length";
     o.details = "Samples longer than this are truncated (LLaMA-Factory cutoff_len).";
     o.unit = "tokens";
-    o.lo = 8;
+    o.lo = 1;  // as --seq and a length file's samples: the default (the longest sample) is always allowed
     o.hi = 1 << 22;
     o.default_help = "1024 for a preset; the longest sample of your own length file";
     o.default_rule = [](const ResolveState& st) {
@@ -859,7 +897,7 @@ std::vector<Option> build_options() {
     o.kind = OptionKind::id_or_path;
     o.group = "gpu";
     o.label = "Software";
-    o.help = "Software stack profile";
+    o.help = "Software stack profile: an id, or a profile JSON file (e.g. from fit-stack --run --write)";
     o.details =
         "Software stack profile: how the training software behaves (per-kernel and per-expert host "
         "overheads, MoE execution as a loop over experts or grouped GEMM, memory overheads). Its constants "
@@ -874,16 +912,7 @@ std::vector<Option> build_options() {
           "run; the paper's is " +
               std::string(kPaperStackId));
     };
-    o.apply = [](ResolveState& st, const std::string& v) -> Status {
-      const StackProfile* sp = st.db.stack(v);
-      if (sp == nullptr)
-        return make_error(Errc::unknown_id, "--stack",
-                          "unknown stack \"" + v + "\"" + known_ids_hint(v, option_ids("stacks", st.db)));
-      st.in.stack = *sp;
-      const std::string vendor_warning = stack_vendor_warning(st.in.stack, st.in.gpu.id, st.in.gpu.vendor);
-      if (!vendor_warning.empty()) st.in.warnings.push_back(vendor_warning);
-      return Ok{};
-    };
+    o.apply = apply_stack;
     add(o);
   }
   {
@@ -1330,7 +1359,7 @@ std::vector<Option> build_options() {
         std::vector<std::string> ids;
         for (const auto& [id, x] : st.db.nodes()) ids.push_back(id);
         return make_error(Errc::unknown_id, "--node",
-                          "unknown node preset \"" + v + "\"" + known_ids_hint(v, ids));
+                          "unknown node preset \"" + v + "\"" + known_ids_hint(v, ids) + node_path_hint(v));
       }
       if (n->gpu != st.in.gpu.id)
         return make_error(Errc::invalid_value, "--node",
@@ -1531,17 +1560,25 @@ Status resolve_option(const Option& o, ResolveState& st) {
     }
     return make_error(Errc::invalid_value, o.flag(), not_applicable);
   }
+  std::string default_reason;
   if (!given) {
     if (o.required) return make_error(Errc::missing_field, o.flag(), o.required_message);
     if (!o.default_rule) return Ok{};
     const DefaultValue d = o.default_rule(st);
     if (d.value.empty()) return Ok{};
     value = d.value;
+    default_reason = d.reason.empty() ? "the default" : d.reason;
     if (d.listed)
       st.in.defaults.push_back(o.key + "=" + value + (d.reason.empty() ? "" : " (" + d.reason + ")"));
   }
-  FTCOST_TRY(checked, check_option_value(o, st, value));
-  (void)checked;
+  if (auto checked = check_option_value(o, st, value); !checked.ok()) {
+    if (given) return checked.error();
+    // A default the flag's own check refuses comes from an input the user gave (a file's field): say so,
+    // since the flag itself was never given.
+    Error e = checked.error();
+    e.message = "not given; its default " + value + " (" + default_reason + ") is not allowed: " + e.message;
+    return e;
+  }
   return o.apply ? o.apply(st, value) : Status(Ok{});
 }
 
@@ -1707,6 +1744,53 @@ Result<Inputs> resolve_request(const Request& req, const Database& db, const Fil
   Resolution r = resolve_partial(req, db, reader, today_days);
   if (!r.ok) return r.error;
   return std::move(r.in);
+}
+
+Result<GpuProbe> probe_gpus(const Request& req, const std::vector<std::string>& gpu_ids, const Database& db,
+                            const FileReader& reader, long today_days) {
+  GpuProbe p;
+  p.reader = reader;
+  bool summarised = false;
+  for (const auto& id : gpu_ids) {
+    Request r = req;
+    r["gpu"] = id;
+    Resolution res = resolve_partial(r, db, p.reader, today_days);
+    // the options before the failing one are resolved: a length file is read and binned once
+    if (!summarised && res.in.dataset != nullptr) {
+      p.reader = summarised_reader(res.in, p.reader);
+      summarised = true;
+    }
+    if (res.ok) {
+      p.in = std::move(res.in);
+      p.gpu = id;
+      return p;
+    }
+    for (const auto& [other, e] : p.skipped)
+      if (e.field == res.error.field && e.message == res.error.message) return res.error;
+    p.skipped.emplace_back(id, res.error);
+  }
+  if (p.skipped.empty()) return make_error(Errc::invalid_value, "--gpus", "no GPU to resolve the job on");
+  return p.skipped.front().second;
+}
+
+FileReader summarised_reader(const Inputs& in, const FileReader& reader) {
+  const Dataset* d = in.dataset.get();
+  if (!reader || d == nullptr || !d->own_data || d->histogram.empty()) return reader;
+  json doc = d->to_file_json();
+  // The id and display name a list takes from its file name are left for the reader to take again (a file
+  // name need not be a valid id).
+  const std::string& path = in.dataset_id;
+  const std::size_t slash = path.find_last_of('/');
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (d->id == base) {
+    doc.erase("id");
+    if (d->display_name == base) doc.erase("display_name");
+  }
+  auto text = std::make_shared<const std::string>(doc.dump());
+  return [reader, path, text](const std::string& p) -> Result<std::string> {
+    if (p == path) return *text;
+    return reader(p);
+  };
 }
 
 bool option_applies(const Option& o, const Resolution& r, const Request& req, const Database& db) {

@@ -340,6 +340,12 @@ Status read_offload_keys(const json& obj, ParallelPlan& p) {
   return Ok{};
 }
 
+// --network-gbit-per-gpu as given; else the --node preset's rate, or none under --network none (which over a
+// preset's network means no network, not a kind without its rate).
+Result<double> network_rate(const json& obj, const std::string& net, double preset_rate) {
+  if (has(obj, "network-gbit-per-gpu")) return get_number_in(obj, "network-gbit-per-gpu", "", 0.1, 10000);
+  return net == "none" ? 0.0 : preset_rate;
+}
 }  // namespace
 
 Result<ParallelPlan> plan_from_json(const json& obj, const Inputs& in, const Database& db) {
@@ -416,10 +422,8 @@ Result<ParallelPlan> plan_from_json(const json& obj, const Inputs& in, const Dat
       return make_error(Errc::invalid_value, "--network",
                         "must be infiniband, roce, ethernet or none, got " + net);
   }
-  if (has(obj, "network-gbit-per-gpu")) {
-    FTCOST_TRY(x, get_number_in(obj, "network-gbit-per-gpu", "", 0.1, 10000));
-    gbit = x;
-  }
+  FTCOST_TRY(rate, network_rate(obj, net, gbit));
+  gbit = rate;
   if ((net == "none") != (gbit <= 0) && (has(obj, "network") || has(obj, "network-gbit-per-gpu")))
     return make_error(Errc::invalid_value, "--network-gbit-per-gpu",
                       "give a network kind and its Gbit/s per GPU together");

@@ -429,6 +429,8 @@ class PlanSearch {
   std::vector<Cand> cands_;
   std::set<std::string> no_fit_gpus_;
   std::set<std::string> fit_gpus_;
+  std::map<std::string, std::string> unresolved_;  // GPU -> why the job cannot be resolved on it
+  std::set<std::string> resolved_gpus_;
 
   void prune(const std::string& why, long n = 1) { res_.pruned[why] += n; }
   void prune_layouts(const std::string& why, const Layouts& layouts) {
@@ -489,8 +491,10 @@ class PlanSearch {
     auto rin = resolve_request(cfg.req, db_, reader_, today_days_);
     if (!rin.ok()) {
       prune("error");
+      unresolved_.emplace(gpu_id, rin.error().to_string());  // the first reason per GPU
       return;
     }
+    resolved_gpus_.insert(gpu_id);
     const Inputs in = rin.value();
     cfg.gpu = gpu_id;
     cfg.method = method;
@@ -882,6 +886,9 @@ class PlanSearch {
       add_alt("one GPU of: " + join_ids(ids),
               "the job does not fit on one of them at micro-batch 1 in any configuration tried");
     }
+    // GPUs the job cannot even be resolved on (a --headroom above their memory): left out, and why
+    for (const auto& [gpu, why] : unresolved_)
+      if (resolved_gpus_.count(gpu) == 0) add_alt(gpu, "left out: " + why);
     if (res_.front.empty() && cands_.empty())
       add_alt("any plan", "nothing fits: try --methods qlora, more GPUs (--max-gpus) or other --gpus");
   }
@@ -896,10 +903,23 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
   res.constraints = c;
   if (auto st = check_plan_job(job_in); !st.ok()) return st.error();
   if (db.gpus().empty()) return make_error(Errc::invalid_value, "--gpus", "the database has no GPUs");
-  // The job itself must be valid whatever the GPU (an unknown model or a bad flag is an error, not a prune).
-  Request probe = job_in;
-  probe["gpu"] = c.gpus.empty() ? db.gpus().begin()->first : c.gpus.front();
-  FTCOST_TRY(probe_in, resolve_request(probe, db, reader, today_days));
+  // The job itself must be valid whatever the GPU (an unknown model or a bad flag is an error, not a prune);
+  // a GPU it cannot be resolved on (a --headroom above its memory) is left out with a note. The largest
+  // GPUs first: the likeliest to take the job.
+  std::vector<std::string> gpus = c.gpus.empty() ? db.gpu_ids() : c.gpus;
+  std::stable_sort(gpus.begin(), gpus.end(), [&db](const std::string& a, const std::string& b) {
+    const GpuSpec* ga = db.gpu(a);
+    const GpuSpec* gb = db.gpu(b);
+    return ga != nullptr && gb != nullptr && ga->usable_bytes() > gb->usable_bytes();
+  });
+  FTCOST_TRY(gpu_probe, probe_gpus(job_in, gpus, db, reader, today_days));
+  const Inputs& probe_in = gpu_probe.in;
+  const FileReader& summarised = gpu_probe.reader;  // one binning of the user's lengths
+  if (job_in.count("stack") != 0 && db.stack(job_in.at("stack")) == nullptr)
+    return make_error(Errc::invalid_value, "--stack",
+                      job_in.at("stack") +
+                          " is a profile file; the plan searches the database's stacks (ids, or --stacks): "
+                          "price your profile with estimate, compare or scale --stack FILE");
   const std::string job_method = method_name(probe_in.workload.method);
   const std::string job_stack = probe_in.stack.id;
   std::vector<std::string> methods = c.methods.empty() ? std::vector<std::string>{job_method} : c.methods;
@@ -912,7 +932,7 @@ Result<PlanResult> plan(const Request& job_in, const PlanConstraints& c, const D
       std::find(stacks.begin(), stacks.end(), job_stack) == stacks.end())
     return make_error(Errc::invalid_value, "--stacks",
                       "does not include the job's --stack " + job_stack + "; give one or the other");
-  PlanSearch search(job_in, c, db, reader, today_days, probe_in,
+  PlanSearch search(job_in, c, db, summarised, today_days, probe_in,
                     plan_shapes(db, c, today_days, probe_in.stale_days), res);
   search.search(methods, stacks);
   search.choose();

@@ -171,6 +171,45 @@ Status read_optimizer(const json& doc, const json& training, const std::string& 
   return Ok{};
 }
 
+// recorder.source (what fit-stack reports), with the recorder's other fields checked against the schema.
+Result<std::string> recorder_source(const json& doc) {
+  if (!has(doc, "recorder")) return std::string();
+  const json& rec = doc.at("recorder");
+  if (!rec.is_object()) return make_error(Errc::wrong_type, "recorder", "must be an object");
+  for (const char* k : {"tool", "version", "created_utc"}) {
+    FTCOST_TRY(field, opt_string(rec, k, "recorder", ""));
+    (void)field;
+  }
+  FTCOST_TRY(warm, opt_count(rec, "warmup_steps", "recorder", 0, 0, 1 << 30));
+  (void)warm;
+  return opt_choice(rec, "source", "recorder",
+                    {"hook", "trainer-callback", "trainer_state", "torchtune-log"});
+}
+
+// gpu.memory_bytes as torch reports it (total_memory): a little below the label, less on a MIG slice,
+// never far more.
+Status check_gpu_memory(const json& g, const GpuSpec& gpu) {
+  if (!has(g, "memory_bytes")) return Ok{};
+  const json& v = g.at("memory_bytes");
+  const double bytes = v.is_number() ? v.get<double>() : -1;
+  if (bytes > 0 && bytes <= 1.5 * gpu.memory_gib * kGiB) return Ok{};
+  return make_error(Errc::out_of_range, "gpu.memory_bytes",
+                    "must be the GPU's memory in bytes, above 0 and at most 1.5 x the " +
+                        json(gpu.memory_gib).dump() + " GiB of " + gpu.id + ", got " + v.dump());
+}
+
+// The training arguments recorded for the record (the steps carry the shapes the fit uses), checked
+// against the schema all the same: a batch of 0 or a negative length is not a run.
+Status check_recorded_training(const json& t) {
+  for (const char* k : {"batch_size", "gradient_accumulation_steps", "max_length"}) {
+    FTCOST_TRY(n, opt_count(t, k, "training", 1, 1, std::int64_t{1} << 40));
+    (void)n;
+  }
+  FTCOST_TRY(packing, opt_bool(t, "packing", "training", false));
+  (void)packing;
+  return Ok{};
+}
+
 }  // namespace
 
 std::string stack_for_software(const json& software, std::string& why) {
@@ -230,10 +269,8 @@ Result<RunFile> parse_run(const std::string& text, const std::string& source, co
     return make_error(Errc::schema_mismatch, "schema", "expected \"ftcost.run/1\", got \"" + schema + "\"");
   RunFile run;
   run.source = source;
-  if (has(doc, "recorder") && doc.at("recorder").is_object()) {
-    FTCOST_TRY(rs, opt_string(doc.at("recorder"), "source", "recorder", ""));
-    run.recorder_source = rs;
-  }
+  FTCOST_TRY(rs, recorder_source(doc));
+  run.recorder_source = rs;
   for (const char* list : {"lacks"}) {
     if (has(doc, list) && doc.at(list).is_array())
       for (const auto& v : doc.at(list))
@@ -267,6 +304,7 @@ Result<RunFile> parse_run(const std::string& text, const std::string& source, co
     return make_error(Errc::missing_field, "gpu",
                       "needs id (an ftcost GPU id) or name (as nvidia-smi prints it)");
   }
+  if (auto st = check_gpu_memory(g, *db.gpu(run.gpu_id)); !st.ok()) return st.error();
   FTCOST_TRY(gcount, opt_count(g, "count", "gpu", 1, 1, 1 << 20));
   if (gcount != 1)
     run.notes.push_back("gpu.count = " + std::to_string(gcount) +
@@ -346,6 +384,7 @@ Result<RunFile> parse_run(const std::string& text, const std::string& source, co
     }
     if (auto st = read_lora_dropout(t, run.request); !st.ok()) return st.error();
   }
+  if (auto st = check_recorded_training(t); !st.ok()) return st.error();
   for (const char* k : {"precision", "optimizer", "attention", "checkpointing"})
     if (!has(t, k))
       run.notes.push_back(std::string("training.") + k + " not recorded: the estimate's default");
@@ -400,6 +439,8 @@ Result<RunFile> parse_run(const std::string& text, const std::string& source, co
                           "must be between 0 and batch_size x seq_len = " + std::to_string(bs * sl) +
                               ", got " + json(tok).dump());
       b.tokens = tok;
+      FTCOST_TRY(labels, opt_count(mb, "label_tokens", q, 0, 0, bs * sl));
+      (void)labels;
       FTCOST_TRY(as, opt_bool(mb, "assumed", q, false));
       b.assumed = as;
       st.micro.push_back(b);
@@ -671,6 +712,10 @@ class RunFitter {
     StackProfile fitted = profile_at(x_);
     res_.rms_log_after = rms_of(r_);
     time_points_out(r0);
+    std::set<std::string> shapes;
+    for (const auto& q : res_.points) shapes.insert(q.shape);
+    res_.time_shapes = shapes.size();
+    res_.time_params_fitted = chosen_.size();
     json pv = json::object();
     json ps = json::object();
     json nf = json::object();
@@ -771,9 +816,31 @@ class RunFitter {
     return Ok{};
   }
 
+  // A step's peak memory holds at least the model's weights as stored (16-bit, NF4 + absmax, int8: the
+  // memory model's weights term): a smaller max_memory_allocated is not a figure of this run. 10% below the
+  // term is allowed for what the parameter count can get wrong (tied or untied embeddings, buffers).
+  Status memory_floor_of(std::size_t ri) const {
+    const Inputs& in = ins_[ri];
+    const double weights = memory_for_batch(in.model, in.workload, in.stack, 1, 1).weights;
+    const double floor_bytes = 0.9 * weights;
+    for (std::size_t si = 0; si < runs_[ri].steps.size(); ++si) {
+      const RunStep& st = runs_[ri].steps[si];
+      for (const auto& [key, v] : {std::make_pair("max_memory_allocated_bytes", st.max_allocated_bytes),
+                                   std::make_pair("max_memory_reserved_bytes", st.max_reserved_bytes)})
+        if (v >= 0 && v < floor_bytes)
+          return make_error(Errc::out_of_range, runs_[ri].source + ": " + idx("steps", si) + "." + key,
+                            json(v).dump() + " bytes is less than the weights of " + in.model.id + " (" +
+                                json(std::round(weights / kGiB * 100) / 100).dump() + " GiB as " +
+                                method_name(in.workload.method) + " stores them): not a peak of this run");
+    }
+    return Ok{};
+  }
+
   Status collect_time_points() {
-    for (std::size_t ri = 0; ri < runs_.size(); ++ri)
+    for (std::size_t ri = 0; ri < runs_.size(); ++ri) {
+      if (auto st = memory_floor_of(ri); !st.ok()) return st;
       if (auto st = time_points_of(ri); !st.ok()) return st;
+    }
     return Ok{};
   }
 
@@ -1313,7 +1380,27 @@ Result<RunFitResult> apply_runs(Inputs& in, const std::vector<RunFile>& runs, co
       prop2 += d * d;
     }
   }
-  const double total = std::sqrt(fit.rms_log_after * fit.rms_log_after + prop2);
+  double total = std::sqrt(fit.rms_log_after * fit.rms_log_after + prop2);
+  if (fit.time_shapes <= fit.time_params_fitted) {
+    // A fit through as many shapes as parameters (one step, identical steps) has a zero residual and no
+    // error bars: it says nothing of its error here, so the profile's own range stands (issue 39 W6).
+    const double own = std::log1p(step_range_fraction(in));  // in.stack: the profile before the run
+    if (total < own) {
+      total = own;
+      in.warnings.push_back("the run has " + std::to_string(fit.time_shapes) + " step shape(s) for " +
+                            std::to_string(fit.time_params_fitted) +
+                            " fitted step-time parameter(s): no degrees of freedom to measure the fit's "
+                            "error, so the range is " +
+                            in.stack.id +
+                            "'s own (record steps of other batch sizes or lengths to narrow it)");
+    }
+  }
+  for (const auto& p : fit.params)
+    if (p.fitted && p.at_bound)
+      in.warnings.push_back(p.name + " from the run sits at its bound (" +
+                            json(std::round(p.value * 1e4) / 1e4).dump() + ", " + p.note +
+                            "): the estimate uses the bound; check the run's " +
+                            (p.kind == "memory" ? "memory figures" : "step times"));
   fit.stack.fit["rms_log_residual"] = total;
   fit.stack.fit["rms_log_residual_on_run"] = fit.rms_log_after;
   fit.stack.fit["parameter_uncertainty_at_this_config"] = std::sqrt(prop2);

@@ -141,6 +141,7 @@ Result<ScalingSeries> scaling_series(const Request& job, const Database& db, con
   Request base = job;
   base.erase("nodes");
   FTCOST_TRY(in0, resolve_request(base, db, reader, today_days));
+  const FileReader summarised = summarised_reader(in0, reader);  // one binning of the user's lengths
   ScalingSeries s;
   s.gpu = in0.gpu.id;
   s.node_gpus = 8;
@@ -149,7 +150,10 @@ Result<ScalingSeries> scaling_series(const Request& job, const Database& db, con
     s.node_gpus = in0.multi.gpus;
   else if (node)
     s.node_gpus = node->gpus;
-  s.network = !in0.multi.network.empty() ? in0.multi.network : node ? node->network : std::string("none");
+  // The network between nodes: --network as given (in0 is resolved on one node, where the flag does not
+  // apply yet and is only checked: in0.multi.network stays empty), else the node preset's.
+  const auto given_network = job.find("network");
+  s.network = given_network != job.end() ? given_network->second : node ? node->network : std::string("none");
   const bool networked = s.network != "none";
   const std::vector<int> counts =
       counts_in.empty() ? default_scaling_counts(s.node_gpus, networked) : counts_in;
@@ -158,7 +162,7 @@ Result<ScalingSeries> scaling_series(const Request& job, const Database& db, con
   // optimizer step (estimate_parallel), so more GPUs than the data fills do not shorten it.
   double base_hours = 0;
   for (int c : counts) {
-    ScalingPoint p = scaling_point(base, c, s, db, reader, today_days);
+    ScalingPoint p = scaling_point(base, c, s, db, summarised, today_days);
     if (p.fits && p.error.empty() && p.hours > 0) {
       if (s.base_gpus == 0) {
         s.base_gpus = c;

@@ -280,36 +280,12 @@ Status paper_step(Estimate& e) {
   return Ok{};
 }
 
-// The step model's range: the stack profile's fit residual (log-space RMS on the data it was fitted to),
-// widened off the GPUs it was fitted on without a calibration, and a calibration's measurement spread;
-// unfitted profiles get a wide default.
+// The step model's range (step_range_fraction, declared in estimate.hpp) into the estimate.
 void step_range(Estimate& e) {
-  const Inputs& in = e.in;
-  double fit_rel = constants::kUnfittedProfileUncertainty;
-  std::string fit_note = "stack profile " + in.stack.id + " is not fitted to measurements";
-  if (in.stack.fit.is_object() && in.stack.fit.contains("rms_log_residual") &&
-      in.stack.fit["rms_log_residual"].is_number()) {
-    fit_rel = std::exp(in.stack.fit["rms_log_residual"].get<double>()) - 1.0;
-    fit_note = "fit residual of " + in.stack.id + " on its training data";
-    // The GPUs the profile was fitted on (fit.gpus, written by fit-stack; fit.gpu for a user's run).
-    const auto fit_gpus = stack_fit_gpus(in.stack);
-    if (std::find(fit_gpus.begin(), fit_gpus.end(), in.gpu.id) == fit_gpus.end()) {
-      // Transfer to another GPU adds the uncertainty of the default efficiency curves (no calibration).
-      const double transfer = in.calibration ? 0.0 : constants::kSpecOnlyTransferUncertainty;
-      fit_rel = std::sqrt(fit_rel * fit_rel + transfer * transfer);
-      if (!in.calibration)
-        fit_note += " + spec-only efficiencies on a GPU it was not fitted on (no calibration)";
-    }
-  }
-  double cal_rel = 0;
-  if (in.calibration) {
-    for (const auto& g : in.calibration->measurements.gemm)
-      if (g.tflops.median > 0)
-        cal_rel = std::max(cal_rel, (g.tflops.p90 - g.tflops.p10) / (2 * g.tflops.median));
-  }
-  e.step.range_fraction = std::sqrt(fit_rel * fit_rel + cal_rel * cal_rel);
-  e.step.dominant_uncertainty = cal_rel > fit_rel ? "calibration spread" : fit_note;
-  e.step.range_note = e.step.dominant_uncertainty;
+  std::string dominant;
+  e.step.range_fraction = step_range_fraction(e.in, &dominant);
+  e.step.dominant_uncertainty = dominant;
+  e.step.range_note = dominant;
 }
 
 // The job's hours and cost (with its range) at one price.
@@ -403,6 +379,36 @@ void estimate_costs(Estimate& e, const Database& db) {
 }
 
 }  // namespace
+
+// The step model's range: the stack profile's fit residual (log-space RMS on the data it was fitted to),
+// widened off the GPUs it was fitted on without a calibration, and a calibration's measurement spread;
+// unfitted profiles get a wide default.
+double step_range_fraction(const Inputs& in, std::string* dominant) {
+  double fit_rel = constants::kUnfittedProfileUncertainty;
+  std::string fit_note = "stack profile " + in.stack.id + " is not fitted to measurements";
+  if (in.stack.fit.is_object() && in.stack.fit.contains("rms_log_residual") &&
+      in.stack.fit["rms_log_residual"].is_number()) {
+    fit_rel = std::exp(in.stack.fit["rms_log_residual"].get<double>()) - 1.0;
+    fit_note = "fit residual of " + in.stack.id + " on its training data";
+    // The GPUs the profile was fitted on (fit.gpus, written by fit-stack; fit.gpu for a user's run).
+    const auto fit_gpus = stack_fit_gpus(in.stack);
+    if (std::find(fit_gpus.begin(), fit_gpus.end(), in.gpu.id) == fit_gpus.end()) {
+      // Transfer to another GPU adds the uncertainty of the default efficiency curves (no calibration).
+      const double transfer = in.calibration ? 0.0 : constants::kSpecOnlyTransferUncertainty;
+      fit_rel = std::sqrt(fit_rel * fit_rel + transfer * transfer);
+      if (!in.calibration)
+        fit_note += " + spec-only efficiencies on a GPU it was not fitted on (no calibration)";
+    }
+  }
+  double cal_rel = 0;
+  if (in.calibration) {
+    for (const auto& g : in.calibration->measurements.gemm)
+      if (g.tflops.median > 0)
+        cal_rel = std::max(cal_rel, (g.tflops.p90 - g.tflops.p10) / (2 * g.tflops.median));
+  }
+  if (dominant != nullptr) *dominant = cal_rel > fit_rel ? "calibration spread" : fit_note;
+  return std::sqrt(fit_rel * fit_rel + cal_rel * cal_rel);
+}
 
 // Memory first (does it fit, at which batch), then the step time and throughput, then hours and costs.
 Result<Estimate> estimate(const Inputs& in, const Database& db) {

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <utility>
 
 namespace ftcost {
 
@@ -146,6 +147,49 @@ Result<LengthDistribution> histogram_from_json(const json& h) {
   return LengthDistribution::from_histogram(bins, "histogram");
 }
 
+std::string number_text(double v) {
+  if (std::floor(v) == v && std::fabs(v) < 1e15) return std::to_string(static_cast<long long>(v));
+  return json(v).dump();
+}
+
+// length_tokens, the summary a file states for its readers: all six statistics (fields.cpp
+// dataset.length_tokens), in order, and the shortest and longest the lengths' own (a summary that
+// contradicts the data it sums up is a wrong file, not a detail to ignore).
+Status check_length_tokens(const json& doc, const LengthDistribution& dist) {
+  FTCOST_TRY(lt, FieldReader(doc, *field_list("dataset"), "").member("length_tokens"));
+  if (lt == nullptr) return Ok{};
+  const FieldReader r(*lt, *field_list("dataset.length_tokens"), "length_tokens");
+  FTCOST_TRY(obj_ok, r.check_object());
+  (void)obj_ok;
+  for (auto it = lt->begin(); it != lt->end(); ++it)
+    if (!field_list("dataset.length_tokens")->find(it.key()))
+      return make_error(Errc::unknown_key, r.path_of(it.key()),
+                        "is not a statistic of length_tokens (min, median, mean, p90, p99, max)");
+  std::map<std::string, double> v;
+  for (const char* k : {"min", "median", "mean", "p90", "p99", "max"}) {
+    if (!r.present(k))
+      return make_error(Errc::missing_field, r.path_of(k),
+                        "required: length_tokens states min, median, mean, p90, p99 and max (or leave "
+                        "length_tokens out)");
+    FTCOST_TRY(x, r.number(k));
+    v[k] = x;
+  }
+  const char* order[] = {"min", "median", "p90", "p99", "max"};
+  for (std::size_t i = 1; i < 5; ++i)
+    if (v[order[i]] < v[order[i - 1]])
+      return make_error(
+          Errc::invalid_value, r.path_of(order[i]),
+          "must not be below " + std::string(order[i - 1]) + " (" + number_text(v[order[i - 1]]) + ")");
+  if (v["mean"] < v["min"] || v["mean"] > v["max"])
+    return make_error(Errc::invalid_value, r.path_of("mean"), "must be between min and max");
+  for (const auto& [k, data] : {std::make_pair("min", dist.min()), std::make_pair("max", dist.max())})
+    if (std::fabs(v[k] - data) > 0.5)
+      return make_error(Errc::invalid_value, r.path_of(k),
+                        number_text(v[k]) + " contradicts the lengths, whose " + k + " is " +
+                            number_text(data) + " tokens");
+  return Ok{};
+}
+
 }  // namespace
 
 json Dataset::to_file_json() const {
@@ -182,8 +226,8 @@ Result<Dataset> parse_dataset(const json& doc, const std::string& source) {
   d.queries = static_cast<double>(queries);
   d.queries_published = static_cast<double>(qp);
   d.source = src;
-  FTCOST_TRY(tt, r.number("template_tokens"));
-  d.template_tokens = tt;
+  FTCOST_TRY(tt, r.integer("template_tokens"));
+  d.template_tokens = static_cast<double>(tt);
   FTCOST_TRY(tok, r.string("tokenizer"));
   d.tokenizer = tok;
   FTCOST_TRY(hist, r.member("histogram"));
@@ -191,9 +235,15 @@ Result<Dataset> parse_dataset(const json& doc, const std::string& source) {
   if (hist) {
     if (quant)
       return make_error(Errc::invalid_value, "histogram", "give either histogram or quantiles, not both");
-    FTCOST_TRY(dist, histogram_from_json(doc.at("histogram")));
+    FTCOST_TRY(checked, histogram_from_json(doc.at("histogram")));  // errors name the file's bins
+    (void)checked;
+    std::vector<LengthBin> bins;
     for (const auto& b : doc.at("histogram"))
-      d.histogram.push_back(LengthBin{b[0].get<double>(), b[1].get<double>(), b[2].get<double>()});
+      bins.push_back(LengthBin{b[0].get<double>(), b[1].get<double>(), b[2].get<double>()});
+    d.histogram = coarsen_bins(bins);
+    FTCOST_TRY(dist, LengthDistribution::from_histogram(d.histogram, "histogram"));
+    FTCOST_TRY(lt_ok, check_length_tokens(doc, dist));
+    (void)lt_ok;
     d.lengths = dist;
     d.median = dist.quantile(0.5);
     return d;
@@ -212,33 +262,48 @@ Result<Dataset> parse_dataset(const json& doc, const std::string& source) {
     pts.emplace_back(e[0].get<double>(), e[1].get<double>());
   }
   FTCOST_TRY(dist, LengthDistribution::from_quantiles(std::move(pts), "quantiles"));
+  FTCOST_TRY(lt_ok, check_length_tokens(doc, dist));
+  (void)lt_ok;
   d.lengths = dist;
   d.median = dist.quantile(0.5);
   return d;
 }
 
-std::vector<LengthBin> bin_lengths(const std::vector<std::int64_t>& lengths) {
-  std::map<std::int64_t, double> counts;
-  for (std::int64_t l : lengths) counts[l] += 1;
-  std::vector<LengthBin> bins;
-  if (counts.size() <= kExactLengthBins) {
-    for (const auto& [l, c] : counts)
-      bins.push_back(LengthBin{static_cast<double>(l), static_cast<double>(l), c});
-    return bins;
-  }
-  // bins [lo, hi] with hi = max(lo, floor(lo * 1.01)): exact below 100 tokens, then ~1% wide
-  for (const auto& [l, c] : counts) {
-    const auto x = static_cast<double>(l);
-    if (!bins.empty() && x <= bins.back().hi) {
-      bins.back().count += c;
+std::vector<LengthBin> coarsen_bins(const std::vector<LengthBin>& bins) {
+  std::vector<LengthBin> fine;
+  for (const LengthBin& b : bins)
+    if (b.count > 0) fine.push_back(b);
+  if (fine.size() <= kExactLengthBins) return bins;
+  // bins [lo, hi] with hi = max(lo, floor(lo * 1.01)): exact below 100 tokens, then ~1% wide; a finer bin
+  // inside the current one joins it, a wider one stays as it is
+  std::vector<LengthBin> out;
+  for (const LengthBin& b : fine) {
+    if (!out.empty() && b.hi <= out.back().hi) {
+      out.back().count += b.count;
       continue;
     }
-    const double hi = std::max(x, std::floor(x * 1.01));
-    bins.push_back(LengthBin{x, hi, c});
+    if (!out.empty() && b.lo <= out.back().hi) out.back().hi = b.lo - 1;  // ends where b starts
+    out.push_back(LengthBin{b.lo, std::max(b.hi, std::floor(b.lo * 1.01)), b.count});
   }
   // the last bin ends at the longest sample, not beyond it
-  bins.back().hi = std::min(bins.back().hi, static_cast<double>(counts.rbegin()->first));
-  return bins;
+  out.back().hi = std::min(out.back().hi, fine.back().hi);
+  return out;
+}
+
+std::vector<LengthBin> bin_lengths(const std::vector<std::int64_t>& lengths) {
+  // The distinct lengths with their counts, in increasing order: a sort and one pass (a std::map of a
+  // million distinct lengths took 3 s, most of it cache misses).
+  std::vector<std::int64_t> sorted = lengths;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<LengthBin> exact;
+  for (std::int64_t l : sorted) {
+    const auto x = static_cast<double>(l);
+    if (!exact.empty() && exact.back().lo == x)
+      exact.back().count += 1;
+    else
+      exact.push_back(LengthBin{x, x, 1.0});
+  }
+  return coarsen_bins(exact);
 }
 
 namespace {
@@ -406,6 +471,20 @@ Result<Dataset> parse_dataset_json(const std::string& text, const std::string& p
       return make_error(Errc::unknown_key, path + ": " + it.key(),
                         "is not a field of ftcost.dataset/1 (docs/dataset.md)");
   }
+  // A stated id names the data set in reports: a name, not a path or terminal codes (a preset's id also
+  // follows the schema's pattern, which db check enforces; a file's own id may be any such name).
+  if (doc.contains("id") && doc.at("id").is_string()) {
+    const std::string id = doc.at("id").get<std::string>();
+    const bool bad_char = std::any_of(id.begin(), id.end(), [](char ch) {
+      const auto u = static_cast<unsigned char>(ch);
+      return u < 0x20 || u == 0x7F || ch == '/' || ch == '\\';
+    });
+    if (id.empty() || id.size() > 200 || bad_char)
+      return make_error(Errc::invalid_value, path + ": id",
+                        "must be a name of 1 to 200 characters without '/', '\\' or control characters "
+                        "(it names the data set in reports), got " +
+                            json(id).dump());
+  }
   // defaults for what a minimal file (schema + histogram) leaves out
   json full = doc;
   std::string base =
@@ -427,6 +506,11 @@ Result<Dataset> parse_dataset_json(const std::string& text, const std::string& p
                         "required with quantiles (a histogram's counts give it otherwise)");
     double total = 0;
     for (const auto& b : doc.at("histogram")) total += b[2].get<double>();
+    // the histogram's total stands for queries: the same range (fields.cpp dataset_list)
+    if (total > 1099511627776.0)
+      return make_error(Errc::out_of_range, path + ": histogram",
+                        "its counts add up to " + json(total).dump() +
+                            " samples, more than 2^40 (1099511627776); give the counts of your data set");
     d.queries = d.queries_published = total;
   }
   return d;

@@ -263,7 +263,7 @@ FieldList dataset_list() {
               req(f("tokenizer", K::string, "Tokenizer the lengths were counted with.")),
               need(at_least(f("source", K::string, "Where the dataset and statistics come from."), 1)),
               null_ok(req(f("notes", K::string, "Anything else about the dataset."))),
-              null_ok(range(f("template_tokens", K::number, "Prompt-template tokens added per query."), 0,
+              null_ok(range(f("template_tokens", K::integer, "Prompt-template tokens added per query."), 0,
                             100000, "tokens")),
               null_ok(f("template_tokens_note", K::string, "Where template_tokens comes from.")),
           }};

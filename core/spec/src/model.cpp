@@ -215,6 +215,51 @@ void push_layers(std::vector<LayerGroup>& groups, Mixer m, Ffn f, std::int64_t c
 
 #define FTCOST_GET(var, expr) FTCOST_TRY(var, expr)
 
+// rope_theta and rope_scaling: the estimate does not use them (RoPE costs no memory and a negligible share
+// of the step), but a config transformers would refuse is not a model to price. The rules of transformers'
+// rope_config_validation (modeling_rope_utils.py): rope_scaling is null or an object whose rope_type (or the
+// legacy `type`) names an implemented RoPE, and linear, dynamic, yarn and llama3 need a float factor >= 1
+// (optional for longrope). "su" and "mrope" are the names older Phi-3 and Qwen2-VL configs use (read as
+// longrope and default). A factor above 1024 would stretch a 4,096-token context past the 4M-token --seq
+// limit: not a real config.
+Status check_rope(const json& c, const std::string& p) {
+  if (has(c, "rope_theta")) {
+    FTCOST_GET(theta, get_number(c, "rope_theta", p));
+    if (!(theta > 0) || !std::isfinite(theta))
+      return make_error(Errc::out_of_range, join_path(p, "rope_theta"),
+                        "must be a positive number (the RoPE base, e.g. 10000 or 500000), got " +
+                            c.at("rope_theta").dump());
+  }
+  if (!has(c, "rope_scaling")) return Ok{};
+  const json& rs = c.at("rope_scaling");
+  const std::string rp = join_path(p, "rope_scaling");
+  if (!rs.is_object())
+    return make_error(
+        Errc::wrong_type, rp,
+        "must be null or an object such as {\"rope_type\": \"llama3\", \"factor\": 8.0}, got " + rs.dump());
+  const char* type_key = has(rs, "rope_type") ? "rope_type" : "type";
+  FTCOST_GET(type, get_string(rs, type_key, rp));
+  static const std::vector<std::string> types = {"default",  "linear", "dynamic", "yarn",
+                                                 "longrope", "llama3", "su",      "mrope"};
+  if (std::find(types.begin(), types.end(), type) == types.end())
+    return make_error(
+        Errc::invalid_value, join_path(rp, type_key),
+        "must be one of default, linear, dynamic, yarn, longrope, llama3, su, mrope (transformers' RoPE "
+        "types), got \"" +
+            type + "\"");
+  const bool needs_factor = type == "linear" || type == "dynamic" || type == "yarn" || type == "llama3";
+  if (needs_factor && !has(rs, "factor"))
+    return make_error(Errc::missing_field, join_path(rp, "factor"), "required with rope_type " + type);
+  if (has(rs, "factor")) {
+    FTCOST_GET(factor, get_number(rs, "factor", rp));
+    if (!(factor >= 1 && factor <= 1024))
+      return make_error(Errc::out_of_range, join_path(rp, "factor"),
+                        "must be a number from 1 to 1024 (how far RoPE stretches the context), got " +
+                            rs.at("factor").dump());
+  }
+  return Ok{};
+}
+
 // Which decoder layers use the sliding window: transformers' `layer_types` ("sliding_attention" /
 // "full_attention" per layer, e.g. gpt-oss). Without it Gemma-2 alternates, starting with a sliding layer
 // (models/gemma2/configuration_gemma2.py @ 008e5743, Gemma2Config.__post_init__), and every other model
@@ -719,6 +764,8 @@ Result<ModelSpec> parse_model_config(const json& c, const std::string& id) {
   }
   if (m.layers_with(Mixer::attention) > 0 && m.attn.heads <= 0)
     return make_error(Errc::invalid_value, join_path(p, "num_attention_heads"), "must be positive");
+  FTCOST_GET(rope_ok, check_rope(c, p));
+  (void)rope_ok;
   return m;
 }
 

@@ -91,6 +91,10 @@ struct RunFitResult {
   StackProfile stack;  // the adjusted profile; stack.fit holds the provenance
   std::vector<RunFitParam> params;
   std::size_t time_points = 0, memory_points = 0;
+  // Distinct step shapes among the timed points, and step-time parameters fitted: with no more shapes than
+  // parameters the fit passes through them and cannot tell its own error elsewhere (apply_runs then keeps
+  // the profile's own range).
+  std::size_t time_shapes = 0, time_params_fitted = 0;
   double rms_log_before = 0, rms_log_after = 0;  // step time, on the run's timed steps
   double mem_rel_before = 0, mem_rel_after = 0;  // mean |relative error| of max_memory_allocated
   std::vector<std::string> notes;
@@ -109,7 +113,10 @@ Result<RunFitResult> fit_stack_to_runs(const std::vector<RunFile>& runs, const D
 
 // `ftcost estimate --run FILE...`: the fitted profile for the estimate `in` (which must be for the runs'
 // GPU, else an error naming `gpu`), with stack.fit.rms_log_residual set to the run residual combined with
-// the fitted parameters' uncertainty propagated to this configuration. Returns the fit as well.
+// the fitted parameters' uncertainty propagated to this configuration — at least the profile's own range
+// when the runs leave no degrees of freedom (time_shapes <= time_params_fitted: one step, or identical
+// ones), never a zero-width range from a fit through its points. A parameter fitted at the edge of its
+// physical range is warned about. Returns the fit as well.
 Result<RunFitResult> apply_runs(Inputs& in, const std::vector<RunFile>& runs, const Database& db);
 
 // The `run` job option's work (`ftcost estimate --run FILE`; the calculator's upload): reads the run file

@@ -98,6 +98,32 @@ constexpr double kHostBoundFraction = 0.5;
 Result<Inputs> resolve_request(const Request& req, const Database& db, const FileReader& reader,
                                long today_days = -1);
 
+// A job that compare and plan price on many GPUs, resolved before their search: on the first of `gpu_ids`
+// it is valid for, with `reader` made summarised_reader's. An error only when the job is wrong whatever the
+// GPU: on every GPU, or on two with the same error (a bad flag or file does not depend on the GPU). The GPUs
+// it cannot be resolved on (a --headroom above their memory: issue 39 R3) are listed with their error, for
+// the search to leave out with a note.
+struct GpuProbe {
+  Inputs in;
+  std::string gpu;  // the GPU `in` is for
+  FileReader reader;
+  std::vector<std::pair<std::string, Error>> skipped;  // GPUs tried before `gpu`, and why not
+};
+Result<GpuProbe> probe_gpus(const Request& req, const std::vector<std::string>& gpu_ids, const Database& db,
+                            const FileReader& reader, long today_days = -1);
+
+// The step model's range (+/- relative): the stack profile's fit residual (log-space RMS on the data it was
+// fitted to), widened off the GPUs it was fitted on without a calibration, and a calibration's measurement
+// spread; an unfitted profile gets a wide default. `dominant` (optional) says which term dominates.
+double step_range_fraction(const Inputs& in, std::string* dominant = nullptr);
+
+// The reader for resolving one job many times (compare, plan and scale resolve it once per GPU, shape,
+// method and strategy): the user's own length file that `in` was resolved from (in.dataset_id, own data
+// with a histogram) is served as the compact ftcost.dataset/1 file it reduced to (Dataset::to_file_json,
+// which reads back to the same distribution), every other path through `reader`. A list of 4.19 million
+// lengths is then read and binned once instead of once per resolve (issue 39: 100 s in `plan`).
+FileReader summarised_reader(const Inputs& in, const FileReader& reader);
+
 struct ProviderCost {
   PriceChoice price;
   double hours = 0;

@@ -74,6 +74,11 @@ Result<Dataset> parse_dataset(const json& doc, const std::string& source);
 // of a few hundred points). Lengths must be >= 1.
 inline constexpr std::size_t kExactLengthBins = 1024;
 std::vector<LengthBin> bin_lengths(const std::vector<std::int64_t>& lengths);
+// A histogram of more than kExactLengthBins bins (with samples) reduced by the same rule: finer bins merge
+// into bins of about 1% relative width, so that an ftcost.dataset/1 histogram and the list it came from give
+// the same distribution, and a file of 400,000 exact bins costs what its ~1,000 coarse bins cost in every
+// estimate. Fewer bins are returned as they are.
+std::vector<LengthBin> coarsen_bins(const std::vector<LengthBin>& bins);
 
 // The user's own data (--dataset FILE, the calculator's upload), detected from the content:
 //   - JSON of schema ftcost.dataset/1 with a "histogram" ([[lo, hi, count], ...]) or "quantiles"
