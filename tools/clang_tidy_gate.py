@@ -25,7 +25,8 @@ Needs build/native/compile_commands.json (`cmake --preset native`).
 Results are cached per translation unit (issue 35) in $XDG_CACHE_HOME/ftcost/clang-tidy (~/.cache/...; --no-cache
 or FTCOST_TIDY_CACHE=0 turns it off, FTCOST_TIDY_CACHE=DIR moves it). The key is everything clang-tidy's output
 for the file depends on: clang-tidy's version, .clang-tidy, the file's compile command and its preprocessed text
-(the compiler's -E -P output: the file and every header it includes, as the build's flags select them), each with
+(the compiler's -E -C output: the file and every header it includes, as the build's flags select them, with
+comments, where NOLINT lives, and line markers, since warnings name lines), each with
 this checkout's path replaced so that two clones share entries. A changed .clang-tidy therefore re-runs every
 file. The baseline does not enter the key: it only judges the outputs, and the judgement always runs over every
 file's output, cached or fresh, so the verdict is the same as a full run's.
@@ -109,7 +110,8 @@ class TidyCache:
                 skip = True
             elif a != "-c":
                 pre.append(a)
-        cp = subprocess.run(pre + ["-E", "-P"], capture_output=True, cwd=entry["directory"])
+        # -C keeps comments (NOLINT lives in them) and the line markers stay (warnings name lines)
+        cp = subprocess.run(pre + ["-E", "-C"], capture_output=True, cwd=entry["directory"])
         if cp.returncode != 0:
             return None  # clang-tidy will report why; never cache a file that does not preprocess
         h = hashlib.sha256(self.common.encode())
