@@ -136,9 +136,8 @@ Status apply_stack(ResolveState& st, const std::string& v) {
 // What an unknown --node value is told: a path gets how to describe another machine.
 std::string node_path_hint(const std::string& v) {
   if (!looks_like_path(v)) return "";
-  return " (--node takes the id of a preset in gpu-db/nodes/, not a file: give --gpus, --nodes, --network "
-         "and "
-         "--network-gbit-per-gpu for another machine)";
+  return " (--node takes the id of a preset in gpu-db/nodes/, not a file: give --gpus, --nodes, "
+         "--network and --network-gbit-per-gpu for another machine)";
 }
 
 DefaultValue fixed_default(std::string value, std::string reason = {}) {
@@ -1008,11 +1007,9 @@ std::vector<Option> build_options() {
     o.help = "Host RAM available for offloading, per node (checked: a job that needs more does not fit)";
     o.details =
         "Host RAM the offloaded checkpoints and, with --offload, the offloaded model states of all the "
-        "node's "
-        "GPUs may use (a --node preset's RAM otherwise). With more than one GPU or --offload a job that "
-        "needs "
-        "more does not fit (no time, no cost); one GPU's offloaded checkpoints get a warning. With nothing "
-        "offloaded it applies to nothing, and a warning says so.";
+        "node's GPUs may use (a --node preset's RAM otherwise). With more than one GPU or --offload a "
+        "job that needs more does not fit (no time, no cost); one GPU's offloaded checkpoints get a "
+        "warning. With nothing offloaded it applies to nothing, and a warning says so.";
     o.unit = "GiB";
     o.lo = 0.5;
     o.hi = 1e5;
@@ -1451,8 +1448,7 @@ std::vector<Option> build_options() {
     o.help = "The node's NVMe read[,write] rate for ZeRO-Infinity, GB/s (e.g. 10,5)";
     o.details =
         "Sequential read and write rates of the node's NVMe drives together, as DeepSpeed's async I/O "
-        "reaches "
-        "them (one number: both). Used with --offload optimizer-nvme / params-nvme.";
+        "reaches them (one number: both). Used with --offload optimizer-nvme / params-nvme.";
     o.unit = "GB/s";
     o.default_help = "10,5 (DeepSpeed's measurement of 4 PCIe 4.0 SSDs in RAID-0)";
     o.not_applicable_warns = true;
