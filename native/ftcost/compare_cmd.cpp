@@ -32,44 +32,53 @@ int run_compare(const Request& req, const Database& db, const FileReader& reader
     return r.nodes > 1 ? std::to_string(r.nodes) + "x" + std::to_string(r.gpus_per_node)
                        : std::to_string(r.gpus_per_node);
   };
-  Table t({"GPU", "memory", "GPUs", "strategy", "max batch", "peak/rank", "queries/s", "time", "provider",
-           "$/GPU-h", "$/h", "cost", "note"},
-          {false, true, true, false, true, true, true, true, false, true, true, true, false});
+  Table t({"GPU", "memory", "GPUs", "strategy", "batch", "max batch", "peak/rank", "samples/s", "time",
+           "provider", "price", "$/GPU-h", "$/h", "cost", "note"},
+          {false, true, true, false, true, true, true, true, true, false, false, true, true, true, false});
   int fitting = 0, stack_na = 0;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& r = rows[i];
     std::string note;
-    if (static_cast<int>(i) == cheapest) note = "cheapest";
+    if (static_cast<int>(i) == cheapest) note = "cheapest (the price rule)";
     if (!r.stack_warning.empty()) {
       note = "stack n/a";
       ++stack_na;
     }
-    if (r.has_price && r.stale) note += std::string(note.empty() ? "" : ", ") + "stale price";
+    if (r.has_price && r.price_basis == "per-gpu")
+      note += std::string(note.empty() ? "" : ", ") + "no " + std::to_string(r.gpus_per_node) +
+              "-GPU instance priced: " + std::to_string(r.gpus()) + " x a " + std::to_string(r.gpu_count) +
+              "-GPU offer's price";
     if (!r.error.empty()) {
       t.row({r.gpu_name, fixed(r.memory_gib, 0) + " GiB", shape(r), "-", "-", "-", "-", "-", "-", "-", "-",
-             "-", "error: " + r.error});
+             "-", "-", "-", "error: " + r.error});
       continue;
     }
     if (!r.fits) {
-      t.row({r.gpu_name, fixed(r.memory_gib, 0) + " GiB", shape(r), r.strategy,
+      t.row({r.gpu_name, fixed(r.memory_gib, 0) + " GiB", shape(r), r.strategy, "-",
              r.max_batch > 0 ? fixed(r.max_batch, 0) : std::string("0"),
-             fixed(r.per_rank_peak_gib, 1) + " GiB", "-", "-", "-", "-", "-", "-",
+             fixed(r.per_rank_peak_gib, 1) + " GiB", "-", "-", "-", "-", "-", "-", "-",
              r.max_batch > 0 ? "the batch asked for does not fit" : "does not fit at batch 1"});
       continue;
     }
     ++fitting;
-    t.row({r.gpu_name, fixed(r.memory_gib, 0) + " GiB", shape(r), r.strategy, fixed(r.max_batch, 0),
-           fixed(r.per_rank_peak_gib, 1) + " GiB", fixed(r.qps, 2), duration(r.hours),
-           r.has_price ? r.provider + (r.spot ? " (spot)" : "") : "no price",
+    const std::string price_class = !r.has_price     ? "-"
+                                    : r.date.empty() ? "undated"
+                                    : r.stale        ? "stale"
+                                                     : "fresh";
+    t.row({r.gpu_name, fixed(r.memory_gib, 0) + " GiB", shape(r), r.strategy, std::to_string(r.batch),
+           fixed(r.max_batch, 0), fixed(r.per_rank_peak_gib, 1) + " GiB", fixed(r.qps, 2), duration(r.hours),
+           r.has_price ? r.provider + (r.spot ? " (spot)" : "") : "no price", price_class,
            r.has_price ? fixed(r.usd_per_hour, 2) : "-", r.has_price ? fixed(r.shape_usd_per_hour, 2) : "-",
            r.has_price ? money(r.cost) : "-", note});
   }
-  std::cout << "ftcost compare: the job on " << rows.size() << (opt.view.offers ? " offers" : " GPUs") << " ("
-            << fitting << " fit); " << (opt.view.spot ? "on-demand and spot" : "on-demand") << " prices"
-            << (opt.view.spot ? "" : " (--spot on adds spot offers)")
-            << (opt.view.offers ? "" : ", each GPU's cheapest")
-            << "; GPUs = the instance (AxB: A instances of B GPUs), max batch per GPU, cost = $/h x time\n"
-            << t.str();
+  std::cout
+      << "ftcost compare: the job on " << rows.size() << (opt.view.offers ? " offers" : " GPUs") << " ("
+      << fitting << " fit); " << (opt.view.spot ? "on-demand and spot" : "on-demand") << " prices"
+      << (opt.view.spot ? "" : " (--spot on adds spot offers)")
+      << (opt.view.offers ? "" : ", each GPU's cheapest")
+      << "; GPUs = the instance (AxB: A instances of B GPUs), batch and max batch per GPU, cost = $/h x "
+         "time; the price rule ranks fresh prices before stale ones before undated ones, then by cost\n"
+      << t.str();
   if (cheapest < 0) std::cout << "no GPU in the database both fits the job and has a price\n";
   if (stack_na > 0) {
     const auto it =

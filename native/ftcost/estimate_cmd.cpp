@@ -5,6 +5,7 @@
 #include "format.hpp"
 #include "ftcost/calibration_share.hpp"
 #include "ftcost/compare.hpp"
+#include "ftcost/job.hpp"
 #include "ftcost/job_compare.hpp"
 #include "ftcost/parallel.hpp"
 
@@ -20,7 +21,34 @@ namespace ftcost::cli {
 namespace {
 
 // ---------------------------------------------------------------- estimate
-int print_estimate(const Estimate& e) {
+// The answer's lines, the same on one GPU and on several: why this batch, throughput (data and computed
+// tokens), time, cost with its price class and basis.
+void print_result(const JobAnswer& a, const Workload& w, double optimizer_steps) {
+  if (!a.batch_choice.reason.empty() && a.batch_choice.rule != "given")
+    std::cout << "batch: " << a.batch << (a.gpus > 1 ? " per GPU" : "") << " — " << a.batch_choice.reason
+              << "\n";
+  std::cout << "throughput: " << fixed(a.qps, 3) << " samples/s [" << fixed(a.qps_low, 3) << "–"
+            << fixed(a.qps_high, 3) << "], " << group_thousands(a.data_tokens_per_s) << " tokens/s of data ("
+            << group_thousands(a.tokens_per_s) << " computed, padding included)\n";
+  std::cout << "time: " << duration(a.hours) << " [" << duration(a.hours_low) << "–" << duration(a.hours_high)
+            << "] for " << group_thousands(w.queries) << " samples × "
+            << fixed(w.epochs, w.epochs == std::floor(w.epochs) ? 0 : 2)
+            << (w.epochs == 1 ? " epoch" : " epochs");
+  if (optimizer_steps > 0) std::cout << " (" << group_thousands(optimizer_steps) << " optimizer steps)";
+  std::cout << "\n";
+  if (!a.has_price) return;
+  const PriceChoice& p = a.price;
+  std::cout << "cost: " << money(a.cost) << " [" << money(a.cost_low) << "–" << money(a.cost_high) << "] at $"
+            << fixed(p.usd_per_hour, 2) << "/GPU-h"
+            << (a.gpus > 1 ? " x " + std::to_string(a.gpus) + " GPUs" : "") << " (" << p.provider
+            << (p.instance_type.empty() ? "" : " " + p.instance_type) << (p.date.empty() ? "" : ", " + p.date)
+            << "; " << price_class(p)
+            << (p.basis == "per-gpu" ? ", per-GPU price of a " + std::to_string(p.gpu_count) + "-GPU instance"
+                                     : "")
+            << ")\n";
+}
+
+int print_estimate(const Estimate& e, const JobAnswer& a) {
   const Inputs& in = e.in;
   const Workload& w = in.workload;
   const ModelSpec& m = in.model;
@@ -137,23 +165,17 @@ int print_estimate(const Estimate& e) {
                 << (e.step.calibrated ? " (calibrated)" : " (spec efficiencies, no calibration)") << "\n";
       std::cout << "range dominated by: " << e.step.dominant_uncertainty << "\n";
     }
-    std::cout << "throughput: " << fixed(e.throughput_qps, 3) << " queries/s [" << fixed(e.throughput_low, 3)
-              << "–" << fixed(e.throughput_high, 3) << "], " << fixed(e.throughput_tps, 0) << " tokens/s\n";
-    std::cout << "time: " << duration(e.time_hours) << " for " << group_thousands(w.queries) << " queries × "
-              << fixed(w.epochs, w.epochs == std::floor(w.epochs) ? 0 : 2) << " epochs\n";
-    if (e.has_price) {
-      std::cout << "cost: " << money(e.chosen.cost_usd) << " [" << money(e.chosen.cost_low) << "–"
-                << money(e.chosen.cost_high) << "] at $" << fixed(e.chosen.price.usd_per_hour, 2)
-                << "/GPU-h (" << e.chosen.price.provider
-                << (e.chosen.price.date.empty() ? "" : ", " + e.chosen.price.date) << ")\n";
-    }
+    print_result(a, w, 0);
     if (!e.costs.empty()) {
       std::cout << "\nproviders for " << in.gpu.id << ":\n";
       Table pt({"provider", "kind", "$/GPU-h", "date", "cost", "note"},
                {false, false, true, false, true, false});
       for (std::size_t i = 0; i < e.costs.size(); ++i) {
         const auto& c = e.costs[i];
-        std::string note = i == 0 ? "cheapest" : "";
+        const bool used = a.has_price && c.price.provider_id == a.price.provider_id &&
+                          c.price.usd_per_hour == a.price.usd_per_hour && c.price.spot == a.price.spot &&
+                          c.price.instance_type == a.price.instance_type;
+        std::string note = used ? "used (the price rule)" : "";
         if (c.price.stale)
           note +=
               std::string(note.empty() ? "" : ", ") + "stale (" + std::to_string(c.price.age_days) + " days)";
@@ -164,12 +186,12 @@ int print_estimate(const Estimate& e) {
       std::cout << pt.str();
     }
   }
-  for (const auto& wmsg : e.warnings) std::cout << "warning: " << printable(wmsg) << "\n";
+  for (const auto& wmsg : a.warnings) std::cout << "warning: " << printable(wmsg) << "\n";
   return 0;
 }
 
 // ---------------------------------------------------------------- estimate on more than one GPU
-int print_parallel(const ParallelEstimate& p) {
+int print_parallel(const ParallelEstimate& p, const JobAnswer& a) {
   const Inputs& in = p.single.in;
   std::cout << "parallel: " << p.strategy_label << " on " << p.plan.ranks() << " x " << in.gpu.id << " ("
             << p.plan.gpus_per_node << " per node x " << p.plan.nodes << " node"
@@ -237,19 +259,13 @@ int print_parallel(const ParallelEstimate& p) {
     std::cout << "step: " << fixed(p.step_s, 3) << " s = compute " << fixed(p.compute_s, 3) << " + optimizer "
               << fixed(p.optimizer_s, 3) << " + exposed communication " << fixed(p.comm_exposed_s, 3)
               << " (of " << fixed(p.comm_s, 3) << ")\n";
-    std::cout << "throughput: " << fixed(p.throughput_qps, 3) << " queries/s, "
-              << group_thousands(p.throughput_tps) << " tokens/s";
     if (p.scaling_efficiency > 0)
-      std::cout << " (scaling efficiency " << fixed(p.scaling_efficiency * 100, 0) << "%)";
-    std::cout << "\ntime: " << fixed(p.time_hours, p.time_hours < 10 ? 2 : 1) << " h ("
-              << group_thousands(p.optimizer_steps) << " optimizer steps)\n";
-    if (p.usd_per_gpu_hour > 0)
-      std::cout << "cost: $" << fixed(p.cost_usd, 2) << " at $" << fixed(p.usd_per_gpu_hour, 2) << "/GPU-h x "
-                << p.plan.ranks() << " GPUs (" << p.price_provider << ")\n";
+      std::cout << "scaling efficiency " << fixed(p.scaling_efficiency * 100, 0)
+                << "% (throughput over the GPUs x one GPU's at its own batch)\n";
+    print_result(a, in.workload, p.optimizer_steps);
   }
   for (const auto& y : p.why) std::cout << "why: " << y << "\n";
-  for (const auto& wmsg : single_gpu_warnings(p)) std::cout << "warning: " << wmsg << "\n";
-  for (const auto& wmsg : p.warnings) std::cout << "warning: " << wmsg << "\n";
+  for (const auto& wmsg : a.warnings) std::cout << "warning: " << printable(wmsg) << "\n";
   return 0;
 }
 
@@ -295,21 +311,11 @@ int run_estimate(const EstimateState& s) {
       std::cout << printable_csv(json_to_field_csv(result));
     return 0;
   };
-  auto in = resolve_request(req, db, read_input_file, today_days());
-  if (!in.ok()) return fail(in.error());
-  if (in->multi.active() || !in->multi.parallel.empty()) {
-    auto plan = plan_from_inputs(in.value(), db);
-    if (!plan.ok()) return fail(plan.error());
-    auto pe = estimate_parallel(in.value(), plan.value(), db);
-    if (!pe.ok()) return fail(pe.error());
-    if (s.as_json || s.as_csv) return print_fields(parallel_to_json(pe.value()));
-    if (pe->is_single) return print_estimate(pe->single);
-    return print_parallel(pe.value());
-  }
-  auto e = estimate(in.value(), db);
-  if (!e.ok()) return fail(e.error());
-  if (s.as_json || s.as_csv) return print_fields(estimate_to_json(e.value()));
-  return print_estimate(e.value());
+  auto est = estimate_request(req, db, read_input_file, today_days());
+  if (!est.ok()) return fail(est.error());
+  if (s.as_json || s.as_csv) return print_fields(job_to_json(est.value()));
+  return est->pe.is_single ? print_estimate(est->pe.single, est->answer)
+                           : print_parallel(est->pe, est->answer);
 }
 
 }  // namespace

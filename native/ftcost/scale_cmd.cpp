@@ -42,23 +42,26 @@ int run_scale(const ScaleState& st) {
     return 0;
   }
   Table t({"GPUs", "nodes", "strategy", "batch/GPU", "peak/GPU", "step", "exposed comm", "queries/s",
-           "speedup", "efficiency", "time", "cost", "note"},
-          {true, true, false, true, true, true, true, true, true, true, true, true, false});
+           "speedup", "efficiency", "time", "cost", "$/GPU-h", "note"},
+          {true, true, false, true, true, true, true, true, true, true, true, true, false, false});
   for (const auto& p : s->points) {
     if (!p.error.empty()) {
       t.row({std::to_string(p.gpus), std::to_string(p.nodes), p.strategy, "-", "-", "-", "-", "-", "-", "-",
-             "-", "-", "error: " + p.error});
+             "-", "-", "-", "error: " + p.error});
       continue;
     }
     if (!p.fits) {
       t.row({std::to_string(p.gpus), std::to_string(p.nodes), p.strategy, std::to_string(p.micro_batch),
-             fixed(p.per_rank_peak_gib, 1) + " GiB", "-", "-", "-", "-", "-", "-", "-", "does not fit"});
+             fixed(p.per_rank_peak_gib, 1) + " GiB", "-", "-", "-", "-", "-", "-", "-", "-", "does not fit"});
       continue;
     }
     t.row({std::to_string(p.gpus), std::to_string(p.nodes), p.strategy, std::to_string(p.micro_batch),
            fixed(p.per_rank_peak_gib, 1) + " GiB", fixed(p.step_s, 3) + " s",
            fixed(p.comm_exposed_s, 3) + " s", fixed(p.qps, 2), fixed(p.speedup, 2) + "x",
            fixed(100 * p.efficiency, 0) + "%", duration(p.hours), p.cost_usd > 0 ? money(p.cost_usd) : "-",
+           p.usd_per_gpu_hour > 0 ? fixed(p.usd_per_gpu_hour, 2) + " (" + printable(p.price_provider) +
+                                        (p.price_basis == "per-gpu" ? ", per GPU" : "") + ")"
+                                  : "-",
            std::string(p.gpus == s->base_gpus ? "base" : "") +
                (p.global_batch_exceeds_data ? "global batch > data: idle GPUs" : "")});
   }
@@ -66,8 +69,8 @@ int run_scale(const ScaleState& st) {
             << (s->network != "none" ? ", " + s->network + " between nodes" : std::string(", one node"))
             << "; speedup = time of the smallest count that fits / time (whole optimizer steps), efficiency "
                "= speedup per GPU";
-  if (s->usd_per_gpu_hour > 0)
-    std::cout << "; $" << fixed(s->usd_per_gpu_hour, 2) << "/GPU-h (" << printable(s->price_provider) << ")";
+  std::cout << "; each count priced by the one price rule for its shape (an instance of that many GPUs, else "
+               "\"per GPU\": that many single-GPU prices)";
   std::cout << "\n" << t.str();
   if (s->base_gpus == 0) std::cout << "the job fits on none of these GPU counts\n";
   return 0;

@@ -108,7 +108,8 @@ TEST_CASE("estimate: human output is a table with units and lists the defaults")
   REQUIRE(r.code == 0);
   CHECK(r.out.find("max batch size:") != std::string::npos);
   CHECK(r.out.find("GiB") != std::string::npos);
-  CHECK(r.out.find("queries/s") != std::string::npos);
+  CHECK(r.out.find("samples/s") != std::string::npos);
+  CHECK(r.out.find("tokens/s of data") != std::string::npos);
   CHECK(r.out.find("defaults:") != std::string::npos);
   CHECK(r.out.find("checkpointing=off") != std::string::npos);
 }
@@ -511,9 +512,15 @@ TEST_CASE(
 
 TEST_CASE("compare ranks instance shapes: whole instances, several only with a network, costed whole") {
   const std::string job = " --model llama-3.1-70b --method lora --seq 1024";
+  // --gpus 8 is one node of 8, as in `estimate`; --nodes 2 two of them
   const Run eight = run("compare" + job + " --gpus 8 --offers --json");
   REQUIRE(eight.code == 0);
-  const json rows = json::parse(eight.out)["rows"];
+  const Run two = run("compare" + job + " --gpus 8 --nodes 2 --offers --json");
+  REQUIRE(two.code == 0);
+  json rows = json::parse(eight.out)["rows"];
+  for (const auto& r : rows) CHECK(r["nodes"] == 1);
+  const json parsed_two = json::parse(two.out);  // kept alive: a range-for over a temporary's member dangles
+  for (const auto& r : parsed_two["rows"]) rows.push_back(r);
   REQUIRE(rows.size() > 3);
   bool multi_node = false;
   for (const auto& r : rows) {
@@ -528,7 +535,11 @@ TEST_CASE("compare ranks instance shapes: whole instances, several only with a n
     CHECK(r["strategy"] != "single");
     CHECK(r["per_rank_peak_gib"].get<double>() <= r["memory_gib"].get<double>());
     const json& p = r["price"];
-    CHECK(p["gpu_count"] == 8);
+    // an 8-GPU instance, or (no such instance priced) 8 x the per-GPU price of another size, as `estimate`
+    if (p["basis"] == "instance")
+      CHECK(p["gpu_count"] == 8);
+    else
+      CHECK(p["basis"] == "per-gpu");
     CHECK(p["usd_per_hour"].get<double>() ==
           doctest::Approx(p["usd_per_gpu_hour"].get<double>() * r["gpus"].get<int>()));
     CHECK(p["cost_usd"].get<double>() ==
@@ -555,7 +566,8 @@ TEST_CASE("compare ranks instance shapes: whole instances, several only with a n
   const json parsed_nodes_out =
       json::parse(nodes.out);  // kept alive: a range-for over a temporary's member dangles
   for (const auto& r : parsed_nodes_out["rows"]) CHECK(r["nodes"] == 2);
-  const Run text = run("compare" + job + " --gpus 8 --offers");  // every shape, not each GPU's cheapest
+  const Run text =
+      run("compare" + job + " --gpus 8 --nodes 2 --offers");  // every offer, not each GPU's cheapest
   REQUIRE(text.code == 0);
   CHECK(text.out.find("peak/rank") != std::string::npos);
   CHECK(text.out.find("2x8") != std::string::npos);

@@ -1,6 +1,7 @@
 // ftcost plan: the search (core/app/src/plan.cpp) and the runnable configs (core/app/src/plan_config.cpp).
 #include "ftcost/api.hpp"
 #include "ftcost/compare.hpp"
+#include "ftcost/job.hpp"
 #include "ftcost/parallel.hpp"
 #include "ftcost/plan.hpp"
 #include "ftcost/plan_config.hpp"
@@ -253,8 +254,15 @@ TEST_CASE("plan: a single-GPU plan runs at a micro-batch whose memory range's up
     auto est = estimate(in.value(), db);
     REQUIRE(est.ok());
     CHECK(est->memory_high <= est->max_batch.usable_bytes);
-    CHECK(e.micro_batch == est->max_batch_range_fit);
+    CHECK(e.micro_batch <= est->max_batch_range_fit);
     CHECK(e.micro_batch <= est->max_batch.batch);
+    // and it is the batch `estimate` chooses for the same job (--batch fastest, the default)
+    Request free = e.request;
+    free.erase("batch");
+    free.erase("grad-accum");
+    auto chosen = estimate(resolve_request(free, db, nullptr).value(), db);
+    REQUIRE(chosen.ok());
+    CHECK(e.micro_batch == chosen->batch);
     stepped_down |= e.micro_batch < est->max_batch.batch;
   }
   CHECK(stepped_down);

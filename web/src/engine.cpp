@@ -1,6 +1,7 @@
 #include "engine.hpp"
 
 #include "calibration_check.hpp"
+#include "ftcost/job.hpp"
 #include "ftcost/parallel.hpp"
 #include "json_get.hpp"
 

@@ -3,6 +3,7 @@
 #include "ftcost/compare.hpp"
 #include "ftcost/database.hpp"
 #include "ftcost/estimate.hpp"
+#include "ftcost/job.hpp"
 #include "ftcost/paper.hpp"
 #include "ftcost/parallel.hpp"
 #include "ftcost/plan.hpp"

@@ -1,5 +1,6 @@
 #include "ftcost/compare.hpp"
 
+#include "ftcost/job.hpp"
 #include "ftcost/paper.hpp"
 #include "ftcost/parallel.hpp"
 #include "ftcost/shapes.hpp"
@@ -45,6 +46,7 @@ struct ShapeResult {
   bool fits = false;
   double max_batch = 0, qps = 0, hours = 0;
   double hours_low = 0, hours_high = 0;  // at the throughput range's high / low end
+  std::int64_t batch = 0;                // micro-batch per GPU
   std::string strategy = "single";
   double peak_gib = 0;
   long stale_days = 365;
@@ -80,46 +82,23 @@ ShapeResult evaluate_shape(const Request& r, const InstanceShape* shape, const D
       out.electricity_source = json(inputs.gpu.tdp_w).dump() + " W board power x $" +
                                json(inputs.electricity_usd_per_kwh).dump() + "/kWh";
     }
-    const Workload& w = inputs.workload;
-    if (!several && inputs.multi.offload == "none") {
-      // One GPU: exactly today's single-GPU estimate.
-      auto e = estimate(inputs, db);
-      if (!e.ok()) {
-        out.error = e.error().to_string();
-        return out;
-      }
-      const Estimate& est = e.value();
-      out.max_batch = static_cast<double>(est.max_batch.batch);
-      out.fits = est.batch > 0 && est.batch <= est.max_batch.batch;
-      out.qps = est.throughput_qps;
-      out.hours = est.time_hours;
-      out.hours_low = paper::hours(w.queries, w.epochs, est.throughput_high);
-      out.hours_high = paper::hours(w.queries, w.epochs, est.throughput_low);
-      out.peak_gib = est.memory.total() / kGiB;
+    // The job's answer on this shape (job.hpp): what `ftcost estimate` gives for it.
+    auto job = make_job(inputs, db);
+    auto je = job.ok() ? estimate_job(job.value(), db) : Result<JobEstimate>(job.error());
+    if (!je.ok()) {
+      out.error = je.error().to_string();
       return out;
     }
-    auto plan = plan_from_inputs(inputs, db);
-    if (!plan.ok()) {
-      out.error = plan.error().to_string();
-      return out;
-    }
-    auto pe = estimate_parallel(inputs, plan.value(), db);
-    if (!pe.ok()) {
-      out.error = pe.error().to_string();
-      return out;
-    }
-    const ParallelEstimate& p = pe.value();
-    out.fits = p.fits;
-    out.max_batch = static_cast<double>(p.max_micro_batch);
-    out.qps = p.throughput_qps;
-    out.hours = p.time_hours;
-    // the single-GPU step's uncertainty carried to the shape's step (communication adds its own, not
-    // quantified); the time is whole optimizer steps of it
-    const double rf = p.single.step.range_fraction;
-    out.hours_low = p.time_hours / (1 + rf);
-    out.hours_high = p.time_hours * (1 + rf);
-    out.strategy = p.is_single ? "single" : p.strategy_label;
-    out.peak_gib = p.memory.total() / kGiB;
+    const JobAnswer& a = je->answer;
+    out.fits = a.fits;
+    out.max_batch = static_cast<double>(a.max_batch);
+    out.qps = a.qps;
+    out.hours = a.hours;
+    out.hours_low = a.hours_low;
+    out.hours_high = a.hours_high;
+    out.strategy = a.strategy;
+    out.peak_gib = a.peak_gib;
+    out.batch = a.batch;
   } catch (const std::exception& ex) {
     out.error = std::string("internal error: ") + ex.what();
   }
@@ -129,6 +108,7 @@ ShapeResult evaluate_shape(const Request& r, const InstanceShape* shape, const D
 void set_shape(CompareRow& row, const InstanceShape* shape, const ShapeResult& res) {
   row.fits = res.error.empty() && res.fits;
   row.max_batch = res.max_batch;
+  row.batch = res.batch;
   row.qps = res.qps;
   row.hours = res.hours;
   row.strategy = res.strategy;
@@ -210,10 +190,59 @@ struct GpuRows {
   bool filtered;
   const std::map<std::string, std::string>& calibration_for;
 
+  // The job on `filter.gpus_per_node` GPUs of a type that has no instance of that size: estimate's answer,
+  // priced by the one price rule's fallback (per-GPU prices).
+  CompareRow per_gpu_row(const Request& job, const std::string& gpu_id, const GpuSpec& gpu) const {
+    CompareRow row;
+    row.gpu_id = gpu_id;
+    row.gpu_name = gpu.name;
+    row.memory_gib = gpu.memory_gib;
+    row.gpus_per_node = filter.gpus_per_node;
+    Request r = request_for_gpu(job, gpu_id);
+    r["gpus"] = std::to_string(filter.gpus_per_node);
+    if (filter.gpus_per_node > 1 && r.count("parallel") == 0) r["parallel"] = "auto";
+    auto je = estimate_request(r, db, reader, today_days);
+    if (!je.ok()) {
+      row.error = je.error().to_string();
+      return row;
+    }
+    const JobAnswer& a = je->answer;
+    row.fits = a.fits;
+    row.max_batch = static_cast<double>(a.max_batch);
+    row.batch = a.batch;
+    row.qps = a.qps;
+    row.hours = a.hours;
+    row.strategy = a.strategy;
+    row.per_rank_peak_gib = a.peak_gib;
+    row.stack_warning = stack_vendor_warning(je->job.in.stack, gpu_id, gpu.vendor);
+    if (!a.fits || !a.has_price) return row;
+    row.has_price = true;
+    row.provider = a.price.provider;
+    row.spot = a.price.spot;
+    row.date = a.price.date;
+    row.stale = a.price.stale;
+    row.instance_type = a.price.instance_type;
+    row.region = a.price.region;
+    row.gpu_count = a.price.gpu_count;
+    row.usd_per_hour = a.price.usd_per_hour;
+    row.shape_usd_per_hour = a.usd_per_hour;
+    row.price_basis = a.price.basis;
+    row.cost = a.cost;
+    row.cost_low = a.cost_low;
+    row.cost_high = a.cost_high;
+    return row;
+  }
+
   void add(const Request& job, const std::string& gpu_id, const GpuSpec& gpu,
            std::vector<CompareRow>& rows) const {
     const std::vector<InstanceShape> shapes = instance_shapes(db, gpu_id, filter);
-    if (filtered && shapes.empty()) return;
+    if (filtered && shapes.empty()) {
+      // No instance of that size is priced: the job as `estimate` prices it (that many GPUs at the
+      // per-GPU price of another instance size, basis "per-gpu"), when the GPUs can be joined without a
+      // network (one node).
+      if (filter.gpus_per_node > 0 && filter.nodes <= 1) rows.push_back(per_gpu_row(job, gpu_id, gpu));
+      return;
+    }
     Request r = request_for_gpu(job, gpu_id);
     auto cal = calibration_for.find(gpu_id);
     if (cal != calibration_for.end() && !cal->second.empty()) r["calibration"] = cal->second;
@@ -277,7 +306,8 @@ Result<std::vector<CompareRow>> compare_gpus(const Request& req, const Database&
   const FileReader& summarised = probe.reader;  // one binning of the user's lengths
   ShapeFilter filter;
   if (req.count("gpus") != 0) filter.gpus_per_node = in0.multi.gpus;
-  if (req.count("nodes") != 0) filter.nodes = in0.multi.nodes;
+  // --gpus N means N GPUs on one node, as in `estimate`; --nodes M asks for M of them.
+  if (req.count("nodes") != 0 || req.count("gpus") != 0) filter.nodes = in0.multi.nodes;
   filter.max_gpus = max_gpus;
   const bool filtered = req.count("gpus") != 0 || req.count("nodes") != 0 || max_gpus > 0;
   Request job = req;
@@ -377,6 +407,7 @@ json compare_row_to_json(const CompareRow& r) {
          {"strategy", r.strategy}};
   if (r.error.empty()) j["per_rank_peak_gib"] = r.per_rank_peak_gib;
   if (r.fits) {
+    j["batch_size"] = r.batch;
     j["throughput_queries_per_s"] = r.qps;
     j["time_hours"] = r.hours;
   }
@@ -386,6 +417,10 @@ json compare_row_to_json(const CompareRow& r) {
                       {"usd_per_gpu_hour", r.usd_per_hour},
                       {"date", r.date.empty() ? json(nullptr) : json(r.date)},
                       {"stale", r.stale},
+                      {"class", r.date.empty() ? "undated"
+                                : r.stale      ? "stale"
+                                               : "fresh"},
+                      {"basis", r.price_basis},
                       {"instance_type", r.instance_type},
                       {"region", r.region},
                       {"gpu_count", r.gpu_count},

@@ -804,18 +804,25 @@ std::vector<Option> build_options() {
     o.kind = OptionKind::count;
     o.group = "data";
     o.label = "Batch size";
-    o.help = "Micro-batch size N, or max";
+    o.help = "Micro-batch size N, fastest or max";
     o.details =
-        "Samples per forward/backward pass on the GPU (the micro-batch). \"Largest\" = the largest batch "
-        "that fits in memory (the paper's setting).";
+        "Samples per forward/backward pass on the GPU (the micro-batch). \"Fastest\" = the batch of the "
+        "highest throughput among those whose memory range's upper end fits (with padding to the longest "
+        "sample a larger batch can be slower); \"Largest\" = the largest batch that fits in memory (the "
+        "paper's setting).";
     o.unit = "samples";
-    o.values = {{"max", "largest that fits", "the largest batch that fits in the GPU's memory"}};
+    o.values = {{"fastest", "fastest that fits",
+                 "the batch of the highest throughput whose memory range's upper end fits"},
+                {"max", "largest that fits", "the largest batch that fits in the GPU's memory"}};
     o.lo = 1;
     o.hi = 1 << 24;
-    o.default_help = "max";
-    o.default_rule = [](const ResolveState&) { return fixed_default("max", "the largest batch that fits"); };
+    o.default_help = "fastest";
+    o.default_rule = [](const ResolveState&) {
+      return fixed_default("fastest", "the fastest batch that fits");
+    };
     o.apply = [](ResolveState& st, const std::string& v) -> Status {
-      st.in.workload.batch = v == "max" ? 0 : std::atoll(v.c_str());
+      st.in.workload.batch = v == "max" || v == "fastest" ? 0 : std::atoll(v.c_str());
+      st.in.workload.batch_fastest = v == "fastest";
       return Ok{};
     };
     add(o);
@@ -838,6 +845,37 @@ std::vector<Option> build_options() {
     o.default_rule = unlisted_default("1");
     o.apply = [](ResolveState& st, const std::string& v) -> Status {
       st.in.workload.grad_accum = std::atoll(v.c_str());
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "effective-batch";
+    o.kind = OptionKind::count;
+    o.group = "data";
+    o.label = "Effective batch";
+    o.help =
+        "Samples per optimizer step to keep (micro-batch x grad-accum x data-parallel GPUs): the "
+        "grad-accum follows, and the fastest micro-batch that divides it is chosen";
+    o.details =
+        "The batch the optimizer sees (a training hyper-parameter): micro-batch x gradient accumulation x "
+        "data-parallel GPUs. With it, ftcost chooses the micro-batch (the fastest that fits and divides it) "
+        "and the gradient accumulation; leave it out to keep --grad-accum as given.";
+    o.unit = "samples";
+    o.lo = 1;
+    o.hi = 1 << 24;
+    o.default_help = "none: --grad-accum as given";
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      if (st.given("grad-accum"))
+        return make_error(Errc::invalid_value, "--effective-batch",
+                          "chooses the grad-accum itself: give --effective-batch or --grad-accum, not both");
+      Workload& w = st.in.workload;
+      w.effective_batch = std::atoll(v.c_str());
+      if (w.batch > 0 && w.effective_batch % w.batch != 0)
+        return make_error(Errc::invalid_value, "--effective-batch",
+                          v + " is not a multiple of --batch " + std::to_string(w.batch));
+      if (w.batch > 0) w.grad_accum = w.effective_batch / w.batch;  // one GPU; more divide by their replicas
       return Ok{};
     };
     add(o);

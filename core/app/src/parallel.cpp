@@ -913,6 +913,36 @@ std::int64_t max_micro(const Ctx& c, double usable) {
   return largest_batch_within(bytes, usable, bytes(1), bytes(2));
 }
 
+// The largest micro-batch whose per-rank memory range's upper end (resident + uncertainty x the variable
+// part) fits; the upper end is non-decreasing in the micro-batch. 0 when not even batch 1's does.
+std::int64_t max_micro_upper(const Ctx& c, double usable, std::int64_t max_b) {
+  const double u = c.in.stack.memory_uncertainty_fraction;
+  if (u <= 0 || max_b < 1) return max_b;
+  const auto upper = [&c, u](std::int64_t b) {
+    const RankMemory r = rank_memory(c, b);
+    return r.resident() + u * r.base.variable();
+  };
+  return largest_batch_within(upper, usable, upper(1), upper(2));
+}
+
+// The longest padded sequence whose rank memory fits at micro-batch 1 (the single-GPU max_seq_len's
+// question, per rank): a doubling then a bisection on whole multiples of 8 tokens.
+double max_seq_rank(const Ctx& c0, double usable) {
+  Ctx c = c0;
+  const auto fits = [&c, usable](double seq) {
+    c.seq_len = seq;
+    return rank_memory(c, 1).resident() <= usable;
+  };
+  double lo = 0, hi = 8;
+  while (hi <= 16.0 * 1024 * 1024 && fits(hi)) lo = hi, hi *= 2;
+  if (hi > 16.0 * 1024 * 1024) return lo;
+  while (hi - lo > 8) {
+    const double mid = std::floor((lo + hi) / 16) * 8;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  return lo;
+}
+
 // The busiest EP rank's share of routed pairs over the mean (experts placed contiguously, E/ep per rank).
 double ep_imbalance(const std::vector<double>& shares, int ep) {
   if (shares.empty() || ep <= 1) return 1.0;
@@ -1147,7 +1177,14 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
   e.dp = (st == Strategy::tp || st == Strategy::cp) ? R / deg : R;
   e.usable_bytes = in.gpu.usable_bytes();
   e.max_micro_batch = max_micro(c, e.usable_bytes);
+  e.max_micro_range_fit = max_micro_upper(c, e.usable_bytes, e.max_micro_batch);
   e.micro_batch = w.batch > 0 ? w.batch : e.max_micro_batch;
+  if (w.batch <= 0 && (w.batch_fastest || w.effective_batch > 0) && e.max_micro_range_fit > 0)
+    e.micro_batch = e.max_micro_range_fit;  // choose_micro() times the others
+  e.batch_choice.rule = w.batch > 0 ? "given" : w.batch_fastest ? "fastest" : "largest";
+  e.batch_choice.largest = e.max_micro_range_fit;
+  e.batch_choice.grad_accum = plan.grad_accum;
+  e.max_seq_len = max_seq_rank(c, e.usable_bytes);
   if (w.batch > 0 && w.batch > e.max_micro_batch)
     e.warnings.push_back("batch " + std::to_string(w.batch) +
                          " per GPU does not fit: the maximum per rank is " +
@@ -1512,36 +1549,28 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
   const double queries_per_row = w.queries_per_row();  // samples per row (packing)
   e.throughput_qps = d(e.global_batch) * queries_per_row / e.step_s;
   e.throughput_tps = e.throughput_qps / queries_per_row * len;
+  e.throughput_data_tps = e.throughput_qps * w.mean_data_len();
+  const double rf = step_range_fraction(in);
+  e.throughput_low = e.throughput_qps / (1 + rf);
+  e.throughput_high = e.throughput_qps * (1 + rf);
+  e.memory_low = e.memory.total() - in.stack.memory_uncertainty_fraction * e.memory.base.variable();
+  e.memory_high = e.memory.total() + in.stack.memory_uncertainty_fraction * e.memory.base.variable();
   if (single.batch > 0 && single.batch <= single.max_batch.batch && single.throughput_qps > 0)
     e.scaling_efficiency = e.throughput_qps / (R * single.throughput_qps);
   whole_step_time(e, w);
-  if (single.has_price) {
-    e.usd_per_gpu_hour = single.chosen.price.usd_per_hour;
-    e.price_provider = single.chosen.price.provider;
-  } else if (single.batch <= 0) {
-    // The single-GPU estimate stops before pricing when one GPU cannot hold the job: price it here with
-    // the same choice (--price-per-hour, else the cheapest dated fresh offer matching --spot/--provider).
-    if (in.price_per_hour > 0) {
-      e.usd_per_gpu_hour = in.price_per_hour;
-      e.price_provider = "--price-per-hour";
-    } else {
-      for (int pass = 0; pass < 3 && e.usd_per_gpu_hour <= 0; ++pass) {
-        double best = 0;
-        for (const auto& o : db.offers_for(in.gpu.id)) {
-          const double price = in.spot ? o.spot_usd_per_gpu_hour : o.on_demand_usd_per_gpu_hour;
-          if (price <= 0 || (!in.provider.empty() && o.provider_id != in.provider)) continue;
-          const bool dated = !o.date.empty();
-          const bool stale =
-              dated && o.date_days >= 0 && in.today_days >= 0 && in.today_days - o.date_days > in.stale_days;
-          if ((pass == 0 && (!dated || stale)) || (pass == 1 && !dated)) continue;
-          if (best <= 0 || price < best) {
-            best = price;
-            e.price_provider = o.provider;
-          }
-        }
-        e.usd_per_gpu_hour = best;
-      }
-    }
+  e.price = single.chosen.price;
+  if (!single.has_price && single.batch <= 0) {
+    // The single-GPU estimate stops before pricing when one GPU cannot hold the job: the same rule here.
+    Estimate priced = single;
+    const std::size_t had = priced.warnings.size();
+    estimate_costs(priced, db);
+    if (priced.has_price) e.price = priced.chosen.price;
+    e.warnings.insert(e.warnings.end(), priced.warnings.begin() + static_cast<std::ptrdiff_t>(had),
+                      priced.warnings.end());
+  }
+  if (single.has_price || e.price.usd_per_hour > 0 || e.price.basis == "given") {
+    e.usd_per_gpu_hour = e.price.usd_per_hour;
+    e.price_provider = e.price.provider;
   }
   if (!e.fits) {
     // A job that does not fit (GPU memory at this micro-batch, or host RAM for the offload) has no time and
@@ -1549,7 +1578,13 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
     e.time_hours = 0;
     return e;
   }
-  if (e.usd_per_gpu_hour > 0) e.cost_usd = e.time_hours * e.usd_per_gpu_hour * R;
+  e.hours_low = e.time_hours / (1 + rf);
+  e.hours_high = e.time_hours * (1 + rf);
+  if (e.usd_per_gpu_hour > 0) {
+    e.cost_usd = e.time_hours * e.usd_per_gpu_hour * R;
+    e.cost_low = e.hours_low * e.usd_per_gpu_hour * R;
+    e.cost_high = e.hours_high * e.usd_per_gpu_hour * R;
+  }
   return e;
 }
 
@@ -1570,6 +1605,84 @@ ParallelEstimate one_gpu(const Estimate& single, const ParallelPlan& plan) {
   return e;
 }
 
+// Data-parallel replicas of a plan's strategy (tensor and context groups share one replica).
+int replicas(const ParallelPlan& p) {
+  return (p.strategy == Strategy::tp || p.strategy == Strategy::cp) ? p.ranks() / std::max(1, p.degree)
+                                                                    : p.ranks();
+}
+
+// The micro-batches choose_micro times: with --effective-batch those that divide it over the replicas (at
+// most `limit`), with padding to the longest sample the powers of two below the limit and the limit, else
+// none (with every sample the same length the largest is the fastest).
+std::vector<std::int64_t> micro_candidates_for(const Workload& w, int dp, std::int64_t limit) {
+  std::vector<std::int64_t> out;
+  if (w.effective_batch > 0) {
+    for (std::int64_t b = w.batch > 0 ? w.batch : 1; b <= (w.batch > 0 ? w.batch : limit); ++b)
+      if (w.effective_batch % (b * dp) == 0) out.push_back(b);
+    return out;
+  }
+  if (w.mean_padded_len(1) == w.mean_padded_len(limit)) return out;
+  for (std::int64_t b = 1; b < limit; b *= 2) out.push_back(b);
+  for (std::int64_t b = 3; b < limit; b *= 2) out.push_back(b);
+  out.push_back(limit);
+  return out;
+}
+
+// --batch fastest / --effective-batch on several GPUs: the micro-batch per rank (and the grad-accum) of the
+// highest throughput among those whose rank memory's upper end fits, each candidate estimated in full.
+Result<ParallelEstimate> choose_micro(const Inputs& in, const ParallelEstimate& first, const Estimate& single,
+                                      const Database& db) {
+  const Workload& w = in.workload;
+  if (!first.fits || (w.batch > 0 && w.effective_batch <= 0) ||
+      (w.batch <= 0 && !w.batch_fastest && w.effective_batch <= 0))
+    return first;
+  const int dp = replicas(first.plan);
+  const std::int64_t limit =
+      first.max_micro_range_fit > 0 ? first.max_micro_range_fit : first.max_micro_batch;
+  const std::vector<std::int64_t> cand = micro_candidates_for(w, dp, limit);
+  if (cand.empty() && w.effective_batch > 0)
+    return make_error(Errc::invalid_value, "--effective-batch",
+                      std::to_string(w.effective_batch) + " is not a multiple of " +
+                          (w.batch > 0 ? "--batch " + std::to_string(w.batch) + " x " : std::string()) +
+                          std::to_string(dp) +
+                          " data-parallel replicas with a micro-batch that fits (up to " +
+                          std::to_string(limit) + ")");
+  ParallelEstimate best = first;
+  bool have = w.effective_batch <= 0;  // the first estimate is a candidate only without an effective batch
+  int evaluated = 0;
+  for (const std::int64_t b : cand) {
+    Inputs x = in;
+    x.workload.batch = b;
+    x.workload.grad_accum = w.effective_batch > 0 ? w.effective_batch / (b * dp) : w.grad_accum;
+    ParallelPlan p = first.plan;
+    p.grad_accum = static_cast<int>(x.workload.grad_accum);
+    FTCOST_TRY(r, evaluate(x, p, single, db));
+    ++evaluated;
+    if (r.fits && (!have || r.throughput_qps > best.throughput_qps)) {
+      best = std::move(r);
+      have = true;
+    }
+  }
+  BatchChoice& c = best.batch_choice;
+  c.rule = w.batch > 0 ? "given" : w.batch_fastest ? "fastest" : "largest";
+  c.largest = limit;
+  c.grad_accum = best.plan.grad_accum;
+  c.evaluated = evaluated;
+  c.largest_qps = best.micro_batch == first.micro_batch ? 0 : first.throughput_qps;
+  c.reason = best.micro_batch == limit
+                 ? "the largest micro-batch per GPU whose memory range's upper end fits is the fastest"
+                 : "micro-batch " + std::to_string(best.micro_batch) + " per GPU is the fastest that fits";
+  if (c.largest_qps > 0 && best.micro_batch != limit)
+    c.reason += "; the largest, " + std::to_string(limit) + ", is slower (" +
+                json(std::round(c.largest_qps * 1000) / 1000).dump() + " against " +
+                json(std::round(best.throughput_qps * 1000) / 1000).dump() + " samples/s)";
+  if (w.effective_batch > 0)
+    c.reason += " for the effective batch " + std::to_string(w.effective_batch) + " (grad-accum " +
+                std::to_string(c.grad_accum) + " on " + std::to_string(dp) + " replicas)";
+  best.single.in.workload.grad_accum = c.grad_accum;
+  return best;
+}
+
 // estimate_parallel of inputs whose length is resolved.
 Result<ParallelEstimate> estimate_parallel_resolved(const Inputs& in, const ParallelPlan& plan_in,
                                                     const Database& db) {
@@ -1588,7 +1701,8 @@ Result<ParallelEstimate> estimate_parallel_resolved(const Inputs& in, const Para
     plan.intra = intra_node_link(in.gpu, plan.gpus_per_node, -1);
   if (!plan.choose) {
     if (plan.strategy == Strategy::single) plan.strategy = Strategy::ddp;
-    return evaluate(in, plan, single, db);
+    FTCOST_TRY(first, evaluate(in, plan, single, db));
+    return choose_micro(in, first, single, db);
   }
   // --parallel auto: every applicable strategy; the fastest that fits wins.
   std::vector<ParallelPlan> cands;
@@ -1640,7 +1754,7 @@ Result<ParallelEstimate> estimate_parallel_resolved(const Inputs& in, const Para
   std::stable_sort(ok.begin(), ok.end(), [](const ParallelEstimate& a, const ParallelEstimate& b) {
     return a.throughput_qps > b.throughput_qps;
   });
-  ParallelEstimate best = ok.front();
+  FTCOST_TRY(best, choose_micro(in, ok.front(), single, db));
   best.why.push_back("fastest that fits: " + best.strategy_label + " at " +
                      json(std::round(best.throughput_qps * 1000) / 1000).dump() + " queries/s (batch " +
                      std::to_string(best.micro_batch) + " per GPU, " +
@@ -1667,24 +1781,25 @@ Result<ParallelEstimate> estimate_parallel(const Inputs& in, const ParallelPlan&
 }
 
 std::vector<std::string> single_gpu_warnings(const ParallelEstimate& p) {
+  // What quotes the single GPU's memory, batch or step (its fit, its range, its loss at its batch, its
+  // host-bound share and the advice priced at its batch) is not about the ranks: they answer for themselves.
+  static const char* const kOneGpuOnly[] = {"does not fit",
+                                            "paged optimizer:",
+                                            "offloaded checkpoints need",
+                                            "fits only at the low end",
+                                            "tight:",
+                                            "loss:",
+                                            "host-bound:",
+                                            "batch "};
   std::vector<std::string> out;
-  for (const auto& w : p.single.warnings)
-    // (what a single GPU would not hold, would page, or would offload beyond --host-ram is the ranks'
-    // business: they say it themselves, per node)
-    if (w.find("does not fit") == std::string::npos && w.rfind("paged optimizer:", 0) != 0 &&
-        w.rfind("offloaded checkpoints need", 0) != 0)
-      out.push_back(w);
-  return out;
-}
-
-Result<json> estimate_job_json(const Inputs& in, const Database& db) {
-  if (in.multi.active() || !in.multi.parallel.empty()) {
-    FTCOST_TRY(plan, plan_from_inputs(in, db));
-    FTCOST_TRY(pe, estimate_parallel(in, plan, db));
-    return parallel_to_json(pe);
+  for (const auto& w : p.single.warnings) {
+    bool keep = true;
+    for (const char* k : kOneGpuOnly)
+      if (w.rfind(k, 0) == 0 || (std::string(k) == "does not fit" && w.find(k) != std::string::npos))
+        keep = false;
+    if (keep) out.push_back(w);
   }
-  FTCOST_TRY(est, estimate(in, db));
-  return estimate_to_json(est);
+  return out;
 }
 
 json parallel_to_json(const ParallelEstimate& p) {

@@ -152,8 +152,36 @@ Result<PlanRequest> parse_plan_request(const Request& all, const Database& db) {
   return pr;
 }
 
+// Of the offers for one GPU type and shape (GPUs per node x nodes), the one the price rule picks
+// (estimate.hpp's price_better: fresh, then stale, then undated; the lower price within a class), as
+// `estimate` and `compare` price that shape: a plan is never priced at an offer the estimate of its own
+// request would not use.
+std::vector<PlanShape> rule_picks(const std::vector<PlanShape>& all) {
+  std::map<std::string, std::size_t> best;
+  std::vector<PlanShape> out;
+  auto choice = [](const PlanShape& s) {
+    PriceChoice p;
+    p.date = s.date;
+    p.stale = s.stale;
+    p.spot = s.spot;
+    return p;
+  };
+  for (const auto& s : all) {
+    const std::string key = s.gpu_id + "/" + std::to_string(s.gpus_per_node) + "x" + std::to_string(s.nodes);
+    auto it = best.find(key);
+    if (it == best.end()) {
+      best[key] = out.size();
+      out.push_back(s);
+    } else if (price_better(choice(s), s.usd_per_gpu_hour, choice(out[it->second]),
+                            out[it->second].usd_per_gpu_hour)) {
+      out[it->second] = s;
+    }
+  }
+  return out;
+}
+
 // The instance shapes of shapes.hpp (one per offer and node count), filtered by the constraints, one per
-// price kind (on-demand, and spot when allowed).
+// price kind (on-demand, and spot when allowed), then the price rule's pick per GPU type and shape.
 std::vector<PlanShape> plan_shapes(const Database& db, const PlanConstraints& c, long today_days,
                                    long stale_days) {
   std::vector<PlanShape> out;
@@ -192,7 +220,7 @@ std::vector<PlanShape> plan_shapes(const Database& db, const PlanConstraints& c,
       out.push_back(s);
     }
   }
-  return out;
+  return rule_picks(out);
 }
 
 // Which multi-GPU strategies each stack's software runs (structural facts, docs/sources/plan-configs.md):
@@ -217,31 +245,6 @@ std::vector<std::string> stack_strategies(const StackProfile& stack, const Model
 }
 
 namespace {
-
-// The per-GPU price `ftcost estimate` picks for (gpu, provider, spot): the one price rule (price_tier, then
-// the lower price) over that provider's eligible offers.
-double estimate_picks(const Database& db, const std::string& gpu, const std::string& provider_id, bool spot,
-                      long today_days, long stale_days) {
-  double best = -1;
-  int best_tier = 9;
-  for (const auto& o : db.offers_for(gpu)) {
-    if (o.provider_id != provider_id) continue;
-    for (int s = 0; s < 2; ++s) {
-      const double price = s ? o.spot_usd_per_gpu_hour : o.on_demand_usd_per_gpu_hour;
-      if (price <= 0 || (s && !spot)) continue;
-      PriceChoice p;
-      p.date = o.date;
-      p.spot = s == 1;
-      p.stale = o.date_days >= 0 && today_days >= 0 && today_days - o.date_days > stale_days;
-      const int tier = price_tier(p);
-      if (best < 0 || tier < best_tier || (tier == best_tier && price < best)) {
-        best = price;
-        best_tier = tier;
-      }
-    }
-  }
-  return best;
-}
 
 struct Config {
   Request req;  // job + gpu, method, stack, checkpointing, optimizer
@@ -547,8 +550,9 @@ class PlanSearch {
                                const std::string& offload) {
     Inputs x = in;
     x.advise = false;
-    x.workload.batch = 0;
+    x.workload.batch = 0;  // the estimate's own choice (--batch fastest)
     x.workload.grad_accum = 1;
+    x.workload.effective_batch = 0;  // the plan's --effective-batch is a constraint of its search
     if (rep.ranks() > 1) {
       x.multi.gpus = rep.gpus_per_node;
       x.multi.nodes = rep.nodes;
@@ -617,7 +621,12 @@ class PlanSearch {
       prune("global_batch_exceeds_data", static_cast<long>(idx.size()));
       return;
     }
-    const auto mbs = micro_candidates(use, count, c_.effective_batch);
+    // Without an effective batch to keep: the micro-batch `estimate` chooses (the fastest that fits, never
+    // a slower larger one), so that the plan and the estimate of the same job agree.
+    const std::int64_t chosen = pr.multi ? pr.multi->micro_batch : pr.single->batch;
+    const auto mbs = c_.effective_batch > 0
+                         ? micro_candidates(use, count, c_.effective_batch)
+                         : std::vector<std::pair<std::int64_t, std::int64_t>>{{std::min(chosen, use), 1}};
     if (mbs.empty()) {
       prune("effective_batch", static_cast<long>(idx.size()));
       return;
@@ -742,14 +751,6 @@ class PlanSearch {
       }
       r["parallel"] = ev.parallel;
       if (ev.offload != "none") r["offload"] = ev.offload;
-    }
-    // `estimate` prices a provider's GPU at its best offer; a shape of another offer pins its own price
-    if (estimate_picks(db_, s.gpu_id, s.provider_id, s.spot, today_days_, stale_days_) !=
-        s.usd_per_gpu_hour) {
-      // (--provider and --price-per-hour exclude each other: the offer's own price stands for it)
-      r.erase("provider");
-      r.erase("spot");
-      r["price-per-hour"] = json(s.usd_per_gpu_hour).dump();
     }
     return r;
   }

@@ -35,6 +35,7 @@
 //   target_modules, lora_alpha, lora_dropout, use_gradient_checkpointing), then TRL's SFTConfig.
 #include "ftcost/plan_config.hpp"
 
+#include "ftcost/job.hpp"
 #include "ftcost/memory.hpp"
 #include "ftcost/parallel.hpp"
 

@@ -1,5 +1,6 @@
 #include "ftcost/scaling.hpp"
 
+#include "ftcost/job.hpp"
 #include "ftcost/parallel.hpp"
 
 #include <algorithm>
@@ -62,41 +63,31 @@ Status check_counts(const std::vector<int>& counts, int node_gpus, bool networke
   return Ok{};
 }
 
-// A one-GPU point from its estimate; the series' price is the first one seen.
-void single_point(const Estimate& one, ScalingPoint& p, ScalingSeries& s) {
-  p.fits = one.batch > 0 && one.batch <= one.max_batch.batch;
-  p.micro_batch = one.batch;
-  p.global_batch = one.batch * std::max<std::int64_t>(1, one.in.workload.grad_accum);
-  p.per_rank_peak_gib = one.memory.total() / kGiB;
-  p.step_s = one.step.total_s;
-  p.qps = one.throughput_qps;
-  p.tps = one.throughput_tps;
-  p.hours = one.time_hours;
-  if (!one.has_price) return;
-  p.cost_usd = one.chosen.cost_usd;
+// A point from the job's answer (job.hpp): the same numbers `ftcost estimate` gives for that count, priced
+// by the one price rule for the point's shape. The series' price is the first point's.
+void answer_point(const JobEstimate& je, ScalingPoint& p, ScalingSeries& s) {
+  const JobAnswer& a = je.answer;
+  p.strategy = a.strategy;
+  p.fits = a.fits;
+  p.micro_batch = a.batch;
+  p.global_batch = a.global_batch;
+  p.per_rank_peak_gib = a.peak_gib;
+  p.step_s = a.step_s;
+  p.comm_exposed_s = je.pe.is_single ? 0 : je.pe.comm_exposed_s;
+  p.qps = a.qps;
+  p.tps = a.tokens_per_s;
+  p.data_tps = a.data_tokens_per_s;
+  p.hours = a.hours;
+  p.global_batch_exceeds_data =
+      !je.pe.is_single && static_cast<double>(a.global_batch) > je.job.in.workload.rows_per_epoch();
+  if (!a.has_price) return;
+  p.cost_usd = a.cost;
+  p.usd_per_gpu_hour = a.price.usd_per_hour;
+  p.price_provider = a.price.provider;
+  p.price_basis = a.price.basis;
   if (s.price_provider.empty()) {
-    s.price_provider = one.chosen.price.provider;
-    s.usd_per_gpu_hour = one.chosen.price.usd_per_hour;
-  }
-}
-
-// A multi-GPU point from its estimate; the series' price is the first one seen.
-void multi_point(const ParallelEstimate& e, ScalingPoint& p, ScalingSeries& s) {
-  p.strategy = e.strategy_label;
-  p.fits = e.fits;
-  p.micro_batch = e.micro_batch;
-  p.global_batch = e.global_batch;
-  p.per_rank_peak_gib = e.memory.total() / kGiB;
-  p.step_s = e.step_s;
-  p.comm_exposed_s = e.comm_exposed_s;
-  p.qps = e.throughput_qps;
-  p.tps = e.throughput_tps;
-  p.hours = e.time_hours;
-  p.cost_usd = e.cost_usd;
-  p.global_batch_exceeds_data = static_cast<double>(e.global_batch) > e.single.in.workload.rows_per_epoch();
-  if (s.price_provider.empty() && e.usd_per_gpu_hour > 0) {
-    s.price_provider = e.price_provider;
-    s.usd_per_gpu_hour = e.usd_per_gpu_hour;
+    s.price_provider = a.price.provider;
+    s.usd_per_gpu_hour = a.price.usd_per_hour;
   }
 }
 
@@ -116,16 +107,11 @@ ScalingPoint scaling_point(const Request& base, int c, ScalingSeries& s, const D
   else if (r.count("parallel") == 0)
     r["parallel"] = "auto";
   try {
-    auto in = resolve_request(r, db, reader, today_days);
-    Result<ParallelPlan> plan = in.ok() ? plan_from_inputs(in.value(), db) : Result<ParallelPlan>(in.error());
-    Result<ParallelEstimate> pe =
-        plan.ok() ? estimate_parallel(in.value(), plan.value(), db) : Result<ParallelEstimate>(plan.error());
-    if (!pe.ok())
-      p.error = pe.error().to_string();
-    else if (pe->is_single)
-      single_point(pe->single, p, s);
+    auto je = estimate_request(r, db, reader, today_days);
+    if (!je.ok())
+      p.error = je.error().to_string();
     else
-      multi_point(pe.value(), p, s);
+      answer_point(je.value(), p, s);
   } catch (const std::exception& ex) {
     p.error = std::string("internal error: ") + ex.what();
   }
@@ -196,8 +182,13 @@ json scaling_to_json(const ScalingSeries& s) {
       j["comm_exposed_s"] = p.comm_exposed_s;
       j["throughput_queries_per_s"] = p.qps;
       j["throughput_tokens_per_s"] = p.tps;
+      j["throughput_data_tokens_per_s"] = p.data_tps;
       j["time_hours"] = p.hours;
       j["cost_usd"] = p.cost_usd > 0 ? json(p.cost_usd) : json(nullptr);
+      if (p.usd_per_gpu_hour > 0)
+        j["price"] = {{"provider", p.price_provider},
+                      {"usd_per_gpu_hour", p.usd_per_gpu_hour},
+                      {"basis", p.price_basis}};
       j["speedup"] = p.speedup;
       j["scaling_efficiency"] = p.efficiency;
       j["global_batch_exceeds_data"] = p.global_batch_exceeds_data;

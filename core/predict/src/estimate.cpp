@@ -24,6 +24,14 @@ int price_tier(const PriceChoice& p) {
   return p.stale ? 1 : 0;
 }
 
+const char* price_class(const PriceChoice& p) {
+  return p.date.empty() ? "undated" : p.stale ? "stale" : "fresh";
+}
+
+bool offer_rents_shape(const PriceChoice& p, int gpus_per_node, int nodes) {
+  return p.gpu_count == gpus_per_node && (nodes <= 1 || p.network != "none");
+}
+
 bool price_better(const PriceChoice& a, double cost_a, const PriceChoice& b, double cost_b) {
   const int ta = price_tier(a);
   const int tb = price_tier(b);
@@ -92,6 +100,98 @@ std::int64_t largest_batch_upper_fit(const ModelSpec& m, const Workload& w, cons
     (upper_fits(mid) ? lo : hi) = mid;
   }
   return lo;
+}
+
+// Throughput (samples/s) of the job at micro-batch b and grad-accum ga: the step model's time, as estimate()
+// times the batch it chose.
+double batch_qps(const Inputs& in, std::int64_t b, std::int64_t ga) {
+  Inputs x = in;
+  x.workload.grad_accum = ga;
+  const StepTime t = job_step(x, x.stack, b, x.workload.mean_padded_len(b));
+  return t.total_s > 0 ? static_cast<double>(b) * x.workload.queries_per_row() / t.total_s : 0;
+}
+
+// The micro-batches the fastest-batch search times over [1, hi]: every batch up to 32, then steps of 12.5%,
+// and hi itself.
+std::vector<std::int64_t> batch_candidates(std::int64_t hi) {
+  std::vector<std::int64_t> c;
+  for (std::int64_t b = 1; b <= std::min<std::int64_t>(hi, 32); ++b) c.push_back(b);
+  for (double x = 32; c.back() < hi;) {
+    x *= 1.125;
+    c.push_back(std::min<std::int64_t>(hi, std::max<std::int64_t>(c.back() + 1, std::llround(x))));
+  }
+  return c;
+}
+
+// Between the timed neighbours lo < hi of the best batch: every batch (at most 48 of them, evenly spaced
+// beyond that). The throughput is jagged at the 1-3% scale (wave quantization, padding rounded to 8), so the
+// neighbourhood is scanned rather than bisected.
+std::int64_t refine_batch(const Inputs& in, std::int64_t lo, std::int64_t hi, std::int64_t best,
+                          double& best_q, int& evals) {
+  const std::int64_t step = std::max<std::int64_t>(1, (hi - lo) / 48);
+  for (std::int64_t b = lo + 1; b < hi; b += step) {
+    if (b == best) continue;
+    const double q = batch_qps(in, b, in.workload.grad_accum);
+    ++evals;
+    if (q > best_q) best_q = q, best = b;
+  }
+  return best;
+}
+
+// --batch fastest: the micro-batch of the highest throughput among those whose memory range's upper end fits
+// (with --effective-batch, among the divisors of it, grad-accum the quotient). With a fixed length, packing
+// or max-length padding every sample costs the same: throughput grows with the batch and the largest is the
+// fastest; with padding to the longest sample a larger batch pads more, so the candidates are timed.
+std::int64_t choose_fastest_batch(Estimate& e, double usable) {
+  const Inputs& in = e.in;
+  const Workload& w = in.workload;
+  BatchChoice& c = e.batch_choice;
+  c.rule = "fastest";
+  c.largest = largest_batch_upper_fit(in.model, w, in.stack, e.max_batch, usable);
+  c.grad_accum = w.grad_accum;
+  if (c.largest < 1) return e.max_batch.batch;  // only the low end of the range fits: the largest, warned
+  const bool varies = w.mean_padded_len(1) != w.mean_padded_len(c.largest);
+  std::vector<std::int64_t> cand;
+  if (w.effective_batch > 0) {
+    for (std::int64_t b = 1; b <= std::min(c.largest, w.effective_batch); ++b)
+      if (w.effective_batch % b == 0) cand.push_back(b);
+  } else if (varies && in.model_kind != "paper") {
+    cand = batch_candidates(c.largest);
+  } else {
+    c.reason =
+        "the largest batch whose memory range's upper end fits: with every sample the same length, a "
+        "larger batch is never slower";
+    return c.largest;
+  }
+  std::int64_t best = 0;
+  double best_q = -1;
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < cand.size(); ++i) {
+    const std::int64_t ga = w.effective_batch > 0 ? w.effective_batch / cand[i] : w.grad_accum;
+    const double q = batch_qps(in, cand[i], ga);
+    ++c.evaluated;
+    if (cand[i] == c.largest) c.largest_qps = q;
+    if (q > best_q) best_q = q, best = cand[i], at = i;
+  }
+  if (w.effective_batch <= 0 && at > 0 && at + 1 < cand.size() && cand[at + 1] - cand[at - 1] > 2)
+    best = refine_batch(in, cand[at - 1], cand[at + 1], best, best_q, c.evaluated);
+  if (w.effective_batch > 0) {
+    c.grad_accum = w.effective_batch / best;
+    e.in.workload.grad_accum = c.grad_accum;
+  }
+  c.reason = best == c.largest ? "the largest batch whose memory range's upper end fits is the fastest"
+                               : "batch " + std::to_string(best) + " is the fastest that fits";
+  if (best != c.largest && c.largest_qps > 0)
+    c.reason += "; the largest, " + std::to_string(c.largest) + ", is slower (" +
+                json(std::round(c.largest_qps * 1000) / 1000).dump() + " against " +
+                json(std::round(best_q * 1000) / 1000).dump() + " samples/s)" +
+                (w.mean_padded_len(c.largest) > w.mean_padded_len(best) * 1.05
+                     ? ": a larger batch is padded to a longer sample"
+                     : "");
+  if (w.effective_batch > 0)
+    c.reason += " for the effective batch " + std::to_string(w.effective_batch) + " (grad-accum " +
+                std::to_string(c.grad_accum) + ")";
+  return best;
 }
 
 }  // namespace
@@ -216,7 +316,12 @@ bool estimate_memory(Estimate& e) {
                            " is " + std::to_string(e.max_batch.batch));
   } else {
     e.batch = e.max_batch.batch;
+    e.batch_choice.rule = "largest";
+    e.batch_choice.reason = "the largest batch that fits (--batch max)";
+    if ((w.batch_fastest || w.effective_batch > 0) && e.batch > 0)
+      e.batch = choose_fastest_batch(e, in.gpu.usable_bytes());
   }
+  e.batch_choice.grad_accum = e.in.workload.grad_accum;
   e.memory = memory_for_batch(m, w, in.stack, std::max<std::int64_t>(e.batch, 0), e.max_batch.seq_len);
   const double usable = in.gpu.usable_bytes();
   e.memory_fraction = usable > 0 ? e.memory.on_gpu(usable) / usable : 0;
@@ -318,6 +423,7 @@ void offer_costs(Estimate& e, const Database& db) {
       p.instance_type = o.instance_type;
       p.region = o.region;
       p.gpu_count = o.gpu_count;
+      p.network = o.network;
       if (o.date_days >= 0 && in.today_days >= 0) {
         p.age_days = in.today_days - o.date_days;
         p.stale = p.age_days > in.stale_days;
@@ -333,31 +439,46 @@ void offer_costs(Estimate& e, const Database& db) {
 // undated price is only used when nothing better exists, and then with a warning.
 void headline_offer(Estimate& e) {
   const Inputs& in = e.in;
+  const int per_node = std::max(1, in.multi.gpus), nodes = std::max(1, in.multi.nodes);
   const ProviderCost* best = nullptr;  // copied into e.chosen once
-  for (const auto& c : e.costs) {
-    if ((c.price.spot && !in.spot) || (!in.provider.empty() && c.price.provider_id != in.provider)) continue;
-    if (best == nullptr || price_better(c.price, c.cost_usd, best->price, best->cost_usd)) best = &c;
+  for (int pass = 0; pass < 2 && best == nullptr; ++pass)
+    for (const auto& c : e.costs) {
+      if ((c.price.spot && !in.spot) || (!in.provider.empty() && c.price.provider_id != in.provider))
+        continue;
+      if (pass == 0 && !offer_rents_shape(c.price, per_node, nodes)) continue;
+      if (best == nullptr || price_better(c.price, c.cost_usd, best->price, best->cost_usd)) best = &c;
+    }
+  if (best == nullptr) return;
+  e.chosen = *best;
+  e.has_price = true;
+  const PriceChoice& p = e.chosen.price;
+  if (!offer_rents_shape(p, per_node, nodes)) {
+    e.chosen.price.basis = "per-gpu";
+    const int gpus = per_node * nodes;
+    e.warnings.push_back("no " + (nodes > 1 ? std::to_string(nodes) + " networked " : std::string()) +
+                         std::to_string(per_node) + "-GPU instance" + (nodes > 1 ? "s" : "") + " of " +
+                         in.gpu.id + " in the price database" +
+                         (in.provider.empty() ? std::string() : " from " + in.provider) + ": priced as " +
+                         std::to_string(gpus) + " x the per-GPU price of " + p.provider + "'s " +
+                         std::to_string(p.gpu_count) + "-GPU offer");
   }
-  if (best != nullptr) {
-    e.chosen = *best;
-    e.has_price = true;
-  }
-  if (e.has_price && e.chosen.price.date.empty())
-    e.warnings.push_back("the price used (" + e.chosen.price.provider + ") has no date in its source");
-  else if (e.has_price && e.chosen.price.stale)
-    e.warnings.push_back("the price used (" + e.chosen.price.provider + ", " + e.chosen.price.date +
-                         ") is older than " + std::to_string(in.stale_days) + " days");
+  if (p.date.empty())
+    e.warnings.push_back("the price used (" + p.provider + ") has no date in its source");
+  else if (p.stale)
+    e.warnings.push_back("the price used (" + p.provider + ", " + p.date + ") is older than " +
+                         std::to_string(in.stale_days) + " days");
 }
 
 // Costs: every provider offer for this GPU, and the headline price (your electricity, --price-per-hour, or
 // the best offer).
-void estimate_costs(Estimate& e, const Database& db) {
+void estimate_costs_impl(Estimate& e, const Database& db) {
   const Inputs& in = e.in;
   offer_costs(e, db);
   if (in.electricity_usd_per_kwh >= 0) {
     // A GPU you own: its board power (TDP) at your electricity price.
     PriceChoice p;
     p.provider = "your GPU (electricity)";
+    p.basis = "given";
     p.usd_per_hour = in.gpu.tdp_w / 1000.0 * in.electricity_usd_per_kwh;
     p.source =
         json(in.gpu.tdp_w).dump() + " W board power x $" + json(in.electricity_usd_per_kwh).dump() + "/kWh";
@@ -366,6 +487,7 @@ void estimate_costs(Estimate& e, const Database& db) {
   } else if (in.price_per_hour >= 0) {
     PriceChoice p;
     p.provider = in.price_per_hour == 0 ? "your GPU (no cost)" : "--price-per-hour";
+    p.basis = "given";
     p.usd_per_hour = in.price_per_hour;
     e.chosen = cost_at(e, std::move(p));
     e.has_price = true;
@@ -379,6 +501,12 @@ void estimate_costs(Estimate& e, const Database& db) {
 }
 
 }  // namespace
+
+void estimate_costs(Estimate& e, const Database& db) {
+  e.costs.clear();
+  e.has_price = false;
+  estimate_costs_impl(e, db);
+}
 
 // The step model's range: the stack profile's fit residual (log-space RMS on the data it was fitted to),
 // widened off the GPUs it was fitted on without a calibration, and a calibration's measurement spread;
@@ -411,12 +539,13 @@ double step_range_fraction(const Inputs& in, std::string* dominant) {
 }
 
 // Memory first (does it fit, at which batch), then the step time and throughput, then hours and costs.
-Result<Estimate> estimate(const Inputs& in, const Database& db) {
-  if (in.workload.seq_max) return estimate_at_longest_seq(in, db);
+Result<Estimate> estimate(const Inputs& given, const Database& db) {
+  if (given.workload.seq_max) return estimate_at_longest_seq(given, db);
   Estimate e;
-  e.in = in;
-  e.warnings = in.warnings;
+  e.in = given;
+  e.warnings = given.warnings;
   if (!estimate_memory(e)) return e;
+  const Inputs& in = e.in;  // with the grad-accum an --effective-batch chose
   plain_trainer_loss_warning(e, db);
   const Workload& w = in.workload;
   e.padded_len = w.mean_padded_len(e.batch);
@@ -436,11 +565,12 @@ Result<Estimate> estimate(const Inputs& in, const Database& db) {
                            " s of PCIe per step, in the step time)");
   }
   e.throughput_tps = e.throughput_qps / qpr * e.padded_len;
+  e.throughput_data_tps = e.throughput_qps * w.mean_data_len();
   e.throughput_low = e.throughput_qps / (1.0 + e.step.range_fraction);
   e.throughput_high = e.throughput_qps * (1.0 + e.step.range_fraction);
   e.time_hours = paper::hours(w.queries, w.epochs, e.throughput_qps);
   host_bound_advice(e, db);
-  estimate_costs(e, db);
+  estimate_costs_impl(e, db);
   return e;
 }
 
@@ -544,7 +674,10 @@ void add_costs(json& j, const Estimate& e) {
                   {"usd_per_gpu_hour", e.chosen.price.usd_per_hour},
                   {"kind", e.chosen.price.spot ? "spot" : "on-demand"},
                   {"date", e.chosen.price.date},
-                  {"stale", e.chosen.price.stale}};
+                  {"stale", e.chosen.price.stale},
+                  {"class", price_class(e.chosen.price)},
+                  {"basis", e.chosen.price.basis},
+                  {"instance_gpus", e.chosen.price.gpu_count}};
     if (!e.chosen.price.instance_type.empty()) j["price"]["instance_type"] = e.chosen.price.instance_type;
     if (!e.chosen.price.source.empty() && e.chosen.price.provider_id.empty())
       j["price"]["source"] = e.chosen.price.source;
@@ -625,7 +758,13 @@ json estimate_to_json(const Estimate& e) {
     return j;
   }
   j["fits"] = e.max_batch.batch >= e.batch;
+  j["batch_choice"] = {{"rule", e.batch_choice.rule},
+                       {"largest_upper_fit", e.batch_choice.largest},
+                       {"grad_accum", e.batch_choice.grad_accum},
+                       {"reason", e.batch_choice.reason}};
+  if (e.batch_choice.largest_qps > 0) j["batch_choice"]["largest_queries_per_s"] = e.batch_choice.largest_qps;
   j["mean_padded_len"] = e.padded_len;
+  j["mean_data_len"] = w.mean_data_len();
   j["step_time_s"] = e.step.total_s;
   j["step_model"] = {{"name", e.step.model},
                      {"range_fraction", e.step.range_fraction},
@@ -635,6 +774,13 @@ json estimate_to_json(const Estimate& e) {
   j["throughput_queries_per_s"] = e.throughput_qps;
   j["throughput_queries_per_s_range"] = {e.throughput_low, e.throughput_high};
   j["throughput_tokens_per_s"] = e.throughput_tps;
+  j["throughput_data_tokens_per_s"] = e.throughput_data_tps;
+  if (e.batch > e.max_batch.batch) {
+    // a --batch that does not fit: its step is what it would take, but no time or cost is a result
+    j["time_hours"] = nullptr;
+    j["cost_usd"] = nullptr;
+    return j;
+  }
   j["time_hours"] = e.time_hours;
   add_costs(j, e);
   return j;

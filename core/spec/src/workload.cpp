@@ -195,6 +195,12 @@ double Workload::queries_per_row() const {
   return 1.0;
 }
 
+double Workload::mean_data_len() const {
+  if (seq_len > 0) return seq_len;
+  const double body = std::max(1.0, max_length - template_tokens);
+  return std::min(max_length, template_tokens + lengths.truncated_mean(body));
+}
+
 double Workload::mean_padded_len(std::int64_t b) const {
   if (seq_len > 0) return seq_len;
   switch (padding) {

@@ -16,6 +16,7 @@ struct CompareRow {
   std::string gpu_id, gpu_name;
   double memory_gib = 0;
   double max_batch = 0;
+  std::int64_t batch = 0;  // micro-batch per GPU the row is timed at (the estimate's choice)
   double qps = 0;
   double hours = 0;
   bool fits = false;
@@ -28,6 +29,9 @@ struct CompareRow {
   int gpu_count = 1;                  // GPUs in the offer's instance
   double usd_per_hour = 0;            // per GPU-hour (the offer's price, or --electricity's)
   std::string price_source;           // --electricity: "700 W board power x $0.3/kWh" (else empty)
+  // "instance": the offer's own instance; "per-gpu": no instance of this size is priced, the GPUs at the
+  // per-GPU price of another size (as `estimate` prices the job, estimate.hpp's price rule)
+  std::string price_basis = "instance";
   // The instance shape the row is for (shapes.hpp): GPUs per node x nodes, the strategy the estimate used
   // ("single" on one GPU; --parallel, default auto), each rank's peak memory and the whole shape's price.
   int gpus_per_node = 1;

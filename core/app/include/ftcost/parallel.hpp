@@ -177,7 +177,13 @@ struct ParallelEstimate {
   int dp = 1;                        // data-parallel replicas (ranks / degree)
   std::int64_t micro_batch = 0;      // per rank
   std::int64_t max_micro_batch = 0;  // per rank
-  std::int64_t global_batch = 0;     // per optimizer step
+  // The largest micro-batch whose per-rank memory range's upper end fits (the stack's uncertainty on the
+  // rank's activations, loss and allocator): what the fastest-batch rule may choose, as on one GPU.
+  std::int64_t max_micro_range_fit = 0;
+  BatchChoice batch_choice;
+  double memory_low = 0, memory_high = 0;  // per rank, bytes: total() -/+ uncertainty x variable part
+  double max_seq_len = 0;                  // per rank: the longest padded sequence that fits at micro-batch 1
+  std::int64_t global_batch = 0;           // per optimizer step
   double seq_len = 0;
   RankMemory memory;
   double usable_bytes = 0;
@@ -192,13 +198,18 @@ struct ParallelEstimate {
   double step_s = 0;
   double expert_imbalance = 1;  // EP: the busiest rank's routed load over the mean
   double throughput_qps = 0, throughput_tps = 0;
+  double throughput_data_tps = 0;                  // tokens of data (no padding) per second
+  double throughput_low = 0, throughput_high = 0;  // the step model's range (step_range_fraction)
   double scaling_efficiency = 0;  // throughput / (ranks x single-GPU throughput at its own max batch)
   double steps_per_epoch = 0;     // optimizer steps: ceil(rows / global batch), at least 1
   double optimizer_steps = 0;     // in the job: ceil(epochs x steps_per_epoch) (the Trainer's max_steps)
   double time_hours = 0;          // optimizer_steps x step_s
   double cost_usd = 0;            // ranks x price per GPU-hour x hours
+  double hours_low = 0, hours_high = 0;  // at the throughput range's high / low end
+  double cost_low = 0, cost_high = 0;
   double usd_per_gpu_hour = 0;
   std::string price_provider;
+  PriceChoice price;             // the one price rule's choice for the plan's shape (estimate.hpp)
   ZeroEstimate deepspeed;        // for zero1/2/3: DeepSpeed's own estimate of model states (stage 1 uses the
                                  // stage_1_and_2 estimator)
   std::vector<std::string> why;  // auto: the ranking and what did not fit
@@ -211,10 +222,6 @@ Result<ParallelEstimate> estimate_parallel(const Inputs& in, const ParallelPlan&
 // single-GPU ones, under "parallel".
 json parallel_to_json(const ParallelEstimate& p);
 
-// The estimate of any job as the one JSON every front end shows: the single-GPU estimate_to_json, or with
-// more than one GPU (or an offload, or a --parallel) the plan's parallel_to_json. `ftcost estimate --json`,
-// window.ftcost.estimate and the calculator all go through it.
-Result<json> estimate_job_json(const Inputs& in, const Database& db);
 // The single-GPU estimate's warnings that still hold for the multi-GPU job (not its "does not fit").
 std::vector<std::string> single_gpu_warnings(const ParallelEstimate& p);
 

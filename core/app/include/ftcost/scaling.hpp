@@ -27,7 +27,12 @@ struct ScalingPoint {
   double comm_exposed_s = 0;  // per optimizer step
   double qps = 0, tps = 0;
   double hours = 0;
-  double cost_usd = 0;    // 0 when no price
+  double data_tps = 0;  // tokens of data per second (tps counts padding)
+  double cost_usd = 0;  // 0 when no price
+  // The point's price by the one price rule for its shape (an instance of that many GPUs where one is
+  // priced, else the per-GPU price of another size: basis "per-gpu").
+  double usd_per_gpu_hour = 0;
+  std::string price_provider, price_basis;
   double speedup = 0;     // the base point's time / this point's (more than one GPU: whole optimizer steps)
   double efficiency = 0;  // speedup x the base point's GPUs / this point's GPUs
   bool global_batch_exceeds_data = false;  // one step per epoch holds all the data: more GPUs only idle

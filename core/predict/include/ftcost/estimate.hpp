@@ -40,14 +40,24 @@ struct PriceChoice {
   std::string source;
   std::string instance_type;  // what tells two offers of one provider apart
   std::string region;
-  int gpu_count = 1;  // GPUs in the instance the offer is for (the price is per GPU-hour)
+  int gpu_count = 1;             // GPUs in the instance the offer is for (the price is per GPU-hour)
+  std::string network = "none";  // between the offer's instances ("none": never rented as several nodes)
+  // How it prices the job: "instance" (an offer of the job's GPUs per node, as `compare` rents it),
+  // "per-gpu" (no such instance is priced: the job's GPUs x the per-GPU price of another instance size),
+  // "given" (--price-per-hour, --electricity).
+  std::string basis = "instance";
 };
+// "fresh", "stale" or "undated": the price class every table shows beside a price.
+const char* price_class(const PriceChoice& p);
 
 // The one price rule (estimate's headline, compare's row per GPU and its "cheapest", the calculator): among
 // the eligible offers — on-demand ones, plus spot ones when spot is wanted, of one provider when one is named
 // — a dated price within the staleness limit beats a stale one, which beats an undated one; within a tier the
 // lower price wins. Returns the tier: 0 dated and fresh, 1 dated but stale, 2 undated.
 int price_tier(const PriceChoice& p);
+// Whether an offer rents the job's shape (in.multi: GPUs per node x nodes): an instance of that many GPUs,
+// several nodes only where the offer names the network between its instances (shapes.hpp).
+bool offer_rents_shape(const PriceChoice& p, int gpus_per_node, int nodes);
 bool price_better(const PriceChoice& a, double cost_a, const PriceChoice& b, double cost_b);
 
 // The multi-GPU options as given (parallel.hpp turns them into a plan; 1 GPU and no offload = today's
@@ -131,6 +141,17 @@ struct ProviderCost {
   double cost_low = 0, cost_high = 0;
 };
 
+// How the micro-batch (and, with --effective-batch, the grad-accum) was chosen, and why: what the cards and
+// the CLI say beside the batch.
+struct BatchChoice {
+  std::string rule = "given";  // "fastest" (the default), "largest" (--batch max) or "given" (--batch N)
+  std::int64_t largest = 0;    // the largest batch whose memory range's upper end fits
+  double largest_qps = 0;      // its throughput (0 when not evaluated)
+  std::int64_t grad_accum = 1;
+  std::string reason;  // one line: why this batch
+  int evaluated = 0;   // step-model evaluations of the search
+};
+
 struct Estimate {
   Inputs in;
   MaxBatch max_batch;
@@ -147,8 +168,10 @@ struct Estimate {
   ParamBreakdown params;
   StepTime step;
   double throughput_qps = 0, throughput_tps = 0;
+  double throughput_data_tps = 0;  // tokens of data (no padding) per second; throughput_tps counts padding
   double throughput_low = 0, throughput_high = 0;
   double time_hours = 0;
+  BatchChoice batch_choice;
   std::vector<ProviderCost> costs;  // sorted by cost; cheapest first
   bool has_price = false;
   ProviderCost chosen;         // --price-per-hour, or the cheapest offer
@@ -158,6 +181,10 @@ struct Estimate {
 };
 
 Result<Estimate> estimate(const Inputs& in, const Database& db);
+// The prices of an estimate at its time_hours: every offer for the GPU and the headline by the one price rule
+// (--electricity, --price-per-hour, else the best offer that rents the job's shape, in.multi): what
+// estimate() ends with, for a caller that times the job itself (the multi-GPU layer).
+void estimate_costs(Estimate& e, const Database& db);
 // --seq max: the inputs at the longest sequence that fits at batch 1 on one GPU (a fixed length, batch 1,
 // and the default it applied); unchanged without --seq max. estimate() and the multi-GPU estimate both
 // resolve it before anything is timed.

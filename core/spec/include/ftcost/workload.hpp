@@ -67,9 +67,15 @@ struct Workload {
   bool seq_max = false;  // --seq max: estimate at the longest length that fits at batch 1
   LengthDistribution lengths = LengthDistribution::fixed(512);
   Padding padding = Padding::longest;
-  double max_length = 1024;     // truncation (cutoff_len)
-  double template_tokens = 0;   // prompt-template tokens added to every sample
-  std::int64_t batch = 0;       // 0 = the maximum that fits
+  double max_length = 1024;    // truncation (cutoff_len)
+  double template_tokens = 0;  // prompt-template tokens added to every sample
+  std::int64_t batch = 0;      // 0 = chosen: the fastest (batch_fastest) or the largest that fits
+  // --batch fastest (the default): with batch 0, the micro-batch of the highest throughput among those whose
+  // memory range's upper end fits (padding to the longest sample can make a larger batch slower).
+  bool batch_fastest = false;
+  // --effective-batch: micro-batch x grad-accum (x data-parallel replicas) the job keeps; with a chosen
+  // batch the grad-accum follows from it (0 = not given: grad_accum as given).
+  std::int64_t effective_batch = 0;
   std::int64_t grad_accum = 1;  // micro-batches per optimizer step (gradient accumulation)
   double queries = 0;
   double epochs = 1;
@@ -101,6 +107,8 @@ struct Workload {
   double memory_seq_len() const;
   // Mean padded length per sample for a batch of `b` (compute and throughput use this).
   double mean_padded_len(std::int64_t b) const;
+  // Tokens of data per sample (no padding): the fixed length, or the template plus the mean truncated length.
+  double mean_data_len() const;
   // Samples per row of a batch: 1, or with --padding packing (a dataset) the max-length row's share of the
   // mean truncated sample.
   double queries_per_row() const;
