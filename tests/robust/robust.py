@@ -431,8 +431,13 @@ def cases_issue39_model(env):
              ["estimate"] + L8 + ["--method", "full", "--seq", "512", "--node", "dgx-h100", "--offload", "params",
                                   "--host-ram", "0.5", "--json"], "ok", check=no_fit_no_cost))
     add(Case("issue39 W9 --host-ram below offloaded checkpoints on 2 GPUs",
-             ["estimate"] + L8 + ["--method", "lora", "--seq", "2048", "--stack", "unsloth-2024q4", "--gpus", "2",
-                                  "--host-ram", "0.5", "--json"], "ok", check=no_fit_no_cost))
+             ["estimate"] + L8 + ["--method", "lora", "--seq", "2048", "--offload-activations", "on",
+                                  "--checkpointing", "on", "--gpus", "2", "--host-ram", "0.5", "--json"], "ok",
+             check=no_fit_no_cost))
+    # issue 36: a stack that trains on one GPU is refused on several, naming --gpus
+    add(Case("issue36 unsloth on 2 GPUs", ["estimate"] + L8 + ["--method", "lora", "--seq", "512", "--stack",
+                                                               "unsloth-2024q4", "--gpus", "2"],
+             "bad", ("--gpus", "one GPU")))
     add(Case("issue39 W9 --host-ram with nothing offloaded", ["estimate"] + LORA512 + ["--host-ram", "0.5", "--json"],
              "ok", check=lambda r: None if any("--host-ram" in w for w in json.loads(r.out)["warnings"]) else
              "--host-ram ignored without a word"))

@@ -291,6 +291,28 @@ Status apply_nvme_gbps(ResolveState& st, const std::string& v) {
   return Ok{};
 }
 
+// --batch N | fastest | max into the workload (0: chosen by the rule).
+Status apply_batch(ResolveState& st, const std::string& v) {
+  st.in.workload.batch = v == "max" || v == "fastest" ? 0 : std::atoll(v.c_str());
+  st.in.workload.batch_fastest = v == "fastest";
+  return Ok{};
+}
+
+// --effective-batch E: excludes --grad-accum; with --batch b on one GPU the grad-accum is E / b (several GPUs
+// divide by their replicas too: parallel.cpp's choose_micro).
+Status apply_effective_batch(ResolveState& st, const std::string& v) {
+  if (st.given("grad-accum"))
+    return make_error(Errc::invalid_value, "--effective-batch",
+                      "chooses the grad-accum itself: give --effective-batch or --grad-accum, not both");
+  Workload& w = st.in.workload;
+  w.effective_batch = std::atoll(v.c_str());
+  if (w.batch > 0 && w.effective_batch % w.batch != 0)
+    return make_error(Errc::invalid_value, "--effective-batch",
+                      v + " is not a multiple of --batch " + std::to_string(w.batch));
+  if (w.batch > 0) w.grad_accum = w.effective_batch / w.batch;
+  return Ok{};
+}
+
 std::vector<Option> build_options() {
   std::vector<Option> table;
   auto add = [&table](Option o) { table.push_back(std::move(o)); };
@@ -820,11 +842,7 @@ std::vector<Option> build_options() {
     o.default_rule = [](const ResolveState&) {
       return fixed_default("fastest", "the fastest batch that fits");
     };
-    o.apply = [](ResolveState& st, const std::string& v) -> Status {
-      st.in.workload.batch = v == "max" || v == "fastest" ? 0 : std::atoll(v.c_str());
-      st.in.workload.batch_fastest = v == "fastest";
-      return Ok{};
-    };
+    o.apply = apply_batch;
     add(o);
   }
   {
@@ -866,18 +884,7 @@ std::vector<Option> build_options() {
     o.lo = 1;
     o.hi = 1 << 24;
     o.default_help = "none: --grad-accum as given";
-    o.apply = [](ResolveState& st, const std::string& v) -> Status {
-      if (st.given("grad-accum"))
-        return make_error(Errc::invalid_value, "--effective-batch",
-                          "chooses the grad-accum itself: give --effective-batch or --grad-accum, not both");
-      Workload& w = st.in.workload;
-      w.effective_batch = std::atoll(v.c_str());
-      if (w.batch > 0 && w.effective_batch % w.batch != 0)
-        return make_error(Errc::invalid_value, "--effective-batch",
-                          v + " is not a multiple of --batch " + std::to_string(w.batch));
-      if (w.batch > 0) w.grad_accum = w.effective_batch / w.batch;  // one GPU; more divide by their replicas
-      return Ok{};
-    };
+    o.apply = apply_effective_batch;
     add(o);
   }
   {

@@ -933,7 +933,8 @@ double max_seq_rank(const Ctx& c0, double usable) {
     c.seq_len = seq;
     return rank_memory(c, 1).resident() <= usable;
   };
-  double lo = 0, hi = 8;
+  double lo = 0;
+  double hi = 8;
   while (hi <= 16.0 * 1024 * 1024 && fits(hi)) lo = hi, hi *= 2;
   if (hi > 16.0 * 1024 * 1024) return lo;
   while (hi - lo > 8) {

@@ -736,7 +736,7 @@ class PlanSearch {
   }
 
   // The request `ftcost estimate` takes to reproduce candidate ci.
-  Request entry_request(const Config& cfg, const Eval& ev, const PlanShape& s) const {
+  static Request entry_request(const Config& cfg, const Eval& ev, const PlanShape& s) {
     Request r = cfg.req;
     r["batch"] = std::to_string(ev.micro);
     r["grad-accum"] = std::to_string(ev.accum);

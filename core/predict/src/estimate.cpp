@@ -439,7 +439,8 @@ void offer_costs(Estimate& e, const Database& db) {
 // undated price is only used when nothing better exists, and then with a warning.
 void headline_offer(Estimate& e) {
   const Inputs& in = e.in;
-  const int per_node = std::max(1, in.multi.gpus), nodes = std::max(1, in.multi.nodes);
+  const int per_node = std::max(1, in.multi.gpus);
+  const int nodes = std::max(1, in.multi.nodes);
   const ProviderCost* best = nullptr;  // copied into e.chosen once
   for (int pass = 0; pass < 2 && best == nullptr; ++pass)
     for (const auto& c : e.costs) {

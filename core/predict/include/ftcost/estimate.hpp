@@ -180,7 +180,7 @@ struct Estimate {
   std::vector<std::string> warnings;
 };
 
-Result<Estimate> estimate(const Inputs& in, const Database& db);
+Result<Estimate> estimate(const Inputs& given, const Database& db);
 // The prices of an estimate at its time_hours: every offer for the GPU and the headline by the one price rule
 // (--electricity, --price-per-hour, else the best offer that rents the job's shape, in.multi): what
 // estimate() ends with, for a caller that times the job itself (the multi-GPU layer).
