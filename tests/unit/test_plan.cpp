@@ -48,6 +48,10 @@ TEST_CASE("plan configs: the DeepSpeed JSON of a ZeRO plan parses and matches th
     CHECK(j["train_batch_size"] == 2 * 4 * 8);
     CHECK(j["zero_optimization"]["stage"] == std::string(stage).back() - '0');
     CHECK(j["bf16"]["enabled"] == true);
+    // ZeRO-3 only: Trainer.save_model writes the model's (adapter's) safetensors, not a DeepSpeed checkpoint
+    const json& zero = j["zero_optimization"];
+    const char* gather = "stage3_gather_16bit_weights_on_model_save";
+    CHECK((zero.contains(gather) && zero[gather] == true) == (std::string(stage) == "zero3"));
     CHECK(acc->text.find("distributed_type: DEEPSPEED") != std::string::npos);
     CHECK(acc->text.find("num_processes: 8") != std::string::npos);
     CHECK(pc->files.front().text.find("deepspeed: \"deepspeed.json\"") != std::string::npos);

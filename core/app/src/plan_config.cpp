@@ -13,7 +13,9 @@
 //   (zero_stage, deepspeed_config_file, zero3_init_flag).
 // - DeepSpeed JSON: deepspeed/runtime/constants.py (train_batch_size, train_micro_batch_size_per_gpu,
 //   gradient_accumulation_steps, bf16, fp16, gradient_clipping), deepspeed/runtime/zero/config.py
-//   DeepSpeedZeroConfig (zero_optimization.stage, offload_optimizer, offload_param).
+//   DeepSpeedZeroConfig (zero_optimization.stage, offload_optimizer, offload_param,
+//   stage3_gather_16bit_weights_on_model_save for ZeRO-3: transformers' Trainer.save_model saves the model
+//   only with it, through accelerate's Accelerator.get_state_dict).
 // - torchtune: recipes/configs/llama3_1/8B_qlora_single_device.yaml and 8B_lora.yaml (model._component_,
 //   lora_attn_modules, apply_lora_to_mlp, apply_lora_to_output, lora_rank, lora_alpha, batch_size,
 //   gradient_accumulation_steps, epochs, dtype, enable_activation_checkpointing,
@@ -289,7 +291,13 @@ ConfigFile deepspeed_file(const Job& j) {
                {"offload_optimizer", device(j.offload != "none")},
                {"overlap_comm", true},
                {"contiguous_gradients", true}};
-  if (stage == 3) zero["offload_param"] = device(j.offload == "params" || j.offload == "params-nvme");
+  if (stage == 3) {
+    zero["offload_param"] = device(j.offload == "params" || j.offload == "params-nvme");
+    // ZeRO-3 partitions the weights: without this key (default false, DeepSpeedZeroConfig
+    // gather_16bit_weights_on_model_save) accelerate's get_state_dict raises and Trainer.save_model falls
+    // back to a DeepSpeed checkpoint for zero_to_fp32.py instead of the model's (or adapter's) safetensors.
+    zero["stage3_gather_16bit_weights_on_model_save"] = true;
+  }
   json ds = {{"train_micro_batch_size_per_gpu", j.micro},
              {"gradient_accumulation_steps", j.accum},
              {"train_batch_size", j.micro * j.accum * j.dp},
