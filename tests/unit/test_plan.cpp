@@ -75,6 +75,36 @@ TEST_CASE("plan configs: FlashAttention-2 only on compute capability 8.0+, SDPA 
   CHECK(text("a100-sxm4-80gb", "axolotl").find("flash_attention: true") != std::string::npos);
 }
 
+TEST_CASE("plan configs: LLaMA-Factory's template is the model's chat template for an Instruct model") {
+  const Database& db = Database::embedded();
+  auto lf = [&](const char* model) {
+    const Request r = {
+        {"model", model},
+        {"method", "qlora"},
+        {"dataset", "math14k"},
+        {"gpu", "h200-sxm-141gb"},
+        {"batch", "1"},
+        {"lora-targets", "q_proj,k_proj,v_proj,o_proj"},  // phi-3.5-moe: no all-linear on an MoE
+        {"stack", "llamafactory-2025"}};
+    auto pc = plan_config(r, "llamafactory", db, nullptr, kToday);
+    REQUIRE(pc.ok());
+    return pc->files.front().text;
+  };
+  // extras/constants.py register_model_group: Instruct / Thinking names get their group's template
+  CHECK(lf("llama-3.3-70b").find("\ntemplate: llama3\n") != std::string::npos);
+  CHECK(lf("qwen3-8b").find("\ntemplate: qwen3\n") != std::string::npos);
+  CHECK(lf("phi-3.5-moe").find("\ntemplate: phi\n") != std::string::npos);
+  // base models: default, the family's template named in the comment
+  const std::string base = lf("llama-3.1-8b");
+  CHECK(base.find("\ntemplate: default\n") != std::string::npos);
+  CHECK(base.find("use llama3") != std::string::npos);
+  CHECK(lf("qwen2.5-7b").find("\ntemplate: default\n") != std::string::npos);
+  // a chat model the registry does not list: no template line (LLaMA-Factory parses the tokenizer's)
+  const std::string tiny = lf("tinyllama-1.1b");
+  CHECK(tiny.find("\ntemplate:") == std::string::npos);
+  CHECK(tiny.find("tokenizer's chat template") != std::string::npos);
+}
+
 TEST_CASE("plan configs: settings a stack lacks are refused naming --config") {
   const Database& db = Database::embedded();
   auto check_refused = [&](const Request& r, const std::string& stack, const std::string& why) {

@@ -31,7 +31,7 @@
 //   quantization_bit, quantization_method bnb, double_quantization, flash_attn fa2|sdpa|disabled
 //   (extras/constants.py AttentionFunction), disable_gradient_checkpointing, enable_liger_kernel, cutoff_len,
 //   packing, dataset, template, stage, finetuning_type, lora_rank, lora_alpha, lora_target) + transformers'
-//   TrainingArguments.
+//   TrainingArguments; template from extras/constants.py register_model_group (llamafactory_template).
 // - Unsloth: unsloth/models/loader.py FastLanguageModel.from_pretrained (model_name, max_seq_length, dtype,
 //   load_in_4bit, load_in_8bit, full_finetuning), unsloth/models/llama.py FastLlamaModel.get_peft_model (r,
 //   target_modules, lora_alpha, lora_dropout, use_gradient_checkpointing), then TRL's SFTConfig.
@@ -41,7 +41,9 @@
 #include "ftcost/parallel.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <initializer_list>
 #include <map>
 #include <sstream>
 
@@ -462,6 +464,81 @@ Result<PlanConfig> axolotl_config(const Job& j) {
 }
 
 Result<PlanConfig> llamafactory_config(const Job& j) {
+// LLaMA-Factory's chat template of a model: src/llamafactory/extras/constants.py register_model_group (its
+// model registry: registry name, Hugging Face repo, the group's template) for the presets it lists. The
+// function puts a group's template into DEFAULT_TEMPLATE only for names with -Chat, -Distill, -Instruct or
+// -Thinking: a base model has no chat template there, and the README's note on templates lets a base model
+// train with default (or alpaca, vicuna); an Instruct / Chat model needs its own.
+struct LfModel {
+  const char* name;  // LLaMA-Factory's registry name
+  const char* tmpl;  // the group's template (data/template.py register_template)
+};
+const LfModel* llamafactory_model(const std::string& repo) {
+  static const std::map<std::string, LfModel> m = {
+      {"meta-llama/Llama-3.3-70B-Instruct", {"Llama-3.3-70B-Instruct", "llama3"}},
+      {"meta-llama/Meta-Llama-3.1-8B", {"Llama-3.1-8B", "llama3"}},
+      {"meta-llama/Meta-Llama-3.1-70B", {"Llama-3.1-70B", "llama3"}},
+      {"meta-llama/Meta-Llama-3.1-405B", {"Llama-3.1-405B", "llama3"}},
+      {"meta-llama/Llama-3.2-3B", {"Llama-3.2-3B", "llama3"}},
+      {"meta-llama/Llama-2-7b-hf", {"Llama-2-7B", "llama2"}},
+      {"meta-llama/Llama-2-13b-hf", {"Llama-2-13B", "llama2"}},
+      {"meta-llama/Llama-2-70b-hf", {"Llama-2-70B", "llama2"}},
+      {"mistralai/Mistral-7B-v0.1", {"Mistral-7B-v0.1", "mistral"}},
+      {"mistralai/Mixtral-8x7B-v0.1", {"Mixtral-8x7B-v0.1", "mistral"}},
+      {"mistralai/Mixtral-8x22B-v0.1", {"Mixtral-8x22B-v0.1", "mistral"}},
+      {"Qwen/Qwen2.5-7B", {"Qwen2.5-7B", "qwen"}},
+      {"Qwen/Qwen2.5-14B", {"Qwen2.5-14B", "qwen"}},
+      {"Qwen/Qwen2.5-32B", {"Qwen2.5-32B", "qwen"}},
+      {"Qwen/Qwen2.5-72B", {"Qwen2.5-72B", "qwen"}},
+      {"Qwen/Qwen2-57B-A14B", {"Qwen2-MoE-57B-A14B", "qwen"}},
+      {"Qwen/Qwen3-8B", {"Qwen3-8B-Thinking", "qwen3"}},
+      {"Qwen/Qwen3-30B-A3B", {"Qwen3-30B-A3B-Thinking", "qwen3"}},
+      {"google/gemma-2-9b", {"Gemma-2-9B", "gemma2"}},
+      {"openai/gpt-oss-20b", {"GPT-OSS-20B-Thinking", "gpt_oss"}},
+      {"openai/gpt-oss-120b", {"GPT-OSS-120B-Thinking", "gpt_oss"}},
+      {"microsoft/Phi-3.5-MoE-instruct", {"Phi-3.5-MoE-42B-A6.6B-instruct", "phi"}},
+      {"deepseek-ai/deepseek-moe-16b-base", {"DeepSeek-MoE-16B-Base", "deepseek"}},
+      {"deepseek-ai/DeepSeek-V2-Lite", {"DeepSeek-V2-16B-Base", "deepseek"}},
+      {"databricks/dbrx-base", {"DBRX-132B-Base", "dbrx"}}};
+  auto it = m.find(repo);
+  return it == m.end() ? nullptr : &it->second;
+}
+
+bool contains_any(const std::string& s, std::initializer_list<const char*> parts) {
+  return std::any_of(parts.begin(), parts.end(),
+                     [&](const char* p) { return s.find(p) != std::string::npos; });
+}
+
+// The `template` line (or none) and the comment that says why.
+void llamafactory_template(Yaml& y, const Job& j) {
+  const LfModel* lf = llamafactory_model(j.model_repo);
+  if (lf != nullptr && contains_any(lf->name, {"-Chat", "-Distill", "-Instruct", "-Thinking", "-instruct"})) {
+    y.comment(std::string("the model's chat template (LLaMA-Factory's registry: ") + lf->name + ")");
+    y.kv("template", lf->tmpl);
+    return;
+  }
+  if (lf != nullptr) {
+    y.comment(
+        std::string("a base model: default (or alpaca, vicuna); to train it as a chat model served with its "
+                    "family's chat template, use ") +
+        lf->tmpl);
+    y.kv("template", "default");
+    return;
+  }
+  std::string lower = j.model_repo;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (contains_any(lower, {"instruct", "chat"})) {
+    // data/template.py get_template_and_fix_tokenizer: no template parses the tokenizer's chat template
+    y.comment(
+        "a chat model LLaMA-Factory's registry does not list: no template, so LLaMA-Factory parses the "
+        "tokenizer's chat template");
+    return;
+  }
+  y.comment("a base model: default (or alpaca, vicuna)");
+  y.kv("template", "default");
+}
+
   PlanConfig pc;
   Yaml y;
   FTCOST_TRY(ok, hf_begin(j, "llamafactory", "LLaMA-Factory: llamafactory-cli train THIS_FILE", pc, y));
@@ -489,7 +566,7 @@ Result<PlanConfig> llamafactory_config(const Job& j) {
     y.kv("lora_target", t.size() == 1 && t[0] == "all-linear" ? "all" : joined);
   }
   y.kv("dataset", "REPLACE_WITH_YOUR_DATASET");
-  y.kv("template", "default");
+  llamafactory_template(y, j);
   y.kv("cutoff_len", yi(static_cast<std::int64_t>(std::llround(j.seq))));
   y.kv("packing", yb(j.packing));
   y.kv("output_dir", yq("out/" + j.in.model.id + "-" + method_of(j)));
