@@ -7,7 +7,10 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdio>
 #include <string>
+#include <utility>
+#include <vector>
 
 using namespace ftcost;
 
@@ -103,6 +106,65 @@ TEST_CASE("plan configs: LLaMA-Factory's template is the model's chat template f
   const std::string tiny = lf("tinyllama-1.1b");
   CHECK(tiny.find("\ntemplate:") == std::string::npos);
   CHECK(tiny.find("tokenizer's chat template") != std::string::npos);
+}
+
+namespace {
+// The 70B LoRA plan of issue 36: 8x B200, ZeRO-3, checkpointing off, micro-batch 2 (planned with
+// hf-trl-2026).
+Request llama70_zero3() {
+  return {{"model", "llama-3.3-70b"}, {"method", "lora"},     {"seq", "2048"},
+          {"queries", "50000"},       {"gpu", "b200"},        {"gpus", "8"},
+          {"parallel", "zero3"},      {"batch", "2"},         {"grad-accum", "1"},
+          {"checkpointing", "off"},   {"provider", "nebius"}, {"stack", "hf-trl-2026"}};
+}
+// The header's expected line, as `ftcost estimate` of `r` gives it.
+std::string expected_line(const Request& r) {
+  auto in = resolve_request(r, Database::embedded(), nullptr, kToday);
+  REQUIRE(in.ok());
+  auto ej = estimate_job_json(in.value(), Database::embedded());
+  REQUIRE(ej.ok());
+  char buf[200];
+  std::snprintf(
+      buf, sizeof buf, "expected: peak %.1f GiB per GPU of %.1f GiB usable; step %.3f s; %.2f h; $%.2f",
+      (*ej)["memory_gib"]["total"].get<double>(), (*ej)["memory_model"]["usable_gib"].get<double>(),
+      (*ej)["step_time_s"].get<double>(), (*ej)["time_hours"].get<double>(), (*ej)["cost_usd"].get<double>());
+  return buf;
+}
+}  // namespace
+
+TEST_CASE("plan configs: the expected numbers are the trainer's own stack profile's") {
+  const Database& db = Database::embedded();
+  for (const auto& [stack, profile] : std::vector<std::pair<std::string, std::string>>{
+           {"trl", "hf-trl-2026"}, {"axolotl", "axolotl-2025"}, {"llamafactory", "llamafactory-2025"}}) {
+    CAPTURE(stack);
+    auto pc = plan_config(llama70_zero3(), stack, db, nullptr, kToday);
+    REQUIRE(pc.ok());
+    const std::string& text = pc->files.front().text;
+    Request own = llama70_zero3();
+    own["stack"] = profile;
+    CHECK(text.find("numbers from the stack profile " + profile + " [") != std::string::npos);
+    CHECK(text.find("--stack " + profile + "\n") != std::string::npos);
+    CHECK(text.find(expected_line(own)) != std::string::npos);
+  }
+  // the plan's stack is kept where it is the trainer's (TRL on an older HF profile)
+  Request older = llama70_zero3();
+  older["stack"] = "hf-trl-2025";
+  auto trl = plan_config(older, "trl", db, nullptr, kToday);
+  REQUIRE(trl.ok());
+  CHECK(trl->files.front().text.find("--stack hf-trl-2025\n") != std::string::npos);
+  // where the trainer's profile does not fit the plan's micro-batch: the plan's numbers, and by how much
+  const Request tight = {{"model", "llama-3.1-8b"}, {"method", "lora"},     {"seq", "2048"},
+                         {"gpu", "h100-sxm5-80gb"}, {"batch", "20"},        {"checkpointing", "on"},
+                         {"stack", "hf-trl-2026"},  {"price-per-hour", "2"}};
+  auto ax = plan_config(tight, "axolotl", db, nullptr, kToday);
+  REQUIRE(ax.ok());
+  const std::string& text = ax->files.front().text;
+  CHECK(text.find(
+            "numbers for hf-trl-2026 (the plan's stack); axolotl-2025, this trainer's profile, differs: it "
+            "needs ") != std::string::npos);
+  CHECK(text.find("at micro-batch 20, more than the") != std::string::npos);
+  CHECK(text.find(expected_line(tight)) != std::string::npos);
+  CHECK(text.find("--stack hf-trl-2026\n") != std::string::npos);
 }
 
 TEST_CASE("plan configs: settings a stack lacks are refused naming --config") {

@@ -1,5 +1,6 @@
-// Runnable configs from a plan's request. Key names, read from each stack's source (snapshots fetched
-// 2026-12; docs/sources/plan-configs.md lists commit, file and function for each):
+// Runnable configs from a plan's request, with the expected numbers of the trainer's own stack profile
+// (trainer_job). Key names, read from each stack's source (snapshots fetched 2026-12;
+// docs/sources/plan-configs.md lists commit, file and function for each):
 // - TRL `trl sft --config FILE`: TrlParser fills ScriptArguments + SFTConfig + ModelConfig from the YAML.
 //   trl/trainer/model_config.py ModelConfig (model_name_or_path, dtype, attn_implementation, use_peft,
 //   lora_r, lora_alpha, lora_target_modules, load_in_4bit, load_in_8bit, bnb_4bit_quant_type,
@@ -784,7 +785,7 @@ Result<PlanConfig> plan_config(const Request& request, const std::string& stack,
   if (std::find(ok.begin(), ok.end(), stack) == ok.end())
     return make_error(Errc::invalid_value, "--config",
                       "must be one of " + join_ids(ok) + ", got \"" + stack + "\"");
-  FTCOST_TRY(j, load_job(request, db, reader, today_days));
+  FTCOST_TRY(j, trainer_job(request, stack, db, reader, today_days));
   if (j.in.model_kind == "paper")
     return refuse(stack, "--model-kind paper is the paper's equation, not a run");
   Result<PlanConfig> r = stack == "trl"            ? trl_config(j)
@@ -803,3 +804,58 @@ json plan_config_to_json(const PlanConfig& c) {
 }
 
 }  // namespace ftcost
+// The stack profile whose numbers a trainer's file carries: the plan's own where it is one of that trainer's
+// (TRL: any profile of another trainer's is not; a profile file is the user's own), else the trainer's
+// newest profile (gpu-db/stacks: hf-trl-2026 for TRL 1.x, axolotl-2025, llamafactory-2025, unsloth-2024q4,
+// torchtune-2024).
+std::string trainer_profile(const std::string& stack, const Request& request, const Database& db) {
+  static const std::map<std::string, std::string> newest = {{"trl", "hf-trl-2026"},
+                                                            {"axolotl", "axolotl-2025"},
+                                                            {"llamafactory", "llamafactory-2025"},
+                                                            {"unsloth", "unsloth-2024q4"},
+                                                            {"torchtune", "torchtune-2024"}};
+  const auto it = request.find("stack");
+  const std::string planned = it == request.end() ? std::string() : it->second;
+  if (!planned.empty() && db.stack(planned) == nullptr) return planned;  // a profile file
+  const bool other = contains_any(planned, {"axolotl-", "llamafactory-", "unsloth-", "torchtune-"});
+  const bool own = stack == "trl" ? !planned.empty() && !other : planned.rfind(stack + "-", 0) == 0;
+  return own ? planned : newest.at(stack);
+}
+
+// Why the trainer's profile gave no numbers for the plan: the memory it needs where it estimates one, else
+// its error.
+std::string profile_difference(const Request& own, const Error& why, const Database& db,
+                               const FileReader& reader, long today) {
+  auto in = resolve_request(own, db, reader, today);
+  auto ej = in.ok() ? estimate_job_json(in.value(), db) : Result<json>(in.error());
+  if (!ej.ok() || !ej->contains("memory_gib") || !(*ej)["memory_gib"]["total"].is_number())
+    return why.message;
+  const auto gib = [](const json& v) {
+    std::ostringstream s;
+    s.setf(std::ios::fixed);
+    s.precision(1);
+    s << v.get<double>();
+    return s.str();
+  };
+  const auto it = own.find("batch");
+  return "it needs " + gib((*ej)["memory_gib"]["total"]) + " GiB per GPU at " +
+         (it == own.end() ? std::string("this micro-batch") : "micro-batch " + it->second) +
+         ", more than the " + gib((*ej)["memory_model"]["usable_gib"]) + " GiB usable";
+}
+
+// The job with the trainer's own stack profile, so that the expected numbers are that trainer's; where the
+// profile cannot run the plan, the plan's numbers and a line saying how the trainer's profile differs.
+Result<Job> trainer_job(const Request& request, const std::string& stack, const Database& db,
+                        const FileReader& reader, long today) {
+  Request own = request;
+  own["stack"] = trainer_profile(stack, request, db);
+  auto j = load_job(own, db, reader, today);
+  if (j.ok() || own == request) return j;
+  FTCOST_TRY(planned, load_job(request, db, reader, today));
+  planned.header.insert(
+      planned.header.begin() + 1,
+      "numbers for " + planned.in.stack.id + " (the plan's stack); " + own["stack"] +
+          ", this trainer's profile, differs: " + profile_difference(own, j.error(), db, reader, today));
+  return planned;
+}
+
