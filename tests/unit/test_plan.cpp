@@ -167,6 +167,48 @@ TEST_CASE("plan configs: the expected numbers are the trainer's own stack profil
   CHECK(text.find("--stack hf-trl-2026\n") != std::string::npos);
 }
 
+TEST_CASE("plan configs: Unsloth gets a runnable train_unsloth.py") {
+  const Database& db = Database::embedded();
+  auto script = [&](const char* method, const char* ckpt) {
+    const Request r = {{"model", "llama-3.1-8b"}, {"method", method},      {"seq", "1024"},
+                       {"gpu", "a100-sxm4-80gb"}, {"batch", "4"},          {"grad-accum", "8"},
+                       {"epochs", "2"},           {"checkpointing", ckpt}, {"stack", "hf-trl-2026"}};
+    auto pc = plan_config(r, "unsloth", db, nullptr, kToday);
+    REQUIRE(pc.ok());
+    CHECK(pc->command == "python train_unsloth.py");
+    REQUIRE(pc->files.size() == 1);
+    CHECK(pc->files.front().name == "train_unsloth.py");
+    CHECK(pc->files.front().format == "python");
+    return pc->files.front().text;
+  };
+  auto has = [](const std::string& text, const std::string& s) {
+    CAPTURE(s);
+    CHECK(text.find(s) != std::string::npos);
+  };
+  const std::string q = script("qlora", "on");
+  for (const char* s :
+       {"\nfrom unsloth import FastLanguageModel", "\nfrom trl import SFTConfig, SFTTrainer\n",
+        "model, tokenizer = FastLanguageModel.from_pretrained(\n",
+        "    model_name=\"meta-llama/Meta-Llama-3.1-8B\",\n", "    max_seq_length=1024,\n",
+        "    load_in_4bit=True,\n", "model = FastLanguageModel.get_peft_model(\n", "    model,\n",
+        "    r=16,\n", "    lora_alpha=32,\n",
+        // the unsloth-2024q4 profile offloads the checkpoints: Unsloth's own checkpointing
+        "    use_gradient_checkpointing=\"unsloth\",\n", "trainer = SFTTrainer(\n", "    args=SFTConfig(\n",
+        "        per_device_train_batch_size=4,\n", "        gradient_accumulation_steps=8,\n",
+        "        num_train_epochs=2.0,\n", "        max_length=1024,\n", "        bf16=True,\n",
+        "\ntrainer.train()\n", "\nmodel.save_pretrained(", "--stack unsloth-2024q4\n"})
+    has(q, s);
+  CHECK(q.find("...") == std::string::npos);
+  // a 16-bit LoRA says load_in_4bit=False (from_pretrained's default is True); no checkpointing: False
+  const std::string l = script("lora", "off");
+  has(l, "    load_in_4bit=False,\n");
+  has(l, "    use_gradient_checkpointing=False,\n");
+  // full fine-tuning: no adapter, the checkpointing switch on from_pretrained
+  const std::string f = script("full", "on");
+  has(f, "    full_finetuning=True,\n");
+  CHECK(f.find("get_peft_model") == std::string::npos);
+}
+
 TEST_CASE("plan configs: settings a stack lacks are refused naming --config") {
   const Database& db = Database::embedded();
   auto check_refused = [&](const Request& r, const std::string& stack, const std::string& why) {

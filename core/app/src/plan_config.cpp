@@ -33,9 +33,10 @@
 //   (extras/constants.py AttentionFunction), disable_gradient_checkpointing, enable_liger_kernel, cutoff_len,
 //   packing, dataset, template, stage, finetuning_type, lora_rank, lora_alpha, lora_target) + transformers'
 //   TrainingArguments; template from extras/constants.py register_model_group (llamafactory_template).
-// - Unsloth: unsloth/models/loader.py FastLanguageModel.from_pretrained (model_name, max_seq_length, dtype,
-//   load_in_4bit, load_in_8bit, full_finetuning), unsloth/models/llama.py FastLlamaModel.get_peft_model (r,
-//   target_modules, lora_alpha, lora_dropout, use_gradient_checkpointing), then TRL's SFTConfig.
+// - Unsloth (train_unsloth.py, the sequence of unsloth-cli.py run): unsloth/models/loader.py
+//   FastLanguageModel.from_pretrained (model_name, max_seq_length, dtype, load_in_4bit, load_in_8bit,
+//   full_finetuning, use_gradient_checkpointing), unsloth/models/llama.py FastLlamaModel.get_peft_model (r,
+//   target_modules, lora_alpha, lora_dropout, use_gradient_checkpointing), then TRL's SFTTrainer + SFTConfig.
 #include "ftcost/plan_config.hpp"
 
 #include "ftcost/memory.hpp"
@@ -47,6 +48,7 @@
 #include <initializer_list>
 #include <map>
 #include <sstream>
+#include <utility>
 
 namespace ftcost {
 
@@ -464,7 +466,6 @@ Result<PlanConfig> axolotl_config(const Job& j) {
   return pc;
 }
 
-Result<PlanConfig> llamafactory_config(const Job& j) {
 // LLaMA-Factory's chat template of a model: src/llamafactory/extras/constants.py register_model_group (its
 // model registry: registry name, Hugging Face repo, the group's template) for the presets it lists. The
 // function puts a group's template into DEFAULT_TEMPLATE only for names with -Chat, -Distill, -Instruct or
@@ -540,6 +541,7 @@ void llamafactory_template(Yaml& y, const Job& j) {
   y.kv("template", "default");
 }
 
+Result<PlanConfig> llamafactory_config(const Job& j) {
   PlanConfig pc;
   Yaml y;
   FTCOST_TRY(ok, hf_begin(j, "llamafactory", "LLaMA-Factory: llamafactory-cli train THIS_FILE", pc, y));
@@ -715,7 +717,22 @@ Result<PlanConfig> torchtune_config(const Job& j) {
   return pc;
 }
 
-Result<PlanConfig> unsloth_config(const Job& j) {
+// A Python script (unsloth-cli.py's sequence at the cited commit): FastLanguageModel.from_pretrained,
+// FastLanguageModel.get_peft_model for (Q)LoRA, TRL's SFTTrainer with an SFTConfig, train, save.
+struct PyCall {
+  std::string indent, text;
+  explicit PyCall(const std::string& head, std::string in = "") : indent(std::move(in)) {
+    text = indent + head + "(\n";
+  }
+  void arg(const std::string& v) { text += indent + "    " + v + ",\n"; }
+  void kw(const std::string& k, const std::string& v) { text += indent + "    " + k + "=" + v + ",\n"; }
+  std::string done(const char* after = "") const { return text + indent + ")" + after + "\n"; }
+};
+std::string pystr(const std::string& s) { return json(s).dump(); }  // a JSON string is a Python literal
+std::string pybool(bool b) { return b ? "True" : "False"; }
+std::string pylist(const std::vector<std::string>& xs) { return json(xs).dump(); }
+
+Status unsloth_checks(const Job& j) {
   if (j.ranks > 1)
     return refuse("unsloth",
                   "Unsloth trains on one GPU (unsloth/__init__.py: \"Currently only supports 1 GPU\")");
@@ -723,87 +740,89 @@ Result<PlanConfig> unsloth_config(const Job& j) {
     return refuse("unsloth", "optimizer sgd-momentum has no OptimizerNames entry");
   if (j.in.workload.optimizer_in_backward)
     return refuse("unsloth", "optimizer-in-backward is a torchtune feature");
+  return Ok{};
+}
+
+// get_peft_model's (and, for full fine-tuning, from_pretrained's) use_gradient_checkpointing: "unsloth" is
+// Unsloth's checkpointing with the checkpoints offloaded to host RAM, True the plain one, False none.
+std::string unsloth_checkpointing(const Job& j) {
+  if (!j.in.workload.checkpointing) return "False";
+  return j.in.workload.offloads(j.in.stack.offload_checkpoints) ? pystr("unsloth") : "True";
+}
+
+std::string unsloth_load(const Job& j) {
+  const std::string dtype = j.in.workload.precision == "fp32"   ? "torch.float32"
+                            : j.in.workload.precision == "fp16" ? "torch.float16"
+                                                                : "torch.bfloat16";
+  PyCall c("model, tokenizer = FastLanguageModel.from_pretrained");
+  c.kw("model_name", pystr(j.model_repo));
+  c.kw("max_seq_length", yi(static_cast<std::int64_t>(std::llround(j.seq))));
+  c.kw("dtype", dtype);
+  // load_in_4bit defaults to True in from_pretrained: a 16-bit LoRA says False
+  c.kw("load_in_4bit", pybool(is_qlora(j) && j.in.workload.quant != Quant::int8));
+  c.kw("load_in_8bit", pybool(is_qlora(j) && j.in.workload.quant == Quant::int8));
+  c.kw("full_finetuning", pybool(!is_lora(j)));
+  if (!is_lora(j)) c.kw("use_gradient_checkpointing", unsloth_checkpointing(j));
+  return c.done();
+}
+
+Result<std::string> unsloth_peft(const Job& j) {
+  if (!is_lora(j)) return std::string();
+  FTCOST_TRY(t, peft_targets(j, "unsloth"));
+  PyCall c("model = FastLanguageModel.get_peft_model");
+  c.arg("model");
+  c.kw("r", yi(j.in.workload.lora_rank));
+  c.kw("target_modules", pylist(expand_all_linear(t)));
+  c.kw("lora_alpha", yi(2 * j.in.workload.lora_rank));
+  c.kw("lora_dropout", j.in.workload.lora_dropout > 0 ? yn(j.in.workload.lora_dropout) : "0.0");
+  c.kw("use_gradient_checkpointing", unsloth_checkpointing(j));
+  return c.done();
+}
+
+std::string unsloth_trainer(const Job& j) {
+  PyCall a("args=SFTConfig", "    ");
+  std::string out = "out/" + j.in.model.id + "-" + method_of(j);
+  a.kw("per_device_train_batch_size", yi(j.micro));
+  a.kw("gradient_accumulation_steps", yi(j.accum));
+  a.kw("num_train_epochs", yn(j.in.workload.epochs));
+  a.kw("learning_rate", "2e-4");
+  a.kw("max_length", yi(static_cast<std::int64_t>(std::llround(j.seq))));
+  a.kw("packing", pybool(j.packing));
+  a.kw("bf16", pybool(j.in.workload.precision == "bf16"));
+  a.kw("fp16", pybool(j.in.workload.precision == "fp16"));
+  a.kw("optim", pystr(hf_optim(j, "unsloth")));
+  a.kw("output_dir", pystr(out));
+  a.kw("report_to", pystr("none"));
+  PyCall t("trainer = SFTTrainer");
+  t.kw("model", "model");
+  t.kw("processing_class", "tokenizer");
+  t.kw("train_dataset", "dataset");
+  return t.text + a.done(",") + ")\ntrainer.train()\n" +
+         "# the LoRA adapter (or the full model) and the tokenizer\n" + "model.save_pretrained(" +
+         pystr(out) + ")\ntokenizer.save_pretrained(" + pystr(out) + ")\n";
+}
+
+Result<PlanConfig> unsloth_config(const Job& j) {
+  FTCOST_TRY(ok, unsloth_checks(j));
+  (void)ok;
+  FTCOST_TRY(peft, unsloth_peft(j));
   PlanConfig pc;
   pc.stack = "unsloth";
-  json fp = {{"model_name", j.model_repo},
-             {"max_seq_length", static_cast<std::int64_t>(std::llround(j.seq))},
-             {"dtype", j.in.workload.precision == "fp32" ? "float32" : hf_dtype(j)},
-             {"load_in_4bit", is_qlora(j) && j.in.workload.quant != Quant::int8},
-             {"load_in_8bit", is_qlora(j) && j.in.workload.quant == Quant::int8},
-             {"full_finetuning", !is_lora(j)}};
-  json out = {{"from_pretrained", fp}};
-  if (is_lora(j)) {
-    FTCOST_TRY(t, peft_targets(j, "unsloth"));
-    out["get_peft_model"] = {
-        {"r", j.in.workload.lora_rank},
-        {"target_modules", expand_all_linear(t)},
-        {"lora_alpha", 2 * j.in.workload.lora_rank},
-        {"lora_dropout", j.in.workload.lora_dropout > 0 ? json(j.in.workload.lora_dropout) : json(0)},
-        {"use_gradient_checkpointing",
-         j.in.workload.checkpointing
-             ? (j.in.workload.offloads(j.in.stack.offload_checkpoints) ? json("unsloth") : json(true))
-             : json(false)}};
-  }
-  out["sft_config"] = {{"per_device_train_batch_size", j.micro},
-                       {"gradient_accumulation_steps", j.accum},
-                       {"num_train_epochs", j.in.workload.epochs},
-                       {"max_length", static_cast<std::int64_t>(std::llround(j.seq))},
-                       {"packing", j.packing},
-                       {"bf16", j.in.workload.precision == "bf16"},
-                       {"fp16", j.in.workload.precision == "fp16"},
-                       {"optim", hf_optim(j, "unsloth")},
-                       {"output_dir", "out/" + j.in.model.id + "-" + method_of(j)}};
-  out["expected"] = {{"peak_gib_per_gpu", j.peak_gib},
-                     {"usable_gib", j.usable_gib},
-                     {"step_time_s", j.step_s},
-                     {"hours", j.hours},
-                     {"cost_usd", j.cost >= 0 ? json(j.cost) : json(nullptr)},
-                     {"notes", j.header}};
-  pc.files.push_back({"unsloth", "unsloth_args.json", "json", out.dump(2) + "\n"});
-  pc.command =
-      "python: model, tok = FastLanguageModel.from_pretrained(**a['from_pretrained']); model = "
-      "FastLanguageModel.get_peft_model(model, **a['get_peft_model']); SFTTrainer(model=model, "
-      "args=SFTConfig(**a['sft_config']), ...)";
+  Yaml y;  // the header as Python comments
+  header(y, j, "Unsloth: python THIS_FILE");
+  std::string py = y.text;
+  py += "import torch\n";
+  py += "from unsloth import FastLanguageModel  # first: Unsloth patches transformers and TRL as it loads\n";
+  py += "from datasets import load_dataset\nfrom trl import SFTConfig, SFTTrainer\n\n";
+  py += unsloth_load(j) + peft;
+  py += "# your data: a Hugging Face dataset id or local path, with a \"text\" or \"messages\" column\n";
+  py += "dataset = load_dataset(" + pystr("REPLACE_WITH_YOUR_DATASET") + ", split=\"train\")\n";
+  py += unsloth_trainer(j);
+  pc.files.push_back({"unsloth", "train_unsloth.py", "python", py});
+  pc.command = "python train_unsloth.py";
   return pc;
 }
 
-}  // namespace
-
-bool torchtune_builds(const std::string& model_id, bool qlora) {
-  const TtModel* tm = torchtune_model(model_id);
-  return tm != nullptr && (!qlora || tm->qlora);
-}
-
-const std::vector<std::string>& config_stacks() {
-  static const std::vector<std::string> s = {"trl", "torchtune", "axolotl", "llamafactory", "unsloth"};
-  return s;
-}
-
-Result<PlanConfig> plan_config(const Request& request, const std::string& stack, const Database& db,
-                               const FileReader& reader, long today_days) {
-  const auto& ok = config_stacks();
-  if (std::find(ok.begin(), ok.end(), stack) == ok.end())
-    return make_error(Errc::invalid_value, "--config",
-                      "must be one of " + join_ids(ok) + ", got \"" + stack + "\"");
-  FTCOST_TRY(j, trainer_job(request, stack, db, reader, today_days));
-  if (j.in.model_kind == "paper")
-    return refuse(stack, "--model-kind paper is the paper's equation, not a run");
-  Result<PlanConfig> r = stack == "trl"            ? trl_config(j)
-                         : stack == "torchtune"    ? torchtune_config(j)
-                         : stack == "axolotl"      ? axolotl_config(j)
-                         : stack == "llamafactory" ? llamafactory_config(j)
-                                                   : unsloth_config(j);
-  return r;
-}
-
-json plan_config_to_json(const PlanConfig& c) {
-  json files = json::array();
-  for (const auto& f : c.files)
-    files.push_back(json{{"role", f.role}, {"name", f.name}, {"format", f.format}, {"text", f.text}});
-  return json{{"stack", c.stack}, {"command", c.command}, {"files", files}};
-}
-
-}  // namespace ftcost
 // The stack profile whose numbers a trainer's file carries: the plan's own where it is one of that trainer's
 // (TRL: any profile of another trainer's is not; a profile file is the user's own), else the trainer's
 // newest profile (gpu-db/stacks: hf-trl-2026 for TRL 1.x, axolotl-2025, llamafactory-2025, unsloth-2024q4,
@@ -859,3 +878,40 @@ Result<Job> trainer_job(const Request& request, const std::string& stack, const 
   return planned;
 }
 
+}  // namespace
+
+bool torchtune_builds(const std::string& model_id, bool qlora) {
+  const TtModel* tm = torchtune_model(model_id);
+  return tm != nullptr && (!qlora || tm->qlora);
+}
+
+const std::vector<std::string>& config_stacks() {
+  static const std::vector<std::string> s = {"trl", "torchtune", "axolotl", "llamafactory", "unsloth"};
+  return s;
+}
+
+Result<PlanConfig> plan_config(const Request& request, const std::string& stack, const Database& db,
+                               const FileReader& reader, long today_days) {
+  const auto& ok = config_stacks();
+  if (std::find(ok.begin(), ok.end(), stack) == ok.end())
+    return make_error(Errc::invalid_value, "--config",
+                      "must be one of " + join_ids(ok) + ", got \"" + stack + "\"");
+  FTCOST_TRY(j, trainer_job(request, stack, db, reader, today_days));
+  if (j.in.model_kind == "paper")
+    return refuse(stack, "--model-kind paper is the paper's equation, not a run");
+  Result<PlanConfig> r = stack == "trl"            ? trl_config(j)
+                         : stack == "torchtune"    ? torchtune_config(j)
+                         : stack == "axolotl"      ? axolotl_config(j)
+                         : stack == "llamafactory" ? llamafactory_config(j)
+                                                   : unsloth_config(j);
+  return r;
+}
+
+json plan_config_to_json(const PlanConfig& c) {
+  json files = json::array();
+  for (const auto& f : c.files)
+    files.push_back(json{{"role", f.role}, {"name", f.name}, {"format", f.format}, {"text", f.text}});
+  return json{{"stack", c.stack}, {"command", c.command}, {"files", files}};
+}
+
+}  // namespace ftcost
