@@ -370,6 +370,45 @@ TEST_CASE("plan: a Llama-3.1-8B LoRA job with an effective batch, methods and st
   CHECK(none->front.empty());
 }
 
+namespace {
+// Issue 36's job: Llama-3.3-70B LoRA, 50k x 2,048 tokens, within 24 h; the best plan is 8x B200 ZeRO-3 with
+// checkpointing off at micro-batch 2, which one B200 cannot hold.
+Result<PlanResult> llama70_plan() {
+  const Request job = {{"model", "llama-3.3-70b"}, {"method", "lora"}, {"seq", "2048"}, {"queries", "50000"}};
+  PlanConstraints c;
+  c.deadline_hours = 24;
+  return plan(job, c, Database::embedded(), nullptr, kToday);
+}
+}  // namespace
+
+TEST_CASE(
+    "plan: a multi-GPU plan's bottleneck share comes from its step, also where one GPU cannot hold it") {
+  auto r = llama70_plan();
+  REQUIRE(r.ok());
+  REQUIRE(r->best >= 0);
+  const PlanEntry& b = r->front[static_cast<std::size_t>(r->best)];
+  CHECK(b.shape.ranks() > 1);
+  CHECK(b.checkpointing == "off");
+  // the search's probe (no --batch: the largest micro-batch) carries a single-GPU estimate that does not fit
+  // one B200 at any batch, so it has no step of its own
+  Request probe = b.request;
+  probe.erase("batch");
+  auto in = resolve_request(probe, Database::embedded(), nullptr, kToday);
+  REQUIRE(in.ok());
+  auto shape = plan_from_inputs(in.value(), Database::embedded());
+  REQUIRE(shape.ok());
+  auto pe = estimate_parallel(in.value(), shape.value(), Database::embedded());
+  REQUIRE(pe.ok());
+  CHECK(pe->single.step.gpu_s == 0);
+  for (const auto& e : r->front) {
+    CAPTURE(e.id);
+    CHECK(e.bottleneck_share > 0.05);
+    CHECK(e.bottleneck_share <= 1.0);
+    CHECK(e.why.find("(0% of") == std::string::npos);
+  }
+  CHECK(b.bottleneck == "gemm");  // a dense 70B LoRA step is GEMM-bound
+}
+
 TEST_CASE("plan: a single-GPU plan runs at a micro-batch whose memory range's upper end fits") {
   const Database& db = Database::embedded();
   // hf-trl-2026 states a +/-10% memory uncertainty: at the point estimate's largest batch on an H100 the

@@ -292,6 +292,18 @@ void bottleneck_of(const StepTime& st, double total_s, double comm_exposed_s, do
   }
 }
 
+// The step breakdown behind a multi-GPU plan's bottleneck: the single-GPU step model's at the plan's
+// micro-batch. Where the job fits one GPU at no batch, the single-GPU estimate inside the search's probe
+// (no --batch) stops before its step, all zero ("gemm, 0% of device time"): the step model runs here instead,
+// as estimate_parallel runs it for the compute per rank.
+StepTime multi_gpu_breakdown(const Inputs& y, const ParallelEstimate& pe) {
+  if (pe.single.step.gpu_s > 0) return pe.single.step;
+  Workload w1 = y.workload;
+  w1.grad_accum = 1;
+  return step_model(y.model, w1, y.stack, y.gpu, y.calibration.get(), pe.micro_batch,
+                    w1.mean_padded_len(pe.micro_batch), y.expert_shares);
+}
+
 // Micro-batch candidates from the maximum: the maximum alone, or (with an effective batch to keep) the
 // maximum and the powers of two below it whose grad-accum makes the effective batch exactly.
 std::vector<std::pair<std::int64_t, std::int64_t>> micro_candidates(std::int64_t max_micro, int dp,
@@ -677,7 +689,7 @@ class PlanSearch {
     ev.peak = pe->memory.total();
     ev.usable = pe->usable_bytes;
     // the compute part's breakdown is the single-GPU step model's at the same micro-batch
-    bottleneck_of(pe->single.step, pe->step_s, pe->comm_exposed_s, pe->optimizer_s, ev);
+    bottleneck_of(multi_gpu_breakdown(y, *pe), pe->step_s, pe->comm_exposed_s, pe->optimizer_s, ev);
     return true;
   }
 
