@@ -7,6 +7,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -407,6 +408,30 @@ TEST_CASE(
     CHECK(e.why.find("(0% of") == std::string::npos);
   }
   CHECK(b.bottleneck == "gemm");  // a dense 70B LoRA step is GEMM-bound
+}
+
+TEST_CASE("plan: checkpointing off at 90% or more of the usable memory is warned about (text and JSON)") {
+  auto r = llama70_plan();
+  REQUIRE(r.ok());
+  const PlanEntry& b = r->front[static_cast<std::size_t>(r->best)];
+  REQUIRE(b.warnings.size() == 1);
+  CHECK(b.warnings[0].rfind("checkpointing off at 90% of the usable memory (161.1 of 179.1 GiB per GPU)",
+                            0) == 0);
+  const json j = plan_to_json(r.value());
+  CHECK(j["front"][static_cast<std::size_t>(r->best)]["warnings"][0] == b.warnings[0]);
+  // none where checkpointing is on or the plan leaves more than 10% free
+  const Request job = {{"model", "llama-3.1-8b"}, {"method", "lora"}, {"dataset", "math14k"},
+                       {"queries", "15000"},      {"epochs", "3"},    {"stack", "hf-trl-2026"}};
+  auto small = plan(job, PlanConstraints{}, Database::embedded(), nullptr, kToday);
+  REQUIRE(small.ok());
+  int off_roomy = 0;
+  for (const auto& e : small->front) {
+    const bool warned = e.checkpointing == "off" && std::round(100 * e.peak_gib_per_gpu / e.usable_gib) >= 90;
+    CHECK(e.warnings.size() == (warned ? 1U : 0U));
+    off_roomy += e.checkpointing == "off" && !warned ? 1 : 0;
+  }
+  MESSAGE("plans with checkpointing off and room: ", off_roomy);
+  CHECK(plan_to_json(small.value())["front"][0]["warnings"].is_array());
 }
 
 TEST_CASE("plan: a single-GPU plan runs at a micro-batch whose memory range's upper end fits") {

@@ -324,6 +324,21 @@ std::vector<std::pair<std::int64_t, std::int64_t>> micro_candidates(std::int64_t
 
 std::string pct(double f) { return num(f * 100, 0) + "%"; }
 
+// Checkpointing off keeps every activation: a plan with it off at 90% or more of the usable memory (as the
+// percentage prints) has little room for allocator fragmentation and the memory model's uncertainty.
+constexpr double kNoCheckpointingWarnFraction = 0.9;
+std::vector<std::string> plan_warnings(const PlanEntry& e) {
+  std::vector<std::string> w;
+  const double f = e.usable_gib > 0 ? e.peak_gib_per_gpu / e.usable_gib : 0;
+  if (e.checkpointing == "off" && std::round(f * 100) >= kNoCheckpointingWarnFraction * 100)
+    w.push_back(
+        "checkpointing off at " + pct(f) + " of the usable memory (" + num(e.peak_gib_per_gpu, 1) + " of " +
+        num(e.usable_gib, 1) +
+        " GiB per GPU): allocator fragmentation or the memory estimate's uncertainty can run it out of "
+        "memory; --checkpointing on trades a slower step for room");
+  return w;
+}
+
 }  // namespace
 
 namespace {
@@ -405,6 +420,7 @@ class PlanSearch {
       PlanEntry e = make_entry(front[k]);
       e.id = static_cast<int>(k);
       e.why = why_on_front(e, front, k);
+      e.warnings = plan_warnings(e);
       res_.front.push_back(e);
     }
     if (!res_.front.empty()) res_.best = c_.minimize == "time" ? res_.front.back().id : res_.front.front().id;
@@ -991,6 +1007,7 @@ json plan_to_json(const PlanResult& r) {
                 {"bottleneck", e.bottleneck},
                 {"bottleneck_share", e.bottleneck_share},
                 {"why", e.why},
+                {"warnings", e.warnings},
                 {"request", req}};
   };
   for (const auto& e : r.front) front.push_back(entry_json(e));
