@@ -834,7 +834,7 @@ std::string trainer_profile(const std::string& stack, const Request& request, co
                                                             {"unsloth", "unsloth-2024q4"},
                                                             {"torchtune", "torchtune-2024"}};
   const auto it = request.find("stack");
-  const std::string planned = it == request.end() ? std::string() : it->second;
+  std::string planned = it == request.end() ? std::string() : it->second;
   if (!planned.empty() && db.stack(planned) == nullptr) return planned;  // a profile file
   const bool other = contains_any(planned, {"axolotl-", "llamafactory-", "unsloth-", "torchtune-"});
   const bool own = stack == "trl" ? !planned.empty() && !other : planned.rfind(stack + "-", 0) == 0;
