@@ -96,6 +96,8 @@ int run_plan(const Request& all, const Database& db, const FileReader& reader, l
   } else {
     std::cout << "\nno plan meets the constraints\n";
   }
+  for (const auto& e : res.front)
+    for (const auto& w : e.warnings) std::cout << "warning: plan " << e.id << ": " << printable(w) << "\n";
   if (!res.pruned.empty()) {
     std::cout << "pruned:";
     for (const auto& [k, v] : res.pruned) std::cout << " " << k << " " << v;

@@ -764,6 +764,24 @@ TEST_CASE("plan: the JSON contract, the best plan reproduced by estimate, CSV an
   CHECK(fj["best"].get<int>() == static_cast<int>(fj["front"].size()) - 1);
 }
 
+TEST_CASE("plan: a plan with checkpointing off near the memory limit is warned about; its bottleneck share") {
+  const std::string job = "plan --model llama-3.3-70b --method lora --seq 2048 --queries 50000 --deadline 24";
+  Run t = run(job);
+  REQUIRE(t.code == 0);
+  CHECK(
+      t.out.find(
+          "\nwarning: plan 0: checkpointing off at 90% of the usable memory (161.1 of 179.1 GiB per GPU)") !=
+      std::string::npos);
+  CHECK(t.out.find("(0% of device time)") == std::string::npos);
+  Run j = run(job + " --json");
+  REQUIRE(j.code == 0);
+  const json best = json::parse(j.out)["front"][0];
+  REQUIRE(best["warnings"].is_array());
+  REQUIRE(best["warnings"].size() == 1);
+  CHECK(best["warnings"][0].get<std::string>().rfind("checkpointing off at 90%", 0) == 0);
+  CHECK(best["bottleneck_share"].get<double>() > 0.05);
+}
+
 TEST_CASE("plan: an effective batch is kept, constraints restrict the shapes") {
   Run r =
       run("plan --model llama-3.1-8b --method lora --dataset math14k --queries 15000 --epochs 3 "

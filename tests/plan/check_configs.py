@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 """`ftcost plan --config STACK --out FILE`: every generated file parses (YAML with PyYAML, JSON with the
-standard library) and its fields round-trip to the plan's request, as `ftcost estimate --json` resolves it
-(batch, grad-accum, epochs, method, quantization, LoRA rank, checkpointing, length, GPUs, strategy). Plans a
-stack cannot run are refused with exit 2 naming --config.
+standard library, Unsloth's train_unsloth.py with Python's ast) and its fields round-trip to the plan's
+request, as `ftcost estimate --json` resolves it (batch, grad-accum, epochs, method, quantization, LoRA rank,
+checkpointing, length, GPUs, strategy). The header's expected numbers equal `ftcost estimate` of its
+reproduce line (the trainer's own stack profile). Plans a stack cannot run are refused with exit 2 naming
+--config.
 
 usage: check_configs.py FTCOST WORKDIR   (exit 77 = skipped: python3-yaml is missing)
 """
+import ast
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -41,10 +45,61 @@ def estimate_inputs(request):
     return json.loads(r.stdout)
 
 
+UNSLOTH_CALLS = {"from_pretrained": "from_pretrained", "get_peft_model": "get_peft_model", "SFTConfig": "sft_config"}
+
+
+def load_python(text):
+    """The keyword arguments of train_unsloth.py's calls (literals; anything else as its source text)."""
+    out = {}
+    for node in ast.walk(ast.parse(text)):
+        if not isinstance(node, ast.Call):
+            continue
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        if name in UNSLOTH_CALLS:
+            kw = {}
+            for k in node.keywords:
+                try:
+                    kw[k.arg] = ast.literal_eval(k.value)
+                except ValueError:
+                    kw[k.arg] = ast.unparse(k.value)
+            out[UNSLOTH_CALLS[name]] = kw
+    return out
+
+
 def load(path):
     with open(path) as f:
         text = f.read()
+    if path.endswith(".py"):
+        return load_python(text)
     return json.loads(text) if path.endswith(".json") else yaml.safe_load(text)
+
+
+def header_estimate(path, ctx):
+    """The estimate of the file's `# reproduce:` line, after checking that the `# expected:` line is its."""
+    with open(path) as f:
+        lines = [l[2:].strip() for l in f if l.startswith("# ")]
+    want = [l for l in lines if l.startswith("expected: ")]
+    repro = [l for l in lines if l.startswith("reproduce: ftcost estimate ")]
+    if len(want) != 1 or len(repro) != 1:
+        failures.append(f"{ctx}: no expected / reproduce line in the header")
+        return None
+    r = run(shlex.split(repro[0][len("reproduce: ftcost "):]) + ["--json"])
+    if r.returncode != 0:
+        failures.append(f"{ctx}: the reproduce line fails: {r.stderr.strip()}")
+        return None
+    e = json.loads(r.stdout)
+    got = (f"expected: peak {e['memory_gib']['total']:.1f} GiB per GPU of {e['memory_model']['usable_gib']:.1f} "
+           f"GiB usable; step {e['step_time_s']:.3f} s; {e['time_hours']:.2f} h")
+    if isinstance(e.get("cost_usd"), (int, float)):
+        got += f"; ${e['cost_usd']:.2f}"
+    check(want[0] == got, f"{ctx}: header '{want[0]}' but ftcost estimate of its reproduce line gives '{got}'")
+    profile = [l for l in lines if "numbers for " in l and "differs" in l]
+    stack = repro[0].split("--stack ")[1].split()[0] if "--stack " in repro[0] else "hf-trl-2026"
+    own = {"trl": "hf-", "axolotl": "axolotl-", "llamafactory": "llamafactory-", "unsloth": "unsloth-",
+           "torchtune": "torchtune-"}[ctx.split("/")[0]]
+    # the trainer's own profile, or a line saying how it differs from the plan's
+    check(stack.startswith(own) or len(profile) == 1, f"{ctx}: numbers of {stack} with no word on the trainer's")
+    return e
 
 
 REQUIRED = object()
@@ -127,16 +182,17 @@ def check_files(stack, tag, plan, est, files):
                            ("sft_config.per_device_train_batch_size", micro),
                            ("sft_config.gradient_accumulation_steps", accum),
                            ("sft_config.num_train_epochs", inp["epochs"]), ("get_peft_model.r", lora_rank)])
-        if lora:
-            check((main["get_peft_model"]["use_gradient_checkpointing"] is not False) == ckpt,
-                  ctx + ": use_gradient_checkpointing")
-        check(abs(main["expected"]["hours"] - plan["hours"]) <= 1e-9 * plan["hours"], ctx + ": expected hours")
+        ckpt_call = main["get_peft_model"] if lora else main["from_pretrained"]
+        check((ckpt_call["use_gradient_checkpointing"] is not False) == ckpt, ctx + ": use_gradient_checkpointing")
+        check(main["sft_config"]["max_length"] == length, ctx + ": SFTConfig max_length")
     for f in files[1:]:
         if isinstance(f, dict) and "zero_optimization" in f:
             check(f["train_micro_batch_size_per_gpu"] == micro, ctx + ": deepspeed micro batch")
             check(f["gradient_accumulation_steps"] == accum, ctx + ": deepspeed grad accum")
             check(f["train_batch_size"] == micro * accum * ranks, ctx + ": deepspeed train_batch_size")
             check(f["zero_optimization"]["stage"] == int(plan["parallel"][-1]), ctx + ": zero stage")
+            check(f["zero_optimization"].get("stage3_gather_16bit_weights_on_model_save", False) ==
+                  (plan["parallel"] == "zero3"), ctx + ": ZeRO-3 saves 16-bit weights")
 
 
 JOBS = {
@@ -159,7 +215,7 @@ for tag, job in JOBS.items():
             d = os.path.join(WORK, f"{tag}-{plan['id']}-{stack}")
             shutil.rmtree(d, ignore_errors=True)  # files of an earlier run must not pass for this plan's
             os.makedirs(d)
-            out = os.path.join(d, "main" + (".json" if stack == "unsloth" else ".yaml"))
+            out = os.path.join(d, "main" + (".py" if stack == "unsloth" else ".yaml"))
             r = run(["plan"] + job + ["--config", stack, "--out", out, "--pick", str(plan["id"])])
             if r.returncode != 0:
                 # a refusal: exit 2 naming --config, and a reason
@@ -174,11 +230,13 @@ for tag, job in JOBS.items():
             except Exception as e:  # noqa: BLE001 — a parse error is the failure being tested
                 failures.append(f"{stack}/{tag}: does not parse: {e}")
                 continue
-            # the main file first, then accelerate.yaml, then deepspeed.json (sorted names)
-            check_files(stack, f"{tag}-{plan['id']}", plan, est, files)
+            # the main file first, then accelerate.yaml, then deepspeed.json (sorted names); the fields that
+            # follow the stack profile (the AdamW implementation) against the file's own reproduce line
+            own = header_estimate(out, f"{stack}/{tag}-{plan['id']}")
+            check_files(stack, f"{tag}-{plan['id']}", plan, own or est, files)
             written += 1
         if plan["gpus_per_node"] > 1:
-            r = run(["plan"] + job + ["--config", "unsloth", "--out", os.path.join(WORK, "u.json"),
+            r = run(["plan"] + job + ["--config", "unsloth", "--out", os.path.join(WORK, "u.py"),
                                       "--pick", str(plan["id"])])
             check(r.returncode == 2 and "one GPU" in r.stderr, "unsloth must refuse a multi-GPU plan")
 

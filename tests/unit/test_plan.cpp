@@ -8,7 +8,11 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <cstdio>
 #include <string>
+#include <utility>
+#include <vector>
 
 using namespace ftcost;
 
@@ -49,6 +53,10 @@ TEST_CASE("plan configs: the DeepSpeed JSON of a ZeRO plan parses and matches th
     CHECK(j["train_batch_size"] == 2 * 4 * 8);
     CHECK(j["zero_optimization"]["stage"] == std::string(stage).back() - '0');
     CHECK(j["bf16"]["enabled"] == true);
+    // ZeRO-3 only: Trainer.save_model writes the model's (adapter's) safetensors, not a DeepSpeed checkpoint
+    const json& zero = j["zero_optimization"];
+    const char* gather = "stage3_gather_16bit_weights_on_model_save";
+    CHECK((zero.contains(gather) && zero[gather] == true) == (std::string(stage) == "zero3"));
     CHECK(acc->text.find("distributed_type: DEEPSPEED") != std::string::npos);
     CHECK(acc->text.find("num_processes: 8") != std::string::npos);
     CHECK(pc->files.front().text.find("deepspeed: \"deepspeed.json\"") != std::string::npos);
@@ -70,6 +78,137 @@ TEST_CASE("plan configs: FlashAttention-2 only on compute capability 8.0+, SDPA 
   CHECK(text("a100-sxm4-80gb", "llamafactory").find("flash_attn: fa2") != std::string::npos);
   CHECK(text("t4", "axolotl").find("flash_attention: false") != std::string::npos);
   CHECK(text("a100-sxm4-80gb", "axolotl").find("flash_attention: true") != std::string::npos);
+}
+
+TEST_CASE("plan configs: LLaMA-Factory's template is the model's chat template for an Instruct model") {
+  const Database& db = Database::embedded();
+  auto lf = [&](const char* model) {
+    const Request r = {
+        {"model", model},
+        {"method", "qlora"},
+        {"dataset", "math14k"},
+        {"gpu", "h200-sxm-141gb"},
+        {"batch", "1"},
+        {"lora-targets", "q_proj,k_proj,v_proj,o_proj"},  // phi-3.5-moe: no all-linear on an MoE
+        {"stack", "llamafactory-2025"}};
+    auto pc = plan_config(r, "llamafactory", db, nullptr, kToday);
+    REQUIRE(pc.ok());
+    return pc->files.front().text;
+  };
+  // extras/constants.py register_model_group: Instruct / Thinking names get their group's template
+  CHECK(lf("llama-3.3-70b").find("\ntemplate: llama3\n") != std::string::npos);
+  CHECK(lf("qwen3-8b").find("\ntemplate: qwen3\n") != std::string::npos);
+  CHECK(lf("phi-3.5-moe").find("\ntemplate: phi\n") != std::string::npos);
+  // base models: default, the family's template named in the comment
+  const std::string base = lf("llama-3.1-8b");
+  CHECK(base.find("\ntemplate: default\n") != std::string::npos);
+  CHECK(base.find("use llama3") != std::string::npos);
+  CHECK(lf("qwen2.5-7b").find("\ntemplate: default\n") != std::string::npos);
+  // a chat model the registry does not list: no template line (LLaMA-Factory parses the tokenizer's)
+  const std::string tiny = lf("tinyllama-1.1b");
+  CHECK(tiny.find("\ntemplate:") == std::string::npos);
+  CHECK(tiny.find("tokenizer's chat template") != std::string::npos);
+}
+
+namespace {
+// The 70B LoRA plan of issue 36: 8x B200, ZeRO-3, checkpointing off, micro-batch 2 (planned with
+// hf-trl-2026).
+Request llama70_zero3() {
+  return {{"model", "llama-3.3-70b"}, {"method", "lora"},     {"seq", "2048"},
+          {"queries", "50000"},       {"gpu", "b200"},        {"gpus", "8"},
+          {"parallel", "zero3"},      {"batch", "2"},         {"grad-accum", "1"},
+          {"checkpointing", "off"},   {"provider", "nebius"}, {"stack", "hf-trl-2026"}};
+}
+// The header's expected line, as `ftcost estimate` of `r` gives it.
+std::string expected_line(const Request& r) {
+  auto in = resolve_request(r, Database::embedded(), nullptr, kToday);
+  REQUIRE(in.ok());
+  auto ej = estimate_job_json(in.value(), Database::embedded());
+  REQUIRE(ej.ok());
+  char buf[200];
+  std::snprintf(
+      buf, sizeof buf, "expected: peak %.1f GiB per GPU of %.1f GiB usable; step %.3f s; %.2f h; $%.2f",
+      (*ej)["memory_gib"]["total"].get<double>(), (*ej)["memory_model"]["usable_gib"].get<double>(),
+      (*ej)["step_time_s"].get<double>(), (*ej)["time_hours"].get<double>(), (*ej)["cost_usd"].get<double>());
+  return buf;
+}
+}  // namespace
+
+TEST_CASE("plan configs: the expected numbers are the trainer's own stack profile's") {
+  const Database& db = Database::embedded();
+  for (const auto& [stack, profile] : std::vector<std::pair<std::string, std::string>>{
+           {"trl", "hf-trl-2026"}, {"axolotl", "axolotl-2025"}, {"llamafactory", "llamafactory-2025"}}) {
+    CAPTURE(stack);
+    auto pc = plan_config(llama70_zero3(), stack, db, nullptr, kToday);
+    REQUIRE(pc.ok());
+    const std::string& text = pc->files.front().text;
+    Request own = llama70_zero3();
+    own["stack"] = profile;
+    CHECK(text.find("numbers from the stack profile " + profile + " [") != std::string::npos);
+    CHECK(text.find("--stack " + profile + "\n") != std::string::npos);
+    CHECK(text.find(expected_line(own)) != std::string::npos);
+  }
+  // the plan's stack is kept where it is the trainer's (TRL on an older HF profile)
+  Request older = llama70_zero3();
+  older["stack"] = "hf-trl-2025";
+  auto trl = plan_config(older, "trl", db, nullptr, kToday);
+  REQUIRE(trl.ok());
+  CHECK(trl->files.front().text.find("--stack hf-trl-2025\n") != std::string::npos);
+  // where the trainer's profile does not fit the plan's micro-batch: the plan's numbers, and by how much
+  const Request tight = {{"model", "llama-3.1-8b"}, {"method", "lora"},     {"seq", "2048"},
+                         {"gpu", "h100-sxm5-80gb"}, {"batch", "20"},        {"checkpointing", "on"},
+                         {"stack", "hf-trl-2026"},  {"price-per-hour", "2"}};
+  auto ax = plan_config(tight, "axolotl", db, nullptr, kToday);
+  REQUIRE(ax.ok());
+  const std::string& text = ax->files.front().text;
+  CHECK(text.find(
+            "numbers for hf-trl-2026 (the plan's stack); axolotl-2025, this trainer's profile, differs: it "
+            "needs ") != std::string::npos);
+  CHECK(text.find("at micro-batch 20, more than the") != std::string::npos);
+  CHECK(text.find(expected_line(tight)) != std::string::npos);
+  CHECK(text.find("--stack hf-trl-2026\n") != std::string::npos);
+}
+
+TEST_CASE("plan configs: Unsloth gets a runnable train_unsloth.py") {
+  const Database& db = Database::embedded();
+  auto script = [&](const char* method, const char* ckpt) {
+    const Request r = {{"model", "llama-3.1-8b"}, {"method", method},      {"seq", "1024"},
+                       {"gpu", "a100-sxm4-80gb"}, {"batch", "4"},          {"grad-accum", "8"},
+                       {"epochs", "2"},           {"checkpointing", ckpt}, {"stack", "hf-trl-2026"}};
+    auto pc = plan_config(r, "unsloth", db, nullptr, kToday);
+    REQUIRE(pc.ok());
+    CHECK(pc->command == "python train_unsloth.py");
+    REQUIRE(pc->files.size() == 1);
+    CHECK(pc->files.front().name == "train_unsloth.py");
+    CHECK(pc->files.front().format == "python");
+    return pc->files.front().text;
+  };
+  auto has = [](const std::string& text, const std::string& s) {
+    CAPTURE(s);
+    CHECK(text.find(s) != std::string::npos);
+  };
+  const std::string q = script("qlora", "on");
+  for (const char* s :
+       {"\nfrom unsloth import FastLanguageModel", "\nfrom trl import SFTConfig, SFTTrainer\n",
+        "model, tokenizer = FastLanguageModel.from_pretrained(\n",
+        "    model_name=\"meta-llama/Meta-Llama-3.1-8B\",\n", "    max_seq_length=1024,\n",
+        "    load_in_4bit=True,\n", "model = FastLanguageModel.get_peft_model(\n", "    model,\n",
+        "    r=16,\n", "    lora_alpha=32,\n",
+        // the unsloth-2024q4 profile offloads the checkpoints: Unsloth's own checkpointing
+        "    use_gradient_checkpointing=\"unsloth\",\n", "trainer = SFTTrainer(\n", "    args=SFTConfig(\n",
+        "        per_device_train_batch_size=4,\n", "        gradient_accumulation_steps=8,\n",
+        "        num_train_epochs=2.0,\n", "        max_length=1024,\n", "        bf16=True,\n",
+        "\ntrainer.train()\n", "\nmodel.save_pretrained(", "--stack unsloth-2024q4\n"})
+    has(q, s);
+  CHECK(q.find("...") == std::string::npos);
+  // a 16-bit LoRA says load_in_4bit=False (from_pretrained's default is True); no checkpointing: False
+  const std::string l = script("lora", "off");
+  has(l, "    load_in_4bit=False,\n");
+  has(l, "    use_gradient_checkpointing=False,\n");
+  // full fine-tuning: no adapter, the checkpointing switch on from_pretrained
+  const std::string f = script("full", "on");
+  has(f, "    full_finetuning=True,\n");
+  CHECK(f.find("get_peft_model") == std::string::npos);
 }
 
 TEST_CASE("plan configs: settings a stack lacks are refused naming --config") {
@@ -231,6 +370,69 @@ TEST_CASE("plan: a Llama-3.1-8B LoRA job with an effective batch, methods and st
   REQUIRE(none.ok());
   CHECK(none->best == -1);
   CHECK(none->front.empty());
+}
+
+namespace {
+// Issue 36's job: Llama-3.3-70B LoRA, 50k x 2,048 tokens, within 24 h; the best plan is 8x B200 ZeRO-3 with
+// checkpointing off at micro-batch 2, which one B200 cannot hold.
+Result<PlanResult> llama70_plan() {
+  const Request job = {{"model", "llama-3.3-70b"}, {"method", "lora"}, {"seq", "2048"}, {"queries", "50000"}};
+  PlanConstraints c;
+  c.deadline_hours = 24;
+  return plan(job, c, Database::embedded(), nullptr, kToday);
+}
+}  // namespace
+
+TEST_CASE(
+    "plan: a multi-GPU plan's bottleneck share comes from its step, also where one GPU cannot hold it") {
+  auto r = llama70_plan();
+  REQUIRE(r.ok());
+  REQUIRE(r->best >= 0);
+  const PlanEntry& b = r->front[static_cast<std::size_t>(r->best)];
+  CHECK(b.shape.ranks() > 1);
+  CHECK(b.checkpointing == "off");
+  // the search's probe (no --batch: the largest micro-batch) carries a single-GPU estimate that does not fit
+  // one B200 at any batch, so it has no step of its own
+  Request probe = b.request;
+  probe.erase("batch");
+  auto in = resolve_request(probe, Database::embedded(), nullptr, kToday);
+  REQUIRE(in.ok());
+  auto shape = plan_from_inputs(in.value(), Database::embedded());
+  REQUIRE(shape.ok());
+  auto pe = estimate_parallel(in.value(), shape.value(), Database::embedded());
+  REQUIRE(pe.ok());
+  CHECK(pe->single.step.gpu_s == 0);
+  for (const auto& e : r->front) {
+    CAPTURE(e.id);
+    CHECK(e.bottleneck_share > 0.05);
+    CHECK(e.bottleneck_share <= 1.0);
+    CHECK(e.why.find("(0% of") == std::string::npos);
+  }
+  CHECK(b.bottleneck == "gemm");  // a dense 70B LoRA step is GEMM-bound
+}
+
+TEST_CASE("plan: checkpointing off at 90% or more of the usable memory is warned about (text and JSON)") {
+  auto r = llama70_plan();
+  REQUIRE(r.ok());
+  const PlanEntry& b = r->front[static_cast<std::size_t>(r->best)];
+  REQUIRE(b.warnings.size() == 1);
+  CHECK(b.warnings[0].rfind("checkpointing off at 90% of the usable memory (161.1 of 179.1 GiB per GPU)",
+                            0) == 0);
+  const json j = plan_to_json(r.value());
+  CHECK(j["front"][static_cast<std::size_t>(r->best)]["warnings"][0] == b.warnings[0]);
+  // none where checkpointing is on or the plan leaves more than 10% free
+  const Request job = {{"model", "llama-3.1-8b"}, {"method", "lora"}, {"dataset", "math14k"},
+                       {"queries", "15000"},      {"epochs", "3"},    {"stack", "hf-trl-2026"}};
+  auto small = plan(job, PlanConstraints{}, Database::embedded(), nullptr, kToday);
+  REQUIRE(small.ok());
+  int off_roomy = 0;
+  for (const auto& e : small->front) {
+    const bool warned = e.checkpointing == "off" && std::round(100 * e.peak_gib_per_gpu / e.usable_gib) >= 90;
+    CHECK(e.warnings.size() == (warned ? 1U : 0U));
+    off_roomy += e.checkpointing == "off" && !warned ? 1 : 0;
+  }
+  MESSAGE("plans with checkpointing off and room: ", off_roomy);
+  CHECK(plan_to_json(small.value())["front"][0]["warnings"].is_array());
 }
 
 TEST_CASE("plan: a single-GPU plan runs at a micro-batch whose memory range's upper end fits") {

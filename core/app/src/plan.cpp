@@ -295,6 +295,18 @@ void bottleneck_of(const StepTime& st, double total_s, double comm_exposed_s, do
   }
 }
 
+// The step breakdown behind a multi-GPU plan's bottleneck: the single-GPU step model's at the plan's
+// micro-batch. Where the job fits one GPU at no batch, the single-GPU estimate inside the search's probe
+// (no --batch) stops before its step, all zero ("gemm, 0% of device time"): the step model runs here instead,
+// as estimate_parallel runs it for the compute per rank.
+StepTime multi_gpu_breakdown(const Inputs& y, const ParallelEstimate& pe) {
+  if (pe.single.step.gpu_s > 0) return pe.single.step;
+  Workload w1 = y.workload;
+  w1.grad_accum = 1;
+  return step_model(y.model, w1, y.stack, y.gpu, y.calibration.get(), pe.micro_batch,
+                    w1.mean_padded_len(pe.micro_batch), y.expert_shares);
+}
+
 // Micro-batch candidates from the maximum: the maximum alone, or (with an effective batch to keep) the
 // maximum and the powers of two below it whose grad-accum makes the effective batch exactly.
 std::vector<std::pair<std::int64_t, std::int64_t>> micro_candidates(std::int64_t max_micro, int dp,
@@ -314,6 +326,21 @@ std::vector<std::pair<std::int64_t, std::int64_t>> micro_candidates(std::int64_t
 }
 
 std::string pct(double f) { return num(f * 100, 0) + "%"; }
+
+// Checkpointing off keeps every activation: a plan with it off at 90% or more of the usable memory (as the
+// percentage prints) has little room for allocator fragmentation and the memory model's uncertainty.
+constexpr double kNoCheckpointingWarnFraction = 0.9;
+std::vector<std::string> plan_warnings(const PlanEntry& e) {
+  std::vector<std::string> w;
+  const double f = e.usable_gib > 0 ? e.peak_gib_per_gpu / e.usable_gib : 0;
+  if (e.checkpointing == "off" && std::round(f * 100) >= kNoCheckpointingWarnFraction * 100)
+    w.push_back(
+        "checkpointing off at " + pct(f) + " of the usable memory (" + num(e.peak_gib_per_gpu, 1) + " of " +
+        num(e.usable_gib, 1) +
+        " GiB per GPU): allocator fragmentation or the memory estimate's uncertainty can run it out of "
+        "memory; --checkpointing on trades a slower step for room");
+  return w;
+}
 
 }  // namespace
 
@@ -396,6 +423,7 @@ class PlanSearch {
       PlanEntry e = make_entry(front[k]);
       e.id = static_cast<int>(k);
       e.why = why_on_front(e, front, k);
+      e.warnings = plan_warnings(e);
       res_.front.push_back(e);
     }
     if (!res_.front.empty()) res_.best = c_.minimize == "time" ? res_.front.back().id : res_.front.front().id;
@@ -686,7 +714,7 @@ class PlanSearch {
     ev.peak = pe->memory.total();
     ev.usable = pe->usable_bytes;
     // the compute part's breakdown is the single-GPU step model's at the same micro-batch
-    bottleneck_of(pe->single.step, pe->step_s, pe->comm_exposed_s, pe->optimizer_s, ev);
+    bottleneck_of(multi_gpu_breakdown(y, *pe), pe->step_s, pe->comm_exposed_s, pe->optimizer_s, ev);
     return true;
   }
 
@@ -980,6 +1008,7 @@ json plan_to_json(const PlanResult& r) {
                 {"bottleneck", e.bottleneck},
                 {"bottleneck_share", e.bottleneck_share},
                 {"why", e.why},
+                {"warnings", e.warnings},
                 {"request", req}};
   };
   for (const auto& e : r.front) front.push_back(entry_json(e));

@@ -1,5 +1,6 @@
-// Runnable configs from a plan's request. Key names, read from each stack's source (snapshots fetched
-// 2026-12; docs/sources/plan-configs.md lists commit, file and function for each):
+// Runnable configs from a plan's request, with the expected numbers of the trainer's own stack profile
+// (trainer_job). Key names, read from each stack's source (snapshots fetched 2026-12;
+// docs/sources/plan-configs.md lists commit, file and function for each):
 // - TRL `trl sft --config FILE`: TrlParser fills ScriptArguments + SFTConfig + ModelConfig from the YAML.
 //   trl/trainer/model_config.py ModelConfig (model_name_or_path, dtype, attn_implementation, use_peft,
 //   lora_r, lora_alpha, lora_target_modules, load_in_4bit, load_in_8bit, bnb_4bit_quant_type,
@@ -13,7 +14,9 @@
 //   (zero_stage, deepspeed_config_file, zero3_init_flag).
 // - DeepSpeed JSON: deepspeed/runtime/constants.py (train_batch_size, train_micro_batch_size_per_gpu,
 //   gradient_accumulation_steps, bf16, fp16, gradient_clipping), deepspeed/runtime/zero/config.py
-//   DeepSpeedZeroConfig (zero_optimization.stage, offload_optimizer, offload_param).
+//   DeepSpeedZeroConfig (zero_optimization.stage, offload_optimizer, offload_param,
+//   stage3_gather_16bit_weights_on_model_save for ZeRO-3: transformers' Trainer.save_model saves the model
+//   only with it, through accelerate's Accelerator.get_state_dict).
 // - torchtune: recipes/configs/llama3_1/8B_qlora_single_device.yaml and 8B_lora.yaml (model._component_,
 //   lora_attn_modules, apply_lora_to_mlp, apply_lora_to_output, lora_rank, lora_alpha, batch_size,
 //   gradient_accumulation_steps, epochs, dtype, enable_activation_checkpointing,
@@ -29,10 +32,11 @@
 //   quantization_bit, quantization_method bnb, double_quantization, flash_attn fa2|sdpa|disabled
 //   (extras/constants.py AttentionFunction), disable_gradient_checkpointing, enable_liger_kernel, cutoff_len,
 //   packing, dataset, template, stage, finetuning_type, lora_rank, lora_alpha, lora_target) + transformers'
-//   TrainingArguments.
-// - Unsloth: unsloth/models/loader.py FastLanguageModel.from_pretrained (model_name, max_seq_length, dtype,
-//   load_in_4bit, load_in_8bit, full_finetuning), unsloth/models/llama.py FastLlamaModel.get_peft_model (r,
-//   target_modules, lora_alpha, lora_dropout, use_gradient_checkpointing), then TRL's SFTConfig.
+//   TrainingArguments; template from extras/constants.py register_model_group (llamafactory_template).
+// - Unsloth (train_unsloth.py, the sequence of unsloth-cli.py run): unsloth/models/loader.py
+//   FastLanguageModel.from_pretrained (model_name, max_seq_length, dtype, load_in_4bit, load_in_8bit,
+//   full_finetuning, use_gradient_checkpointing), unsloth/models/llama.py FastLlamaModel.get_peft_model (r,
+//   target_modules, lora_alpha, lora_dropout, use_gradient_checkpointing), then TRL's SFTTrainer + SFTConfig.
 #include "ftcost/plan_config.hpp"
 
 #include "ftcost/job.hpp"
@@ -40,9 +44,12 @@
 #include "ftcost/parallel.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <initializer_list>
 #include <map>
 #include <sstream>
+#include <utility>
 
 namespace ftcost {
 
@@ -290,7 +297,13 @@ ConfigFile deepspeed_file(const Job& j) {
                {"offload_optimizer", device(j.offload != "none")},
                {"overlap_comm", true},
                {"contiguous_gradients", true}};
-  if (stage == 3) zero["offload_param"] = device(j.offload == "params" || j.offload == "params-nvme");
+  if (stage == 3) {
+    zero["offload_param"] = device(j.offload == "params" || j.offload == "params-nvme");
+    // ZeRO-3 partitions the weights: without this key (default false, DeepSpeedZeroConfig
+    // gather_16bit_weights_on_model_save) accelerate's get_state_dict raises and Trainer.save_model falls
+    // back to a DeepSpeed checkpoint for zero_to_fp32.py instead of the model's (or adapter's) safetensors.
+    zero["stage3_gather_16bit_weights_on_model_save"] = true;
+  }
   json ds = {{"train_micro_batch_size_per_gpu", j.micro},
              {"gradient_accumulation_steps", j.accum},
              {"train_batch_size", j.micro * j.accum * j.dp},
@@ -454,6 +467,81 @@ Result<PlanConfig> axolotl_config(const Job& j) {
   return pc;
 }
 
+// LLaMA-Factory's chat template of a model: src/llamafactory/extras/constants.py register_model_group (its
+// model registry: registry name, Hugging Face repo, the group's template) for the presets it lists. The
+// function puts a group's template into DEFAULT_TEMPLATE only for names with -Chat, -Distill, -Instruct or
+// -Thinking: a base model has no chat template there, and the README's note on templates lets a base model
+// train with default (or alpaca, vicuna); an Instruct / Chat model needs its own.
+struct LfModel {
+  const char* name;  // LLaMA-Factory's registry name
+  const char* tmpl;  // the group's template (data/template.py register_template)
+};
+const LfModel* llamafactory_model(const std::string& repo) {
+  static const std::map<std::string, LfModel> m = {
+      {"meta-llama/Llama-3.3-70B-Instruct", {"Llama-3.3-70B-Instruct", "llama3"}},
+      {"meta-llama/Meta-Llama-3.1-8B", {"Llama-3.1-8B", "llama3"}},
+      {"meta-llama/Meta-Llama-3.1-70B", {"Llama-3.1-70B", "llama3"}},
+      {"meta-llama/Meta-Llama-3.1-405B", {"Llama-3.1-405B", "llama3"}},
+      {"meta-llama/Llama-3.2-3B", {"Llama-3.2-3B", "llama3"}},
+      {"meta-llama/Llama-2-7b-hf", {"Llama-2-7B", "llama2"}},
+      {"meta-llama/Llama-2-13b-hf", {"Llama-2-13B", "llama2"}},
+      {"meta-llama/Llama-2-70b-hf", {"Llama-2-70B", "llama2"}},
+      {"mistralai/Mistral-7B-v0.1", {"Mistral-7B-v0.1", "mistral"}},
+      {"mistralai/Mixtral-8x7B-v0.1", {"Mixtral-8x7B-v0.1", "mistral"}},
+      {"mistralai/Mixtral-8x22B-v0.1", {"Mixtral-8x22B-v0.1", "mistral"}},
+      {"Qwen/Qwen2.5-7B", {"Qwen2.5-7B", "qwen"}},
+      {"Qwen/Qwen2.5-14B", {"Qwen2.5-14B", "qwen"}},
+      {"Qwen/Qwen2.5-32B", {"Qwen2.5-32B", "qwen"}},
+      {"Qwen/Qwen2.5-72B", {"Qwen2.5-72B", "qwen"}},
+      {"Qwen/Qwen2-57B-A14B", {"Qwen2-MoE-57B-A14B", "qwen"}},
+      {"Qwen/Qwen3-8B", {"Qwen3-8B-Thinking", "qwen3"}},
+      {"Qwen/Qwen3-30B-A3B", {"Qwen3-30B-A3B-Thinking", "qwen3"}},
+      {"google/gemma-2-9b", {"Gemma-2-9B", "gemma2"}},
+      {"openai/gpt-oss-20b", {"GPT-OSS-20B-Thinking", "gpt_oss"}},
+      {"openai/gpt-oss-120b", {"GPT-OSS-120B-Thinking", "gpt_oss"}},
+      {"microsoft/Phi-3.5-MoE-instruct", {"Phi-3.5-MoE-42B-A6.6B-instruct", "phi"}},
+      {"deepseek-ai/deepseek-moe-16b-base", {"DeepSeek-MoE-16B-Base", "deepseek"}},
+      {"deepseek-ai/DeepSeek-V2-Lite", {"DeepSeek-V2-16B-Base", "deepseek"}},
+      {"databricks/dbrx-base", {"DBRX-132B-Base", "dbrx"}}};
+  auto it = m.find(repo);
+  return it == m.end() ? nullptr : &it->second;
+}
+
+bool contains_any(const std::string& s, std::initializer_list<const char*> parts) {
+  return std::any_of(parts.begin(), parts.end(),
+                     [&](const char* p) { return s.find(p) != std::string::npos; });
+}
+
+// The `template` line (or none) and the comment that says why.
+void llamafactory_template(Yaml& y, const Job& j) {
+  const LfModel* lf = llamafactory_model(j.model_repo);
+  if (lf != nullptr && contains_any(lf->name, {"-Chat", "-Distill", "-Instruct", "-Thinking", "-instruct"})) {
+    y.comment(std::string("the model's chat template (LLaMA-Factory's registry: ") + lf->name + ")");
+    y.kv("template", lf->tmpl);
+    return;
+  }
+  if (lf != nullptr) {
+    y.comment(
+        std::string("a base model: default (or alpaca, vicuna); to train it as a chat model served with its "
+                    "family's chat template, use ") +
+        lf->tmpl);
+    y.kv("template", "default");
+    return;
+  }
+  std::string lower = j.model_repo;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (contains_any(lower, {"instruct", "chat"})) {
+    // data/template.py get_template_and_fix_tokenizer: no template parses the tokenizer's chat template
+    y.comment(
+        "a chat model LLaMA-Factory's registry does not list: no template, so LLaMA-Factory parses the "
+        "tokenizer's chat template");
+    return;
+  }
+  y.comment("a base model: default (or alpaca, vicuna)");
+  y.kv("template", "default");
+}
+
 Result<PlanConfig> llamafactory_config(const Job& j) {
   PlanConfig pc;
   Yaml y;
@@ -482,7 +570,7 @@ Result<PlanConfig> llamafactory_config(const Job& j) {
     y.kv("lora_target", t.size() == 1 && t[0] == "all-linear" ? "all" : joined);
   }
   y.kv("dataset", "REPLACE_WITH_YOUR_DATASET");
-  y.kv("template", "default");
+  llamafactory_template(y, j);
   y.kv("cutoff_len", yi(static_cast<std::int64_t>(std::llround(j.seq))));
   y.kv("packing", yb(j.packing));
   y.kv("output_dir", yq("out/" + j.in.model.id + "-" + method_of(j)));
@@ -630,7 +718,22 @@ Result<PlanConfig> torchtune_config(const Job& j) {
   return pc;
 }
 
-Result<PlanConfig> unsloth_config(const Job& j) {
+// A Python script (unsloth-cli.py's sequence at the cited commit): FastLanguageModel.from_pretrained,
+// FastLanguageModel.get_peft_model for (Q)LoRA, TRL's SFTTrainer with an SFTConfig, train, save.
+struct PyCall {
+  std::string indent, text;
+  explicit PyCall(const std::string& head, std::string in = "") : indent(std::move(in)) {
+    text = indent + head + "(\n";
+  }
+  void arg(const std::string& v) { text += indent + "    " + v + ",\n"; }
+  void kw(const std::string& k, const std::string& v) { text += indent + "    " + k + "=" + v + ",\n"; }
+  std::string done(const char* after = "") const { return text + indent + ")" + after + "\n"; }
+};
+std::string pystr(const std::string& s) { return json(s).dump(); }  // a JSON string is a Python literal
+std::string pybool(bool b) { return b ? "True" : "False"; }
+std::string pylist(const std::vector<std::string>& xs) { return json(xs).dump(); }
+
+Status unsloth_checks(const Job& j) {
   if (j.ranks > 1)
     return refuse("unsloth",
                   "Unsloth trains on one GPU (unsloth/__init__.py: \"Currently only supports 1 GPU\")");
@@ -638,48 +741,142 @@ Result<PlanConfig> unsloth_config(const Job& j) {
     return refuse("unsloth", "optimizer sgd-momentum has no OptimizerNames entry");
   if (j.in.workload.optimizer_in_backward)
     return refuse("unsloth", "optimizer-in-backward is a torchtune feature");
+  return Ok{};
+}
+
+// get_peft_model's (and, for full fine-tuning, from_pretrained's) use_gradient_checkpointing: "unsloth" is
+// Unsloth's checkpointing with the checkpoints offloaded to host RAM, True the plain one, False none.
+std::string unsloth_checkpointing(const Job& j) {
+  if (!j.in.workload.checkpointing) return "False";
+  return j.in.workload.offloads(j.in.stack.offload_checkpoints) ? pystr("unsloth") : "True";
+}
+
+std::string unsloth_load(const Job& j) {
+  const std::string dtype = j.in.workload.precision == "fp32"   ? "torch.float32"
+                            : j.in.workload.precision == "fp16" ? "torch.float16"
+                                                                : "torch.bfloat16";
+  PyCall c("model, tokenizer = FastLanguageModel.from_pretrained");
+  c.kw("model_name", pystr(j.model_repo));
+  c.kw("max_seq_length", yi(static_cast<std::int64_t>(std::llround(j.seq))));
+  c.kw("dtype", dtype);
+  // load_in_4bit defaults to True in from_pretrained: a 16-bit LoRA says False
+  c.kw("load_in_4bit", pybool(is_qlora(j) && j.in.workload.quant != Quant::int8));
+  c.kw("load_in_8bit", pybool(is_qlora(j) && j.in.workload.quant == Quant::int8));
+  c.kw("full_finetuning", pybool(!is_lora(j)));
+  if (!is_lora(j)) c.kw("use_gradient_checkpointing", unsloth_checkpointing(j));
+  return c.done();
+}
+
+Result<std::string> unsloth_peft(const Job& j) {
+  if (!is_lora(j)) return std::string();
+  FTCOST_TRY(t, peft_targets(j, "unsloth"));
+  PyCall c("model = FastLanguageModel.get_peft_model");
+  c.arg("model");
+  c.kw("r", yi(j.in.workload.lora_rank));
+  c.kw("target_modules", pylist(expand_all_linear(t)));
+  c.kw("lora_alpha", yi(2 * j.in.workload.lora_rank));
+  c.kw("lora_dropout", j.in.workload.lora_dropout > 0 ? yn(j.in.workload.lora_dropout) : "0.0");
+  c.kw("use_gradient_checkpointing", unsloth_checkpointing(j));
+  return c.done();
+}
+
+std::string unsloth_trainer(const Job& j) {
+  PyCall a("args=SFTConfig", "    ");
+  std::string out = "out/" + j.in.model.id + "-" + method_of(j);
+  a.kw("per_device_train_batch_size", yi(j.micro));
+  a.kw("gradient_accumulation_steps", yi(j.accum));
+  a.kw("num_train_epochs", yn(j.in.workload.epochs));
+  a.kw("learning_rate", "2e-4");
+  a.kw("max_length", yi(static_cast<std::int64_t>(std::llround(j.seq))));
+  a.kw("packing", pybool(j.packing));
+  a.kw("bf16", pybool(j.in.workload.precision == "bf16"));
+  a.kw("fp16", pybool(j.in.workload.precision == "fp16"));
+  a.kw("optim", pystr(hf_optim(j, "unsloth")));
+  a.kw("output_dir", pystr(out));
+  a.kw("report_to", pystr("none"));
+  PyCall t("trainer = SFTTrainer");
+  t.kw("model", "model");
+  t.kw("processing_class", "tokenizer");
+  t.kw("train_dataset", "dataset");
+  return t.text + a.done(",") + ")\ntrainer.train()\n" +
+         "# the LoRA adapter (or the full model) and the tokenizer\n" + "model.save_pretrained(" +
+         pystr(out) + ")\ntokenizer.save_pretrained(" + pystr(out) + ")\n";
+}
+
+Result<PlanConfig> unsloth_config(const Job& j) {
+  FTCOST_TRY(ok, unsloth_checks(j));
+  (void)ok;
+  FTCOST_TRY(peft, unsloth_peft(j));
   PlanConfig pc;
   pc.stack = "unsloth";
-  json fp = {{"model_name", j.model_repo},
-             {"max_seq_length", static_cast<std::int64_t>(std::llround(j.seq))},
-             {"dtype", j.in.workload.precision == "fp32" ? "float32" : hf_dtype(j)},
-             {"load_in_4bit", is_qlora(j) && j.in.workload.quant != Quant::int8},
-             {"load_in_8bit", is_qlora(j) && j.in.workload.quant == Quant::int8},
-             {"full_finetuning", !is_lora(j)}};
-  json out = {{"from_pretrained", fp}};
-  if (is_lora(j)) {
-    FTCOST_TRY(t, peft_targets(j, "unsloth"));
-    out["get_peft_model"] = {
-        {"r", j.in.workload.lora_rank},
-        {"target_modules", expand_all_linear(t)},
-        {"lora_alpha", 2 * j.in.workload.lora_rank},
-        {"lora_dropout", j.in.workload.lora_dropout > 0 ? json(j.in.workload.lora_dropout) : json(0)},
-        {"use_gradient_checkpointing",
-         j.in.workload.checkpointing
-             ? (j.in.workload.offloads(j.in.stack.offload_checkpoints) ? json("unsloth") : json(true))
-             : json(false)}};
-  }
-  out["sft_config"] = {{"per_device_train_batch_size", j.micro},
-                       {"gradient_accumulation_steps", j.accum},
-                       {"num_train_epochs", j.in.workload.epochs},
-                       {"max_length", static_cast<std::int64_t>(std::llround(j.seq))},
-                       {"packing", j.packing},
-                       {"bf16", j.in.workload.precision == "bf16"},
-                       {"fp16", j.in.workload.precision == "fp16"},
-                       {"optim", hf_optim(j, "unsloth")},
-                       {"output_dir", "out/" + j.in.model.id + "-" + method_of(j)}};
-  out["expected"] = {{"peak_gib_per_gpu", j.peak_gib},
-                     {"usable_gib", j.usable_gib},
-                     {"step_time_s", j.step_s},
-                     {"hours", j.hours},
-                     {"cost_usd", j.cost >= 0 ? json(j.cost) : json(nullptr)},
-                     {"notes", j.header}};
-  pc.files.push_back({"unsloth", "unsloth_args.json", "json", out.dump(2) + "\n"});
-  pc.command =
-      "python: model, tok = FastLanguageModel.from_pretrained(**a['from_pretrained']); model = "
-      "FastLanguageModel.get_peft_model(model, **a['get_peft_model']); SFTTrainer(model=model, "
-      "args=SFTConfig(**a['sft_config']), ...)";
+  Yaml y;  // the header as Python comments
+  header(y, j, "Unsloth: python THIS_FILE");
+  std::string py = y.text;
+  py += "import torch\n";
+  py += "from unsloth import FastLanguageModel  # first: Unsloth patches transformers and TRL as it loads\n";
+  py += "from datasets import load_dataset\nfrom trl import SFTConfig, SFTTrainer\n\n";
+  py += unsloth_load(j) + peft;
+  py += "# your data: a Hugging Face dataset id or local path, with a \"text\" or \"messages\" column\n";
+  py += "dataset = load_dataset(" + pystr("REPLACE_WITH_YOUR_DATASET") + ", split=\"train\")\n";
+  py += unsloth_trainer(j);
+  pc.files.push_back({"unsloth", "train_unsloth.py", "python", py});
+  pc.command = "python train_unsloth.py";
   return pc;
+}
+
+// The stack profile whose numbers a trainer's file carries: the plan's own where it is one of that trainer's
+// (TRL: any profile of another trainer's is not; a profile file is the user's own), else the trainer's
+// newest profile (gpu-db/stacks: hf-trl-2026 for TRL 1.x, axolotl-2025, llamafactory-2025, unsloth-2024q4,
+// torchtune-2024).
+std::string trainer_profile(const std::string& stack, const Request& request, const Database& db) {
+  static const std::map<std::string, std::string> newest = {{"trl", "hf-trl-2026"},
+                                                            {"axolotl", "axolotl-2025"},
+                                                            {"llamafactory", "llamafactory-2025"},
+                                                            {"unsloth", "unsloth-2024q4"},
+                                                            {"torchtune", "torchtune-2024"}};
+  const auto it = request.find("stack");
+  std::string planned = it == request.end() ? std::string() : it->second;
+  if (!planned.empty() && db.stack(planned) == nullptr) return planned;  // a profile file
+  const bool other = contains_any(planned, {"axolotl-", "llamafactory-", "unsloth-", "torchtune-"});
+  const bool own = stack == "trl" ? !planned.empty() && !other : planned.rfind(stack + "-", 0) == 0;
+  return own ? planned : newest.at(stack);
+}
+
+// Why the trainer's profile gave no numbers for the plan: the memory it needs where it estimates one, else
+// its error.
+std::string profile_difference(const Request& own, const Error& why, const Database& db,
+                               const FileReader& reader, long today) {
+  auto in = resolve_request(own, db, reader, today);
+  auto ej = in.ok() ? estimate_job_json(in.value(), db) : Result<json>(in.error());
+  if (!ej.ok() || !ej->contains("memory_gib") || !(*ej)["memory_gib"]["total"].is_number())
+    return why.message;
+  const auto gib = [](const json& v) {
+    std::ostringstream s;
+    s.setf(std::ios::fixed);
+    s.precision(1);
+    s << v.get<double>();
+    return s.str();
+  };
+  const auto it = own.find("batch");
+  return "it needs " + gib((*ej)["memory_gib"]["total"]) + " GiB per GPU at " +
+         (it == own.end() ? std::string("this micro-batch") : "micro-batch " + it->second) +
+         ", more than the " + gib((*ej)["memory_model"]["usable_gib"]) + " GiB usable";
+}
+
+// The job with the trainer's own stack profile, so that the expected numbers are that trainer's; where the
+// profile cannot run the plan, the plan's numbers and a line saying how the trainer's profile differs.
+Result<Job> trainer_job(const Request& request, const std::string& stack, const Database& db,
+                        const FileReader& reader, long today) {
+  Request own = request;
+  own["stack"] = trainer_profile(stack, request, db);
+  auto j = load_job(own, db, reader, today);
+  if (j.ok() || own == request) return j;
+  FTCOST_TRY(planned, load_job(request, db, reader, today));
+  planned.header.insert(
+      planned.header.begin() + 1,
+      "numbers for " + planned.in.stack.id + " (the plan's stack); " + own["stack"] +
+          ", this trainer's profile, differs: " + profile_difference(own, j.error(), db, reader, today));
+  return planned;
 }
 
 }  // namespace
@@ -700,7 +897,7 @@ Result<PlanConfig> plan_config(const Request& request, const std::string& stack,
   if (std::find(ok.begin(), ok.end(), stack) == ok.end())
     return make_error(Errc::invalid_value, "--config",
                       "must be one of " + join_ids(ok) + ", got \"" + stack + "\"");
-  FTCOST_TRY(j, load_job(request, db, reader, today_days));
+  FTCOST_TRY(j, trainer_job(request, stack, db, reader, today_days));
   if (j.in.model_kind == "paper")
     return refuse(stack, "--model-kind paper is the paper's equation, not a run");
   Result<PlanConfig> r = stack == "trl"            ? trl_config(j)

@@ -87,7 +87,8 @@ struct PlanEntry {
   std::string bottleneck;  // from the step breakdown: gemm, attention, dequant, host, communication, ...
   double bottleneck_share = 0;
   std::string why;
-  Request request;  // reproduces the plan with `ftcost estimate`
+  std::vector<std::string> warnings;  // e.g. checkpointing off at 90% or more of the usable memory
+  Request request;                    // reproduces the plan with `ftcost estimate`
 };
 
 struct PlanAlternative {

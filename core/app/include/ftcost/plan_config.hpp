@@ -1,7 +1,7 @@
 // Runnable training configurations generated from one plan's request (the option-table keys that
 // reproduce it with `ftcost estimate`): TRL `trl sft --config` YAML + accelerate config (+ DeepSpeed JSON),
-// torchtune config overrides, axolotl YAML, LLaMA-Factory YAML, Unsloth arguments (JSON). The key names come
-// from each stack's own code (file and function cited in core/app/src/plan_config.cpp and
+// torchtune config overrides, axolotl YAML, LLaMA-Factory YAML, Unsloth's train_unsloth.py. The key names
+// come from each stack's own code (file and function cited in core/app/src/plan_config.cpp and
 // docs/sources/plan-configs.md). A setting the stack lacks is refused with an error, never emitted.
 #pragma once
 
@@ -16,7 +16,7 @@ namespace ftcost {
 struct ConfigFile {
   std::string role;    // "trl", "accelerate", "deepspeed", "torchtune", "axolotl", "llamafactory", "unsloth"
   std::string name;    // suggested file name
-  std::string format;  // "yaml" | "json"
+  std::string format;  // "yaml" | "json" | "python"
   std::string text;
 };
 
