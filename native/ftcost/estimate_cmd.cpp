@@ -140,7 +140,8 @@ int print_estimate(const Estimate& e) {
     std::cout << "throughput: " << fixed(e.throughput_qps, 3) << " queries/s [" << fixed(e.throughput_low, 3)
               << "–" << fixed(e.throughput_high, 3) << "], " << fixed(e.throughput_tps, 0) << " tokens/s\n";
     std::cout << "time: " << duration(e.time_hours) << " for " << group_thousands(w.queries) << " queries × "
-              << fixed(w.epochs, w.epochs == std::floor(w.epochs) ? 0 : 2) << " epochs\n";
+              << fixed(w.epochs, w.epochs == std::floor(w.epochs) ? 0 : 2)
+              << (w.epochs == 1 ? " epoch\n" : " epochs\n");
     if (e.has_price) {
       std::cout << "cost: " << money(e.chosen.cost_usd) << " [" << money(e.chosen.cost_low) << "–"
                 << money(e.chosen.cost_high) << "] at $" << fixed(e.chosen.price.usd_per_hour, 2)
