@@ -14,7 +14,19 @@
 
 namespace ftcost::cli {
 
+namespace {
+bool g_json_errors = false;
+}  // namespace
+
+void set_json_errors(bool on) { g_json_errors = on; }
+
 int fail(const Error& e) {
+  if (g_json_errors) {
+    // the JS API's error object (core/app/src/api.cpp error_json), so a --json reader parses one shape
+    print_json(
+        json{{"error", {{"code", errc_name(e.code)}, {"field", e.field}, {"message", e.to_string()}}}});
+    return e.exit_code();
+  }
   std::cerr << "ftcost: error: " << printable(e.to_string()) << "\n";
   return e.exit_code();
 }

@@ -41,8 +41,11 @@ Command add_bench(CLI::App& app);      // bench_cmd.cpp
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-// "ftcost: error: ..." on stderr; returns the error's exit code (2 for bad input).
+// "ftcost: error: ..." on stderr; returns the error's exit code (2 for bad input). Under --json
+// (set_json_errors) the error is {"error": {"code", "field", "message"}} on stdout instead, the JS API's
+// shape.
 int fail(const Error& e);
+void set_json_errors(bool on);
 
 // `j` on stdout, indented by 2.
 void print_json(const json& j);

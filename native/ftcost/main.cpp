@@ -43,6 +43,9 @@ int run_command(int argc, char** argv) {
         return 2;
       }
     }
+    // --json asks for JSON errors too (fail()): a reader of stdout gets an object either way
+    for (int i = 1; i < argc; ++i)
+      if (std::string(argv[i]) == "--json") cli::set_json_errors(true);
     try {
       app.parse(argc, argv);
     } catch (const CLI::CallForHelp&) {

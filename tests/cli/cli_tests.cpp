@@ -359,7 +359,10 @@ TEST_CASE("a GPU you own: price 0 or electricity at the board power") {
   // RTX 4090: 450 W board power (gpu-db/gpus/rtx-4090.json) x $0.30/kWh = $0.135 per hour
   CHECK(j["price"]["usd_per_gpu_hour"].get<double>() == doctest::Approx(0.135));
   for (const auto& w : j["warnings"]) CHECK(w.get<std::string>().find("older than") == std::string::npos);
-  expect_bad(job + " --electricity 0.3 --price-per-hour 1", "--electricity");
+  // under --json the error is the API's object on stdout (issue 36)
+  Run both = run(job + " --electricity 0.3 --price-per-hour 1");
+  CHECK(both.code == 2);
+  CHECK(json::parse(both.out).at("error").at("field") == "--electricity");
 }
 
 TEST_CASE("memory state: fits, tight or does not fit, with needed vs available") {
@@ -975,4 +978,36 @@ TEST_CASE("fit-stack --write keeps the profile's key order and indent: a refit's
   CHECK(mem(after) == mem(before));
   CHECK(after.rfind("{\n  \"", 0) == 0);                                      // the file's 2-space indent
   CHECK(after.find("\"mlp_saved_intermediates\": 4,") != std::string::npos);  // a count stays whole
+}
+
+TEST_CASE("issue 36: --json errors are the API's error object on stdout, exit 2; one epoch is singular") {
+  Run r = run("estimate --model qwen3-8b --gpu 4090 --method lora --json");
+  CHECK(r.code == 2);
+  CHECK(r.err.empty());
+  const json j = json::parse(r.out);
+  CHECK(j.at("error").at("code") == "unknown_id");
+  CHECK(j.at("error").at("field") == "--gpu");
+  CHECK(j.at("error").at("message").get<std::string>().find("did you mean \"rtx-4090\"") !=
+        std::string::npos);
+  expect_bad("estimate --model qwen3-8b --gpu 4090 --method lora", "did you mean \"rtx-4090\"");
+  Run one = run("estimate --model qwen2.5-7b --gpu h100-sxm5-80gb --method lora --dataset math14k");
+  CHECK(one.code == 0);
+  CHECK(one.out.find("samples × 1 epoch\n") != std::string::npos);
+}
+
+TEST_CASE("issue 36: a preset's Hugging Face id names the preset; an unknown Hub id gets a did-you-mean") {
+  for (const char* id : {"Qwen/Qwen2.5-7B", "qwen/qwen2.5-7b", "Qwen2.5-7B"}) {
+    CAPTURE(id);
+    Run r = run(std::string("estimate --model ") + id + " --gpu h100-sxm5-80gb --method lora --json");
+    REQUIRE(r.code == 0);
+    CHECK(json::parse(r.out).at("model").at("id") == "qwen2.5-7b");
+  }
+  for (const char* id : {"meta-llama/Llama-3.1-8B", "meta-llama/Meta-Llama-3.1-8B", "Meta-Llama-3.1-8B"}) {
+    CAPTURE(id);
+    Run r = run(std::string("estimate --model ") + id + " --gpu h100-sxm5-80gb --method lora --json");
+    REQUIRE(r.code == 0);
+    CHECK(json::parse(r.out).at("model").at("id") == "llama-3.1-8b");
+  }
+  expect_bad("estimate --model Qwen/Qwen2.5-8B --gpu h100-sxm5-80gb --method lora",
+             "\"Qwen/Qwen2.5-8B\" is no preset's Hugging Face id (did you mean \"qwen2.5-7b\"?)");
 }

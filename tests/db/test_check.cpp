@@ -328,6 +328,26 @@ TEST_CASE("model presets, datasets and stacks") {
     auto alias = mutated("stacks/axolotl-2025.json", [](json& s) { s["memory"] = json::object(); });
     EXPECT_PROBLEM(alias, "stacks/axolotl-2025.json", "memory", "not a field of");
   }
+  SUBCASE("model_support: a model_type no preset has, a malformed version, a range that ends first") {
+    auto ps = mutated("stacks/unsloth-2024q4.json", [](json& s) {
+      s["model_support"]["transformers"]["model_types"]["qwen9_moe"] = "4.60.0";
+    });
+    EXPECT_PROBLEM(ps, "stacks/unsloth-2024q4.json", "model_support.transformers.model_types.qwen9_moe",
+                   "not the config model_type of any model preset");
+    auto bad = mutated("stacks/unsloth-2024q4.json",
+                       [](json& s) { s["model_support"]["transformers"]["model_types"]["qwen3"] = "4.5x"; });
+    EXPECT_PROBLEM(bad, "stacks/unsloth-2024q4.json", "model_support.transformers.model_types.qwen3",
+                   "is not a version of dotted numbers");
+    auto range = mutated("stacks/unsloth-2024q4.json",
+                         [](json& s) { s["model_support"]["unsloth"]["versions"] = "2024.12-2024.4"; });
+    EXPECT_PROBLEM(range, "stacks/unsloth-2024q4.json", "model_support.unsloth.versions",
+                   "ends before it starts");
+    auto alias = mutated("stacks/axolotl-2025.json", [](json& s) {
+      s["overrides"]["model_support"]["transformers"]["versions"] = "4.49+";
+    });
+    EXPECT_PROBLEM(alias, "stacks/axolotl-2025.json", "model_support.transformers.versions",
+                   "dotted numbers");
+  }
   SUBCASE("a schema file with another $id") {
     json s = shipped_json("schema/gpu.schema.json");
     s["$id"] = "ftcost.gpus/2";

@@ -1053,7 +1053,15 @@ def judge(case, r):
         m = NONFINITE_TEXT.search(r.out)
         if m:
             p.append("non-finite number in output: %r" % m.group(0))
-    if r.code != 0:
+    json_error = json_error_object(r) if case.json_out and r.code != 0 else None
+    if json_error is not None:
+        # under --json an input error is the JS API's object on stdout (issue 36): code, field, message
+        if not all(isinstance(json_error.get(k), str) for k in ("code", "field", "message")):
+            p.append("--json error object lacks string code/field/message: %r" % r.out[:200])
+        missing = [m for m in case.mention if m and m not in json_error.get("message", "")]
+        if missing:
+            p.append("message does not mention %s: %r" % (missing, r.out[:300]))
+    elif r.code != 0:
         if not r.err.startswith("ftcost: error:") and not r.err.startswith("ftcost db check") and \
                 "ftcost: error:" not in r.err:
             p.append("stderr does not start with 'ftcost: error:': %r" % r.err[:200])
@@ -1069,6 +1077,15 @@ def judge(case, r):
         if extra:
             p.append(extra)
     return p
+
+
+def json_error_object(r):
+    """The {"error": {...}} object a --json run printed on stdout, or None."""
+    try:
+        d = json.loads(r.out)
+    except ValueError:
+        return None
+    return d.get("error") if isinstance(d, dict) and isinstance(d.get("error"), dict) else None
 
 
 # -------------------------------------------------------------------------------------------------- main

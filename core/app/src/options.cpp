@@ -7,6 +7,7 @@
 #include "ftcost/suggest.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <memory>
@@ -60,6 +61,51 @@ Result<double> parse_real(const std::string& text, const std::string& flag, doub
 
 bool looks_like_path(const std::string& s) {
   return s.find('/') != std::string::npos || (s.size() > 5 && s.substr(s.size() - 5) == ".json");
+}
+
+// A model name as Hugging Face ids write it, for matching a preset: lower case, without the organisation
+// ("meta-llama/"), Meta's "meta-" prefix (Meta-Llama-3.1-8B is Llama-3.1-8B) and the "-hf" suffix of the
+// converted Llama 2 repos (Llama-2-7b-hf is Llama-2-7b).
+std::string hf_model_key(const std::string& name) {
+  std::string k = name.substr(name.find_last_of('/') == std::string::npos ? 0 : name.find_last_of('/') + 1);
+  for (char& c : k) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (k.rfind("meta-", 0) == 0) k = k.substr(5);
+  if (k.size() > 3 && k.compare(k.size() - 3, 3, "-hf") == 0) k.resize(k.size() - 3);
+  return k;
+}
+
+// An organisation/name id as the Hub writes it ("Qwen/Qwen2.5-7B"), not a file path: one '/', no .json, not
+// starting with '.', '/' or '~'.
+bool looks_like_hf_id(const std::string& v) {
+  return std::count(v.begin(), v.end(), '/') == 1 && v.find(".json") == std::string::npos && !v.empty() &&
+         v[0] != '.' && v[0] != '/' && v[0] != '~' && v.back() != '/';
+}
+
+// The preset a --model value names by its Hugging Face repo id or a common spelling of it (case-insensitive,
+// with or without the organisation: Qwen/Qwen2.5-7B, meta-llama/Llama-3.1-8B, Meta-Llama-3.1-8B), before any
+// file is read. Empty when no preset, or more than one, matches.
+std::string preset_for_hf_name(const Database& db, const std::string& v) {
+  const std::string key = hf_model_key(v);
+  std::string found;
+  for (const auto& [id, m] : db.models()) {
+    if (hf_model_key(m.hf_repo) != key && hf_model_key(id) != key) continue;
+    if (!found.empty() && found != id) return {};
+    found = id;
+  }
+  return found;
+}
+
+// A Hub id that names no preset: ftcost does not download configs, so say which preset is close.
+Error unknown_hf_model(const Database& db, const std::string& v) {
+  std::vector<std::string> repos;
+  for (const auto& [id, m] : db.models()) repos.push_back(m.hf_repo);
+  const std::string near = closest_id(hf_model_key(v), db.model_ids());
+  return make_error(
+      Errc::unknown_id, "--model",
+      "\"" + v + "\" is no preset's Hugging Face id" +
+          (near.empty() ? did_you_mean(v, repos) : " (did you mean \"" + near + "\"?)") +
+          "; ftcost reads no config from the Hub: give a preset (see `ftcost models`) or the path "
+          "to the model's config.json");
 }
 
 std::vector<std::string> value_names(const Option& o) {
@@ -313,6 +359,27 @@ Status apply_effective_batch(ResolveState& st, const std::string& v) {
   return Ok{};
 }
 
+// --model: a preset by its id or its Hugging Face id (preset_for_hf_name), else a config.json path.
+Status apply_model(ResolveState& st, const std::string& v) {
+  const std::string preset = st.db.model(v) != nullptr ? v : preset_for_hf_name(st.db, v);
+  if (const ModelSpec* m = st.db.model(preset)) {
+    st.in.model = *m;
+  } else if (looks_like_hf_id(v)) {
+    return unknown_hf_model(st.db, v);
+  } else if (looks_like_path(v)) {
+    FTCOST_TRY(doc, read_doc(st, v, "--model"));
+    auto m2 = parse_model_file(doc, v);
+    if (!m2.ok()) return in_file(v, m2.error());
+    st.in.model = m2.value();
+  } else {
+    return make_error(Errc::unknown_id, "--model",
+                      "unknown model \"" + v + "\"" + known_ids_hint(v, st.db.model_ids(), "presets") +
+                          " (or a path to a config.json)");
+  }
+  for (const auto& w : st.in.model.warnings) st.in.warnings.push_back(w);
+  return Ok{};
+}
+
 std::vector<Option> build_options() {
   std::vector<Option> table;
   auto add = [&table](Option o) { table.push_back(std::move(o)); };
@@ -332,22 +399,7 @@ std::vector<Option> build_options() {
     o.required = true;
     o.required_message = "is required: a preset id (see `ftcost models`) or a config.json path";
     o.invalidates = {"moe", "top-k", "routing"};
-    o.apply = [](ResolveState& st, const std::string& v) -> Status {
-      if (const ModelSpec* m = st.db.model(v)) {
-        st.in.model = *m;
-      } else if (looks_like_path(v)) {
-        FTCOST_TRY(doc, read_doc(st, v, "--model"));
-        auto m2 = parse_model_file(doc, v);
-        if (!m2.ok()) return in_file(v, m2.error());
-        st.in.model = m2.value();
-      } else {
-        return make_error(Errc::unknown_id, "--model",
-                          "unknown model \"" + v + "\"" + known_ids_hint(v, st.db.model_ids(), "presets") +
-                              " (or a path to a config.json)");
-      }
-      for (const auto& w : st.in.model.warnings) st.in.warnings.push_back(w);
-      return Ok{};
-    };
+    o.apply = apply_model;
     add(o);
   }
   {

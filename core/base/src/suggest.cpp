@@ -54,6 +54,9 @@ std::string closest_id(const std::string& typed, const std::vector<std::string>&
   if (t.size() >= 3) {
     hit = unique_match(ids, [&t](const std::string& n) { return n.compare(0, t.size(), t) == 0; });
     if (!hit.empty()) return hit;
+    // a unique part of an id ("4090" in "rtx-4090")
+    hit = unique_match(ids, [&t](const std::string& n) { return n.find(t) != std::string::npos; });
+    if (!hit.empty()) return hit;
   }
   const std::size_t limit = std::min<std::size_t>(3, std::max<std::size_t>(1, t.size() / 4));
   std::size_t best = limit + 1;
@@ -75,11 +78,14 @@ std::string closest_id(const std::string& typed, const std::vector<std::string>&
 std::string did_you_mean(const std::string& typed, const std::vector<std::string>& ids) {
   const std::string id = closest_id(typed, ids);
   if (!id.empty()) return " (did you mean \"" + id + "\"?)";
-  // a prefix of a few ids ("unsloth", "h100"): name them all
+  // a prefix of a few ids ("unsloth", "h100"), else a part of a few ("a100"): name them all
   const std::string t = normalized(typed);
   std::vector<std::string> starts;
   for (const auto& i : ids)
     if (t.size() >= 3 && normalized(i).compare(0, t.size(), t) == 0) starts.push_back(i);
+  if (starts.empty())
+    for (const auto& i : ids)
+      if (t.size() >= 3 && normalized(i).find(t) != std::string::npos) starts.push_back(i);
   if (starts.size() < 2 || starts.size() > 4) return "";
   std::string list;
   for (const auto& i : starts) list += (list.empty() ? "\"" : ", \"") + i + "\"";

@@ -169,5 +169,6 @@ void check_calibration_refs(Entry& e, const std::map<std::string, GpuRef>& gpu_r
 void check_cross_refs(std::vector<Entry>& entries);                           // cross_refs.cpp
 void check_database_loads(std::vector<Entry>& entries);                       // cross_refs.cpp
 void check_run_entries(std::vector<Entry>& entries, const Database& db);      // runs.cpp
+void check_stack_model_types(Entry& e, const Database& db);                   // stacks.cpp
 
 }  // namespace ftcost::dbcheck

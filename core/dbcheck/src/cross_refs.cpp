@@ -143,6 +143,8 @@ void check_database_loads(std::vector<Entry>& entries) {
     if (it == by_rel.end() || !it->second->sink.problems.empty()) continue;  // reported with more detail
     it->second->sink.add_loader_error(p.error);
   }
+  for (Entry& e : entries)
+    if (e.parsed) check_stack_model_types(e, db);
   check_run_entries(entries, db);
 }
 

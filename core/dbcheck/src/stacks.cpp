@@ -1,8 +1,12 @@
 // gpu-db checker, stack profiles (stacks/<id>.json, the core's stack loader; a thin alias names its base),
 // node files (nodes/<id>.json, the node loader and its sources) and the JSON Schema files (schema/).
 #include "checks.hpp"
+#include "ftcost/database.hpp"
 #include "ftcost/node.hpp"
 #include "ftcost/stack.hpp"
+
+#include <set>
+#include <string>
 
 namespace ftcost::dbcheck {
 
@@ -37,6 +41,47 @@ void check_stack_entry(Entry& e) {
     e.sink.add_loader_error(s.error());
   } else {
     check_id(e.doc, e.path, ".-", e.sink);
+  }
+}
+
+namespace {
+
+// model_support in a profile's own text (a thin alias: in its overrides): the object, or null.
+const json* own_model_support(const json& doc) {
+  const json* ov = member(doc, "overrides");
+  const json* ms = member(ov != nullptr && ov->is_object() ? *ov : doc, "model_support");
+  return ms != nullptr && ms->is_object() ? ms : nullptr;
+}
+
+// "a, b, c" of a set, for messages.
+std::string joined(const std::set<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
+  return out;
+}
+
+}  // namespace
+
+// Every model_type a profile's model_support names is one of the model presets' (their config model_type):
+// a misspelt key would never match a job and silently judge nothing.
+void check_stack_model_types(Entry& e, const Database& db) {
+  const json* ms = e.kind == "stack" ? own_model_support(e.doc) : nullptr;
+  if (ms == nullptr) return;
+  std::set<std::string> known;
+  for (const auto& [id, m] : db.models())
+    if (!m.own_training_code) known.insert(m.family);
+  if (known.empty()) return;  // no model presets among the files checked: nothing to compare with
+  for (const auto& [software, entry] : ms->items()) {
+    const json* types = entry.is_object() ? member(entry, "model_types") : nullptr;
+    if (types == nullptr || !types->is_object()) continue;
+    for (const auto& [type, first] : types->items()) {
+      if (known.count(type) != 0) continue;
+      std::string field = "model_support.";
+      field.append(software).append(".model_types.").append(type);
+      e.sink.add(field, Errc::unknown_id,
+                 in_quotes(type) + " is not the config model_type of any model preset in models/ (" +
+                     joined(known) + ")");
+    }
   }
 }
 

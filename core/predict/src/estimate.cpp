@@ -50,11 +50,117 @@ StepTime job_step(const Inputs& in, const StackProfile& stack, std::int64_t batc
   return t;
 }
 
+// Hours for a message: two decimals under an hour (0.78 h), one above (2.1 h).
+std::string hours_text(double h) {
+  const double scale = h < 1 ? 100 : 10;
+  return json(std::round(h * scale) / scale).dump() + " h";
+}
+
+// The job's hours on `stack` at `batch` (the step model's time; memory and prices are not compared).
+double job_hours(const Inputs& in, const StackProfile& stack, std::int64_t batch) {
+  const Workload& w = in.workload;
+  const StepTime t = job_step(in, stack, batch, w.mean_padded_len(batch));
+  if (t.total_s <= 0) return 0;
+  return paper::hours(w.queries, w.epochs, static_cast<double>(batch) * w.queries_per_row() / t.total_s);
+}
+
+// Why the launches are so many: the ops that issue most of them (StepTime::ops, as the step model counts
+// them), with the stack fields that make it so. Empty when no group has a third of them.
+std::string host_bound_cause(const Estimate& e) {
+  double expert_lora = 0;
+  double experts = 0;
+  double total = 0;
+  for (const auto& op : e.step.ops) {
+    total += op.kernels;
+    if (op.layer != LayerType::moe) continue;
+    (std::string(op.name).rfind("lora", 0) == 0 ? expert_lora : experts) += op.kernels;
+  }
+  const StackProfile& s = e.in.stack;
+  const auto pct = [&](double k) { return std::to_string(std::lround(k / total * 100)) + "% of them "; };
+  if (total <= 0) return {};
+  if (expert_lora >= experts && expert_lora * 3 >= total)
+    return pct(expert_lora) + "are the LoRA adapters on the " + std::to_string(e.in.model.moe.experts) +
+           " experts, launched once per expert hit (" + s.id + " runs the experts' base weights as " +
+           (s.moe_execution == "grouped"
+                ? std::string("grouped GEMMs, the adapters per expert)")
+                : std::string("a Python loop, and each expert's adapters with them)"));
+  if (experts * 3 >= total)
+    return pct(experts) + "are the MoE layers' kernels" +
+           (s.moe_execution == "loop"
+                ? " (" + s.id + " runs the experts as a Python loop, one set per expert)"
+                : std::string());
+  return {};
+}
+
+// The same job with its LoRA adapters on attention only (--lora-targets attention): the experts' adapters are
+// what a grouped stack still launches per expert. A different job (the experts stay frozen), priced at the
+// same batch. Empty unless the job adapts the experts.
+std::string expert_lora_alternative(const Estimate& e) {
+  const Workload& w = e.in.workload;
+  if (w.method == Method::full || !e.in.model.is_moe() ||
+      !(w.lora_targets.expert_gate_up || w.lora_targets.expert_down))
+    return {};
+  auto attention = parse_lora_targets("attention", "--lora-targets");
+  if (!attention.ok()) return {};
+  Inputs alt = e.in;
+  alt.workload.lora_targets = attention.value();
+  const double h = job_hours(alt, alt.stack, e.batch);
+  if (!(h > 0 && h < e.time_hours)) return {};
+  return "; with adapters on attention only (--lora-targets attention: the experts stay frozen) the same "
+         "batch "
+         "takes " +
+         hours_text(h);
+}
+
+// The job as `stack` would run it: xformers attention is only the default of stacks that run it (Unsloth's);
+// elsewhere the job's default is flash (options.cpp attention_default), as `--stack <id>` would resolve it.
+Inputs job_on_stack(const Inputs& in, const StackProfile& stack) {
+  Inputs out = in;
+  if (out.workload.attention == Attention::xformers && stack.default_attention != "xformers")
+    out.workload.attention = Attention::flash;
+  return out;
+}
+
+// The same job on the first stack that runs the experts the other way and is faster, at that stack's own
+// batch: the job's batch when it fits there, else (and when the job left the batch to the estimate) the
+// largest batch that fits there, the estimate's default. Empty when no such stack loads the model and fits.
+std::string other_stack_alternative(const Estimate& e, const Database& db) {
+  const Workload& w = e.in.workload;
+  for (const auto& [id, alt] : db.stacks()) {
+    if (id == e.in.stack.id || alt.moe_execution == e.in.stack.moe_execution ||
+        !stack_supports(alt, e.in.model).ok)
+      continue;
+    const Inputs in = job_on_stack(e.in, alt);
+    const std::int64_t max_b = max_batch_size(in.model, in.workload, alt, in.gpu).batch;
+    if (max_b <= 0) continue;
+    const bool job_batch_fits = w.batch > 0 && w.batch <= max_b;
+    const std::int64_t b = job_batch_fits ? w.batch : max_b;
+    const double h = job_hours(in, alt, b);
+    // only a stack that makes the job faster is advice (from a grouped stack, a loop one is slower)
+    if (!(h > 0 && h < e.time_hours)) continue;
+    const std::string at = job_batch_fits ? "at batch " + std::to_string(b)
+                           : w.batch > 0
+                               ? "at batch " + std::to_string(w.batch) +
+                                     ", which does not fit there; at its max batch " + std::to_string(b)
+                               : "at its max batch " + std::to_string(b);
+    std::string msg = "; on " + id;
+    msg.append(" (")
+        .append(alt.moe_execution)
+        .append(" experts: ")
+        .append(alt.version)
+        .append(") ")
+        .append(at);
+    return msg.append(" the same job takes ")
+        .append(hours_text(h))
+        .append(" instead of ")
+        .append(hours_text(e.time_hours));
+  }
+  return {};
+}
+
 // When the host launching kernels sets the pace, say so, name the cause and price what changes it: the same
-// job on a stack that runs the experts as grouped GEMMs (computed, not guessed). For the alternative stack
-// only what estimate() would give at the same batch matters: the step model's time and the job's hours (a
-// step-model job at a positive batch, so estimate() would take exactly this path; memory and prices are not
-// part of the comparison).
+// job on a stack that runs the experts the other way, or without adapters on the experts (computed, not
+// guessed).
 void host_bound_advice(Estimate& e, const Database& db) {
   const StepTime& s = e.step;
   if (!e.in.advise || s.model != "step-model" || s.total_s <= 0 || s.host_s <= kHostBoundFraction * s.total_s)
@@ -62,22 +168,11 @@ void host_bound_advice(Estimate& e, const Database& db) {
   std::string msg = "host-bound: " + std::to_string(std::lround(s.host_s / s.total_s * 100)) +
                     "% of each step waits on the host launching " + std::to_string(std::llround(s.kernels)) +
                     " kernels";
-  if (e.in.model.is_moe() && e.in.stack.moe_execution == "loop")
-    msg += " (" + e.in.stack.id + " runs the experts as a Python loop, one set of kernels per expert)";
-  const Workload& w = e.in.workload;
-  for (const auto& [id, alt] : db.stacks()) {
-    if (id == e.in.stack.id || alt.moe_execution == e.in.stack.moe_execution) continue;
-    const StepTime alt_step = job_step(e.in, alt, e.batch, e.padded_len);
-    const double alt_qps = static_cast<double>(e.batch) * w.queries_per_row() / alt_step.total_s;
-    const double alt_hours = paper::hours(w.queries, w.epochs, alt_qps);
-    // only a stack that makes the job faster is advice (from a grouped stack, a loop one is slower)
-    if (alt_step.total_s <= 0 || !(alt_hours < e.time_hours)) continue;
-    msg += "; on " + id + " (" + alt.moe_execution + " experts) the same job takes " +
-           json(std::round(alt_hours * 10) / 10).dump() + " h instead of " +
-           json(std::round(e.time_hours * 10) / 10).dump() + " h";
-    break;
-  }
-  e.warnings.push_back(msg);
+  const std::string cause = host_bound_cause(e);
+  if (!cause.empty()) msg += ": " + cause;
+  std::string alt = other_stack_alternative(e, db);
+  if (alt.empty()) alt = expert_lora_alternative(e);
+  e.warnings.push_back(msg + alt);
 }
 }  // namespace
 
@@ -242,6 +337,13 @@ void context_window_warning(Estimate& e) {
                        ")");
 }
 
+// The stack's software cannot load the model's architecture at the versions the profile pins (model_support;
+// stack_supports names the software and the first version that can).
+void model_support_warning(Estimate& e) {
+  const StackSupport s = stack_supports(e.in.stack, e.in.model);
+  if (!s.message.empty()) e.warnings.push_back("stack: " + s.message);
+}
+
 // Unsloth patches its fused LoRA MLP/QKV/O kernels only at lora_dropout 0: the memory follows the PEFT
 // modules then (memory.cpp), the step time was fitted with the fused kernels.
 void fused_lora_dropout_warning(Estimate& e) {
@@ -308,6 +410,7 @@ bool estimate_memory(Estimate& e) {
   e.max_batch = max_batch_size(m, w, in.stack, in.gpu);
   e.params = param_breakdown(m, w);
   context_window_warning(e);
+  model_support_warning(e);
   fused_lora_dropout_warning(e);
   if (w.batch > 0) {
     e.batch = w.batch;

@@ -775,6 +775,9 @@ FieldList stack_list() {
           req(f("notes", K::string, "Which parameters are structural, fitted (on which rows) or assumed.")),
           need(object("memory", "stack.memory", "Memory model parameters.")),
           need(object("throughput", "stack.throughput", "Step-time model parameters.")),
+          f("model_support", K::object,
+            "Per software (transformers, unsloth, torchtune): the versions the profile pins and, per config "
+            "model_type, the first version that loads it (\"none\": none up to the pinned ones)."),
       },
       "_note"};
 }

@@ -1,7 +1,10 @@
 #include "ftcost/stack.hpp"
 
 #include "ftcost/fields.hpp"
+#include "ftcost/model.hpp"
 
+#include <algorithm>
+#include <cstddef>
 #include <initializer_list>
 #include <utility>
 
@@ -148,6 +151,122 @@ Status parse_stack_throughput(const json& t, StackProfile& s) {
   return Ok{};
 }
 
+// model_support versions: dotted numbers ("4.51.0", "2024.12"); the last part of a range's end may be "x"
+// ("5.x": any 5.y). Empty parts or anything else is malformed.
+bool version_parts(const std::string& v, bool allow_x, std::vector<long>& out) {
+  out.clear();
+  std::size_t start = 0;
+  while (start <= v.size()) {
+    const std::size_t dot = v.find('.', start);
+    const std::string part = v.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    const bool last = dot == std::string::npos;
+    if (last && allow_x && part == "x" && !out.empty()) return true;
+    if (part.empty() || part.size() > 9 || part.find_first_not_of("0123456789") != std::string::npos)
+      return false;
+    out.push_back(std::stol(part));
+    if (last) return true;
+    start = dot + 1;
+  }
+  return false;
+}
+
+// A pinned range "lo-hi" (or one version, lo = hi): lo's missing parts are 0, hi's are open.
+bool version_range(const std::string& v, std::vector<long>& lo, std::vector<long>& hi) {
+  const std::size_t dash = v.find('-');
+  const std::string a = v.substr(0, dash);
+  const std::string b = dash == std::string::npos ? a : v.substr(dash + 1);
+  return version_parts(a, a == b, lo) && version_parts(b, true, hi);
+}
+
+// Compares `v` with `bound` over bound's parts only (v's missing parts are 0): -1, 0 or 1.
+int compare_prefix(const std::vector<long>& v, const std::vector<long>& bound) {
+  for (std::size_t i = 0; i < bound.size(); ++i) {
+    const long x = i < v.size() ? v[i] : 0;
+    if (x != bound[i]) return x < bound[i] ? -1 : 1;
+  }
+  return 0;
+}
+
+// Compares two versions over all their parts (missing parts are 0): -1, 0 or 1.
+int compare_full(const std::vector<long>& a, const std::vector<long>& b) {
+  for (std::size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
+    const long x = i < a.size() ? a[i] : 0;
+    const long y = i < b.size() ? b[i] : 0;
+    if (x != y) return x < y ? -1 : 1;
+  }
+  return 0;
+}
+
+// One software's entry: {"versions": "...", "model_types": {type: first version | "none"}, "*_note": text}.
+Result<SoftwareSupport> parse_software_support(const std::string& name, const json& v) {
+  const std::string p = "model_support." + name;
+  if (!v.is_object()) return make_error(Errc::wrong_type, p, "must be an object {versions, model_types}");
+  SoftwareSupport out;
+  out.software = name;
+  for (const auto& [key, value] : v.items()) {
+    if (key.size() > 5 && key.compare(key.size() - 5, 5, "_note") == 0) continue;
+    if (key != "versions" && key != "model_types")
+      return make_error(Errc::unknown_key, std::string(p).append(".").append(key),
+                        "not a model_support field (versions, model_types)");
+  }
+  const json* versions = v.contains("versions") ? &v.at("versions") : nullptr;
+  if (versions == nullptr || !versions->is_string())
+    return make_error(Errc::missing_field, p + ".versions", "required: the versions the profile pins");
+  out.versions = versions->get<std::string>();
+  if (const std::string bad = model_support_version_problem(out.versions, true); !bad.empty())
+    return make_error(Errc::invalid_value, p + ".versions", bad);
+  if (!v.contains("model_types") || !v.at("model_types").is_object())
+    return make_error(Errc::missing_field, p + ".model_types",
+                      "required: an object of config model_type -> first version (or \"none\")");
+  for (const auto& [type, first] : v.at("model_types").items()) {
+    const std::string fp = std::string(p).append(".model_types.").append(type);
+    if (!first.is_string()) return make_error(Errc::wrong_type, fp, "must be a version string or \"none\"");
+    const std::string f = first.get<std::string>();
+    if (const std::string bad = model_support_version_problem(f, false); f != "none" && !bad.empty())
+      return make_error(Errc::invalid_value, fp, bad + " (or \"none\")");
+    out.model_types[type] = f;
+  }
+  return out;
+}
+
+// The profile's model_support object (absent: none).
+Status parse_model_support(const json& doc, StackProfile& s) {
+  s.model_support.clear();
+  if (!doc.contains("model_support") || doc.at("model_support").is_null()) return Ok{};
+  const json& ms = doc.at("model_support");
+  if (!ms.is_object())
+    return make_error(Errc::wrong_type, "model_support",
+                      "must be an object: software -> {versions, model_types}");
+  for (const auto& [name, v] : ms.items()) {
+    if (name.size() > 5 && name.compare(name.size() - 5, 5, "_note") == 0) continue;
+    FTCOST_TRY(entry, parse_software_support(name, v));
+    s.model_support.push_back(entry);
+  }
+  return Ok{};
+}
+
+// One software's verdict on model_type `type` (see stack_supports).
+StackSupport software_verdict(const SoftwareSupport& sw, const std::string& type, const std::string& who,
+                              const std::string& stack_id) {
+  const auto it = sw.model_types.find(type);
+  if (it == sw.model_types.end()) return {};
+  if (it->second == "none")
+    return {false, who + " is not loaded by " + sw.software + " " + sw.versions +
+                       ", the versions this profile (" + stack_id + ") pins: it cannot load this model"};
+  std::vector<long> first;
+  std::vector<long> lo;
+  std::vector<long> hi;
+  if (!version_parts(it->second, false, first) || !version_range(sw.versions, lo, hi)) return {};
+  const std::string needs =
+      who + " needs " + sw.software + " >= " + it->second + "; this profile (" + stack_id;
+  if (compare_prefix(first, hi) > 0)
+    return {false, needs + ") pins " + sw.versions + ": it cannot load this model"};
+  if (compare_full(first, lo) > 0)
+    return {true,
+            needs + ") spans " + sw.versions + ": only its versions from " + it->second + " on load it"};
+  return {};
+}
+
 }  // namespace
 
 // A stack profile read through its field lists (fields.cpp: stack, stack.memory, stack.throughput).
@@ -176,7 +295,36 @@ Result<StackProfile> parse_stack(const json& doc, const std::string& source) {
   FTCOST_TRY(t, r.member("throughput"));
   FTCOST_TRY(thr_ok, parse_stack_throughput(*t, s));
   (void)thr_ok;
+  FTCOST_TRY(support_ok, parse_model_support(doc, s));
+  (void)support_ok;
   return s;
+}
+
+std::string model_support_version_problem(const std::string& v, bool range) {
+  std::vector<long> lo;
+  std::vector<long> hi;
+  if (range ? version_range(v, lo, hi) : version_parts(v, false, lo)) {
+    if (range && compare_prefix(lo, hi) > 0) return "\"" + v + "\": the range ends before it starts";
+    return {};
+  }
+  return "\"" + v + "\" is not " +
+         (range ? std::string("a version or range of dotted numbers (\"4.46-4.47\", \"5.x\", \"2024.12\")")
+                : std::string("a version of dotted numbers (\"4.51.0\")"));
+}
+
+StackSupport stack_supports(const StackProfile& s, const ModelSpec& m) {
+  if (m.own_training_code) return {};
+  const std::string who = m.display_name + " (model_type " + m.family + ")";
+  StackSupport out;
+  for (const auto& sw : s.model_support) {
+    const StackSupport v = software_verdict(sw, m.family, who, s.id);
+    if (v.message.empty() || (!out.ok && v.ok)) continue;
+    if (out.ok && !v.ok) out.message.clear();  // a software that cannot load it outranks a partial one
+    // the model is named once: a second software's verdict follows as "...; and it <rest>"
+    out.message += out.message.empty() ? v.message : "; and it" + v.message.substr(who.size());
+    out.ok = out.ok && v.ok;
+  }
+  return out;
 }
 
 std::vector<std::string> stack_fit_gpus(const StackProfile& s) {

@@ -4,10 +4,23 @@
 #include "ftcost/error.hpp"
 #include "ftcost/json_util.hpp"
 
+#include <map>
 #include <string>
 #include <vector>
 
 namespace ftcost {
+
+struct ModelSpec;
+
+// What one piece of the stack's software can load (model_support.<software> in the profile): the versions the
+// profile pins and, per config.json model_type, the first version of that software that loads it ("none": no
+// version up to the pinned ones does). A model_type it does not list is not judged (e.g. a model loaded with
+// trust_remote_code). Versions are dotted numbers; a range "4.46-4.47" covers 4.46.0 up to any 4.47.x.
+struct SoftwareSupport {
+  std::string software;                            // "transformers", "unsloth", "torchtune"
+  std::string versions;                            // as written: "4.46-4.47", "5.x", "2024.12"
+  std::map<std::string, std::string> model_types;  // model_type -> first version, or "none"
+};
 
 // The stack an estimate uses when none is given: today's Hugging Face stack (transformers + PEFT + TRL
 // SFTTrainer), what most users run. The paper's stack stays what `ftcost paper`, the Paper view and the
@@ -114,6 +127,8 @@ struct StackProfile {
   std::vector<std::string> memory_fit_parameters;
   json memory_fit;
   std::string throughput_note;
+  // model_support: per software, the model types it loads (empty: the profile does not say).
+  std::vector<SoftwareSupport> model_support;
   json to_json() const;
 };
 
@@ -122,6 +137,21 @@ Result<StackProfile> parse_stack(const json& doc, const std::string& source);
 // The GPUs the profile's parameters were fitted on: fit.gpus (written by `ftcost fit-stack`) or fit.gpu (a
 // profile fitted to a user's run). Empty for a profile that is not fitted or does not say.
 std::vector<std::string> stack_fit_gpus(const StackProfile& s);
+
+// Whether the stack's software can load the model (its config model_type) at the versions the profile pins.
+// ok false: no pinned version loads it, and message says which software version would ("Qwen3-30B-A3B
+// (model_type qwen3_moe) needs transformers >= 4.51.0; this profile (unsloth-2024q4) pins 4.46-4.47: it
+// cannot load this model"). ok true with a message: only the later of the pinned versions load it. ok true,
+// empty message: supported, or not judged (the profile lists no model_support, or not this model_type; models
+// trained with their own code, BlackMamba and Mamba, do not go through the stack's loader).
+struct StackSupport {
+  bool ok = true;
+  std::string message;
+};
+StackSupport stack_supports(const StackProfile& s, const ModelSpec& m);
+
+// A version or range as model_support writes it, checked: empty when well formed, else what is wrong.
+std::string model_support_version_problem(const std::string& v, bool range);
 
 // Empty when the stack runs on `gpu_vendor`; otherwise a warning naming both (for estimates and tables).
 std::string stack_vendor_warning(const StackProfile& s, const std::string& gpu_id,
