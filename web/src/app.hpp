@@ -146,6 +146,11 @@ class App {
   void draw_price_input();
   void draw_generic(const Option& o);
   void draw_number_field(const Option& o);
+  // A number field's text is checked as it is typed and applied on Enter, when the field loses focus, or
+  // after a pause in the typing (kEditPauseSeconds): typing "128" is one estimate, not three (issue 36).
+  void check_number_edit(const Option& o, const std::string& text);
+  void apply_number_edit(const Option& o, bool field_left);
+  static constexpr double kEditPauseSeconds = 0.5;
   // An input's label on the left (with its tooltip; muted when the value is the default), the widget to its
   // right at the label column, full width.
   void label(const char* text, const char* tooltip, bool is_default = false) const;
@@ -186,6 +191,7 @@ class App {
   std::map<std::string, std::string> table_defaults_;  // option key -> its default rule's value (recompute)
   std::map<std::string, std::string> edits_;           // text typed into a number field
   std::map<std::string, std::string> field_errors_;    // why that text was not applied
+  std::map<std::string, double> edit_times_;           // when it was last typed (ImGui::GetTime())
   Sweep sweep_;
   std::vector<CompareRow> compare_;
   std::vector<int> compare_order_;
