@@ -542,9 +542,12 @@ void App::draw_inputs() {
   tip("Mixtral-8x7B, QLoRA, sparse MoE, MATH14K, largest batch, on the A40 (the paper's headline "
       "configuration)");
   ImGui::Spacing();
-  ImGui::TextDisabled("Computed in this %s in %.1f ms. Nothing leaves your machine.",
-                      host_.storage_description().find("browser") != std::string::npos ? "browser" : "app",
-                      last_compute_ms_);
+  const char* where = host_.storage_description().find("browser") != std::string::npos ? "browser" : "app";
+  if (updating())
+    ImGui::TextDisabled("Updating... (computed in this %s; nothing leaves your machine)", where);
+  else
+    ImGui::TextDisabled("Computed in this %s in %.1f ms. Nothing leaves your machine.", where,
+                        last_compute_ms_);
 }
 
 }  // namespace ftcost::web
