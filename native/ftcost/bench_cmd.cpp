@@ -6,9 +6,12 @@
 #include "ftcost/database.hpp"
 #include "ftcost/parallel.hpp"
 #include "ftcost/plan.hpp"
+#include "ftcost/scaling.hpp"
+#include "ftcost/sweep.hpp"
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -17,6 +20,71 @@
 namespace ftcost::cli {
 
 namespace {
+
+// Median CPU time of `runs` calls of `f`, in µs, after one warm-up call: the processor time the call takes,
+// which a machine shared with other work does not inflate as it does the wall time.
+template <class F>
+double median_us(int runs, F&& f) {
+  f();
+  std::vector<double> t;
+  for (int i = 0; i < runs; ++i) {
+    const std::clock_t c0 = std::clock();
+    f();
+    t.push_back(static_cast<double>(std::clock() - c0) * 1e6 / CLOCKS_PER_SEC);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+// The heaviest preset jobs (issue 36: the calculator recomputes them on every input change) and a typical
+// dense one, each as `ftcost estimate` computes it (estimate_job_json: one GPU, or the multi-GPU search).
+struct JobTimes {
+  double dense_us = 0;       // Llama-3.1-8B LoRA on an H100, math14k (the issue's bar: under 100 µs)
+  double dense_json_us = 0;  // the same with its JSON (what the calculator shows)
+  double moe_loop_us = 0;    // Qwen3-30B-A3B LoRA, unsloth-2024q4 (a Python loop over 128 experts)
+  double moe_loop_json_us = 0;
+  double moe_multi_us = 0;  // the same on 8 GPUs, --parallel auto (every strategy evaluated)
+  double page_ms = 0;       // what the calculator computes per change of that job: estimate, sweep,
+                            // scaling and the comparison over every instance shape
+};
+
+Result<JobTimes> time_jobs(const Database& db, int runs, double* sink) {
+  const Request dense = {
+      {"model", "llama-3.1-8b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "lora"}, {"dataset", "math14k"}};
+  const Request moe = {{"model", "qwen3-30b-a3b"},
+                       {"gpu", "h100-sxm5-80gb"},
+                       {"method", "lora"},
+                       {"stack", "unsloth-2024q4"},
+                       {"dataset", "math14k"}};
+  Request multi = moe;
+  multi["gpus"] = "8";
+  multi["parallel"] = "auto";
+  FTCOST_TRY(din, resolve_request(dense, db, nullptr, today_days()));
+  FTCOST_TRY(min, resolve_request(moe, db, nullptr, today_days()));
+  FTCOST_TRY(xin, resolve_request(multi, db, nullptr, today_days()));
+  JobTimes t;
+  double& s = *sink;
+  t.dense_us = median_us(runs, [&] { s += estimate(din, db).value().throughput_qps; });
+  t.dense_json_us =
+      median_us(runs, [&] { s += static_cast<double>(estimate_job_json(din, db).value().size()); });
+  t.moe_loop_us = median_us(runs, [&] { s += estimate(min, db).value().throughput_qps; });
+  t.moe_loop_json_us =
+      median_us(runs, [&] { s += static_cast<double>(estimate_job_json(min, db).value().size()); });
+  t.moe_multi_us =
+      median_us(runs, [&] { s += static_cast<double>(estimate_job_json(xin, db).value().size()); });
+  Request page = moe;
+  t.page_ms =
+      median_us(
+          std::max(3, runs / 20),
+          [&] {
+            s += static_cast<double>(estimate_job_json(min, db).value().size());
+            s += static_cast<double>(batch_sweep(min, db).points.size());
+            s += static_cast<double>(scaling_series(page, db, nullptr, today_days()).value().points.size());
+            s += static_cast<double>(compare_gpus(page, db, nullptr, today_days()).value().size());
+          }) /
+      1000;
+  return t;
+}
 
 int run_bench(int iterations, bool as_json) {
   // Parsing and checking the embedded database (what the browser does once at start-up).
@@ -133,6 +201,9 @@ int run_bench(int iterations, bool as_json) {
   auto t10 = std::chrono::steady_clock::now();
   const double compare_ms = std::chrono::duration<double, std::milli>(t10 - t9).count() / citers;
   double per = secs / iterations * 1e6, per_full = secs_full / iterations * 1e6;
+  auto jobs = time_jobs(db, std::max(5, std::min(200, iterations / 100)), &sink);
+  if (!jobs.ok()) return fail(jobs.error());
+  const JobTimes& jt = jobs.value();
   if (as_json) {
     print_json(json{{"iterations", iterations},
                     {"estimate_us", per},
@@ -149,6 +220,12 @@ int run_bench(int iterations, bool as_json) {
                     {"plan_llama_lora_job_estimates", llama_est},
                     {"compare_shapes_ms", compare_ms},
                     {"compare_shapes_rows", compare_rows},
+                    {"dense_estimate_us", jt.dense_us},
+                    {"dense_estimate_json_us", jt.dense_json_us},
+                    {"heaviest_moe_estimate_us", jt.moe_loop_us},
+                    {"heaviest_moe_estimate_json_us", jt.moe_loop_json_us},
+                    {"heaviest_moe_8gpu_auto_us", jt.moe_multi_us},
+                    {"heaviest_moe_page_recompute_ms", jt.page_ms},
                     {"checksum", sink + static_cast<double>(db_items)}});
   } else {
     std::cout << "ftcost bench: Mixtral-8x7B QLoRA on A40, math14k, batch=max (" << iterations
@@ -171,6 +248,15 @@ int run_bench(int iterations, bool as_json) {
               << " plans on the front (budget 50 ms)\n";
     std::cout << "  compare over every instance shape (" << compare_rows << " rows): " << fixed(compare_ms, 2)
               << " ms\n";
+    std::cout << "  (CPU time, median:)\n";
+    std::cout << "  one dense estimate (Llama-3.1-8B LoRA, H100, math14k): " << fixed(jt.dense_us, 1)
+              << " µs (bar: 100 µs); with its JSON " << fixed(jt.dense_json_us, 1) << " µs\n";
+    std::cout << "  heaviest preset job (Qwen3-30B-A3B LoRA, H100, unsloth-2024q4's expert loop, math14k): "
+              << fixed(jt.moe_loop_us, 1) << " µs; with its JSON " << fixed(jt.moe_loop_json_us, 1)
+              << " µs\n";
+    std::cout << "  the same on 8 GPUs, --parallel auto: " << fixed(jt.moe_multi_us, 1) << " µs\n";
+    std::cout << "  the calculator's work per change of that job (estimate, sweep, scaling, compare): "
+              << fixed(jt.page_ms, 2) << " ms\n";
     if (db_items == 0) std::cout << "  (no GPUs in the database)\n";
   }
   return 0;

@@ -207,6 +207,26 @@ try {
     if (v) check(v.app.anchors["method.lora"][1] === y0, "nor does its removal", { before: y0, after: v.app.anchors["method.lora"][1] });
   }
 
+  // ---- 1d. issue 36: the heaviest preset job recomputed in the page; its compute time is logged, never asserted
+  // (the machine is shared: speed is `ftcost bench`'s and tools/web_timing.mjs's business) ----
+  {
+    const home = (await ui(page)).app.hash;
+    const before = (await ui(page)).app.recomputes;
+    await page.evaluate(() => (location.hash = "v=1&model=qwen3-30b-a3b&gpu=h100-sxm5-80gb&method=lora&dataset=math14k&stack=unsloth-2024q4"));
+    const q = await waitFor(page, (x) => x.app.recomputes > before && x.app.request.model === "qwen3-30b-a3b" &&
+      x.app.request.stack === "unsloth-2024q4" && !x.app.updating && typeof x.app.compute_ms === "number" && x.app.result.max_batch_size > 0,
+      "the heaviest preset job (Qwen3-30B-A3B LoRA, unsloth-2024q4's expert loop) is recomputed in the page", 60000);
+    if (q) {
+      report.measurements.qwen3_unsloth_compute_ms = q.app.compute_ms;
+      report.measurements.qwen3_unsloth_compute_frame_ms = q.app.compute_frame_ms;
+      console.log(`info  Qwen3-30B-A3B LoRA (unsloth-2024q4) recompute in the page: compute_ms ${q.app.compute_ms.toFixed(1)}, ` +
+                  `longest part in one frame ${Number(q.app.compute_frame_ms).toFixed(1)} ms (informational, not asserted)`);
+    }
+    const again = (await ui(page)).app.recomputes;
+    await page.evaluate((h) => (location.hash = h), home);
+    await waitFor(page, (x) => x.app.recomputes > again && x.app.hash === home && !x.app.updating, "back to the default job", 60000);
+  }
+
   // ---- 2. native/wasm parity ----
   const configs = [
     { model: "mixtral-8x7b", gpu: "a40", method: "qlora", moe: "sparse", dataset: "math14k", batch: "max" },
@@ -278,8 +298,9 @@ try {
   // ---- 3. a click on the canvas changes the result ----
   u = await ui(page);
   const before = u.app.result;
+  const recomputed = u.app.recomputes;
   await clickAnchor(page, "method.lora");
-  u = await waitFor(page, (x) => x.app.request.method === "lora" && x.app.recomputes > 1, "clicking LoRA on the canvas changes the method");
+  u = await waitFor(page, (x) => x.app.request.method === "lora" && x.app.recomputes > recomputed, "clicking LoRA on the canvas changes the method");
   if (u) {
     check(JSON.stringify(u.app.result) !== JSON.stringify(before), "clicking LoRA changes the estimate", { before, after: u.app.result });
     check(/method=lora/.test(await page.evaluate(() => location.hash)), "the URL hash follows the inputs");

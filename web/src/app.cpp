@@ -691,13 +691,12 @@ void App::recompute() {
       if (o.default_rule && eff.count(o.key) == 0) table_defaults_[o.key] = o.default_rule(st).value;
   }
   result_ = engine_.estimate(eff);
+  tables_request_ = eff;
+  tables_pending_ = 0;
   if (!result_.contains("error")) {
     sweep_ = engine_.sweep(eff);
-    std::map<std::string, std::string> cal;
-    for (const auto& c : calibrations_)
-      if (c.in_use()) cal[c.gpu] = std::string(kYoursPrefix) + c.gpu + ".json";
-    compare_ = engine_.compare(eff, cal);
-    scaling_ = engine_.scaling(eff);
+    // the scaling series and the comparison over every instance shape follow on the next frames
+    tables_pending_ = 2;
   } else {
     sweep_ = Sweep{};
     compare_.clear();
@@ -713,8 +712,35 @@ void App::recompute() {
   comparison_ = pinned_ ? compare_jobs(pinned_request_, pinned_result_, state_.request, result_) : json();
   compare_sort_dirty_ = true;
   dirty_ = false;
+  compute_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  longest_compute_ms_ = compute_ms_;
+  if (tables_pending_ == 0) recompute_done();
+}
+
+// One of the tables the estimate left for later frames (issue 36: no frame waits for all of them): the
+// scaling series, then the comparison over every instance shape.
+void App::compute_table() {
+  auto t0 = std::chrono::steady_clock::now();
+  if (tables_pending_ == 2) {
+    scaling_ = engine_.scaling(tables_request_);
+  } else {
+    std::map<std::string, std::string> cal;
+    for (const auto& c : calibrations_)
+      if (c.in_use()) cal[c.gpu] = std::string(kYoursPrefix) + c.gpu + ".json";
+    compare_ = engine_.compare(tables_request_, cal);
+    compare_sort_dirty_ = true;
+  }
+  --tables_pending_;
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  compute_ms_ += ms;
+  longest_compute_ms_ = std::max(longest_compute_ms_, ms);
+  if (tables_pending_ == 0) recompute_done();
+}
+
+void App::recompute_done() {
   ++recompute_count_;
-  last_compute_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  last_compute_ms_ = compute_ms_;
+  last_longest_compute_ms_ = longest_compute_ms_;
 }
 
 std::string App::debug_json() const {
@@ -774,6 +800,8 @@ std::string App::debug_json() const {
   j["scaling"] = sc;
   j["recomputes"] = recompute_count_;
   j["compute_ms"] = last_compute_ms_;
+  j["compute_frame_ms"] = last_longest_compute_ms_;  // the longest part computed in one frame
+  j["updating"] = updating();
   j["panels"] = panels_;
   j["anchors"] = anchors_;
   j["fields"] = fields_;
@@ -805,6 +833,14 @@ void App::frame() {
     } catch (const std::exception& ex) {
       result_ = json{{"error", {{"code", "internal"}, {"field", ""}, {"message", ex.what()}}}};
       dirty_ = false;
+      tables_pending_ = 0;
+    }
+  } else if (tables_pending_ > 0) {
+    try {
+      compute_table();
+    } catch (const std::exception&) {
+      tables_pending_ = 0;
+      recompute_done();
     }
   }
   const ImGuiViewport* vp = ImGui::GetMainViewport();

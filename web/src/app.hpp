@@ -80,8 +80,11 @@ class App {
   const std::set<std::string>& panels_drawn() const { return panels_; }
   int recompute_count() const { return recompute_count_; }
   // Work is pending (an estimate to compute): the platform should draw a frame even without input.
-  bool needs_frame() const { return dirty_ || frames_ < 3 || plan_pending_; }
+  bool needs_frame() const { return dirty_ || tables_pending_ > 0 || frames_ < 3 || plan_pending_; }
+  // The last change's compute time, all its frames together (the estimate, then one table per frame).
   double last_compute_ms() const { return last_compute_ms_; }
+  // An input changed and its estimate or tables are not all computed yet ("updating...").
+  bool updating() const { return dirty_ || tables_pending_ > 0; }
   // ---- the Plan view (app_plan.cpp) ----
   // The plan request: the calculator's job keys (minus those the plan chooses) + the view's constraints.
   Request plan_request() const;
@@ -99,8 +102,10 @@ class App {
 
  private:
   // app.cpp
-  void recompute();
-  void changed();  // an input changed: recompute next frame, update the URL
+  void recompute();       // the estimate and its sweep; the other tables on the next frames
+  void compute_table();   // the next of those: the scaling series, then the comparison of every shape
+  void recompute_done();  // all of a change is computed
+  void changed();         // an input changed: recompute next frame, update the URL
   void notify(Notice::Level level, std::string text, const std::string& subject = std::string());
   void expire_notices();
   void load_persisted();
@@ -146,6 +151,11 @@ class App {
   void draw_price_input();
   void draw_generic(const Option& o);
   void draw_number_field(const Option& o);
+  // A number field's text is checked as it is typed and applied on Enter, when the field loses focus, or
+  // after a pause in the typing (kEditPauseSeconds): typing "128" is one estimate, not three (issue 36).
+  void check_number_edit(const Option& o, const std::string& text);
+  void apply_number_edit(const Option& o, bool field_left);
+  static constexpr double kEditPauseSeconds = 0.5;
   // An input's label on the left (with its tooltip; muted when the value is the default), the widget to its
   // right at the label column, full width.
   void label(const char* text, const char* tooltip, bool is_default = false) const;
@@ -186,6 +196,7 @@ class App {
   std::map<std::string, std::string> table_defaults_;  // option key -> its default rule's value (recompute)
   std::map<std::string, std::string> edits_;           // text typed into a number field
   std::map<std::string, std::string> field_errors_;    // why that text was not applied
+  std::map<std::string, double> edit_times_;           // when it was last typed (ImGui::GetTime())
   Sweep sweep_;
   std::vector<CompareRow> compare_;
   std::vector<int> compare_order_;
@@ -227,6 +238,13 @@ class App {
   int recompute_count_ = 0;
   long frames_ = 0;
   double last_compute_ms_ = 0;
+  double last_longest_compute_ms_ = 0;
+  // The change being computed: its request, tables still to compute (one per frame), time so far, and the
+  // longest part in one frame.
+  Request tables_request_;
+  int tables_pending_ = 0;
+  double compute_ms_ = 0;
+  double longest_compute_ms_ = 0;
   std::set<std::string> panels_;
   std::map<std::string, std::vector<float>> anchors_;
   // What the last frame showed, for tests: a number field's text by option key, a result card's lines by id.

@@ -166,9 +166,37 @@ bool App::option_shown(const Option& o) const {
   return rq.count(o.key) > 0;  // a value that does not apply stays visible, with the core's message
 }
 
+void App::check_number_edit(const Option& o, const std::string& text) {
+  Inputs in = resolution_.in;
+  const FileReader none;
+  const ResolveState st{in, state_.request, engine_.db(), none};
+  const Status ok = text.empty() ? Status(make_error(Errc::invalid_value, o.flag(), "needs a value"))
+                                 : check_option_value(o, st, text);
+  if (ok.ok())
+    field_errors_.erase(o.key);
+  else
+    field_errors_[o.key] = ok.error().message;
+}
+
+void App::apply_number_edit(const Option& o, bool field_left) {
+  const auto edit = edits_.find(o.key);
+  if (edit == edits_.end() || field_errors_.count(o.key) > 0) return;
+  const auto typed = edit_times_.find(o.key);
+  const bool paused = typed == edit_times_.end() || ImGui::GetTime() - typed->second >= kEditPauseSeconds;
+  if (!field_left && !paused) return;
+  const std::string text = edit->second;
+  edits_.erase(edit);
+  edit_times_.erase(o.key);
+  set_key(o.key, text);
+}
+
 void App::draw_number_field(const Option& o) {
-  const bool bad = field_errors_.count(o.key) > 0;
-  const std::string shown = edits_.count(o.key) ? edits_.at(o.key) : effective(o.key);
+  // (the error as the frame began: the field's colours and the message under it stay paired)
+  const auto err = field_errors_.find(o.key);
+  const bool bad = err != field_errors_.end();
+  const std::string error = bad ? err->second : std::string();
+  const auto edit = edits_.find(o.key);
+  const std::string shown = edit != edits_.end() ? edit->second : effective(o.key);
   fields_[o.key] = shown;
   char buf[64];
   std::snprintf(buf, sizeof buf, "%s", shown.c_str());
@@ -179,21 +207,12 @@ void App::draw_number_field(const Option& o) {
   }
   const std::string id = "##" + o.key;
   if (ImGui::InputText(id.c_str(), buf, sizeof buf, ImGuiInputTextFlags_CharsNoBlank)) {
-    const std::string text = buf;
-    edits_[o.key] = text;
-    Inputs in = resolution_.in;
-    const FileReader none;
-    const ResolveState st{in, state_.request, engine_.db(), none};
-    const Status ok = text.empty() ? Status(make_error(Errc::invalid_value, o.flag(), "needs a value"))
-                                   : check_option_value(o, st, text);
-    if (ok.ok()) {
-      field_errors_.erase(o.key);
-      edits_.erase(o.key);
-      set_key(o.key, text);
-    } else {
-      field_errors_[o.key] = ok.error().message;
-    }
+    edits_[o.key] = buf;
+    edit_times_[o.key] = ImGui::GetTime();
+    check_number_edit(o, buf);
   }
+  // Enter, Tab or a click elsewhere applies at once; while the field has focus, a pause does
+  apply_number_edit(o, ImGui::IsItemDeactivated());
   if (bad) {
     ImGui::PopStyleVar();
     ImGui::PopStyleColor(2);
@@ -203,7 +222,7 @@ void App::draw_number_field(const Option& o) {
   if (bad) {
     indent_to_field();
     ImGui::PushTextWrapPos(0);
-    ImGui::TextColored(style::kBad, "%s (not applied)", field_errors_.at(o.key).c_str());
+    ImGui::TextColored(style::kBad, "%s (not applied)", error.c_str());
     ImGui::PopTextWrapPos();
   }
 }
@@ -523,9 +542,12 @@ void App::draw_inputs() {
   tip("Mixtral-8x7B, QLoRA, sparse MoE, MATH14K, largest batch, on the A40 (the paper's headline "
       "configuration)");
   ImGui::Spacing();
-  ImGui::TextDisabled("Computed in this %s in %.1f ms. Nothing leaves your machine.",
-                      host_.storage_description().find("browser") != std::string::npos ? "browser" : "app",
-                      last_compute_ms_);
+  const char* where = host_.storage_description().find("browser") != std::string::npos ? "browser" : "app";
+  if (updating())
+    ImGui::TextDisabled("Updating... (computed in this %s; nothing leaves your machine)", where);
+  else
+    ImGui::TextDisabled("Computed in this %s in %.1f ms. Nothing leaves your machine.", where,
+                        last_compute_ms_);
 }
 
 }  // namespace ftcost::web

@@ -183,12 +183,14 @@ namespace {
 std::int64_t largest_batch_upper_fit(const ModelSpec& m, const Workload& w, const StackProfile& s,
                                      const MaxBatch& mx, double usable) {
   const double u = s.memory_uncertainty_fraction;
+  std::int64_t hi = mx.batch;
+  if (u <= 0 || hi < 1) return std::max<std::int64_t>(hi, 0);
+  const BatchMemory bm(m, w, s, mx.seq_len);  // the batch-independent part once
   auto upper_fits = [&](std::int64_t b) {
-    const MemoryBreakdown mb = memory_for_batch(m, w, s, b, mx.seq_len);
+    const MemoryBreakdown mb = bm.at(b);
     return mb.resident() + u * mb.variable() <= usable;
   };
-  std::int64_t hi = mx.batch;
-  if (u <= 0 || hi < 1 || upper_fits(hi)) return std::max<std::int64_t>(hi, 0);
+  if (upper_fits(hi)) return hi;
   std::int64_t lo = 0;
   while (hi - lo > 1) {  // invariant: lo fits at the upper end (or is 0), hi does not
     const std::int64_t mid = lo + (hi - lo) / 2;

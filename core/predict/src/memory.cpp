@@ -527,9 +527,9 @@ double optimizer_step_temp(const ModelSpec& m, const Workload& w, const StackPro
 }
 }  // namespace
 
-MemoryBreakdown memory_for_batch(const ModelSpec& m, const Workload& w, const StackProfile& s,
-                                 std::int64_t batch, double seq_len) {
-  MemoryBreakdown mb;
+BatchMemory::BatchMemory(const ModelSpec& m, const Workload& w, const StackProfile& s, double seq_len)
+    : seq_len_(seq_len), allocator_fraction_(s.allocator_overhead_fraction) {
+  MemoryBreakdown& mb = base_;
   const ParamBreakdown p = param_breakdown(m, w);
   const double total = d(m.params().total());
   const double wbytes = w.precision == "fp32" ? 4.0 : 2.0;  // storage dtype of the base weights
@@ -607,26 +607,36 @@ MemoryBreakdown memory_for_batch(const ModelSpec& m, const Workload& w, const St
     }
   }
   mb.optimizer_step_temp = optimizer_step_temp(m, w, s, p);
-  const ActivationDetail ad = activation_detail(m, w, s, seq_len);
-  const double tokens = d(batch) * seq_len;
-  mb.activations = tokens * ad.per_token_bytes;
-  mb.activations_backward = tokens * ad.backward_per_token_bytes;
-  mb.activations_last_layer = tokens * ad.last_layer_per_token_bytes;
+  ad_ = activation_detail(m, w, s, seq_len);
   mb.phased = s.peak_model == "phases";
   // Gradients outlive the forward only when they accumulate over micro-batches (optimizer-in-backward
   // frees each one as it is produced and refuses accumulation: torchtune full_finetune_single_device).
   mb.gradients_kept = w.grad_accum > 1 && !w.optimizer_in_backward;
-  mb.logits = tokens * ad.logits_per_token_bytes +
-              std::min(tokens, ad.logits_fixed_tokens) * ad.logits_fixed_bytes_per_token;
-  mb.host_offload = tokens * ad.host_per_token_bytes;
   mb.cuda_context = s.cuda_context_gib * kGiB;
   // bitsandbytes pages a state only for tensors of 1e5 elements or more (get_state_buffer: `p.numel() < 1e5`
   // gets a plain GPU tensor): every large weight of a full fine-tune, a LoRA adapter from rank x width 1e5.
   mb.paged_optimizer =
       (w.optimizer == Optimizer::paged_adamw || w.optimizer == Optimizer::paged_adamw_8bit) &&
       (w.method == Method::full || d(w.lora_rank) * d(m.hidden) >= 1e5);
-  mb.allocator_overhead = s.allocator_overhead_fraction * (mb.activations + mb.logits + mb.dequant_buffers);
+}
+
+MemoryBreakdown BatchMemory::at(std::int64_t batch) const {
+  MemoryBreakdown mb = base_;
+  const ActivationDetail& ad = ad_;
+  const double tokens = d(batch) * seq_len_;
+  mb.activations = tokens * ad.per_token_bytes;
+  mb.activations_backward = tokens * ad.backward_per_token_bytes;
+  mb.activations_last_layer = tokens * ad.last_layer_per_token_bytes;
+  mb.logits = tokens * ad.logits_per_token_bytes +
+              std::min(tokens, ad.logits_fixed_tokens) * ad.logits_fixed_bytes_per_token;
+  mb.host_offload = tokens * ad.host_per_token_bytes;
+  mb.allocator_overhead = allocator_fraction_ * (mb.activations + mb.logits + mb.dequant_buffers);
   return mb;
+}
+
+MemoryBreakdown memory_for_batch(const ModelSpec& m, const Workload& w, const StackProfile& s,
+                                 std::int64_t batch, double seq_len) {
+  return BatchMemory(m, w, s, seq_len).at(batch);
 }
 
 std::int64_t largest_batch_within(const std::function<double(std::int64_t)>& bytes, double usable, double m1,
@@ -672,11 +682,12 @@ MaxBatch max_batch_size(const ModelSpec& m, const Workload& w, const StackProfil
   MaxBatch out;
   out.seq_len = w.memory_seq_len();
   out.usable_bytes = g.usable_bytes();
-  auto mem = [&](std::int64_t b) { return memory_for_batch(m, w, s, b, out.seq_len).resident(); };
+  const BatchMemory bm(m, w, s, out.seq_len);
+  auto mem = [&](std::int64_t b) { return bm.at(b).resident(); };
   // Memory is non-decreasing in the batch: affine beyond the first sample for a summed peak, convex and
   // piecewise affine for a phase peak or beside the optimizer step's constant moment (the largest of affine
   // moments): largest_batch_within searches it from batches 1 and 2.
-  const MemoryBreakdown b1 = memory_for_batch(m, w, s, 1, out.seq_len);
+  const MemoryBreakdown b1 = bm.at(1);
   const double m1 = b1.resident();
   const double m2 = mem(2);
   out.per_sample_bytes = m2 - m1;

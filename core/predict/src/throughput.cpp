@@ -519,6 +519,72 @@ class Builder {
            (st == Stage::backward ? 2.0 : 1.0) * a_ * N_ * F * 4, 3, reps);
   }
 
+  // Tokens routed to expert `e` (every token in dense mode).
+  double expert_tokens(std::size_t e) const {
+    if (w_.moe == MoeMode::dense) return N_;
+    const double k = d(w_.active_experts(m_));
+    return N_ * k * (shares_.empty() ? 1.0 / d(m_.moe.experts) : shares_[e]);
+  }
+
+  // The eager expert loop: one segment per expert, since the loop syncs on torch.where/nonzero before each.
+  // Experts given the same number of tokens are the same segment (the same ops, the same host sync): a run of
+  // `c` of them is emitted once at c times the repetitions, as every op and the segment's wall time are
+  // linear in the repetitions. Uniform routing is then one segment instead of one per expert (128 for
+  // Qwen3-30B-A3B).
+  void expert_loop(Stage st, double reps) {
+    flush(st);
+    const auto Eu = static_cast<std::size_t>(m_.moe.experts);
+    for (std::size_t e = 0; e < Eu;) {
+      const double n = expert_tokens(e);
+      std::size_t c = 1;
+      while (e + c < Eu && expert_tokens(e + c) == n) ++c;
+      expert_segment(st, reps * d(static_cast<std::int64_t>(c)), n);
+      flush(st);
+      e += c;
+    }
+  }
+
+  // One expert's segment of the loop, for an expert that receives `n` tokens (its gather, projections and
+  // activation; in backward the gather's full-size gradient).
+  void expert_segment(Stage st, double reps, double n) {
+    const double H = d(m_.hidden);
+    const double F = d(m_.moe.expert_intermediate);
+    const LoraTargets& t = w_.lora_targets;
+    const bool bwd = st == Stage::backward;
+    const double up_mult = m_.moe.gated ? 2.0 : 1.0;
+    // P(expert receives no token) ~ exp(-n): an empty expert skips dequant and GEMMs but still loops
+    const double hit = 1.0 - std::exp(-n);
+    const double ne = n > 0 ? n / std::max(hit, 1e-12) : 0;
+    seg_host_ += reps * s_.host_sync_us * 1e-6 * (bwd ? 0.0 : 1.0);
+    stream("expert_loop", st, LayerType::moe, KernelClass::routing, a_ * ne * H * 4 * hit,
+           own_code_ ? s_.own_code_kernels_per_expert_overhead : s_.kernels_per_expert_overhead, reps);
+    if (bwd) {
+      // Backward of the gather x[idx]: autograd's IndexBackward builds a zero tensor the size of the
+      // whole input [N, H] and index_put_s (accumulate) the expert's rows into it; the engine then adds
+      // it to the input's gradient. So each expert that is hit costs a full-size fill and a full-size add
+      // (read two, write one), whatever its share of tokens. The routing-weight gather of HF models is
+      // [N, k]: its launches count, its bytes do not. Own code that writes `out[sel] = expert(h[sel])`
+      // (BlackMamba's SwitchMLP) adds the backward of index_put_ into `out`: the gradient of `out` is
+      // grad.index_put(sel, 0), a full-size copy per expert (HF's index_add_ passes it through).
+      const double full_passes = own_code_ ? 6.0 : 4.0;
+      stream("expert_gather_grad", st, LayerType::moe, KernelClass::routing, a_ * N_ * H * full_passes * hit,
+             s_.kernels_per_gather_backward * hit * (own_code_ ? 1.0 : 2.0), reps);
+    }
+    if (m_.fused_gate_up) {
+      linear("expert_up", st, LayerType::moe, KernelClass::expert_gemm, ne, H, up_mult * F, reps * hit,
+             t.expert_gate_up);
+    } else {
+      linear("expert_gate", st, LayerType::moe, KernelClass::expert_gemm, ne, H, F, reps * hit,
+             t.expert_gate_up);
+      if (m_.moe.gated)
+        linear("expert_up", st, LayerType::moe, KernelClass::expert_gemm, ne, H, F, reps * hit,
+               t.expert_gate_up);
+    }
+    linear("expert_down", st, LayerType::moe, KernelClass::expert_gemm, ne, F, H, reps * hit, t.expert_down);
+    stream("expert_act", st, LayerType::moe, KernelClass::elementwise,
+           (bwd ? 2.0 : 1.0) * a_ * ne * (F * 4 + H * 3), 0, reps * hit);
+  }
+
   void moe_block(Stage st, double reps) {
     const double H = d(m_.hidden);
     const double F = d(m_.moe.expert_intermediate);
@@ -544,46 +610,7 @@ class Builder {
     const double up_mult = m_.moe.gated ? 2.0 : 1.0;
     const bool dense_mode = w_.moe == MoeMode::dense;
     if (s_.moe_execution == "loop") {
-      flush(st);
-      // One segment per expert: the eager loop syncs on torch.where/nonzero before each expert.
-      const auto Eu = static_cast<std::size_t>(m_.moe.experts);
-      for (std::size_t e = 0; e < Eu; ++e) {
-        const double n = dense_mode ? N_ : N_ * k * (shares_.empty() ? 1.0 / E : shares_[e]);
-        // P(expert receives no token) ~ exp(-n): an empty expert skips dequant and GEMMs but still loops
-        const double hit = 1.0 - std::exp(-n);
-        const double ne = n > 0 ? n / std::max(hit, 1e-12) : 0;
-        seg_host_ += reps * s_.host_sync_us * 1e-6 * (bwd ? 0.0 : 1.0);
-        stream("expert_loop", st, LayerType::moe, KernelClass::routing, a_ * ne * H * 4 * hit,
-               own_code_ ? s_.own_code_kernels_per_expert_overhead : s_.kernels_per_expert_overhead, reps);
-        if (bwd) {
-          // Backward of the gather x[idx]: autograd's IndexBackward builds a zero tensor the size of the
-          // whole input [N, H] and index_put_s (accumulate) the expert's rows into it; the engine then adds
-          // it to the input's gradient. So each expert that is hit costs a full-size fill and a full-size add
-          // (read two, write one), whatever its share of tokens. The routing-weight gather of HF models is
-          // [N, k]: its launches count, its bytes do not. Own code that writes `out[sel] = expert(h[sel])`
-          // (BlackMamba's SwitchMLP) adds the backward of index_put_ into `out`: the gradient of `out` is
-          // grad.index_put(sel, 0), a full-size copy per expert (HF's index_add_ passes it through).
-          const double full_passes = own_code_ ? 6.0 : 4.0;
-          stream("expert_gather_grad", st, LayerType::moe, KernelClass::routing,
-                 a_ * N_ * H * full_passes * hit,
-                 s_.kernels_per_gather_backward * hit * (own_code_ ? 1.0 : 2.0), reps);
-        }
-        if (fused_up) {
-          linear("expert_up", st, LayerType::moe, KernelClass::expert_gemm, ne, H, up_mult * F, reps * hit,
-                 t.expert_gate_up);
-        } else {
-          linear("expert_gate", st, LayerType::moe, KernelClass::expert_gemm, ne, H, F, reps * hit,
-                 t.expert_gate_up);
-          if (m_.moe.gated)
-            linear("expert_up", st, LayerType::moe, KernelClass::expert_gemm, ne, H, F, reps * hit,
-                   t.expert_gate_up);
-        }
-        linear("expert_down", st, LayerType::moe, KernelClass::expert_gemm, ne, F, H, reps * hit,
-               t.expert_down);
-        stream("expert_act", st, LayerType::moe, KernelClass::elementwise,
-               (bwd ? 2.0 : 1.0) * a_ * ne * (F * 4 + H * 3), 0, reps * hit);
-        flush(st);
-      }
+      expert_loop(st, reps);
     } else {
       // Grouped GEMM over all experts: sort/permute, one GEMM per projection, unpermute; no host sync.
       const double pairs = dense_mode ? N_ * E : N_ * k;

@@ -138,6 +138,22 @@ ActivationDetail activation_detail(const ModelSpec& m, const Workload& w, const 
 MemoryBreakdown memory_for_batch(const ModelSpec& m, const Workload& w, const StackProfile& s,
                                  std::int64_t batch, double seq_len);
 
+// memory_for_batch at one padded length for any number of batches: what does not depend on the batch (the
+// parameters, optimizer states, the activations per token, ...) is computed once, so that a search over the
+// batch evaluates only at(). at(b) is memory_for_batch(m, w, s, b, seq_len), bit for bit (memory_for_batch is
+// BatchMemory(m, w, s, seq_len).at(b)).
+class BatchMemory {
+ public:
+  BatchMemory(const ModelSpec& m, const Workload& w, const StackProfile& s, double seq_len);
+  MemoryBreakdown at(std::int64_t batch) const;
+
+ private:
+  MemoryBreakdown base_;  // every component at batch 0 (the token-scaled ones are set by at())
+  ActivationDetail ad_;
+  double seq_len_ = 0;
+  double allocator_fraction_ = 0;
+};
+
 struct MaxBatch {
   std::int64_t batch = 0;   // 0 = even one sample does not fit
   double seq_len = 0;       // padded length used
