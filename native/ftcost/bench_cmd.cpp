@@ -4,6 +4,7 @@
 #include "format.hpp"
 #include "ftcost/compare.hpp"
 #include "ftcost/database.hpp"
+#include "ftcost/job.hpp"
 #include "ftcost/parallel.hpp"
 #include "ftcost/plan.hpp"
 #include "ftcost/scaling.hpp"
@@ -43,7 +44,7 @@ struct JobTimes {
   double dense_json_us = 0;  // the same with its JSON (what the calculator shows)
   double moe_loop_us = 0;    // Qwen3-30B-A3B LoRA, unsloth-2024q4 (a Python loop over 128 experts)
   double moe_loop_json_us = 0;
-  double moe_multi_us = 0;  // the same on 8 GPUs, --parallel auto (every strategy evaluated)
+  double moe_multi_us = 0;  // the same model on 8 GPUs with hf-trl-2026, --parallel auto (every strategy)
   double page_ms = 0;       // what the calculator computes per change of that job: estimate, sweep,
                             // scaling and the comparison over every instance shape
 };
@@ -57,6 +58,7 @@ Result<JobTimes> time_jobs(const Database& db, int runs, double* sink) {
                        {"stack", "unsloth-2024q4"},
                        {"dataset", "math14k"}};
   Request multi = moe;
+  multi["stack"] = "hf-trl-2026";  // Unsloth 2024 trains on one GPU; TRL runs the adapters per expert
   multi["gpus"] = "8";
   multi["parallel"] = "auto";
   FTCOST_TRY(din, resolve_request(dense, db, nullptr, today_days()));

@@ -260,7 +260,7 @@ TEST_CASE("one job, one answer: the default batch is never slower than another t
   // batch. Padding to the longest sample makes a larger batch slower on these jobs (the user's case: an
   // RTX 4090, QLoRA, an own length file up to 4,096 tokens). Tolerance: 1% (the step model's throughput is
   // jagged at that scale, wave quantization and padding rounded to 8 tokens, and the search scans
-  // every batch up to 32 and steps of 12.5% beyond with a scan around the best).
+  // every batch up to 16 and steps of 20% beyond with a scan around the best).
   const std::string own = own_lengths_file();
   const FileReader reader = read_file;
   const Request jobs[] = {

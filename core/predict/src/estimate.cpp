@@ -201,20 +201,32 @@ std::int64_t largest_batch_upper_fit(const ModelSpec& m, const Workload& w, cons
 
 // Throughput (samples/s) of the job at micro-batch b and grad-accum ga: the step model's time, as estimate()
 // times the batch it chose.
+// (No copy of the inputs: only the workload is copied, and only for another grad-accum; the memory model
+// runs only where the optimizer pages, the one case where job_step's time depends on it.)
 double batch_qps(const Inputs& in, std::int64_t b, std::int64_t ga) {
-  Inputs x = in;
-  x.workload.grad_accum = ga;
-  const StepTime t = job_step(x, x.stack, b, x.workload.mean_padded_len(b));
-  return t.total_s > 0 ? static_cast<double>(b) * x.workload.queries_per_row() / t.total_s : 0;
+  const Workload* w = &in.workload;
+  Workload other;
+  if (ga != w->grad_accum) {
+    other = *w;
+    other.grad_accum = ga;
+    w = &other;
+  }
+  const double len = w->mean_padded_len(b);
+  StepTime t = step_model(in.model, *w, in.stack, in.gpu, in.calibration.get(), b, len, in.expert_shares);
+  if (w->optimizer == Optimizer::paged_adamw || w->optimizer == Optimizer::paged_adamw_8bit) {
+    const MemoryBreakdown mb = memory_for_batch(in.model, *w, in.stack, b, len);
+    add_optimizer_paging(t, mb.paged_out(in.gpu.usable_bytes()), in.gpu, ga);
+  }
+  return t.total_s > 0 ? static_cast<double>(b) * w->queries_per_row() / t.total_s : 0;
 }
 
-// The micro-batches the fastest-batch search times over [1, hi]: every batch up to 32, then steps of 12.5%,
-// and hi itself.
+// The micro-batches the fastest-batch search times over [1, hi]: every batch up to 16, then steps of 20%
+// (refine_batch scans around the best of them), and hi itself.
 std::vector<std::int64_t> batch_candidates(std::int64_t hi) {
   std::vector<std::int64_t> c;
-  for (std::int64_t b = 1; b <= std::min<std::int64_t>(hi, 32); ++b) c.push_back(b);
-  for (double x = 32; c.back() < hi;) {
-    x *= 1.125;
+  for (std::int64_t b = 1; b <= std::min<std::int64_t>(hi, 16); ++b) c.push_back(b);
+  for (double x = 16; c.back() < hi;) {
+    x *= 1.2;
     c.push_back(std::min<std::int64_t>(hi, std::max<std::int64_t>(c.back() + 1, std::llround(x))));
   }
   return c;
