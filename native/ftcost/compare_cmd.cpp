@@ -7,12 +7,17 @@
 #include <algorithm>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <vector>
 
 namespace ftcost::cli {
 
 int run_compare(const Request& req, const Database& db, const FileReader& reader, long today_days,
                 const CompareOptions& opt) {
+  for (const auto& id : opt.view.gpu_types)
+    if (db.gpu(id) == nullptr)
+      return fail(make_error(Errc::unknown_id, "--gpu-types",
+                             "unknown GPU \"" + id + "\"" + known_ids_hint(id, db.gpu_ids())));
   auto all = compare_gpus(req, db, reader, today_days, {}, opt.max_gpus);
   if (!all.ok()) return fail(all.error());
   const std::vector<CompareRow> rows = compare_view(all.value(), opt.view);
@@ -108,6 +113,15 @@ Command add_compare(CLI::App& app) {
       ->check(CLI::IsMember({"on", "off"}));
   cmp->add_flag("--offers", copt.view.offers, "list every price offer, not only each GPU's cheapest");
   cmp->add_flag("--fits-only", copt.view.fits_only, "hide GPUs where the job does not fit");
+  cmp->add_option_function<std::string>(
+      "--gpu-types",
+      [&copt](const std::string& v) {
+        copt.view.gpu_types.clear();
+        std::stringstream ss(v);
+        for (std::string id; std::getline(ss, id, ',');)
+          if (!id.empty()) copt.view.gpu_types.push_back(id);
+      },
+      "LIST: comma-separated GPU type ids to show (default: all); --gpus is the GPU count per instance");
   cmp->add_option("--max-gpus", copt.max_gpus,
                   "rank instance shapes of at most this many GPUs in all (default 64); --gpus N keeps "
                   "instances of N GPUs, --nodes M shapes of M instances")

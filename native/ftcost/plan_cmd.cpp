@@ -103,6 +103,7 @@ int run_plan(const Request& all, const Database& db, const FileReader& reader, l
     for (const auto& [k, v] : res.pruned) std::cout << " " << k << " " << v;
     std::cout << "\n";
   }
+  for (const auto& n : res.notes) std::cout << "note: " << printable(n) << "\n";
   for (const auto& a : res.alternatives)
     std::cout << "not chosen: " << printable(a.what) << " — " << printable(a.why_not) << "\n";
   return 0;

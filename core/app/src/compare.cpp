@@ -458,6 +458,9 @@ std::vector<CompareRow> compare_view(const std::vector<CompareRow>& all, const C
   for (const auto& r : all) {
     if (r.spot && !view.spot) continue;
     if (view.fits_only && !r.fits) continue;
+    if (!view.gpu_types.empty() &&
+        std::find(view.gpu_types.begin(), view.gpu_types.end(), r.gpu_id) == view.gpu_types.end())
+      continue;
     rows.push_back(r);
   }
   if (!view.offers) {

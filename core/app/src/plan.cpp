@@ -71,12 +71,14 @@ const std::vector<PlanConstraintKey>& plan_constraint_keys() {
       {"max-gpus", "N: at most this many GPUs in the whole shape (default: no limit)"},
       {"providers", "LIST: comma-separated provider ids to rent from (default: all)"},
       {"spot", "on | off: allow spot (interruptible) offers (default off)"},
-      {"gpus", "LIST: comma-separated GPU type ids to consider (default: all)"},
+      {"gpu-types", "LIST: comma-separated GPU type ids to consider (default: all)"},
+      {"gpus", "old name of --gpu-types (a list of GPU type ids; a count is refused: the plan chooses it)"},
       {"methods", "LIST of full,lora,qlora the plan may choose from (default: the job's --method)"},
       {"stacks", "LIST: comma-separated stack ids the plan may choose from (default: the job's --stack)"},
       {"minimize", "cost | time: what the best plan minimises (default cost)"},
       {"effective-batch",
-       "N: keep micro-batch x grad-accum x data-parallel GPUs = N (default: free, the largest micro-batch)"},
+       "N: keep micro-batch x grad-accum x data-parallel GPUs = N (default: free, the micro-batch `estimate` "
+       "chooses: the fastest that fits)"},
   };
   return keys;
 }
@@ -127,6 +129,12 @@ Result<PlanRequest> parse_plan_request(const Request& all, const Database& db) {
       if (v != "cost" && v != "time")
         return make_error(Errc::invalid_value, flag, "must be cost or time, got \"" + v + "\"");
       c.minimize = v;
+    } else if (k == "gpus" && !v.empty() && v.find_first_not_of("0123456789") == std::string::npos) {
+      // `estimate`'s --gpus is a count; in a plan the count is chosen (one meaning per flag)
+      return make_error(Errc::invalid_value, flag,
+                        "is a GPU count in estimate, compare and scale; the plan chooses the count: give "
+                        "--max-gpus " +
+                            v + " to cap it, and --gpu-types to restrict the GPU types");
     } else {
       std::vector<std::string> items = split_list(v);
       if (items.empty())
@@ -134,7 +142,7 @@ Result<PlanRequest> parse_plan_request(const Request& all, const Database& db) {
       std::vector<std::string> known;
       if (k == "providers")
         for (const auto& p : db.providers()) known.push_back(p.id);
-      else if (k == "gpus")
+      else if (k == "gpus" || k == "gpu-types")
         known = db.gpu_ids();
       else if (k == "methods")
         known = {"full", "lora", "qlora"};
@@ -144,7 +152,7 @@ Result<PlanRequest> parse_plan_request(const Request& all, const Database& db) {
         if (std::find(known.begin(), known.end(), it) == known.end())
           return make_error(Errc::unknown_id, flag, "unknown \"" + it + "\"" + known_ids_hint(it, known));
       if (k == "providers") c.providers = items;
-      if (k == "gpus") c.gpus = items;
+      if (k == "gpus" || k == "gpu-types") c.gpus = items;
       if (k == "methods") c.methods = items;
       if (k == "stacks") c.stacks = items;
     }
@@ -527,6 +535,14 @@ class PlanSearch {
     }
     resolved_gpus_.insert(gpu_id);
     const Inputs in = rin.value();
+    // A stack whose pinned software cannot load the model (stack.hpp's stack_supports) is no plan.
+    if (const StackSupport sup = stack_supports(in.stack, in.model); !sup.ok) {
+      prune("stack_cannot_load_model");
+      const std::string note = stack_id + " left out: " + sup.message;
+      if (std::find(res_.notes.begin(), res_.notes.end(), note) == res_.notes.end())
+        res_.notes.push_back(note);
+      return;
+    }
     cfg.gpu = gpu_id;
     cfg.method = method;
     cfg.stack = stack_id;
@@ -847,8 +863,11 @@ class PlanSearch {
              " offloaded to host RAM (nothing fits on these GPUs without it)";
     if (e.micro_batch == e.max_micro_batch)
       why += "; micro-batch " + std::to_string(e.micro_batch) +
-             (e.shape.ranks() == 1 ? " is the largest whose memory range (upper end) fits"
-                                   : " is the largest that fits");
+             (e.shape.ranks() == 1 ? " is the largest whose memory range (upper end) fits, and the fastest"
+                                   : " is the largest that fits, and the fastest");
+    else if (e.grad_accum == 1)
+      why += "; micro-batch " + std::to_string(e.micro_batch) + " is the fastest that fits (up to " +
+             std::to_string(e.max_micro_batch) + " fit, slower: padding to the longest sample of a batch)";
     if (e.shape.stale) why += "; its price is older than " + std::to_string(stale_days_) + " days";
     if (e.shape.date.empty()) why += "; its price is undated";
     return why;
@@ -1023,7 +1042,7 @@ json plan_to_json(const PlanResult& r) {
                {"max_gpus", c.max_gpus > 0 ? json(c.max_gpus) : json(nullptr)},
                {"providers", c.providers},
                {"spot", c.spot},
-               {"gpus", c.gpus},
+               {"gpu_types", c.gpus},
                {"methods", c.methods},
                {"stacks", c.stacks},
                {"effective_batch", c.effective_batch > 0 ? json(c.effective_batch) : json(nullptr)}};
@@ -1035,6 +1054,7 @@ json plan_to_json(const PlanResult& r) {
               {"estimates", r.estimates},
               {"pruned", pruned},
               {"alternatives", alts},
+              {"notes", r.notes},
               {"cheapest_single_gpu",
                r.cheapest_single_gpu.micro_batch > 0 ? entry_json(r.cheapest_single_gpu) : json(nullptr)},
               {"search_ms", r.search_ms}};

@@ -75,6 +75,7 @@ struct CompareView {
   bool spot = false;
   bool offers = false;
   bool fits_only = false;
+  std::vector<std::string> gpu_types;  // --gpu-types: only these GPU ids (empty: all)
 };
 
 // The rows `view` keeps, in display order: priced rows that fit, cheapest first (rows on GPUs the stack does

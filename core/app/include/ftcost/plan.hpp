@@ -107,7 +107,8 @@ struct PlanResult {
   // `ftcost compare` ranks, for comparison.
   PlanEntry cheapest_single_gpu;
   double search_ms = 0;
-  long estimates = 0;  // estimator calls
+  long estimates = 0;              // estimator calls
+  std::vector<std::string> notes;  // what the search left out and why (a stack that cannot load the model)
 };
 
 Result<PlanResult> plan(const Request& job, const PlanConstraints& c, const Database& db,
