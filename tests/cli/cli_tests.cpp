@@ -1011,3 +1011,44 @@ TEST_CASE("issue 36: a preset's Hugging Face id names the preset; an unknown Hub
   expect_bad("estimate --model Qwen/Qwen2.5-8B --gpu h100-sxm5-80gb --method lora",
              "\"Qwen/Qwen2.5-8B\" is no preset's Hugging Face id (did you mean \"qwen2.5-7b\"?)");
 }
+
+TEST_CASE(
+    "issue 36: one meaning per flag, --effective-batch, and one answer across estimate, compare, plan") {
+  // plan: --gpu-types is the list of GPU types; --gpus as a count is refused, naming --max-gpus
+  const std::string job = " --model llama-3.1-8b --method lora --dataset math14k";
+  const Run p = run("plan" + job + " --gpu-types rtx-4090 --max-gpus 1 --json");
+  REQUIRE(p.code == 0);
+  const json pj = json::parse(p.out);
+  CHECK(pj["constraints"]["gpu_types"] == json::array({"rtx-4090"}));
+  for (const auto& e : pj["front"]) CHECK(e["gpu"] == "rtx-4090");
+  expect_bad("plan" + job + " --gpus 8", "--max-gpus 8");
+  // compare --gpu-types keeps those GPUs; an unknown one is an error naming the flag
+  const Run c = run("compare" + job + " --gpu-types rtx-4090,l40s --json");
+  REQUIRE(c.code == 0);
+  const json cj = json::parse(c.out);
+  REQUIRE(cj["rows"].size() == 2);
+  for (const auto& r : cj["rows"]) CHECK((r["gpu"] == "rtx-4090" || r["gpu"] == "l40s"));
+  expect_bad("compare" + job + " --gpu-types a100", "--gpu-types");
+  // --effective-batch: the grad-accum follows from the micro-batch chosen; with --grad-accum it is refused
+  const Run e = run("estimate" + job + " --gpu rtx-4090 --effective-batch 16 --json");
+  REQUIRE(e.code == 0);
+  const json ej = json::parse(e.out);
+  CHECK(ej["batch_size"].get<long>() * ej["inputs"]["grad_accum"].get<long>() == 16);
+  CHECK(ej["answer"]["global_batch"] == 16);
+  expect_bad("estimate" + job + " --gpu rtx-4090 --effective-batch 16 --grad-accum 2", "--effective-batch");
+  expect_bad("estimate" + job + " --gpu rtx-4090 --effective-batch 10 --batch 4", "--effective-batch");
+  const Run m =
+      run("estimate" + job + " --gpu h100-sxm5-80gb --gpus 4 --parallel ddp --effective-batch 64 --json");
+  REQUIRE(m.code == 0);
+  CHECK(json::parse(m.out)["answer"]["global_batch"] == 64);
+  // the same 8-GPU job: estimate's cost is compare's row (same GPU and shape) and scale's point
+  const std::string big = " --model llama-3.1-8b --method full --dataset math14k --parallel zero3";
+  const json est = json::parse(run("estimate" + big + " --gpu h100-sxm5-80gb --gpus 8 --json").out);
+  const json cmp = json::parse(run("compare" + big + " --gpus 8 --gpu-types h100-sxm5-80gb --json").out);
+  const json scl = json::parse(run("scale" + big + " --gpu h100-sxm5-80gb --counts 8 --json").out);
+  REQUIRE(cmp["rows"].size() == 1);
+  const double cost = est["answer"]["cost_usd"].get<double>();
+  CHECK(cmp["rows"][0]["price"]["cost_usd"].get<double>() == doctest::Approx(cost).epsilon(1e-12));
+  CHECK(scl["points"][0]["cost_usd"].get<double>() == doctest::Approx(cost).epsilon(1e-12));
+  CHECK(cmp["rows"][0]["batch_size"] == est["answer"]["batch"]);
+}
