@@ -80,8 +80,10 @@ int print_estimate(const Estimate& e, const JobAnswer& a) {
             << " tokens (peak, GiB" << (e.batch > 0 ? "" : "; does not fit") << "):\n";
   const MemoryBreakdown& mb = e.memory;
   Table t({"component", "GiB"}, {false, true});
+  double rows_sum = 0;  // the rows' sum: more than the peak when not every component exists at once
   auto add = [&](const char* name, double bytes) {
     if (bytes > 0) t.row({name, gib(bytes)});
+    if (bytes > 0) rows_sum += bytes;
   };
   add("weights", mb.weights);
   add("trainable params (adapters)", mb.trainable_params);
@@ -95,7 +97,8 @@ int print_estimate(const Estimate& e, const JobAnswer& a) {
   add("allocator overhead", mb.allocator_overhead);
   add("optimizer step temporaries", mb.optimizer_step_temp);
   const bool step_peak = mb.peak_moment() == MemoryBreakdown::Moment::optimizer_step;
-  t.row({mb.phased || step_peak ? "peak (not the sum: see below)" : "total", gib(mb.total())});
+  const bool not_sum = mb.phased || step_peak || rows_sum > mb.total() * (1 + 1e-9);
+  t.row({not_sum ? "peak (not the sum: see below)" : "total", gib(mb.total())});
   t.row({"usable on " + printable(in.gpu.id), gib(e.max_batch.usable_bytes)});
   if (mb.paged_out(e.max_batch.usable_bytes) > 0)
     t.row({"paged optimizer states in host RAM", gib(mb.paged_out(e.max_batch.usable_bytes))});
@@ -113,6 +116,10 @@ int print_estimate(const Estimate& e, const JobAnswer& a) {
       std::cout << "; optimizer step " << gib(ph.optimizer_step) << mark("optimizer_step");
     std::cout << "\n";
   }
+  if (!mb.phased && !step_peak && not_sum)
+    std::cout << "peak with activations and logits; the optimizer step temporaries ("
+              << gib(mb.optimizer_step_temp)
+              << " GiB) come at the optimizer step, once those are freed, and are not part of it\n";
   if (!mb.phased && step_peak)
     std::cout
         << "peak at the optimizer step: foreach AdamW's temporary (sqrt of every exp_avg_sq, "

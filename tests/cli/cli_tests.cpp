@@ -1052,3 +1052,14 @@ TEST_CASE(
   CHECK(scl["points"][0]["cost_usd"].get<double>() == doctest::Approx(cost).epsilon(1e-12));
   CHECK(cmp["rows"][0]["batch_size"] == est["answer"]["batch"]);
 }
+
+TEST_CASE("issue 36: the memory table labels a peak that is not the sum of its rows") {
+  // Qwen3-30B-A3B on unsloth-2024q4: the optimizer step's temporaries come after activations are freed, so
+  // the rows sum to more than the peak; the table must not call the peak a "total".
+  const Run r =
+      run("estimate --model qwen3-30b-a3b --gpu h100-sxm5-80gb --method lora --stack unsloth-2024q4 "
+          "--dataset math14k");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("peak (not the sum: see below)") != std::string::npos);
+  CHECK(r.out.find("\ntotal ") == std::string::npos);
+}
