@@ -90,9 +90,23 @@ const std::vector<std::string>& plan_chosen_keys() {
   return keys;
 }
 
+// `estimate`'s --gpus is a count; in a plan the count is chosen and --gpus is the old name of --gpu-types
+// (one meaning per flag): a count given there is an error naming --max-gpus.
+Status gpus_given_as_count(const Request& all) {
+  const auto it = all.find("gpus");
+  if (it == all.end()) return Ok{};
+  const std::string& v = it->second;
+  if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos) return Ok{};
+  return make_error(
+      Errc::invalid_value, "--gpus",
+      "is a GPU count in estimate, compare and scale; the plan chooses the count: give --max-gpus " + v +
+          " to cap it, and --gpu-types to restrict the GPU types");
+}
+
 Result<PlanRequest> parse_plan_request(const Request& all, const Database& db) {
   PlanRequest pr;
   PlanConstraints& c = pr.constraints;
+  if (auto st = gpus_given_as_count(all); !st.ok()) return st.error();
   const auto& ck = plan_constraint_keys();
   const auto& chosen = plan_chosen_keys();
   for (const auto& kv : all) {
@@ -129,12 +143,6 @@ Result<PlanRequest> parse_plan_request(const Request& all, const Database& db) {
       if (v != "cost" && v != "time")
         return make_error(Errc::invalid_value, flag, "must be cost or time, got \"" + v + "\"");
       c.minimize = v;
-    } else if (k == "gpus" && !v.empty() && v.find_first_not_of("0123456789") == std::string::npos) {
-      // `estimate`'s --gpus is a count; in a plan the count is chosen (one meaning per flag)
-      return make_error(Errc::invalid_value, flag,
-                        "is a GPU count in estimate, compare and scale; the plan chooses the count: give "
-                        "--max-gpus " +
-                            v + " to cap it, and --gpu-types to restrict the GPU types");
     } else {
       std::vector<std::string> items = split_list(v);
       if (items.empty())
