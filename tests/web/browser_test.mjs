@@ -192,7 +192,6 @@ async function linkChecks() {
   const pg = await openPage(planJob + "&view=plan");
   const p = pg.page;
   let u = await waitFor(p, (x) => x.app.view === "plan" && x.app.plan.count > 0 && x.app.plan.current && !x.app.plan.pending, "i36: the plan job computes a plan", 60000);
-  const cheapest = u ? u.app.plan : null;
   const cases = [
     { c: "methods=lora,qlora", ok: (e) => ["lora", "qlora"].includes(e.method) },
     { c: "methods=full", ok: (e) => e.method === "full" },
@@ -213,7 +212,7 @@ async function linkChecks() {
       `i36: plan-${k.c}: the view's front is window.ftcost.plan's for its request, and every plan keeps the constraint`,
       { request: u.app.plan.request, api: api.error || (api.front || []).map((e) => [e.method, e.stack, e.gpu, e.gpus_per_node * e.nodes, e.cost_usd]) });
     if (k.c === "spot=on")
-      check(api.front.some((e) => e.spot) || (cheapest && u.app.plan.ids.length > 0), "i36: plan-spot=on: spot offers are searched", api.constraints);
+      check(api.constraints && api.constraints.spot === true && u.app.plan.request.spot === "on", "i36: plan-spot=on: spot offers are searched", { constraints: api.constraints, request: u.app.plan.request });
   }
   // a methods box ticked on the canvas (the bug: "--method: is required")
   await setHash(p, planJob + "&view=plan");
