@@ -196,7 +196,7 @@ async function linkChecks() {
     { c: "methods=lora,qlora", ok: (e) => ["lora", "qlora"].includes(e.method) },
     { c: "methods=full", ok: (e) => e.method === "full" },
     { c: "stacks=hf-trl-2026,unsloth-2024q4", ok: (e) => ["hf-trl-2026", "unsloth-2024q4"].includes(e.stack) },
-    { c: "gpus=a100-sxm4-80gb,h100-sxm5-80gb", ok: (e) => ["a100-sxm4-80gb", "h100-sxm5-80gb"].includes(e.gpu) },
+    { c: "gpu-types=a100-sxm4-80gb,h100-sxm5-80gb", ok: (e) => ["a100-sxm4-80gb", "h100-sxm5-80gb"].includes(e.gpu) },
     { c: "max-gpus=2", ok: (e) => e.gpus_per_node * e.nodes <= 2 },
     { c: "budget=50", ok: (e) => e.cost_usd <= 50 },
     { c: "spot=on", ok: () => true },
@@ -214,6 +214,10 @@ async function linkChecks() {
     if (k.c === "spot=on")
       check(api.constraints && api.constraints.spot === true && u.app.plan.request.spot === "on", "i36: plan-spot=on: spot offers are searched", { constraints: api.constraints, request: u.app.plan.request });
   }
+  // a link from before the rename (plan-gpus=): read as gpu-types
+  await setHash(p, planJob + "&plan-gpus=a100-sxm4-80gb&view=plan");
+  u = await waitFor(p, (x) => x.app.plan.constraints["gpu-types"] === "a100-sxm4-80gb" && x.app.plan.current && !x.app.plan.pending, "i36: an old plan-gpus= link is read as gpu-types", 60000);
+  if (u) check(!u.app.plan.error && u.app.plan.count > 0 && !u.app.notices.some((n) => n.level !== "info"), "i36: ... and computes a plan with no warning", { error: u.app.plan.error, notices: u.app.notices });
   // a methods box ticked on the canvas (the bug: "--method: is required")
   await setHash(p, planJob + "&view=plan");
   await waitFor(p, (x) => x.app.plan.current && !x.app.plan.pending && x.app.anchors["plan.methods.lora"], "i36: the methods boxes are shown");

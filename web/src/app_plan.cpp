@@ -114,7 +114,7 @@ void drop_inapplicable(Request& r, const std::string& key, const std::string& gp
 Request App::plan_request() const {
   Request all = state_.request;
   for (const auto& k : plan_chosen_keys()) all.erase(k);
-  // "gpus" and "spot" are the plan's constraints (GPU types, spot offers), not the job's
+  // the plan chooses the GPU count ("gpus"); "spot" is the plan's constraint (spot offers), not the job's
   all.erase("gpus");
   all.erase("spot");
   auto has = [this](const char* k) {
@@ -388,7 +388,7 @@ void App::draw_plan_constraints() {
   {
     std::vector<std::pair<std::string, std::string>> items;
     for (const auto& [id, g] : db.gpus()) items.emplace_back(id, g.name);
-    list("gpus", "GPU types", "all", items, fh * 10);
+    list("gpu-types", "GPU types", "all", items, fh * 10);
   }
   {
     std::vector<std::pair<std::string, std::string>> items;

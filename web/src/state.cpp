@@ -360,7 +360,8 @@ HashDecode decode_hash(const std::string& hash_in) {
       continue;
     }
     if (k.rfind("plan-", 0) == 0) {
-      const std::string ck = k.substr(5);
+      // "plan-gpus" (the list of GPU types before it was renamed "gpu-types"): older links
+      const std::string ck = k == "plan-gpus" ? std::string("gpu-types") : k.substr(5);
       const auto& cks = plan_constraint_keys();
       if (std::none_of(cks.begin(), cks.end(), [&ck](const PlanConstraintKey& c) { return c.key == ck; }))
         d.problems.push_back("unknown plan setting \"" + ck + "\" ignored");
