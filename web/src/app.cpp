@@ -486,9 +486,8 @@ void App::apply_link_data(std::vector<std::string>& problems) {
   link_data_text_ = text.value();
   link_data_ = state_.data;  // the link goes on carrying what it carried
   notify(Notice::info,
-         "This link carries the length file " + link_dataset_name_ + " (" +
-             std::to_string(static_cast<long long>(d->queries)) + " samples, longest " +
-             std::to_string(std::lround(d->lengths.max())) + " tokens): used here, not stored",
+         "This link carries the length file " + link_dataset_name_ + " (" + plot::fmt_int(d->queries) +
+             " samples, longest " + plot::fmt_int(d->lengths.max()) + " tokens): used here, not stored",
          "link.dataset");
 }
 
