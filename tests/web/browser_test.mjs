@@ -365,9 +365,10 @@ async function linkChecks() {
   // -- 36 items 1.7/1.8: the searchable dropdown --
   const dd = await openPage("v=1&model=mixtral-8x7b&gpu=a40&method=qlora");
   const dp = dd.page;
-  // Opens the model list, types, presses Enter. Under a loaded SwiftShader a frame can take longer than the
-  // click, and ImGui 1.86 misses a press and release that land in one frame: then the list is not open, the
-  // model does not change, and the pick is tried once more (the list's own behaviour is what is checked).
+  // Opens the model list, waits until its search field has the keyboard, types, presses Enter. Under a loaded
+  // SwiftShader a frame can take longer than the click, and ImGui 1.86 misses a press and release that land in
+  // one frame: then the list does not open and the click is tried once more (the list's own behaviour is what
+  // is checked). Enter is held over a frame for the same reason.
   const pickModel = async (query, model) => {
     for (let attempt = 0; attempt < 2; attempt++) {
       const a = (await ui(dp)).app.anchors["input.model"];
@@ -378,15 +379,21 @@ async function linkChecks() {
       await sleep(300);
       await dp.mouse.up();
       // the list opens on the next frame and its search field takes the keyboard on the one after
-      const f0 = (await ui(dp)).frames;
-      for (let i = 0; i < 40 && (await ui(dp)).frames < f0 + 3; i++) await sleep(100);
-      await sleep(200);
+      for (let i = 0; i < 30 && !(await ui(dp)).app.text_input; i++) await sleep(100);
+      if (!(await ui(dp)).app.text_input) {
+        console.log(`      (attempt ${attempt + 1}: the list did not open; clicking again)`);
+        continue;
+      }
       await dp.keyboard.type(query, { delay: 30 });
       await sleep(300);
       await dp.screenshot({ path: path.join(outDir, "dropdown-search.png") });
-      await dp.keyboard.press("Enter");
+      // held over a frame, like the click (a key pressed and released within one frame is lost too)
+      await dp.keyboard.down("Enter");
+      await sleep(300);
+      await dp.keyboard.up("Enter");
       for (let i = 0; i < 20 && (await ui(dp)).app.request.model !== model; i++) await sleep(150);
       if ((await ui(dp)).app.request.model === model) return;
+      console.log(`      (attempt ${attempt + 1}: typed "${query}" and pressed Enter; the model is ${(await ui(dp)).app.request.model})`);
       await dp.keyboard.press("Escape");
       await sleep(300);
     }

@@ -838,6 +838,8 @@ std::string App::debug_json() const {
   j["effective_request"] = json::object();
   for (const auto& [k, v] : effective_request()) j["effective_request"][k] = v;
   j["view"] = view_name(state_.view);
+  // a text field has the keyboard (tests type only then)
+  j["text_input"] = ImGui::GetCurrentContext() != nullptr && ImGui::GetIO().WantTextInput;
   j["hash"] = encode_hash(state_);
   j["notices"] = json::array();
   for (const auto& n : notices_)
