@@ -768,6 +768,64 @@ int main() {
           "no upload button beside the dataset picker");
     app5.on_file("dataset", "bad.csv", "id,length\n1,12.5\n");
     CHECK(app5.state().request.at("dataset") == "dataset/lengths.txt", "a bad file replaced the good one");
+
+    // #36: the link carries the lengths (data=) and the pinned job (pin=); a fresh page gets the same numbers
+    app5.pin_job();
+    std::map<std::string, std::string> r5 = app5.state().request;
+    r5["method"] = "lora";
+    app5.set_request(r5);
+    run_frames(app5, 2, nullptr);
+    CHECK(h5.hash.find("&data=") != std::string::npos &&
+              h5.hash.find("&pin=method%3Dqlora") != std::string::npos,
+          "the link lacks the lengths or the pinned job: %s", h5.hash.c_str());
+    TestHost h6;
+    ftcost::web::App app6(h6);
+    app6.on_hash(h5.hash);
+    run_frames(app6, 2, nullptr);
+    CHECK(app6.result().dump() == app5.result().dump(), "the link's numbers differ: %s vs %s",
+          app6.result().dump().substr(0, 200).c_str(), app5.result().dump().substr(0, 200).c_str());
+    CHECK(h6.hash == h5.hash, "the recipient's link differs: %s", h6.hash.c_str());
+    CHECK(app6.debug_json().find("\"pinned\"") != std::string::npos, "the pinned job was not restored");
+    CHECK(h6.store.count("ftcost.dataset_file") == 0, "the link's lengths were stored");
+    // without data=: every setting kept, the page waits for the file
+    TestHost h7;
+    ftcost::web::App app7(h7);
+    const std::string bare = h5.hash.substr(0, h5.hash.find("&data="));
+    app7.on_hash(bare + "&epochs=2");
+    run_frames(app7, 2, nullptr);
+    CHECK(app7.state().request.at("method") == "lora" && app7.state().request.at("epochs") == "2" &&
+              app7.state().request.at("dataset") == "dataset/lengths.txt",
+          "a link naming a missing length file lost its settings: %s",
+          app7.debug_json().substr(0, 400).c_str());
+    CHECK(app7.debug_json().find("Waiting for lengths.txt: upload it to complete") != std::string::npos,
+          "no waiting notice: %s", app7.debug_json().substr(0, 400).c_str());
+    app7.on_file("", "lengths.txt", "# my data\n300\n900\n4000\n");
+    run_frames(app7, 2, nullptr);
+    CHECK(!app7.result().contains("error") && app7.state().request.at("epochs") == "2",
+          "loading the file did not complete the link");
+  }
+  // #36: the link form of a length file, lossless for exact and coarse histograms and quantile tables
+  {
+    std::string many = "# 3,000 distinct lengths: coarse bins\n";
+    for (int i = 1; i <= 3000; ++i) many += std::to_string(i * 7 % 20000 + 1) + "\n";
+    const std::vector<std::string> texts = {
+        "120\n800\n800\n2500\n", many,
+        R"({"schema": "ftcost.dataset/1", "id": "q", "queries": 5000, "source": "test",
+            "quantiles": [[0, 10], [0.5, 300], [1, 4000]]})"};
+    for (const auto& text : texts) {
+      auto d = ftcost::parse_dataset_file(text, "dataset/x.txt");
+      CHECK(d.ok(), "test data rejected");
+      if (!d.ok()) continue;
+      const std::string form = ftcost::web::dataset_link_encode(d.value(), text);
+      auto back = ftcost::web::dataset_link_decode(form);
+      CHECK(back.ok(), "link form not read back: %s", back.ok() ? "" : back.error().to_string().c_str());
+      if (!back.ok()) continue;
+      auto d2 = ftcost::parse_dataset_file(back.value(), "dataset/x.txt");
+      CHECK(d2.ok() && d2->lengths.points() == d->lengths.points() && d2->queries == d->queries,
+            "the link form changes the distribution (%zu chars)", form.size());
+    }
+    for (const char* bad : {"", "AA", "AQHQDw", "@@@"})
+      CHECK(!ftcost::web::dataset_link_decode(bad).ok(), "damaged link data \"%s\" accepted", bad);
   }
 
   ImGui::DestroyContext();

@@ -183,8 +183,9 @@ void App::save_calibrations() {
   dirty_ = true;
 }
 
-Request App::effective_request() const {
-  Request r = state_.request;
+Request App::effective_request() const { return effective_of(state_.request); }
+
+Request App::effective_of(Request r) const {
   r.erase("calibration");
   r.erase("run");
   auto g = r.find("gpu");
@@ -332,7 +333,13 @@ void App::apply_link_calibration() {
 
 void App::changed() {
   dirty_ = true;
+  write_hash();
+}
+
+void App::write_hash() {
   sync_link_calibration();
+  sync_link_pin();
+  sync_link_data();
   std::string h = encode_hash(state_);
   if (h != last_hash_) {
     last_hash_ = h;
@@ -408,11 +415,22 @@ void App::on_hash(const std::string& hash_in) {
   if (!d.present) return;
   state_ = d.state;
   apply_link_calibration();
+  apply_link_data(d.problems);
   edits_.clear();
   field_errors_.clear();
-  // values are checked by the core: a link whose settings do not give an estimate falls back to the defaults
+  // values are checked by the core: a link whose settings do not give an estimate falls back to the defaults,
+  // unless it names the user's own length file and the page does not have it: then every setting is kept and
+  // the page waits for the file
   json probe = engine_.estimate(effective_request());
-  if (probe.contains("error")) {
+  const std::string waiting = missing_dataset_file();
+  if (!waiting.empty()) {
+    notify(Notice::warning,
+           "Waiting for " + waiting +
+               ": upload it to complete (\"Your lengths...\" beside Dataset, or drop it "
+               "on the page). This link uses the sender's own length file without carrying it; every other "
+               "setting is kept",
+           "link.dataset");
+  } else if (probe.contains("error")) {
     std::string msg = jstr(probe["error"], "message", "invalid settings");
     d.problems.push_back("its settings do not give an estimate (" + msg + ")");
     state_.request = default_request();
@@ -426,8 +444,100 @@ void App::on_hash(const std::string& hash_in) {
     if (state_.request == default_request() && !said) text += "; showing the default settings";
     notify(Notice::warning, text, "link");
   }
+  apply_link_pin();
   last_hash_.clear();
   changed();
+}
+
+// ---- the length file and the pinned job in links ---------------------------------------------------
+
+std::string App::own_dataset_path() const {
+  auto it = state_.request.find("dataset");
+  if (it == state_.request.end() || it->second.rfind(kUploadedDatasetPrefix, 0) != 0) return {};
+  return it->second;
+}
+
+std::string App::missing_dataset_file() const {
+  const std::string path = own_dataset_path();
+  if (path.empty() || engine_.has_file(path)) return {};
+  return path.substr(std::string(kUploadedDatasetPrefix).size());
+}
+
+void App::apply_link_data(std::vector<std::string>& problems) {
+  notices_.erase(std::remove_if(notices_.begin(), notices_.end(),
+                                [](const Notice& n) { return n.subject == "link.dataset"; }),
+                 notices_.end());
+  link_dataset_name_.clear();
+  const std::string path = own_dataset_path();
+  if (state_.data.empty()) return;
+  if (path.empty()) {
+    problems.emplace_back("the link carries a length file (data) but its dataset is not one; ignored");
+    state_.data.clear();
+    return;
+  }
+  auto text = dataset_link_decode(state_.data);
+  auto d = text.ok() ? parse_dataset_file(text.value(), path) : Result<Dataset>(text.error());
+  if (!d.ok()) {
+    problems.push_back(d.error().to_string());
+    return;  // the page waits for the file; the link keeps what it carried
+  }
+  engine_.put_file(path, text.value());
+  link_dataset_name_ = path.substr(std::string(kUploadedDatasetPrefix).size());
+  link_data_text_ = text.value();
+  link_data_ = state_.data;  // the link goes on carrying what it carried
+  notify(Notice::info,
+         "This link carries the length file " + link_dataset_name_ + " (" + plot::fmt_int(d->queries) +
+             " samples, longest " + plot::fmt_int(d->lengths.max()) + " tokens): used here, not stored",
+         "link.dataset");
+}
+
+void App::sync_link_data() {
+  const std::string path = own_dataset_path();
+  if (path.empty()) {
+    state_.data.clear();
+    link_data_omitted_ = false;
+    return;
+  }
+  if (!engine_.has_file(path)) return;  // waiting for the file: the link keeps what it carried
+  const std::string text = engine_.reader()(path).value();
+  if (text != link_data_text_ || state_.data.empty()) {
+    auto d = parse_dataset_file(text, path);
+    link_data_text_ = text;
+    link_data_ = d.ok() ? dataset_link_encode(d.value(), text) : std::string();
+  }
+  state_.data.clear();
+  const std::size_t without = encode_hash(state_).size();
+  link_data_omitted_ = without + link_data_.size() + 6 > kMaxHashChars;
+  if (!link_data_omitted_) state_.data = link_data_;
+}
+
+void App::sync_link_pin() {
+  state_.pinned = pinned_;
+  state_.pin.clear();
+  if (!pinned_) return;
+  for (const auto& [k, v] : pinned_request_) {
+    auto it = state_.request.find(k);
+    if (it == state_.request.end() || it->second != v) state_.pin[k] = v;
+  }
+  for (const auto& [k, v] : state_.request)
+    if (pinned_request_.count(k) == 0) state_.pin[k] = "";
+  state_.pin.erase("calibration");
+}
+
+void App::apply_link_pin() {
+  pinned_ = state_.pinned;
+  if (!pinned_) {
+    comparison_ = json();
+    return;
+  }
+  pinned_request_ = state_.request;
+  for (const auto& [k, v] : state_.pin) {
+    if (v.empty())
+      pinned_request_.erase(k);
+    else
+      pinned_request_[k] = v;
+  }
+  pinned_result_ = engine_.estimate(effective_of(pinned_request_));
 }
 
 // "owner/name" with the characters the Hub allows in repository ids.
@@ -630,8 +740,12 @@ void App::set_dataset_file(const std::string& name, const std::string& text) {
   if (!dataset_file_name_.empty())
     engine_.remove_file(std::string(kUploadedDatasetPrefix) + dataset_file_name_);
   dataset_file_name_ = name;
-  // the compact histogram, not the raw list: every resolve (sweep, GPU table) reads the file again
-  const std::string compact = d->to_file_json().dump();
+  // the compact histogram, not the raw list: every resolve (sweep, GPU table) reads the file again (a
+  // quantile table has no histogram: its own text)
+  const std::string compact = d->histogram.empty() ? text : d->to_file_json().dump();
+  notices_.erase(std::remove_if(notices_.begin(), notices_.end(),
+                                [](const Notice& n) { return n.subject == "link.dataset"; }),
+                 notices_.end());
   engine_.put_file(path, compact);
   host_.save(kStoreDataset, json{{"name", name}, {"text", compact}}.dump());
   Request r = state_.request;
@@ -750,6 +864,8 @@ std::string App::debug_json() const {
   j["effective_request"] = json::object();
   for (const auto& [k, v] : effective_request()) j["effective_request"][k] = v;
   j["view"] = view_name(state_.view);
+  // a text field has the keyboard (tests type only then)
+  j["text_input"] = ImGui::GetCurrentContext() != nullptr && ImGui::GetIO().WantTextInput;
   j["hash"] = encode_hash(state_);
   j["notices"] = json::array();
   for (const auto& n : notices_)
@@ -781,6 +897,8 @@ std::string App::debug_json() const {
   plan["pending"] = plan_pending_;
   plan["current"] = plan_result_.is_object() && plan_key_ == request_to_json_text(plan_request());
   plan["ms"] = plan_ms_;
+  plan["request"] = json::parse(request_to_json_text(plan_request()));
+  if (plan_config_.is_object()) plan["config_error"] = jat(plan_config_, "error");
   if (plan_result_.is_object()) {
     if (plan_result_.contains("error")) plan["error"] = plan_result_["error"];
     const json& front = jat(plan_result_, "front");
@@ -938,12 +1056,22 @@ void App::draw_top_bar() {
   if (copy) {
     std::string url = host_.share_url(encode_hash(state_));
     host_.copy_to_clipboard(url);
-    notify(Notice::info, "Link copied: " + url, "copy");
+    const std::string own = own_dataset_path();
+    const std::string file = own.empty() ? own : own.substr(std::string(kUploadedDatasetPrefix).size());
+    notify(link_data_omitted_ ? Notice::warning : Notice::info,
+           "Link copied: " + url +
+               (own.empty()          ? std::string()
+                : link_data_omitted_ ? "\nYour length file " + file +
+                                           " is too large for a link: whoever opens it is asked to load it"
+                : state_.data.empty() ? std::string()
+                                      : "\nIt carries your length file " + file + " (as its histogram)"),
+           "copy");
   }
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip(
-        "Copy a link that opens the calculator with these inputs.\nThe link holds the settings only: your "
-        "uploaded files stay in this browser.");
+        "Copy a link that opens the calculator with these inputs, the pinned job, your length file (as its "
+        "histogram) and your calibration in use.\nOther uploaded files (model config, run) stay in this "
+        "browser.");
   ImGui::SameLine();
   const bool has_result = result_.is_object() && !result_.contains("error");
   ImGui::BeginDisabled(!has_result);

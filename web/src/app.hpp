@@ -66,7 +66,8 @@ class App {
   void pin_job() { pin_current(); }
   // Downloads the current job (request JSON, link, CLI command): the Export menu's "This job".
   void export_job_for_test() { export_job(); }
-  Request effective_request() const;  // the state's request + the user's calibration for this GPU
+  Request effective_request() const;      // the state's request + the user's calibration for this GPU
+  Request effective_of(Request r) const;  // `r` + the user's calibration (and run) for its GPU
   const json& result() const { return result_; }
   // Newest first; at most kMaxNotices.
   const std::vector<Notice>& notices() const { return notices_; }
@@ -99,6 +100,8 @@ class App {
   // notice) when the stack cannot run it.
   bool export_plan_config(int id, const std::string& stack, int file = 0);
   const json& scaling_result() const { return scaling_; }
+  // The files given to this page ("dataset/<name>", "uploaded/<name>", ...), as the core reads them.
+  FileReader file_reader() const { return engine_.reader(); }
 
  private:
   // app.cpp
@@ -106,6 +109,7 @@ class App {
   void compute_table();   // the next of those: the scaling series, then the comparison of every shape
   void recompute_done();  // all of a change is computed
   void changed();         // an input changed: recompute next frame, update the URL
+  void write_hash();      // the URL from the state (the link's calibration, pinned job and length file synced)
   void notify(Notice::Level level, std::string text, const std::string& subject = std::string());
   void expire_notices();
   void load_persisted();
@@ -118,6 +122,16 @@ class App {
   void apply_link_calibration();
   // state_.cal / cal_id from the calibration in use (called before the hash is written).
   void sync_link_calibration();
+  // The user's own length file in links: the path the job names ("dataset/<name>", else ""); the name of that
+  // file when the page lacks it (the link waits for it); the link's embedded file given to the engine (or a
+  // problem); state_.data from the file in use (empty when it would make the link too long).
+  std::string own_dataset_path() const;
+  std::string missing_dataset_file() const;
+  void apply_link_data(std::vector<std::string>& problems);
+  void sync_link_data();
+  // The pinned job in links: state_.pin from the pinned job; the pinned job from a link's state_.pin.
+  void sync_link_pin();
+  void apply_link_pin();
   // The "calibrated" badge after the last item: tooltip names the file, device, GPU, fingerprint, flags.
   void calibrated_badge(const char* what);
   // A recorded training run (ftcost.run/1): the job is set to the run's, estimates on its GPU use the stack
@@ -170,7 +184,8 @@ class App {
   void draw_throughput_plot();
   void draw_compare();
   void draw_json();
-  void draw_pinned();  // the pinned job vs this one (compare_jobs), with pin/unpin
+  void draw_pinned();               // the pinned job vs this one (compare_jobs), with pin/unpin
+  void draw_waiting_for_dataset();  // in place of the results while the job's own length file is missing
   void pin_current();
   void draw_comparison_table(const char* id, const json& cmp);
   void draw_calibrated_vs_spec();
@@ -180,6 +195,7 @@ class App {
   // app_plan.cpp
   void draw_plan_view();
   void draw_plan_constraints();
+  std::string plan_job_text() const;
   void draw_plan_front();
   void draw_plan_table();
   void draw_plan_export();
@@ -223,7 +239,11 @@ class App {
   std::string model_config_name_;
   std::string model_config_text_;
   std::string dataset_file_name_;  // the last loaded length file (kept in the browser's storage)
-  std::string paste_buffer_;       // clipboard text waiting to go into the paste field
+  std::string link_dataset_name_;  // the length file a link carried (used, not stored)
+  std::string link_data_text_;     // the file state_.data was made from, and its link form
+  std::string link_data_;
+  bool link_data_omitted_ = false;  // the file is too long for the link: the recipient is asked for it
+  std::string paste_buffer_;        // clipboard text waiting to go into the paste field
   // the inputs panel's own state
   float label_w_ = 120;                               // the label column's width (fits the longest label)
   std::map<std::string, std::string> combo_filters_;  // a combo's type-ahead text, by combo id

@@ -54,14 +54,19 @@ bool combo(const char* id, const std::string& current, const std::vector<Choice>
   bool picked = false;
   if (ImGui::BeginCombo(id, preview.c_str(), ImGuiComboFlags_HeightLarge)) {
     // Long lists (models, GPUs) get type-ahead search: the filter keeps the entries whose label or id
-    // contains every typed word (case-insensitive).
+    // contains every typed word (case-insensitive). When the list opens the last query is selected (typing
+    // replaces it); Enter picks the first entry shown.
     std::string& filter = (*filters)[id];
+    bool enter = false;
     if (choices.size() > 8) {
       char buf[128];
       std::snprintf(buf, sizeof buf, "%s", filter.c_str());
       if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
       ImGui::SetNextItemWidth(-1);
-      if (ImGui::InputTextWithHint("##search", "type to search", buf, sizeof buf)) filter = buf;
+      enter =
+          ImGui::InputTextWithHint("##search", "type to search", buf, sizeof buf,
+                                   ImGuiInputTextFlags_AutoSelectAll | ImGuiInputTextFlags_EnterReturnsTrue);
+      filter = buf;
     }
     auto lower = [](std::string t) {
       for (char& ch : t) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
@@ -81,9 +86,10 @@ bool combo(const char* id, const std::string& current, const std::vector<Choice>
         }
         if (!all) continue;
       }
-      if (ImGui::Selectable(c.label.c_str(), c.value == current)) {
+      if (ImGui::Selectable(c.label.c_str(), c.value == current) || (enter && !picked)) {
         *out = c.value;
         picked = true;
+        if (enter) ImGui::CloseCurrentPopup();
       }
       if (!c.tip.empty()) tip(c.tip.c_str());
     }
@@ -295,13 +301,17 @@ void App::draw_dataset_input() {
     choices.push_back(Choice{std::string(kUploadedDatasetPrefix) + dataset_file_name_,
                              "Your lengths: " + dataset_file_name_,
                              "The token-length file you gave this page"});
+  if (!link_dataset_name_.empty() && link_dataset_name_ != dataset_file_name_)
+    choices.push_back(Choice{std::string(kUploadedDatasetPrefix) + link_dataset_name_,
+                             "From the link: " + link_dataset_name_,
+                             "The token lengths the link carried (used in this page, not stored)"});
   std::string v;
   if (combo("##dataset", effective("dataset"), choices, &v, tooltip.c_str(), is_default, &combo_filters_))
     set_key("dataset", v);
   indent_to_field();
   if (ImGui::SmallButton("Your lengths...")) host_.open_file_picker("dataset");
   anchor("dataset.upload");
-  tip("Your own data: the token length of every sample — one per line, a CSV with a length column, or the "
+  tip("Your own data: the token length of every sample: one per line, a CSV with a length column, or the "
       "ftcost.dataset/1 JSON that tools/dataset_lengths.py writes from a Hugging Face dataset and tokenizer. "
       "No prompt-template tokens are added to your lengths. You can also drop the file onto the page.");
 }
@@ -336,8 +346,10 @@ void App::draw_model_input() {
   const Option& opt = *find_option("model");
   label(opt.label.c_str(), opt.details.c_str());
   const std::string cur = effective("model");
-  if (combo("##model", cur, models, &v, "Model preset, or your uploaded config.json", false, &combo_filters_))
-    set_key("model", v);
+  const bool picked =
+      combo("##model", cur, models, &v, "Model preset, or your uploaded config.json", false, &combo_filters_);
+  anchor("input.model");
+  if (picked) set_key("model", v);
   indent_to_field();
   if (ImGui::SmallButton("Your config.json...")) host_.open_file_picker("model");
   anchor("model.upload");

@@ -84,19 +84,58 @@ std::string plan_note(const json& p) {
   return s;
 }
 
+// The job's method when `methods` ("lora,qlora") lists it, else the first method listed in the order full,
+// lora, qlora.
+std::string method_in_list(const std::string& methods, const std::string& job_method) {
+  const std::set<std::string> listed = split_list(methods);
+  if (listed.count(job_method) != 0) return job_method;
+  for (const char* m : {"full", "lora", "qlora"})
+    if (listed.count(m) != 0) return m;
+  return *listed.begin();  // an unknown name: the search names it (--methods)
+}
+
+// After `key` of the plan's job `r` changed: the keys its option invalidates that no longer apply (as the
+// calculator's inputs drop them). The job is resolved on `gpu` (the plan's job has none; the resolution stops
+// at a missing GPU).
+void drop_inapplicable(Request& r, const std::string& key, const std::string& gpu, const Engine& engine) {
+  const Option* o = find_option(key);
+  if (o == nullptr || o->invalidates.empty()) return;
+  Request probe = r;
+  probe["gpu"] = gpu;
+  const Resolution res = engine.resolve_partial(probe);
+  for (const auto& k : o->invalidates) {
+    const Option* x = find_option(k);
+    if (x != nullptr && r.count(k) > 0 && !option_applies(*x, res, r, engine.db())) r.erase(k);
+  }
+}
+
 }  // namespace
 
 Request App::plan_request() const {
   Request all = state_.request;
   for (const auto& k : plan_chosen_keys()) all.erase(k);
-  // "gpus" and "spot" are the plan's constraints (GPU types, spot offers), not the job's
+  // the plan chooses the GPU count ("gpus"); "spot" is the plan's constraint (spot offers), not the job's
   all.erase("gpus");
   all.erase("spot");
   auto has = [this](const char* k) {
     auto it = state_.plan.find(k);
     return it != state_.plan.end() && !it->second.empty();
   };
-  if (has("methods")) all.erase("method");  // the plan chooses among the methods given
+  // The plan chooses among the methods given; the job keeps a method of the list (its own when listed, else
+  // the list's first), since the search resolves the job once with it (the CLI's --method with --methods).
+  if (has("methods")) {
+    const std::string m = method_in_list(state_.plan.at("methods"), effective("method"));
+    if (all["method"] != m) {
+      all["method"] = m;
+      auto g = state_.request.find("gpu");
+      const auto ids = engine_.db().gpu_ids();
+      drop_inapplicable(all, "method",
+                        g != state_.request.end() ? g->second
+                        : ids.empty()             ? std::string()
+                                                  : ids.front(),
+                        engine_);  // e.g. the LoRA keys of a LoRA job planned as full only
+    }
+  }
   if (has("stacks")) all.erase("stack");
   for (const auto& [k, v] : state_.plan)
     if (!v.empty()) all[k] = v;
@@ -160,7 +199,7 @@ bool App::export_plan_config(int id, const std::string& stack, int file) {
   const std::string req_text = jat(*plan_entry, "request").dump();
   const std::string for_key = std::to_string(id) + "|" + stack + "|" + plan_key_;
   if (plan_config_for_ != for_key) {
-    plan_config_ = json::parse(api::plan_config_json(req_text, stack), nullptr, false);
+    plan_config_ = json::parse(api::plan_config_json(req_text, stack, engine_.reader()), nullptr, false);
     plan_config_for_ = for_key;
   }
   if (plan_config_.is_discarded() || plan_config_.contains("error")) {
@@ -231,6 +270,25 @@ void App::draw_plan_view() {
   ImGui::EndChild();
 }
 
+// "llama-3.3-70b, lora, 2,048 tokens x 50,000 samples, 1 epoch": the job as the estimate resolved it (the
+// data: its fixed length or the data set's name, and the sample count).
+std::string App::plan_job_text() const {
+  const json& in = jat(result_, "inputs");
+  const json& ds = jat(result_, "dataset");
+  std::string data;
+  if (jnum(in, "seq", 0) > 0)
+    data = plot::fmt_int(jnum(in, "seq")) + " tokens";
+  else
+    data = jstr(ds, "name", effective("dataset"));
+  const double queries = jnum(in, "queries", jnum(ds, "queries", 0));
+  if (queries > 0) data += " x " + plot::fmt_int(queries) + " samples";
+  const double epochs = jnum(in, "epochs", 1);
+  const std::string model = state_.request.count("model") != 0 ? state_.request.at("model") : "?";
+  return model + ", " + effective("method") + ", " + data + ", " +
+         (epochs == std::floor(epochs) ? plot::fmt_int(epochs) : plot::fmt(epochs)) +
+         (epochs == 1 ? " epoch" : " epochs");
+}
+
 void App::draw_plan_constraints() {
   mark("plan_constraints");
   const float fh = ImGui::GetFontSize();
@@ -238,15 +296,11 @@ void App::draw_plan_constraints() {
   section_title("The job", "The job of the Calculator tab (model, method, data, epochs...). Change it there.",
                 kPlanTipWrapEm);
   {
-    const auto& rq = state_.request;
-    auto get = [&rq](const char* k, const char* dflt) {
-      auto it = rq.find(k);
-      return it == rq.end() ? std::string(dflt) : it->second;
-    };
+    const std::string job = plan_job_text();
     ImGui::PushTextWrapPos(0);
-    ImGui::TextDisabled("%s, %s, %s", get("model", "?").c_str(), get("method", "job's method").c_str(),
-                        get("dataset", "dataset").c_str());
+    ImGui::TextDisabled("%s", job.c_str());
     ImGui::PopTextWrapPos();
+    cards_["plan.job"] = {job};
   }
   ImGui::Spacing();
   section_title("Constraints");
@@ -334,7 +388,7 @@ void App::draw_plan_constraints() {
   {
     std::vector<std::pair<std::string, std::string>> items;
     for (const auto& [id, g] : db.gpus()) items.emplace_back(id, g.name);
-    list("gpus", "GPU types", "all", items, fh * 10);
+    list("gpu-types", "GPU types", "all", items, fh * 10);
   }
   {
     std::vector<std::pair<std::string, std::string>> items;
@@ -453,10 +507,13 @@ void App::draw_plan_front() {
     series.insert(series.begin() + 1, b);  // under the GPU's own point
     ids.insert(ids.begin() + 1, std::vector<int>{best});
   }
-  const bool xlog = xlo > 0 && xhi / xlo > 20, ylog = ylo > 0 && yhi / ylo > 20;
-  plot::Axis xa{"time (hours)", xlog ? xlo / 1.5 : 0, xlog ? xhi * 1.5 : xhi * 1.1, xlog, false};
+  // Both axes are always logarithmic (plans span hours to days and dollars to thousands; one scale from
+  // search to search), at least a factor 4 wide so that a 1-2-5 tick falls inside.
+  const bool xlog = xlo > 0, ylog = ylo > 0;
+  plot::Axis xa{"time (hours, log scale)", xlog ? xlo / 2 : 0, xlog ? xhi * 2 : xhi * 1.1, xlog, false};
   // headroom above the points for the legend (drawn inside, in a top corner)
-  plot::Axis ya{"cost (USD)", ylog ? ylo / 1.5 : 0, ylog ? yhi * 4 : yhi * 1.6, ylog, false};
+  plot::Axis ya{"cost (USD, log scale)", ylog ? ylo / 2 : 0, ylog ? yhi * 4 : yhi * 1.6, ylog, false};
+  cards_["plan.axes"] = {xa.label, ya.label};
   if (!(xa.hi > xa.lo)) xa.hi = xa.lo + 1;
   if (!(ya.hi > ya.lo)) ya.hi = ya.lo + 1;
   plot::Hit hit;
@@ -479,15 +536,18 @@ void App::draw_plan_table() {
                                 ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX |
                                 ImGuiTableFlags_SizingFixedFit;
   const float h = std::min(fh * 1.6f * (static_cast<float>(front.size()) + 1.5f), fh * 20);
-  if (!ImGui::BeginTable("plan_rows", 10, flags, ImVec2(0, h))) return;
+  if (!ImGui::BeginTable("plan_rows", 11, flags, ImVec2(0, h))) return;
   ImGui::TableSetupScrollFreeze(0, 1);
   double max_hours = 0;  // one time unit for the whole column
   for (const auto& p : front) max_hours = std::max(max_hours, jnum(p, "hours"));
   const std::string time_unit = plot::time_unit_for(max_hours);
   const std::string time_header = "time (" + time_unit + ")";
-  for (const char* c : {"#", "GPUs", "provider", "method", "stack / parallel", "micro x accum",
-                        time_header.c_str(), "cost", "peak / GPU", "bottleneck"})
+  std::vector<std::string>& columns = cards_["plan.columns"];
+  for (const char* c : {"#", "GPUs", "provider", "method", "stack / parallel", "ckpt", "micro x accum",
+                        time_header.c_str(), "cost", "peak / GPU", "bottleneck"}) {
     ImGui::TableSetupColumn(c);
+    columns.emplace_back(c);
+  }
   ImGui::TableHeadersRow();
   int row = 0;
   for (const auto& p : front) {
@@ -505,6 +565,8 @@ void App::draw_plan_table() {
     table_cell(jstr(p, "method"));
     ImGui::TableNextColumn();
     ImGui::Text("%s / %s", jstr(p, "stack").c_str(), jstr(p, "parallel").c_str());
+    table_cell(jstr(p, "checkpointing"));
+    if (row == 0) cards_["plan.row0.ckpt"] = {jstr(p, "checkpointing")};
     ImGui::TableNextColumn();
     ImGui::Text("%s x %s", plot::fmt_int(jnum(p, "micro_batch")).c_str(),
                 plot::fmt_int(jnum(p, "grad_accum")).c_str());
@@ -562,7 +624,8 @@ void App::draw_plan_export() {
   if (plan_config_for_ != for_key) {
     for (const auto& p : front) {
       if (static_cast<int>(jnum(p, "id", -1)) != plan_export_id_) continue;
-      plan_config_ = json::parse(api::plan_config_json(jat(p, "request").dump(), stack), nullptr, false);
+      plan_config_ = json::parse(api::plan_config_json(jat(p, "request").dump(), stack, engine_.reader()),
+                                 nullptr, false);
       plan_config_for_ = for_key;
     }
   }

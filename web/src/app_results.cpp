@@ -225,6 +225,10 @@ void App::draw_results() {
     ImGui::TextDisabled("Computing...");
     return;
   }
+  if (result_.contains("error") && !missing_dataset_file().empty()) {
+    draw_waiting_for_dataset();
+    return;
+  }
   if (result_.contains("error")) {
     mark("error");
     const json& e = result_["error"];
@@ -839,11 +843,29 @@ void App::draw_json() {
 
 namespace ftcost::web {
 
+// A link names the user's own length file without carrying it (or this page lost it): say which file the
+// job waits for, with the button that loads it; every other setting stays as the link gave it.
+void App::draw_waiting_for_dataset() {
+  mark("waiting_dataset");
+  const std::string name = missing_dataset_file();
+  ImGui::TextColored(style::kWarn, "Waiting for %s: upload it to complete", name.c_str());
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextDisabled(
+      "This job uses the length file %s, which this page does not have (a link that names it without "
+      "carrying "
+      "it). Load it with the button or drop it on the page; the other settings are kept.",
+      name.c_str());
+  ImGui::PopTextWrapPos();
+  if (ImGui::Button(("Load " + name + "...").c_str())) host_.open_file_picker("dataset");
+  anchor("dataset.waiting_upload");
+}
+
 void App::pin_current() {
   pinned_ = true;
   pinned_request_ = state_.request;
   pinned_result_ = result_;
   comparison_ = compare_jobs(pinned_request_, pinned_result_, state_.request, result_);
+  write_hash();  // the link carries the pinned job (pin=)
 }
 
 // Pin this job, change the inputs, and see both side by side: the options that differ, memory, batch, time
@@ -866,6 +888,7 @@ void App::draw_pinned() {
   if (ImGui::SmallButton("unpin")) {
     pinned_ = false;
     comparison_ = json();
+    write_hash();
     return;
   }
   anchor("unpin");

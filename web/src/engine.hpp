@@ -68,9 +68,11 @@ class Engine {
   // Days since 1970-01-01 that price ages are counted from (the system clock, like the CLI).
   static long today_days();
 
+  // The files given to this page, by name (what the core's calls above read; the JS API's too).
+  FileReader reader() const;
+
  private:
   Result<Inputs> resolve(const Request& req) const;
-  FileReader reader() const;
 
   const Database& db_;
   std::map<std::string, std::string> files_;

@@ -4,6 +4,7 @@
 // exported ftcost_ui_* functions below.
 #include "app.hpp"
 #include "host.hpp"
+#include "page_files.hpp"
 #include "platform.hpp"
 
 #include <emscripten/emscripten.h>
@@ -158,6 +159,14 @@ App* woken_app() {
 }  // namespace
 
 std::unique_ptr<PlatformHost> make_platform_host() { return std::make_unique<WebHost>(); }
+
+FileReader page_file_reader() {
+  return [](const std::string& path) -> Result<std::string> {
+    if (g_platform != nullptr && g_platform->app() != nullptr) return g_platform->app()->file_reader()(path);
+    return make_error(Errc::io_error, path,
+                      "is not loaded in this page (the calculator has not started yet)");
+  };
+}
 
 }  // namespace ftcost::web
 

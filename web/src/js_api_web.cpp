@@ -1,8 +1,11 @@
 // The calculator's JavaScript API (site/app.js wraps these as window.ftcost): the core's JSON entry
 // points, callable from the page. Strings in and out are UTF-8; a returned pointer stays valid until
 // the next call of the same function. Never throws: errors are {"error": {code, field, message}}.
+// Every call that resolves a job reads the files the page holds (page_files.hpp): a request naming
+// "dataset/<name>" uses the length file loaded (or brought by a link) in the calculator.
 #include "ftcost/api.hpp"
 #include "ftcost/json_util.hpp"
+#include "page_files.hpp"
 
 #include <emscripten/emscripten.h>
 
@@ -34,20 +37,26 @@ extern "C" {
 // prints.
 EMSCRIPTEN_KEEPALIVE const char* ftcost_estimate(const char* request) {
   static std::string out;
-  return guarded(out, [request] { return ftcost::api::estimate_json(request != nullptr ? request : ""); });
+  return guarded(out, [request] {
+    return ftcost::api::estimate_json(request != nullptr ? request : "", ftcost::web::page_file_reader());
+  });
 }
 
 // request: JSON object of `ftcost compare` flag names -> values. Returns what `ftcost compare --json` prints.
 EMSCRIPTEN_KEEPALIVE const char* ftcost_compare(const char* request) {
   static std::string out;
-  return guarded(out, [request] { return ftcost::api::compare_json(request != nullptr ? request : ""); });
+  return guarded(out, [request] {
+    return ftcost::api::compare_json(request != nullptr ? request : "", ftcost::web::page_file_reader());
+  });
 }
 
 // request: JSON object of the job keys plus the plan's constraint keys. Returns what `ftcost plan --json`
 // prints.
 EMSCRIPTEN_KEEPALIVE const char* ftcost_plan(const char* request) {
   static std::string out;
-  return guarded(out, [request] { return ftcost::api::plan_json(request != nullptr ? request : ""); });
+  return guarded(out, [request] {
+    return ftcost::api::plan_json(request != nullptr ? request : "", ftcost::web::page_file_reader());
+  });
 }
 
 // request: one plan's "request" object; stack: trl, torchtune, axolotl, llamafactory or unsloth. Returns
@@ -55,7 +64,8 @@ EMSCRIPTEN_KEEPALIVE const char* ftcost_plan(const char* request) {
 EMSCRIPTEN_KEEPALIVE const char* ftcost_plan_config(const char* request, const char* stack) {
   static std::string out;
   return guarded(out, [request, stack] {
-    return ftcost::api::plan_config_json(request != nullptr ? request : "", stack != nullptr ? stack : "");
+    return ftcost::api::plan_config_json(request != nullptr ? request : "", stack != nullptr ? stack : "",
+                                         ftcost::web::page_file_reader());
   });
 }
 
@@ -63,7 +73,9 @@ EMSCRIPTEN_KEEPALIVE const char* ftcost_plan_config(const char* request, const c
 // `ftcost scale --json` prints: time, cost, throughput and scaling efficiency against the GPU count.
 EMSCRIPTEN_KEEPALIVE const char* ftcost_scaling(const char* request) {
   static std::string out;
-  return guarded(out, [request] { return ftcost::api::scaling_json(request != nullptr ? request : ""); });
+  return guarded(out, [request] {
+    return ftcost::api::scaling_json(request != nullptr ? request : "", ftcost::web::page_file_reader());
+  });
 }
 
 // what: "models", "gpus", "datasets", "prices" or "table4".

@@ -101,16 +101,24 @@ Result<std::vector<int>> counts_of(const json& v) {
 }  // namespace
 
 std::string estimate_json(const std::string& request_json, long today_days) {
+  return estimate_json(request_json, FileReader(), today_days);
+}
+
+std::string estimate_json(const std::string& request_json, const FileReader& reader, long today_days) {
   today_days = today_or_now(today_days);
   return answer([&]() -> Result<json> {
     FTCOST_TRY(req, job_request(request_json));
     const Database& db = Database::embedded();
-    FTCOST_TRY(in, resolve_request(req, db, nullptr, today_days));
+    FTCOST_TRY(in, resolve_request(req, db, reader, today_days));
     return estimate_job_json(in, db);
   });
 }
 
 std::string plan_json(const std::string& request_json, long today_days) {
+  return plan_json(request_json, FileReader(), today_days);
+}
+
+std::string plan_json(const std::string& request_json, const FileReader& reader, long today_days) {
   today_days = today_or_now(today_days);
   return answer([&]() -> Result<json> {
     FTCOST_TRY(doc, request_object(request_json));
@@ -129,21 +137,30 @@ std::string plan_json(const std::string& request_json, long today_days) {
     for (const auto& [k, v] : req) all[k] = v;
     const Database& db = Database::embedded();
     FTCOST_TRY(pr, parse_plan_request(all, db));
-    FTCOST_TRY(r, plan(pr.job, pr.constraints, db, nullptr, today_days));
+    FTCOST_TRY(r, plan(pr.job, pr.constraints, db, reader, today_days));
     return plan_to_json(r);
   });
 }
 
 std::string plan_config_json(const std::string& request_json, const std::string& stack, long today_days) {
+  return plan_config_json(request_json, stack, FileReader(), today_days);
+}
+
+std::string plan_config_json(const std::string& request_json, const std::string& stack,
+                             const FileReader& reader, long today_days) {
   today_days = today_or_now(today_days);
   return answer([&]() -> Result<json> {
     FTCOST_TRY(req, job_request(request_json));
-    FTCOST_TRY(pc, plan_config(req, stack, Database::embedded(), nullptr, today_days));
+    FTCOST_TRY(pc, plan_config(req, stack, Database::embedded(), reader, today_days));
     return plan_config_to_json(pc);
   });
 }
 
 std::string scaling_json(const std::string& request_json, long today_days) {
+  return scaling_json(request_json, FileReader(), today_days);
+}
+
+std::string scaling_json(const std::string& request_json, const FileReader& reader, long today_days) {
   today_days = today_or_now(today_days);
   return answer([&]() -> Result<json> {
     FTCOST_TRY(doc, request_object(request_json));
@@ -154,7 +171,7 @@ std::string scaling_json(const std::string& request_json, long today_days) {
       doc.erase("counts");
     }
     FTCOST_TRY(req, request_from_json(doc));
-    FTCOST_TRY(s, scaling_series(req, Database::embedded(), nullptr, today_days, counts));
+    FTCOST_TRY(s, scaling_series(req, Database::embedded(), reader, today_days, counts));
     return scaling_to_json(s);
   });
 }
@@ -171,6 +188,10 @@ std::string fit_run_json(const std::string& run_text, const std::string& stack_i
 }
 
 std::string compare_json(const std::string& request_json, long today_days) {
+  return compare_json(request_json, FileReader(), today_days);
+}
+
+std::string compare_json(const std::string& request_json, const FileReader& reader, long today_days) {
   today_days = today_or_now(today_days);
   return answer([&]() -> Result<json> {
     FTCOST_TRY(doc, request_object(request_json));
@@ -199,7 +220,7 @@ std::string compare_json(const std::string& request_json, long today_days) {
       if (!st.ok()) return st.error();
     }
     FTCOST_TRY(req, request_from_json(doc));
-    FTCOST_TRY(rows, compare_gpus(req, Database::embedded(), nullptr, today_days));
+    FTCOST_TRY(rows, compare_gpus(req, Database::embedded(), reader, today_days));
     return compare_to_json(compare_view(rows, view), view);
   });
 }

@@ -3,6 +3,7 @@
 // {"error": {"code": "...", "field": "...", "message": "..."}}.
 #pragma once
 
+#include "ftcost/estimate.hpp"
 #include "ftcost/stack.hpp"
 
 #include <string>
@@ -26,17 +27,23 @@ json gpus_list(const Database& db);
 // values are strings or numbers. Returns exactly what `ftcost estimate --json` prints.
 // `today_days` (days since 1970-01-01) dates the price ages; -1 takes the system clock.
 std::string estimate_json(const std::string& request_json, long today_days = -1);
+// The same with the files a front end holds (the calculator's uploads: "dataset/<name>", "uploaded/<name>"):
+// `reader` serves the paths the request names (a dataset or model file); the signature without it reads no
+// file (a path is refused with a message). The same overload exists for every call below that resolves a job.
+std::string estimate_json(const std::string& request_json, const FileReader& reader, long today_days = -1);
 
 // The job on 1, 2, 4, 8... GPUs of its "gpu" (scaling.hpp): `request_json` takes the `ftcost scale` flags,
 // i.e. the estimate keys with "counts" ("1,2,4,8,16" or [1, 2, 4, 8, 16]). Returns what `ftcost scale --json`
 // prints.
 std::string scaling_json(const std::string& request_json, long today_days = -1);
+std::string scaling_json(const std::string& request_json, const FileReader& reader, long today_days = -1);
 
 // The same job on every GPU: `request_json` takes the `ftcost compare` flags, i.e. the estimate keys but
 // "gpu", "provider", "price-per-hour" and "calibration", with "spot" ("on"/"off": include spot offers),
 // "offers" and "fits-only" (true/false or "on"/"off") and "max-gpus" (a whole number). Rows are instance
 // shapes (compare.hpp). Returns exactly what `ftcost compare --json` prints.
 std::string compare_json(const std::string& request_json, long today_days = -1);
+std::string compare_json(const std::string& request_json, const FileReader& reader, long today_days = -1);
 
 // The plan search (`ftcost plan --json`): `request_json` holds the job keys (as estimate takes them, minus
 // those the plan chooses: gpu, batch, grad-accum, provider, price-per-hour, gpus (count), nodes, parallel...)
@@ -44,12 +51,15 @@ std::string compare_json(const std::string& request_json, long today_days = -1);
 // "minimize", "effective-batch" (lists as "a,b" or JSON arrays; numbers as numbers or strings; spot also
 // true/false). Returns exactly what `ftcost plan --json` prints.
 std::string plan_json(const std::string& request_json, long today_days = -1);
+std::string plan_json(const std::string& request_json, const FileReader& reader, long today_days = -1);
 
 // The runnable config of one plan: `request_json` is a plan's "request" object (estimate keys); `stack` one
 // of trl, torchtune, axolotl, llamafactory, unsloth. Returns {"stack", "command", "files": [{role, name,
 // format, text}]} (the first file is the main config), or an error naming "--config" when the stack cannot
 // run the plan.
 std::string plan_config_json(const std::string& request_json, const std::string& stack, long today_days = -1);
+std::string plan_config_json(const std::string& request_json, const std::string& stack,
+                             const FileReader& reader, long today_days = -1);
 
 // Lists of the embedded database, as JSON arrays.
 std::string models_json();  // models_list(Database::embedded())
