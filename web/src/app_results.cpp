@@ -794,6 +794,37 @@ void App::draw_compare() {
     if (c.fits && std::isfinite(c.hours)) max_hours = std::max(max_hours, c.hours);
   const std::string time_unit = plot::time_unit_for(max_hours);
   const std::string time_header = "Time (" + time_unit + ")";
+  // this job's own row (its GPU, shape and price): it shows the numbers of the cards above (recorded for
+  // tests whether or not the table is scrolled into view)
+  const JobAnswer* ans = has_est_ ? &est_.answer : nullptr;
+  const double data_per_sample = ans != nullptr && ans->qps > 0 ? ans->data_tokens_per_s / ans->qps : 0;
+  auto shape_of = [](const CompareRow& c) {
+    return c.nodes > 1 ? std::to_string(c.nodes) + "x" + std::to_string(c.gpus_per_node)
+                       : std::to_string(c.gpus());
+  };
+  int job_idx = -1;
+  for (std::size_t i = 0; i < compare_.size() && ans != nullptr && job_idx < 0; ++i) {
+    const CompareRow& c = compare_[i];
+    if (c.gpu_id == est_.job.in.gpu.id && c.gpus_per_node == ans->gpus_per_node && c.nodes == ans->nodes &&
+        c.has_price == ans->has_price &&
+        (!c.has_price || (c.provider == ans->price.provider && c.spot == ans->price.spot &&
+                          c.gpu_count == ans->price.gpu_count)))
+      job_idx = static_cast<int>(i);
+  }
+  if (job_idx >= 0) {
+    const CompareRow& c = compare_[static_cast<std::size_t>(job_idx)];
+    cards_["compare.row"] = {c.gpu_id,
+                             shape_of(c),
+                             c.fits ? std::to_string(c.batch) : "-",
+                             plot::fmt_int(c.max_batch),
+                             plot::fmt(c.qps),
+                             plot::fmt_hours_as(c.hours, time_unit) + " " + time_unit,
+                             c.provider,
+                             c.has_price ? price_class_of(c) : "",
+                             c.price_basis,
+                             plot::fmt_usd(c.usd_per_hour),
+                             plot::fmt_usd(c.cost)};
+  }
   if (!ImGui::BeginTable("compare", 10, flags, ImVec2(0, fh * 22))) return;
   ImGui::TableSetupScrollFreeze(0, 1);
   // numbers, providers and costs take their content's width (never cut off); the GPU name gets the rest (its
@@ -854,38 +885,18 @@ void App::draw_compare() {
     }
   }
   const std::string selected = effective("gpu");
-  // this job's own row (its GPU, shape and price): it shows the numbers of the cards above
-  const JobAnswer* ans = has_est_ ? &est_.answer : nullptr;
-  const double data_per_sample = ans != nullptr && ans->qps > 0 ? ans->data_tokens_per_s / ans->qps : 0;
-  bool job_row_seen = false;
   for (int idx : compare_order_) {
     const auto& c = compare_[static_cast<std::size_t>(idx)];
     if (compare_fits_only_ && !c.fits) continue;
     if (!compare_spot_ && c.spot) continue;
     ImGui::PushID(idx);
     ImGui::TableNextRow();
-    const std::string shape = c.nodes > 1 ? std::to_string(c.nodes) + "x" + std::to_string(c.gpus_per_node)
-                                          : std::to_string(c.gpus());
-    const bool job_row = ans != nullptr && !job_row_seen && c.gpu_id == est_.job.in.gpu.id &&
-                         c.gpus_per_node == ans->gpus_per_node && c.nodes == ans->nodes &&
-                         c.has_price == ans->has_price &&
-                         (!c.has_price || (c.provider == ans->price.provider && c.spot == ans->price.spot &&
-                                           c.gpu_count == ans->price.gpu_count));
-    if (job_row) {
-      job_row_seen = true;
-      cards_["compare.row"] = {c.gpu_id,
-                               shape,
-                               plot::fmt_int(c.max_batch),
-                               plot::fmt(c.qps),
-                               plot::fmt_hours_as(c.hours, time_unit) + " " + time_unit,
-                               c.provider,
-                               c.has_price ? price_class_of(c) : "",
-                               c.price_basis,
-                               plot::fmt_usd(c.usd_per_hour),
-                               plot::fmt_usd(c.cost)};
-    }
+    const std::string shape = shape_of(c);
+    const bool job_row = idx == job_idx;
     if (idx == cheapest)
       ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, IM_COL32(40, 120, 70, 150));
+    else if (job_row)
+      ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, IM_COL32(40, 80, 160, 170));
     else if (c.gpu_id == selected)
       ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, IM_COL32(40, 80, 130, 110));
     const ImVec4 fade = ImGui::GetStyle().Colors[ImGuiCol_TextDisabled];
