@@ -479,6 +479,86 @@ try {
     await waitFor(page, (x) => x.app.recomputes > again && x.app.hash === home && !x.app.updating, "back to the default job", 60000);
   }
 
+  // ---- 1e. issue 36: the results speak of the job's shape. For an 8-GPU job and the Qwen3-30B-A3B unsloth job,
+  // every card, the memory bar's total, the table's row of the job and the warnings (what the page drew,
+  // window.ftcost.ui().app.cards) against the "answer" of `ftcost estimate --json` of the same job ----
+  {
+    const jobs = [
+      { name: "job-8gpu", req: { model: "llama-3.1-8b", gpu: "h100-sxm5-80gb", method: "full", gpus: "8", parallel: "zero3", dataset: "math14k" } },
+      { name: "job-qwen3-unsloth", req: { model: "qwen3-30b-a3b", gpu: "h100-sxm5-80gb", method: "lora", dataset: "math14k", stack: "unsloth-2024q4" } },
+    ];
+    const tall = await openPage("", { width: 1440, height: 2400 });
+    const num = (s) => parseFloat(String(s).replace(/[$,]/g, ""));
+    // a shown number agrees with the answer to its shown precision (3 significant digits, or its decimals)
+    const decimals = (s) => { const m = /\.([0-9]+)/.exec(String(s)); return m ? m[1].length : 0; };
+    const near = (shown, want, text) => Number.isFinite(shown) &&
+      Math.abs(shown - want) <= Math.max(0.006 * Math.abs(want), text === undefined ? 0 : 0.5 * 10 ** -decimals(text) * 1.001) + 1e-9;
+    // "1.5 min", "2.3 h", "2.1 d (51 h)" (the cards) or "1.47 min", "2.33 h" (the table) against hours
+    const timeNear = (s, hours) => {
+      const m = /^([0-9.,]+) (min|h|d)\b/.exec(s || "");
+      if (!m) return false;
+      const per = m[2] === "min" ? 1 / 60 : m[2] === "d" ? 24 : 1;
+      return near(num(m[1]), hours / per, m[1]);
+    };
+    for (const job of jobs) {
+      const flags = [];
+      for (const [k, v] of Object.entries(job.req)) flags.push("--" + k, String(v));
+      const cliAnswer = JSON.parse(execFileSync(cli, ["estimate", ...flags, "--json"], { encoding: "utf8" })).answer;
+      const hash = "v=1&" + Object.entries(job.req).map(([k, v]) => `${k}=${v}`).join("&");
+      const before = (await ui(tall.page)).app.recomputes;
+      await tall.page.evaluate((h) => (location.hash = h), hash);
+      const v = await waitFor(tall.page, (x) => x.app.recomputes > before && x.app.request.model === job.req.model && !x.app.updating &&
+        x.app.cards && x.app.cards["compare.row"] && x.app.cards.c_batch, `${job.name}: the page shows the job and its table`, 60000);
+      if (!v) continue;
+      await sleep(400);
+      await tall.page.screenshot({ path: path.join(outDir, job.name + ".png") });
+      const u2 = await ui(tall.page);
+      const c = u2.app.cards, a = cliAnswer, what = (s) => `${job.name}: ${s}`;
+      check(JSON.stringify(u2.app.answer) === JSON.stringify(a), what("the page's typed answer is the CLI's"), { page: u2.app.answer, cli: a });
+      const multi = a.gpus > 1;
+      // batch: the chosen batch, its reason, the largest that fits, the longest context (per GPU)
+      check(c.c_batch[1] === String(a.batch), what(`the batch card headlines batch ${a.batch}`), c.c_batch);
+      check(c.c_batch.includes(a.batch_reason), what("the batch card gives the reason"), c.c_batch);
+      check(!c.c_batch.some((l) => /no context length fits/.test(l)), what("no 'no context length fits' where a context fits"), c.c_batch);
+      const ctx = c.c_batch.find((l) => l.startsWith("longest context: "));
+      check(ctx && near(num(ctx.split(" ")[2]), a.max_seq_len), what(`longest context ${a.max_seq_len} per GPU`), c.c_batch);
+      if (multi) check(/per GPU/.test(c.c_batch[0]) && c.c_batch.some((l) => l.startsWith(`global batch ${a.global_batch} `)), what("the batch card is per GPU with the global batch"), c.c_batch);
+      // memory: the per-GPU peak and its range (never "X to X"), the bar's total the same peak
+      check(near(num(c.c_mem[1]), a.peak_gib), what(`the memory card shows the peak ${a.peak_gib.toFixed(2)} GiB`), c.c_mem);
+      check(!multi || /per GPU/.test(c.c_mem[0]), what("the memory card says per GPU"), c.c_mem);
+      const mr = c.c_mem.map((l) => /^range ([0-9.,]+) to ([0-9.,]+) GiB$/.exec(l)).find((m) => m);
+      check(mr && near(num(mr[1]), a.memory_range_gib[0]) && near(num(mr[2]), a.memory_range_gib[1]) && mr[1] !== mr[2],
+        what("the memory card's range is the answer's"), c.c_mem);
+      const bar = /^peak \(not the sum\) ([0-9.,]+) GiB$/.exec(c["memory.bar"][0]);
+      check(bar && near(num(bar[1]), a.peak_gib), what("the memory bar's total is the peak (not the sum)"), c["memory.bar"]);
+      // throughput, tokens of data and computed, time, cost
+      check(near(num(c.c_tp[1]), a.queries_per_s), what("throughput card = queries_per_s"), c.c_tp);
+      const tk = c.c_tp.map((l) => /^([0-9.,]+) tokens\/s of data \(([0-9.,]+) computed, padding included\)$/.exec(l)).find((m) => m);
+      check(tk && near(num(tk[1]), a.data_tokens_per_s) && near(num(tk[2]), a.tokens_per_s), what("tokens of data and computed"), c.c_tp);
+      const tr = c.c_tp.map((l) => /^range ([0-9.,]+) to ([0-9.,]+) queries\/s$/.exec(l)).find((m) => m);
+      check(tr && near(num(tr[1]), a.queries_per_s_range[0]) && near(num(tr[2]), a.queries_per_s_range[1]), what("throughput range"), c.c_tp);
+      check(timeNear(c.c_time[1], a.hours), what(`time card = ${a.hours.toFixed(3)} h`), c.c_time);
+      check(near(num(c.c_cost[1]), a.cost_usd), what(`cost card = $${a.cost_usd.toFixed(2)}`), c.c_cost);
+      check(c.c_cost.some((l) => l.startsWith(`${a.price.provider}, `) && near(num(l.split(", ")[1]), a.price.usd_per_gpu_hour)),
+        what("cost card names the answer's price"), c.c_cost);
+      // warnings: the answer's, all of them
+      check(JSON.stringify(c.warnings || []) === JSON.stringify(a.warnings), what("the warnings are the answer's"), { page: c.warnings, cli: a.warnings });
+      // the table's row of the job: GPUs, batch, throughput, time, price class, cost
+      const row = c["compare.row"];
+      check(row[1] === String(a.gpus) && row[2] === String(a.batch) && near(num(row[4]), a.queries_per_s) &&
+            timeNear(row[5], a.hours) && row[6] === a.price.provider && row[7] === a.price.class && row[8] === a.price.basis &&
+            near(num(row[10]), a.cost_usd), what("the table's row of the job agrees with the answer"), { row, answer: a });
+      check(!JSON.stringify(c).includes("cover one GPU for now"), what("no stale one-GPU sentence"));
+      if (job.name === "job-qwen3-unsloth") {
+        check(Array.isArray(c["memory.optimizer_step"]), what("the optimizer step is its own thin bar"), c["memory.optimizer_step"]);
+        for (const g of ["2", "4", "8"])
+          check(c["scaling." + g] && c["scaling." + g][0] === "n/a" && /--gpus/.test(c["scaling." + g][1]),
+            what(`scaling: ${g} GPUs greyed out with the reason`), c["scaling." + g]);
+      }
+    }
+    await tall.context.close();
+  }
+
   // ---- 2. native/wasm parity ----
   const configs = [
     { model: "mixtral-8x7b", gpu: "a40", method: "qlora", moe: "sparse", dataset: "math14k", batch: "max" },

@@ -50,6 +50,9 @@ const shots = {
   "state-host-bound": "v=1&model=qwen3-30b-a3b&gpu=h100-sxm5-80gb&method=lora&dataset=math14k&stack=hf-transformers-2024",
   "rtx4090-llama8b-qlora": "v=1&model=llama-3.1-8b&gpu=rtx-4090&method=qlora&stack=hf-trl-2024q4&seq=2048&grad-accum=4",
   "paged-optimizer": "v=1&model=llama-3.2-3b&gpu=rtx-4090&method=full&seq=2048&batch=4&optimizer=paged-adamw",
+  // issue 36: a multi-GPU job (every card per GPU) and a peak that is not the sum of its components
+  "multi-gpu-zero3": "v=1&model=llama-3.1-8b&gpu=h100-sxm5-80gb&method=full&gpus=8&parallel=zero3&dataset=math14k",
+  "qwen3-unsloth-peak": "v=1&model=qwen3-30b-a3b&gpu=h100-sxm5-80gb&method=lora&dataset=math14k&stack=unsloth-2024q4",
 };
 try {
   for (const [name, hash] of Object.entries(shots)) {

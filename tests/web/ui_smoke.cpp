@@ -198,7 +198,66 @@ int main() {
                    {"method", "qlora"},
                    {"batch", "nonsense"}});  // error panel
   run_frames(app, 5, &seen);
+
   CHECK(app.result().contains("error"), "a bad batch should give an error");
+
+  // issue 36: the results speak of the job's shape. A multi-GPU job and the Qwen3-30B-A3B unsloth job: the
+  // cards show the typed answer (per GPU on several), the memory bar sums to the peak (not to every
+  // component: the optimizer step's temporaries are another moment), and no one-GPU sentence is left.
+  for (const ftcost::Request& job : {ftcost::Request{{"model", "llama-3.1-8b"},
+                                                     {"gpu", "h100-sxm5-80gb"},
+                                                     {"method", "full"},
+                                                     {"gpus", "8"},
+                                                     {"parallel", "zero3"},
+                                                     {"dataset", "math14k"}},
+                                     ftcost::Request{{"model", "qwen3-30b-a3b"},
+                                                     {"gpu", "h100-sxm5-80gb"},
+                                                     {"method", "lora"},
+                                                     {"dataset", "math14k"},
+                                                     {"stack", "unsloth-2024q4"}}}) {
+    app.set_request(job);
+    run_frames(app, 6, &seen);
+    const ftcost::JobEstimate* e = app.typed_result();
+    CHECK(e != nullptr, "no typed estimate for %s", job.at("model").c_str());
+    if (e == nullptr) continue;
+    const ftcost::JobAnswer& a = e->answer;
+    const auto ui = ftcost::json::parse(app.debug_json());
+    const auto& cards = ui["cards"];
+    auto lines = [&](const char* id) {
+      std::vector<std::string> v;
+      if (cards.contains(id))
+        for (const auto& l : cards[id]) v.push_back(l.get<std::string>());
+      return v;
+    };
+    auto any = [&](const char* id, const std::string& needle) {
+      for (const auto& l : lines(id))
+        if (l.find(needle) != std::string::npos) return true;
+      return false;
+    };
+    CHECK(ui["answer"] == ftcost::answer_to_json(a), "the page's answer is not the typed one");
+    const auto batch = lines("c_batch");
+    CHECK(batch.size() > 1 && batch[1] == std::to_string(a.batch), "batch card shows %s, the answer %lld",
+          batch.size() > 1 ? batch[1].c_str() : "nothing", static_cast<long long>(a.batch));
+    CHECK(!any("c_batch", "no context length fits"), "batch card: no context length fits");
+    CHECK(any("c_batch", a.batch_choice.reason), "batch card lacks the reason");
+    CHECK(a.gpus == 1 || any("c_mem", "per GPU") || lines("c_mem")[0].find("per GPU") != std::string::npos,
+          "memory card does not say per GPU");
+    CHECK(any("c_tp", "tokens/s of data ("), "throughput card lacks tokens of data");
+    const auto bar = lines("memory.bar");
+    double sum = 0;
+    for (std::size_t i = 1; i < bar.size(); ++i)
+      sum += std::atof(bar[i].substr(bar[i].rfind(' ') + 1).c_str());
+    CHECK(!bar.empty() && std::fabs(sum - a.peak_gib) < 0.02 * a.peak_gib, "memory bar sums to %g, peak %g",
+          sum, a.peak_gib);
+    if (job.at("model") == "qwen3-30b-a3b")
+      CHECK(cards.contains("memory.optimizer_step"), "the optimizer step is not drawn apart");
+    CHECK(lines("warnings") == a.warnings, "the warnings are not the answer's");
+    if (a.gpus > 1) {
+      const auto row = lines("compare.row");
+      CHECK(row.size() > 4 && row[1] == "8" && row[2] == std::to_string(a.batch),
+            "the table's row of the job: %s", row.empty() ? "none" : ftcost::json(row).dump().c_str());
+    }
+  }
 
   // a shared link restores its state
   const std::string link =

@@ -804,7 +804,9 @@ void App::recompute() {
     for (const auto& o : job_options())
       if (o.default_rule && eff.count(o.key) == 0) table_defaults_[o.key] = o.default_rule(st).value;
   }
-  result_ = engine_.estimate(eff);
+  has_est_ = false;
+  result_ = engine_.estimate(eff, &est_);
+  has_est_ = !result_.contains("error");
   tables_request_ = eff;
   tables_pending_ = 0;
   if (!result_.contains("error")) {
@@ -892,6 +894,8 @@ std::string App::debug_json() const {
       if (result_.contains(k)) r[k] = result_[k];
   }
   j["result"] = r;
+  // the typed answer the cards were drawn from (answer_to_json: the "answer" of `ftcost estimate --json`)
+  j["answer"] = has_est_ ? answer_to_json(est_.answer) : json();
   json plan = json::object();
   plan["constraints"] = state_.plan;
   plan["pending"] = plan_pending_;
@@ -950,6 +954,7 @@ void App::frame() {
       recompute();
     } catch (const std::exception& ex) {
       result_ = json{{"error", {{"code", "internal"}, {"field", ""}, {"message", ex.what()}}}};
+      has_est_ = false;
       dirty_ = false;
       tables_pending_ = 0;
     }

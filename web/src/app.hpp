@@ -69,6 +69,9 @@ class App {
   Request effective_request() const;      // the state's request + the user's calibration for this GPU
   Request effective_of(Request r) const;  // `r` + the user's calibration (and run) for its GPU
   const json& result() const { return result_; }
+  // The same estimate, typed (nullptr when the inputs give none): every card, the memory bar, the warnings
+  // and the table's row of this job read its JobAnswer, so a renamed field fails to compile.
+  const JobEstimate* typed_result() const { return has_est_ ? &est_ : nullptr; }
   // Newest first; at most kMaxNotices.
   const std::vector<Notice>& notices() const { return notices_; }
   static constexpr std::size_t kMaxNotices = 8;
@@ -208,6 +211,8 @@ class App {
   std::string last_hash_;
   bool dirty_ = true;
   json result_;
+  JobEstimate est_;  // result_'s JobEstimate (has_est_: result_ is an estimate, not an error)
+  bool has_est_ = false;
   Resolution resolution_;                              // of the effective request, for the inputs panel
   std::map<std::string, std::string> table_defaults_;  // option key -> its default rule's value (recompute)
   std::map<std::string, std::string> edits_;           // text typed into a number field

@@ -4,6 +4,7 @@
 #include "app.hpp"
 #include "ftcost/job_compare.hpp"
 #include "ftcost/paper.hpp"
+#include "ftcost/units.hpp"
 #include "imgui.h"
 #include "json_get.hpp"
 #include "plot.hpp"
@@ -16,15 +17,6 @@
 namespace ftcost::web {
 
 namespace {
-
-bool range_of(const json& j, const std::string& key, double* lo, double* hi) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_array() || it->size() != 2 || !(*it)[0].is_number() || !(*it)[1].is_number())
-    return false;
-  *lo = (*it)[0].get<double>();
-  *hi = (*it)[1].get<double>();
-  return true;
-}
 
 // A headline card: title, big value with its unit, up to three short lines under it. `shown` records
 // what it drew (title, value, unit, lines) for tests.
@@ -135,34 +127,79 @@ Badge calibration_badge(const YourCalibration& c) {
   return b;
 }
 
+// The memory components, typed: a renamed field of MemoryBreakdown fails to compile here.
 struct MemInfo {
-  const char* key;
+  double MemoryBreakdown::*field;
   const char* label;
   const char* tip;
 };
 constexpr MemInfo kMem[] = {
-    {"weights", "weights",
+    {&MemoryBreakdown::weights, "weights",
      "Base model weights as stored: 16-bit, or NF4/int8 with block scales for QLoRA (parts that stay 16-bit "
      "included)."},
-    {"trainable_params", "adapters",
+    {&MemoryBreakdown::trainable_params, "adapters",
      "Trainable parameters kept apart from the weights (LoRA adapters, fp32)."},
-    {"gradients", "gradients", "Gradients of the trainable parameters."},
-    {"optimizer_states", "optimizer",
+    {&MemoryBreakdown::gradients, "gradients", "Gradients of the trainable parameters."},
+    {&MemoryBreakdown::optimizer_states, "optimizer",
      "Optimizer states of the trainable parameters (AdamW: two per parameter)."},
-    {"autocast_copies", "autocast copies", "16-bit copies of fp32 trainable weights made by autocast."},
-    {"activations", "activations",
+    {&MemoryBreakdown::autocast_copies, "autocast copies",
+     "16-bit copies of fp32 trainable weights made by autocast."},
+    {&MemoryBreakdown::activations, "activations",
      "Activations saved for the backward pass (with checkpointing: layer inputs + one layer's recompute "
      "peak), MoE routed copies and expert intermediates."},
-    {"logits", "logits + loss",
+    {&MemoryBreakdown::logits, "logits + loss",
      "Logits and loss over the vocabulary, often upcast to fp32: large for big vocabularies."},
-    {"dequant_buffers", "dequant buffers", "QLoRA: temporary dequantized weights."},
-    {"cuda_context", "CUDA context", "CUDA context and library workspaces (cuBLAS, ...)."},
-    {"allocator_overhead", "allocator", "PyTorch caching-allocator fragmentation and reserve."},
-    {"optimizer_step_temp", "step temporaries",
+    {&MemoryBreakdown::dequant_buffers, "dequant buffers", "QLoRA: temporary dequantized weights."},
+    {&MemoryBreakdown::cuda_context, "CUDA context", "CUDA context and library workspaces (cuBLAS, ...)."},
+    {&MemoryBreakdown::allocator_overhead, "allocator",
+     "PyTorch caching-allocator fragmentation and reserve."},
+    {&MemoryBreakdown::optimizer_step_temp, "step temporaries",
      "Foreach AdamW's temporary at the optimizer step (sqrt of every exp_avg_sq, one state-sized list): it "
      "exists beside every gradient once activations and logits are freed. Fused AdamW and 8-bit optimizers "
      "have none."},
 };
+// What sharding adds to each rank (more than one GPU).
+struct RankInfo {
+  double RankMemory::*field;
+  const char* label;
+  const char* tip;
+};
+constexpr RankInfo kRankMem[] = {
+    {&RankMemory::fp32_grad_partition, "fp32 grad partition",
+     "DeepSpeed ZeRO's fp32 gradient partition / FSDP's sharded fp32 gradients."},
+    {&RankMemory::gather_buffers, "gather buffers",
+     "FSDP unit all-gather and prefetch, ZeRO-3 live parameters."},
+    {&RankMemory::bucket_buffers, "bucket buffers", "DDP gradient buckets, ZeRO reduce/all-gather buckets."},
+    {&RankMemory::nccl_buffers, "NCCL buffers", "Communicator buffers."},
+};
+
+// The breakdown a memory view shows: the one GPU's, or one rank's base components.
+const MemoryBreakdown& memory_of(const JobEstimate& e) {
+  return e.pe.is_single ? e.pe.single.memory : e.pe.memory.base;
+}
+// What sharding adds on every rank at every moment (0 on one GPU).
+double rank_extras(const JobEstimate& e) {
+  if (e.pe.is_single) return 0;
+  double x = 0;
+  for (const auto& r : kRankMem) x += e.pe.memory.*r.field;
+  return x;
+}
+// Paged optimizer states that do not fit beside the rest (in host RAM, not in the GPU's memory), GiB.
+double paged_gib(const JobEstimate& e) {
+  const double usable = e.answer.usable_gib * kGiB;
+  return (e.pe.is_single ? e.pe.single.memory.paged_out(usable) : e.pe.memory.paged_out(usable)) / kGiB;
+}
+
+// "fresh", "stale" or "undated": a table row's price class (compare.cpp's rule, price_class()'s).
+std::string price_class_of(const CompareRow& c) {
+  return c.date.empty() ? "undated" : c.stale ? "stale" : "fresh";
+}
+
+// "41,700 tokens/s of data (61,000 computed, padding included)": every place that shows a token rate.
+std::string tokens_line(double data_tps, double computed_tps) {
+  return plot::fmt(data_tps) + " tokens/s of data (" + plot::fmt(computed_tps) +
+         " computed, padding included)";
+}
 
 struct BreakdownInfo {
   const char* key;
@@ -185,15 +222,14 @@ std::string nice_key(std::string k) {
 // More than one GPU: the strategy, why it was chosen, and each collective's time (exposed vs overlapped).
 void App::draw_parallel() {
   const json& p = jat(result_, "parallel");
-  if (!p.is_object()) return;
+  if (!p.is_object() || !has_est_) return;
   mark("parallel");
+  const JobAnswer& a = est_.answer;
   ImGui::TextColored(
       style::kAccent,
       "%s on %d GPUs (%d per node x %d nodes): step %s s = compute %s + exposed communication %s",
-      jstr(p, "strategy").c_str(), static_cast<int>(jnum(result_, "gpus")),
-      static_cast<int>(jnum(p, "gpus_per_node")), static_cast<int>(jnum(p, "nodes")),
-      plot::fmt(jnum(result_, "step_time_s")).c_str(), plot::fmt(jnum(p, "compute_s")).c_str(),
-      plot::fmt(jnum(p, "communication_exposed_s")).c_str());
+      a.strategy.c_str(), a.gpus, a.gpus_per_node, a.nodes, plot::fmt(a.step_s).c_str(),
+      plot::fmt(est_.pe.compute_s).c_str(), plot::fmt(est_.pe.comm_exposed_s).c_str());
   if (begin_table("comm", {"collective", "op", "where", "time s", "exposed s"})) {
     for (const auto& c : jat(p, "communication")) {
       ImGui::TableNextRow();
@@ -253,8 +289,9 @@ void App::draw_results() {
   draw_pinned();
   draw_parallel();
   const float fh = ImGui::GetFontSize();
-  const bool fits =
-      jnum(result_, "batch_size", 0.0) > 0 && jstr(result_, "memory_state", "fits") != "does_not_fit";
+  const bool fits = has_est_ && est_.answer.fits;
+  // the batch sweep is the one-GPU estimate's (batch_sweep): drawn for a one-GPU job only
+  const bool one_gpu = has_est_ && est_.pe.is_single;
   if (ImGui::GetContentRegionAvail().x > fh * 44) {
     if (ImGui::BeginTable("row2", 2, ImGuiTableFlags_SizingStretchProp)) {
       ImGui::TableSetupColumn("left", ImGuiTableColumnFlags_WidthStretch, 1.35f);
@@ -264,9 +301,7 @@ void App::draw_results() {
       draw_memory();
       ImGui::Spacing();
       ImGui::Spacing();
-      if (fits && !result_.contains("parallel")) draw_throughput_plot();
-      if (result_.contains("parallel"))
-        ImGui::TextDisabled("The batch sweep and the GPU x provider table cover one GPU for now.");
+      if (fits && one_gpu) draw_throughput_plot();
       ImGui::TableNextColumn();
       ImGui::Indent(fh * 0.6f);
       if (fits) draw_step_time();
@@ -277,7 +312,7 @@ void App::draw_results() {
     draw_memory();
     if (fits) draw_step_time();
     ImGui::Spacing();
-    if (fits && !result_.contains("parallel")) draw_throughput_plot();
+    if (fits && one_gpu) draw_throughput_plot();
   }
   ImGui::Spacing();
   draw_scaling();  // app_scaling.cpp
@@ -289,7 +324,11 @@ void App::draw_results() {
 
 void App::draw_headline() {
   mark("headline");
-  const json& r = result_;
+  if (!has_est_) return;
+  const JobEstimate& e = est_;
+  const JobAnswer& a = e.answer;
+  const Inputs& in = e.job.in;
+  const bool multi = a.gpus > 1;
   const float fh = ImGui::GetFontSize();
   const float avail = ImGui::GetContentRegionAvail().x;
   const int per_row = avail > fh * 52 ? 5 : avail > fh * 30 ? 3 : 2;
@@ -301,109 +340,143 @@ void App::draw_headline() {
   const float h =
       ImGui::GetTextLineHeight() * 4 + big_line + st.ItemSpacing.y * 4 + st.WindowPadding.y * 2 + 2;
   std::vector<CardSpec> specs;
-  const json& gpu = jat(r, "gpu");
-  const json& in = jat(r, "inputs");
-  const double maxb = jnum(r, "max_batch_size");
-  const double batch = jnum(r, "batch_size");
   // a batch that does not fit has no time or cost to show (the memory card says why)
-  const bool fits = batch > 0 && jstr(r, "memory_state", "fits") != "does_not_fit";
+  const bool fits = a.fits;
   {
-    std::string sub1 = maxb > 0 ? "of up to " + plot::fmt_int(jnum(r, "memory_seq_len")) + " tokens each"
-                                : "even 1 sample does not fit";
-    std::string sub2;
-    if (fits && batch != maxb)
-      sub2 = "running batch " + plot::fmt_int(batch) + (batch > maxb ? ": does NOT fit" : "");
-    // the longest padded sequence that fits at batch 1 (the core's max_seq_len_batch1)
-    const double max_ctx = jnum(r, "max_seq_len_batch1");
-    const std::string sub3 =
-        max_ctx > 0 ? "longest context: " + plot::fmt_int(max_ctx) + " tokens" : "no context length fits";
+    // the answer to the question asked: the chosen (micro-)batch and why; the largest that fits beside it
+    const BatchChoice& bc = a.batch_choice;
+    std::vector<std::string> subs;
+    if (a.max_batch <= 0)
+      subs.push_back(multi ? "even 1 sample per GPU does not fit" : "even 1 sample does not fit");
+    else if (a.batch > a.max_batch)
+      subs.push_back("batch " + plot::fmt_int(static_cast<double>(a.batch)) + ": does NOT fit (max " +
+                     plot::fmt_int(static_cast<double>(a.max_batch)) + ")");
+    if (!bc.reason.empty() && a.max_batch > 0) subs.push_back(bc.reason);
+    if (bc.largest > a.batch && a.max_batch > 0)
+      subs.push_back(
+          "largest that fits (upper end of the range): " + plot::fmt_int(static_cast<double>(bc.largest)) +
+          (bc.largest_qps > 0 ? ", slower: " + plot::fmt(bc.largest_qps) + " samples/s" : std::string()));
+    if (multi && a.max_batch > 0)
+      subs.push_back("global batch " + plot::fmt_int(static_cast<double>(a.global_batch)) + " per step (" +
+                     plot::fmt_int(static_cast<double>(a.batch)) + " x " + std::to_string(a.grad_accum) +
+                     " accumulated x " + std::to_string(e.pe.dp) + " replicas)");
+    // the longest padded sequence that fits at batch 1 (per GPU on several)
+    subs.push_back(a.max_seq_len > 0 ? "longest context: " + plot::fmt_int(a.max_seq_len) + " tokens" +
+                                           (multi ? " per GPU at batch 1" : "")
+                                     : "no context length fits");
+    const bool ok = a.max_batch > 0 && a.batch > 0 && a.batch <= a.max_batch;
     specs.push_back(make_card(
-        "c_batch", "Max batch size", maxb > 0 ? plot::fmt_int(maxb) : "none",
-        maxb <= 0   ? ""
-        : maxb == 1 ? "sample"
-                    : "samples",
-        {sub1, sub2, sub3},
-        "The largest batch whose peak memory fits in the GPU's usable memory (first-principles memory "
-        "model). Longest context: the longest padded sequence whose step fits at batch 1.",
-        maxb > 0 ? style::kAccent : style::kBad));
+        "c_batch", multi ? "Batch per GPU" : "Batch size",
+        a.batch > 0 ? plot::fmt_int(static_cast<double>(a.batch)) : "none",
+        a.batch <= 0   ? ""
+        : a.batch == 1 ? "sample"
+                       : "samples",
+        subs,
+        "The batch the time and cost are for" + std::string(multi ? " (the micro-batch on each GPU)" : "") +
+            ": by default the fastest whose memory range's upper end fits (--batch fastest); --batch max "
+            "takes the largest, --batch N a given one. Largest that fits: " +
+            plot::fmt_int(static_cast<double>(a.max_batch)) + " at the memory range's low end, " +
+            plot::fmt_int(static_cast<double>(a.max_batch_range_fit)) +
+            " at its upper end. Longest context: the longest padded sequence whose step fits at batch 1.",
+        ok ? style::kAccent : style::kBad));
   }
   {
-    const json& mem = jat(r, "memory_gib");
-    const json& mm = jat(r, "memory_model");
-    // paged optimizer states that do not fit live in host RAM (paged_out_gib), not in the GPU's memory
-    const double paged = jnum(r, "paged_out_gib");
-    double used = jnum(mem, "total") - paged, usable = jnum(mm, "usable_gib");
+    const double paged = paged_gib(e);
+    const double used = a.peak_gib - paged, usable = a.usable_gib;
     // The core's state: fits (green), tight (above 92% of usable: amber), does not fit (red, needed vs
     // available — at batch 1 when not even one sample fits).
-    const std::string state = jstr(r, "memory_state", used <= usable ? "fits" : "does_not_fit");
+    const std::string& state = a.memory_state;
     const bool no_fit = state == "does_not_fit";
-    const std::string title = no_fit             ? "Does not fit"
-                              : state == "tight" ? "Peak memory (tight)"
-                                                 : "Peak memory";
+    const std::string title = std::string(no_fit             ? "Does not fit"
+                                          : state == "tight" ? "Peak memory (tight)"
+                                                             : "Peak memory") +
+                              (multi ? " per GPU" : "");
     const std::string sub =
-        no_fit ? "vs " + plot::fmt(usable) + " GiB usable" + std::string(maxb > 0 ? "" : " (batch 1)")
+        no_fit ? "vs " + plot::fmt(usable) + " GiB usable" + std::string(a.max_batch > 0 ? "" : " (batch 1)")
                : "of " + plot::fmt(usable) + " GiB usable (" +
-                     plot::fmt_int(jnum(r, "memory_fraction") * 100) + "%)";
-    // the range from the stack's memory uncertainty (memory_range_gib)
-    const json& range = jat(r, "memory_range_gib");
-    const std::string range_line = range.is_object() ? "range " + plot::fmt(jnum(range, "low")) + " to " +
-                                                           plot::fmt(jnum(range, "high")) + " GiB"
-                                                     : std::string();
+                     plot::fmt_int(usable > 0 ? used / usable * 100 : 0) + "%)";
+    // the range from the stack's memory uncertainty (per GPU on several)
+    const std::string range_line =
+        a.memory_high_gib > a.memory_low_gib
+            ? "range " + plot::fmt(a.memory_low_gib) + " to " + plot::fmt(a.memory_high_gib) + " GiB"
+            : std::string();
+    const std::string on = multi ? "each of " + std::to_string(a.gpus) + " x " + in.gpu.name + " (" +
+                                       plot::fmt(in.gpu.memory_gib) + " GiB), " + a.strategy
+                                 : "on " + in.gpu.name + " (" + plot::fmt(in.gpu.memory_gib) + " GiB)";
     specs.push_back(make_card(
-        "c_mem", title.c_str(), plot::fmt(used), "GiB",
+        "c_mem", title, plot::fmt(used), "GiB",
         {sub, paged > 0 ? "+ " + plot::fmt(paged) + " GiB of optimizer states paged to host RAM" : range_line,
-         "on " + jstr(gpu, "name", "the GPU") + " (" + plot::fmt(jnum(gpu, "memory_gib")) + " GiB)"},
-        "Peak memory of one training step at the batch size shown, against what the GPU lets a process "
-        "allocate. Tight: above 92% of the usable memory, where allocator fragmentation or a longer batch "
-        "can run out of memory.",
+         on},
+        "Peak memory of one training step" + std::string(multi ? " on each GPU (one rank)" : "") +
+            " at the batch size shown: the largest of the step's moments, not the sum of every component "
+            "(the bar below). Against what the GPU lets a process allocate. Tight: above 92% of the usable "
+            "memory, where allocator fragmentation or a longer batch can run out of memory.",
         no_fit             ? style::kBad
         : state == "tight" ? style::kWarn
                            : style::kGood));
   }
   // the numbers that use the step time carry the "calibrated" badge when a calibration is in use
-  const YourCalibration* cal = jflag(r, "calibrated", false) ? calibration_in_use() : nullptr;
+  const YourCalibration* cal = jflag(result_, "calibrated", false) ? calibration_in_use() : nullptr;
   const Badge badge = cal != nullptr ? calibration_badge(*cal) : Badge{};
   const Badge* cal_badge = cal != nullptr ? &badge : nullptr;
+  const std::string gpus_text = multi ? std::to_string(a.gpus) + " GPUs (" + std::to_string(a.gpus_per_node) +
+                                            " per node x " + std::to_string(a.nodes) + ")"
+                                      : std::string("one GPU");
   if (fits) {
-    double q = jnum(r, "throughput_queries_per_s"), lo = q, hi = q;
-    range_of(r, "throughput_queries_per_s_range", &lo, &hi);
-    const json& stack = jat(r, "stack");
-    const std::string stack_version = jstr(stack, "version");
+    const StackProfile& stack = in.stack;
     // calibrated: the spec-sheet figure beside it ("spec sheet 4.05 -> 2.48 calibrated")
-    std::string third = "stack " + jstr(stack, "id");
+    std::string third = "stack " + stack.id;
     if (cal != nullptr)
       for (const auto& row : jat(calibration_comparison_, "rows"))
         if (jstr(row, "metric") == "throughput_queries_per_s" && jat(row, "a").is_number())
-          third = "spec sheet " + plot::fmt(jnum(row, "a")) + " -> " + plot::fmt(q) + " calibrated";
+          third = "spec sheet " + plot::fmt(jnum(row, "a")) + " -> " + plot::fmt(a.qps) + " calibrated";
     specs.push_back(make_card(
-        "c_tp", "Throughput", plot::fmt(q), "queries/s",
-        {plot::fmt(jnum(r, "throughput_tokens_per_s")) + " tokens/s",
-         "range " + plot::fmt(lo) + " to " + plot::fmt(hi) + " queries/s", third},
-        "Samples (queries) processed per second at this batch size, with the model's uncertainty range.\n"
-        "Software stack: " +
-            jstr(stack, "name") + (stack_version.empty() ? std::string() : "\nVersions: " + stack_version),
+        "c_tp", "Throughput", plot::fmt(a.qps), "queries/s",
+        {tokens_line(a.data_tokens_per_s, a.tokens_per_s),
+         a.qps_high > a.qps_low
+             ? "range " + plot::fmt(a.qps_low) + " to " + plot::fmt(a.qps_high) + " queries/s"
+             : std::string(),
+         multi ? "all " + std::to_string(a.gpus) + " GPUs together, " + third : third},
+        "Samples (queries) processed per second at this batch size" +
+            std::string(multi ? ", by all the job's GPUs" : "") +
+            ", with the model's uncertainty range. Tokens of data: the samples' own tokens; computed: the "
+            "padded batch the GPUs run (padding included).\nSoftware stack: " +
+            stack.display_name + (stack.version.empty() ? std::string() : "\nVersions: " + stack.version),
         style::kAccent, cal_badge));
-    const double epochs = jnum(in, "epochs");
+    const double epochs = in.workload.epochs;
     specs.push_back(make_card(
-        "c_time", "Training time", plot::fmt_hours(jnum(r, "time_hours")), "",
-        {plot::fmt_int(jnum(in, "queries")) + " queries",
-         "x " + plot::fmt_compact(epochs) + (epochs == 1 ? " epoch" : " epochs") + ", " +
-             (jnum(r, "gpus") > 1 ? plot::fmt_int(jnum(r, "gpus")) + " GPUs" : std::string("one GPU"))},
-        "Queries x epochs / throughput.", style::kAccent, cal_badge));
-    if (r.contains("cost_usd") && r["cost_usd"].is_number()) {
-      double c = jnum(r, "cost_usd"), clo = c, chi = c;
-      range_of(r, "cost_usd_range", &clo, &chi);
-      const json& price = jat(r, "price");
-      std::string line =
-          jstr(price, "provider") + ", " + plot::fmt_usd(jnum(price, "usd_per_gpu_hour")) + "/GPU-h";
-      if (jstr(price, "kind") == "spot") line += " spot";
-      if (jflag(price, "stale", false)) line += " (stale)";
+        "c_time", "Training time", plot::fmt_hours(a.hours), "",
+        {plot::fmt_int(in.workload.queries) + " queries",
+         "x " + plot::fmt_compact(epochs) + (epochs == 1 ? " epoch" : " epochs") + ", " + gpus_text,
+         a.hours_high > a.hours_low
+             ? "range " + plot::fmt_hours(a.hours_low) + " to " + plot::fmt_hours(a.hours_high)
+             : std::string()},
+        "Queries x epochs / throughput (on several GPUs: whole optimizer steps x the step time); range from "
+        "the throughput range.",
+        style::kAccent, cal_badge));
+    if (a.has_price) {
+      const PriceChoice& p = a.price;
+      const std::string cls = price_class(p);
+      std::string line = (p.provider.empty() ? std::string("your price") : p.provider) + ", " +
+                         plot::fmt_usd(p.usd_per_hour) + "/GPU-h";
+      if (p.spot) line += " spot";
+      if (cls != "fresh" && p.basis != "given") line += " (" + cls + ")";
+      std::string shape;
+      if (multi) shape = "x " + std::to_string(a.gpus) + " GPUs = " + plot::fmt_usd(a.usd_per_hour) + "/h";
+      if (p.basis == "per-gpu")
+        shape += std::string(shape.empty() ? "" : "; ") + "per-GPU price: no " +
+                 std::to_string(a.gpus_per_node) + "-GPU instance is priced";
       specs.push_back(make_card(
-          "c_cost", "Cost", plot::fmt_usd(c), "",
-          {line, "range " + plot::fmt_usd(clo) + " to " + plot::fmt_usd(chi)},
-          "Training time x price per GPU-hour" +
-              (jstr(price, "date").empty() ? std::string() : " (price dated " + jstr(price, "date") + ")") +
-              "; range from the throughput range.",
+          "c_cost", "Cost", plot::fmt_usd(a.cost), "",
+          {line, shape,
+           a.cost_high > a.cost_low
+               ? "range " + plot::fmt_usd(a.cost_low) + " to " + plot::fmt_usd(a.cost_high)
+               : std::string()},
+          "Training time x price per GPU-hour x GPUs" +
+              (p.date.empty() ? std::string(" (undated price)") : " (price dated " + p.date + ")") +
+              "; basis " + p.basis +
+              " (instance: an instance of the job's GPUs per node; per-gpu: another size's per-GPU price; "
+              "given: your price); range from the throughput range.",
           style::kGood, cal_badge));
     } else {
       specs.push_back(make_card("c_cost", "Cost", "no price", "",
@@ -421,34 +494,34 @@ void App::draw_headline() {
     if ((i + 1) % static_cast<std::size_t>(per_row) != 0 && i + 1 < specs.size()) ImGui::SameLine();
   }
   {
-    // the software stack the numbers are for, with its versions (the estimate's "stack")
-    const json& stack = jat(r, "stack");
-    const std::string version = jstr(stack, "version");
+    // the software stack the numbers are for, with its versions
+    const StackProfile& stack = in.stack;
     const std::string line =
-        "Software stack: " + jstr(stack, "name", jstr(stack, "id")) + " [" + jstr(stack, "id") + "]" +
-        (version.empty() ? std::string("; versions not recorded") : "; versions: " + version);
+        "Software stack: " + (stack.display_name.empty() ? stack.id : stack.display_name) + " [" + stack.id +
+        "]" +
+        (stack.version.empty() ? std::string("; versions not recorded") : "; versions: " + stack.version);
     muted_text_wrapped(line);
     cards_["stack"] = {line};
   }
 
-  // warnings from the core, always visible
-  const json& warnings = jat(r, "warnings");
-  if (warnings.is_array() && !warnings.empty()) {
+  // warnings from the core (already about this shape), always visible
+  if (!a.warnings.empty()) {
     mark("warnings");
     ImGui::PushStyleColor(ImGuiCol_ChildBg, style::kWarnBg);
     float hh = fh * 0.8f;
     const float wrap = ImGui::GetContentRegionAvail().x - fh * 1.6f;
-    for (const auto& wmsg : warnings)
-      hh += ImGui::CalcTextSize(("! " + wmsg.get<std::string>()).c_str(), nullptr, false, wrap).y + 4;
+    for (const auto& wmsg : a.warnings)
+      hh += ImGui::CalcTextSize(("! " + wmsg).c_str(), nullptr, false, wrap).y + 4;
     ImGui::BeginChild("warnings", ImVec2(0, hh), false,
                       ImGuiWindowFlags_AlwaysUseWindowPadding | ImGuiWindowFlags_NoScrollbar);
     ImGui::PushTextWrapPos(wrap);
-    for (const auto& wmsg : warnings) ImGui::TextWrapped("! %s", wmsg.get<std::string>().c_str());
+    for (const auto& wmsg : a.warnings) ImGui::TextWrapped("! %s", wmsg.c_str());
     ImGui::PopTextWrapPos();
     ImGui::EndChild();
     ImGui::PopStyleColor();
+    cards_["warnings"] = a.warnings;
   }
-  const json& defaults = jat(r, "defaults_applied");
+  const json& defaults = jat(result_, "defaults_applied");
   if (defaults.is_array() && !defaults.empty()) {
     std::string title = "Defaults applied (" + std::to_string(defaults.size()) + ")";
     if (ImGui::TreeNode("defaults", "%s", title.c_str())) {
@@ -461,57 +534,98 @@ void App::draw_headline() {
 
 void App::draw_memory() {
   mark("memory");
-  const json& mem = jat(result_, "memory_gib");
-  const json& mm = jat(result_, "memory_model");
-  const double batch = jnum(result_, "batch_size");
-  std::string title = batch > 0 ? "Memory at batch " + plot::fmt_int(batch) : "Memory at batch 1";
+  if (!has_est_) return;
+  const JobEstimate& e = est_;
+  const JobAnswer& a = e.answer;
+  const bool multi = a.gpus > 1;
+  const MemoryBreakdown& mb = memory_of(e);
+  std::string title = (a.batch > 0 ? "Memory at batch " + plot::fmt_int(static_cast<double>(a.batch))
+                                   : std::string("Memory at batch 1")) +
+                      (multi ? " per GPU (one rank)" : "");
   section_title(title.c_str(),
-                "Every component of the peak memory of one step, in GiB, against the GPU's usable memory");
+                "The components present at the step's peak moment, in GiB, against the GPU's usable memory: "
+                "their sum is the peak. A component that exists only at another moment (the optimizer "
+                "step's temporaries) is in the thin bar under it, not in the peak's bar.");
+  // The bar stacks what exists at the peak moment (MemoryBreakdown::at_peak(): its plain sum is the peak);
+  // what sharding adds on each rank exists at every moment.
+  const MemoryBreakdown at = mb.at_peak();
+  const double paged = paged_gib(e);
   std::vector<plot::Segment> segs;
-  std::set<std::string> known;
+  std::vector<std::string> shown;
+  double sum = 0;
   int ci = 0;
-  // A phase peak (stack profile peak_model "phases"): the bar stacks what exists at the peak moment, which
-  // sums to the peak; the sizes of the others are in the tooltip.
-  const json& at_peak = jat(mem, "at_peak");
-  const json& parts = at_peak.is_object() ? at_peak : mem;
-  for (const auto& m : kMem) {
-    known.insert(m.key);
-    if (parts.contains(m.key) && parts[m.key].is_number()) {
-      double v = parts[m.key].get<double>();
-      // paged optimizer states: only what stays on the GPU is in the bar (the rest is in host RAM)
-      if (std::string(m.key) == "optimizer_states") v = std::max(0.0, v - jnum(result_, "paged_out_gib"));
-      segs.push_back(plot::Segment{m.label, v, plot::color(ci, 0.9f), m.tip});
+  auto add = [&](const char* label, double gib, const char* tip) {
+    if (gib > 0) {
+      segs.push_back(plot::Segment{label, gib, plot::color(ci, 0.9f), tip});
+      shown.push_back(std::string(label) + " " + plot::fmt(gib, 4));
+      sum += gib;
     }
     ++ci;
+  };
+  for (const auto& m : kMem) {
+    double v = at.*m.field / kGiB;
+    // paged optimizer states: only what stays on the GPU is in the bar (the rest is in host RAM)
+    if (m.field == &MemoryBreakdown::optimizer_states) v = std::max(0.0, v - paged);
+    add(m.label, v, m.tip);
   }
-  for (auto it = parts.begin(); it != parts.end(); ++it)
-    if (it.key() != "total" && !known.count(it.key()) && it->is_number())
-      segs.push_back(plot::Segment{nice_key(it.key()), it->get<double>(), plot::color(ci++, 0.9f), ""});
-  plot::stacked_bar("mem", 0, segs, jnum(mm, "usable_gib"), "GiB", "usable");
-  const json& ph = jat(mem, "phases");
-  if (ph.is_object()) {
-    const std::string at = jstr(mem, "peak_phase");
-    auto star = [&](const char* k) { return at == k ? " (peak)" : ""; };
+  if (!e.pe.is_single)
+    for (const auto& r : kRankMem) add(r.label, e.pe.memory.*r.field / kGiB, r.tip);
+  const double usable = a.usable_gib;
+  const MemoryBreakdown::Phases ph = mb.phases();
+  const double extras = rank_extras(e);
+  const MemoryBreakdown::Moment peak_at = mb.peak_moment();
+  // the optimizer step is a moment of its own: drawn apart when it is not the peak and has a temporary
+  const bool step_apart = mb.optimizer_step_temp > 0 && peak_at != MemoryBreakdown::Moment::optimizer_step;
+  const double step_total = (ph.optimizer_step + extras) / kGiB;
+  plot::BarOptions bo;
+  bo.total_label = "peak (not the sum)";
+  bo.scale_max = std::max({usable * 1.04, sum * 1.02, step_apart ? step_total * 1.02 : 0.0, 1e-9});
+  plot::stacked_bar("mem", 0, segs, usable, "GiB", "usable", bo);
+  shown.insert(shown.begin(), "peak (not the sum) " + plot::fmt(sum, 4) + " GiB");
+  cards_["memory.bar"] = shown;
+  if (step_apart) {
+    // fixed + every gradient + the step's temporaries (activations and logits are freed by then)
+    const double grads = mb.gradients / kGiB, temp = mb.optimizer_step_temp / kGiB;
+    const double fixed = step_total - grads - temp;
+    std::vector<plot::Segment> step{
+        {"fixed (weights, optimizer, context...)", fixed, plot::color(0, 0.35f),
+         "Everything that exists at every moment of the step."},
+        {"gradients", grads, plot::color(2, 0.9f), "Every gradient exists at the optimizer step."},
+        {"step temporaries", temp, plot::color(10, 0.9f), kMem[10].tip}};
+    plot::BarOptions so = bo;
+    so.total_label = "optimizer step (another moment, not the peak)";
+    so.height = 0.7f;
+    so.legend = false;
+    plot::stacked_bar("mem_step", 0, step, usable, "GiB", "usable", so);
+    cards_["memory.optimizer_step"] = {"optimizer step " + plot::fmt(step_total, 4) + " GiB",
+                                       "step temporaries " + plot::fmt(temp, 4)};
+  }
+  if (mb.phased) {
+    const std::string at_name = mb.peak_phase();
+    auto star = [&](const char* k) { return at_name == k ? " (peak)" : ""; };
     ImGui::TextDisabled("end of forward + loss %s%s, start of backward %s%s, end of backward %s%s GiB",
-                        plot::fmt(jnum(ph, "forward_loss")).c_str(), star("forward_loss"),
-                        plot::fmt(jnum(ph, "backward_start")).c_str(), star("backward_start"),
-                        plot::fmt(jnum(ph, "backward_end")).c_str(), star("backward_end"));
-    if (jnum(mem, "optimizer_step_temp") > 0)
-      ImGui::TextDisabled("optimizer step %s%s GiB", plot::fmt(jnum(ph, "optimizer_step")).c_str(),
-                          star("optimizer_step"));
+                        plot::fmt((ph.forward_loss + extras) / kGiB).c_str(), star("forward_loss"),
+                        plot::fmt((ph.backward_start + extras) / kGiB).c_str(), star("backward_start"),
+                        plot::fmt((ph.backward_end + extras) / kGiB).c_str(), star("backward_end"));
+    if (mb.optimizer_step_temp > 0)
+      ImGui::TextDisabled("optimizer step %s%s GiB", plot::fmt(step_total).c_str(), star("optimizer_step"));
     tip("The peak of a step is the largest of its moments: gradients exist only after the forward (the "
         "optimizer frees them with zero_grad(set_to_none=True)), the loss's logits are freed before any "
         "layer is recomputed, and a foreach AdamW's temporary exists only at the step. The bar shows what "
         "exists at the peak moment.");
-  } else if (jstr(mem, "peak_phase") == "optimizer_step") {
+  } else if (peak_at == MemoryBreakdown::Moment::optimizer_step) {
     muted_text_wrapped(
         "peak at the optimizer step: foreach AdamW's temporary beside every gradient (the bar); "
         "activations and logits are freed by then");
   }
-  if (mm.contains("fixed_gib") && mm.contains("per_sample_gib"))
-    ImGui::TextDisabled("fixed %s GiB + %s GiB per sample", plot::fmt(jnum(mm, "fixed_gib")).c_str(),
-                        plot::fmt(jnum(mm, "per_sample_gib")).c_str());
-  if (mm.contains("note") && mm["note"].is_string()) tip(mm["note"].get<std::string>().c_str());
+  // the one-GPU memory model's line (a rank's memory is not fixed + per sample of the one-GPU model)
+  if (e.pe.is_single) {
+    const MaxBatch& m = e.pe.single.max_batch;
+    ImGui::TextDisabled("fixed %s GiB + %s GiB per sample", plot::fmt(m.fixed_bytes / kGiB).c_str(),
+                        plot::fmt(m.per_sample_bytes / kGiB).c_str());
+    const json& mm = jat(result_, "memory_model");
+    if (mm.contains("note") && mm["note"].is_string()) tip(mm["note"].get<std::string>().c_str());
+  }
 }
 
 void App::draw_step_time() {
@@ -574,7 +688,8 @@ void App::draw_throughput_plot() {
   calibrated_badge("throughput_plot");
   ImGui::SameLine(0, fh * 1.5f);
   ImGui::Checkbox("tokens/s", &plot_tokens_);
-  tip("Show tokens per second instead of queries (samples) per second");
+  tip("Show tokens per second instead of queries (samples) per second: tokens of data (the samples' own) "
+      "and tokens computed (the padded batch, padding included)");
   if (sweep_.points.empty()) {
     ImGui::TextDisabled("%s", sweep_.error.empty() ? "no points" : sweep_.error.c_str());
     return;
@@ -582,19 +697,32 @@ void App::draw_throughput_plot() {
   plot::Series model;
   model.name = jstr(jat(result_, "step_model"), "name", "model");
   model.color = plot::color(0);
-  model.unit = plot_tokens_ ? "tokens/s" : "queries/s";
+  model.unit = plot_tokens_ ? "tokens/s of data" : "queries/s";
+  // tokens of data per sample do not depend on the batch (the samples' own lengths); the tokens computed
+  // do (a larger batch is padded to a longer sample)
+  const JobAnswer& a = est_.answer;
+  const double data_per_sample = a.qps > 0 ? a.data_tokens_per_s / a.qps : 0;
+  plot::Series computed;
+  computed.name = "tokens computed (padding included)";
+  computed.color = plot::color(3, 0.7f);
+  computed.unit = "tokens/s computed";
   double ymax = 0, xmax = 1;
   for (const auto& p : sweep_.points) {
-    double scale = plot_tokens_ && p.qps > 0 ? p.tokens_per_s / p.qps : 1.0;
+    const double scale = plot_tokens_ ? data_per_sample : 1.0;
     model.x.push_back(p.batch);
     model.y.push_back(p.qps * scale);
     model.y_lo.push_back(p.qps_low * scale);
     model.y_hi.push_back(p.qps_high * scale);
     model.dim.push_back(p.fits ? 0 : 1);
-    ymax = std::max(ymax, p.qps_high * scale);
+    model.notes.push_back(tokens_line(p.qps * data_per_sample, p.tokens_per_s));
+    computed.x.push_back(p.batch);
+    computed.y.push_back(p.tokens_per_s);
+    computed.dim.push_back(p.fits ? 0 : 1);
+    ymax = std::max({ymax, p.qps_high * scale, plot_tokens_ ? p.tokens_per_s : 0.0});
     xmax = std::max(xmax, p.batch);
   }
   std::vector<plot::Series> series{model};
+  if (plot_tokens_) series.push_back(computed);
   // measured points: the paper's A40 sweeps for the same model and dataset (queries/s)
   const std::string gpu = effective("gpu"), model_id = effective("model"), dataset = effective("dataset");
   if (!plot_tokens_ && gpu == "a40") {
@@ -625,7 +753,7 @@ void App::draw_throughput_plot() {
   if (sweep_.max_batch > 0)
     vl.push_back(plot::VLine{sweep_.max_batch, "max batch " + plot::fmt_int(sweep_.max_batch),
                              IM_COL32(255, 110, 110, 255)});
-  const double b = jnum(result_, "batch_size");
+  const double b = static_cast<double>(a.batch);
   if (b > 0 && b != sweep_.max_batch)
     vl.push_back(plot::VLine{b, "batch " + plot::fmt_int(b), IM_COL32(200, 200, 200, 255)});
   plot::line_plot("tp", ImVec2(0, fh * 16), xa, ya, series, vl);
@@ -670,16 +798,49 @@ void App::draw_compare() {
     if (c.fits && std::isfinite(c.hours)) max_hours = std::max(max_hours, c.hours);
   const std::string time_unit = plot::time_unit_for(max_hours);
   const std::string time_header = "Time (" + time_unit + ")";
-  if (!ImGui::BeginTable("compare", 8, flags, ImVec2(0, fh * 22))) return;
+  // this job's own row (its GPU, shape and price): it shows the numbers of the cards above (recorded for
+  // tests whether or not the table is scrolled into view)
+  const JobAnswer* ans = has_est_ ? &est_.answer : nullptr;
+  const double data_per_sample = ans != nullptr && ans->qps > 0 ? ans->data_tokens_per_s / ans->qps : 0;
+  auto shape_of = [](const CompareRow& c) {
+    return c.nodes > 1 ? std::to_string(c.nodes) + "x" + std::to_string(c.gpus_per_node)
+                       : std::to_string(c.gpus());
+  };
+  int job_idx = -1;
+  for (std::size_t i = 0; i < compare_.size() && ans != nullptr && job_idx < 0; ++i) {
+    const CompareRow& c = compare_[i];
+    if (c.gpu_id == est_.job.in.gpu.id && c.gpus_per_node == ans->gpus_per_node && c.nodes == ans->nodes &&
+        c.has_price == ans->has_price &&
+        (!c.has_price || (c.provider == ans->price.provider && c.spot == ans->price.spot &&
+                          c.gpu_count == ans->price.gpu_count)))
+      job_idx = static_cast<int>(i);
+  }
+  if (job_idx >= 0) {
+    const CompareRow& c = compare_[static_cast<std::size_t>(job_idx)];
+    cards_["compare.row"] = {c.gpu_id,
+                             shape_of(c),
+                             c.fits ? std::to_string(c.batch) : "-",
+                             plot::fmt_int(c.max_batch),
+                             plot::fmt(c.qps),
+                             plot::fmt_hours_as(c.hours, time_unit) + " " + time_unit,
+                             c.provider,
+                             c.has_price ? price_class_of(c) : "",
+                             c.price_basis,
+                             plot::fmt_usd(c.usd_per_hour),
+                             plot::fmt_usd(c.cost)};
+  }
+  if (!ImGui::BeginTable("compare", 10, flags, ImVec2(0, fh * 22))) return;
   ImGui::TableSetupScrollFreeze(0, 1);
   // numbers, providers and costs take their content's width (never cut off); the GPU name gets the rest (its
   // tooltip has the whole name)
   ImGui::TableSetupColumn("GPU", ImGuiTableColumnFlags_WidthStretch);
+  ImGui::TableSetupColumn("GPUs");
   ImGui::TableSetupColumn("Memory");
   ImGui::TableSetupColumn("Max batch");
   ImGui::TableSetupColumn("Queries/s");
   ImGui::TableSetupColumn(time_header.c_str());
   ImGui::TableSetupColumn("Provider");
+  ImGui::TableSetupColumn("Price");
   ImGui::TableSetupColumn("$/GPU-h");
   ImGui::TableSetupColumn("Cost", ImGuiTableColumnFlags_DefaultSort);
   ImGui::TableHeadersRow();
@@ -688,22 +849,26 @@ void App::draw_compare() {
     if (specs->SpecsDirty || compare_sort_dirty_ || compare_order_.size() != compare_.size()) {
       compare_order_.resize(compare_.size());
       for (std::size_t i = 0; i < compare_.size(); ++i) compare_order_[i] = static_cast<int>(i);
-      const int col = specs->SpecsCount > 0 ? specs->Specs[0].ColumnIndex : 7;
+      const int col = specs->SpecsCount > 0 ? specs->Specs[0].ColumnIndex : 9;
       const bool asc =
           specs->SpecsCount == 0 || specs->Specs[0].SortDirection == ImGuiSortDirection_Ascending;
       auto key = [&](const CompareRow& c) -> double {
         switch (col) {
           case 1:
-            return c.memory_gib;
+            return c.gpus();
           case 2:
-            return c.max_batch;
+            return c.memory_gib;
           case 3:
-            return c.fits ? c.qps : -1;
+            return c.max_batch;
           case 4:
+            return c.fits ? c.qps : -1;
+          case 5:
             return c.fits ? c.hours : 1e300;
-          case 6:
-            return c.has_price ? c.usd_per_hour : 1e300;
           case 7:
+            return !c.has_price ? 3 : c.date.empty() ? 2 : c.stale ? 1 : 0;
+          case 8:
+            return c.has_price ? c.usd_per_hour : 1e300;
+          case 9:
             return c.fits && c.has_price ? c.cost : c.fits ? 1e299 : 1e300;
           default:
             return 0;
@@ -713,9 +878,9 @@ void App::draw_compare() {
         const auto& x = compare_[static_cast<std::size_t>(a)];
         const auto& y = compare_[static_cast<std::size_t>(b)];
         if (col == 0) return asc ? x.gpu_name < y.gpu_name : x.gpu_name > y.gpu_name;
-        if (col == 5) return asc ? x.provider < y.provider : x.provider > y.provider;
+        if (col == 6) return asc ? x.provider < y.provider : x.provider > y.provider;
         // cost: the core's order (the one price rule; GPUs the stack does not run on after the usable ones)
-        if (col == 7) return asc ? compare_row_before(x, y) : compare_row_before(y, x);
+        if (col == 9) return asc ? compare_row_before(x, y) : compare_row_before(y, x);
         double kx = key(x), ky = key(y);
         return asc ? kx < ky : kx > ky;
       });
@@ -730,8 +895,12 @@ void App::draw_compare() {
     if (!compare_spot_ && c.spot) continue;
     ImGui::PushID(idx);
     ImGui::TableNextRow();
+    const std::string shape = shape_of(c);
+    const bool job_row = idx == job_idx;
     if (idx == cheapest)
       ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, IM_COL32(40, 120, 70, 150));
+    else if (job_row)
+      ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, IM_COL32(40, 80, 160, 170));
     else if (c.gpu_id == selected)
       ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, IM_COL32(40, 80, 130, 110));
     const ImVec4 fade = ImGui::GetStyle().Colors[ImGuiCol_TextDisabled];
@@ -766,12 +935,28 @@ void App::draw_compare() {
         ImGui::PopTextWrapPos();
       }
       if (!c.error.empty()) ImGui::TextUnformatted(c.error.c_str());
+      if (c.error.empty())
+        ImGui::Text("%d GPU%s (%d per node x %d), %s: %s GiB per GPU at batch %s per GPU", c.gpus(),
+                    c.gpus() == 1 ? "" : "s", c.gpus_per_node, c.nodes, c.strategy.c_str(),
+                    plot::fmt(c.per_rank_peak_gib).c_str(),
+                    plot::fmt_int(static_cast<double>(c.batch)).c_str());
+      if (c.fits && data_per_sample > 0) {
+        // tokens of data per sample are the dataset's; the tokens computed (padding) only for this job's row
+        if (job_row)
+          ImGui::TextUnformatted(tokens_line(ans->data_tokens_per_s, ans->tokens_per_s).c_str());
+        else
+          ImGui::Text("%s tokens/s of data", plot::fmt(c.qps * data_per_sample).c_str());
+      }
+      if (c.has_price && c.price_basis == "per-gpu")
+        ImGui::Text("priced per GPU: no %d-GPU instance of this provider is priced", c.gpus_per_node);
       if (c.has_price)
         ImGui::Text("cost range %s to %s%s", plot::fmt_usd(c.cost_low).c_str(),
                     plot::fmt_usd(c.cost_high).c_str(),
                     c.date.empty() ? "" : (", price dated " + c.date).c_str());
       ImGui::EndTooltip();
     }
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(shape.c_str());
     ImGui::TableNextColumn();
     ImGui::Text("%s GiB", plot::fmt(c.memory_gib).c_str());
     ImGui::TableNextColumn();
@@ -804,12 +989,25 @@ void App::draw_compare() {
                                  .c_str());
       if (ImGui::IsItemHovered() && !c.instance_type.empty())
         ImGui::SetTooltip("%s%s%s", c.instance_type.c_str(), c.region.empty() ? "" : ", ", c.region.c_str());
-      if (c.stale || c.date.empty()) {
-        ImGui::SameLine();
-        ImGui::TextColored(style::kWarn, c.stale ? "stale" : "undated");
-      }
     } else {
       ImGui::TextColored(fade, c.fits ? "no price" : "-");
+    }
+    ImGui::TableNextColumn();
+    if (c.has_price) {
+      // the price's class (fresh / stale / undated); a per-GPU price of another instance size is noted
+      const std::string cls = price_class_of(c);
+      const std::string cell = cls + (c.price_basis == "per-gpu" ? ", per-gpu" : "");
+      if (cls == "fresh" && c.price_basis != "per-gpu")
+        ImGui::TextUnformatted(cell.c_str());
+      else
+        ImGui::TextColored(style::kWarn, "%s", cell.c_str());
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "%s%s", c.date.empty() ? "no date" : ("dated " + c.date).c_str(),
+            c.price_basis == "per-gpu"
+                ? "; per-gpu: no instance of this shape is priced, the GPUs at the per-GPU price "
+                  "of another size"
+                : "");
     }
     ImGui::TableNextColumn();
     if (c.has_price) ImGui::TextUnformatted(plot::fmt_usd(c.usd_per_hour).c_str());
@@ -908,28 +1106,42 @@ void App::draw_pinned() {
 void App::draw_comparison_table(const char* id, const json& cmp) {
   const json& a = jat(cmp, "a");
   const json& b = jat(cmp, "b");
+  // "A: 8× h100-sxm5-80gb / llama-3.1-8b / full [spec-only]": the GPU count first
   auto head = [](const json& s, const char* name) {
     if (s.contains("error")) return std::string(name) + ": no estimate";
     const bool cal = jflag(s, "calibrated", false);
-    return std::string(name) + ": " + jstr(s, "model") + " / " + jstr(s, "gpu") + " / " + jstr(s, "method") +
+    const int gpus = static_cast<int>(jnum(s, "gpus", 1));
+    return std::string(name) + ": " + (gpus > 1 ? std::to_string(gpus) + "\xc3\x97 " : std::string()) +
+           jstr(s, "gpu") + " / " + jstr(s, "model") + " / " + jstr(s, "method") +
            (cal ? " [calibrated]" : " [spec-only]");
   };
-  if (begin_table(id, {"", head(a, "A").c_str(), head(b, "B").c_str(), "B - A", "B / A"})) {
+  std::vector<std::string> heads{head(a, "A"), head(b, "B")};
+  cards_[std::string("pin.") + id] = heads;
+  if (begin_table(id, {"", heads[0].c_str(), heads[1].c_str(), "B - A", "B / A"})) {
     for (const auto& r : jat(cmp, "rows")) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::Text("%s (%s)", jstr(r, "label").c_str(), jstr(r, "unit").c_str());
+      // the time in one adaptive unit for the row (minutes when both are under an hour)
+      const bool hours = jstr(r, "unit") == "h";
+      const std::string unit =
+          hours ? plot::time_unit_for(std::max(jnum(r, "a"), jnum(r, "b"))) : jstr(r, "unit");
+      const std::string label = jstr(r, "label") + " (" + unit + ")";
+      ImGui::TextUnformatted(label.c_str());
+      std::vector<std::string> row{label};
       for (const char* k : {"a", "b", "difference"}) {
         ImGui::TableNextColumn();
         const json& v = jat(r, k);
-        if (!v.is_number()) {
-          ImGui::TextUnformatted("-");
-        } else {
+        std::string text = "-";
+        if (v.is_number()) {
           const double x = v.get<double>();
-          ImGui::TextUnformatted(
-              (x == std::floor(x) && std::fabs(x) < 1e9 ? plot::fmt_int(x) : plot::fmt(x)).c_str());
+          text = hours                                      ? plot::fmt_hours_as(x, unit)
+                 : x == std::floor(x) && std::fabs(x) < 1e9 ? plot::fmt_int(x)
+                                                            : plot::fmt(x);
         }
+        ImGui::TextUnformatted(text.c_str());
+        row.push_back(text);
       }
+      cards_[std::string("pin.") + id + "." + jstr(r, "metric")] = row;
       ImGui::TableNextColumn();
       const json& ratio = jat(r, "ratio");
       if (ratio.is_number()) {

@@ -8,10 +8,70 @@
 #include "widgets.hpp"
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
 namespace ftcost::web {
+
+namespace {
+
+constexpr const char* kAboveOne =
+    "Above 100%: sharding frees memory on each GPU for a larger micro-batch, which runs faster per GPU than "
+    "the one-GPU job's batch.";
+
+// The row of GPU counts and their scaling efficiency under the plots: a count whose point has an error (a
+// one-GPU stack on several GPUs, ...) is greyed out, with the reason in its tooltip.
+void efficiency_row(const json& pts, std::map<std::string, std::vector<std::string>>* shown) {
+  if (!ImGui::BeginTable("scaling_eff", static_cast<int>(pts.size()) + 1,
+                         ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_BordersInnerV))
+    return;
+  ImGui::TableNextRow();
+  ImGui::TableNextColumn();
+  ImGui::TextDisabled("GPUs");
+  for (const auto& p : pts) {
+    ImGui::TableNextColumn();
+    const std::string err = jstr(p, "error");
+    if (err.empty()) {
+      ImGui::Text("%d", static_cast<int>(jnum(p, "gpus")));
+    } else {
+      ImGui::TextDisabled("%d", static_cast<int>(jnum(p, "gpus")));
+      tip(err.c_str());
+    }
+  }
+  ImGui::TableNextRow();
+  ImGui::TableNextColumn();
+  ImGui::TextDisabled("efficiency");
+  for (const auto& p : pts) {
+    ImGui::TableNextColumn();
+    const std::string g = std::to_string(static_cast<int>(jnum(p, "gpus")));
+    const std::string err = jstr(p, "error");
+    if (!err.empty()) {
+      ImGui::TextDisabled("n/a");
+      tip(err.c_str());
+      (*shown)["scaling." + g] = {"n/a", err};
+    } else if (!jflag(p, "fits")) {
+      ImGui::TextColored(style::kBad, "no fit");
+      (*shown)["scaling." + g] = {"no fit"};
+    } else {
+      const double e = jnum(p, "scaling_efficiency");
+      const std::string text = plot::fmt(e * 100) + "%";
+      ImGui::TextColored(e >= 0.85  ? style::kGood
+                         : e >= 0.6 ? style::kWarn
+                                    : style::kBad,
+                         "%s", text.c_str());
+      std::vector<std::string> lines{text};
+      if (e > 1.0) {
+        tip(kAboveOne);
+        lines.emplace_back(kAboveOne);
+      }
+      (*shown)["scaling." + g] = lines;
+    }
+  }
+  ImGui::EndTable();
+}
+
+}  // namespace
 
 void App::draw_scaling() {
   if (!scaling_.is_object()) return;
@@ -36,6 +96,7 @@ void App::draw_scaling() {
     ImGui::TextDisabled("This job is estimated on %d GPU count%s only%s%s", estimated,
                         estimated == 1 ? "" : "s", why.empty() ? "" : ": ", why.c_str());
     ImGui::PopTextWrapPos();
+    efficiency_row(pts, &cards_);
     return;
   }
   plot::Series time_s, cost_s;
@@ -57,7 +118,11 @@ void App::draw_scaling() {
         " GPU(s) x " + std::to_string(static_cast<int>(jnum(p, "nodes"))) + " node(s)\n" +
         "scaling efficiency " + plot::fmt(jnum(p, "scaling_efficiency") * 100) + "%, speedup " +
         plot::fmt(jnum(p, "speedup")) + "x\nper-GPU peak " + plot::fmt(jnum(p, "per_rank_peak_gib")) +
-        " GiB, exposed communication " + plot::fmt(jnum(p, "comm_exposed_s")) + " s/step";
+        " GiB at micro-batch " + plot::fmt_int(jnum(p, "micro_batch_size")) +
+        " per GPU, exposed communication " + plot::fmt(jnum(p, "comm_exposed_s")) + " s/step\n" +
+        plot::fmt(jnum(p, "throughput_data_tokens_per_s")) + " tokens/s of data (" +
+        plot::fmt(jnum(p, "throughput_tokens_per_s")) + " computed, padding included)" +
+        (jnum(p, "scaling_efficiency") > 1.0 ? std::string("\n") + kAboveOne : "");
     time_s.x.push_back(g);
     time_s.y.push_back(jnum(p, "time_hours"));
     time_s.notes.push_back(note);
@@ -71,49 +136,28 @@ void App::draw_scaling() {
       cmax = std::max(cmax, jnum(p, "cost_usd"));
     }
   }
+  // the counts with an error: a grey line on the plots (the reason: the row below, when hovered)
+  std::vector<plot::VLine> greyed;
+  for (const auto& p : pts)
+    if (!jstr(p, "error").empty()) {
+      greyed.push_back(plot::VLine{jnum(p, "gpus"), "n/a", IM_COL32(130, 130, 130, 200)});
+      gmax = std::max(gmax, jnum(p, "gpus"));
+    }
   plot::Axis xa{"GPUs", 1, gmax * 1.15, gmax >= 8, true};
   if (!xa.log) xa.lo = 0;
   const float w = ImGui::GetContentRegionAvail().x;
   const bool two = priced && w > fh * 30;
   plot::line_plot("scaling_time", ImVec2(two ? w * 0.5f - fh * 0.3f : 0, fh * 12), xa,
-                  plot::Axis{"time (hours)", 0, tmax * 1.45, false, false}, {time_s});
+                  plot::Axis{"time (hours)", 0, tmax * 1.45, false, false}, {time_s}, greyed);
   if (priced) {
     if (two) ImGui::SameLine();
     plot::line_plot("scaling_cost", ImVec2(two ? w * 0.5f - fh * 0.3f : 0, fh * 12), xa,
-                    plot::Axis{"cost (USD)", 0, cmax * 1.45, false, false}, {cost_s});
+                    plot::Axis{"cost (USD)", 0, cmax * 1.45, false, false}, {cost_s}, greyed);
   } else {
     ImGui::TextDisabled("No price for this GPU: time only");
   }
-  // the efficiency per count, in a row
-  if (ImGui::BeginTable("scaling_eff", static_cast<int>(pts.size()) + 1,
-                        ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_BordersInnerV)) {
-    ImGui::TableNextRow();
-    ImGui::TableNextColumn();
-    ImGui::TextDisabled("GPUs");
-    for (const auto& p : pts) {
-      ImGui::TableNextColumn();
-      ImGui::Text("%d", static_cast<int>(jnum(p, "gpus")));
-    }
-    ImGui::TableNextRow();
-    ImGui::TableNextColumn();
-    ImGui::TextDisabled("efficiency");
-    for (const auto& p : pts) {
-      ImGui::TableNextColumn();
-      if (!jstr(p, "error").empty()) {
-        ImGui::TextDisabled("n/a");
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", jstr(p, "error").c_str());
-      } else if (!jflag(p, "fits")) {
-        ImGui::TextColored(style::kBad, "no fit");
-      } else {
-        const double e = jnum(p, "scaling_efficiency");
-        ImGui::TextColored(e >= 0.85  ? style::kGood
-                           : e >= 0.6 ? style::kWarn
-                                      : style::kBad,
-                           "%s%%", plot::fmt(e * 100).c_str());
-      }
-    }
-    ImGui::EndTable();
-  }
+  // the efficiency per count, in a row; the counts with an error greyed out (the reason in the tooltip)
+  efficiency_row(pts, &cards_);
 }
 
 }  // namespace ftcost::web

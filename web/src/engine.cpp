@@ -92,13 +92,19 @@ Resolution Engine::resolve_partial(const Request& req) const {
   }
 }
 
-json Engine::estimate(const Request& req) const {
+json Engine::estimate(const Request& req, JobEstimate* typed) const {
   try {
     auto in = resolve(req);
     if (!in.ok()) return error_json(in.error());
-    auto j = estimate_job_json(in.value(), db_);  // one GPU or many: what `ftcost estimate --json` prints
-    if (!j.ok()) return error_json(j.error());
-    return std::move(j).value();
+    // one GPU or many: what `ftcost estimate --json` prints (estimate_job_json's steps, keeping the typed
+    // estimate)
+    auto job = make_job(in.value(), db_);
+    if (!job.ok()) return error_json(job.error());
+    auto e = estimate_job(job.value(), db_);
+    if (!e.ok()) return error_json(e.error());
+    json j = job_to_json(e.value());
+    if (typed != nullptr) *typed = std::move(e).value();
+    return j;
   } catch (const std::exception& ex) {
     return error_json(make_error(Errc::internal, "", ex.what()));
   }

@@ -1,12 +1,14 @@
 // What the UI computes, on top of the core, with no UI code: the estimate for the current inputs,
 // throughput and memory against batch size, every GPU x provider offer for the same job, and the
 // files the user gave us (a Hugging Face config.json, calibrations) served to the core by name.
-// Results are the core's JSON (estimate_to_json), so the UI shows whatever fields the core emits.
+// The estimate comes both as the core's JSON (what `ftcost estimate --json` prints: the JSON panel, exports,
+// the JS API) and typed (the JobEstimate whose JobAnswer every card, bar, table row and warning reads).
 #pragma once
 
 #include "ftcost/compare.hpp"
 #include "ftcost/database.hpp"
 #include "ftcost/estimate.hpp"
+#include "ftcost/job.hpp"
 #include "ftcost/json_util.hpp"
 #include "ftcost/options.hpp"
 #include "ftcost/plan.hpp"
@@ -40,8 +42,9 @@ class Engine {
   bool has_file(const std::string& name) const { return files_.count(name) > 0; }
 
   // The core's estimate for a request, as JSON: estimate_to_json, or {"error": {code, field, message}}.
-  // Never throws.
-  json estimate(const Request& req) const;
+  // Never throws. With `typed`, the JobEstimate the JSON was made from is stored there (untouched on an
+  // error).
+  json estimate(const Request& req, JobEstimate* typed = nullptr) const;
 
   // How far the request resolves (the inputs panel's defaults and which options apply, even when a value
   // is rejected).

@@ -371,14 +371,15 @@ bool line_plot(const char* id, ImVec2 size, const Axis& xa, const Axis& ya, cons
 }
 
 void stacked_bar(const char* id, float width, const std::vector<Segment>& segs, double capacity,
-                 const char* unit, const char* capacity_label) {
+                 const char* unit, const char* capacity_label, const BarOptions& options) {
   ImGui::PushID(id);
   if (width <= 0) width = ImGui::GetContentRegionAvail().x;
   const float fh = ImGui::GetFontSize();
-  const float bar_h = fh * 2.0f;
+  const float bar_h = fh * options.height;
   double total = 0;
   for (const auto& s : segs) total += std::max(0.0, s.value);
-  const double scale_max = std::max({capacity * 1.04, total * 1.02, 1e-9});
+  const double scale_max =
+      options.scale_max > 0 ? options.scale_max : std::max({capacity * 1.04, total * 1.02, 1e-9});
   const ImVec2 p = ImGui::GetCursorScreenPos();
   const float top = p.y + fh + 4;  // capacity label row
   ImGui::InvisibleButton("##bar", ImVec2(width, bar_h + fh + 8));
@@ -398,7 +399,7 @@ void stacked_bar(const char* id, float width, const std::vector<Segment>& segs, 
     if (hovered && m.x >= x0 && m.x < x1 && m.y >= top && m.y <= top + bar_h) hov = &s;
     acc += s.value;
   }
-  const std::string used_label = "used " + fmt(total) + " " + unit +
+  const std::string used_label = std::string(options.total_label) + " " + fmt(total) + " " + unit +
                                  (capacity > 0 ? " (" + fmt(100.0 * total / capacity, 3) + "%)" : "");
   const float used_w = ImGui::CalcTextSize(used_label.c_str()).x;
   if (capacity > 0) {
@@ -431,6 +432,7 @@ void stacked_bar(const char* id, float width, const std::vector<Segment>& segs, 
   // legend: wrapped items
   float x = 0;
   for (const auto& s : segs) {
+    if (!options.legend) break;
     if (s.value <= 0) continue;
     std::string t = s.label + " " + fmt(s.value) + " " + unit;
     float w = fh + 6 + ImGui::CalcTextSize(t.c_str()).x + 14;

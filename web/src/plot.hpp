@@ -57,10 +57,20 @@ struct Segment {
   std::string tooltip;  // extra line in the hover read-out
 };
 
+// How a stacked bar is drawn: the label before its total ("used 12 GiB"), its height in font sizes, the
+// value of the right edge (0: the larger of the capacity and the total; two bars given the same value share
+// a scale) and whether the legend is drawn.
+struct BarOptions {
+  const char* total_label = "used";
+  float height = 2.0f;
+  double scale_max = 0;
+  bool legend = true;
+};
+
 // One horizontal bar made of segments, drawn against `capacity` (a marker line; the part beyond it is
 // flagged), with a legend underneath. Width <= 0: all available.
 void stacked_bar(const char* id, float width, const std::vector<Segment>& segments, double capacity,
-                 const char* unit, const char* capacity_label);
+                 const char* unit, const char* capacity_label, const BarOptions& options = BarOptions());
 
 // One bar per item, scaled to the largest, value and share printed after the bar.
 void bar_list(const char* id, float width, const std::vector<Segment>& items, const char* unit);

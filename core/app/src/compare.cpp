@@ -37,7 +37,6 @@ bool row_price_better(const CompareRow& a, const CompareRow& b) {
 }  // namespace
 
 namespace {
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // The job on one instance shape, before pricing.
 struct ShapeResult {

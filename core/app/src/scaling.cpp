@@ -8,10 +8,6 @@
 
 namespace ftcost {
 
-namespace {
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-}
-
 std::vector<int> default_scaling_counts(int node_gpus, bool networked) {
   std::vector<int> out;
   for (int c = 1; c < node_gpus; c *= 2) out.push_back(c);
