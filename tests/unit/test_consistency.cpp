@@ -135,11 +135,9 @@ const CompareRow* matching_row(const std::vector<CompareRow>& rows, const Reques
   return nullptr;
 }
 
-void check_api(const Request& r, const JobAnswer& a, Disagreements& d) {
-  // The JS API reads no files: the page hands it the user's lengths (web/src/js_api_web.cpp); here only jobs
-  // on preset data or a fixed length go through it.
-  if (r.count("dataset") != 0 && r.at("dataset").find('.') != std::string::npos) return;
-  const json api = json::parse(api::estimate_json(request_json(r).dump(), kToday));
+void check_api(const Request& r, const JobAnswer& a, const FileReader& reader, Disagreements& d) {
+  // The page hands the JS API the files it holds (web/src/js_api_web.cpp): here the same reader as the CLI's.
+  const json api = json::parse(api::estimate_json(request_json(r).dump(), reader, kToday));
   const std::string job = describe(r);
   if (!api.contains("answer")) {
     d.lines.push_back(job + ": the JS API has no answer: " + api.dump().substr(0, 200));
@@ -230,7 +228,7 @@ TEST_CASE("one job, one answer: estimate = JS API = scale = compare = plan's re-
     auto e = estimate_request(r, Database::embedded(), reader, kToday);
     if (!e.ok()) {
       // a job refused by estimate must be refused by the API too, with the same field
-      const json api = json::parse(api::estimate_json(request_json(r).dump(), kToday));
+      const json api = json::parse(api::estimate_json(request_json(r).dump(), reader, kToday));
       d.same(describe(r), "refused by estimate, and by the API", api.contains("error") ? "error" : "answer",
              "error");
       continue;
@@ -238,7 +236,7 @@ TEST_CASE("one job, one answer: estimate = JS API = scale = compare = plan's re-
     ++estimated;
     const JobAnswer& a = e->answer;
     if (a.gpus > 1) ++multi;
-    check_api(r, a, d);
+    check_api(r, a, reader, d);
     check_scale(r, a, reader, d);
     check_compare(r, a, reader, d);
     if (i % 4 == 0 && a.gpus == 1) {
