@@ -54,6 +54,19 @@ struct ShapeResult {
   std::string electricity_source;
 };
 
+// A shape's numbers from the job's answer (job.hpp).
+void take_answer(ShapeResult& out, const JobAnswer& a) {
+  out.fits = a.fits;
+  out.max_batch = static_cast<double>(a.max_batch);
+  out.qps = a.qps;
+  out.hours = a.hours;
+  out.hours_low = a.hours_low;
+  out.hours_high = a.hours_high;
+  out.strategy = a.strategy;
+  out.peak_gib = a.peak_gib;
+  out.batch = a.batch;
+}
+
 ShapeResult evaluate_shape(const Request& r, const InstanceShape* shape, const Database& db,
                            const FileReader& reader, long today_days, const std::string& vendor,
                            const std::string& gpu_id) {
@@ -88,16 +101,7 @@ ShapeResult evaluate_shape(const Request& r, const InstanceShape* shape, const D
       out.error = je.error().to_string();
       return out;
     }
-    const JobAnswer& a = je->answer;
-    out.fits = a.fits;
-    out.max_batch = static_cast<double>(a.max_batch);
-    out.qps = a.qps;
-    out.hours = a.hours;
-    out.hours_low = a.hours_low;
-    out.hours_high = a.hours_high;
-    out.strategy = a.strategy;
-    out.peak_gib = a.peak_gib;
-    out.batch = a.batch;
+    take_answer(out, je->answer);
   } catch (const std::exception& ex) {
     out.error = std::string("internal error: ") + ex.what();
   }
@@ -206,14 +210,10 @@ struct GpuRows {
       return row;
     }
     const JobAnswer& a = je->answer;
-    row.fits = a.fits;
-    row.max_batch = static_cast<double>(a.max_batch);
-    row.batch = a.batch;
-    row.qps = a.qps;
-    row.hours = a.hours;
-    row.strategy = a.strategy;
-    row.per_rank_peak_gib = a.peak_gib;
-    row.stack_warning = stack_vendor_warning(je->job.in.stack, gpu_id, gpu.vendor);
+    ShapeResult res;
+    take_answer(res, a);
+    res.stack_warning = stack_vendor_warning(je->job.in.stack, gpu_id, gpu.vendor);
+    set_shape(row, nullptr, res);
     if (!a.fits || !a.has_price) return row;
     row.has_price = true;
     row.provider = a.price.provider;
