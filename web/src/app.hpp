@@ -112,7 +112,7 @@ class App {
   void compute_table();   // the next of those: the scaling series, then the comparison of every shape
   void recompute_done();  // all of a change is computed
   void changed();         // an input changed: recompute next frame, update the URL
-  void write_hash();      // the URL from the state (the link's calibration, pinned job and length file synced)
+  void write_hash();  // the URL from the state (the link's calibration, pinned job and length file synced)
   void notify(Notice::Level level, std::string text, const std::string& subject = std::string());
   void expire_notices();
   void load_persisted();
