@@ -293,3 +293,32 @@ TEST_CASE("one job, one answer: the default batch is never slower than another t
   CHECK(user->answer.data_tokens_per_s <= user->answer.tokens_per_s);
   std::remove(own.c_str());
 }
+
+TEST_CASE("the price rule: a job one GPU cannot hold is priced at the best per-GPU offer of the best class") {
+  // Llama-3.1-70B QLoRA does not fit one RTX 4090: the multi-GPU layer prices it itself (no one-GPU time to
+  // cost). No 4-GPU RTX 4090 instance is priced, so the rule falls back to per-GPU prices: the lowest of the
+  // best class (fresh, stale, undated), not the first offer listed.
+  const Database& db = Database::embedded();
+  const Request r = {{"model", "llama-3.1-70b"}, {"gpu", "rtx-4090"}, {"method", "qlora"},
+                     {"dataset", "math14k"},     {"gpus", "4"},       {"parallel", "fsdp"}};
+  auto e = estimate_request(r, db, nullptr, kToday);
+  REQUIRE(e.ok());
+  REQUIRE(e->answer.fits);
+  REQUIRE(e->answer.has_price);
+  int best_tier = 9;
+  double best = 0;
+  for (const auto& o : db.offers_for("rtx-4090")) {
+    if (o.on_demand_usd_per_gpu_hour <= 0) continue;
+    PriceChoice p;
+    p.date = o.date;
+    p.stale = o.date_days >= 0 && kToday - o.date_days > 365;
+    const int t = price_tier(p);
+    if (t < best_tier || (t == best_tier && o.on_demand_usd_per_gpu_hour < best)) {
+      best_tier = t;
+      best = o.on_demand_usd_per_gpu_hour;
+    }
+  }
+  CHECK(e->answer.price.basis == "per-gpu");
+  CHECK(e->answer.price.usd_per_hour == best);
+  CHECK(e->answer.cost == doctest::Approx(e->answer.hours * best * 4));
+}

@@ -1664,6 +1664,15 @@ Result<ParallelEstimate> choose_micro(const Inputs& in, const ParallelEstimate& 
       have = true;
     }
   }
+  if (!have) {
+    // no micro-batch that divides the effective batch over the replicas fits: no time, no cost
+    best.fits = false;
+    best.does_not_fit = "no micro-batch that makes --effective-batch " + std::to_string(w.effective_batch) +
+                        " over " + std::to_string(dp) + " replicas fits";
+    best.warnings.push_back("does not fit: " + best.does_not_fit);
+    best.time_hours = best.cost_usd = best.cost_low = best.cost_high = 0;
+    return best;
+  }
   BatchChoice& c = best.batch_choice;
   c.rule = w.batch > 0 ? "given" : w.batch_fastest ? "fastest" : "largest";
   c.largest = limit;

@@ -554,6 +554,8 @@ void offer_costs(Estimate& e, const Database& db) {
 
 // The headline price among the offers: the one price rule (price_better) over the eligible offers; a stale or
 // undated price is only used when nothing better exists, and then with a warning.
+// (By the price per GPU-hour: the job's cost is proportional to it, and a job one GPU cannot hold has no
+// time, so no cost to compare, when the multi-GPU layer prices it.)
 void headline_offer(Estimate& e) {
   const Inputs& in = e.in;
   const int per_node = std::max(1, in.multi.gpus);
@@ -564,7 +566,9 @@ void headline_offer(Estimate& e) {
       if ((c.price.spot && !in.spot) || (!in.provider.empty() && c.price.provider_id != in.provider))
         continue;
       if (pass == 0 && !offer_rents_shape(c.price, per_node, nodes)) continue;
-      if (best == nullptr || price_better(c.price, c.cost_usd, best->price, best->cost_usd)) best = &c;
+      if (best == nullptr ||
+          price_better(c.price, c.price.usd_per_hour, best->price, best->price.usd_per_hour))
+        best = &c;
     }
   if (best == nullptr) return;
   e.chosen = *best;
