@@ -67,9 +67,10 @@ TEST_CASE("stack_supports: the pinned versions against the first version that lo
 
 TEST_CASE("every shipped profile states model_support, and the paper's rows' jobs are all loadable") {
   const Database& db = Database::embedded();
-  for (const auto& [id, s] : db.stacks()) {
+  for (const auto& kv : db.stacks()) {
+    const std::string& id = kv.first;  // not a structured binding: INFO's lambda cannot capture one in C++17
     INFO(id);
-    CHECK_FALSE(s.model_support.empty());
+    CHECK_FALSE(kv.second.model_support.empty());
   }
   CHECK(supports("hf-transformers-2024", "mixtral-8x7b").message.empty());
   CHECK(supports("unsloth-2024q2", "llama-2-7b").message.empty());

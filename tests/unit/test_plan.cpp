@@ -136,8 +136,10 @@ std::string expected_line(const Request& r) {
 
 TEST_CASE("plan configs: the expected numbers are the trainer's own stack profile's") {
   const Database& db = Database::embedded();
-  for (const auto& [stack, profile] : std::vector<std::pair<std::string, std::string>>{
+  for (const auto& sp : std::vector<std::pair<std::string, std::string>>{
            {"trl", "hf-trl-2026"}, {"axolotl", "axolotl-2025"}, {"llamafactory", "llamafactory-2025"}}) {
+    const std::string& stack = sp.first;  // not a structured binding: CAPTURE's lambda cannot capture one
+    const std::string& profile = sp.second;
     CAPTURE(stack);
     auto pc = plan_config(llama70_zero3(), stack, db, nullptr, kToday);
     REQUIRE(pc.ok());
