@@ -6,6 +6,7 @@
 
 #include "ftcost/estimate.hpp"
 #include "ftcost/json_util.hpp"
+#include "ftcost/units.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -38,8 +39,6 @@ Command add_validate(CLI::App& app);   // validate_cmd.cpp
 Command add_fit_stack(CLI::App& app);  // fit_stack_cmd.cpp
 Command add_db(CLI::App& app);         // db_check_cmd.cpp (db check)
 Command add_bench(CLI::App& app);      // bench_cmd.cpp
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // "ftcost: error: ..." on stderr; returns the error's exit code (2 for bad input). Under --json
 // (set_json_errors) the error is {"error": {"code", "field", "message"}} on stdout instead, the JS API's

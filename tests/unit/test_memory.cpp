@@ -1,6 +1,7 @@
 // First-principles memory model: components against hand-computed values, and the paper's A40 maxima.
 #include "ftcost/database.hpp"
 #include "ftcost/estimate.hpp"
+#include "ftcost/units.hpp"
 
 #include <doctest/doctest.h>
 
@@ -9,7 +10,6 @@
 using namespace ftcost;
 
 namespace {
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // These tests pin the memory model of the paper's stack (transformers 4.40, paper.md): a request that names
 // no stack gets it explicitly, not the estimate's default (today's HF/TRL stack).

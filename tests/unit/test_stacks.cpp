@@ -4,6 +4,7 @@
 #include "ftcost/database.hpp"
 #include "ftcost/estimate.hpp"
 #include "ftcost/model_constants.hpp"
+#include "ftcost/units.hpp"
 #include "ftcost/validate.hpp"
 
 #include <doctest/doctest.h>
@@ -13,7 +14,6 @@
 using namespace ftcost;
 
 namespace {
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // Resolves `r` with the extra options `more` (request keys of the option table).
 Inputs resolve(Request r, const Request& more = {}) {

@@ -2,6 +2,7 @@
 
 #include "ftcost/calibration.hpp"
 #include "ftcost/paper.hpp"
+#include "ftcost/units.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -12,9 +13,6 @@
 namespace ftcost {
 
 namespace {
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-constexpr double kMiB = 1024.0 * 1024.0;
 
 // ---- Constants with their provenance (docs/sources/parallel.md). "code" = read from the library's source,
 // "assumed" = an engineering estimate the docs say is one.

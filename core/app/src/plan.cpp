@@ -4,6 +4,7 @@
 #include "ftcost/parallel.hpp"
 #include "ftcost/plan_config.hpp"
 #include "ftcost/shapes.hpp"
+#include "ftcost/units.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -17,7 +18,6 @@
 namespace ftcost {
 
 namespace {
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 std::string num(double v, int digits) {
   std::ostringstream s;

@@ -1,6 +1,7 @@
 #include "ftcost/run.hpp"
 
 #include "ftcost/memory.hpp"
+#include "ftcost/units.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -16,7 +17,6 @@ namespace ftcost {
 
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 const char* const kConfigPath = "run/config.json";  // the virtual path of the recorded config.json
 
 std::string idx(const std::string& base, std::size_t i) { return base + "[" + std::to_string(i) + "]"; }

@@ -1,6 +1,7 @@
 #include "ftcost/sweep.hpp"
 
 #include "ftcost/compare.hpp"
+#include "ftcost/units.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -52,7 +53,7 @@ Sweep batch_sweep(const Inputs& in, const Database& db, int points) {
       p.qps_high = est.throughput_high > 0 ? est.throughput_high : p.qps;
       p.tokens_per_s = est.throughput_tps;
       p.step_s = est.step.total_s;
-      p.memory_gib = est.memory.total() / (1024.0 * 1024.0 * 1024.0);
+      p.memory_gib = est.memory.total() / kGiB;
       p.fits = static_cast<double>(b) <= max_b;
       s.points.push_back(p);
     }

@@ -2,6 +2,7 @@
 
 #include "ftcost/paper.hpp"
 #include "ftcost/parallel.hpp"
+#include "ftcost/units.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -111,7 +112,6 @@ Result<double> predict_resolved(const RefRow& row, const Inputs& in, const Datab
   }
   FTCOST_TRY(e, estimate(in, db));
   const std::string& m = row.metric;
-  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   if (m == "max_batch_size") return static_cast<double>(e.max_batch.batch);
   if (m == "max_seq_len") return e.max_seq.seq_len;
   if (m == "peak_memory_gib" || m == "peak_reserved_gib" || m == "peak_allocated_gib") {

@@ -3,6 +3,7 @@
 #include "ftcost/calibration.hpp"
 #include "ftcost/model_constants.hpp"
 #include "ftcost/paper.hpp"
+#include "ftcost/units.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -12,12 +13,6 @@
 #include <utility>
 
 namespace ftcost {
-
-namespace {
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
-}  // namespace
 
 int price_tier(const PriceChoice& p) {
   if (p.date.empty()) return 2;

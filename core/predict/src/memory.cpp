@@ -1,6 +1,7 @@
 #include "ftcost/memory.hpp"
 
 #include "ftcost/model_constants.hpp"
+#include "ftcost/units.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,8 +9,6 @@
 namespace ftcost {
 
 namespace {
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // bitsandbytes NF4: 4 bits + one fp32 absmax per 64 values; with double quantization the absmax is
 // stored as 8-bit with one fp32 scale per 256 blocks (stack-facts 2.1): 0.5 + 1/64 + 4/(64*256) bytes.

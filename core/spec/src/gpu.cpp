@@ -2,6 +2,7 @@
 
 #include "ftcost/fields.hpp"
 #include "ftcost/model_constants.hpp"
+#include "ftcost/units.hpp"
 
 #include <algorithm>
 #include <string>
@@ -45,7 +46,7 @@ json GpuSpec::to_json() const {
               {"vendor", vendor},
               {"architecture", architecture},
               {"memory_gib", memory_gib},
-              {"usable_memory_gib", usable_bytes() / (1024.0 * 1024.0 * 1024.0)},
+              {"usable_memory_gib", usable_bytes() / kGiB},
               {"usable_memory_estimated", usable_memory_estimated()},
               {"memory_bandwidth_gbps", memory_bandwidth_gbps},
               {"bf16_dense_tflops", bf16_tflops},
