@@ -66,13 +66,10 @@ int run_compare(const Request& req, const Database& db, const FileReader& reader
       continue;
     }
     ++fitting;
-    const std::string price_class = !r.has_price     ? "-"
-                                    : r.date.empty() ? "undated"
-                                    : r.stale        ? "stale"
-                                                     : "fresh";
+    const std::string price = r.has_price ? price_class(r.date, r.stale) : "-";
     t.row({r.gpu_name, fixed(r.memory_gib, 0) + " GiB", shape(r), r.strategy, std::to_string(r.batch),
            fixed(r.max_batch, 0), fixed(r.per_rank_peak_gib, 1) + " GiB", fixed(r.qps, 2), duration(r.hours),
-           r.has_price ? r.provider + (r.spot ? " (spot)" : "") : "no price", price_class,
+           r.has_price ? r.provider + (r.spot ? " (spot)" : "") : "no price", price,
            r.has_price ? fixed(r.usd_per_hour, 2) : "-", r.has_price ? fixed(r.shape_usd_per_hour, 2) : "-",
            r.has_price ? money(r.cost) : "-", note});
   }

@@ -190,10 +190,8 @@ double paged_gib(const JobEstimate& e) {
   return (e.pe.is_single ? e.pe.single.memory.paged_out(usable) : e.pe.memory.paged_out(usable)) / kGiB;
 }
 
-// "fresh", "stale" or "undated": a table row's price class (compare.cpp's rule, price_class()'s).
-std::string price_class_of(const CompareRow& c) {
-  return c.date.empty() ? "undated" : c.stale ? "stale" : "fresh";
-}
+// "fresh", "stale" or "undated": a table row's price class (estimate.hpp's price_class).
+std::string price_class_of(const CompareRow& c) { return price_class(c.date, c.stale); }
 
 // "41,700 tokens/s of data (61,000 computed, padding included)": every place that shows a token rate.
 std::string tokens_line(double data_tps, double computed_tps) {

@@ -416,9 +416,7 @@ json compare_row_to_json(const CompareRow& r) {
                       {"usd_per_gpu_hour", r.usd_per_hour},
                       {"date", r.date.empty() ? json(nullptr) : json(r.date)},
                       {"stale", r.stale},
-                      {"class", r.date.empty() ? "undated"
-                                : r.stale      ? "stale"
-                                               : "fresh"},
+                      {"class", price_class(r.date, r.stale)},
                       {"basis", r.price_basis},
                       {"instance_type", r.instance_type},
                       {"region", r.region},

@@ -1681,9 +1681,7 @@ Result<ParallelEstimate> choose_micro(const Inputs& in, const ParallelEstimate& 
                  ? "the largest micro-batch per GPU whose memory range's upper end fits is the fastest"
                  : "micro-batch " + std::to_string(best.micro_batch) + " per GPU is the fastest that fits";
   if (c.largest_qps > 0 && best.micro_batch != limit)
-    c.reason += "; the largest, " + std::to_string(limit) + ", is slower (" +
-                json(std::round(c.largest_qps * 1000) / 1000).dump() + " against " +
-                json(std::round(best.throughput_qps * 1000) / 1000).dump() + " samples/s)";
+    c.reason += slower_largest_note(limit, c.largest_qps, best.throughput_qps);
   if (w.effective_batch > 0)
     c.reason += " for the effective batch " + std::to_string(w.effective_batch) + " (grad-accum " +
                 std::to_string(c.grad_accum) + " on " + std::to_string(dp) + " replicas)";

@@ -19,8 +19,16 @@ int price_tier(const PriceChoice& p) {
   return p.stale ? 1 : 0;
 }
 
-const char* price_class(const PriceChoice& p) {
-  return p.date.empty() ? "undated" : p.stale ? "stale" : "fresh";
+const char* price_class(const std::string& date, bool stale) {
+  return date.empty() ? "undated" : stale ? "stale" : "fresh";
+}
+
+const char* price_class(const PriceChoice& p) { return price_class(p.date, p.stale); }
+
+std::string slower_largest_note(std::int64_t largest, double largest_qps, double best_qps) {
+  return "; the largest, " + std::to_string(largest) + ", is slower (" +
+         json(std::round(largest_qps * 1000) / 1000).dump() + " against " +
+         json(std::round(best_qps * 1000) / 1000).dump() + " samples/s)";
 }
 
 bool offer_rents_shape(const PriceChoice& p, int gpus_per_node, int nodes) {
@@ -36,13 +44,24 @@ bool price_better(const PriceChoice& a, double cost_a, const PriceChoice& b, dou
 
 namespace {
 
-// The step model's time for the job `in` run on `stack` at `batch` (padded_len: w.mean_padded_len(batch)).
-StepTime job_step(const Inputs& in, const StackProfile& stack, std::int64_t batch, double padded_len) {
-  StepTime t = step_model(in.model, in.workload, stack, in.gpu, in.calibration.get(), batch, padded_len,
-                          in.expert_shares);
-  const MemoryBreakdown mb = memory_for_batch(in.model, in.workload, stack, batch, padded_len);
-  add_optimizer_paging(t, mb.paged_out(in.gpu.usable_bytes()), in.gpu, in.workload.grad_accum);
+// The step model's time for the job `in` with workload `w` (in.workload, or a variant of it) run on `stack`
+// at `batch` (padded_len: w.mean_padded_len(batch)). Only a paged optimizer moves states over PCIe
+// (memory.cpp sets paged_optimizer for paged AdamW alone), so the memory model runs only for one.
+StepTime job_step(const Inputs& in, const Workload& w, const StackProfile& stack, std::int64_t batch,
+                  double padded_len) {
+  StepTime t =
+      step_model(in.model, w, stack, in.gpu, in.calibration.get(), batch, padded_len, in.expert_shares);
+  if (w.optimizer == Optimizer::paged_adamw || w.optimizer == Optimizer::paged_adamw_8bit) {
+    const MemoryBreakdown mb = memory_for_batch(in.model, w, stack, batch, padded_len);
+    add_optimizer_paging(t, mb.paged_out(in.gpu.usable_bytes()), in.gpu, w.grad_accum);
+  }
   return t;
+}
+
+// Samples per second of that job at `batch` (its step model's time).
+double batch_qps(const Inputs& in, const Workload& w, const StackProfile& stack, std::int64_t batch) {
+  const StepTime t = job_step(in, w, stack, batch, w.mean_padded_len(batch));
+  return t.total_s > 0 ? static_cast<double>(batch) * w.queries_per_row() / t.total_s : 0;
 }
 
 // Hours for a message: two decimals under an hour (0.78 h), one above (2.1 h).
@@ -54,9 +73,8 @@ std::string hours_text(double h) {
 // The job's hours on `stack` at `batch` (the step model's time; memory and prices are not compared).
 double job_hours(const Inputs& in, const StackProfile& stack, std::int64_t batch) {
   const Workload& w = in.workload;
-  const StepTime t = job_step(in, stack, batch, w.mean_padded_len(batch));
-  if (t.total_s <= 0) return 0;
-  return paper::hours(w.queries, w.epochs, static_cast<double>(batch) * w.queries_per_row() / t.total_s);
+  const double qps = batch_qps(in, w, stack, batch);
+  return qps > 0 ? paper::hours(w.queries, w.epochs, qps) : 0;
 }
 
 // Why the launches are so many: the ops that issue most of them (StepTime::ops, as the step model counts
@@ -194,25 +212,13 @@ std::int64_t largest_batch_upper_fit(const ModelSpec& m, const Workload& w, cons
   return lo;
 }
 
-// Throughput (samples/s) of the job at micro-batch b and grad-accum ga: the step model's time, as estimate()
-// times the batch it chose.
-// (No copy of the inputs: only the workload is copied, and only for another grad-accum; the memory model
-// runs only where the optimizer pages, the one case where job_step's time depends on it.)
+// Throughput (samples/s) of the job at micro-batch b and grad-accum ga (the workload is copied only for
+// another grad-accum).
 double batch_qps(const Inputs& in, std::int64_t b, std::int64_t ga) {
-  const Workload* w = &in.workload;
-  Workload other;
-  if (ga != w->grad_accum) {
-    other = *w;
-    other.grad_accum = ga;
-    w = &other;
-  }
-  const double len = w->mean_padded_len(b);
-  StepTime t = step_model(in.model, *w, in.stack, in.gpu, in.calibration.get(), b, len, in.expert_shares);
-  if (w->optimizer == Optimizer::paged_adamw || w->optimizer == Optimizer::paged_adamw_8bit) {
-    const MemoryBreakdown mb = memory_for_batch(in.model, *w, in.stack, b, len);
-    add_optimizer_paging(t, mb.paged_out(in.gpu.usable_bytes()), in.gpu, ga);
-  }
-  return t.total_s > 0 ? static_cast<double>(b) * w->queries_per_row() / t.total_s : 0;
+  if (ga == in.workload.grad_accum) return batch_qps(in, in.workload, in.stack, b);
+  Workload other = in.workload;
+  other.grad_accum = ga;
+  return batch_qps(in, other, in.stack, b);
 }
 
 // The micro-batches the fastest-batch search times over [1, hi]: every batch up to 16, then steps of 20%
@@ -252,7 +258,6 @@ std::int64_t choose_fastest_batch(Estimate& e, double usable) {
   BatchChoice& c = e.batch_choice;
   c.rule = "fastest";
   c.largest = largest_batch_upper_fit(in.model, w, in.stack, e.max_batch, usable);
-  c.grad_accum = w.grad_accum;
   if (c.largest < 1) return e.max_batch.batch;  // only the low end of the range fits: the largest, warned
   const bool varies = w.mean_padded_len(1) != w.mean_padded_len(c.largest);
   std::vector<std::int64_t> cand;
@@ -286,9 +291,7 @@ std::int64_t choose_fastest_batch(Estimate& e, double usable) {
   c.reason = best == c.largest ? "the largest batch whose memory range's upper end fits is the fastest"
                                : "batch " + std::to_string(best) + " is the fastest that fits";
   if (best != c.largest && c.largest_qps > 0)
-    c.reason += "; the largest, " + std::to_string(c.largest) + ", is slower (" +
-                json(std::round(c.largest_qps * 1000) / 1000).dump() + " against " +
-                json(std::round(best_q * 1000) / 1000).dump() + " samples/s)" +
+    c.reason += slower_largest_note(c.largest, c.largest_qps, best_q) +
                 (w.mean_padded_len(c.largest) > w.mean_padded_len(best) * 1.05
                      ? ": a larger batch is padded to a longer sample"
                      : "");
@@ -670,7 +673,7 @@ Result<Estimate> estimate(const Inputs& given, const Database& db) {
   if (in.model_kind == "paper") {
     if (auto st = paper_step(e); !st.ok()) return st.error();
   } else {
-    e.step = job_step(in, in.stack, e.batch, e.padded_len);
+    e.step = job_step(in, in.workload, in.stack, e.batch, e.padded_len);
     e.throughput_qps = static_cast<double>(e.batch) * qpr / e.step.total_s;
     step_range(e);
     if (e.step.paging_s > 0)

@@ -47,8 +47,13 @@ struct PriceChoice {
   // "given" (--price-per-hour, --electricity).
   std::string basis = "instance";
 };
-// "fresh", "stale" or "undated": the price class every table shows beside a price.
+// "fresh", "stale" or "undated": the price class every table shows beside a price (of an offer dated `date`,
+// empty when undated, and stale or not by the staleness limit).
+const char* price_class(const std::string& date, bool stale);
 const char* price_class(const PriceChoice& p);
+// The batch choice's note when the largest batch that fits is slower than the one chosen:
+// "; the largest, L, is slower (X against Y samples/s)".
+std::string slower_largest_note(std::int64_t largest, double largest_qps, double best_qps);
 
 // The one price rule (estimate's headline, compare's row per GPU and its "cheapest", the calculator): among
 // the eligible offers — on-demand ones, plus spot ones when spot is wanted, of one provider when one is named
