@@ -358,7 +358,10 @@ async function linkChecks() {
   await clickAnchor(op, "pin");
   await waitFor(op, (x) => x.app.comparison, "i36: pin again");
   await op.reload();
-  await op.waitForFunction(() => window.ftcost && window.ftcost.ui && window.ftcost.ui().app && window.ftcost.ui().app.recomputes > 0, null, { timeout: 60000 });
+  await op.waitForFunction(() => {
+    const u = window.ftcost && window.ftcost.ui ? window.ftcost.ui() : null;
+    return u && u.app && u.app.recomputes > 0;
+  }, null, { timeout: 60000 });
   await waitFor(op, (x) => x.app.comparison && x.app.panels.includes("pinned"), "i36: a reload keeps the pinned job");
   await own.context.close();
 
