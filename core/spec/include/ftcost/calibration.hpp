@@ -276,6 +276,18 @@ struct CalDerived {
   std::optional<double> cpu_score;
   std::optional<double>
       grouped_over_loop_speedup;  // median over matched expert_gemm rows: loop time / grouped time
+  // Op classes between the GEMMs (issue 38; measured by schema-3 files, absent in older ones, where the step
+  // model falls back to memory_bandwidth_gbps and the spec path): each a median over its rows at the sizes
+  // the op inventory needs (core/predict ops).
+  std::optional<double> norm_gbps;             // RMSNorm/LayerNorm forward + backward, bf16 in/out, fp32 math
+  std::optional<double> cast_gbps;             // dtype casts bf16 <-> fp32
+  std::optional<double> pointwise_gbps;        // binary element-wise (mul, add), bf16
+  std::optional<double> cross_entropy_gbps;    // softmax + cross-entropy over vocabulary-wide rows, fwd + bwd
+  std::optional<double> attention_fwd_tflops;  // causal flash-style attention forward, bf16, causal FLOPs
+  std::optional<double> attention_bwd_tflops;  // its backward
+  // LoRA-shaped GEMMs (rank 8-64): median over those rows of roofline time / measured time, the roofline being
+  // max(FLOPs / peak_measured, bytes / memory_bandwidth); in (0, 1].
+  std::optional<double> lora_gemm_roofline_fraction;
 };
 
 struct Calibration {
