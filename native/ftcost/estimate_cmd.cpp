@@ -221,6 +221,7 @@ int print_parallel(const ParallelEstimate& p, const JobAnswer& a) {
                                                  {"optimizer states", b.optimizer_states},
                                                  {"autocast weight copies", b.autocast_copies},
                                                  {"all-gather / prefetch buffers", p.memory.gather_buffers},
+                                                 {"live parameters (cache, root)", p.memory.live_params},
                                                  {"gradient buckets", p.memory.bucket_buffers},
                                                  {"NCCL buffers", p.memory.nccl_buffers},
                                                  {"activations", b.activations},
@@ -237,6 +238,14 @@ int print_parallel(const ParallelEstimate& p, const JobAnswer& a) {
             << gib(p.memory.total()) << "\n";
   std::cout << "  " << std::left << std::setw(30) << ("usable on " + in.gpu.id) << std::right << std::setw(8)
             << gib(p.usable_bytes) << "\n";
+  const std::string state = rank_memory_state(p);
+  std::cout << "  " << std::left << std::setw(30) << "range (low-high)" << std::right << std::setw(8)
+            << (gib(p.memory_low) + "-" + gib(p.memory_high))
+            << (state == "may_not_fit" ? "  may not fit: the upper end exceeds the usable memory" : "")
+            << "\n";
+  if (p.memory.residue_high > 0)
+    std::cout << "  upper end includes " << gib(p.memory.residue_high) << " GiB: " << p.memory.residue_term
+              << "\n";
   if (p.memory.host_bytes > 0)
     std::cout << "  host RAM per rank (offload): " << gib(p.memory.host_bytes) << " GiB\n";
   if (offload_on_nvme(p.plan.offload))

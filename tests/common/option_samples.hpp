@@ -83,6 +83,11 @@ inline OptionSample option_sample(const Option& o, const Database& db) {
     s.request["parallel"] = "zero3";
     s.request["offload"] = "optimizer-nvme";
   }
+  if (o.key == "zero3") {  // DeepSpeed's names, with and without the stage3_ prefix
+    s.value = "stage3_max_live_parameters=5e8,prefetch_bucket_size=auto,zero_hpz_partition_size=2";
+    s.request["gpus"] = "4";
+    s.request["parallel"] = "zero3";
+  }
   if (o.key == "calibration") {
     s.value = std::string(FTCOST_SOURCE_DIR) + "/tests/data/calibration/h100-sxm-synthetic.json";
     s.request["gpu"] = "h100-sxm5-80gb";

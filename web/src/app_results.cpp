@@ -385,7 +385,9 @@ void App::draw_headline() {
     // available — at batch 1 when not even one sample fits).
     const std::string& state = a.memory_state;
     const bool no_fit = state == "does_not_fit";
+    const bool may_not = state == "may_not_fit";  // per GPU: the range's upper end is above the usable
     const std::string title = std::string(no_fit             ? "Does not fit"
+                                          : may_not          ? "Peak memory (may not fit)"
                                           : state == "tight" ? "Peak memory (tight)"
                                                              : "Peak memory") +
                               (multi ? " per GPU" : "");
@@ -408,10 +410,14 @@ void App::draw_headline() {
         "Peak memory of one training step" + std::string(multi ? " on each GPU (one rank)" : "") +
             " at the batch size shown: the largest of the step's moments, not the sum of every component "
             "(the bar below). Against what the GPU lets a process allocate. Tight: above 92% of the usable "
-            "memory, where allocator fragmentation or a longer batch can run out of memory.",
-        no_fit             ? style::kBad
-        : state == "tight" ? style::kWarn
-                           : style::kGood));
+            "memory, where allocator fragmentation or a longer batch can run out of memory. May not fit "
+            "(several GPUs): the range's upper end, with what depends on settings ftcost cannot see "
+            "(ZeRO-3's "
+            "prefetch look-ahead, a third FSDP unit in flight; the warnings name it), exceeds the usable "
+            "memory.",
+        no_fit                        ? style::kBad
+        : may_not || state == "tight" ? style::kWarn
+                                      : style::kGood));
   }
   // the numbers that use the step time carry the "calibrated" badge when a calibration is in use
   const YourCalibration* cal = jflag(result_, "calibrated", false) ? calibration_in_use() : nullptr;

@@ -78,8 +78,7 @@ JobAnswer multi_answer(const ParallelEstimate& p) {
   a.nodes = p.plan.nodes;
   a.strategy = p.strategy_label;
   a.fits = p.fits;
-  const double need = p.usable_bytes > 0 ? p.memory.resident() / p.usable_bytes : 0;
-  a.memory_state = !p.fits ? "does_not_fit" : need > kTightMemoryFraction ? "tight" : "fits";
+  a.memory_state = rank_memory_state(p);
   a.peak_gib = p.memory.total() / kGiB;
   a.usable_gib = p.usable_bytes / kGiB;
   a.memory_low_gib = p.memory_low / kGiB;

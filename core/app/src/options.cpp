@@ -1586,6 +1586,36 @@ std::vector<Option> build_options() {
   }
   {
     Option o;
+    o.key = "zero3";
+    o.kind = OptionKind::text;
+    o.group = "multi-gpu";
+    o.label = "ZeRO-3 cache";
+    o.help =
+        "DeepSpeed ZeRO-3 cache settings, KEY=VALUE,... (e.g. "
+        "max_live_parameters=1e9,prefetch_bucket_size=auto)";
+    o.details =
+        "The zero_optimization keys of your DeepSpeed config that decide what stays gathered on each GPU: "
+        "stage3_max_live_parameters, stage3_max_reuse_distance, stage3_prefetch_bucket_size, "
+        "stage3_param_persistence_threshold (elements; auto = the HF Trainer's 0.9 H^2 and 10 H) and "
+        "zero_hpz_partition_size (ZeRO++ hpZ). Without it ftcost assumes DeepSpeed's defaults with the HF "
+        "Trainer's auto values, and the memory range's upper end covers a look-ahead up to "
+        "max_live_parameters.";
+    o.default_help = "DeepSpeed's defaults, auto bucket and persistence (assumed)";
+    o.not_applicable_warns = true;
+    o.applies = [](const ResolveState& st) -> std::string {
+      const std::string& p = st.in.multi.parallel;
+      return p == "zero3" || p == "auto" ? "" : "applies only with --parallel zero3 (or auto)";
+    };
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      FTCOST_TRY(z, parse_zero3(v, "--zero3"));
+      (void)z;
+      st.in.multi.zero3 = v;
+      return Ok{};
+    };
+    add(o);
+  }
+  {
+    Option o;
     o.key = "network";
     o.kind = OptionKind::choice;
     o.group = "multi-gpu";

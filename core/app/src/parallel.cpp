@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <utility>
@@ -346,13 +347,59 @@ Result<double> network_rate(const json& obj, const std::string& net, double pres
 }
 }  // namespace
 
+Result<Zero3Settings> parse_zero3(const std::string& text, const std::string& field) {
+  Zero3Settings z;
+  z.given = true;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, end - start);
+    start = end + 1;
+    if (item.empty()) continue;
+    const std::size_t eq = item.find('=');
+    std::string key = item.substr(0, std::min(eq, item.size()));
+    if (key.rfind("stage3_", 0) == 0) key = key.substr(7);
+    const std::string val = eq == std::string::npos ? "" : item.substr(eq + 1);
+    if (eq == std::string::npos || val.empty())
+      return make_error(Errc::invalid_value, field, "\"" + item + "\" is not KEY=VALUE");
+    char* stop = nullptr;
+    const double x = val == "auto" ? 0.0 : std::strtod(val.c_str(), &stop);
+    if (val != "auto" && (stop == val.c_str() || *stop != '\0' || !std::isfinite(x) || x < 0 || x > 1e15))
+      return make_error(Errc::invalid_value, field,
+                        key + " must be a number of elements (e.g. 1e9) or auto, got \"" + val + "\"");
+    const bool auto_ok = key == "prefetch_bucket_size" || key == "param_persistence_threshold";
+    if (val == "auto" && !auto_ok)
+      return make_error(Errc::invalid_value, field, key + " has no \"auto\" value; give a number");
+    if (key == "max_live_parameters") {
+      z.max_live_parameters = x;
+    } else if (key == "max_reuse_distance") {
+      z.max_reuse_distance = x;
+    } else if (key == "prefetch_bucket_size") {
+      z.prefetch_bucket_size = x;
+    } else if (key == "param_persistence_threshold") {
+      z.param_persistence_threshold = x;
+    } else if (key == "zero_hpz_partition_size") {
+      if (x < 1 || std::floor(x) != x || x > 4096)
+        return make_error(Errc::invalid_value, field, "zero_hpz_partition_size must be a whole number >= 1");
+      z.hpz_partition_size = static_cast<int>(x);
+    } else {
+      static const std::vector<std::string> keys = {"max_live_parameters", "max_reuse_distance",
+                                                    "prefetch_bucket_size", "param_persistence_threshold",
+                                                    "zero_hpz_partition_size"};
+      return make_error(Errc::unknown_key, field,
+                        "\"" + key + "\" is not a ZeRO-3 setting ftcost models" + known_ids_hint(key, keys));
+    }
+  }
+  return z;
+}
+
 Result<ParallelPlan> plan_from_json(const json& obj, const Inputs& in, const Database& db) {
   if (!obj.is_object())
     return make_error(Errc::wrong_type, "parallel", "must be an object of multi-GPU options");
   static const std::vector<std::string> keys = {
-      "gpus",        "nodes",      "parallel", "offload", "nvme-gbps",
-      "host-ram",    "grad-accum", "node",     "network", "network-gbit-per-gpu",
-      "nvlink-gbps", "collectives"};
+      "gpus",        "nodes",       "parallel", "offload", "nvme-gbps",
+      "host-ram",    "grad-accum",  "node",     "network", "network-gbit-per-gpu",
+      "nvlink-gbps", "collectives", "zero3"};
   for (auto it = obj.begin(); it != obj.end(); ++it)
     if (std::find(keys.begin(), keys.end(), it.key()) == keys.end())
       return make_error(Errc::unknown_key, "--" + it.key(),
@@ -413,6 +460,11 @@ Result<ParallelPlan> plan_from_json(const json& obj, const Inputs& in, const Dat
     p.strategy = Strategy::ddp;
   }
   if (auto host = read_offload_keys(obj, p); !host.ok()) return host.error();
+  if (has(obj, "zero3")) {
+    if (!obj.at("zero3").is_string()) return make_error(Errc::wrong_type, "--zero3", "must be a string");
+    FTCOST_TRY(z, parse_zero3(obj.at("zero3").get<std::string>(), "--zero3"));
+    p.zero3 = z;
+  }
   if (has(obj, "network")) {
     if (!obj.at("network").is_string()) return make_error(Errc::wrong_type, "--network", "must be a string");
     net = obj.at("network").get<std::string>();
@@ -447,6 +499,7 @@ Result<ParallelPlan> plan_from_inputs(const Inputs& in, const Database& db) {
   if (!m.parallel.empty()) j["parallel"] = m.parallel;
   if (!m.network.empty()) j["network"] = m.network;
   if (!m.nvme_gbps.empty()) j["nvme-gbps"] = m.nvme_gbps;
+  if (!m.zero3.empty()) j["zero3"] = m.zero3;
   if (in.workload.host_ram_gib > 0) j["host-ram"] = in.workload.host_ram_gib;
   if (m.network_gbit_per_gpu > 0) j["network-gbit-per-gpu"] = m.network_gbit_per_gpu;
   // A calibration with measured collectives (ftcost-calibrate --collectives) replaces the assumed link
@@ -696,13 +749,95 @@ std::int64_t zero3_fetch_module_count(const ModelSpec& m) {
   return n;
 }
 
+namespace {
+
+// The modules of the last decoder layer in forward order, elements each (DeepSpeed fetches per sub-module
+// with parameters of its own; those at or under the persistence threshold stay resident and are left out).
+std::vector<double> last_layer_modules(const ModelSpec& m, double persist) {
+  std::vector<double> out;
+  auto add = [&out, persist](std::int64_t elems, std::int64_t count) {
+    if (d(elems) > persist)
+      for (std::int64_t i = 0; i < count; ++i) out.push_back(d(elems));
+  };
+  if (m.groups.empty()) return out;
+  const LayerGroup& g = m.groups.back();
+  const std::int64_t H = m.hidden;
+  if (g.mixer == Mixer::attention) {
+    const AttentionSpec& a = m.attn;
+    if (a.mla) {
+      add(m.attention_params_per_layer() / 4, 4);
+    } else {
+      add(H * a.heads * a.head_dim, 1);
+      add(H * a.kv_heads * a.head_dim, 2);
+      add(a.heads * a.head_dim * H, 1);
+    }
+  } else if (g.mixer == Mixer::mamba) {
+    add(m.mamba_params_per_layer(), 1);
+  }
+  if (g.ffn == Ffn::mlp) add(H * m.mlp.intermediate, m.mlp.gated ? 3 : 2);
+  if (g.ffn == Ffn::moe) {
+    const MoeSpec& e = m.moe;
+    add(m.router_params_per_layer(), 1);
+    add(H * e.expert_intermediate, (e.gated ? 3 : 2) * e.experts);
+    if (e.shared_experts > 0) add(H * e.shared_intermediate, (e.gated ? 3 : 2) * e.shared_experts);
+  }
+  return out;
+}
+
+}  // namespace
+
+double Zero3Settings::prefetch_elems(const ModelSpec& m) const {
+  return prefetch_bucket_size > 0 ? prefetch_bucket_size : std::floor(0.9 * d(m.hidden) * d(m.hidden));
+}
+
+double Zero3Settings::persistence_elems(const ModelSpec& m) const {
+  return param_persistence_threshold > 0 ? param_persistence_threshold : 10.0 * d(m.hidden);
+}
+
+double zero3_retained_elems(const ModelSpec& m, double reuse_distance, bool checkpointing) {
+  if (reuse_distance <= 0) return 0;
+  const ParamCounts pc = m.params();
+  const double lm = d(m.tied_embeddings ? pc.embedding : pc.lm_head);
+  const std::vector<double> layer = last_layer_modules(m, d(kZero3PersistenceThreshold));
+  double layer_total = 0;
+  for (const double x : layer) layer_total += x;
+  double kept = lm;  // lm_head: its backward follows its forward at once
+  if (layer_total <= 0) return kept;
+  double after = lm;  // forward elements after the module (its own layer's, later layers', lm_head)
+  double later = 0;   // whole decoder layers after the module's layer
+  const std::int64_t n = m.layers();
+  for (std::int64_t l = 0; l < n; ++l) {
+    double in_layer_after = 0;
+    for (auto it = layer.rbegin(); it != layer.rend(); ++it) {
+      const double before = layer_total - in_layer_after - *it;
+      // the trace from this module's release to its next use: the rest of the forward, lm_head's backward,
+      // then (checkpointed) each later layer's recompute and backward and this layer's recompute up to it,
+      // or (not checkpointed) the later modules' backward
+      const double dist = checkpointing ? after + lm + 2.0 * later + before : 2.0 * after;
+      if (dist < reuse_distance) kept += *it;
+      after += *it;
+      in_layer_after += *it;
+      if ((checkpointing ? after + lm : 2.0 * after) >= reuse_distance) return kept;
+    }
+    later += layer_total;
+  }
+  return kept;
+}
+
+std::string rank_memory_state(const ParallelEstimate& e) {
+  if (!e.fits) return "does_not_fit";
+  if (e.usable_bytes > 0 && e.memory_high > e.usable_bytes) return "may_not_fit";
+  const double need = e.usable_bytes > 0 ? e.memory.resident() / e.usable_bytes : 0;  // paged states yield
+  return need > kTightMemoryFraction ? "tight" : "fits";
+}
+
 double RankMemory::model_state_bytes() const {
   return base.weights + base.trainable_params + base.gradients + base.optimizer_states + fp32_grad_partition +
          gather_buffers;
 }
 
 double RankMemory::total() const {
-  return base.total() + fp32_grad_partition + gather_buffers + bucket_buffers + nccl_buffers;
+  return base.total() + fp32_grad_partition + gather_buffers + bucket_buffers + nccl_buffers + live_params;
 }
 
 double RankMemory::resident() const { return total() - (base.paged_optimizer ? base.optimizer_states : 0.0); }
@@ -723,9 +858,15 @@ bool is_zero(Strategy s) { return s == Strategy::zero1 || s == Strategy::zero2 |
 bool is_fsdp(Strategy s) { return s == Strategy::fsdp || s == Strategy::fsdp_grad_op || s == Strategy::hsdp; }
 
 // Parameters the host optimizer updates per second per rank: DeepSpeed's CPUAdam, or torch's AdamW on the
-// host shards under FSDP's offload.
-double host_adam_params_per_s(Strategy s) {
-  return is_fsdp(s) ? kHostAdamParamsPerS / kTorchCpuAdamSlowdown : kHostAdamParamsPerS;
+// host shards under FSDP's offload. torch's fused AdamW has a CPU kernel (aten/src/ATen/native/FusedAdam.cpp
+// _fused_adamw_kernel_cpu_ -> fused_adam_stub, native/cpu/FusedAdamKernel.cpp: one vectorized pass over
+// param, grad and both states, at::parallel_for over the host's threads; PyTorch >= 2.4), the same kind of
+// single-pass vectorized, multithreaded kernel as DeepSpeed's CPUAdam (csrc/adam/cpu_adam_impl.cpp, AVX,
+// OpenMP): assumed the same rate. The slowdown applies to the foreach / for-loop paths it was stated for
+// (DeepSpeedCPUAdam's docstring compares with torch.optim.adam(W) before the fused CPU kernel existed).
+double host_adam_params_per_s(Strategy s, const StackProfile& stack) {
+  const bool torch_unfused = is_fsdp(s) && stack.adamw_implementation != "fused";
+  return torch_unfused ? kHostAdamParamsPerS / kTorchCpuAdamSlowdown : kHostAdamParamsPerS;
 }
 
 // The model one tensor-parallel rank holds: heads, FFN widths and the vocabulary split t ways (Megatron's
@@ -750,6 +891,7 @@ struct Ctx {
   int deg;
   ModelSpec m_eff;  // what one rank computes (TP-sharded model)
   double seq_len = 0;
+  double z3_retained = 0;  // ZeRO-3: elements kept gathered by the reuse distance (zero3_retained_elems)
 };
 
 // Shard group size for sharded data parallelism.
@@ -781,6 +923,66 @@ void move_to_nvme(RankMemory& r, Offload o, double opt_bytes, double opt_elems, 
     r.nvme_param_bytes = param_bytes * (1.0 - in_cpu);
     r.host_bytes += param_bytes * in_cpu + 2.0 * kDsParamSwapBufferElems;
   }
+}
+
+// DeepSpeed ZeRO-3's parameters gathered beyond the working set (gather_buffers), in the compute dtype
+// (deepspeedai/DeepSpeed @ edaa722, runtime/zero/partitioned_param_coordinator.py):
+//  - modules kept by the reuse distance (__params_to_release: a module whose next use in the recorded trace
+//    lies within stage3_max_reuse_distance elements is not released; zero3_retained_elems), at the
+//    forward/backward turn, less the largest module the working set already counts;
+//  - the prefetch in flight (_fetch_sub_module_impl: each fetch gathers up to stage3_prefetch_bucket_size
+//  more
+//    elements of the trace, while fewer than stage3_max_live_parameters are available). When the bucket is at
+//    least the mean module the look-ahead grows by a bucket per module and stops at max_live;
+//  - persistent parameters (parameter_offload.py mark_persistent_parameters: at most
+//    stage3_param_persistence_threshold elements: norms, small routers), whole on every rank;
+//  - hpZ (zero_hpz_partition_size > 1): the secondary copy of the 16-bit parameters partitioned within the
+//    hpZ group (partition_parameters.py _partition_param_sec, ds_secondary_tensor).
+// With the settings assumed (no --zero3), the upper end adds the look-ahead up to max_live: DeepSpeed's own
+// default bucket (5e7) runs that far on models whose modules are smaller than it.
+void add_zero3_live(RankMemory& r, const Ctx& c, double bytes_per_elem) {
+  const Zero3Settings& z = c.plan.zero3;
+  const ModelSpec& m = c.m_eff;
+  double elems = 0;
+  double count = 0;
+  for (const auto& f : zero3_fetch_modules(m)) {
+    elems += d(f.elems) * d(f.count);
+    count += d(f.count);
+  }
+  const double mean_module = count > 0 ? elems / count : 0;
+  const double room = std::max(0.0, z.max_live_parameters - c.z3_retained);
+  const double bucket = z.prefetch_elems(m);
+  const double ahead = bucket >= mean_module ? room : std::min(bucket, room);
+  const double largest = d(largest_module_params(m));
+  const ParamCounts pc = m.params();
+  const double thr = z.persistence_elems(m);
+  double persistent = d(pc.norms);
+  if (d(m.router_params_per_layer()) <= thr) persistent += d(pc.router);
+  r.live_params = bytes_per_elem * (std::max(0.0, c.z3_retained + ahead - largest) + persistent);
+  if (z.hpz_partition_size > 1) r.live_params += bytes_per_elem * d(pc.total()) / z.hpz_partition_size;
+  if (!z.given && ahead < room) {
+    r.residue_high = bytes_per_elem * (room - ahead);
+    char cap[32];
+    std::snprintf(cap, sizeof cap, "%.3g", z.max_live_parameters);
+    std::string text = cap;  // "1e+09" -> "1e9", as DeepSpeed's configs write it
+    for (const char* from : {"e+0", "e+"})
+      if (const auto at = text.find(from); at != std::string::npos)
+        text.replace(at, std::string(from).size(), "e");
+    r.residue_term = std::string("ZeRO-3's prefetch look-ahead up to stage3_max_live_parameters (") + text +
+                     " elements; DeepSpeed's default stage3_prefetch_bucket_size 5e7 runs that far, the HF "
+                     "Trainer's \"auto\" 0.9 H^2 does not; --zero3 gives yours)";
+  }
+}
+
+// FSDP (FULL_SHARD, HSDP): the root unit -- the parameters outside the wrapped decoder layers: embedding,
+// final norm, lm_head -- is not resharded after forward and stays gathered until its backward (FSDP1:
+// torch/distributed/fsdp/_runtime_utils.py _post_forward_reshard, `not state._is_root`; FSDP2:
+// fully_shard's reshard_after_forward "The root FSDP state has its value specially set to False"), in the
+// compute dtype. The upper end adds a third decoder unit in flight: forward_prefetch (FSDP1) or an explicit
+// prefetch depth of 2 (FSDP2 set_modules_to_forward_prefetch / _backward_prefetch) that a config may set.
+double fsdp_root_unit_bytes(const ModelSpec& m, const Workload& w) {
+  const ParamCounts pc = m.params();
+  return d(pc.embedding + pc.lm_head + m.norm_params()) * w.compute_bytes();
 }
 
 RankMemory rank_memory(const Ctx& c, std::int64_t micro) {
@@ -833,6 +1035,7 @@ RankMemory rank_memory(const Ctx& c, std::int64_t micro) {
       mb.weights /= N;
       mb.gradients = 0;
       r.gather_buffers = 4.0 * d(largest_module_params(c.m_eff));
+      add_zero3_live(r, c, 2.0);
     }
     if (p.offload != Offload::none) {
       r.host_bytes = mb.optimizer_states + r.fp32_grad_partition;
@@ -860,14 +1063,26 @@ RankMemory rank_memory(const Ctx& c, std::int64_t micro) {
     mb.optimizer_step_temp /= N;
     if (stage >= 2) mb.gradients /= N;
     const double layers = std::max<double>(1, d(c.m_eff.layers()));
-    const double unit = (mb.weights + mb.trainable_params) / layers;  // one transformer layer as gathered
+    const double root = is_fsdp(c.st) ? fsdp_root_unit_bytes(c.m_eff, w) : 0.0;
+    // one decoder layer as gathered (the root unit apart)
+    const double unit = std::max(0.0, mb.weights + mb.trainable_params - root) / layers;
     if (stage >= 3) {
       mb.weights /= N;
       mb.trainable_params /= N;
       mb.autocast_copies /= N;
-      // FSDP: the running unit and the prefetched next one; ZeRO-3: the largest module (estimator's 4L)
+      // FSDP: the running unit, the prefetched next one and the root unit; ZeRO-3: the largest module
+      // (estimator's 4L) and the live-parameter cache
       r.gather_buffers =
           is_fsdp(c.st) ? 2.0 * unit : 2.0 * d(largest_module_params(c.m_eff)) * w.compute_bytes();
+      if (is_fsdp(c.st)) {
+        r.live_params = root;
+        r.residue_high = unit;
+        r.residue_term =
+            "a third FSDP unit in flight (forward_prefetch, or a prefetch depth of 2 set in the "
+            "config)";
+      } else {
+        add_zero3_live(r, c, w.compute_bytes());
+      }
     } else if (c.st == Strategy::fsdp_grad_op) {
       // SHARD_GRAD_OP keeps every unit unsharded from forward to backward.
       r.gather_buffers = mb.weights + mb.trainable_params;
@@ -912,14 +1127,16 @@ std::int64_t max_micro(const Ctx& c, double usable) {
 }
 
 // The largest micro-batch whose per-rank memory range's upper end (resident + uncertainty x the variable
-// part) fits; the upper end is non-decreasing in the micro-batch. 0 when not even batch 1's does.
+// part + the residues of unknown settings) fits; the upper end is non-decreasing in the micro-batch. 0 when
+// not even batch 1's does.
 std::int64_t max_micro_upper(const Ctx& c, double usable, std::int64_t max_b) {
   const double u = c.in.stack.memory_uncertainty_fraction;
-  if (u <= 0 || max_b < 1) return max_b;
+  if (max_b < 1) return max_b;
   const auto upper = [&c, u](std::int64_t b) {
     const RankMemory r = rank_memory(c, b);
-    return r.resident() + u * r.base.variable();
+    return r.resident() + u * r.base.variable() + r.residue_high;
   };
+  if (u <= 0 && upper(max_b) <= usable) return max_b;
   return largest_batch_within(upper, usable, upper(1), upper(2));
 }
 
@@ -1171,7 +1388,9 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
         "DeepSpeed ZeRO keeps fp32 master weights and Adam states (12 B/param) whatever --optimizer says; "
         "memory follows DeepSpeed's accounting");
 
-  Ctx c{in, plan, st, deg, st == Strategy::tp ? tp_shard(m, deg) : m, single.max_batch.seq_len};
+  Ctx c{in, plan, st, deg, st == Strategy::tp ? tp_shard(m, deg) : m, single.max_batch.seq_len, 0};
+  if (st == Strategy::zero3)
+    c.z3_retained = zero3_retained_elems(c.m_eff, plan.zero3.max_reuse_distance, w.checkpointing);
   e.seq_len = c.seq_len;
   e.dp = (st == Strategy::tp || st == Strategy::cp) ? R / deg : R;
   e.usable_bytes = in.gpu.usable_bytes();
@@ -1246,7 +1465,7 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
   if (is_sharded_dp(st)) opt /= shard_group(plan, st);
   if (plan.offload != Offload::none) {
     const double n = shard_group(plan, st);
-    opt = pb.trainable / n / host_adam_params_per_s(st);
+    opt = pb.trainable / n / host_adam_params_per_s(st, in.stack);
     const double bytes = 2.0 * pb.trainable / n * 2.0;  // 16-bit grads down, 16-bit params up
     CommItem it{"offload: gradients to host, parameters back (PCIe)",
                 CollOp::send_recv,
@@ -1553,7 +1772,15 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
   e.throughput_low = e.throughput_qps / (1 + rf);
   e.throughput_high = e.throughput_qps * (1 + rf);
   e.memory_low = e.memory.total() - in.stack.memory_uncertainty_fraction * e.memory.base.variable();
-  e.memory_high = e.memory.total() + in.stack.memory_uncertainty_fraction * e.memory.base.variable();
+  e.memory_high = e.memory.total() + in.stack.memory_uncertainty_fraction * e.memory.base.variable() +
+                  e.memory.residue_high;
+  if (e.fits && e.memory_high > e.usable_bytes)
+    e.warnings.push_back(
+        "may not fit: the per-GPU memory range's upper end, " + gib_text(e.memory_high) +
+        " GiB, exceeds the " + gib_text(e.usable_bytes) + " GiB usable" +
+        (e.memory.residue_high > 0
+             ? "; it includes " + gib_text(e.memory.residue_high) + " GiB of " + e.memory.residue_term
+             : std::string(" (the stack's uncertainty on activations, loss and allocator)")));
   if (single.batch > 0 && single.batch <= single.max_batch.batch && single.throughput_qps > 0)
     e.scaling_efficiency = e.throughput_qps / (R * single.throughput_qps);
   whole_step_time(e, w);
@@ -1757,7 +1984,10 @@ Result<ParallelEstimate> estimate_parallel_resolved(const Inputs& in, const Para
     for (const auto& s : no) e.why.push_back("does not fit: " + s);
     return e;
   }
-  std::stable_sort(ok.begin(), ok.end(), [](const ParallelEstimate& a, const ParallelEstimate& b) {
+  // a candidate whose per-rank upper end fits comes before one that may not fit, then the faster first
+  const auto safe = [](const ParallelEstimate& e) { return e.memory_high <= e.usable_bytes; };
+  std::stable_sort(ok.begin(), ok.end(), [&safe](const ParallelEstimate& a, const ParallelEstimate& b) {
+    if (safe(a) != safe(b)) return safe(a);
     return a.throughput_qps > b.throughput_qps;
   });
   FTCOST_TRY(best, choose_micro(in, ok.front(), single, db));
@@ -1767,9 +1997,15 @@ Result<ParallelEstimate> estimate_parallel_resolved(const Inputs& in, const Para
                      json(std::round(best.comm_exposed_s / best.step_s * 1000) / 10).dump() +
                      "% of the step is exposed communication)");
   for (std::size_t i = 1; i < ok.size(); ++i)
-    best.why.push_back("slower: " + ok[i].strategy_label + " at " +
-                       json(std::round(ok[i].throughput_qps * 1000) / 1000).dump() + " queries/s (batch " +
-                       std::to_string(ok[i].micro_batch) + ")");
+    best.why.push_back(
+        (safe(ok[i]) || !safe(ok.front())
+             ? "slower: "
+             : "may not fit (upper end " + gib_text(ok[i].memory_high) + " GiB per GPU" +
+                   (ok[i].memory.residue_term.empty() ? std::string()
+                                                      : ", with " + ok[i].memory.residue_term) +
+                   "): ") +
+        ok[i].strategy_label + " at " + json(std::round(ok[i].throughput_qps * 1000) / 1000).dump() +
+        " queries/s (batch " + std::to_string(ok[i].micro_batch) + ")");
   for (const auto& s : no) best.why.push_back("does not fit: " + s);
   return best;
 }
@@ -1830,15 +2066,17 @@ json parallel_to_json(const ParallelEstimate& p) {
   j["fits"] = e.fits;
   // the memory state per rank (estimate.hpp's rule: tight above kTightMemoryFraction of the usable memory)
   const double fraction = e.usable_bytes > 0 ? e.memory.on_gpu(e.usable_bytes) / e.usable_bytes : 0;
-  const double need = e.usable_bytes > 0 ? e.memory.resident() / e.usable_bytes : 0;  // paged states yield
   j["memory_fraction"] = fraction;
-  j["memory_state"] = !e.fits ? "does_not_fit" : need > kTightMemoryFraction ? "tight" : "fits";
+  j["memory_state"] = rank_memory_state(e);
   json mem = components_gib(e.memory.base);  // the rank's own breakdown, plus what sharding adds
   mem["total"] = e.memory.total() / kGiB;
   mem["fp32_grad_partition"] = e.memory.fp32_grad_partition / kGiB;
   mem["gather_buffers"] = e.memory.gather_buffers / kGiB;
   mem["bucket_buffers"] = e.memory.bucket_buffers / kGiB;
   mem["nccl_buffers"] = e.memory.nccl_buffers / kGiB;
+  mem["live_params"] = e.memory.live_params / kGiB;
+  mem["residue_high"] = e.memory.residue_high / kGiB;
+  if (!e.memory.residue_term.empty()) mem["residue_term"] = e.memory.residue_term;
   j["memory_gib"] = mem;
   j["paged_out_gib"] = e.memory.paged_out(e.usable_bytes) / kGiB;
   json comm = json::array();

@@ -108,6 +108,8 @@ Result<double> predict_resolved(const RefRow& row, const Inputs& in, const Datab
     if (m == "step_time_s") return pe.step_s;
     if (m == "throughput_tokens_per_s") return pe.throughput_tps;
     if (m == "throughput_queries_per_s") return pe.throughput_qps;
+    if (m == "peak_reserved_gib")  // per rank, on the GPU (paged states yield), without the CUDA context
+      return (pe.memory.on_gpu(pe.usable_bytes) - pe.memory.base.cuda_context) / kGiB;
     return make_error(Errc::invalid_value, row.id + ": metric", "\"" + m + "\" is not a multi-GPU metric");
   }
   FTCOST_TRY(e, estimate(in, db));

@@ -55,6 +55,26 @@ struct CollectivePoint {
 // Reads [{op, ranks, bytes, time_us, algbw_gbps, busbw_gbps}, ...]; errors name the row and field.
 Result<std::vector<CollectivePoint>> parse_collectives(const json& rows, const std::string& field);
 
+// DeepSpeed ZeRO-3's parameter cache (deepspeedai/DeepSpeed v0.19.6 @ edaa722, runtime/zero/config.py
+// DeepSpeedZeroConfig: stage3_max_live_parameters 1e9, stage3_max_reuse_distance 1e9,
+// stage3_prefetch_bucket_size 5e7, stage3_param_persistence_threshold 1e5 elements; zero_hpz_partition_size
+// 1). 0 in the two "auto" fields = the Hugging Face Trainer's "auto" (transformers integrations/deepspeed.py
+// HfTrainerDeepSpeedConfig.trainer_config_finalize: prefetch 0.9 H^2, persistence 10 H), which the configs of
+// TRL, LLaMA-Factory, axolotl and ms-swift use. --zero3 KEY=VALUE,... sets them (docs/sources/parallel.md).
+struct Zero3Settings {
+  double max_live_parameters = 1e9;
+  double max_reuse_distance = 1e9;
+  double prefetch_bucket_size = 0;         // elements; 0: auto
+  double param_persistence_threshold = 0;  // elements; 0: auto
+  int hpz_partition_size = 1;              // ZeRO++ hpZ: secondary partition within groups of this size
+  bool given = false;                      // --zero3 was given (else the settings are assumed)
+  double prefetch_elems(const ModelSpec& m) const;
+  double persistence_elems(const ModelSpec& m) const;
+};
+// "max_live_parameters=1e9,prefetch_bucket_size=auto,..." (DeepSpeed's key names, with or without the
+// "stage3_" prefix; zero_hpz_partition_size for hpZ) -> settings; errors name `field` and the key.
+Result<Zero3Settings> parse_zero3(const std::string& text, const std::string& field);
+
 struct ParallelPlan {
   Strategy strategy = Strategy::single;
   int degree = 1;  // tp / ep / cp degree; the remaining ranks replicate (data parallel)
@@ -72,6 +92,7 @@ struct ParallelPlan {
   double nvme_read_gbps = 0, nvme_write_gbps = 0;
   std::string nvme_note;                     // where the NVMe rates come from
   std::vector<CollectivePoint> collectives;  // measured curves (optional)
+  Zero3Settings zero3;                       // DeepSpeed ZeRO-3's cache settings (zero3 only)
   int ranks() const { return gpus_per_node * nodes; }
 };
 
@@ -138,14 +159,28 @@ struct FetchModules {
 constexpr std::int64_t kZero3PersistenceThreshold = 100000;
 std::vector<FetchModules> zero3_fetch_modules(const ModelSpec& m);
 std::int64_t zero3_fetch_module_count(const ModelSpec& m);  // sum of the counts
+// Elements ZeRO-3 keeps gathered at the forward/backward turn because their next use in the module trace lies
+// within `reuse_distance` elements (partitioned_param_coordinator.py __params_to_release @ edaa722): lm_head
+// always, and the tail of the last layers while twice the elements after them (recompute and backward
+// counted with checkpointing) stay under the distance.
+double zero3_retained_elems(const ModelSpec& m, double reuse_distance, bool checkpointing);
 
 // Per-rank memory, bytes.
 struct RankMemory {
-  MemoryBreakdown base;              // the single-GPU components after sharding (weights, grads, ...)
-  double fp32_grad_partition = 0;    // DeepSpeed: fp32 gradient partition (ZeRO) / FSDP's sharded fp32 grads
-  double gather_buffers = 0;         // FSDP unit all-gather + prefetch, ZeRO-3 live parameters
-  double bucket_buffers = 0;         // DDP gradient buckets, ZeRO reduce/all-gather buckets
-  double nccl_buffers = 0;           // communicator buffers
+  MemoryBreakdown base;            // the single-GPU components after sharding (weights, grads, ...)
+  double fp32_grad_partition = 0;  // DeepSpeed: fp32 gradient partition (ZeRO) / FSDP's sharded fp32 grads
+  double gather_buffers = 0;       // FSDP unit all-gather + prefetch, ZeRO-3 live parameters
+  double bucket_buffers = 0;       // DDP gradient buckets, ZeRO reduce/all-gather buckets
+  double nccl_buffers = 0;         // communicator buffers
+  // Parameters that stay gathered beyond the working set: ZeRO-3's live-parameter cache (modules whose reuse
+  // lies within stage3_max_reuse_distance, the prefetch bucket, persistent small parameters, hpZ's secondary
+  // partition); FSDP's root unit (embedding, final norm, lm_head), which is not resharded after forward.
+  double live_params = 0;
+  // What may be on the GPU beyond the point estimate, depending on settings ftcost cannot see (the upper end
+  // of the per-rank range adds it): ZeRO-3's prefetch up to stage3_max_live_parameters, FSDP's next-but-one
+  // unit in flight. `residue_term` names the largest.
+  double residue_high = 0;
+  std::string residue_term;
   double host_bytes = 0;             // host RAM per rank for offload
   double nvme_optimizer_bytes = 0;   // ZeRO-Infinity, per rank on NVMe: fp32 master, Adam states, fp32 grads
   double nvme_param_bytes = 0;       // ZeRO-Infinity, per rank on NVMe: 16-bit parameters beyond max_in_cpu
@@ -215,6 +250,10 @@ struct ParallelEstimate {
   std::vector<std::string> why;  // auto: the ranking and what did not fit
   std::vector<std::string> warnings;
 };
+
+// Per rank: "does_not_fit", "may_not_fit" (the resident memory fits, the range's upper end -- the stack's
+// uncertainty and the residues of unknown settings, RankMemory::residue_high -- does not), "tight" or "fits".
+std::string rank_memory_state(const ParallelEstimate& e);
 
 Result<ParallelEstimate> estimate_parallel(const Inputs& in, const ParallelPlan& plan, const Database& db);
 // For a 1-GPU plan: exactly estimate_to_json(single). Otherwise that object with the multi-GPU fields

@@ -75,6 +75,7 @@ struct MultiGpuRequest {
   std::string nvme_gbps;  // "READ[,WRITE]" GB/s of the node's NVMe (ZeRO-Infinity); "" = assumed default
   std::string node;       // preset id
   std::string network;    // "" = from the node preset (or none)
+  std::string zero3;      // --zero3 "KEY=VALUE,..." (DeepSpeed ZeRO-3 cache settings); "" = assumed defaults
   double network_gbit_per_gpu = 0;
   bool active() const { return gpus * nodes > 1 || offload != "none"; }
 };

@@ -285,8 +285,8 @@ struct CalDerived {
   std::optional<double> cross_entropy_gbps;    // softmax + cross-entropy over vocabulary-wide rows, fwd + bwd
   std::optional<double> attention_fwd_tflops;  // causal flash-style attention forward, bf16, causal FLOPs
   std::optional<double> attention_bwd_tflops;  // its backward
-  // LoRA-shaped GEMMs (rank 8-64): median over those rows of roofline time / measured time, the roofline being
-  // max(FLOPs / peak_measured, bytes / memory_bandwidth); in (0, 1].
+  // LoRA-shaped GEMMs (rank 8-64): median over those rows of roofline time / measured time, the roofline
+  // being max(FLOPs / peak_measured, bytes / memory_bandwidth); in (0, 1].
   std::optional<double> lora_gemm_roofline_fraction;
 };
 
