@@ -337,6 +337,19 @@ Status apply_nvme_gbps(ResolveState& st, const std::string& v) {
   return Ok{};
 }
 
+// --zero3: only with --parallel zero3 or auto; the value is checked by the plan's own parser.
+std::string zero3_applies(const ResolveState& st) {
+  const std::string& p = st.in.multi.parallel;
+  return p == "zero3" || p == "auto" ? "" : "applies only with --parallel zero3 (or auto)";
+}
+
+Status apply_zero3(ResolveState& st, const std::string& v) {
+  FTCOST_TRY(z, parse_zero3(v, "--zero3"));
+  (void)z;
+  st.in.multi.zero3 = v;
+  return Ok{};
+}
+
 // --batch N | fastest | max into the workload (0: chosen by the rule).
 Status apply_batch(ResolveState& st, const std::string& v) {
   st.in.workload.batch = v == "max" || v == "fastest" ? 0 : std::atoll(v.c_str());
@@ -1602,16 +1615,8 @@ std::vector<Option> build_options() {
         "max_live_parameters.";
     o.default_help = "DeepSpeed's defaults, auto bucket and persistence (assumed)";
     o.not_applicable_warns = true;
-    o.applies = [](const ResolveState& st) -> std::string {
-      const std::string& p = st.in.multi.parallel;
-      return p == "zero3" || p == "auto" ? "" : "applies only with --parallel zero3 (or auto)";
-    };
-    o.apply = [](ResolveState& st, const std::string& v) -> Status {
-      FTCOST_TRY(z, parse_zero3(v, "--zero3"));
-      (void)z;
-      st.in.multi.zero3 = v;
-      return Ok{};
-    };
+    o.applies = zero3_applies;
+    o.apply = apply_zero3;
     add(o);
   }
   {

@@ -364,9 +364,13 @@ Result<Zero3Settings> parse_zero3(const std::string& text, const std::string& fi
       return make_error(Errc::invalid_value, field, "\"" + item + "\" is not KEY=VALUE");
     char* stop = nullptr;
     const double x = val == "auto" ? 0.0 : std::strtod(val.c_str(), &stop);
-    if (val != "auto" && (stop == val.c_str() || *stop != '\0' || !std::isfinite(x) || x < 0 || x > 1e15))
-      return make_error(Errc::invalid_value, field,
-                        key + " must be a number of elements (e.g. 1e9) or auto, got \"" + val + "\"");
+    if (val != "auto" && (stop == val.c_str() || *stop != '\0' || !std::isfinite(x) || x < 0 || x > 1e15)) {
+      std::string msg = key;
+      msg += " must be a number of elements (e.g. 1e9) or auto, got \"";
+      msg += val;
+      msg += '"';
+      return make_error(Errc::invalid_value, field, msg);
+    }
     const bool auto_ok = key == "prefetch_bucket_size" || key == "param_persistence_threshold";
     if (val == "auto" && !auto_ok)
       return make_error(Errc::invalid_value, field, key + " has no \"auto\" value; give a number");
@@ -392,6 +396,17 @@ Result<Zero3Settings> parse_zero3(const std::string& text, const std::string& fi
   }
   return z;
 }
+
+namespace {
+// "zero3": DeepSpeed ZeRO-3's cache settings (parse_zero3) into the plan.
+Status read_zero3_key(const json& obj, ParallelPlan& p) {
+  if (!has(obj, "zero3")) return Ok{};
+  if (!obj.at("zero3").is_string()) return make_error(Errc::wrong_type, "--zero3", "must be a string");
+  FTCOST_TRY(z, parse_zero3(obj.at("zero3").get<std::string>(), "--zero3"));
+  p.zero3 = z;
+  return Ok{};
+}
+}  // namespace
 
 Result<ParallelPlan> plan_from_json(const json& obj, const Inputs& in, const Database& db) {
   if (!obj.is_object())
@@ -460,11 +475,7 @@ Result<ParallelPlan> plan_from_json(const json& obj, const Inputs& in, const Dat
     p.strategy = Strategy::ddp;
   }
   if (auto host = read_offload_keys(obj, p); !host.ok()) return host.error();
-  if (has(obj, "zero3")) {
-    if (!obj.at("zero3").is_string()) return make_error(Errc::wrong_type, "--zero3", "must be a string");
-    FTCOST_TRY(z, parse_zero3(obj.at("zero3").get<std::string>(), "--zero3"));
-    p.zero3 = z;
-  }
+  if (auto z3 = read_zero3_key(obj, p); !z3.ok()) return z3.error();
   if (has(obj, "network")) {
     if (!obj.at("network").is_string()) return make_error(Errc::wrong_type, "--network", "must be a string");
     net = obj.at("network").get<std::string>();
@@ -985,6 +996,23 @@ double fsdp_root_unit_bytes(const ModelSpec& m, const Workload& w) {
   return d(pc.embedding + pc.lm_head + m.norm_params()) * w.compute_bytes();
 }
 
+// Full-shard (FSDP, HSDP, ZeRO-3) gathered parameters for adapters or without DeepSpeed's full accounting:
+// FSDP the running unit, the prefetched next one and the root unit; ZeRO-3 the largest module twice and the
+// live-parameter cache.
+void add_stage3_gathered(RankMemory& r, const Ctx& c, double unit, double root) {
+  const double bytes = c.in.workload.compute_bytes();
+  if (!is_fsdp(c.st)) {
+    r.gather_buffers = 2.0 * d(largest_module_params(c.m_eff)) * bytes;
+    add_zero3_live(r, c, bytes);
+    return;
+  }
+  r.gather_buffers = 2.0 * unit;
+  r.live_params = root;
+  r.residue_high = unit;
+  r.residue_term =
+      "a third FSDP unit in flight (forward_prefetch, or a prefetch depth of 2 set in the config)";
+}
+
 RankMemory rank_memory(const Ctx& c, std::int64_t micro) {
   const Inputs& in = c.in;
   const Workload& w = in.workload;
@@ -1072,17 +1100,7 @@ RankMemory rank_memory(const Ctx& c, std::int64_t micro) {
       mb.autocast_copies /= N;
       // FSDP: the running unit, the prefetched next one and the root unit; ZeRO-3: the largest module
       // (estimator's 4L) and the live-parameter cache
-      r.gather_buffers =
-          is_fsdp(c.st) ? 2.0 * unit : 2.0 * d(largest_module_params(c.m_eff)) * w.compute_bytes();
-      if (is_fsdp(c.st)) {
-        r.live_params = root;
-        r.residue_high = unit;
-        r.residue_term =
-            "a third FSDP unit in flight (forward_prefetch, or a prefetch depth of 2 set in the "
-            "config)";
-      } else {
-        add_zero3_live(r, c, w.compute_bytes());
-      }
+      add_stage3_gathered(r, c, unit, root);
     } else if (c.st == Strategy::fsdp_grad_op) {
       // SHARD_GRAD_OP keeps every unit unsharded from forward to backward.
       r.gather_buffers = mb.weights + mb.trainable_params;
@@ -1338,6 +1356,32 @@ void whole_step_time(ParallelEstimate& e, const Workload& w) {
                        rows_text + (w.queries_per_row() > 1 ? " packed rows" : " samples") +
                        "): an epoch is one optimizer step, and the time counts whole steps; fewer GPUs or a "
                        "smaller --batch do the same work with less idle hardware");
+}
+
+// The warning of a job whose resident memory fits but whose per-rank range's upper end does not, naming the
+// term that decides.
+void warn_may_not_fit(ParallelEstimate& e) {
+  if (!e.fits || e.memory_high <= e.usable_bytes) return;
+  std::string w = "may not fit: the per-GPU memory range's upper end, " + gib_text(e.memory_high);
+  w += " GiB, exceeds the " + gib_text(e.usable_bytes) + " GiB usable";
+  if (e.memory.residue_high > 0)
+    w += "; it includes " + gib_text(e.memory.residue_high) + " GiB of " + e.memory.residue_term;
+  else
+    w += " (the stack's uncertainty on activations, loss and allocator)";
+  e.warnings.push_back(w);
+}
+
+// One line of --parallel auto's explanation for a candidate not chosen: slower, or (when the chosen one's
+// upper end fits and this one's does not) may not fit, with the term that decides.
+std::string not_chosen_line(const ParallelEstimate& e, bool safe, bool best_safe) {
+  std::string line = "slower: ";
+  if (best_safe && !safe) {
+    line = "may not fit (upper end " + gib_text(e.memory_high) + " GiB per GPU";
+    if (!e.memory.residue_term.empty()) line += ", with " + e.memory.residue_term;
+    line += "): ";
+  }
+  return line + e.strategy_label + " at " + json(std::round(e.throughput_qps * 1000) / 1000).dump() +
+         " queries/s (batch " + std::to_string(e.micro_batch) + ")";
 }
 
 Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, const Estimate& single,
@@ -1774,13 +1818,7 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
   e.memory_low = e.memory.total() - in.stack.memory_uncertainty_fraction * e.memory.base.variable();
   e.memory_high = e.memory.total() + in.stack.memory_uncertainty_fraction * e.memory.base.variable() +
                   e.memory.residue_high;
-  if (e.fits && e.memory_high > e.usable_bytes)
-    e.warnings.push_back(
-        "may not fit: the per-GPU memory range's upper end, " + gib_text(e.memory_high) +
-        " GiB, exceeds the " + gib_text(e.usable_bytes) + " GiB usable" +
-        (e.memory.residue_high > 0
-             ? "; it includes " + gib_text(e.memory.residue_high) + " GiB of " + e.memory.residue_term
-             : std::string(" (the stack's uncertainty on activations, loss and allocator)")));
+  warn_may_not_fit(e);
   if (single.batch > 0 && single.batch <= single.max_batch.batch && single.throughput_qps > 0)
     e.scaling_efficiency = e.throughput_qps / (R * single.throughput_qps);
   whole_step_time(e, w);
@@ -1997,15 +2035,7 @@ Result<ParallelEstimate> estimate_parallel_resolved(const Inputs& in, const Para
                      json(std::round(best.comm_exposed_s / best.step_s * 1000) / 10).dump() +
                      "% of the step is exposed communication)");
   for (std::size_t i = 1; i < ok.size(); ++i)
-    best.why.push_back(
-        (safe(ok[i]) || !safe(ok.front())
-             ? "slower: "
-             : "may not fit (upper end " + gib_text(ok[i].memory_high) + " GiB per GPU" +
-                   (ok[i].memory.residue_term.empty() ? std::string()
-                                                      : ", with " + ok[i].memory.residue_term) +
-                   "): ") +
-        ok[i].strategy_label + " at " + json(std::round(ok[i].throughput_qps * 1000) / 1000).dump() +
-        " queries/s (batch " + std::to_string(ok[i].micro_batch) + ")");
+    best.why.push_back(not_chosen_line(ok[i], safe(ok[i]), safe(ok[0])));
   for (const auto& s : no) best.why.push_back("does not fit: " + s);
   return best;
 }

@@ -96,6 +96,19 @@ Status check_unique_ids(const std::vector<RefRow>& rows) {
   return Ok{};
 }
 
+namespace {
+// A multi-GPU row's metric of a job that fits: per-rank step and memory, the whole job's throughput.
+Result<double> parallel_metric(const RefRow& row, const ParallelEstimate& pe) {
+  const std::string& m = row.metric;
+  if (m == "step_time_s") return pe.step_s;
+  if (m == "throughput_tokens_per_s") return pe.throughput_tps;
+  if (m == "throughput_queries_per_s") return pe.throughput_qps;
+  if (m == "peak_reserved_gib")  // per rank, on the GPU (paged states yield), without the CUDA context
+    return (pe.memory.on_gpu(pe.usable_bytes) - pe.memory.base.cuda_context) / kGiB;
+  return make_error(Errc::invalid_value, row.id + ": metric", "\"" + m + "\" is not a multi-GPU metric");
+}
+}  // namespace
+
 Result<double> predict_resolved(const RefRow& row, const Inputs& in, const Database& db) {
   if (!row.parallel.is_null()) {
     // Multi-GPU rows: per-rank batch and memory, the whole job's throughput, the optimizer step's time.
@@ -105,12 +118,7 @@ Result<double> predict_resolved(const RefRow& row, const Inputs& in, const Datab
     if (m == "max_batch_size") return static_cast<double>(pe.max_micro_batch);
     if (pe.micro_batch <= 0)
       return make_error(Errc::does_not_fit, row.id, "does not fit in the model's per-rank memory estimate");
-    if (m == "step_time_s") return pe.step_s;
-    if (m == "throughput_tokens_per_s") return pe.throughput_tps;
-    if (m == "throughput_queries_per_s") return pe.throughput_qps;
-    if (m == "peak_reserved_gib")  // per rank, on the GPU (paged states yield), without the CUDA context
-      return (pe.memory.on_gpu(pe.usable_bytes) - pe.memory.base.cuda_context) / kGiB;
-    return make_error(Errc::invalid_value, row.id + ": metric", "\"" + m + "\" is not a multi-GPU metric");
+    return parallel_metric(row, pe);
   }
   FTCOST_TRY(e, estimate(in, db));
   const std::string& m = row.metric;
