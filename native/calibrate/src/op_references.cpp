@@ -118,12 +118,13 @@ std::vector<double> attention_dq_ref(const AttnProblem& p, int b, int h, std::in
   std::vector<double> dq(static_cast<std::size_t>(p.dim), 0.0);
   if (abs) abs->assign(dq.size(), 0.0);
   for (std::int64_t j = 0; j <= i; ++j) {
-    const double P = std::exp(score(p, b, h, i, j) - f.lse);
-    const double dS = P * (dot_do_v(p, b, h, i, j) - Di) * p.scale();
+    const double P = std::exp(score(p, b, h, i, j) - f.lse), dP = dot_do_v(p, b, h, i, j);
+    const double dS = P * (dP - Di) * p.scale();
+    const double mag = P * (std::fabs(dP) + std::fabs(Di)) * p.scale();  // before dP - D cancels
     for (int d = 0; d < p.dim; ++d) {
       const double kk = p.K(b, j, g, d);
       dq[static_cast<std::size_t>(d)] += dS * kk;
-      if (abs) (*abs)[static_cast<std::size_t>(d)] += std::fabs(dS * kk);
+      if (abs) (*abs)[static_cast<std::size_t>(d)] += mag * std::fabs(kk);
     }
   }
   return dq;
@@ -139,15 +140,17 @@ AttnKvRef attention_dkv_ref(const AttnProblem& p, int b, int g, std::int64_t j) 
   for (int h = g * p.group(); h < (g + 1) * p.group(); ++h) {
     for (std::int64_t i = j; i < p.seq; ++i) {
       const AttnRowRef f = attention_fwd_ref(p, b, h, i);
-      const double P = std::exp(score(p, b, h, i, j) - f.lse);
-      const double dS = P * (dot_do_v(p, b, h, i, j) - dot_do_out(p, b, h, i, f.out)) * p.scale();
+      const double P = std::exp(score(p, b, h, i, j) - f.lse), dP = dot_do_v(p, b, h, i, j);
+      const double Di = dot_do_out(p, b, h, i, f.out);
+      const double dS = P * (dP - Di) * p.scale();
+      const double mag = P * (std::fabs(dP) + std::fabs(Di)) * p.scale();  // before dP - D cancels
       for (int d = 0; d < p.dim; ++d) {
         const auto k = static_cast<std::size_t>(d);
         const double dO = p.dO(b, i, h, d), q = p.Q(b, i, h, d);
         r.dv[k] += P * dO;
         r.abs_dv[k] += std::fabs(P * dO);
         r.dk[k] += dS * q;
-        r.abs_dk[k] += std::fabs(dS * q);
+        r.abs_dk[k] += mag * std::fabs(q);
       }
     }
   }

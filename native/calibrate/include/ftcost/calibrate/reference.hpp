@@ -139,7 +139,8 @@ struct AttnRowRef {
   std::vector<double> abs;  // [dim]: sum_j p_ij |v_j|, the scale of the output's rounding errors
 };
 AttnRowRef attention_fwd_ref(const AttnProblem& p, int b, int h, std::int64_t i);
-// dQ row i of head h; `abs` gets sum_j |dS_ij| |k_j| scale per dimension.
+// dQ row i of head h; `abs` gets sum_j P_ij (|dP_ij| + |D_i|) |k_j| scale per dimension (the size of the
+// terms before dP - D cancels: what bf16 rounding of P, dS and O errs relative to).
 std::vector<double> attention_dq_ref(const AttnProblem& p, int b, int h, std::int64_t i,
                                      std::vector<double>* abs);
 // dK and dV rows j of kv head g (summed over the heads that share it); `abs_*` as above.
