@@ -540,7 +540,8 @@ NormRow read_norm(Obj& o, Ctx& ctx) {
   r.dtype = o.one_of("dtype");
   r.rows = o.integer("rows");
   r.cols = o.integer("cols");
-  const std::uint64_t n = u64(r.rows) * u64(r.cols), c = u64(r.cols);
+  const std::uint64_t n = u64(r.rows) * u64(r.cols);
+  const std::uint64_t c = u64(r.cols);
   const bool fwd = r.direction == "fwd";
   set_tail(r, read_gbps_tail(o, ctx, fwd ? 2 * (2 * n + c) : 2 * (3 * n + 2 * c),
                              fwd ? "2 (2 rows cols + cols)" : "2 (3 rows cols + 2 cols)"));
@@ -573,7 +574,8 @@ CrossEntropyRow read_cross_entropy(Obj& o, Ctx& ctx) {
   r.logits_dtype = o.one_of("logits_dtype");
   r.rows = o.integer("rows");
   r.vocab = o.integer("vocab");
-  const std::uint64_t rv = u64(r.rows) * u64(r.vocab), rows = u64(r.rows);
+  const std::uint64_t rv = u64(r.rows) * u64(r.vocab);
+  const std::uint64_t rows = u64(r.rows);
   const bool fwd = r.direction == "fwd";
   set_tail(r, read_gbps_tail(o, ctx, fwd ? 4 * rv + 16 * rows : 8 * rv + 12 * rows,
                              fwd ? "4 rows vocab + 16 rows" : "8 rows vocab + 12 rows"));
