@@ -518,6 +518,7 @@ void validate(AttnBufs& bb, const AttnProblem& p, bool all) {
   run_attention(bb, p, true);
   validate_fwd(bb, p, all);
   CUDA_CHECK(cudaMemsetAsync(bb.dk.get(), 0x7F, t * p.kv_heads * p.dim * sizeof(bf16), gpu().stream));
+  CUDA_CHECK(cudaMemsetAsync(bb.dv.get(), 0x7F, t * p.kv_heads * p.dim * sizeof(bf16), gpu().stream));
   run_attention(bb, p, false);
   validate_bwd(bb, p, all);
 }
