@@ -274,6 +274,12 @@ void run_family(const std::string& family, Env& env) {
   if (family == "nf4") return bench_nf4(env);
   if (family == "gemm") return bench_gemm(env);
   if (family == "moe") return bench_moe(env);
+  if (family == "norm") return bench_norm(env);
+  if (family == "cast") return bench_cast(env);
+  if (family == "pointwise") return bench_pointwise(env);
+  if (family == "cross_entropy") return bench_cross_entropy(env);
+  if (family == "lora") return bench_lora(env);
+  if (family == "attention") return bench_attention(env);
   throw DeviceError("run_family", "unknown benchmark family " + family);
 }
 
@@ -295,6 +301,10 @@ std::vector<std::string> self_test() {
   guard("nf4", selftest_nf4);
   guard("gemm", selftest_gemm);
   guard("moe", selftest_moe);
+  guard("norm, cast, pointwise", selftest_opclasses);
+  guard("cross_entropy", selftest_cross_entropy);
+  guard("lora", selftest_lora);
+  guard("attention", selftest_attention);
   return r;
 }
 

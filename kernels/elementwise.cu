@@ -40,6 +40,15 @@ struct GeluOp {
   __device__ void operator()(const float* in, float* out) const { out[0] = gelu_f(in[0]); }
 };
 
+struct MulOp {  // c = a * b (a gate product)
+  static constexpr int kIn = 2, kOut = 1;
+  __device__ void operator()(const float* in, float* out) const { out[0] = in[0] * in[1]; }
+};
+struct AddOp {  // c = a + b (a residual add)
+  static constexpr int kIn = 2, kOut = 1;
+  __device__ void operator()(const float* in, float* out) const { out[0] = in[0] + in[1]; }
+};
+
 template <class Op>
 struct Streams {
   const bf16* in[3];
@@ -268,6 +277,12 @@ void launch_swiglu_bwd(const bf16* dout, const bf16* a, const bf16* b, bf16* da,
 }
 void launch_gelu(const bf16* x, bf16* y, std::size_t n, cudaStream_t s) {
   launch(Streams<GeluOp>{{x, nullptr, nullptr}, {y, nullptr}}, n, s, "gelu_kernel<<<>>>");
+}
+void launch_mul(const bf16* a, const bf16* b, bf16* out, std::size_t n, cudaStream_t s) {
+  launch(Streams<MulOp>{{a, b, nullptr}, {out, nullptr}}, n, s, "mul_kernel<<<>>>");
+}
+void launch_add(const bf16* a, const bf16* b, bf16* out, std::size_t n, cudaStream_t s) {
+  launch(Streams<AddOp>{{a, b, nullptr}, {out, nullptr}}, n, s, "add_kernel<<<>>>");
 }
 void launch_rmsnorm(const bf16* x, const bf16* w, bf16* y, int rows, int cols, float eps, cudaStream_t s) {
   if (rows <= 0) return;

@@ -245,6 +245,63 @@ void bench_gemm(Env& env) {
   }
 }
 
+// LoRA's adapter GEMMs (issue 38): the same cuBLASLt path, checks and timing as bench_gemm, rows with the
+// adapter's side and rank and the bytes a minimal kernel moves (for the roofline fraction).
+void bench_lora(Env& env) {
+  const Plan& plan = env.plan();
+  Operands o;
+  for (const LoraSpec& s : plan.lora) {
+    run_item(env, "lora " + s.side + " r=" + std::to_string(s.rank) + " " + s.gemm.label(), [&] {
+      Measured m = measure(s.gemm, o, plan.gemm_algo_candidates, plan.timing);
+      const GemmRow g = s.gemm.row();
+      LoraGemmRow r;
+      r.shape = s.gemm.shape;
+      r.side = s.side;
+      r.rank = s.rank;
+      r.dtype = g.dtype;
+      r.pass = g.pass;
+      r.transa = g.transa;
+      r.transb = g.transb;
+      r.tokens = s.gemm.tokens;
+      r.in = s.gemm.in;
+      r.out = s.gemm.out;
+      r.m = g.m;
+      r.n = g.n;
+      r.k = g.k;
+      r.bytes_moved = s.bytes_moved();
+      r.tflops = rate_stat(m.t, s.gemm.flops(), 1e12);
+      r.time_us_median = m.t.median * 1e6;
+      r.iterations = m.t.n;
+      r.algos_tried = m.algos;
+      env.rows().lora_gemm.push_back(r);
+    });
+  }
+}
+
+void selftest_lora(Report& rep) {
+  Operands o;
+  for (int rank : {8, 64}) {
+    for (const char* side : {"A", "B"}) {
+      for (const char* pass : {"fwd", "dgrad", "wgrad"}) {
+        const bool a = side[0] == 'A';
+        GemmSpec s = make_gemm("selftest.lora", "bf16", pass, 300, a ? 512 : rank, a ? rank : 512);
+        try {
+          prepare(s, o);
+          LtGemm g(s, 4);
+          for (int i = 0; i < g.count(); ++i)
+            validate(s, g, i, o, 0, "lora " + std::string(side) + " " + s.label());
+          rep.push_back("ok: lora " + std::string(side) + " " + s.label());
+        } catch (const ValidationFailure& e) {
+          rep.push_back("FAILED: lora " + std::string(side) + " " + s.label() + ": " + e.what());
+        } catch (const DeviceError& e) {
+          rep.push_back("FAILED: lora " + std::string(side) + " " + s.label() + ": " + e.call + ": " +
+                        e.what());
+        }
+      }
+    }
+  }
+}
+
 void selftest_gemm(Report& rep) {
   Operands o;
   const bool fp8_ok = gpu().prop.major > 8 || (gpu().prop.major == 8 && gpu().prop.minor >= 9);

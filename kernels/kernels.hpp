@@ -15,7 +15,8 @@ namespace ftcost::calib {
 void gpu_init(int device);
 void gpu_shutdown();
 
-// Runs one family ("launch", "host", "bandwidth", "elementwise", "adamw", "nf4", "gemm", "moe").
+// Runs one family ("launch", "host", "bandwidth", "elementwise", "adamw", "nf4", "gemm", "moe", "norm",
+// "cast", "pointwise", "cross_entropy", "lora", "attention").
 void run_family(const std::string& family, Env& env);
 
 // Correctness checks of every kernel at small and odd sizes (device tests). Returns one line per

@@ -1,5 +1,5 @@
 // ftcost-calibrate: measures the kernels LLM fine-tuning spends its time in on this GPU and writes a
-// calibration JSON (schema ftcost.calibration/2) that `ftcost --calibration FILE` and the browser
+// calibration JSON (schema ftcost.calibration/3) that `ftcost --calibration FILE` and the browser
 // calculator load. With --collectives it measures NCCL collectives across the GPUs instead. See
 // docs/calibrate.md.
 //
@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
   app.add_option("--out", out, "output file (default: calibration-<gpu>-<UTC time>.json here)");
   app.add_option("--only", only,
                  "comma-separated benchmark families to run: launch, host, bandwidth, elementwise, adamw, "
-                 "nf4, gemm, moe")
+                 "nf4, gemm, moe, norm, cast, pointwise, cross_entropy, lora, attention")
       ->delimiter(',');
   auto* c = app.add_flag("--collectives", collectives,
                          "measure NCCL collectives (all-reduce, all-gather, reduce-scatter, all-to-all, "

@@ -16,6 +16,124 @@ inline CalStat spread(double median, double rel) {
   return CalStat{median, median * (1 - rel), median * (1 + rel)};
 }
 
+// A bandwidth-type row of schema 3 at `gbps` (1% spread): bytes and time filled in.
+template <class Row>
+Row gbps_row(Row r, std::uint64_t bytes, double gbps) {
+  r.bytes_moved = bytes;
+  r.gbps = spread(gbps, 0.01);
+  r.time_us_median = static_cast<double>(bytes) / (gbps * 1e3);
+  r.iterations = 20;
+  return r;
+}
+
+// The op classes between the GEMMs (schema 3). Derived medians, by hand: norm 2100 (of 2000 2100 2200),
+// cast 2800 (2700 2900), pointwise 2900 (2850 2950), cross_entropy 2550 (2400 2500 2600 2700), attention fwd
+// 385 (350 420), bwd 315 (300 330) TFLOP/s.
+inline void add_op_classes(CalMeasurements& ms) {
+  auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };
+  struct Norm {
+    const char* dir;
+    std::int64_t rows, cols;
+    double gbps;
+  };
+  for (const Norm& n :
+       {Norm{"fwd", 4096, 4096, 2200}, Norm{"bwd", 4096, 4096, 2000}, Norm{"fwd", 4096, 3584, 2100}}) {
+    NormRow r;
+    r.op = "rmsnorm";
+    r.direction = n.dir;
+    r.dtype = "bf16";
+    r.rows = n.rows;
+    r.cols = n.cols;
+    const std::uint64_t e = u(n.rows) * u(n.cols), c = u(n.cols);
+    ms.norm.push_back(gbps_row(r, r.direction == "fwd" ? 2 * (2 * e + c) : 2 * (3 * e + 2 * c), n.gbps));
+  }
+  for (const char* src : {"bf16", "fp32"}) {
+    CastRow r;
+    r.src_dtype = src;
+    r.dst_dtype = r.src_dtype == "bf16" ? "fp32" : "bf16";
+    r.elements = 4096LL * 4096;
+    ms.cast.push_back(gbps_row(r, 6 * u(r.elements), r.src_dtype == "bf16" ? 2900 : 2700));
+  }
+  for (const char* op : {"mul", "add"}) {
+    PointwiseRow r;
+    r.op = op;
+    r.dtype = "bf16";
+    r.elements = r.op == "mul" ? 4096LL * 14336 : 4096LL * 4096;
+    ms.pointwise.push_back(gbps_row(r, 6 * u(r.elements), r.op == "mul" ? 2950 : 2850));
+  }
+  struct Ce {
+    const char* dir;
+    std::int64_t vocab;
+    double gbps;
+  };
+  for (const Ce& x :
+       {Ce{"fwd", 32000, 2600}, Ce{"bwd", 32000, 2500}, Ce{"fwd", 128256, 2700}, Ce{"bwd", 128256, 2400}}) {
+    CrossEntropyRow r;
+    r.direction = x.dir;
+    r.logits_dtype = "fp32";
+    r.rows = 2048;
+    r.vocab = x.vocab;
+    const std::uint64_t rv = 2048 * u(x.vocab);
+    ms.cross_entropy.push_back(
+        gbps_row(r, r.direction == "fwd" ? 4 * rv + 16 * 2048 : 8 * rv + 12 * 2048, x.gbps));
+  }
+  // LoRA rank 16 on a 4096 x 4096 layer, 4096 tokens: every pass moves 2 (2 x 4096 x 16 + 4096^2) bytes
+  struct Lora {
+    const char* side;
+    const char* pass;
+    double tflops;
+  };
+  for (const Lora& l :
+       {Lora{"A", "fwd", 40}, Lora{"A", "dgrad", 35}, Lora{"A", "wgrad", 30}, Lora{"B", "fwd", 45}}) {
+    const bool a = std::string(l.side) == "A";
+    calib::GemmSpec g = calib::make_gemm("llama-3-8b.q", "bf16", l.pass, 4096, a ? 4096 : 16, a ? 16 : 4096);
+    LoraGemmRow r;
+    r.shape = "llama-3-8b.q";
+    r.side = l.side;
+    r.rank = 16;
+    r.dtype = "bf16";
+    r.pass = l.pass;
+    r.transa = std::string(1, g.transa);
+    r.transb = std::string(1, g.transb);
+    r.tokens = g.tokens;
+    r.in = g.in;
+    r.out = g.out;
+    r.m = g.m;
+    r.n = g.n;
+    r.k = g.k;
+    r.bytes_moved = 2 * (u(g.m) * u(g.k) + u(g.k) * u(g.n) + u(g.m) * u(g.n));
+    r.tflops = spread(l.tflops, 0.02);
+    r.time_us_median = g.flops() / (l.tflops * 1e6);
+    r.iterations = 30;
+    r.algos_tried = 4;
+    ms.lora_gemm.push_back(r);
+  }
+  struct Att {
+    const char* dir;
+    int batch;
+    std::int64_t seq;
+    double tflops;
+  };
+  for (const Att& x : {Att{"fwd", 8, 1024, 350}, Att{"fwd", 2, 4096, 420}, Att{"bwd", 8, 1024, 300},
+                       Att{"bwd", 2, 4096, 330}}) {
+    AttentionRow r;
+    r.direction = x.dir;
+    r.impl = "ftcost_wmma_fa2";
+    r.dtype = "bf16";
+    r.model = "llama-3-8b";
+    r.batch = x.batch;
+    r.heads = 32;
+    r.kv_heads = 8;
+    r.head_dim = 128;
+    r.seq_len = x.seq;
+    r.flops = attention_causal_flops(r.direction, r.batch, r.heads, r.seq_len, r.head_dim);
+    r.tflops = spread(x.tflops, 0.02);
+    r.time_us_median = r.flops / (x.tflops * 1e6);
+    r.iterations = 12;
+    ms.attention.push_back(r);
+  }
+}
+
 inline Calibration synthetic_calibration() {
   Calibration c;
   CalMeta& m = c.meta;
@@ -207,6 +325,7 @@ inline Calibration synthetic_calibration() {
   ms.launch.push_back(LaunchRow{"sync", spread(7.9, 0.08), 30});
   ms.host.push_back(HostRow{"eager_op", 512, 32, spread(5.6, 0.04), 25});
   ms.cpu.push_back(CpuRow{"single_thread", spread(41.0, 0.02), 30});
+  add_op_classes(ms);
   c.derived = derive_calibration(ms);
   return c;
 }

@@ -82,7 +82,7 @@ TEST_CASE("a row: algbw = size / time, busbw = algbw x factor; the loader checks
   CHECK(back.value().measurements.collectives[0].busbw_gbps ==
         doctest::Approx(c.measurements.collectives[0].busbw_gbps));
   CHECK(back.value().measurements.p2p.size() == 1);
-  CHECK(back.value().meta.schema == "ftcost.calibration/2");
+  CHECK(back.value().meta.schema == "ftcost.calibration/3");
   const std::string table = summary_table(c);
   CHECK(table.find("all_reduce x8 (16 MiB)") != std::string::npos);
   CHECK(table.find("busbw") != std::string::npos);

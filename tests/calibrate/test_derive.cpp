@@ -110,3 +110,90 @@ TEST_CASE("measured_gemm_tflops finds an exact row") {
   CHECK(*v > 100);
   CHECK(!ftcost::measured_gemm_tflops(c, "bf16", "dgrad", 1, 2, 3));
 }
+
+TEST_CASE("op-class rates (schema 3): medians over their rows, by hand") {
+  ftcost::Calibration c = ftcost::test::synthetic_calibration();
+  const auto& d = c.derived;
+  CHECK(*d.norm_gbps == doctest::Approx(2100));            // of 2000 2100 2200
+  CHECK(*d.cast_gbps == doctest::Approx(2800));            // of 2700 2900
+  CHECK(*d.pointwise_gbps == doctest::Approx(2900));       // of 2850 2950
+  CHECK(*d.cross_entropy_gbps == doctest::Approx(2550));   // of 2400 2500 2600 2700
+  CHECK(*d.attention_fwd_tflops == doctest::Approx(385));  // of 350 420
+  CHECK(*d.attention_bwd_tflops == doctest::Approx(315));  // of 300 330
+  REQUIRE(d.lora_gemm_roofline_fraction.has_value());
+  CHECK(*d.lora_gemm_roofline_fraction > 0);
+  CHECK(*d.lora_gemm_roofline_fraction <= 1);
+  ftcost::CalMeasurements none;
+  auto e = ftcost::derive_calibration(none);
+  CHECK_FALSE(e.norm_gbps.has_value());
+  CHECK_FALSE(e.attention_fwd_tflops.has_value());
+  CHECK_FALSE(e.lora_gemm_roofline_fraction.has_value());
+}
+
+TEST_CASE("attention FLOPs: FlashAttention-2's causal count") {
+  // 4 b h L^2 d / 2 = 4 x 2 x 32 x 4096^2 x 128 / 2 = 274,877,906,944; backward 2.5x
+  CHECK(ftcost::attention_causal_flops("fwd", 2, 32, 4096, 128) == doctest::Approx(274877906944.0));
+  CHECK(ftcost::attention_causal_flops("bwd", 2, 32, 4096, 128) == doctest::Approx(687194767360.0));
+}
+
+namespace {
+// A LoRA A-side forward, rank 16 on 4096 x 4096 with 4096 tokens: m 16, n 4096, k 4096;
+// FLOPs 2 x 16 x 4096 x 4096 = 536,870,912; bytes 2 (16 x 4096 + 4096 x 4096 + 16 x 4096) = 33,816,576.
+ftcost::LoraGemmRow lora_a_fwd(double time_us) {
+  ftcost::LoraGemmRow r;
+  r.shape = "test.q";
+  r.side = "A";
+  r.rank = 16;
+  r.dtype = "bf16";
+  r.pass = "fwd";
+  r.transa = "T";
+  r.transb = "N";
+  r.tokens = 4096;
+  r.in = 4096;
+  r.out = 16;
+  r.m = 16;
+  r.n = 4096;
+  r.k = 4096;
+  r.bytes_moved = 33816576;
+  r.time_us_median = time_us;
+  r.tflops = {536870912.0 / (time_us * 1e6), 0, 0};
+  r.iterations = 1;
+  r.algos_tried = 1;
+  return r;
+}
+ftcost::BandwidthRow copy_at(double gbps) {
+  ftcost::BandwidthRow b;
+  b.kernel = "copy";
+  b.array_bytes = 1u << 30;
+  b.bytes_moved = 2u << 30;
+  b.gbps = {gbps, gbps, gbps};
+  b.time_us_median = static_cast<double>(b.bytes_moved) / (gbps * 1e3);
+  b.iterations = 1;
+  return b;
+}
+}  // namespace
+
+TEST_CASE("LoRA roofline fraction: max(FLOPs / bf16 peak, bytes / DRAM bandwidth) / time, median, by hand") {
+  ftcost::CalMeasurements m;
+  m.gemm.push_back(row("bf16", 8192, 8192, 8192, 500));  // bf16 peak_measured 500 TFLOP/s
+  m.bandwidth.push_back(copy_at(2000));                  // 2000 GB/s
+  // memory-bound: bytes / bandwidth = 33,816,576 / 2e12 s = 16.908288 us (FLOPs / peak = 1.0737 us)
+  m.lora_gemm.push_back(lora_a_fwd(16.908288 / 0.5));  // fraction 0.5
+  m.lora_gemm.push_back(lora_a_fwd(16.908288 / 0.8));  // 0.8
+  m.lora_gemm.push_back(lora_a_fwd(16.908288 / 0.2));  // 0.2
+  auto d = ftcost::derive_calibration(m);
+  REQUIRE(d.lora_gemm_roofline_fraction.has_value());
+  CHECK(*d.lora_gemm_roofline_fraction == doctest::Approx(0.5));
+  // compute-bound when the bandwidth is high: FLOPs / peak = 536,870,912 / 500e12 s = 1.073741824 us
+  m.bandwidth[0] = copy_at(100000);  // bytes / bandwidth = 0.338 us
+  m.lora_gemm.resize(1);
+  m.lora_gemm[0] = lora_a_fwd(1.073741824 * 4);
+  CHECK(*ftcost::derive_calibration(m).lora_gemm_roofline_fraction == doctest::Approx(0.25));
+  // without the bf16 GEMM peak or the DRAM bandwidth there is no roofline: null
+  ftcost::CalMeasurements no_gemm = m;
+  no_gemm.gemm.clear();
+  CHECK_FALSE(ftcost::derive_calibration(no_gemm).lora_gemm_roofline_fraction.has_value());
+  ftcost::CalMeasurements no_bw = m;
+  no_bw.bandwidth.clear();
+  CHECK_FALSE(ftcost::derive_calibration(no_bw).lora_gemm_roofline_fraction.has_value());
+}

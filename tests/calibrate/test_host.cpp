@@ -125,6 +125,37 @@ TEST_CASE("--only validates names and keeps run order") {
   CHECK(p.estimate_seconds("bandwidth") == 0);
 }
 
+TEST_CASE("the op classes between the GEMMs (issue 38): families, quick sizes, what they add to --quick") {
+  Plan q = make_plan(Mode::quick, h100(), {});
+  const std::vector<std::string> fams = {"norm", "cast", "pointwise", "cross_entropy", "lora", "attention"};
+  double added = 0;
+  for (const auto& f : fams) {
+    CHECK(q.runs(f));
+    CHECK(q.items(f) > 0);
+    added += q.estimate_seconds(f);
+  }
+  CHECK(q.items("norm") == 2);           // 4096 x 4096, fwd and bwd
+  CHECK(q.items("cross_entropy") == 6);  // 2048 rows x 32000, 128256, 152064, fwd and bwd
+  CHECK(q.items("lora") == 18);          // r 8, 16, 64 x sides A, B x 3 passes
+  CHECK(q.items("attention") == 4);      // Llama-3-8B b8 L1024, b2 L4096, fwd and bwd
+  for (const auto& l : q.lora) CHECK((l.side == "A" ? l.gemm.out : l.gemm.in) == l.rank);
+  CHECK(added < 40);  // 34 items at the quick policy's 0.25 s cap, plus checks
+  Plan f = make_plan(Mode::full, h100(), {});
+  CHECK(f.attention.size() > q.attention.size());
+  CHECK(f.lora.size() > q.lora.size());
+  auto only = parse_only({"attention", "lora"});
+  REQUIRE(only.ok());
+  CHECK(only.value() == std::vector<std::string>{"lora", "attention"});
+  // a GPU too small for the 8192 x 152064 fp32 logits (twice) drops those rows with a note
+  DeviceFacts small = a100_40();
+  small.memory_bytes = 8ull << 30;
+  Plan s = make_plan(Mode::full, small, {});
+  for (const auto& c : s.cross_entropy)
+    CHECK(8.0 * static_cast<double>(c.rows * c.vocab) <= 0.85 * 8.0 * (1 << 30));
+  CHECK(std::any_of(s.notes.begin(), s.notes.end(),
+                    [](const std::string& n) { return n.find("cross_entropy") != std::string::npos; }));
+}
+
 TEST_CASE("expert-load distributions") {
   for (const char* n : {"uniform", "mixtral_he_tuned", "mixtral_gs_tuned", "skewed"}) {
     auto w = distribution_weights(n, 8);
@@ -276,10 +307,27 @@ TEST_CASE("names and metadata") {
 TEST_CASE("summary table names every family's headline number") {
   ftcost::Calibration c = ftcost::test::synthetic_calibration();
   std::string s = summary_table(c);
-  for (const char* want : {"copy bandwidth", "triad bandwidth", "GEMM bf16 best", "GEMM fp8_e4m3 best",
-                           "TFLOP/s", "experts w1+w3 fwd T=4096 sparse uniform", "grouped", "MoE layer fwd",
-                           "NF4 dequant fused", "AdamW unfused", "rmsnorm", "empty kernel launch, async",
-                           "eager op", "CPU single-thread score", "notes: 1"}) {
+  for (const char* want : {"copy bandwidth",
+                           "triad bandwidth",
+                           "GEMM bf16 best",
+                           "GEMM fp8_e4m3 best",
+                           "TFLOP/s",
+                           "experts w1+w3 fwd T=4096 sparse uniform",
+                           "grouped",
+                           "MoE layer fwd",
+                           "NF4 dequant fused",
+                           "AdamW unfused",
+                           "rmsnorm",
+                           "empty kernel launch, async",
+                           "eager op",
+                           "CPU single-thread score",
+                           "notes: 1",
+                           "RMSNorm bwd 4096x4096",
+                           "cast bf16->fp32",
+                           "mul bf16",
+                           "cross-entropy fwd 2048x128256 fp32",
+                           "LoRA GEMMs (4 rows): roofline fraction",
+                           "attention bwd llama-3-8b b=2 L=4096"}) {
     CHECK_MESSAGE(s.find(want) != std::string::npos, want);
   }
   ftcost::Calibration empty = c;

@@ -83,24 +83,92 @@ TEST_CASE("non-positive GEMM rate is rejected with the example message") {
   CHECK(e.to_string().rfind("measurements.gemm[3].tflops_median: must be > 0", 0) == 0);
 }
 
-TEST_CASE("schema versions: 2 is written, 1 still loads, others are rejected") {
+TEST_CASE("schema versions: 3 is written, 2 and 1 still load, others are rejected") {
   json j = fixture();
-  CHECK(j["meta"]["schema"] == "ftcost.calibration/2");
-  j["meta"]["schema"] = "ftcost.calibration/3";
+  CHECK(j["meta"]["schema"] == "ftcost.calibration/3");
+  j["meta"]["schema"] = "ftcost.calibration/4";
   ftcost::Error e = reject(j);
   CHECK(e.code == ftcost::Errc::schema_mismatch);
   CHECK(e.field == "meta.schema");
-  // a version-1 document (no collectives, p2p or fast_accum) loads; what it lacks is empty
-  json v1 = fixture();
+  // a version-2 document (no op-class rows, no op-class derived rates) loads; what it lacks is empty / null
+  json v2 = fixture();
+  v2["meta"]["schema"] = "ftcost.calibration/2";
+  for (const char* k : {"norm", "cast", "pointwise", "cross_entropy", "lora_gemm", "attention"})
+    v2["measurements"].erase(k);
+  for (const char* k : {"norm_gbps", "cast_gbps", "pointwise_gbps", "cross_entropy_gbps",
+                        "attention_fwd_tflops", "attention_bwd_tflops", "lora_gemm_roofline_fraction"})
+    v2["derived"].erase(k);
+  auto r2 = ftcost::parse_calibration(v2, "v2.json");
+  REQUIRE_MESSAGE(r2.ok(), (r2.ok() ? "" : r2.error().to_string()));
+  CHECK(r2.value().meta.schema == "ftcost.calibration/2");
+  CHECK(r2.value().measurements.attention.empty());
+  CHECK_FALSE(r2.value().derived.norm_gbps.has_value());
+  CHECK_FALSE(r2.value().derived.lora_gemm_roofline_fraction.has_value());
+  // a version-1 document (no collectives, p2p or fast_accum either) loads; what it lacks is empty
+  json v1 = v2;
   v1["meta"]["schema"] = "ftcost.calibration/1";
   v1["measurements"].erase("collectives");
   v1["measurements"].erase("p2p");
-  for (auto& r : v1["measurements"]["gemm"]) r.erase("fast_accum");
+  for (auto& row : v1["measurements"]["gemm"]) row.erase("fast_accum");
   auto r = ftcost::parse_calibration(v1, "v1.json");
   REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.error().to_string()));
   CHECK(r.value().meta.schema == "ftcost.calibration/1");
   CHECK(r.value().measurements.collectives.empty());
   CHECK_FALSE(r.value().measurements.gemm[0].fast_accum);
+}
+
+TEST_CASE("the shipped H200 calibration (schema 2) still loads and derives no op-class rates") {
+  const std::string text =
+      read_file(std::string(FTCOST_SOURCE_DIR) +
+                "/gpu-db/calibrations/h200-sxm-141gb/firecracker-h200-2026-12-04-full.json");
+  REQUIRE(!text.empty());
+  auto r = ftcost::parse_calibration(text, "h200");
+  REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.error().to_string()));
+  CHECK(r.value().meta.schema == "ftcost.calibration/2");
+  CHECK_FALSE(r.value().derived.attention_fwd_tflops.has_value());
+}
+
+TEST_CASE("op-class rows (schema 3): each corruption is refused with the field's path") {
+  struct Case {
+    const char* section;
+    const char* key;
+    json value;
+    const char* field;
+  };
+  const Case cases[] = {
+      {"norm", "bytes_moved", 12345, "measurements.norm[0].bytes_moved"},
+      {"norm", "direction", "sideways", "measurements.norm[0].direction"},
+      {"norm", "time_us_median", 1.0, "measurements.norm[0].time_us_median"},
+      {"cast", "dst_dtype", "bf16", "measurements.cast[0].dst_dtype"},  // bf16 -> bf16 is no cast
+      {"cast", "elements", 0, "measurements.cast[0].elements"},
+      {"pointwise", "op", "div", "measurements.pointwise[0].op"},
+      {"pointwise", "bytes_moved", 6, "measurements.pointwise[0].bytes_moved"},
+      {"cross_entropy", "logits_dtype", "bf16", "measurements.cross_entropy[0].logits_dtype"},
+      {"cross_entropy", "vocab", 32001, "measurements.cross_entropy[0].bytes_moved"},
+      {"lora_gemm", "rank", 8, "measurements.lora_gemm[0].rank"},
+      {"lora_gemm", "m", 17, "measurements.lora_gemm[0].m"},
+      {"lora_gemm", "transa", "N", "measurements.lora_gemm[0].transa"},
+      {"lora_gemm", "bytes_moved", 100, "measurements.lora_gemm[0].bytes_moved"},
+      {"lora_gemm", "tflops_p10", 1000, "measurements.lora_gemm[0].tflops_p10"},
+      {"attention", "causal", false, "measurements.attention[0].causal"},
+      {"attention", "kv_heads", 5, "measurements.attention[0].kv_heads"},
+      {"attention", "flops", 1e12, "measurements.attention[0].flops"},
+      {"attention", "time_us_median", 1.0, "measurements.attention[0].time_us_median"},
+      {"attention", "extra", 1, "measurements.attention[0].extra"},
+  };
+  for (const Case& c : cases) {
+    json j = fixture();
+    j["measurements"][c.section][0][c.key] = c.value;
+    ftcost::Error e = reject(j);
+    const std::string what = std::string(c.section) + "." + c.key + ": " + e.to_string();
+    CHECK_MESSAGE(e.field == c.field, what);
+  }
+  json stale = fixture();
+  stale["derived"]["norm_gbps"] = 1234.0;
+  CHECK(reject(stale).field == "derived.norm_gbps");
+  json missing = fixture();
+  missing["derived"]["attention_bwd_tflops"] = nullptr;
+  CHECK(reject(missing).field == "derived.attention_bwd_tflops");
 }
 
 TEST_CASE("fast_accum is an fp8 option") {

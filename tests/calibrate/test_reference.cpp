@@ -241,3 +241,119 @@ TEST_CASE("MoE reference with bf16 rounding stays close to the exact one") {
                         0.02 * mx, 0.02);
   CHECK_MESSAGE(c.ok, c.describe("out"));
 }
+
+// ---- op classes between the GEMMs (issue 38) ----
+
+TEST_CASE("RMSNorm backward reference = finite differences of w * x rstd") {
+  const std::int64_t n = 7;
+  std::vector<float> x = {0.5f, -1.25f, 2.0f, 0.75f, -0.5f, 1.5f, -2.25f};
+  std::vector<float> w = {1.0f, 0.5f, -0.75f, 2.0f, 1.25f, -1.0f, 0.25f};
+  std::vector<float> dy = {0.3f, -0.2f, 0.1f, 0.4f, -0.6f, 0.05f, 0.7f};
+  const float eps = 1e-5f;
+  const double epsd = 1e-5;
+  auto loss = [&](const std::vector<double>& xs) {  // sum dy * w * x * rstd (no bf16 rounding)
+    double ss = 0;
+    for (double v : xs) ss += v * v;
+    const double rstd = 1.0 / std::sqrt(ss / static_cast<double>(n) + epsd);
+    double l = 0;
+    for (std::size_t i = 0; i < xs.size(); ++i)
+      l += static_cast<double>(dy[i]) * static_cast<double>(w[i]) * xs[i] * rstd;
+    return l;
+  };
+  std::vector<double> dx(7), dw(7);
+  ftcost::calib::rmsnorm_bwd_ref(x.data(), w.data(), dy.data(), dx.data(), dw.data(), n, eps);
+  for (std::size_t i = 0; i < 7; ++i) {
+    std::vector<double> hi(x.begin(), x.end()), lo(x.begin(), x.end());
+    hi[i] += 1e-6;
+    lo[i] -= 1e-6;
+    CHECK(dx[i] == doctest::Approx((loss(hi) - loss(lo)) / 2e-6).epsilon(1e-6));
+  }
+  // dw = dy * bf16(xhat): xhat of x[0] = 0.5 / rms(x)
+  double ss = 0;
+  for (float v : x) ss += static_cast<double>(v) * static_cast<double>(v);
+  const double xhat0 = 0.5 / std::sqrt(ss / 7 + epsd);
+  CHECK(dw[0] == doctest::Approx(0.3f * ftcost::calib::round_bf16(static_cast<float>(xhat0))));
+}
+
+TEST_CASE("cross-entropy reference: loss = lse - x[label], gradient = softmax - one-hot, by hand") {
+  const std::vector<float> logits = {1.0f, 2.0f, 3.0f};
+  auto r = ftcost::calib::cross_entropy_row_ref(logits.data(), 3, 2);
+  const double lse = std::log(std::exp(1.0) + std::exp(2.0) + std::exp(3.0));  // 3.40760596
+  CHECK(r.lse == doctest::Approx(lse));
+  CHECK(r.loss == doctest::Approx(lse - 3.0));
+  double sum = 0;
+  for (int j = 0; j < 3; ++j) sum += ftcost::calib::cross_entropy_grad_ref(logits[j], r.lse, j == 2, 0.5);
+  CHECK(sum == doctest::Approx(0.0).epsilon(1e-12));  // softmax sums to one
+  CHECK(ftcost::calib::cross_entropy_grad_ref(3.0, r.lse, true, 0.5) ==
+        doctest::Approx((std::exp(3.0 - lse) - 1.0) * 0.5));
+  ftcost::calib::CeGens g;
+  CHECK(g.label(5, 32000) == g.label(5, 32000));
+  CHECK(g.label(5, 32000) < 32000);
+}
+
+namespace {
+// A tiny grouped-query problem with explicit inputs (2 heads share 1 kv head).
+ftcost::calib::AttnProblem tiny_attention() {
+  ftcost::calib::AttnProblem p;
+  p.batch = 1;
+  p.heads = 2;
+  p.kv_heads = 1;
+  p.dim = 4;
+  p.seq = 5;
+  auto fill = [&](std::vector<double>& v, int nh, const ftcost::calib::Gen& g, double s) {
+    v.resize(static_cast<std::size_t>(p.seq * nh * p.dim));
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = s * static_cast<double>(g(i));
+  };
+  fill(p.q, 2, p.gq, 0.25);
+  fill(p.k, 1, p.gk, 2.0);
+  fill(p.v, 1, p.gv, 1.0);
+  fill(p.dout, 2, p.gdo, 1.0);
+  return p;
+}
+// sum over every output element of dO * O: its gradients are the backward's dQ, dK, dV
+double attention_loss(const ftcost::calib::AttnProblem& p) {
+  double l = 0;
+  for (int h = 0; h < p.heads; ++h)
+    for (std::int64_t i = 0; i < p.seq; ++i) {
+      auto f = ftcost::calib::attention_fwd_ref(p, 0, h, i);
+      for (int d = 0; d < p.dim; ++d) l += p.dO(0, i, h, d) * f.out[static_cast<std::size_t>(d)];
+    }
+  return l;
+}
+double central_difference(ftcost::calib::AttnProblem p,
+                          std::vector<double> ftcost::calib::AttnProblem::*which, std::size_t i) {
+  const double h = 1e-6;
+  (p.*which)[i] += h;
+  const double hi = attention_loss(p);
+  (p.*which)[i] -= 2 * h;
+  return (hi - attention_loss(p)) / (2 * h);
+}
+}  // namespace
+
+TEST_CASE("attention reference: causal (row 0 sees only key 0) and backward = finite differences") {
+  using ftcost::calib::AttnProblem;
+  const AttnProblem p = tiny_attention();
+  auto r0 = ftcost::calib::attention_fwd_ref(p, 0, 1, 0);  // the first query attends to the first key alone
+  for (int d = 0; d < p.dim; ++d)
+    CHECK(r0.out[static_cast<std::size_t>(d)] == doctest::Approx(p.V(0, 0, 0, d)));
+  CHECK(r0.lse ==
+        doctest::Approx(p.scale() * (p.Q(0, 0, 1, 0) * p.K(0, 0, 0, 0) + p.Q(0, 0, 1, 1) * p.K(0, 0, 0, 1) +
+                                     p.Q(0, 0, 1, 2) * p.K(0, 0, 0, 2) + p.Q(0, 0, 1, 3) * p.K(0, 0, 0, 3))));
+  for (int h = 0; h < 2; ++h)
+    for (std::int64_t i = 0; i < p.seq; ++i) {
+      auto dq = ftcost::calib::attention_dq_ref(p, 0, h, i, nullptr);
+      for (int d = 0; d < p.dim; ++d)
+        CHECK(dq[static_cast<std::size_t>(d)] ==
+              doctest::Approx(central_difference(p, &AttnProblem::q, p.index(0, i, h, d, 2))).epsilon(1e-5));
+    }
+  for (std::int64_t j = 0; j < p.seq; ++j) {
+    auto kv = ftcost::calib::attention_dkv_ref(p, 0, 0, j);
+    for (int d = 0; d < p.dim; ++d) {
+      const std::size_t at = p.index(0, j, 0, d, 1);
+      CHECK(kv.dk[static_cast<std::size_t>(d)] ==
+            doctest::Approx(central_difference(p, &AttnProblem::k, at)).epsilon(1e-5));
+      CHECK(kv.dv[static_cast<std::size_t>(d)] ==
+            doctest::Approx(central_difference(p, &AttnProblem::v, at)).epsilon(1e-5));
+    }
+  }
+}

@@ -362,10 +362,11 @@ CalMeta read_meta(const json* j, Ctx& ctx) {
   Obj o(j, "meta", ctx, field_list("calibration.meta"));
   CalMeta m;
   m.schema = o.str("schema");
-  if (ctx.ok() && m.schema != kCalibrationSchema && m.schema != kCalibrationSchemaV1) {
+  if (ctx.ok() && m.schema != kCalibrationSchema && m.schema != kCalibrationSchemaV2 &&
+      m.schema != kCalibrationSchemaV1) {
     ctx.fail(Errc::schema_mismatch, "meta.schema",
-             "\"" + m.schema + "\" is not supported; this build reads \"" + kCalibrationSchema + "\" and \"" +
-                 kCalibrationSchemaV1 + "\"");
+             "\"" + m.schema + "\" is not supported; this build reads \"" + kCalibrationSchema + "\", \"" +
+                 kCalibrationSchemaV2 + "\" and \"" + kCalibrationSchemaV1 + "\"");
   }
   m.tool = o.str("tool");
   m.tool_version = o.str("tool_version");
@@ -489,6 +490,189 @@ void for_rows(Obj& parent, const std::string& key, Ctx& ctx, F&& f) {
     f(o);
     o.finish();
   }
+}
+
+// ---- schema 3: the op classes between the GEMMs (issue 38) ----
+
+std::uint64_t u64(std::int64_t v) { return static_cast<std::uint64_t>(v); }
+
+// The rate columns of a bandwidth-type row: bytes_moved (must equal `want`, the row's formula), the GB/s
+// statistic, the median time (consistent with the rate) and the sample count.
+struct GbpsTail {
+  std::uint64_t bytes = 0;
+  CalStat gbps;
+  double time_us = 0;
+  int iterations = 0;
+};
+GbpsTail read_gbps_tail(Obj& o, Ctx& ctx, std::uint64_t want, const std::string& formula) {
+  GbpsTail t;
+  t.bytes = o.bytes("bytes_moved");
+  if (ctx.ok() && t.bytes != want)
+    o.fail(Errc::invalid_value, "bytes_moved",
+           "must be " + formula + " = " + std::to_string(want) + " (got " + std::to_string(t.bytes) + ")");
+  t.gbps = o.stat("gbps");
+  t.time_us = o.number("time_us_median");
+  t.iterations = read_iterations(o);
+  check_time_vs_rate(o, "time_us_median", t.time_us, t.gbps.median, static_cast<double>(t.bytes) / 1e3,
+                     "gbps_median");
+  return t;
+}
+
+template <class Row>
+void set_tail(Row& r, const GbpsTail& t) {
+  r.bytes_moved = t.bytes;
+  r.gbps = t.gbps;
+  r.time_us_median = t.time_us;
+  r.iterations = t.iterations;
+}
+
+// Rows of an array that older schemas lack: absent or null is empty.
+template <class F>
+void for_optional_rows(Obj& parent, const std::string& key, Ctx& ctx, F&& f) {
+  const json* c = parent.raw(key, false);
+  if (c && !c->is_null()) for_rows(parent, key, ctx, std::forward<F>(f));
+}
+
+NormRow read_norm(Obj& o, Ctx& ctx) {
+  NormRow r;
+  r.op = o.one_of("op");
+  r.direction = o.one_of("direction");
+  r.dtype = o.one_of("dtype");
+  r.rows = o.integer("rows");
+  r.cols = o.integer("cols");
+  const std::uint64_t n = u64(r.rows) * u64(r.cols);
+  const std::uint64_t c = u64(r.cols);
+  const bool fwd = r.direction == "fwd";
+  set_tail(r, read_gbps_tail(o, ctx, fwd ? 2 * (2 * n + c) : 2 * (3 * n + 2 * c),
+                             fwd ? "2 (2 rows cols + cols)" : "2 (3 rows cols + 2 cols)"));
+  return r;
+}
+
+CastRow read_cast(Obj& o, Ctx& ctx) {
+  CastRow r;
+  r.src_dtype = o.one_of("src_dtype");
+  r.dst_dtype = o.one_of("dst_dtype");
+  if (ctx.ok() && r.src_dtype == r.dst_dtype)
+    o.fail(Errc::invalid_value, "dst_dtype", "must differ from src_dtype (got " + r.dst_dtype + " twice)");
+  r.elements = o.integer("elements");
+  set_tail(r, read_gbps_tail(o, ctx, 6 * u64(r.elements), "6 x elements"));
+  return r;
+}
+
+PointwiseRow read_pointwise(Obj& o, Ctx& ctx) {
+  PointwiseRow r;
+  r.op = o.one_of("op");
+  r.dtype = o.one_of("dtype");
+  r.elements = o.integer("elements");
+  set_tail(r, read_gbps_tail(o, ctx, 6 * u64(r.elements), "6 x elements"));
+  return r;
+}
+
+CrossEntropyRow read_cross_entropy(Obj& o, Ctx& ctx) {
+  CrossEntropyRow r;
+  r.direction = o.one_of("direction");
+  r.logits_dtype = o.one_of("logits_dtype");
+  r.rows = o.integer("rows");
+  r.vocab = o.integer("vocab");
+  const std::uint64_t rv = u64(r.rows) * u64(r.vocab);
+  const std::uint64_t rows = u64(r.rows);
+  const bool fwd = r.direction == "fwd";
+  set_tail(r, read_gbps_tail(o, ctx, fwd ? 4 * rv + 16 * rows : 8 * rv + 12 * rows,
+                             fwd ? "4 rows vocab + 16 rows" : "8 rows vocab + 12 rows"));
+  return r;
+}
+
+// cuBLAS's (transa, transb, m, n, k) of a linear layer's pass (the table in calibration.hpp).
+struct GemmView {
+  std::string trans;
+  std::int64_t m, n, k;
+};
+GemmView gemm_view(const std::string& pass, std::int64_t tokens, std::int64_t in, std::int64_t out) {
+  if (pass == "fwd") return {"TN", out, tokens, in};
+  if (pass == "dgrad") return {"NN", in, tokens, out};
+  return {"NT", in, out, tokens};
+}
+
+void check_lora_shape(Obj& o, Ctx& ctx, const LoraGemmRow& r) {
+  if (!ctx.ok()) return;
+  const GemmView v = gemm_view(r.pass, r.tokens, r.in, r.out);
+  if (r.transa + r.transb != v.trans) {
+    o.fail(Errc::invalid_value, "transa",
+           "pass " + r.pass + " is transa/transb " + v.trans + " (got " + r.transa + r.transb + ")");
+  } else if (r.m != v.m || r.n != v.n || r.k != v.k) {
+    o.fail(Errc::invalid_value, "m",
+           "pass " + r.pass + " of tokens x in x out is m, n, k = " + std::to_string(v.m) + ", " +
+               std::to_string(v.n) + ", " + std::to_string(v.k));
+  } else if ((r.side == "A" ? r.out : r.in) != r.rank) {
+    o.fail(Errc::invalid_value, "rank",
+           std::string("must equal ") +
+               (r.side == "A" ? "out (side A: in -> rank)" : "in (side B: rank -> out)"));
+  } else if (r.bytes_moved != 2 * (u64(r.m) * u64(r.k) + u64(r.k) * u64(r.n) + u64(r.m) * u64(r.n))) {
+    o.fail(Errc::invalid_value, "bytes_moved", "must be 2 (m k + k n + m n)");
+  }
+}
+
+LoraGemmRow read_lora_gemm(Obj& o, Ctx& ctx) {
+  LoraGemmRow r;
+  r.shape = o.str("shape");
+  r.side = o.one_of("side");
+  r.rank = static_cast<int>(o.integer("rank"));
+  r.dtype = o.one_of("dtype");
+  r.pass = o.one_of("pass");
+  r.transa = o.one_of("transa");
+  r.transb = o.one_of("transb");
+  r.tokens = o.integer("tokens");
+  r.in = o.integer("in");
+  r.out = o.integer("out");
+  r.m = o.integer("m");
+  r.n = o.integer("n");
+  r.k = o.integer("k");
+  r.bytes_moved = o.bytes("bytes_moved");
+  check_lora_shape(o, ctx, r);
+  r.tflops = o.stat("tflops");
+  r.time_us_median = o.number("time_us_median");
+  r.iterations = read_iterations(o);
+  r.algos_tried = static_cast<int>(o.integer("algos_tried"));
+  const double flops = 2.0 * static_cast<double>(r.m) * static_cast<double>(r.n) * static_cast<double>(r.k);
+  check_time_vs_rate(o, "time_us_median", r.time_us_median, r.tflops.median, flops / 1e6, "tflops_median");
+  return r;
+}
+
+AttentionRow read_attention(Obj& o, Ctx& ctx) {
+  AttentionRow r;
+  r.direction = o.one_of("direction");
+  r.impl = o.str("impl");
+  r.dtype = o.one_of("dtype");
+  r.causal = o.boolean("causal");
+  if (ctx.ok() && !r.causal)
+    o.fail(Errc::invalid_value, "causal", "must be true (causal attention is measured)");
+  r.model = o.str("model");
+  r.batch = static_cast<int>(o.integer("batch"));
+  r.heads = static_cast<int>(o.integer("heads"));
+  r.kv_heads = static_cast<int>(o.integer("kv_heads"));
+  if (ctx.ok() && r.heads % r.kv_heads != 0) o.fail(Errc::invalid_value, "kv_heads", "must divide heads");
+  r.head_dim = static_cast<int>(o.integer("head_dim"));
+  r.seq_len = o.integer("seq_len");
+  r.flops = o.number("flops");
+  const double want = attention_causal_flops(r.direction, r.batch, r.heads, r.seq_len, r.head_dim);
+  if (ctx.ok() && !close(r.flops, want, 1e-9))
+    o.fail(Errc::invalid_value, "flops",
+           "must be the causal count " + num(want) + " (fwd 2 batch heads seq_len^2 head_dim, bwd 2.5x)");
+  r.tflops = o.stat("tflops");
+  r.time_us_median = o.number("time_us_median");
+  r.iterations = read_iterations(o);
+  check_time_vs_rate(o, "time_us_median", r.time_us_median, r.tflops.median, r.flops / 1e6, "tflops_median");
+  return r;
+}
+
+void read_op_classes(Obj& ms, Ctx& ctx, CalMeasurements& m) {
+  for_optional_rows(ms, "norm", ctx, [&](Obj& o) { m.norm.push_back(read_norm(o, ctx)); });
+  for_optional_rows(ms, "cast", ctx, [&](Obj& o) { m.cast.push_back(read_cast(o, ctx)); });
+  for_optional_rows(ms, "pointwise", ctx, [&](Obj& o) { m.pointwise.push_back(read_pointwise(o, ctx)); });
+  for_optional_rows(ms, "cross_entropy", ctx,
+                    [&](Obj& o) { m.cross_entropy.push_back(read_cross_entropy(o, ctx)); });
+  for_optional_rows(ms, "lora_gemm", ctx, [&](Obj& o) { m.lora_gemm.push_back(read_lora_gemm(o, ctx)); });
+  for_optional_rows(ms, "attention", ctx, [&](Obj& o) { m.attention.push_back(read_attention(o, ctx)); });
 }
 
 CalMeasurements read_measurements(const json* j, Ctx& ctx) {
@@ -756,6 +940,7 @@ CalMeasurements read_measurements(const json* j, Ctx& ctx) {
       m.p2p.push_back(r);
     });
   }
+  read_op_classes(ms, ctx, m);
 
   ms.finish();
   return m;
@@ -829,6 +1014,13 @@ void check_derived(const json* j, const CalDerived& want, Ctx& ctx) {
   cmp_opt("host_op_overhead_us", want.host_op_overhead_us);
   cmp_opt("cpu_score", want.cpu_score);
   cmp_opt("grouped_over_loop_speedup", want.grouped_over_loop_speedup);
+  cmp_opt("norm_gbps", want.norm_gbps);
+  cmp_opt("cast_gbps", want.cast_gbps);
+  cmp_opt("pointwise_gbps", want.pointwise_gbps);
+  cmp_opt("cross_entropy_gbps", want.cross_entropy_gbps);
+  cmp_opt("attention_fwd_tflops", want.attention_fwd_tflops);
+  cmp_opt("attention_bwd_tflops", want.attention_bwd_tflops);
+  cmp_opt("lora_gemm_roofline_fraction", want.lora_gemm_roofline_fraction);
   o.finish();
 }
 
@@ -854,6 +1046,72 @@ ojson in_list_order(const char* list, const ojson& values) {
   for (const auto& [k, v] : values.items())
     if (!out.contains(k)) out[k] = v;
   return out;
+}
+
+// The rate columns of a schema-3 bandwidth-type row, after its own keys.
+template <class Row>
+ojson with_gbps(ojson o, const Row& r) {
+  o["bytes_moved"] = r.bytes_moved;
+  put_stat(o, "gbps", r.gbps);
+  o["time_us_median"] = r.time_us_median;
+  o["iterations"] = r.iterations;
+  return o;
+}
+
+template <class Row, class F>
+ojson rows_json(const std::vector<Row>& rows, const char* list, F&& to_obj) {
+  ojson a = ojson::array();
+  for (const auto& r : rows) a.push_back(in_list_order(list, to_obj(r)));
+  return a;
+}
+
+void put_op_classes(ojson& meas, const CalMeasurements& ms) {
+  meas["norm"] = rows_json(ms.norm, "calibration.measurements.norm[]", [](const NormRow& r) {
+    return with_gbps(
+        {{"op", r.op}, {"direction", r.direction}, {"dtype", r.dtype}, {"rows", r.rows}, {"cols", r.cols}},
+        r);
+  });
+  meas["cast"] = rows_json(ms.cast, "calibration.measurements.cast[]", [](const CastRow& r) {
+    return with_gbps({{"src_dtype", r.src_dtype}, {"dst_dtype", r.dst_dtype}, {"elements", r.elements}}, r);
+  });
+  meas["pointwise"] =
+      rows_json(ms.pointwise, "calibration.measurements.pointwise[]", [](const PointwiseRow& r) {
+        return with_gbps({{"op", r.op}, {"dtype", r.dtype}, {"elements", r.elements}}, r);
+      });
+  meas["cross_entropy"] =
+      rows_json(ms.cross_entropy, "calibration.measurements.cross_entropy[]", [](const CrossEntropyRow& r) {
+        return with_gbps({{"direction", r.direction},
+                          {"logits_dtype", r.logits_dtype},
+                          {"rows", r.rows},
+                          {"vocab", r.vocab}},
+                         r);
+      });
+  meas["lora_gemm"] =
+      rows_json(ms.lora_gemm, "calibration.measurements.lora_gemm[]", [](const LoraGemmRow& r) {
+        ojson o = {{"shape", r.shape},   {"side", r.side},
+                   {"rank", r.rank},     {"dtype", r.dtype},
+                   {"pass", r.pass},     {"transa", r.transa},
+                   {"transb", r.transb}, {"tokens", r.tokens},
+                   {"in", r.in},         {"out", r.out},
+                   {"m", r.m},           {"n", r.n},
+                   {"k", r.k},           {"bytes_moved", r.bytes_moved}};
+        put_stat(o, "tflops", r.tflops);
+        o["time_us_median"] = r.time_us_median;
+        o["iterations"] = r.iterations;
+        o["algos_tried"] = r.algos_tried;
+        return o;
+      });
+  meas["attention"] =
+      rows_json(ms.attention, "calibration.measurements.attention[]", [](const AttentionRow& r) {
+        ojson o = {{"direction", r.direction}, {"impl", r.impl},         {"dtype", r.dtype},
+                   {"causal", r.causal},       {"model", r.model},       {"batch", r.batch},
+                   {"heads", r.heads},         {"kv_heads", r.kv_heads}, {"head_dim", r.head_dim},
+                   {"seq_len", r.seq_len},     {"flops", r.flops}};
+        put_stat(o, "tflops", r.tflops);
+        o["time_us_median"] = r.time_us_median;
+        o["iterations"] = r.iterations;
+        return o;
+      });
 }
 
 ojson build_json(const Calibration& c) {
@@ -1038,6 +1296,7 @@ ojson build_json(const Calibration& c) {
                                                                            {"time_us", r.time_us},
                                                                            {"gbps", r.gbps}}));
   }
+  put_op_classes(meas, ms);
   j["measurements"] = in_list_order("calibration.measurements", meas);
 
   const CalDerived& dv = c.derived;
@@ -1061,7 +1320,14 @@ ojson build_json(const Calibration& c) {
                                 {"launch_overhead_us", opt(dv.launch_overhead_us)},
                                 {"host_op_overhead_us", opt(dv.host_op_overhead_us)},
                                 {"cpu_score", opt(dv.cpu_score)},
-                                {"grouped_over_loop_speedup", opt(dv.grouped_over_loop_speedup)}});
+                                {"grouped_over_loop_speedup", opt(dv.grouped_over_loop_speedup)},
+                                {"norm_gbps", opt(dv.norm_gbps)},
+                                {"cast_gbps", opt(dv.cast_gbps)},
+                                {"pointwise_gbps", opt(dv.pointwise_gbps)},
+                                {"cross_entropy_gbps", opt(dv.cross_entropy_gbps)},
+                                {"attention_fwd_tflops", opt(dv.attention_fwd_tflops)},
+                                {"attention_bwd_tflops", opt(dv.attention_bwd_tflops)},
+                                {"lora_gemm_roofline_fraction", opt(dv.lora_gemm_roofline_fraction)}});
   return in_list_order("calibration", j);
 }
 
@@ -1077,6 +1343,47 @@ int dtype_order(const std::string& d) {
   if (d == "tf32") return 2;
   if (d == "fp8_e4m3") return 3;
   return 4;
+}
+
+// Median of `value` over the rows that `pick` accepts; nullopt when none does.
+template <class Row, class V, class P>
+std::optional<double> median_over(const std::vector<Row>& rows, V value, P pick) {
+  std::vector<double> v;
+  for (const auto& r : rows)
+    if (pick(r)) v.push_back(value(r));
+  if (v.empty()) return std::nullopt;
+  return median_of(v);
+}
+
+// The op classes between the GEMMs (schema 3): medians over their rows; the LoRA roofline fraction needs the
+// bf16 GEMM peak and the DRAM bandwidth derived before it.
+void derive_op_classes(const CalMeasurements& m, CalDerived& d) {
+  auto gbps = [](const auto& r) { return r.gbps.median; };
+  auto any = [](const auto&) { return true; };
+  d.norm_gbps = median_over(m.norm, gbps, any);
+  d.cast_gbps = median_over(m.cast, gbps, any);
+  d.pointwise_gbps = median_over(m.pointwise, gbps, any);
+  d.cross_entropy_gbps = median_over(m.cross_entropy, gbps, any);
+  auto tflops = [](const AttentionRow& r) { return r.tflops.median; };
+  d.attention_fwd_tflops =
+      median_over(m.attention, tflops, [](const AttentionRow& r) { return r.direction == "fwd"; });
+  d.attention_bwd_tflops =
+      median_over(m.attention, tflops, [](const AttentionRow& r) { return r.direction == "bwd"; });
+  double peak = 0;
+  for (const auto& c : d.gemm_efficiency)
+    if (c.dtype == "bf16") peak = c.peak_measured_tflops;
+  if (peak <= 0 || !d.memory_bandwidth_gbps) return;
+  const double bw = *d.memory_bandwidth_gbps;
+  d.lora_gemm_roofline_fraction = median_over(
+      m.lora_gemm,
+      [&](const LoraGemmRow& r) {
+        const double flops =
+            2.0 * static_cast<double>(r.m) * static_cast<double>(r.n) * static_cast<double>(r.k);
+        const double roof_s =
+            std::max(flops / (peak * 1e12), static_cast<double>(r.bytes_moved) / (bw * 1e9));
+        return roof_s / (r.time_us_median * 1e-6);
+      },
+      any);
 }
 
 }  // namespace
@@ -1247,7 +1554,16 @@ CalDerived derive_calibration(const CalMeasurements& m) {
     }
     if (!ratios.empty()) d.grouped_over_loop_speedup = median_of(ratios);
   }
+  derive_op_classes(m, d);
   return d;
+}
+
+double attention_causal_flops(const std::string& direction, std::int64_t batch, std::int64_t heads,
+                              std::int64_t seq_len, std::int64_t head_dim) {
+  const double fwd = 4.0 * static_cast<double>(batch) * static_cast<double>(heads) *
+                     static_cast<double>(seq_len) * static_cast<double>(seq_len) *
+                     static_cast<double>(head_dim) / 2.0;
+  return direction == "bwd" ? 2.5 * fwd : fwd;
 }
 
 std::optional<double> collective_bus_factor(const std::string& op, int ranks) {

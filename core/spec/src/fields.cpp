@@ -292,13 +292,15 @@ Field text(const char* key, const char* help) {
 
 FieldList calibration_meta_list() {
   Field only = req(array("only", K::choice, 0, "Benchmark families run (empty: all)."));
-  only.values = {"launch", "host", "bandwidth", "elementwise", "adamw", "nf4", "gemm", "moe"};
+  only.values = {"launch", "host", "bandwidth", "elementwise", "adamw",         "nf4",  "gemm",
+                 "moe",    "norm", "cast",      "pointwise",   "cross_entropy", "lora", "attention"};
   Field notes = req(array("notes", K::string, 0, "Warnings and failures recorded during the run."));
   return {
       "calibration.meta",
       kCalibrationSchema,
       {
-          req(choice("schema", {kCalibrationSchema, kCalibrationSchemaV1}, "Format identifier and version.")),
+          req(choice("schema", {kCalibrationSchema, kCalibrationSchemaV2, kCalibrationSchemaV1},
+                     "Format identifier and version.")),
           text("tool", "The program that wrote the file."),
           text("tool_version", "Its version."),
           text("git_revision", "Source revision of the tool."),
@@ -661,6 +663,121 @@ FieldList cal_p2p_list() {
       }};
 }
 
+// ---- schema 3: the op classes between the GEMMs (issue 38) ----
+// The rate columns every bandwidth-type row of schema 3 ends with.
+std::vector<Field> with_gbps_tail(std::vector<Field> head, const char* bytes_help) {
+  head.push_back(req(range(f("bytes_moved", K::integer, bytes_help), 1, 4503599627370496.0, "bytes")));
+  head.push_back(
+      req(above(f("gbps_median", K::number, "median over the timed samples, GB/s (bytes_moved / time)."), 0,
+                200000, "GB/s")));
+  head.push_back(
+      req(above(f("gbps_p10", K::number, "10th percentile (the rate of the slow samples); <= median."), 0,
+                200000, "GB/s")));
+  head.push_back(req(above(f("gbps_p90", K::number, "90th percentile; >= median."), 0, 200000, "GB/s")));
+  head.push_back(
+      req(above(f("time_us_median", K::number, "median time of one run."), 0, 10000000000.0, "us")));
+  head.push_back(req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")));
+  return head;
+}
+
+Field count(const char* key, const char* help, double hi) {
+  return req(range(f(key, K::integer, help), 1, hi, ""));
+}
+
+FieldList cal_norm_list() {
+  return {"calibration.measurements.norm[]", kCalibrationSchema,
+          with_gbps_tail({req(choice("op", {"rmsnorm"}, "transformers' LlamaRMSNorm (fp32 math).")),
+                          req(choice("direction", {"fwd", "bwd"}, "forward, or backward (dx and dweight).")),
+                          req(choice("dtype", {"bf16"}, "activations and weight; the math is fp32.")),
+                          count("rows", "tokens.", 2147483647), count("cols", "hidden size.", 2147483647)},
+                         "fwd: 2 (2 rows cols + cols); bwd: 2 (3 rows cols + 2 cols).")};
+}
+
+FieldList cal_cast_list() {
+  return {"calibration.measurements.cast[]", kCalibrationSchema,
+          with_gbps_tail({req(choice("src_dtype", {"bf16", "fp32"}, "dtype read.")),
+                          req(choice("dst_dtype", {"bf16", "fp32"}, "dtype written (the other one).")),
+                          count("elements", "elements cast.", 1099511627776.0)},
+                         "elements x 6.")};
+}
+
+FieldList cal_pointwise_list() {
+  return {"calibration.measurements.pointwise[]", kCalibrationSchema,
+          with_gbps_tail({req(choice("op", {"mul", "add"}, "c = a * b or c = a + b, fp32 math.")),
+                          req(choice("dtype", {"bf16"}, "a, b and c.")),
+                          count("elements", "elements of c.", 1099511627776.0)},
+                         "elements x 6 (two inputs and the output, 2 bytes each).")};
+}
+
+FieldList cal_cross_entropy_list() {
+  return {
+      "calibration.measurements.cross_entropy[]", kCalibrationSchema,
+      with_gbps_tail({req(choice("direction", {"fwd", "bwd"}, "loss and log-sum-exp per row, or dlogits.")),
+                      req(choice("logits_dtype", {"fp32"}, "transformers' loss upcasts the logits.")),
+                      count("rows", "tokens.", 2147483647), count("vocab", "columns.", 2147483647)},
+                     "fwd: 4 rows vocab + 16 rows; bwd: 8 rows vocab + 12 rows.")};
+}
+
+FieldList cal_lora_gemm_list() {
+  auto tflops = [](const char* key, const char* help) {
+    return req(above(f(key, K::number, help), 0, 20000, "TFLOP/s"));
+  };
+  return {
+      "calibration.measurements.lora_gemm[]",
+      kCalibrationSchema,
+      {
+          req(length(f("shape", K::string, "the base layer, <model>.<layer>."), 1, 4096)),
+          req(choice("side", {"A", "B"}, "A: in -> rank; B: rank -> out.")),
+          count("rank", "LoRA rank r.", 65536),
+          req(choice("dtype", {"bf16"}, "operands and output; fp32 accumulation.")),
+          req(choice("pass", {"fwd", "dgrad", "wgrad"}, "fwd: TN, dgrad: NN, wgrad: NT.")),
+          req(choice("transa", {"N", "T"}, "cuBLAS's op(A).")),
+          req(choice("transb", {"N", "T"}, "cuBLAS's op(B).")),
+          count("tokens", "rows of x.", 2147483647),
+          count("in", "in features of this GEMM's linear.", 2147483647),
+          count("out", "out features of this GEMM's linear.", 2147483647),
+          count("m", "cuBLAS m.", 2147483647),
+          count("n", "cuBLAS n.", 2147483647),
+          count("k", "cuBLAS k.", 2147483647),
+          req(range(f("bytes_moved", K::integer, "2 (m k + k n + m n)."), 1, 4503599627370496.0, "bytes")),
+          tflops("tflops_median", "median over the timed samples, TFLOP/s (2mnk / time)."),
+          tflops("tflops_p10", "10th percentile (the rate of the slow samples); <= median."),
+          tflops("tflops_p90", "90th percentile; >= median."),
+          req(above(f("time_us_median", K::number, "median time of one run."), 0, 10000000000.0, "us")),
+          count("iterations", "timed samples after warm-up.", 100000000),
+          count("algos_tried", "cuBLASLt heuristic candidates timed; the best is recorded.", 1024),
+      }};
+}
+
+FieldList cal_attention_list() {
+  auto tflops = [](const char* key, const char* help) {
+    return req(above(f(key, K::number, help), 0, 20000, "TFLOP/s"));
+  };
+  return {
+      "calibration.measurements.attention[]",
+      kCalibrationSchema,
+      {
+          req(choice("direction", {"fwd", "bwd"}, "forward, or backward (dQ, dK, dV).")),
+          req(length(f("impl", K::string, "the kernel measured (the calibrator's own or a library's)."), 1,
+                     4096)),
+          req(choice("dtype", {"bf16"}, "Q, K, V, O and the gradients; fp32 softmax and accumulation.")),
+          req(f("causal", K::boolean, "causal mask (true: the only kind measured).")),
+          req(length(f("model", K::string, "where the shape comes from."), 1, 4096)),
+          count("batch", "sequences.", 1048576),
+          count("heads", "query heads.", 4096),
+          count("kv_heads", "key/value heads; divides heads.", 4096),
+          count("head_dim", "dimension per head.", 1024),
+          count("seq_len", "tokens per sequence.", 2147483647),
+          req(above(f("flops", K::number, "causal FLOPs: fwd 2 batch heads seq_len^2 head_dim, bwd 2.5x."), 0,
+                    1e21, "FLOP")),
+          tflops("tflops_median", "median over the timed samples, TFLOP/s (flops / time)."),
+          tflops("tflops_p10", "10th percentile (the rate of the slow samples); <= median."),
+          tflops("tflops_p90", "90th percentile; >= median."),
+          req(above(f("time_us_median", K::number, "median time of one run."), 0, 10000000000.0, "us")),
+          count("iterations", "timed samples after warm-up.", 100000000),
+      }};
+}
+
 FieldList cal_measurements_list() {
   return {
       "calibration.measurements",
@@ -695,6 +812,20 @@ FieldList cal_measurements_list() {
               "p2p", K::object, 0,
               "GPU-to-GPU copies (cudaMemcpyPeerAsync), one direction; --collectives in one process ....",
               "calibration.measurements.p2p[]")),
+          // schema 3 (issue 38): absent in older files
+          null_ok(array("norm", K::object, 0, "RMSNorm forward and backward (LlamaRMSNorm, fp32 math).",
+                        "calibration.measurements.norm[]")),
+          null_ok(
+              array("cast", K::object, 0, "dtype casts bf16 <-> fp32.", "calibration.measurements.cast[]")),
+          null_ok(array("pointwise", K::object, 0, "binary element-wise mul and add, bf16.",
+                        "calibration.measurements.pointwise[]")),
+          null_ok(array("cross_entropy", K::object, 0,
+                        "softmax + cross-entropy over vocabulary-wide fp32 rows.",
+                        "calibration.measurements.cross_entropy[]")),
+          null_ok(array("lora_gemm", K::object, 0, "LoRA-shaped GEMMs (rank 8-64) through cuBLASLt.",
+                        "calibration.measurements.lora_gemm[]")),
+          null_ok(array("attention", K::object, 0, "causal flash-style attention forward and backward.",
+                        "calibration.measurements.attention[]")),
       }};
 }
 
@@ -702,6 +833,9 @@ FieldList cal_measurements_list() {
 FieldList cal_derived_list() {
   auto rate = [](const char* key, double hi, const char* unit, const char* help) {
     return req(null_ok(above(f(key, K::number, help), 0, hi, unit)));
+  };
+  auto opt_rate = [](const char* key, double hi, const char* unit, const char* help) {
+    return null_ok(above(f(key, K::number, help), 0, hi, unit));
   };
   return {"calibration.derived",
           kCalibrationSchema,
@@ -717,6 +851,15 @@ FieldList cal_derived_list() {
               rate("host_op_overhead_us", 1e7, "us", "Host overhead per eager op."),
               rate("cpu_score", 1e9, "", "Single-thread CPU score."),
               rate("grouped_over_loop_speedup", 1e6, "", "Grouped over loop expert GEMM speed-up."),
+              // schema 3 (issue 38): absent in older files
+              opt_rate("norm_gbps", 200000, "GB/s", "RMSNorm fwd + bwd bandwidth (median over rows)."),
+              opt_rate("cast_gbps", 200000, "GB/s", "bf16 <-> fp32 cast bandwidth (median over rows)."),
+              opt_rate("pointwise_gbps", 200000, "GB/s", "Binary element-wise bandwidth (median over rows)."),
+              opt_rate("cross_entropy_gbps", 200000, "GB/s", "Softmax + cross-entropy bandwidth (median)."),
+              opt_rate("attention_fwd_tflops", 20000, "TFLOP/s", "Causal attention forward (median)."),
+              opt_rate("attention_bwd_tflops", 20000, "TFLOP/s", "Causal attention backward (median)."),
+              opt_rate("lora_gemm_roofline_fraction", 4, "",
+                       "LoRA GEMMs: roofline time / measured time (median)."),
           }};
 }
 
@@ -927,6 +1070,12 @@ const std::vector<FieldList>& all_lists() {
                                                cal_cpu_list(),
                                                cal_collectives_list(),
                                                cal_p2p_list(),
+                                               cal_norm_list(),
+                                               cal_cast_list(),
+                                               cal_pointwise_list(),
+                                               cal_cross_entropy_list(),
+                                               cal_lora_gemm_list(),
+                                               cal_attention_list(),
                                                cal_measurements_list(),
                                                cal_derived_list(),
                                                cal_curve_list(),

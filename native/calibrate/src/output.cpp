@@ -84,6 +84,12 @@ bool erase_row(CalMeasurements& m, const std::string& section, std::size_t i) {
   if (section == "cpu") return erase_at(m.cpu, i);
   if (section == "collectives") return erase_at(m.collectives, i);
   if (section == "p2p") return erase_at(m.p2p, i);
+  if (section == "norm") return erase_at(m.norm, i);
+  if (section == "cast") return erase_at(m.cast, i);
+  if (section == "pointwise") return erase_at(m.pointwise, i);
+  if (section == "cross_entropy") return erase_at(m.cross_entropy, i);
+  if (section == "lora_gemm") return erase_at(m.lora_gemm, i);
+  if (section == "attention") return erase_at(m.attention, i);
   return false;
 }
 
@@ -429,6 +435,27 @@ std::string summary_table(const Calibration& cal) {
     add(r.op + " " + r.dtype + " (" + fmt("%.1fM", static_cast<double>(r.elements) / 1e6) + ")",
         fmt("%.0f GB/s", r.gbps.median));
   }
+  for (const auto& r : m.norm)
+    add("RMSNorm " + r.direction + " " + std::to_string(r.rows) + "x" + std::to_string(r.cols),
+        fmt("%.0f GB/s", r.gbps.median));
+  for (const auto& r : m.cast)
+    add("cast " + r.src_dtype + "->" + r.dst_dtype + " (" +
+            fmt("%.1fM", static_cast<double>(r.elements) / 1e6) + ")",
+        fmt("%.0f GB/s", r.gbps.median));
+  for (const auto& r : m.pointwise)
+    add(r.op + " " + r.dtype + " (" + fmt("%.1fM", static_cast<double>(r.elements) / 1e6) + ")",
+        fmt("%.0f GB/s", r.gbps.median));
+  for (const auto& r : m.cross_entropy)
+    add("cross-entropy " + r.direction + " " + std::to_string(r.rows) + "x" + std::to_string(r.vocab) +
+            " fp32",
+        fmt("%.0f GB/s", r.gbps.median));
+  if (!m.lora_gemm.empty() && cal.derived.lora_gemm_roofline_fraction)
+    add("LoRA GEMMs (" + std::to_string(m.lora_gemm.size()) + " rows): roofline fraction",
+        fmt("%.2f (median)", *cal.derived.lora_gemm_roofline_fraction));
+  for (const auto& r : m.attention)
+    add("attention " + r.direction + " " + r.model + " b=" + std::to_string(r.batch) +
+            " L=" + std::to_string(r.seq_len),
+        fmt("%.1f TFLOP/s (causal)", r.tflops.median));
   for (const auto& r : m.launch) add("empty kernel launch, " + r.kind, fmt("%.2f us", r.us.median));
   for (const auto& r : m.host) add("eager op (host work + launch)", fmt("%.2f us/op", r.us.median));
   for (const auto& r : m.cpu) add("CPU single-thread score", fmt("%.1f", r.score.median));

@@ -18,8 +18,10 @@ const char* mode_name(Mode m) {
 }
 
 const std::vector<std::string>& all_families() {
-  static const std::vector<std::string> f = {"launch", "host", "bandwidth", "elementwise",
-                                             "adamw",  "nf4",  "gemm",      "moe"};
+  // the op classes between the GEMMs (issue 38) come last, so that a time-limited run has the older rows
+  static const std::vector<std::string> f = {
+      "launch", "host", "bandwidth", "elementwise", "adamw",         "nf4",  "gemm",
+      "moe",    "norm", "cast",      "pointwise",   "cross_entropy", "lora", "attention"};
   return f;
 }
 
@@ -131,7 +133,31 @@ int Plan::items(const std::string& f) const {
   if (f == "elementwise") return static_cast<int>(4 * elementwise_tokens.size());
   if (f == "launch") return 2;
   if (f == "host") return 2;
+  if (f == "norm") return static_cast<int>(2 * norm.size());
+  if (f == "cast") return static_cast<int>(2 * cast_elements.size());
+  if (f == "pointwise") return static_cast<int>(pointwise.size());
+  if (f == "cross_entropy") return static_cast<int>(2 * cross_entropy.size());
+  if (f == "lora") return static_cast<int>(lora.size());
+  if (f == "attention") return static_cast<int>(2 * attention.size());
   return 0;
+}
+
+std::uint64_t LoraSpec::bytes_moved() const {
+  const auto m = static_cast<std::uint64_t>(gemm.m), n = static_cast<std::uint64_t>(gemm.n),
+             k = static_cast<std::uint64_t>(gemm.k);
+  return 2 * (m * k + k * n + m * n);
+}
+
+std::string AttentionSpec::label() const {
+  return "attention " + model + " b=" + std::to_string(batch) + " L=" + std::to_string(seq_len) +
+         " h=" + std::to_string(heads) + "/" + std::to_string(kv_heads) + " d=" + std::to_string(head_dim);
+}
+
+std::uint64_t AttentionSpec::bytes_needed() const {
+  const double t = static_cast<double>(batch) * static_cast<double>(seq_len);
+  const double q = t * heads * head_dim, kv = t * kv_heads * head_dim;
+  // bf16 Q, O, dO, dQ (4 q) and fp32 dQ accumulator (2 q); bf16 K, V, dK, dV (4 kv); LSE and D fp32
+  return static_cast<std::uint64_t>(2 * (6 * q + 4 * kv) + 8 * t * heads + 64.0 * 1024 * 1024);
 }
 
 double Plan::estimate_seconds(const std::string& f) const {
@@ -164,6 +190,98 @@ double Plan::estimate_seconds() const {
   for (const auto& f : families) s += estimate_seconds(f);
   return s;
 }
+
+namespace {
+
+// The adapter GEMMs of LoRA rank r on a `in` x `out` layer: A (in -> r) and B (r -> out), three passes each.
+void add_lora(std::vector<LoraSpec>& v, const std::string& layer, std::int64_t tokens, std::int64_t in,
+              std::int64_t out, int rank) {
+  for (const char* side : {"A", "B"}) {
+    const bool a = side[0] == 'A';
+    for (const char* pass : {"fwd", "dgrad", "wgrad"}) {
+      LoraSpec s;
+      s.gemm = make_gemm(layer, "bf16", pass, tokens, a ? in : rank, a ? rank : out);
+      s.side = side;
+      s.rank = rank;
+      v.push_back(s);
+    }
+  }
+}
+
+AttentionSpec attention_of(const std::string& model, int heads, int kv_heads, int batch, std::int64_t seq) {
+  AttentionSpec a;
+  a.model = model;
+  a.batch = batch;
+  a.heads = heads;
+  a.kv_heads = kv_heads;
+  a.head_dim = 128;
+  a.seq_len = seq;
+  return a;
+}
+
+// Sizes of the op classes between the GEMMs (issue 38): what the step model needs for Llama-3-8B / Qwen2.5-7B
+// layers at 1k-8k tokens; --quick keeps one or two sizes per op.
+void plan_op_classes(Plan& p, Mode mode) {
+  const std::int64_t H = 4096, F = 14336, Hq = 3584;
+  const std::int64_t llama_vocab = 128256, qwen_vocab = 152064, mistral_vocab = 32000;
+  if (mode == Mode::smoke) {
+    p.norm = {{64, H}};
+    p.cast_elements = {std::int64_t{1} << 20};
+    p.pointwise = {{"mul", std::int64_t{1} << 20}, {"add", std::int64_t{1} << 20}};
+    p.cross_entropy = {{64, mistral_vocab}};
+    add_lora(p.lora, "llama-3-8b.q", 256, H, H, 16);
+    p.attention = {attention_of("llama-3-8b", 32, 8, 1, 256)};
+  } else if (mode == Mode::quick) {
+    p.norm = {{4096, H}};
+    p.cast_elements = {4096 * H};
+    p.pointwise = {{"mul", 4096 * F}, {"add", 4096 * H}};
+    for (std::int64_t v : {mistral_vocab, llama_vocab, qwen_vocab}) p.cross_entropy.push_back({2048, v});
+    for (int r : {8, 16, 64}) add_lora(p.lora, "llama-3-8b.q", 4096, H, H, r);
+    p.attention = {attention_of("llama-3-8b", 32, 8, 8, 1024), attention_of("llama-3-8b", 32, 8, 2, 4096)};
+  } else {
+    for (std::int64_t t : {1024, 4096, 8192})
+      for (std::int64_t c : {H, Hq}) p.norm.push_back({t, c});
+    p.cast_elements = {4096 * H, 8192 * F};
+    for (std::int64_t t : {4096, 8192}) {
+      p.pointwise.push_back({"mul", t * F});
+      p.pointwise.push_back({"add", t * H});
+    }
+    for (std::int64_t rows : {2048, 8192})
+      for (std::int64_t v : {mistral_vocab, llama_vocab, qwen_vocab}) p.cross_entropy.push_back({rows, v});
+    for (std::int64_t t : {1024, 4096, 8192})
+      for (int r : {8, 16, 64}) {
+        add_lora(p.lora, "llama-3-8b.q", t, H, H, r);
+        add_lora(p.lora, "llama-3-8b.gate", t, H, F, r);  // B side: rank -> FFN
+        add_lora(p.lora, "llama-3-8b.down", t, F, H, r);  // A side: FFN -> rank
+      }
+    for (const auto& bs : {std::pair<int, std::int64_t>{8, 1024}, {4, 2048}, {2, 4096}, {1, 8192}})
+      p.attention.push_back(attention_of("llama-3-8b", 32, 8, bs.first, bs.second));
+    p.attention.push_back(attention_of("qwen2.5-7b", 28, 4, 2, 4096));
+  }
+}
+
+// Drops what does not fit in `budget` bytes of device memory, with a note.
+void fit_op_classes(Plan& p, double budget) {
+  auto drop = [&](auto& v, auto bytes, const std::string& family) {
+    const std::size_t before = v.size();
+    v.erase(std::remove_if(v.begin(), v.end(), [&](const auto& s) { return bytes(s) > budget; }), v.end());
+    if (v.size() < before)
+      p.notes.push_back(family + ": " + std::to_string(before - v.size()) + " sizes skipped (device memory)");
+  };
+  drop(
+      p.norm, [](const NormSpec& s) { return 10.0 * static_cast<double>(s.rows * s.cols); }, "norm");
+  drop(
+      p.cast_elements, [](std::int64_t n) { return 6.0 * static_cast<double>(n); }, "cast");
+  drop(
+      p.pointwise, [](const PointwiseSpec& s) { return 6.0 * static_cast<double>(s.elements); }, "pointwise");
+  drop(
+      p.cross_entropy, [](const CrossEntropySpec& s) { return 8.0 * static_cast<double>(s.rows * s.vocab); },
+      "cross_entropy");
+  drop(
+      p.attention, [](const AttentionSpec& s) { return static_cast<double>(s.bytes_needed()); }, "attention");
+}
+
+}  // namespace
 
 Plan make_plan(Mode mode, const DeviceFacts& dev, const std::vector<std::string>& only) {
   Plan p;
@@ -355,6 +473,8 @@ Plan make_plan(Mode mode, const DeviceFacts& dev, const std::vector<std::string>
     }
     p.elementwise_tokens = keep;
   }
+  plan_op_classes(p, mode);
+  fit_op_classes(p, budget);
   return p;
 }
 

@@ -1,4 +1,4 @@
-// Kernel calibration of one GPU (schema "ftcost.calibration/2"; files of version 1 still load): what
+// Kernel calibration of one GPU (schema "ftcost.calibration/3"; files of versions 1 and 2 still load): what
 // `ftcost-calibrate` measures and the throughput model consumes. The JSON format is described in
 // docs/calibrate.md and, precisely, in gpu-db/schema/calibration.schema.json; this loader is the authority
 // (the schema mirrors it).
@@ -30,7 +30,10 @@
 
 namespace ftcost {
 
-inline constexpr const char* kCalibrationSchema = "ftcost.calibration/2";
+inline constexpr const char* kCalibrationSchema = "ftcost.calibration/3";
+// Version 2 (before the op classes between the GEMMs, issue 38: norm, cast, pointwise, cross_entropy,
+// lora_gemm, attention rows and their derived rates): still read; what it lacks is empty / null.
+inline constexpr const char* kCalibrationSchemaV2 = "ftcost.calibration/2";
 // Version 1 (before the collectives, p2p and gemm fast_accum fields): still read; what it lacks is empty.
 inline constexpr const char* kCalibrationSchemaV1 = "ftcost.calibration/1";
 
@@ -236,6 +239,90 @@ struct P2pRow {
   double gbps = 0;  // bytes / time
 };
 
+// ---- op classes between the GEMMs (schema 3; issue 38) -----------------------------------------------
+// Rates of memory-bound rows are effective bandwidths: bytes_moved counts what a minimal kernel reads and
+// writes once (each row's formula below; the loader checks it), whatever the measured kernel moves besides.
+
+struct NormRow {                  // RMSNorm as transformers' LlamaRMSNorm: bf16 in and out, fp32 math
+  std::string op;                 // "rmsnorm"
+  std::string direction;          // "fwd" | "bwd"
+  std::string dtype;              // "bf16" (activations and weight; the math is fp32)
+  std::int64_t rows = 0;          // tokens
+  std::int64_t cols = 0;          // hidden size
+  std::uint64_t bytes_moved = 0;  // fwd: x, y, weight = 2 (2 rows cols + cols); bwd: dy, x, dx, weight,
+                                  // dweight = 2 (3 rows cols + 2 cols)
+  CalStat gbps;
+  double time_us_median = 0;
+  int iterations = 0;
+};
+
+struct CastRow {          // a dtype cast (PyTorch's .to(dtype)), 16-byte vectors
+  std::string src_dtype;  // "bf16" | "fp32"
+  std::string dst_dtype;  // "fp32" | "bf16" (the other one)
+  std::int64_t elements = 0;
+  std::uint64_t bytes_moved = 0;  // elements x (2 + 4)
+  CalStat gbps;
+  double time_us_median = 0;
+  int iterations = 0;
+};
+
+struct PointwiseRow {  // a binary element-wise op c = a (op) b, fp32 math
+  std::string op;      // "mul" | "add"
+  std::string dtype;   // "bf16"
+  std::int64_t elements = 0;
+  std::uint64_t bytes_moved = 0;  // 3 x 2 x elements (a, b read; c written)
+  CalStat gbps;
+  double time_us_median = 0;
+  int iterations = 0;
+};
+
+struct CrossEntropyRow {          // softmax + cross-entropy over vocabulary-wide rows (one row per token)
+  std::string direction;          // "fwd" (loss and log-sum-exp per row) | "bwd" (d loss / d logits)
+  std::string logits_dtype;       // "fp32" (transformers' loss upcasts the logits)
+  std::int64_t rows = 0;          // tokens
+  std::int64_t vocab = 0;         // columns
+  std::uint64_t bytes_moved = 0;  // fwd: logits 4 rows vocab, int64 labels 8 rows, loss and lse 4 + 4 per
+                                  // row = 4 rows vocab + 16 rows; bwd: logits, labels, lse read, dlogits
+                                  // (fp32) written = 8 rows vocab + 12 rows
+  CalStat gbps;
+  double time_us_median = 0;
+  int iterations = 0;
+};
+
+struct LoraGemmRow {           // one LoRA adapter GEMM through cuBLASLt (best heuristic candidate)
+  std::string shape;           // the base layer the adapter sits on: "<model>.<layer>", e.g. "llama-3-8b.q"
+  std::string side;            // "A" (in -> rank) | "B" (rank -> out)
+  int rank = 0;                // A: out == rank; B: in == rank
+  std::string dtype;           // "bf16"
+  std::string pass;            // "fwd" | "dgrad" | "wgrad"
+  std::string transa, transb;  // as GemmRow (the table at the top)
+  std::int64_t tokens = 0, in = 0, out = 0;  // this GEMM's linear y[tokens,out] = x[tokens,in] W[out,in]^T
+  std::int64_t m = 0, n = 0, k = 0;          // cuBLAS's view of the pass (the table at the top)
+  std::uint64_t bytes_moved = 0;             // 2 (m k + k n + m n): A and B read, C written once (bf16)
+  CalStat tflops;                            // 2 m n k / time
+  double time_us_median = 0;
+  int iterations = 0;
+  int algos_tried = 0;
+};
+
+// Causal self-attention (softmax(Q K^T / sqrt(d)) V with the upper triangle masked), bf16, Q/K/V/O laid out
+// [batch, seq_len, heads, head_dim] as FlashAttention's interface takes them; grouped-query when kv_heads <
+// heads. FLOPs count the causal half (FlashAttention-2's benchmark convention, benchmarks/benchmark_flash_
+// attention.py flops(): 4 b L^2 h d / 2 forward, 2.5x that backward).
+struct AttentionRow {
+  std::string direction;  // "fwd" | "bwd" (dQ, dK, dV from dO, with the forward's log-sum-exp)
+  std::string impl;   // which kernel: "ftcost_wmma_fa2" (the calibrator's own tiled kernel) or a library's
+  std::string dtype;  // "bf16"
+  bool causal = true;
+  std::string model;  // shape source, e.g. "llama-3-8b"
+  int batch = 0, heads = 0, kv_heads = 0, head_dim = 0;
+  std::int64_t seq_len = 0;
+  double flops = 0;  // fwd 2 batch heads seq_len^2 head_dim; bwd 2.5x
+  CalStat tflops;
+  double time_us_median = 0;
+  int iterations = 0;
+};
+
 struct CalMeasurements {
   std::vector<BandwidthRow> bandwidth;
   std::vector<GemmRow> gemm;
@@ -249,6 +336,13 @@ struct CalMeasurements {
   std::vector<CpuRow> cpu;
   std::vector<CollectiveRow> collectives;  // schema 2; empty unless --collectives
   std::vector<P2pRow> p2p;                 // schema 2; empty unless --collectives on >= 2 GPUs
+  // schema 3 (issue 38): the op classes between the GEMMs
+  std::vector<NormRow> norm;
+  std::vector<CastRow> cast;
+  std::vector<PointwiseRow> pointwise;
+  std::vector<CrossEntropyRow> cross_entropy;
+  std::vector<LoraGemmRow> lora_gemm;
+  std::vector<AttentionRow> attention;
 };
 
 // ---- derived: what the throughput model uses, recomputable from the measurements ------------------
@@ -286,7 +380,10 @@ struct CalDerived {
   std::optional<double> attention_fwd_tflops;  // causal flash-style attention forward, bf16, causal FLOPs
   std::optional<double> attention_bwd_tflops;  // its backward
   // LoRA-shaped GEMMs (rank 8-64): median over those rows of roofline time / measured time, the roofline
-  // being max(FLOPs / peak_measured, bytes / memory_bandwidth); in (0, 1].
+  // being max(FLOPs / peak_measured, bytes / memory_bandwidth); in (0, 1]. (peak_measured: the bf16 curve's
+  // peak_measured_tflops; memory_bandwidth: memory_bandwidth_gbps; null when either is missing, i.e. a run
+  // without the gemm or bandwidth family. A value slightly above 1 is possible when a GEMM streams its
+  // operands faster than copy/triad do: the loader accepts up to 4.)
   std::optional<double> lora_gemm_roofline_fraction;
 };
 
@@ -320,6 +417,11 @@ std::string to_json_text(const Calibration& cal);  // 2-space indented, trailing
 
 // Recomputes `derived` from `measurements` (the calibrator calls this before writing).
 CalDerived derive_calibration(const CalMeasurements& m);
+
+// Causal attention FLOPs as FlashAttention-2's benchmark counts them (AttentionRow): forward
+// 4 batch heads seq_len^2 head_dim / 2, backward ("bwd") 2.5x the forward.
+double attention_causal_flops(const std::string& direction, std::int64_t batch, std::int64_t heads,
+                              std::int64_t seq_len, std::int64_t head_dim);
 
 // nccl-tests' bus-bandwidth factor of a collective over `ranks` GPUs (see CollectiveRow); nullopt for an
 // unknown op or ranks < 1.

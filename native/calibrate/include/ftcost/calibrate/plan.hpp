@@ -73,6 +73,33 @@ struct MoeSpec {
   std::uint64_t bytes_needed() const;  // device memory of one forward + backward at this size
 };
 
+// ---- the op classes between the GEMMs (issue 38) ----
+// Shapes of Llama-3-8B (hidden 4096, FFN 14336, vocab 128256, 32 query / 8 KV heads of 128) and Qwen2.5-7B
+// (hidden 3584, vocab 152064, 28 / 4 heads of 128): gpu-db/models/llama-3.1-8b.json, qwen2.5-7b.json.
+struct NormSpec {
+  std::int64_t rows = 0, cols = 0;
+};
+struct PointwiseSpec {
+  std::string op;  // mul | add
+  std::int64_t elements = 0;
+};
+struct CrossEntropySpec {
+  std::int64_t rows = 0, vocab = 0;
+};
+struct LoraSpec {
+  GemmSpec gemm;     // the adapter GEMM as a linear layer (tokens, in, out) and its pass
+  std::string side;  // A (in -> rank) | B (rank -> out)
+  int rank = 0;
+  std::uint64_t bytes_moved() const;  // 2 (m k + k n + m n)
+};
+struct AttentionSpec {
+  std::string model;
+  int batch = 0, heads = 0, kv_heads = 0, head_dim = 0;
+  std::int64_t seq_len = 0;
+  std::string label() const;
+  std::uint64_t bytes_needed() const;  // Q, K, V, O, dO, dQ (fp32 accumulator and bf16), dK, dV, LSE, D
+};
+
 struct Plan {
   Mode mode = Mode::quick;
   std::vector<std::string> families;  // to run, in order
@@ -86,6 +113,12 @@ struct Plan {
   std::vector<std::int64_t> adamw_params;
   std::vector<std::int64_t> elementwise_tokens;  // rows; widths from the Mixtral model
   MoeModel model;
+  std::vector<NormSpec> norm;               // each: fwd and bwd
+  std::vector<std::int64_t> cast_elements;  // each: bf16 -> fp32 and fp32 -> bf16
+  std::vector<PointwiseSpec> pointwise;
+  std::vector<CrossEntropySpec> cross_entropy;  // each: fwd and bwd
+  std::vector<LoraSpec> lora;
+  std::vector<AttentionSpec> attention;  // each: fwd and bwd
   int launch_per_sample = 1000;
   int eager_ops_per_sample = 512;
   int eager_sync_every = 32;

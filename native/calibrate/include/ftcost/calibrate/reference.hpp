@@ -85,6 +85,70 @@ double gelu_tanh_ref(double x);
 // RMSNorm as transformers' MistralRMSNorm: y = w * bf16(x * rsqrt(mean(x^2) + eps)), fp32 math.
 void rmsnorm_ref(const float* x, const float* w, float* y, std::int64_t n, float eps);
 
+// ---- op classes between the GEMMs (issue 38; op_references.cpp) ----------------------------------------
+// RMSNorm backward of y = w * bf16(x * rstd), rstd = 1 / sqrt(mean(x^2) + eps), with the upcast's fp32 math
+// (transformers' LlamaRMSNorm; autograd passes the bf16 cast's gradient through unchanged):
+//   g = dy * w,  dx = rstd (g - xhat mean(g xhat)),  dw += dy * bf16(xhat)   (dw_row: this row's share)
+void rmsnorm_bwd_ref(const float* x, const float* w, const float* dy, double* dx, double* dw_row,
+                     std::int64_t n, float eps);
+
+// Softmax cross-entropy of one row of fp32 logits: loss = lse - x[label], lse = log sum exp x;
+// d loss / d x_j = (softmax_j - [j == label]) * grad_scale.
+struct CeRowRef {
+  double loss = 0, lse = 0;
+};
+CeRowRef cross_entropy_row_ref(const float* logits, std::int64_t vocab, std::int64_t label);
+double cross_entropy_grad_ref(double logit, double lse, bool is_label, double grad_scale);
+// The benchmark's inputs: logits in [-8, 8], labels hash32 % vocab.
+struct CeGens {
+  Gen logits{81, 127, 1.0f / 16};
+  std::uint32_t label_seed = 82;
+  std::int64_t label(std::int64_t row, std::int64_t vocab) const {
+    return static_cast<std::int64_t>(hash32(label_seed, static_cast<std::uint64_t>(row)) %
+                                     static_cast<std::uint64_t>(vocab));
+  }
+};
+
+// Causal grouped-query attention, Q [batch, seq, heads, dim], K/V [batch, seq, kv_heads, dim] (query head h
+// reads kv head h / (heads / kv_heads)), scale 1/sqrt(dim), double math. Inputs come from the Gens, or from
+// the vectors when they are filled (finite-difference tests).
+struct AttnProblem {
+  int batch = 1, heads = 1, kv_heads = 1, dim = 64;
+  std::int64_t seq = 1;
+  // q in [-16, 16] makes the softmax peaky (outputs far from zero, so a wrong row cannot pass as a right one)
+  Gen gq{71, 127, 1.0f / 8}, gk{72, 127, 1.0f / 128}, gv{73, 127, 1.0f / 128}, gdo{74, 127, 1.0f / 128};
+  std::vector<double> q, k, v, dout;  // optional explicit inputs, same layouts
+  std::uint64_t index(int b, std::int64_t t, int h, int d, int nh) const {
+    return ((static_cast<std::uint64_t>(b) * static_cast<std::uint64_t>(seq) +
+             static_cast<std::uint64_t>(t)) *
+                static_cast<std::uint64_t>(nh) +
+            static_cast<std::uint64_t>(h)) *
+               static_cast<std::uint64_t>(dim) +
+           static_cast<std::uint64_t>(d);
+  }
+  double Q(int b, std::int64_t t, int h, int d) const;
+  double K(int b, std::int64_t t, int g, int d) const;
+  double V(int b, std::int64_t t, int g, int d) const;
+  double dO(int b, std::int64_t t, int h, int d) const;
+  double scale() const;
+  int group() const { return heads / kv_heads; }
+};
+struct AttnRowRef {
+  std::vector<double> out;  // [dim]
+  double lse = 0;           // log sum_j exp(scale q_i . k_j), j <= i
+  std::vector<double> abs;  // [dim]: sum_j p_ij |v_j|, the scale of the output's rounding errors
+};
+AttnRowRef attention_fwd_ref(const AttnProblem& p, int b, int h, std::int64_t i);
+// dQ row i of head h; `abs` gets sum_j P_ij (|dP_ij| + |D_i|) |k_j| scale per dimension (the size of the
+// terms before dP - D cancels: what bf16 rounding of P, dS and O errs relative to).
+std::vector<double> attention_dq_ref(const AttnProblem& p, int b, int h, std::int64_t i,
+                                     std::vector<double>* abs);
+// dK and dV rows j of kv head g (summed over the heads that share it); `abs_*` as above.
+struct AttnKvRef {
+  std::vector<double> dk, dv, abs_dk, abs_dv;
+};
+AttnKvRef attention_dkv_ref(const AttnProblem& p, int b, int g, std::int64_t j);
+
 // ---- routing ------------------------------------------------------------------------------------------
 // Softmax over `experts` logits, top-k by probability (ties: lower index first), weights renormalized
 // over the k chosen (Mixtral). k = experts gives the plain softmax.
