@@ -562,7 +562,7 @@ void check_variant_peaks(const json& doc, const GpuSpec& v, const GpuSpec& p, Si
     else if (mine >= theirs * 0.9995 && v.tdp_w < p.tdp_w && !justified)
       sink.add(field, Errc::invalid_value,
                fmt_num(mine) + " is the parent's peak" + at +
-                   ": a power-capped variant runs its tensor cores slower; store the derated peak, or keep the "
+                   ": a power-capped variant runs at lower clocks; store the derated peak, or keep the "
                    "parent's with a chosen_values entry that says why");
   }
 }
