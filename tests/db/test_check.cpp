@@ -232,7 +232,8 @@ TEST_CASE("issue 37: GPU variants are in the database and db check holds each to
       g.erase("disagreements");
       g.erase("chosen_values");
     });
-    EXPECT_PROBLEM(ps, f, "dense_tflops.bf16", "is the parent's peak at 500 W (h100-sxm5-80gb: 989.4 at 700 W)");
+    EXPECT_PROBLEM(ps, f, "dense_tflops.bf16",
+                   "is the parent's peak at 500 W (h100-sxm5-80gb: 989.4 at 700 W)");
     EXPECT_PROBLEM(ps, f, "memory_bandwidth_gbps", "more than HBM2e can carry on 6144 bits");
   }
   SUBCASE("the parent's bandwidth under another memory type") {

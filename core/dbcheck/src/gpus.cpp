@@ -541,10 +541,11 @@ void check_memory_bus(const GpuSpec& g, Sink& sink) {
 // lower power only where chosen_values says why (a power cap slows the tensor cores).
 void check_variant_peaks(const json& doc, const GpuSpec& v, const GpuSpec& p, Sink& sink) {
   if (!(v.tdp_w > 0 && p.tdp_w > 0 && v.tdp_w <= p.tdp_w)) return;
-  const std::pair<const char*, std::pair<double, double>> peaks[] = {
-      {"fp32", {v.fp32_tflops, p.fp32_tflops}}, {"tf32", {v.tf32_tflops, p.tf32_tflops}},
-      {"fp16", {v.fp16_tflops, p.fp16_tflops}}, {"bf16", {v.bf16_tflops, p.bf16_tflops}},
-      {"fp8", {v.fp8_tflops, p.fp8_tflops}}};
+  const std::pair<const char*, std::pair<double, double>> peaks[] = {{"fp32", {v.fp32_tflops, p.fp32_tflops}},
+                                                                     {"tf32", {v.tf32_tflops, p.tf32_tflops}},
+                                                                     {"fp16", {v.fp16_tflops, p.fp16_tflops}},
+                                                                     {"bf16", {v.bf16_tflops, p.bf16_tflops}},
+                                                                     {"fp8", {v.fp8_tflops, p.fp8_tflops}}};
   const json* chosen = find_field(doc, "chosen_values");
   for (const auto& peak : peaks) {
     const std::string field = std::string("dense_tflops.") + peak.first;
@@ -557,8 +558,9 @@ void check_variant_peaks(const json& doc, const GpuSpec& v, const GpuSpec& p, Si
     for (std::size_t i = 0; chosen && chosen->is_array() && i < chosen->size(); ++i)
       justified = justified || str_field((*chosen)[i], "field") == field;
     if (mine > theirs * 1.0005)
-      sink.add(field, Errc::out_of_range,
-               fmt_num(mine) + " is above its parent's peak" + at + ": a variant is not faster than its parent");
+      sink.add(
+          field, Errc::out_of_range,
+          fmt_num(mine) + " is above its parent's peak" + at + ": a variant is not faster than its parent");
     else if (mine >= theirs * 0.9995 && v.tdp_w < p.tdp_w && !justified)
       sink.add(field, Errc::invalid_value,
                fmt_num(mine) + " is the parent's peak" + at +
@@ -588,14 +590,15 @@ void check_variant_links(const GpuSpec& v, const GpuSpec& p, Sink& sink) {
 // bandwidth unchanged is a copied spec.
 void check_variant_memory(const GpuSpec& v, const GpuSpec& p, Sink& sink) {
   if (hbm_type(v.memory_type) && v.memory_bus_bits <= 0)
-    sink.add("memory_bus_bits", Errc::missing_field,
-             "a variant with " + v.memory_type +
-                 " states its memory bus width, so that its bandwidth can be checked against its memory type");
+    sink.add(
+        "memory_bus_bits", Errc::missing_field,
+        "a variant with " + v.memory_type +
+            " states its memory bus width, so that its bandwidth can be checked against its memory type");
   if (lower(v.memory_type) != lower(p.memory_type) &&
       std::fabs(v.memory_bandwidth_gbps - p.memory_bandwidth_gbps) < 0.5)
     sink.add("memory_bandwidth_gbps", Errc::invalid_value,
-             fmt_num(v.memory_bandwidth_gbps) + " GB/s is " + p.id + "'s " + p.memory_type + " bandwidth, but this is " +
-                 v.memory_type + ": copied from the parent?");
+             fmt_num(v.memory_bandwidth_gbps) + " GB/s is " + p.id + "'s " + p.memory_type +
+                 " bandwidth, but this is " + v.memory_type + ": copied from the parent?");
 }
 
 }  // namespace
@@ -617,7 +620,8 @@ void check_gpu_variant(Entry& e, const std::map<std::string, GpuRef>& gpu_refs,
   const GpuSpec& p = it->second.spec;
   if (!p.variant_of.empty())
     e.sink.add("variant_of", Errc::invalid_value,
-               p.id + " is itself a variant of " + p.variant_of + ": name the datasheet class (" + p.variant_of + ")");
+               p.id + " is itself a variant of " + p.variant_of + ": name the datasheet class (" +
+                   p.variant_of + ")");
   if (v.vendor != p.vendor || v.compute_capability != p.compute_capability)
     e.sink.add("compute_capability", Errc::invalid_value,
                v.vendor + " " + v.compute_capability + " but its parent " + p.id + " is " + p.vendor + " " +

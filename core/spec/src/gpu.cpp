@@ -42,17 +42,17 @@ double GpuSpec::peak_tflops(const std::string& precision) const {
 
 json GpuSpec::to_json() const {
   json j{{"id", id},
-              {"name", name},
-              {"vendor", vendor},
-              {"architecture", architecture},
-              {"memory_gib", memory_gib},
-              {"usable_memory_gib", usable_bytes() / kGiB},
-              {"usable_memory_estimated", usable_memory_estimated()},
-              {"memory_bandwidth_gbps", memory_bandwidth_gbps},
-              {"bf16_dense_tflops", bf16_tflops},
-              {"fp16_dense_tflops", fp16_tflops},
-              {"fp32_tflops", fp32_tflops},
-              {"sm_count", sm_count}};
+         {"name", name},
+         {"vendor", vendor},
+         {"architecture", architecture},
+         {"memory_gib", memory_gib},
+         {"usable_memory_gib", usable_bytes() / kGiB},
+         {"usable_memory_estimated", usable_memory_estimated()},
+         {"memory_bandwidth_gbps", memory_bandwidth_gbps},
+         {"bf16_dense_tflops", bf16_tflops},
+         {"fp16_dense_tflops", fp16_tflops},
+         {"fp32_tflops", fp32_tflops},
+         {"sm_count", sm_count}};
   if (!variant_of.empty()) j["variant_of"] = variant_of;
   return j;
 }
