@@ -282,6 +282,24 @@ def chosen(field, value, alternatives, why):
 
 
 CHOSEN = {
+    "h100-sxm5-96gb": [
+        chosen("dense_tflops.bf16", 886.8,
+               ["989.4 (H100 SXM5 at 700 W; torchtitan's MFU denominator, which its footnote calls too high)",
+                "835.5 (H100 NVL at 400 W, the lower bound torchtitan names)",
+                "893.8 (a power law through the same two datasheet points)"],
+               "Assumed, not published: NVIDIA rates the same 132-SM die at 989.4 TFLOPS / 700 W (SXM5) and "
+               "835.5 / 400 W (NVL); the peak is SMs x clock, so the 500 W part's clock is interpolated "
+               "linearly in power (1640 MHz). The power-law alternative differs by 0.8%; the lower value is "
+               "kept. A calibration on this part replaces it."),
+        chosen("dense_tflops.fp16", 886.8,
+               ["989.4 (H100 SXM5 at 700 W)", "835.5 (H100 NVL at 400 W)"],
+               "As for bf16: the same tensor cores at the same interpolated clock."),
+    ],
+    "h20": [
+        chosen("memory_bandwidth_gbps", 4000,
+               ["4022 (github:citsjtu2020/LLM-Prof hardware_spec.md, no source given)"],
+               "The H20 listing (Tom's Hardware's table, TweakTown) prints 4.0 TB/s; 4022 has no stated source."),
+    ],
     "a10": [
         chosen("memory_gib", 24,
                ["28 and 40 (github:cli99/llm-analysis gpu_configs a10-pcie-28gb.json, a10-pcie-40gb.json)"],

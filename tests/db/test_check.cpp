@@ -215,6 +215,84 @@ TEST_CASE("GPU spec sheets: units, plausibility, sources") {
   }
 }
 
+TEST_CASE("issue 37: GPU variants are in the database and db check holds each to its parent") {
+  const auto& db = ftcost::Database::embedded();
+  for (const char* id : {"h100-sxm5-96gb", "h800-sxm5", "h20", "a800-sxm4-80gb"}) {
+    CAPTURE(id);
+    REQUIRE(db.gpu(id) != nullptr);
+    CHECK(!db.gpu(id)->variant_of.empty());
+    CHECK(db.gpu(db.gpu(id)->variant_of) != nullptr);
+  }
+  const std::string f = "gpus/h100-sxm5-96gb.json";
+  SUBCASE("the SXM5 80GB spec cloned as Meta's 96 GB HBM2e 500 W part") {
+    auto ps = mutated(f, [](json& g) {
+      const json sxm = shipped_json("gpus/h100-sxm5-80gb.json");
+      g["dense_tflops"] = sxm["dense_tflops"];
+      g["memory_bandwidth_gbps"] = sxm["memory_bandwidth_gbps"];
+      g.erase("disagreements");
+      g.erase("chosen_values");
+    });
+    EXPECT_PROBLEM(ps, f, "dense_tflops.bf16",
+                   "is the parent's peak at 500 W (h100-sxm5-80gb: 989.4 at 700 W)");
+    EXPECT_PROBLEM(ps, f, "memory_bandwidth_gbps", "more than HBM2e can carry on 6144 bits");
+  }
+  SUBCASE("the parent's bandwidth under another memory type") {
+    auto ps = mutated(f, [](json& g) {
+      g["memory_bus_bits"] = 8192;
+      g["memory_bandwidth_gbps"] = 3350;
+    });
+    EXPECT_PROBLEM(ps, f, "memory_bandwidth_gbps", "h100-sxm5-80gb's HBM3 bandwidth, but this is HBM2e");
+  }
+  SUBCASE("the parent's peak at a lower power is accepted with a chosen value that says why") {
+    auto ps = mutated(f, [](json& g) {
+      g["dense_tflops"]["fp32"] = 67;
+      g["chosen_values"].push_back({{"field", "dense_tflops.fp32"},
+                                    {"value", 67},
+                                    {"alternatives", {"62.3 (interpolated)"}},
+                                    {"why", "a measured rate says so, for the test"}});
+    });
+    INFO(listing(ps));
+    CHECK(ps.empty());
+  }
+  SUBCASE("the parent's peak at a lower power without a chosen value") {
+    auto ps = mutated(f, [](json& g) { g["dense_tflops"]["fp32"] = 67; });
+    EXPECT_PROBLEM(ps, f, "dense_tflops.fp32", "a power-capped variant runs at lower clocks");
+  }
+  SUBCASE("a peak above the parent's at the same power") {
+    auto ps = mutated("gpus/h800-sxm5.json", [](json& g) { g["dense_tflops"]["bf16"] = 1000; });
+    EXPECT_PROBLEM(ps, "gpus/h800-sxm5.json", "dense_tflops.bf16", "above its parent's peak");
+  }
+  SUBCASE("an export variant with more NVLink than its parent") {
+    auto ps = mutated("gpus/a800-sxm4-80gb.json",
+                      [](json& g) { g["interconnect"]["nvlink_gbps_bidirectional"] = 900; });
+    EXPECT_PROBLEM(ps, "gpus/a800-sxm4-80gb.json", "interconnect.nvlink_gbps_bidirectional",
+                   "more than its parent a100-sxm4-80gb's 600");
+  }
+  SUBCASE("a variant of another die") {
+    auto ps = mutated("gpus/a800-sxm4-80gb.json", [](json& g) { g["variant_of"] = "h100-sxm5-80gb"; });
+    EXPECT_PROBLEM(ps, "gpus/a800-sxm4-80gb.json", "compute_capability", "a variant has its parent's die");
+    EXPECT_PROBLEM(ps, "gpus/a800-sxm4-80gb.json", "interconnect.nvlink_generation", "NVLink 3 but");
+  }
+  SUBCASE("a parent that is not in gpus/, or is itself a variant") {
+    auto none = mutated("gpus/h20.json", [](json& g) { g["variant_of"] = "h100-sxm9"; });
+    EXPECT_PROBLEM(none, "gpus/h20.json", "variant_of", "\"h100-sxm9\" is not a GPU in gpus/");
+    auto chain = mutated("gpus/h20.json", [](json& g) { g["variant_of"] = "h800-sxm5"; });
+    EXPECT_PROBLEM(chain, "gpus/h20.json", "variant_of", "h800-sxm5 is itself a variant of h100-sxm5-80gb");
+  }
+  SUBCASE("an HBM variant states its bus width; capacity fits it") {
+    auto bus = mutated("gpus/h20.json", [](json& g) { g.erase("memory_bus_bits"); });
+    EXPECT_PROBLEM(bus, "gpus/h20.json", "memory_bus_bits", "states its memory bus width");
+    auto cap = mutated("gpus/h20.json", [](json& g) { g["memory_gib"] = 150; });
+    EXPECT_PROBLEM(cap, "gpus/h20.json", "memory_gib", "more than HBM3 holds on 6144 bits (144 GiB at most)");
+  }
+  SUBCASE("variant_of follows the id rule and is not the file's own id") {
+    auto own = mutated("gpus/h20.json", [](json& g) { g["variant_of"] = "h20"; });
+    EXPECT_PROBLEM(own, "gpus/h20.json", "variant_of", "names the file's own id");
+    auto bad = mutated("gpus/h20.json", [](json& g) { g["variant_of"] = "H100 SXM"; });
+    EXPECT_PROBLEM(bad, "gpus/h20.json", "variant_of", "lower-case");
+  }
+}
+
 TEST_CASE("price files") {
   SUBCASE("negative price") {
     auto ps =

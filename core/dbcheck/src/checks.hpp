@@ -166,9 +166,12 @@ DbCheckResult check_files(const DbFiles& files, const DbFiles& context, const Db
 void check_calibration_refs(Entry& e, const std::map<std::string, GpuRef>& gpu_refs,
                             const std::set<std::string>& gpu_files,
                             std::map<std::string, const Entry*>& first_cal);  // calibrations.cpp
-void check_cross_refs(std::vector<Entry>& entries);                           // cross_refs.cpp
-void check_database_loads(std::vector<Entry>& entries);                       // cross_refs.cpp
-void check_run_entries(std::vector<Entry>& entries, const Database& db);      // runs.cpp
-void check_stack_model_types(Entry& e, const Database& db);                   // stacks.cpp
+// gpus.cpp: memory bus against memory type; a variant (variant_of) against its parent's spec.
+void check_gpu_variant(Entry& e, const std::map<std::string, GpuRef>& gpu_refs,
+                       const std::set<std::string>& gpu_files);
+void check_cross_refs(std::vector<Entry>& entries);                       // cross_refs.cpp
+void check_database_loads(std::vector<Entry>& entries);                   // cross_refs.cpp
+void check_run_entries(std::vector<Entry>& entries, const Database& db);  // runs.cpp
+void check_stack_model_types(Entry& e, const Database& db);               // stacks.cpp
 
 }  // namespace ftcost::dbcheck

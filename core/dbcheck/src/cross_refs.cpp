@@ -118,6 +118,7 @@ void check_cross_refs(std::vector<Entry>& entries) {
     if (!e.parsed) continue;
     check_unique_id(e, first_id);
     check_unique_name(e, first_name);
+    if (e.kind == "gpu") check_gpu_variant(e, gpu_refs, gpu_files);
     if (e.kind == "node") check_node_refs(e, gpu_refs, gpu_files);
     if (e.kind == "prices") check_offer_refs(e, gpu_by_id, gpu_refs, gpu_files);
     if (e.kind == "calibration") check_calibration_refs(e, gpu_refs, gpu_files, first_cal);

@@ -81,7 +81,7 @@ const std::vector<Family>& families() {
        true},
       {"Ada Lovelace", "NVIDIA", "Ada", "8.9", 150,  1200, 4,    64,    10,  400, 5, 100,
        2022,           2025,     30,    500,   1024, true, true, false, true},
-      {"Hopper", "NVIDIA", "Hopper", "9.0", 1500, 5500, 64,   160,  400,   1100, 40,
+      {"Hopper", "NVIDIA", "Hopper", "9.0", 1500, 5500, 64,   160,  100,   1100, 40,
        80,       2022,     2026,     300,   1000, 4096, true, true, false, true},
       {"Blackwell (data centre)",
        "NVIDIA",
@@ -499,7 +499,137 @@ void check_peak_ratios(const GpuNumbers& n, Sink& sink) {
   }
 }
 
+// ------------------------------------------------------------------------------ variants of a GPU
+
+// HBM generations: maximum data rate per pin and maximum capacity per 1024 bits of interface (one stack of
+// HBM2/2e/3/3e, half an HBM4 stack), from the table in stas00/ml-engineering compute/accelerator/README.md
+// (HEAD 744d01e) "Accelerator memory size and speed", which cites Wikipedia's High Bandwidth Memory page;
+// copied in docs/sources/gpu-variants.md. Longest names first ("HBM3e" before "HBM3").
+struct HbmType {
+  const char* name;
+  double gbps_per_pin;
+  double gib_per_1024_bits;
+};
+const HbmType kHbmTypes[] = {
+    {"HBM2e", 3.6, 24}, {"HBM3e", 9.6, 48}, {"HBM2", 2.4, 8}, {"HBM3", 6.4, 24}, {"HBM4", 8.0, 32},
+};
+
+const HbmType* hbm_type(const std::string& memory_type) {
+  for (const HbmType& t : kHbmTypes)
+    if (lower(memory_type).rfind(lower(t.name), 0) == 0) return &t;
+  return nullptr;
+}
+
+// Bandwidth and capacity within what the memory type allows on the stated bus (HBM types only).
+void check_memory_bus(const GpuSpec& g, Sink& sink) {
+  const HbmType* t = hbm_type(g.memory_type);
+  if (!t || g.memory_bus_bits <= 0) return;
+  const double max_bw = g.memory_bus_bits / 8.0 * t->gbps_per_pin;
+  if (g.memory_bandwidth_gbps > max_bw * 1.005)
+    sink.add("memory_bandwidth_gbps", Errc::out_of_range,
+             fmt_num(g.memory_bandwidth_gbps) + " GB/s is more than " + g.memory_type + " can carry on " +
+                 std::to_string(g.memory_bus_bits) + " bits (" + fmt_num(t->gbps_per_pin) +
+                 " Gbit/s per pin at most: " + fmt_num(std::round(max_bw)) + " GB/s)");
+  const double max_gib = g.memory_bus_bits / 1024.0 * t->gib_per_1024_bits;
+  if (g.memory_gib > max_gib * 1.001)
+    sink.add("memory_gib", Errc::out_of_range,
+             fmt_num(g.memory_gib) + " GiB is more than " + g.memory_type + " holds on " +
+                 std::to_string(g.memory_bus_bits) + " bits (" + fmt_num(max_gib) + " GiB at most)");
+}
+
+// A dense peak of the variant against its parent's: never above it at the same or a lower power; equal at a
+// lower power only where chosen_values says why (a power cap slows the tensor cores).
+void check_variant_peaks(const json& doc, const GpuSpec& v, const GpuSpec& p, Sink& sink) {
+  if (!(v.tdp_w > 0 && p.tdp_w > 0 && v.tdp_w <= p.tdp_w)) return;
+  const std::pair<const char*, std::pair<double, double>> peaks[] = {{"fp32", {v.fp32_tflops, p.fp32_tflops}},
+                                                                     {"tf32", {v.tf32_tflops, p.tf32_tflops}},
+                                                                     {"fp16", {v.fp16_tflops, p.fp16_tflops}},
+                                                                     {"bf16", {v.bf16_tflops, p.bf16_tflops}},
+                                                                     {"fp8", {v.fp8_tflops, p.fp8_tflops}}};
+  const json* chosen = find_field(doc, "chosen_values");
+  for (const auto& peak : peaks) {
+    const std::string field = std::string("dense_tflops.") + peak.first;
+    const double mine = peak.second.first;
+    const double theirs = peak.second.second;
+    if (mine <= 0 || theirs <= 0 || sink.has_field(field)) continue;
+    const std::string at = " at " + fmt_num(v.tdp_w) + " W (" + p.id + ": " + fmt_num(theirs) + " at " +
+                           fmt_num(p.tdp_w) + " W)";
+    bool justified = false;
+    for (std::size_t i = 0; chosen && chosen->is_array() && i < chosen->size(); ++i)
+      justified = justified || str_field((*chosen)[i], "field") == field;
+    if (mine > theirs * 1.0005)
+      sink.add(
+          field, Errc::out_of_range,
+          fmt_num(mine) + " is above its parent's peak" + at + ": a variant is not faster than its parent");
+    else if (mine >= theirs * 0.9995 && v.tdp_w < p.tdp_w && !justified)
+      sink.add(field, Errc::invalid_value,
+               fmt_num(mine) + " is the parent's peak" + at +
+                   ": a power-capped variant runs at lower clocks; store the derated peak, or keep the "
+                   "parent's with a chosen_values entry that says why");
+  }
+}
+
+// NVLink of a variant: the parent's generation, at most the parent's bandwidth (export variants cut it).
+void check_variant_links(const GpuSpec& v, const GpuSpec& p, Sink& sink) {
+  const GpuInterconnect& a = v.interconnect;
+  const GpuInterconnect& b = p.interconnect;
+  if (a.nvlink_gbps_bidirectional <= 0) return;
+  if (b.nvlink_gbps_bidirectional <= 0 || a.nvlink_generation != b.nvlink_generation)
+    sink.add("interconnect.nvlink_generation", Errc::invalid_value,
+             "NVLink " + std::to_string(a.nvlink_generation) + " but its parent " + p.id + " has " +
+                 (b.nvlink_gbps_bidirectional > 0 ? "NVLink " + std::to_string(b.nvlink_generation)
+                                                  : std::string("none")) +
+                 ": a variant keeps its parent's die and links");
+  else if (a.nvlink_gbps_bidirectional > b.nvlink_gbps_bidirectional * 1.0005)
+    sink.add("interconnect.nvlink_gbps_bidirectional", Errc::out_of_range,
+             fmt_num(a.nvlink_gbps_bidirectional) + " GB/s is more than its parent " + p.id + "'s " +
+                 fmt_num(b.nvlink_gbps_bidirectional) + ": variants keep or cut the parent's NVLink");
+}
+
+// Memory of a variant: an HBM variant states its bus width; a changed memory type with the parent's
+// bandwidth unchanged is a copied spec.
+void check_variant_memory(const GpuSpec& v, const GpuSpec& p, Sink& sink) {
+  if (hbm_type(v.memory_type) && v.memory_bus_bits <= 0)
+    sink.add(
+        "memory_bus_bits", Errc::missing_field,
+        "a variant with " + v.memory_type +
+            " states its memory bus width, so that its bandwidth can be checked against its memory type");
+  if (lower(v.memory_type) != lower(p.memory_type) &&
+      std::fabs(v.memory_bandwidth_gbps - p.memory_bandwidth_gbps) < 0.5)
+    sink.add("memory_bandwidth_gbps", Errc::invalid_value,
+             fmt_num(v.memory_bandwidth_gbps) + " GB/s is " + p.id + "'s " + p.memory_type +
+                 " bandwidth, but this is " + v.memory_type + ": copied from the parent?");
+}
+
 }  // namespace
+
+void check_gpu_variant(Entry& e, const std::map<std::string, GpuRef>& gpu_refs,
+                       const std::set<std::string>& gpu_files) {
+  auto g = parse_gpu(e.doc, e.path);
+  if (!g.ok()) return;  // reported by the loader check
+  const GpuSpec& v = g.value();
+  check_memory_bus(v, e.sink);
+  if (v.variant_of.empty()) return;
+  auto it = gpu_refs.find(v.variant_of);
+  if (it == gpu_refs.end()) {
+    if (gpu_files.count(v.variant_of) == 0)
+      e.sink.add("variant_of", Errc::unknown_id, in_quotes(v.variant_of) + " is not a GPU in gpus/");
+    return;
+  }
+  if (!it->second.spec_ok) return;  // the parent's file reports its own problems
+  const GpuSpec& p = it->second.spec;
+  if (!p.variant_of.empty())
+    e.sink.add("variant_of", Errc::invalid_value,
+               p.id + " is itself a variant of " + p.variant_of + ": name the datasheet class (" +
+                   p.variant_of + ")");
+  if (v.vendor != p.vendor || v.compute_capability != p.compute_capability)
+    e.sink.add("compute_capability", Errc::invalid_value,
+               v.vendor + " " + v.compute_capability + " but its parent " + p.id + " is " + p.vendor + " " +
+                   p.compute_capability + ": a variant has its parent's die");
+  check_variant_peaks(e.doc, v, p, e.sink);
+  check_variant_links(v, p, e.sink);
+  check_variant_memory(v, p, e.sink);
+}
 
 void check_gpu_doc(const json& doc, const std::string& file, Sink& sink) {
   if (!check_keys(doc, "", "gpu", "ftcost.gpu/1", sink)) return;

@@ -41,18 +41,20 @@ double GpuSpec::peak_tflops(const std::string& precision) const {
 }
 
 json GpuSpec::to_json() const {
-  return json{{"id", id},
-              {"name", name},
-              {"vendor", vendor},
-              {"architecture", architecture},
-              {"memory_gib", memory_gib},
-              {"usable_memory_gib", usable_bytes() / kGiB},
-              {"usable_memory_estimated", usable_memory_estimated()},
-              {"memory_bandwidth_gbps", memory_bandwidth_gbps},
-              {"bf16_dense_tflops", bf16_tflops},
-              {"fp16_dense_tflops", fp16_tflops},
-              {"fp32_tflops", fp32_tflops},
-              {"sm_count", sm_count}};
+  json j{{"id", id},
+         {"name", name},
+         {"vendor", vendor},
+         {"architecture", architecture},
+         {"memory_gib", memory_gib},
+         {"usable_memory_gib", usable_bytes() / kGiB},
+         {"usable_memory_estimated", usable_memory_estimated()},
+         {"memory_bandwidth_gbps", memory_bandwidth_gbps},
+         {"bf16_dense_tflops", bf16_tflops},
+         {"fp16_dense_tflops", fp16_tflops},
+         {"fp32_tflops", fp32_tflops},
+         {"sm_count", sm_count}};
+  if (!variant_of.empty()) j["variant_of"] = variant_of;
+  return j;
 }
 
 namespace {
@@ -165,6 +167,16 @@ Status parse_names(const FieldReader& r, GpuSpec& g) {
   return Ok{};
 }
 
+// variant_of: a GPU id (the id rule), not the file's own; "" when absent or null.
+Result<std::string> parse_variant_of(const FieldReader& r, const std::string& id) {
+  FTCOST_TRY(parent, r.string("variant_of"));
+  if (parent.empty()) return parent;
+  const Status id_ok = check_gpu_id(parent);
+  if (!id_ok.ok()) return make_error(Errc::invalid_value, "variant_of", id_ok.error().message);
+  if (parent == id) return make_error(Errc::invalid_value, "variant_of", "names the file's own id " + id);
+  return parent;
+}
+
 }  // namespace
 
 // A GPU file read through its field list (fields.cpp: keys, kinds, ranges); the rules between fields here.
@@ -180,9 +192,13 @@ Result<GpuSpec> parse_gpu(const json& doc, const std::string& source) {
   FTCOST_TRY(mem, r.number("memory_gib"));
   FTCOST_TRY(usable, r.integer("usable_memory_mib_nvidia_smi"));
   FTCOST_TRY(bw, r.number("memory_bandwidth_gbps"));
+  FTCOST_TRY(mem_type, r.string("memory_type"));
+  FTCOST_TRY(bus, r.integer("memory_bus_bits"));
   g.memory_gib = mem;
   g.usable_memory_mib = static_cast<double>(usable);
   g.memory_bandwidth_gbps = bw;
+  g.memory_type = mem_type;
+  g.memory_bus_bits = static_cast<int>(bus);
   if (g.usable_memory_mib > mem * 1024.0 * 1.001) {
     return make_error(Errc::out_of_range, "usable_memory_mib_nvidia_smi",
                       "is larger than memory_gib (" + json(mem).dump() + " GiB)");
@@ -218,6 +234,8 @@ Result<GpuSpec> parse_gpu(const json& doc, const std::string& source) {
       return make_error(Errc::invalid_value, "notes", "must be printable text (a control character)");
   }
   g.notes = notes;
+  FTCOST_TRY(parent, parse_variant_of(r, g.id));
+  g.variant_of = parent;
   return g;
 }
 

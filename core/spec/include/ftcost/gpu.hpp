@@ -32,6 +32,8 @@ struct GpuSpec {
   double memory_gib = 0;         // vendor label, binary GiB
   double usable_memory_mib = 0;  // nvidia-smi memory.total; 0 when unknown
   double memory_bandwidth_gbps = 0;
+  std::string memory_type;  // "HBM3", "GDDR6 (ECC)", ...
+  int memory_bus_bits = 0;  // DRAM interface width; 0 when not published
   double fp32_tflops = 0, tf32_tflops = 0, fp16_tflops = 0, bf16_tflops = 0, fp8_tflops = 0;
   double sm_count = 0;
   double boost_clock_mhz = 0;
@@ -39,6 +41,7 @@ struct GpuSpec {
   double tdp_w = 0;
   double reserved_mib = 0;  // memory kept free for other processes (a display, --headroom); not in the spec
   GpuInterconnect interconnect;
+  std::string variant_of;  // id of the GPU whose die and datasheet class this SKU derives from; "" if none
   std::vector<std::string> sources;
   std::string notes;
 
