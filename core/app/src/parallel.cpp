@@ -406,6 +406,10 @@ Status read_zero3_key(const json& obj, ParallelPlan& p) {
   p.zero3 = z;
   return Ok{};
 }
+Status read_offload_and_zero3_keys(const json& obj, ParallelPlan& p) {
+  if (auto host = read_offload_keys(obj, p); !host.ok()) return host.error();
+  return read_zero3_key(obj, p);
+}
 }  // namespace
 
 Result<ParallelPlan> plan_from_json(const json& obj, const Inputs& in, const Database& db) {
@@ -474,8 +478,7 @@ Result<ParallelPlan> plan_from_json(const json& obj, const Inputs& in, const Dat
   } else if (p.ranks() > 1) {
     p.strategy = Strategy::ddp;
   }
-  if (auto host = read_offload_keys(obj, p); !host.ok()) return host.error();
-  if (auto z3 = read_zero3_key(obj, p); !z3.ok()) return z3.error();
+  if (auto read = read_offload_and_zero3_keys(obj, p); !read.ok()) return read.error();
   if (has(obj, "network")) {
     if (!obj.at("network").is_string()) return make_error(Errc::wrong_type, "--network", "must be a string");
     net = obj.at("network").get<std::string>();
@@ -1358,6 +1361,20 @@ void whole_step_time(ParallelEstimate& e, const Workload& w) {
                        "smaller --batch do the same work with less idle hardware");
 }
 
+// ZeRO-3's elements kept by the reuse distance for this plan (0 for other strategies).
+double zero3_retained_for(const Ctx& c) {
+  if (c.st != Strategy::zero3) return 0;
+  return zero3_retained_elems(c.m_eff, c.plan.zero3.max_reuse_distance, c.in.workload.checkpointing);
+}
+
+// --parallel auto's order: a candidate whose per-rank upper end fits before one that may not fit, then the
+// faster first.
+bool upper_end_fits(const ParallelEstimate& e) { return e.memory_high <= e.usable_bytes; }
+bool by_fit_then_speed(const ParallelEstimate& a, const ParallelEstimate& b) {
+  if (upper_end_fits(a) != upper_end_fits(b)) return upper_end_fits(a);
+  return a.throughput_qps > b.throughput_qps;
+}
+
 // The warning of a job whose resident memory fits but whose per-rank range's upper end does not, naming the
 // term that decides.
 void warn_may_not_fit(ParallelEstimate& e) {
@@ -1433,8 +1450,7 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
         "memory follows DeepSpeed's accounting");
 
   Ctx c{in, plan, st, deg, st == Strategy::tp ? tp_shard(m, deg) : m, single.max_batch.seq_len, 0};
-  if (st == Strategy::zero3)
-    c.z3_retained = zero3_retained_elems(c.m_eff, plan.zero3.max_reuse_distance, w.checkpointing);
+  c.z3_retained = zero3_retained_for(c);
   e.seq_len = c.seq_len;
   e.dp = (st == Strategy::tp || st == Strategy::cp) ? R / deg : R;
   e.usable_bytes = in.gpu.usable_bytes();
@@ -2022,12 +2038,7 @@ Result<ParallelEstimate> estimate_parallel_resolved(const Inputs& in, const Para
     for (const auto& s : no) e.why.push_back("does not fit: " + s);
     return e;
   }
-  // a candidate whose per-rank upper end fits comes before one that may not fit, then the faster first
-  const auto safe = [](const ParallelEstimate& e) { return e.memory_high <= e.usable_bytes; };
-  std::stable_sort(ok.begin(), ok.end(), [&safe](const ParallelEstimate& a, const ParallelEstimate& b) {
-    if (safe(a) != safe(b)) return safe(a);
-    return a.throughput_qps > b.throughput_qps;
-  });
+  std::stable_sort(ok.begin(), ok.end(), by_fit_then_speed);
   FTCOST_TRY(best, choose_micro(in, ok.front(), single, db));
   best.why.push_back("fastest that fits: " + best.strategy_label + " at " +
                      json(std::round(best.throughput_qps * 1000) / 1000).dump() + " queries/s (batch " +
@@ -2035,7 +2046,7 @@ Result<ParallelEstimate> estimate_parallel_resolved(const Inputs& in, const Para
                      json(std::round(best.comm_exposed_s / best.step_s * 1000) / 10).dump() +
                      "% of the step is exposed communication)");
   for (std::size_t i = 1; i < ok.size(); ++i)
-    best.why.push_back(not_chosen_line(ok[i], safe(ok[i]), safe(ok[0])));
+    best.why.push_back(not_chosen_line(ok[i], upper_end_fits(ok[i]), upper_end_fits(ok[0])));
   for (const auto& s : no) best.why.push_back("does not fit: " + s);
   return best;
 }
