@@ -150,3 +150,39 @@ TEST_CASE("the per-rank upper end decides: 'may not fit' names its term; --batch
   CHECK(f.memory_high <= f.usable_bytes);
   CHECK(rank_memory_state(f) != "may_not_fit");
 }
+
+TEST_CASE("hpZ: the backward's all-gathers run inside the node, from the secondary partition") {
+  const Inputs in = inputs({{"model", "llama-3.1-8b"},
+                            {"gpu", "h100-sxm5-80gb"},
+                            {"method", "full"},
+                            {"seq", "2048"},
+                            {"batch", "1"}});
+  ParallelPlan p;
+  p.gpus_per_node = 8;
+  p.nodes = 2;
+  p.strategy = Strategy::zero3;
+  p.inter = network_link("infiniband", 400);
+  auto flat = estimate_parallel(in, p, Database::embedded());
+  auto z = parse_zero3("zero_hpz_partition_size=8", "--zero3");
+  REQUIRE(z.ok());
+  p.zero3 = z.value();
+  auto hpz = estimate_parallel(in, p, Database::embedded());
+  REQUIRE(flat.ok());
+  REQUIRE(hpz.ok());
+  const auto backward = [](const ParallelEstimate& e) -> const CommItem* {
+    for (const auto& c : e.comm)
+      if (c.name.find("backward parameter all-gather") != std::string::npos) return &c;
+    return nullptr;
+  };
+  const CommItem* fb = backward(flat.value());
+  const CommItem* hb = backward(hpz.value());
+  REQUIRE(fb != nullptr);
+  REQUIRE(hb != nullptr);
+  CHECK(fb->ranks == 16);
+  CHECK(hb->ranks == 8);
+  CHECK(hb->scope == "intra-node");
+  CHECK(hb->time_s < fb->time_s);
+  // the secondary partition costs 2 B per parameter over the hpZ group
+  CHECK(hpz.value().memory.live_params - flat.value().memory.live_params ==
+        doctest::Approx(2.0 * d(in.model.params().total()) / 8));
+}

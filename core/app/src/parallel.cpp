@@ -1361,6 +1361,28 @@ void whole_step_time(ParallelEstimate& e, const Workload& w) {
                        "smaller --batch do the same work with less idle hardware");
 }
 
+// One ZeRO-3 gather pass: an all-gather per fetched sub-module over a group of `gpn` x `nodes` ranks, each
+// with its own call latency; the pass's bytes are the model's gathered weights shared out by module size.
+struct Zero3Pass {
+  double time_s = 0;
+  double calls = 0;
+};
+Zero3Pass zero3_gather_pass(const ModelSpec& m, double gather_bytes, int gpn, int nodes,
+                            const ParallelPlan& p) {
+  Zero3Pass out;
+  double elems = 0;
+  const std::vector<FetchModules> mods = zero3_fetch_modules(m);
+  for (const auto& fm : mods) {
+    elems += d(fm.elems) * d(fm.count);
+    out.calls += d(fm.count);
+  }
+  if (elems <= 0) return {group_collective_time_s(CollOp::all_gather, gather_bytes, gpn, nodes, p), 1};
+  for (const auto& fm : mods)
+    out.time_s += d(fm.count) * group_collective_time_s(CollOp::all_gather,
+                                                        d(fm.elems) * gather_bytes / elems, gpn, nodes, p);
+  return out;
+}
+
 // ZeRO-3's elements kept by the reuse distance for this plan (0 for other strategies).
 double zero3_retained_for(const Ctx& c) {
   if (c.st != Strategy::zero3) return 0;
@@ -1626,24 +1648,15 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
                 0,
                 ""};
     if (st == Strategy::zero3) {
-      // One all-gather per fetched sub-module (zero3_fetch_modules), each with its own call latency; the
-      // bytes of one pass are the model's gathered weights shared out by module size.
-      const std::vector<FetchModules> mods = zero3_fetch_modules(c.m_eff);
-      double mod_elems = 0;
-      double calls = 0;
-      for (const auto& fm : mods) {
-        mod_elems += d(fm.elems) * d(fm.count);
-        calls += d(fm.count);
-      }
-      double ag = 0;
-      if (mod_elems > 0) {
-        const double bytes_per_elem = gather_bytes / mod_elems;
-        for (const auto& fm : mods)
-          ag += d(fm.count) * coll(CollOp::all_gather, d(fm.elems) * bytes_per_elem);
-      } else {
-        ag = coll(CollOp::all_gather, gather_bytes);
-        calls = 1;
-      }
+      // One all-gather per fetched sub-module (zero3_fetch_modules) over all ranks; with hpZ the backward's
+      // over the hpZ group, from the secondary partition.
+      const Zero3Pass fp = zero3_gather_pass(c.m_eff, gather_bytes, gpn, nodes, plan);
+      const int hg = std::min(std::max(1, plan.zero3.hpz_partition_size), R);
+      const Zero3Pass bp =
+          hg > 1 ? zero3_gather_pass(c.m_eff, gather_bytes, std::min(hg, gpn), std::max(1, hg / gpn), plan)
+                 : fp;
+      const double ag = fp.time_s;
+      const double calls = fp.calls;
       const double first = ag / std::max(1.0, calls);  // the first module of a pass waits for its gather
       CommItem f{"forward parameter all-gather (per sub-module, prefetch)",
                  CollOp::all_gather,
@@ -1657,18 +1670,20 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
                  "prefetched ahead of use along the recorded module trace (overlap_comm on for stage 3)"};
       f.exposed_s = accum * (first + std::max(0.0, ag - fwd_s));
       add(e, f);
-      CommItem b{"backward parameter all-gather (per sub-module, prefetch)",
+      CommItem b{hg > 1 ? "backward parameter all-gather (hpZ secondary partition, prefetch)"
+                        : "backward parameter all-gather (per sub-module, prefetch)",
                  CollOp::all_gather,
-                 scope,
-                 static_cast<int>(n),
+                 hg > 1 && hg <= gpn ? "intra-node" : scope,
+                 hg > 1 ? hg : static_cast<int>(n),
                  gather_bytes / std::max(1.0, calls),
                  calls * accum,
-                 ag * accum,
+                 bp.time_s * accum,
                  0,
                  0,
                  "prefetched ahead of use; with checkpointing the recompute's fetch serves the backward"};
-      const double bwd_comm = ag + rs_one * rs_calls / accum;
-      b.exposed_s = accum * (first + std::max(0.0, bwd_comm - bwd_s) * ag / bwd_comm);
+      const double bwd_comm = bp.time_s + rs_one * rs_calls / accum;
+      b.exposed_s =
+          accum * (bp.time_s / std::max(1.0, calls) + std::max(0.0, bwd_comm - bwd_s) * bp.time_s / bwd_comm);
       rs.overlap = "overlapped with backward (overlap_comm)";
       rs.exposed_s =
           accum * std::max(0.0, bwd_comm - bwd_s) * (rs_one * rs_calls / accum) / bwd_comm + rs_one;
