@@ -178,7 +178,7 @@ struct Rates {
 
   // ---- the eager op inventory's rates (StackProfile ops_inventory "eager") ----
   double ops_fraction = 0.8;  // spec path: share of the datasheet bandwidth element-wise kernels stream at
-  bool fused_adamw = false;
+  bool fused_adamw = false;  // torch's _fused_adamw rather than the foreach kernels
   // Bandwidth of an op class: the calibration's class rate when it has one, else its sustained copy/triad
   // bandwidth, else the datasheet's times the stack's fraction.
   double op_bw(OpKind k) const {
@@ -189,7 +189,6 @@ struct Rates {
       if (k == OpKind::cast) rate = &dv.cast_gbps;
       if (k == OpKind::pointwise) rate = &dv.pointwise_gbps;
       if (k == OpKind::cross_entropy) rate = &dv.cross_entropy_gbps;
-      if (k == OpKind::optimizer) rate = fused_adamw ? &dv.adamw_fused_gbps : &dv.adamw_unfused_gbps;
       if (rate != nullptr && rate->has_value()) return **rate * 1e9;
       if (dv.memory_bandwidth_gbps) return *dv.memory_bandwidth_gbps * 1e9;
     }
@@ -337,9 +336,9 @@ class Builder {
   void init_eager() {
     eager_ = s_.ops_inventory == "eager";
     if (!eager_) return;
+    // The calibration's host_op_overhead_us is not read: its compact form (calibration_share) does not keep
+    // the host rows, and an estimate from a shared link must equal the file's.
     dispatch_s_ = s_.dispatch_us_per_op * 1e-6;
-    if (r_.cal != nullptr && r_.cal->derived.host_op_overhead_us)
-      dispatch_s_ = *r_.cal->derived.host_op_overhead_us * 1e-6;
     python_s_ = s_.python_us_per_op * 1e-6;
     for (const auto& g : s_.ops_fused) {
       fused_.rmsnorm = fused_.rmsnorm || g == "rmsnorm";
