@@ -237,7 +237,7 @@ class Builder {
   }
 
   StepTime run() {
-    ops_.reserve(128);
+    ops_.reserve(256);
     for (Stage st : {Stage::forward, Stage::recompute, Stage::backward}) {
       if (st == Stage::recompute && !w_.checkpointing) continue;
       pass(st);
@@ -292,7 +292,7 @@ class Builder {
   // Ops with the same stage, layer type, kernel class and name are summed as they come (a step has a few
   // dozen distinct ones but emits hundreds: one per expert, layer kind and projection).
   static constexpr int kBuckets = kStages * kLayerTypes * kKernelClasses;
-  static constexpr int kPerBucket = 8;
+  static constexpr int kPerBucket = 12;
   std::array<std::array<std::int16_t, kPerBucket>, kBuckets> index_{};
   std::array<std::uint8_t, kBuckets> used_{};
   void merge(const Op& op) {
@@ -333,6 +333,7 @@ class Builder {
   double python_s_ = 0;    // host: Python per op of the forward, recompute and optimizer
   FusedOps fused_;
   double lora_modules_ = 0;  // adapted modules (2 trainable tensors each), counted in the forward
+  double lora_params_ = 0;   // their parameters
   void init_eager() {
     eager_ = s_.ops_inventory == "eager";
     if (!eager_) return;
@@ -365,10 +366,13 @@ class Builder {
   }
   // Each op of `ops` (already scaled to its elements) `reps` times: bytes at its class's bandwidth plus one
   // launch latency per kernel (the calibration's elementwise rows fit bytes / bandwidth + launch overhead).
-  void emit(const OpList& ops, Stage st, LayerType l, double reps) {
-    for (const auto& o : ops)
-      add(o.name, st, l, class_of(o.kind), o.flops, o.bytes, o.kernels,
-          o.bytes / r_.op_bw(o.kind) + o.kernels * floor_s_, false, reps);
+  // `elements`: the ops' basis (their counts are per element).
+  void emit(const OpList& ops, double elements, Stage st, LayerType l, double reps) {
+    for (const auto& o : ops) {
+      const double bytes = o.bytes * elements;
+      add(o.name, st, l, class_of(o.kind), o.flops * elements, bytes, o.kernels,
+          bytes / r_.op_bw(o.kind) + o.kernels * floor_s_, false, reps);
+    }
   }
   void flush(Stage st) {
     // host_device_overlap 1: the device runs while the host launches (async); 0: they alternate (an eager
@@ -492,48 +496,64 @@ class Builder {
     }
   }
 
-  // One PEFT adapter (or `inputs` of them modelled as one linear): its two small GEMMs and the glue of
-  // lora_glue_ops; its input's gradient is summed with the base layer's (one more consumer of x).
+  // One PEFT adapter (or `inputs` of them modelled as one linear): its small GEMMs (two forward, four
+  // backward, summed into one op) and the glue of lora_glue_ops; in backward its input's gradient is summed
+  // with the base layer's (one more consumer of x).
   void lora_eager(Stage st, LayerType l, double M, double in, double out, double reps, double inputs) {
     const double r = r_lora_;
-    if (st == Stage::forward) lora_modules_ += reps * inputs;
+    const double o = out / inputs;
+    const double n = reps * inputs;
+    LoraGemms sum;
+    if (st == Stage::forward) {
+      lora_modules_ += n;
+      lora_params_ += n * r * (in + o);
+    }
     if (st != Stage::backward) {
-      lora_gemm(st, l, M, r, in, reps * inputs);
-      lora_gemm(st, l, M, out / inputs, r, reps * inputs);
+      sum.add(*this, M, r, in);
+      sum.add(*this, M, o, r);
     } else {
-      lora_gemm(st, l, M, r, out / inputs, reps * inputs);  // dH = dY B
-      lora_gemm(st, l, r, out / inputs, M, reps * inputs);  // dB
-      lora_gemm(st, l, M, in, r, reps * inputs);            // dX = dH A
-      lora_gemm(st, l, r, in, M, reps * inputs);            // dA
-      emit(grad_accumulate_ops(ctx(st)).scaled(M * in), st, l, reps * inputs);
+      sum.add(*this, M, r, o);   // dH = dY B
+      sum.add(*this, r, o, M);   // dB
+      sum.add(*this, M, in, r);  // dX = dH A
+      sum.add(*this, r, in, M);  // dA
+      emit(grad_accumulate_ops(ctx(st)), M * in, st, l, n);
     }
-    const bool cast = cast_bytes_ > 0;
-    const LoraGlue g = lora_glue_ops(ctx(st), cast, w_.lora_dropout > 0 ? drop_bytes_ : 0,
+    add("lora", st, l, KernelClass::gemm, sum.flops, sum.bytes, sum.kernels, sum.time, sum.compute_bound, n);
+    const LoraGlue g = lora_glue_ops(ctx(st), cast_bytes_ > 0, w_.lora_dropout > 0 ? drop_bytes_ : 0,
                                      s_.trainable_param_bytes > a_);
-    emit(g.per_in.scaled(M * in), st, l, reps * inputs);
-    emit(g.per_out.scaled(M * out / inputs), st, l, reps * inputs);
-    if (g.fixed_kernels > 0)
-      add("lora_weight_cast", st, l, KernelClass::elementwise, 0, 0, g.fixed_kernels, 0, false, reps * inputs);
+    emit(g.per_in, M * in, st, l, n);
+    // the adapter weights' casts (tiny tensors) launch with the scaling and the add
+    OpList per_out = g.per_out;
+    per_out.v[0].kernels += g.fixed_kernels;
+    emit(per_out, M * o, st, l, n);
   }
-  // A LoRA GEMM: with a calibration that measured LoRA shapes, its roofline (FLOPs at the measured peak,
-  // bytes at the measured bandwidth) over the measured fraction of it; otherwise a GEMM like any other.
-  void lora_gemm(Stage st, LayerType l, double M, double N, double K, double reps) {
-    if (r_.cal == nullptr || !r_.cal->derived.lora_gemm_roofline_fraction) {
-      gemm("lora", st, l, KernelClass::gemm, M, N, K, reps, 1);
-      return;
+  // The LoRA GEMMs of one adapter and stage. With a calibration that measured LoRA shapes, each takes its
+  // roofline (FLOPs at the measured peak, bytes at the measured bandwidth) over the measured fraction of it;
+  // otherwise it is a GEMM like any other. Each is at least one launch latency.
+  struct LoraGemms {
+    double flops = 0, bytes = 0, kernels = 0, time = 0;
+    bool compute_bound = false;
+    void add(Builder& b, double M, double N, double K) {
+      const GemmTimes& g = b.gemm_times(M, N, K);
+      double t = std::max(g.tc, g.tm);
+      const Calibration* cal = b.r_.cal;
+      if (cal != nullptr && cal->derived.lora_gemm_roofline_fraction) {
+        const double peak = b.r_.gemm_peak();
+        t = std::max(g.flops / peak, g.bytes / b.r_.stream_bw(b.r_.eta_m)) / *cal->derived.lora_gemm_roofline_fraction;
+      }
+      flops += g.flops;
+      bytes += g.bytes;
+      kernels += 1;
+      time += std::max(t, b.floor_s_);
+      compute_bound = compute_bound || g.tc >= g.tm;
     }
-    const GemmTimes& g = gemm_times(M, N, K);
-    const double peak = r_.gemm_peak();
-    const double roof = std::max(peak > 0 ? g.flops / peak : g.tc, g.bytes / r_.stream_bw(r_.eta_m));
-    add("lora", st, l, KernelClass::gemm, g.flops, g.bytes, 1, roof / *r_.cal->derived.lora_gemm_roofline_fraction,
-        g.flops / std::max(peak, 1.0) >= g.bytes / r_.stream_bw(r_.eta_m), reps);
-  }
+  };
 
   // RMSNorm over `width` features per token in `modules` norm modules (default: the hidden state, one).
   void norm(Stage st, double reps, double width = 0, double modules = 1) {
     const double W = width > 0 ? width : d(m_.hidden);
     if (eager_) {
-      emit(norm_ops(ctx(st)).scaled(N_ * W / modules), st, LayerType::norm, reps * modules);
+      emit(norm_ops(ctx(st)), N_ * W / modules, st, LayerType::norm, reps * modules);
       return;
     }
     const double f = st == Stage::backward ? 2.0 : 1.0;
@@ -597,11 +617,11 @@ class Builder {
     const double H = d(m_.hidden);
     const OpContext c = ctx(st);
     const double rope_dims = at.mla ? d(at.heads + 1) * d(at.qk_rope_head_dim) : d(at.q_dim() + at.kv_dim());
-    emit(rope_ops(c).scaled(N_ * rope_dims), st, LayerType::attention, reps);
-    emit(attention_output_ops(c).scaled(N_ * d(at.v_dim())), st, LayerType::attention, reps);
-    emit(residual_ops(c).scaled(N_ * H), st, LayerType::attention, reps);
+    emit(rope_ops(c), N_ * rope_dims, st, LayerType::attention, reps);
+    emit(attention_output_ops(c), N_ * d(at.v_dim()), st, LayerType::attention, reps);
+    emit(residual_ops(c), N_ * H, st, LayerType::attention, reps);
     if (st == Stage::backward)
-      emit(grad_accumulate_ops(c).scaled(N_ * H), st, LayerType::attention, reps * (at.mla ? 1.0 : 2.0));
+      emit(grad_accumulate_ops(c), N_ * H, st, LayerType::attention, reps * (at.mla ? 1.0 : 2.0));
   }
 
   // One attention kernel per layer over causal spans of `span` tokens, each query attending at most
@@ -665,11 +685,11 @@ class Builder {
     linear("mlp_down", st, LayerType::mlp, KernelClass::gemm, N_, F, H, reps, dn);
     if (eager_) {
       const OpContext c = ctx(st);
-      emit(mlp_act_ops(c, m_.mlp.gated).scaled(N_ * F), st, LayerType::mlp, reps);
-      emit(residual_ops(c).scaled(N_ * H), st, LayerType::mlp, reps);
+      emit(mlp_act_ops(c, m_.mlp.gated), N_ * F, st, LayerType::mlp, reps);
+      emit(residual_ops(c), N_ * H, st, LayerType::mlp, reps);
       // the normed input feeds gate and up (one fused gate_up linear: one reader)
       if (st == Stage::backward && m_.mlp.gated && !m_.fused_gate_up)
-        emit(grad_accumulate_ops(c).scaled(N_ * H), st, LayerType::mlp, reps);
+        emit(grad_accumulate_ops(c), N_ * H, st, LayerType::mlp, reps);
       return;
     }
     stream("mlp_act", st, LayerType::mlp, KernelClass::elementwise,
@@ -847,9 +867,9 @@ class Builder {
       if (eager_ && !own && loss != "fused_linear") {
         // chunked: each chunk of loss_chunk_tokens launches the loss kernels once
         const double chunks = loss == "chunked" ? std::ceil(N_ / std::max(1.0, s_.loss_chunk_tokens)) : 1.0;
-        OpList l = loss_ops(ctx(st), loss == "chunked").scaled(N_ * V);
+        OpList l = loss_ops(ctx(st), loss == "chunked");
         for (std::size_t i = 0; i < l.n; ++i) l.v[i].kernels *= chunks;
-        emit(l, st, LayerType::other, 1);
+        emit(l, N_ * V, st, LayerType::other, 1);
       } else {
         stream(
           "cross_entropy", st, LayerType::other, KernelClass::loss,
@@ -868,12 +888,12 @@ class Builder {
   void optimizer_eager() {
     const Stage st = Stage::optimizer;
     OptimizerShape o;
-    o.params = full_ ? d(m_.params().total()) : lora_params(m_, w_);
+    o.params = full_ ? d(m_.params().total()) : lora_params_;
     o.tensors = full_ ? d(m_.layers()) * 9 + 3 : 2 * lora_modules_;
     o.param_bytes = full_ && w_.precision != "fp32" && w_.optimizer != Optimizer::adamw_mixed ? a_ : 4;
     o.state_bytes = o.param_bytes;
     o.fused = r_.fused_adamw;
-    emit(optimizer_ops(o), st, LayerType::other, 1);
+    emit(optimizer_ops(o), 1, st, LayerType::other, 1);
     seg_host_ += o.tensors * s_.optimizer_host_us_per_tensor * 1e-6;
     flush(st);
   }

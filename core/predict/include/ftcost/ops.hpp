@@ -26,7 +26,7 @@ struct OpCount {
 
 // A short list of ops (a module's kernels); fixed capacity, no allocation (one estimate stays under 100 us).
 struct OpList {
-  static constexpr std::size_t kMax = 8;
+  static constexpr std::size_t kMax = 4;
   std::array<OpCount, kMax> v{};
   std::size_t n = 0;
   void add(const char* name, OpKind kind, double bytes, double kernels, double flops = 0);
