@@ -79,16 +79,15 @@ OpList norm_ops(const OpContext& c) {
 // apply_rotary_pos_emb (modeling_llama.py): q*cos [2a], rotate_half = cat(-x2, x1) [neg a, cat 2a],
 // *sin [2a], + [3a]: 5 kernels, 10a per element of q (and of k). Backward: grad*sin [2a], neg backward [a],
 // the two slices' backward into zero-filled full tensors [4a], grad*cos [2a], the three gradients summed
-// [two adds, 6a]: 9 kernels, 15a. Per element of q or k; the caller counts both.
-// Fused (Liger liger_rotary_pos_emb, Unsloth fast_rope_embedding): in place on q and k, r a w a, one kernel
-// per tensor each way: counted as 2a and 1 kernel per element and tensor.
+// [two adds, 6a]: 9 kernels, 15a. Bytes per element of q plus k; launches for both tensors (10 and 18).
+// Fused (Liger liger_rotary_pos_emb, Unsloth fast_rope_embedding): q and k in one kernel each way, r a w a.
 OpList rope_ops(const OpContext& c) {
   OpList o;
   const double a = c.a;
   if (c.fused.rope)
     o.add("rope", OpKind::pointwise, 2 * a, 1, 6);
   else
-    o.add("rope", OpKind::pointwise, c.backward ? 15 * a : 10 * a, c.backward ? 9 : 5, 6);
+    o.add("rope", OpKind::pointwise, c.backward ? 15 * a : 10 * a, c.backward ? 18 : 10, 6);
   return o;
 }
 

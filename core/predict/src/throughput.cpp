@@ -454,7 +454,8 @@ class Builder {
   void linear(const char* name, Stage st, LayerType l, KernelClass k, double M, double in, double out,
               double reps, bool lora_here, bool quantized = true, double lora_inputs = 1.0) {
     const bool bwd = st == Stage::backward;
-    const double base_kernels = s_.kernels_per_linear;
+    // the eager inventory launches a gate/up pair modelled as one linear as its two GEMMs
+    const double base_kernels = s_.kernels_per_linear * (eager_ && !m_.fused_gate_up ? lora_inputs : 1.0);
     if (quantized) dequant(name, st, l, in * out, reps);
     if (!bwd) {
       gemm(name, st, l, k, M, out, in, reps, base_kernels);
@@ -783,6 +784,7 @@ class Builder {
       stream("shared_expert_act", st, LayerType::moe, KernelClass::elementwise,
              (bwd ? 2.0 : 1.0) * a_ * N_ * Fs * 4, 3, reps);
     }
+    if (eager_) emit(residual_ops(ctx(st)), N_ * H, st, LayerType::moe, reps);
     const bool fused_up = m_.fused_gate_up;
     const double up_mult = m_.moe.gated ? 2.0 : 1.0;
     const bool dense_mode = w_.moe == MoeMode::dense;

@@ -57,7 +57,7 @@ struct OpContext {
 // RMSNorm over one element of its width (LlamaRMSNorm.forward: fp32 upcast, pow, mean, rsqrt, two
 // multiplies, downcast; its autograd backward).
 OpList norm_ops(const OpContext& c);
-// Rotary embedding per element of q plus k (apply_rotary_pos_emb: q*cos + rotate_half(q)*sin).
+// Rotary embedding per element of q plus k, launches for both (apply_rotary_pos_emb: q*cos + rotate_half(q)*sin).
 OpList rope_ops(const OpContext& c);
 // One residual add per hidden element; in backward the gradient sum where the stream branches.
 OpList residual_ops(const OpContext& c);
