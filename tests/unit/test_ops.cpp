@@ -33,7 +33,8 @@ Inputs inputs(Request r) {
 }
 
 StepTime step_of(const Inputs& in, std::int64_t batch, double len) {
-  return step_model(in.model, in.workload, in.stack, in.gpu, in.calibration.get(), batch, len, in.expert_shares);
+  return step_model(in.model, in.workload, in.stack, in.gpu, in.calibration.get(), batch, len,
+                    in.expert_shares);
 }
 
 // Sum of a field over the step's ops of one stage whose layer type is one of a decoder layer's (attention,
@@ -51,7 +52,8 @@ double layer_sum(const StepTime& t, Stage st, bool kernels, int kclass = -1) {
 }  // namespace
 
 TEST_CASE("eager op inventory: bytes and launches per element, bf16, as the modules run them") {
-  // LlamaRMSNorm.forward: to(fp32) 2+4, pow 4+4, mean 4, mul 4+4, to(bf16) 4+2, weight * 2+2 = 36 B; 8 kernels
+  // LlamaRMSNorm.forward: to(fp32) 2+4, pow 4+4, mean 4, mul 4+4, to(bf16) 4+2, weight * 2+2 = 36 B; 8
+  // kernels
   CHECK(norm_ops(fwd()).bytes() == 36);
   CHECK(norm_ops(fwd()).kernels() == 8);
   // its backward, frozen weight: 2+2, 2+4, 4+4, 4+4+4 + 4, 4, 4+4+4 + 4+4, 4+4+4, 4+2 = 76 B; 12 kernels
@@ -127,14 +129,14 @@ TEST_CASE("one Llama layer on hf-trl-2026: the kernels between the GEMMs, counte
   const double per_layer = 16 + 10 + 1 + 2 + 2 + 7 + 2 + 56;
   CHECK(layer_sum(t, Stage::forward, true) == doctest::Approx(L * per_layer + 8));
   // forward element-wise bytes per layer
-  const double ins = 3 * H + q + 2 * H + F;            // adapted inputs: q, k, v, o, gate, up, down
-  const double outs = q + 2 * kv + H + 2 * F + H;      // their outputs
-  const double ew = 2 * N * H * 36                     // the two norms
-                    + N * (q + kv) * 20                // RoPE on q and k
-                    + N * q * 4                        // transpose(1, 2).contiguous()
-                    + 2 * N * H * 6                    // residual adds
-                    + N * F * 10                       // silu(gate) * up
-                    + N * ins * 12 + N * outs * 10;    // PEFT's casts, scaling and add
+  const double ins = 3 * H + q + 2 * H + F;          // adapted inputs: q, k, v, o, gate, up, down
+  const double outs = q + 2 * kv + H + 2 * F + H;    // their outputs
+  const double ew = 2 * N * H * 36                   // the two norms
+                    + N * (q + kv) * 20              // RoPE on q and k
+                    + N * q * 4                      // transpose(1, 2).contiguous()
+                    + 2 * N * H * 6                  // residual adds
+                    + N * F * 10                     // silu(gate) * up
+                    + N * ins * 12 + N * outs * 10;  // PEFT's casts, scaling and add
   CHECK(layer_sum(t, Stage::forward, false, static_cast<int>(KernelClass::elementwise)) ==
         doctest::Approx(L * ew + N * H * 36));
   // forward GEMM FLOPs per layer: the projections and the adapters (2 N r (in + out) each)
@@ -180,8 +182,12 @@ TEST_CASE("one MoE layer on hf-trl-2026: Qwen3-30B-A3B's norms, RoPE and residua
 }
 
 TEST_CASE("a small model at a short sequence on a fast GPU is host-bound; a long one is not") {
-  Request r = {{"model", "llama-3.2-3b"}, {"gpu", "h200-sxm-141gb"}, {"method", "lora"},
-               {"seq", "128"},         {"batch", "1"},             {"stack", "hf-trl-2026"}};
+  Request r = {{"model", "llama-3.2-3b"},
+               {"gpu", "h200-sxm-141gb"},
+               {"method", "lora"},
+               {"seq", "128"},
+               {"batch", "1"},
+               {"stack", "hf-trl-2026"}};
   const Inputs in = inputs(r);
   const StepTime small = step_of(in, 1, 128);
   double device_fwd = 0;
@@ -196,15 +202,20 @@ TEST_CASE("a small model at a short sequence on a fast GPU is host-bound; a long
   CHECK(large.host_s < 0.05 * large.total_s);
 }
 
-TEST_CASE("the calibrated path times the inventory's op classes at the calibration's rates when it has them") {
+TEST_CASE(
+    "the calibrated path times the inventory's op classes at the calibration's rates when it has them") {
   std::ifstream file(std::string(FTCOST_SOURCE_DIR) + "/tests/data/calibration/h100-sxm-synthetic.json");
   REQUIRE(file.good());
   std::stringstream ss;
   ss << file.rdbuf();
   auto cal = parse_calibration(ss.str(), "fixture.json");
   REQUIRE(cal.ok());
-  Inputs in = inputs({{"model", "llama-3.2-3b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "lora"},
-                      {"seq", "1024"},           {"batch", "4"},            {"stack", "hf-trl-2026"}});
+  Inputs in = inputs({{"model", "llama-3.2-3b"},
+                      {"gpu", "h100-sxm5-80gb"},
+                      {"method", "lora"},
+                      {"seq", "1024"},
+                      {"batch", "4"},
+                      {"stack", "hf-trl-2026"}});
   auto norm_time = [&](const Calibration& c, double* bytes, double* kernels) {
     const StepTime t = step_model(in.model, in.workload, in.stack, in.gpu, &c, 4, 1024, in.expert_shares);
     double s = 0;

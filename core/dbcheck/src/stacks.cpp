@@ -20,7 +20,8 @@ void check_stack_keys(Entry& e, bool alias) {
   }
   const json* t = find_field(e.doc, "throughput");
   const json* ops = t != nullptr && t->is_object() ? member(*t, "ops") : nullptr;
-  if (ops != nullptr && ops->is_object()) check_keys(*ops, "throughput.ops", "stack.ops", "ftcost.stack/1", e.sink);
+  if (ops != nullptr && ops->is_object())
+    check_keys(*ops, "throughput.ops", "stack.ops", "ftcost.stack/1", e.sink);
 }
 
 namespace {
@@ -33,8 +34,8 @@ void check_stack_ops(Entry& e) {
   if (ops == nullptr || !ops->is_object()) return;
   const json* inv = member(*ops, "inventory");
   if (inv == nullptr || !inv->is_string() || inv->get<std::string>() != "eager") return;
-  for (const char* k : {"python_us_per_op", "dispatch_us_per_op", "optimizer_host_us_per_tensor",
-                        "bandwidth_fraction"}) {
+  for (const char* k :
+       {"python_us_per_op", "dispatch_us_per_op", "optimizer_host_us_per_tensor", "bandwidth_fraction"}) {
     const std::string field = std::string("throughput.ops.") + k;
     if (member(*ops, k) == nullptr)
       e.sink.add(field, Errc::missing_field, "required with inventory \"eager\" (the step model times it)");

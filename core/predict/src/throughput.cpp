@@ -178,7 +178,7 @@ struct Rates {
 
   // ---- the eager op inventory's rates (StackProfile ops_inventory "eager") ----
   double ops_fraction = 0.8;  // spec path: share of the datasheet bandwidth element-wise kernels stream at
-  bool fused_adamw = false;  // torch's _fused_adamw rather than the foreach kernels
+  bool fused_adamw = false;   // torch's _fused_adamw rather than the foreach kernels
   // Bandwidth of an op class: the calibration's class rate when it has one, else its sustained copy/triad
   // bandwidth, else the datasheet's times the stack's fraction.
   double op_bw(OpKind k) const {
@@ -540,7 +540,8 @@ class Builder {
       const Calibration* cal = b.r_.cal;
       if (cal != nullptr && cal->derived.lora_gemm_roofline_fraction) {
         const double peak = b.r_.gemm_peak();
-        t = std::max(g.flops / peak, g.bytes / b.r_.stream_bw(b.r_.eta_m)) / *cal->derived.lora_gemm_roofline_fraction;
+        t = std::max(g.flops / peak, g.bytes / b.r_.stream_bw(b.r_.eta_m)) /
+            *cal->derived.lora_gemm_roofline_fraction;
       }
       flops += g.flops;
       bytes += g.bytes;
@@ -654,9 +655,10 @@ class Builder {
       bytes *= constants::kAttentionBackwardFactor;
     }
     const double measured = r_.attention_rate(st == Stage::backward);
-    const double rate = measured > 0 && w_.attention != Attention::eager
-                            ? measured
-                            : r_.gemm_compute_rate(N_, d(at.q_dim()), window) * s_.attention_efficiency_factor;
+    const double rate =
+        measured > 0 && w_.attention != Attention::eager
+            ? measured
+            : r_.gemm_compute_rate(N_, d(at.q_dim()), window) * s_.attention_efficiency_factor;
     const double tc = flops / rate;
     const double tm = bytes / r_.stream_bw(r_.eta_m);
     const bool eager = w_.attention == Attention::eager;
@@ -873,10 +875,10 @@ class Builder {
         for (std::size_t i = 0; i < l.n; ++i) l.v[i].kernels *= chunks;
         emit(l, N_ * V, st, LayerType::other, 1);
       } else {
-        stream(
-          "cross_entropy", st, LayerType::other, KernelClass::loss,
-            loss_bytes * (st == Stage::backward ? constants::kLossBackwardShare : constants::kLossForwardShare),
-            6, 1);
+        stream("cross_entropy", st, LayerType::other, KernelClass::loss,
+               loss_bytes *
+                   (st == Stage::backward ? constants::kLossBackwardShare : constants::kLossForwardShare),
+               6, 1);
       }
       if (st == Stage::backward && full_)
         stream("embedding_grad", st, LayerType::other, KernelClass::elementwise, N_ * H * 8, 2, 1);

@@ -894,7 +894,8 @@ FieldList stack_throughput_list() {
           req(f("note", K::string, "Where each throughput constant comes from.")),
           req(f("fit", K::object, "The fit that produced the fitted parameters: command, GPUs, rows.")),
           array("fit_parameters", K::string, 0, "The parameters the fit set."),
-          object("ops", "stack.ops", "The kernels between the GEMMs: inventory, fused groups, host time per op."),
+          object("ops", "stack.ops",
+                 "The kernels between the GEMMs: inventory, fused groups, host time per op."),
       },
       "_note"};
 }
@@ -915,7 +916,8 @@ FieldList stack_ops_list() {
           opt("dispatch_us_per_op", 0, 1000, "us", "Dispatcher and launch time per op on the host."),
           opt("optimizer_host_us_per_tensor", 0, 1000, "us",
               "Python time of the optimizer step, clipping and zero_grad per trainable tensor."),
-          opt("bandwidth_fraction", 0.05, 1, "", "Share of the datasheet bandwidth element-wise kernels stream at."),
+          opt("bandwidth_fraction", 0.05, 1, "",
+              "Share of the datasheet bandwidth element-wise kernels stream at."),
       },
       "_note"};
 }

@@ -40,16 +40,16 @@ struct OpList {
 
 // The kernel groups a stack replaces with fused kernels (stack throughput.ops.fused; Liger adds its own).
 struct FusedOps {
-  bool rmsnorm = false;  // one kernel forward, one backward (Liger LigerRMSNorm, Unsloth fast_rms_layernorm)
-  bool rope = false;     // q and k rotated in one kernel each way (Liger liger_rotary_pos_emb, Unsloth)
-  bool swiglu = false;   // act(gate) * up in one kernel each way (Liger LigerSiLUMulFunction, Unsloth)
+  bool rmsnorm = false;   // one kernel forward, one backward (Liger LigerRMSNorm, Unsloth fast_rms_layernorm)
+  bool rope = false;      // q and k rotated in one kernel each way (Liger liger_rotary_pos_emb, Unsloth)
+  bool swiglu = false;    // act(gate) * up in one kernel each way (Liger LigerSiLUMulFunction, Unsloth)
   bool residual = false;  // residual add folded into the next norm (torch.compile)
 };
 
 // What the per-element counts depend on besides the module.
 struct OpContext {
-  double a = 2;           // bytes of the compute dtype
-  bool backward = false;  // the backward pass (forward and recompute launch the same kernels)
+  double a = 2;              // bytes of the compute dtype
+  bool backward = false;     // the backward pass (forward and recompute launch the same kernels)
   bool weight_grad = false;  // the norm weights train (full fine-tuning)
   FusedOps fused;
 };
@@ -57,7 +57,8 @@ struct OpContext {
 // RMSNorm over one element of its width (LlamaRMSNorm.forward: fp32 upcast, pow, mean, rsqrt, two
 // multiplies, downcast; its autograd backward).
 OpList norm_ops(const OpContext& c);
-// Rotary embedding per element of q plus k, launches for both (apply_rotary_pos_emb: q*cos + rotate_half(q)*sin).
+// Rotary embedding per element of q plus k, launches for both (apply_rotary_pos_emb: q*cos +
+// rotate_half(q)*sin).
 OpList rope_ops(const OpContext& c);
 // One residual add per hidden element; in backward the gradient sum where the stream branches.
 OpList residual_ops(const OpContext& c);
@@ -92,7 +93,7 @@ struct OptimizerShape {
   double state_bytes = 4;  // bytes of each AdamW moment
   bool fused = false;      // torch _fused_adamw (one kernel), else the foreach path (_multi_tensor_adam)
   bool weight_decay = false;
-  bool clip = true;        // Trainer max_grad_norm 1.0: clip_grad_norm_ (foreach norm + scale)
+  bool clip = true;  // Trainer max_grad_norm 1.0: clip_grad_norm_ (foreach norm + scale)
 };
 OpList optimizer_ops(const OptimizerShape& o);
 

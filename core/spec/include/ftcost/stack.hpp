@@ -130,7 +130,7 @@ struct StackProfile {
   double dispatch_us_per_op = 0;       // dispatcher + launch per op (a calibration's host_op_overhead_us)
   double optimizer_host_us_per_tensor = 0;  // optimizer step + clipping + zero_grad, Python, per tensor
   double ops_bandwidth_fraction = 0.8;      // element-wise kernels: share of the datasheet bandwidth
-  json fit;                                // provenance of fitted values
+  json fit;                                 // provenance of fitted values
   std::vector<std::string> fit_parameters;  // which throughput parameters fit-stack may move (empty: all)
   // Memory parameters fit-stack scans, in order (memory.fit_parameters; empty: none, they are structural or
   // assumed), and the provenance of the last scan (memory.fit).
