@@ -741,6 +741,7 @@ json top_ops_json(const std::map<std::tuple<int, std::string, int, int>, Op>& me
   std::map<std::pair<int, std::string>, double> by_name;
   for (const auto& kv : merged) by_name[{std::get<0>(kv.first), std::get<1>(kv.first)}] += kv.second.gpu_s;
   std::vector<std::pair<double, std::pair<int, std::string>>> order;
+  order.reserve(by_name.size());
   for (const auto& kv : by_name) order.emplace_back(kv.second, kv.first);
   std::sort(order.begin(), order.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
   json top = json::array();
