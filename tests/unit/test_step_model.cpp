@@ -336,7 +336,9 @@ TEST_CASE(
     return v;
   };
   const double N = 2048, layers = 36, qk = 4096 + 1024;  // 32 query heads, 8 kv heads of 128
-  const double per_elem = 2 * 2 + 4;                     // 16-bit read and write, fp32 upcast
+  // hf-trl-2026 counts eager kernels (core/predict ops.cpp norm_ops): LlamaRMSNorm's forward reads and writes
+  // 28 + 4a bytes per element in 8 kernels (to fp32, pow, mean, rsqrt, mul, to bf16, weight *)
+  const double per_elem = 28 + 4 * 2;
   CHECK(norm_of(a.value(), Stage::forward, false) - norm_of(b.value(), Stage::forward, false) ==
         doctest::Approx(layers * N * qk * per_elem));
   // twice the kernels of one hidden-state norm per layer (2 norms per layer before)

@@ -18,7 +18,34 @@ void check_stack_keys(Entry& e, bool alias) {
     if (obj && obj->is_object())
       check_keys(*obj, part, std::string("stack.") + part, "ftcost.stack/1", e.sink);
   }
+  const json* t = find_field(e.doc, "throughput");
+  const json* ops = t != nullptr && t->is_object() ? member(*t, "ops") : nullptr;
+  if (ops != nullptr && ops->is_object())
+    check_keys(*ops, "throughput.ops", "stack.ops", "ftcost.stack/1", e.sink);
 }
+
+namespace {
+
+// An eager op inventory times host work per op: each host constant it uses is stated with its provenance
+// (a "<key>_note": structural, fitted on which rows, or assumed), never left to a default.
+void check_stack_ops(Entry& e) {
+  const json* t = member(e.doc, "throughput");
+  const json* ops = t != nullptr && t->is_object() ? member(*t, "ops") : nullptr;
+  if (ops == nullptr || !ops->is_object()) return;
+  const json* inv = member(*ops, "inventory");
+  if (inv == nullptr || !inv->is_string() || inv->get<std::string>() != "eager") return;
+  for (const char* k :
+       {"python_us_per_op", "dispatch_us_per_op", "optimizer_host_us_per_tensor", "bandwidth_fraction"}) {
+    const std::string field = std::string("throughput.ops.") + k;
+    if (member(*ops, k) == nullptr)
+      e.sink.add(field, Errc::missing_field, "required with inventory \"eager\" (the step model times it)");
+    else if (member(*ops, std::string(k) + "_note") == nullptr)
+      e.sink.add(field + "_note", Errc::missing_field,
+                 "required: where the value comes from ([structural], [fitted] on which rows, [assumed])");
+  }
+}
+
+}  // namespace
 
 void check_stack_entry(Entry& e) {
   check_stack_keys(e, member(e.doc, "alias_of") != nullptr);
@@ -41,6 +68,7 @@ void check_stack_entry(Entry& e) {
     e.sink.add_loader_error(s.error());
   } else {
     check_id(e.doc, e.path, ".-", e.sink);
+    check_stack_ops(e);
   }
 }
 

@@ -734,6 +734,36 @@ json inputs_json(const Estimate& e) {
 }
 
 // The step model's breakdowns (stage, layer type, kernel class), its ops and its device/host split.
+// Where the step goes, for the step chart: the ops with the most device time (up to 10, by name and stage
+// summed over layer types and classes), each with its share of the device time; and per stage the device
+// time, the host time issuing it, and the wall time (the larger of the two where they overlap).
+json top_ops_json(const std::map<std::tuple<int, std::string, int, int>, Op>& merged, const StepTime& step) {
+  std::map<std::pair<int, std::string>, double> by_name;
+  for (const auto& kv : merged) by_name[{std::get<0>(kv.first), std::get<1>(kv.first)}] += kv.second.gpu_s;
+  std::vector<std::pair<double, std::pair<int, std::string>>> order;
+  order.reserve(by_name.size());
+  for (const auto& kv : by_name) order.emplace_back(kv.second, kv.first);
+  std::sort(order.begin(), order.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+  json top = json::array();
+  for (std::size_t i = 0; i < order.size() && i < 10; ++i)
+    top.push_back(json{{"name", order[i].second.second},
+                       {"stage", stage_name(static_cast<Stage>(order[i].second.first))},
+                       {"device_s", order[i].first},
+                       {"share", step.gpu_s > 0 ? order[i].first / step.gpu_s : 0.0}});
+  std::array<double, kStages> device{};
+  for (const auto& op : step.ops) device[static_cast<std::size_t>(op.stage)] += op.gpu_s;
+  json stages = json::array();
+  for (int i = 0; i < kStages; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    stages.push_back(json{{"stage", stage_name(static_cast<Stage>(i))},
+                          {"device_s", device[k]},
+                          {"host_s", step.host_issue_by_stage[k]},
+                          {"wall_s", step.by_stage[k]},
+                          {"bound", step.host_issue_by_stage[k] > device[k] ? "host" : "device"}});
+  }
+  return json{{"top", top}, {"stages", stages}};
+}
+
 void add_step_breakdown(json& j, const StepTime& step) {
   json st = json::object();
   json lt = json::object();
@@ -779,6 +809,7 @@ void add_step_breakdown(json& j, const StepTime& step) {
                        {"bound", op.compute_bound ? "compute" : "memory"}});
   }
   j["ops"] = ops;
+  j["step_top_ops"] = top_ops_json(merged, step);
   j["device_time_s"] = step.gpu_s;
   j["host_wait_s"] = step.host_s;
   j["kernels_per_step"] = step.kernels;

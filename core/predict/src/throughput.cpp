@@ -3,6 +3,7 @@
 #include "ftcost/calibration.hpp"
 #include "ftcost/memory.hpp"
 #include "ftcost/model_constants.hpp"
+#include "ftcost/ops.hpp"
 #include "ftcost/paper.hpp"
 
 #include <algorithm>
@@ -158,6 +159,13 @@ struct Rates {
     const double m_fill = std::min(1.0, M / (std::ceil(M / 16.0) * 16.0));
     return peak * tensor_scale * eta_c * wave_efficiency(M, N, K) * m_fill;
   }
+  // The calibration's best measured GEMM rate of the dtype (the stack's peak share without one), FLOP/s.
+  double gemm_peak() const {
+    if (cal != nullptr)
+      for (const auto& c : cal->derived.gemm_efficiency)
+        if (c.dtype == dtype) return c.peak_measured_tflops * 1e12 * tensor_scale;
+    return peak * tensor_scale * eta_c;
+  }
   double stream_bw(double eta) const {
     if (cal != nullptr && cal->derived.memory_bandwidth_gbps)
       return *cal->derived.memory_bandwidth_gbps * 1e9 * (eta / eta_m);
@@ -166,6 +174,31 @@ struct Rates {
   double dequant_bw() const {
     if (cal != nullptr && cal->derived.nf4_dequant_gbps) return *cal->derived.nf4_dequant_gbps * 1e9;
     return bw * eta_dq;
+  }
+
+  // ---- the eager op inventory's rates (StackProfile ops_inventory "eager") ----
+  double ops_fraction = 0.8;  // spec path: share of the datasheet bandwidth element-wise kernels stream at
+  bool fused_adamw = false;   // torch's _fused_adamw rather than the foreach kernels
+  // Bandwidth of an op class: the calibration's class rate when it has one, else its sustained copy/triad
+  // bandwidth, else the datasheet's times the stack's fraction.
+  double op_bw(OpKind k) const {
+    if (cal != nullptr) {
+      const CalDerived& dv = cal->derived;
+      const std::optional<double>* rate = nullptr;
+      if (k == OpKind::norm) rate = &dv.norm_gbps;
+      if (k == OpKind::cast) rate = &dv.cast_gbps;
+      if (k == OpKind::pointwise) rate = &dv.pointwise_gbps;
+      if (k == OpKind::cross_entropy) rate = &dv.cross_entropy_gbps;
+      if (rate != nullptr && rate->has_value()) return **rate * 1e9;
+      if (dv.memory_bandwidth_gbps) return *dv.memory_bandwidth_gbps * 1e9;
+    }
+    return bw * ops_fraction;
+  }
+  // Attention kernel rate measured by the calibration (causal FLOPs), 0 when it has none.
+  double attention_rate(bool backward) const {
+    if (cal == nullptr) return 0;
+    const auto& r = backward ? cal->derived.attention_bwd_tflops : cal->derived.attention_fwd_tflops;
+    return r ? *r * 1e12 : 0;
   }
 };
 
@@ -189,6 +222,7 @@ class Builder {
     floor_s_ = s.kernel_floor_us * 1e-6;
     if (r.cal != nullptr && r.cal->derived.launch_overhead_us)
       floor_s_ = *r.cal->derived.launch_overhead_us * 1e-6;
+    init_eager();
     // Identical layer types are summed: time is additive over layers (their order does not matter). A
     // (mixer, ffn) pair is one of kLayerKinds, in the order of first appearance.
     for (const auto& g : m.groups) {
@@ -203,7 +237,7 @@ class Builder {
   }
 
   StepTime run() {
-    ops_.reserve(128);
+    ops_.reserve(256);
     for (Stage st : {Stage::forward, Stage::recompute, Stage::backward}) {
       if (st == Stage::recompute && !w_.checkpointing) continue;
       pass(st);
@@ -219,7 +253,10 @@ class Builder {
       t.bytes += op.bytes;
       t.kernels += op.kernels;
     }
-    for (int i = 0; i < kStages; ++i) t.by_stage[static_cast<std::size_t>(i)] = stage_wall_[i];
+    for (int i = 0; i < kStages; ++i) {
+      t.by_stage[static_cast<std::size_t>(i)] = stage_wall_[i];
+      t.host_issue_by_stage[static_cast<std::size_t>(i)] = host_issue_[i];
+    }
     t.total_s = 0;
     for (double v : stage_wall_) t.total_s += v;
     t.host_s = std::max(0.0, t.total_s - t.gpu_s);
@@ -246,6 +283,7 @@ class Builder {
   std::array<LayerGroup, kLayerKinds> kinds_{};
   std::size_t n_kinds_ = 0;
   double stage_wall_[kStages] = {0, 0, 0, 0};
+  double host_issue_[kStages] = {0, 0, 0, 0};
   // segment accumulators (between host syncs)
   double seg_gpu_ = 0, seg_host_ = 0;
   double expert_kernel_scale_ = 1;
@@ -254,7 +292,7 @@ class Builder {
   // Ops with the same stage, layer type, kernel class and name are summed as they come (a step has a few
   // dozen distinct ones but emits hundreds: one per expert, layer kind and projection).
   static constexpr int kBuckets = kStages * kLayerTypes * kKernelClasses;
-  static constexpr int kPerBucket = 8;
+  static constexpr int kPerBucket = 12;
   std::array<std::array<std::int16_t, kPerBucket>, kBuckets> index_{};
   std::array<std::uint8_t, kBuckets> used_{};
   void merge(const Op& op) {
@@ -285,12 +323,62 @@ class Builder {
   }
 
   double host_per_kernel(Stage st) const {
+    if (eager_) return st == Stage::backward ? dispatch_s_ : dispatch_s_ + python_s_;
     return s_.host_us_per_kernel * 1e-6 * (st == Stage::backward ? s_.backward_host_factor : 1.0);
+  }
+
+  // ---- the eager op inventory (ops.hpp) ----
+  bool eager_ = false;
+  double dispatch_s_ = 0;  // host: dispatcher + launch per op (backward: all the host does per op)
+  double python_s_ = 0;    // host: Python per op of the forward, recompute and optimizer
+  FusedOps fused_;
+  double lora_modules_ = 0;  // adapted modules (2 trainable tensors each), counted in the forward
+  double lora_params_ = 0;   // their parameters
+  void init_eager() {
+    eager_ = s_.ops_inventory == "eager";
+    if (!eager_) return;
+    // The calibration's host_op_overhead_us is not read: its compact form (calibration_share) does not keep
+    // the host rows, and an estimate from a shared link must equal the file's.
+    dispatch_s_ = s_.dispatch_us_per_op * 1e-6;
+    python_s_ = s_.python_us_per_op * 1e-6;
+    for (const auto& g : s_.ops_fused) {
+      fused_.rmsnorm = fused_.rmsnorm || g == "rmsnorm";
+      fused_.rope = fused_.rope || g == "rope";
+      fused_.swiglu = fused_.swiglu || g == "swiglu";
+      fused_.residual = fused_.residual || g == "residual";
+    }
+    // Liger (use_liger_kernel) patches RMSNorm, RoPE and SwiGLU besides the loss
+    // (liger_kernel/transformers/monkey_patch.py apply_liger_kernel_to_llama defaults).
+    if (w_.loss_kernel == LossKernel::liger) fused_.rmsnorm = fused_.rope = fused_.swiglu = true;
+  }
+  OpContext ctx(Stage st) const {
+    OpContext c;
+    c.a = a_;
+    c.backward = st == Stage::backward;
+    c.weight_grad = full_;
+    c.fused = fused_;
+    return c;
+  }
+  static KernelClass class_of(OpKind k) {
+    if (k == OpKind::cross_entropy) return KernelClass::loss;
+    if (k == OpKind::optimizer) return KernelClass::optimizer;
+    return KernelClass::elementwise;
+  }
+  // Each op of `ops` (already scaled to its elements) `reps` times: bytes at its class's bandwidth plus one
+  // launch latency per kernel (the calibration's elementwise rows fit bytes / bandwidth + launch overhead).
+  // `elements`: the ops' basis (their counts are per element).
+  void emit(const OpList& ops, double elements, Stage st, LayerType l, double reps) {
+    for (const auto& o : ops) {
+      const double bytes = o.bytes * elements;
+      add(o.name, st, l, class_of(o.kind), o.flops * elements, bytes, o.kernels,
+          bytes / r_.op_bw(o.kind) + o.kernels * floor_s_, false, reps);
+    }
   }
   void flush(Stage st) {
     // host_device_overlap 1: the device runs while the host launches (async); 0: they alternate (an eager
     // loop with a host sync per expert drains the queue, so launch time adds to device time).
     const double ov = s_.host_device_overlap;
+    host_issue_[static_cast<int>(st)] += seg_host_;
     stage_wall_[static_cast<int>(st)] +=
         ov * std::max(seg_gpu_, seg_host_) + (1 - ov) * (seg_gpu_ + seg_host_);
     seg_gpu_ = seg_host_ = 0;
@@ -366,7 +454,8 @@ class Builder {
   void linear(const char* name, Stage st, LayerType l, KernelClass k, double M, double in, double out,
               double reps, bool lora_here, bool quantized = true, double lora_inputs = 1.0) {
     const bool bwd = st == Stage::backward;
-    const double base_kernels = s_.kernels_per_linear;
+    // the eager inventory launches a gate/up pair modelled as one linear as its two GEMMs
+    const double base_kernels = s_.kernels_per_linear * (eager_ && !m_.fused_gate_up ? lora_inputs : 1.0);
     if (quantized) dequant(name, st, l, in * out, reps);
     if (!bwd) {
       gemm(name, st, l, k, M, out, in, reps, base_kernels);
@@ -374,7 +463,9 @@ class Builder {
       gemm(name, st, l, k, M, in, out, reps, base_kernels);             // dX = dY W
       if (full_) gemm(name, st, l, k, out, in, M, reps, base_kernels);  // dW = dY^T X
     }
-    if (lora_ && lora_here && r_lora_ > 0) {
+    if (lora_ && lora_here && r_lora_ > 0 && eager_) {
+      lora_eager(st, l, M, in, out, reps, lora_inputs);
+    } else if (lora_ && lora_here && r_lora_ > 0) {
       const double r = r_lora_;
       if (!bwd) {
         gemm("lora", st, l, KernelClass::gemm, M, r, in, reps, 1);
@@ -406,9 +497,67 @@ class Builder {
     }
   }
 
+  // One PEFT adapter (or `inputs` of them modelled as one linear): its small GEMMs (two forward, four
+  // backward, summed into one op) and the glue of lora_glue_ops; in backward its input's gradient is summed
+  // with the base layer's (one more consumer of x).
+  void lora_eager(Stage st, LayerType l, double M, double in, double out, double reps, double inputs) {
+    const double r = r_lora_;
+    const double o = out / inputs;
+    const double n = reps * inputs;
+    LoraGemms sum;
+    if (st == Stage::forward) {
+      lora_modules_ += n;
+      lora_params_ += n * r * (in + o);
+    }
+    if (st != Stage::backward) {
+      sum.add(*this, M, r, in);
+      sum.add(*this, M, o, r);
+    } else {
+      sum.add(*this, M, r, o);   // dH = dY B
+      sum.add(*this, r, o, M);   // dB
+      sum.add(*this, M, in, r);  // dX = dH A
+      sum.add(*this, r, in, M);  // dA
+      emit(grad_accumulate_ops(ctx(st)), M * in, st, l, n);
+    }
+    add("lora", st, l, KernelClass::gemm, sum.flops, sum.bytes, sum.kernels, sum.time, sum.compute_bound, n);
+    const LoraGlue g = lora_glue_ops(ctx(st), cast_bytes_ > 0, w_.lora_dropout > 0 ? drop_bytes_ : 0,
+                                     s_.trainable_param_bytes > a_);
+    emit(g.per_in, M * in, st, l, n);
+    // the adapter weights' casts (tiny tensors) launch with the scaling and the add
+    OpList per_out = g.per_out;
+    per_out.v[0].kernels += g.fixed_kernels;
+    emit(per_out, M * o, st, l, n);
+  }
+  // The LoRA GEMMs of one adapter and stage. With a calibration that measured LoRA shapes, each takes its
+  // roofline (FLOPs at the measured peak, bytes at the measured bandwidth) over the measured fraction of it;
+  // otherwise it is a GEMM like any other. Each is at least one launch latency.
+  struct LoraGemms {
+    double flops = 0, bytes = 0, kernels = 0, time = 0;
+    bool compute_bound = false;
+    void add(Builder& b, double M, double N, double K) {
+      const GemmTimes& g = b.gemm_times(M, N, K);
+      double t = std::max(g.tc, g.tm);
+      const Calibration* cal = b.r_.cal;
+      if (cal != nullptr && cal->derived.lora_gemm_roofline_fraction) {
+        const double peak = b.r_.gemm_peak();
+        t = std::max(g.flops / peak, g.bytes / b.r_.stream_bw(b.r_.eta_m)) /
+            *cal->derived.lora_gemm_roofline_fraction;
+      }
+      flops += g.flops;
+      bytes += g.bytes;
+      kernels += 1;
+      time += std::max(t, b.floor_s_);
+      compute_bound = compute_bound || g.tc >= g.tm;
+    }
+  };
+
   // RMSNorm over `width` features per token in `modules` norm modules (default: the hidden state, one).
   void norm(Stage st, double reps, double width = 0, double modules = 1) {
     const double W = width > 0 ? width : d(m_.hidden);
+    if (eager_) {
+      emit(norm_ops(ctx(st)), N_ * W / modules, st, LayerType::norm, reps * modules);
+      return;
+    }
     const double f = st == Stage::backward ? 2.0 : 1.0;
     stream("norm", st, LayerType::norm, KernelClass::elementwise, f * N_ * W * (2 * a_ + 4),
            modules * (own_code_ ? s_.own_code_kernels_per_norm : s_.kernels_per_norm), reps);
@@ -445,9 +594,12 @@ class Builder {
     // the full width: the same elements either way.
     if (at.qk_norm) norm(st, reps, d(at.q_dim() + at.kv_dim()), 2);
     // rotary + residual adds
-    stream("rotary_residual", st, LayerType::attention, KernelClass::elementwise,
-           (bwd ? 2.0 : 1.0) * a_ * N_ * (3 * d(at.q_dim() + at.kv_dim()) + 3 * H),
-           s_.kernels_per_attention_block - 2, reps);
+    if (eager_)
+      attention_glue(st, reps);
+    else
+      stream("rotary_residual", st, LayerType::attention, KernelClass::elementwise,
+             (bwd ? 2.0 : 1.0) * a_ * N_ * (3 * d(at.q_dim() + at.kv_dim()) + 3 * H),
+             s_.kernels_per_attention_block - 2, reps);
     // the attention kernel itself: layers with the sliding window (layer_types) and layers without
     const double span = w_.attention_len(L_);  // packing with document masking: the document length
     if (at.sliding_window > 0) {
@@ -457,6 +609,21 @@ class Builder {
     } else {
       attention_kernel(st, span, span, reps);
     }
+  }
+
+  // The eager kernels of an attention block besides its GEMMs and the attention kernel: RoPE on q and k, the
+  // output's transpose copy, the residual add; in backward the gradient sums of the block input (read by
+  // q, k, v and the residual; an MLA block reads it twice) and of the shared normed input.
+  void attention_glue(Stage st, double reps) {
+    const AttentionSpec& at = m_.attn;
+    const double H = d(m_.hidden);
+    const OpContext c = ctx(st);
+    const double rope_dims = at.mla ? d(at.heads + 1) * d(at.qk_rope_head_dim) : d(at.q_dim() + at.kv_dim());
+    emit(rope_ops(c), N_ * rope_dims, st, LayerType::attention, reps);
+    emit(attention_output_ops(c), N_ * d(at.v_dim()), st, LayerType::attention, reps);
+    emit(residual_ops(c), N_ * H, st, LayerType::attention, reps);
+    if (st == Stage::backward)
+      emit(grad_accumulate_ops(c), N_ * H, st, LayerType::attention, reps * (at.mla ? 1.0 : 2.0));
   }
 
   // One attention kernel per layer over causal spans of `span` tokens, each query attending at most
@@ -487,7 +654,11 @@ class Builder {
       flops *= constants::kAttentionBackwardFactor;
       bytes *= constants::kAttentionBackwardFactor;
     }
-    const double rate = r_.gemm_compute_rate(N_, d(at.q_dim()), window) * s_.attention_efficiency_factor;
+    const double measured = r_.attention_rate(st == Stage::backward);
+    const double rate =
+        measured > 0 && w_.attention != Attention::eager
+            ? measured
+            : r_.gemm_compute_rate(N_, d(at.q_dim()), window) * s_.attention_efficiency_factor;
     const double tc = flops / rate;
     const double tm = bytes / r_.stream_bw(r_.eta_m);
     const bool eager = w_.attention == Attention::eager;
@@ -515,6 +686,15 @@ class Builder {
     const double up = (m_.mlp.gated ? 2.0 : 1.0);
     linear("mlp_up", st, LayerType::mlp, KernelClass::gemm, N_, H, F * up, reps, gu, true, up);
     linear("mlp_down", st, LayerType::mlp, KernelClass::gemm, N_, F, H, reps, dn);
+    if (eager_) {
+      const OpContext c = ctx(st);
+      emit(mlp_act_ops(c, m_.mlp.gated), N_ * F, st, LayerType::mlp, reps);
+      emit(residual_ops(c), N_ * H, st, LayerType::mlp, reps);
+      // the normed input feeds gate and up (one fused gate_up linear: one reader)
+      if (st == Stage::backward && m_.mlp.gated && !m_.fused_gate_up)
+        emit(grad_accumulate_ops(c), N_ * H, st, LayerType::mlp, reps);
+      return;
+    }
     stream("mlp_act", st, LayerType::mlp, KernelClass::elementwise,
            (st == Stage::backward ? 2.0 : 1.0) * a_ * N_ * F * 4, 3, reps);
   }
@@ -606,6 +786,7 @@ class Builder {
       stream("shared_expert_act", st, LayerType::moe, KernelClass::elementwise,
              (bwd ? 2.0 : 1.0) * a_ * N_ * Fs * 4, 3, reps);
     }
+    if (eager_) emit(residual_ops(ctx(st)), N_ * H, st, LayerType::moe, reps);
     const bool fused_up = m_.fused_gate_up;
     const double up_mult = m_.moe.gated ? 2.0 : 1.0;
     const bool dense_mode = w_.moe == MoeMode::dense;
@@ -687,18 +868,46 @@ class Builder {
                                : loss == "fused_linear" ? std::min(s_.loss_bytes_per_vocab_entry, 4.0 * a_)
                                                         : s_.loss_bytes_per_vocab_entry;
       const double loss_bytes = N_ * V * per_vocab;
-      stream(
-          "cross_entropy", st, LayerType::other, KernelClass::loss,
-          loss_bytes * (st == Stage::backward ? constants::kLossBackwardShare : constants::kLossForwardShare),
-          6, 1);
+      if (eager_ && !own && loss != "fused_linear") {
+        // chunked: each chunk of loss_chunk_tokens launches the loss kernels once
+        const double chunks = loss == "chunked" ? std::ceil(N_ / std::max(1.0, s_.loss_chunk_tokens)) : 1.0;
+        OpList l = loss_ops(ctx(st), loss == "chunked");
+        for (std::size_t i = 0; i < l.n; ++i) l.v[i].kernels *= chunks;
+        emit(l, N_ * V, st, LayerType::other, 1);
+      } else {
+        stream("cross_entropy", st, LayerType::other, KernelClass::loss,
+               loss_bytes *
+                   (st == Stage::backward ? constants::kLossBackwardShare : constants::kLossForwardShare),
+               6, 1);
+      }
       if (st == Stage::backward && full_)
         stream("embedding_grad", st, LayerType::other, KernelClass::elementwise, N_ * H * 8, 2, 1);
     }
     flush(st);
   }
 
+  // The eager optimizer step: torch AdamW (foreach or fused) with gradient-norm clipping over the trainable
+  // tensors, and the Python work per tensor of the step, the clipping and zero_grad (the device idles while
+  // the host issues them: the stage is the larger of the two).
+  void optimizer_eager() {
+    const Stage st = Stage::optimizer;
+    OptimizerShape o;
+    o.params = full_ ? d(m_.params().total()) : lora_params_;
+    o.tensors = full_ ? d(m_.layers()) * 9 + 3 : 2 * lora_modules_;
+    o.param_bytes = full_ && w_.precision != "fp32" && w_.optimizer != Optimizer::adamw_mixed ? a_ : 4;
+    o.state_bytes = o.param_bytes;
+    o.fused = r_.fused_adamw;
+    emit(optimizer_ops(o), 1, st, LayerType::other, 1);
+    seg_host_ += o.tensors * s_.optimizer_host_us_per_tensor * 1e-6;
+    flush(st);
+  }
+
   void optimizer() {
     const Stage st = Stage::optimizer;
+    if (eager_ && (w_.optimizer == Optimizer::adamw || w_.optimizer == Optimizer::adamw_mixed)) {
+      optimizer_eager();
+      return;
+    }
     double trainable = full_ ? d(m_.params().total()) : lora_params(m_, w_);
     const bool sixteen = full_ && w_.precision != "fp32" && w_.optimizer == Optimizer::adamw;
     double bpp = sixteen ? s_.optimizer_bytes_per_param_16bit : s_.optimizer_bytes_per_param_fp32;
@@ -743,6 +952,7 @@ void amortize_optimizer(StepTime& t, double n) {
     op.kernels /= n;
   }
   const double wall = t.by_stage[opt];
+  t.host_issue_by_stage[opt] /= n;
   t.gpu_s -= opt_gpu * f;
   t.host_s -= std::max(0.0, wall - opt_gpu) * f;
   t.total_s -= wall * f;
@@ -782,6 +992,8 @@ StepTime step_model(const ModelSpec& m, const Workload& w, const StackProfile& s
   r.eta_dq = s.dequant_efficiency;
   r.eta_opt = s.optimizer_efficiency;
   r.cal = cal;
+  r.ops_fraction = s.ops_bandwidth_fraction;
+  r.fused_adamw = adamw_fused(s, w);
   Builder b(m, w, s, r, batch, mean_len, shares);
   StepTime t = b.run();
   // Offloaded checkpoints cross PCIe twice a step (out in the forward, back in the backward) on a side

@@ -1042,6 +1042,30 @@ FieldList stack_throughput_list() {
           req(f("note", K::string, "Where each throughput constant comes from.")),
           req(f("fit", K::object, "The fit that produced the fitted parameters: command, GPUs, rows.")),
           array("fit_parameters", K::string, 0, "The parameters the fit set."),
+          object("ops", "stack.ops",
+                 "The kernels between the GEMMs: inventory, fused groups, host time per op."),
+      },
+      "_note"};
+}
+
+FieldList stack_ops_list() {
+  auto opt = [](const char* key, double lo, double hi, const char* unit, const char* help) {
+    return range(f(key, K::number, help), lo, hi, unit);
+  };
+  return {
+      "stack.ops",
+      "ftcost.stack/1",
+      {
+          need(choice("inventory", {"coarse", "eager"},
+                      "coarse: kernels_per_* constants per module; eager: the per-kernel inventory "
+                      "(core/predict/src/ops.cpp).")),
+          array("fused", K::string, 0, "Kernel groups the stack fuses: rmsnorm, rope, swiglu, residual."),
+          opt("python_us_per_op", 0, 1000, "us", "Python time per op the forward issues (eager inventory)."),
+          opt("dispatch_us_per_op", 0, 1000, "us", "Dispatcher and launch time per op on the host."),
+          opt("optimizer_host_us_per_tensor", 0, 1000, "us",
+              "Python time of the optimizer step, clipping and zero_grad per trainable tensor."),
+          opt("bandwidth_fraction", 0.05, 1, "",
+              "Share of the datasheet bandwidth element-wise kernels stream at."),
       },
       "_note"};
 }
@@ -1089,7 +1113,8 @@ const std::vector<FieldList>& all_lists() {
                                                stack_list(),
                                                stack_alias_list(),
                                                stack_memory_list(),
-                                               stack_throughput_list()};
+                                               stack_throughput_list(),
+                                               stack_ops_list()};
   return lists;
 }
 

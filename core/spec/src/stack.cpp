@@ -93,6 +93,27 @@ Status parse_stack_memory(const json& m, StackProfile& s) {
   return Ok{};
 }
 
+// The throughput.ops object (fields.cpp: stack.ops): the op inventory and what the stack fuses.
+Status parse_stack_ops(const json& o, StackProfile& s) {
+  const FieldReader r(o, *field_list("stack.ops"), "throughput.ops");
+  FTCOST_TRY(obj_ok, r.check_object());
+  (void)obj_ok;
+  FTCOST_TRY(inventory, r.choice("inventory", "coarse"));
+  s.ops_inventory = inventory;
+  FTCOST_TRY(fused, r.strings("fused"));
+  for (const auto& g : fused)
+    if (g != "rmsnorm" && g != "rope" && g != "swiglu" && g != "residual")
+      return make_error(Errc::invalid_value, "throughput.ops.fused",
+                        "\"" + g + "\" is not a kernel group (rmsnorm, rope, swiglu, residual)");
+  s.ops_fused = fused;
+  FTCOST_TRY(nums, read_numbers(r, {{"python_us_per_op", &s.python_us_per_op},
+                                    {"dispatch_us_per_op", &s.dispatch_us_per_op},
+                                    {"optimizer_host_us_per_tensor", &s.optimizer_host_us_per_tensor},
+                                    {"bandwidth_fraction", &s.ops_bandwidth_fraction}}));
+  (void)nums;
+  return Ok{};
+}
+
 // The throughput object (fields.cpp: stack.throughput). Optional fields fall back to others, read first.
 Status parse_stack_throughput(const json& t, StackProfile& s) {
   const FieldReader r(t, *field_list("stack.throughput"), "throughput");
@@ -148,6 +169,8 @@ Status parse_stack_throughput(const json& t, StackProfile& s) {
   if (fit) s.fit = *fit;
   FTCOST_TRY(fit_parameters, r.strings("fit_parameters"));
   s.fit_parameters = fit_parameters;
+  FTCOST_TRY(ops, r.member("ops"));
+  if (ops != nullptr) return parse_stack_ops(*ops, s);
   return Ok{};
 }
 

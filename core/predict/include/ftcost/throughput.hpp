@@ -53,10 +53,12 @@ struct StepTime {
   std::array<double, kKernelClasses> by_class{};  // device time per kernel class
   double gpu_s = 0;                               // device busy time
   double host_s = 0;                              // host launch/loop time that the device waits for
-  double flops = 0;                               // per step
-  double bytes = 0;                               // DRAM bytes per step
-  double kernels = 0;                             // launches per step
-  double range_fraction = 0;                      // +/- relative uncertainty of total_s
+  std::array<double, kStages>
+      host_issue_by_stage{};  // host time issuing each stage's ops (overlapped or not)
+  double flops = 0;           // per step
+  double bytes = 0;           // DRAM bytes per step
+  double kernels = 0;         // launches per step
+  double range_fraction = 0;  // +/- relative uncertainty of total_s
   std::string range_note;
   std::string dominant_uncertainty;
   bool calibrated = false;

@@ -120,7 +120,17 @@ struct StackProfile {
   double dequant_bytes_per_param = 6.7;  // DRAM bytes per param per dequantization, GEMM read excluded
   double optimizer_bytes_per_param_fp32 = 36, optimizer_bytes_per_param_16bit = 18;
   double loss_bytes_per_vocab_entry = 40;  // cross-entropy forward+backward traffic per token and vocab entry
-  json fit;                                // provenance of fitted values
+  // The kernels between the GEMMs (throughput.ops). "coarse": the kernels_per_* constants and per-module
+  // byte counts the fitted profiles were fitted with; "eager": the per-kernel inventory of
+  // core/predict/src/ops.cpp (docs/sources/stacks/ops.md), each kernel timed as bytes / bandwidth + launch
+  // latency, and host time per op issued (Python + dispatcher forward, dispatcher backward).
+  std::string ops_inventory = "coarse";
+  std::vector<std::string> ops_fused;  // kernel groups fused: rmsnorm, rope, swiglu, residual
+  double python_us_per_op = 0;         // Python time per op of the forward (module code, bindings)
+  double dispatch_us_per_op = 0;       // dispatcher + launch per op (a calibration's host_op_overhead_us)
+  double optimizer_host_us_per_tensor = 0;  // optimizer step + clipping + zero_grad, Python, per tensor
+  double ops_bandwidth_fraction = 0.8;      // element-wise kernels: share of the datasheet bandwidth
+  json fit;                                 // provenance of fitted values
   std::vector<std::string> fit_parameters;  // which throughput parameters fit-stack may move (empty: all)
   // Memory parameters fit-stack scans, in order (memory.fit_parameters; empty: none, they are structural or
   // assumed), and the provenance of the last scan (memory.fit).
