@@ -318,7 +318,7 @@ TEST_CASE(
                              {"batch", "2"},
                              {"method", "lora"},
                              {"checkpointing", "off"},
-                             {"stack", "hf-trl-2026"}},
+                             {"stack", "hf-trainer-2026"}},
                             Database::embedded(), nullptr);
   REQUIRE(in.ok());
   Inputs with_qk = in.value();
@@ -336,8 +336,8 @@ TEST_CASE(
     return v;
   };
   const double N = 2048, layers = 36, qk = 4096 + 1024;  // 32 query heads, 8 kv heads of 128
-  // hf-trl-2026 counts eager kernels (core/predict ops.cpp norm_ops): LlamaRMSNorm's forward reads and writes
-  // 28 + 4a bytes per element in 8 kernels (to fp32, pow, mean, rsqrt, mul, to bf16, weight *)
+  // hf-trainer-2026 counts eager kernels (core/predict ops.cpp norm_ops): LlamaRMSNorm's forward reads and
+  // writes 28 + 4a bytes per element in 8 kernels (to fp32, pow, mean, rsqrt, mul, to bf16, weight *)
   const double per_elem = 28 + 4 * 2;
   CHECK(norm_of(a.value(), Stage::forward, false) - norm_of(b.value(), Stage::forward, false) ==
         doctest::Approx(layers * N * qk * per_elem));
