@@ -649,7 +649,8 @@ TEST_CASE("optimizer offload with gradient accumulation: gradient partitions cro
 
 TEST_CASE("ZeRO-Infinity: optimizer states (and parameters) on NVMe, host RAM keeps the swap buffers") {
   // DeepSpeed ZeRO-3 with offload device nvme (stage3.py _configure_tensor_swapping,
-  // partitioned_optimizer_swapper.py, partitioned_param_swapper.py @ edaa722; core/app/src/parallel.cpp).
+  // partitioned_optimizer_swapper.py, partitioned_param_swapper.py @ edaa722; core/app/src/rank_memory.cpp,
+  // parallel.cpp).
   const Database& db = Database::embedded();
   const Inputs in = inputs({{"model", "llama-2-70b"},
                             {"gpu", "a100-sxm4-80gb"},

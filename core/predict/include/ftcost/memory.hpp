@@ -169,7 +169,7 @@ MaxBatch max_batch_size(const ModelSpec& m, const Workload& w, const StackProfil
 // which the caller has already. Newton steps on the local slope from the secant through batches 1 and 2
 // (exact in one step for an affine peak), a bisection on whole batches as the fallback whatever the shape.
 // 0 when batch 1 does not fit. The one search behind max_batch_size and the multi-GPU per-rank maximum
-// (parallel.cpp).
+// (rank_memory.cpp).
 constexpr std::int64_t kMaxSearchBatch = 10000000;
 std::int64_t largest_batch_within(const std::function<double(std::int64_t)>& bytes, double usable, double m1,
                                   double m2);

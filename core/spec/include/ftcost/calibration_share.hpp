@@ -2,12 +2,13 @@
 // fits in a link, and a fingerprint of that form. Used by `ftcost estimate --calibration` (text output) and
 // the calculator (badge, link, Export). Pure C++17.
 //
-// What the estimator reads from a calibration (core/predict/src/throughput.cpp, estimate.cpp, parallel.cpp,
-// options.cpp): derived.gemm_efficiency (from every GEMM row), derived.memory_bandwidth_gbps (the best
-// copy/triad row), derived.nf4_dequant_gbps (the largest fused NF4 row), derived.launch_overhead_us (the
-// "async" launch rows), the GEMM rows' p10/p90 spread (the range), measurements.collectives, and
-// device.memory_bytes (a warning); check_against_spec reads the device block. The compact form keeps exactly
-// those rows and the device block, so a calibration rebuilt from it gives the same estimates.
+// What the estimator reads from a calibration (core/predict/src/throughput.cpp, estimate.cpp,
+// parallel_plan.cpp, options.cpp): derived.gemm_efficiency (from every GEMM row),
+// derived.memory_bandwidth_gbps (the best copy/triad row), derived.nf4_dequant_gbps (the largest fused NF4
+// row), derived.launch_overhead_us (the "async" launch rows), the GEMM rows' p10/p90 spread (the range),
+// measurements.collectives, and device.memory_bytes (a warning); check_against_spec reads the device block.
+// The compact form keeps exactly those rows and the device block, so a calibration rebuilt from it gives the
+// same estimates.
 #pragma once
 
 #include "ftcost/calibration.hpp"

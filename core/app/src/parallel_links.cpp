@@ -1,0 +1,262 @@
+// Collectives and links of the multi-GPU layer: nccl-tests' bus-bandwidth factors, measured collective
+// curves, the intra-node link and the network from the GPU's interconnect fields, and the alpha-beta time of
+// a collective, flat or hierarchical over nodes.
+#include "ftcost/parallel.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace ftcost {
+
+namespace {
+
+// ---- Constants with their provenance (docs/sources/parallel.md). "code" = read from the library's source,
+// "assumed" = an engineering estimate the docs say is one.
+// assumed: fraction of the NVLink/PCIe per-direction line rate a large NCCL collective reaches (bus bw).
+constexpr double kNvlinkEfficiency = 0.80;
+constexpr double kPcieEfficiency = 0.80;
+// assumed: without PCIe peer-to-peer NCCL stages through host memory (SHM transport). NCCL's own topology
+// model rates that GPU-CPU-GPU path at the PCIe link's speed (src/graph/topo.h, search.cc followPath); what
+// costs is host memory and the root complex, shared by every GPU that stages through them, and the socket
+// count. torchtune's 4090 rows bracket it: 2 GPUs reached ~0.9 of the line rate, 4 GPUs ~0.55
+// (docs/validation.md, multi-GPU). One factor for both; a --collectives calibration replaces it.
+constexpr double kPcieHostPenalty = 0.5;
+// assumed: fraction of the NIC line rate NCCL reaches (IB/RoCE with GPUDirect RDMA; TCP sockets for
+// Ethernet).
+constexpr double kIbEfficiency = 0.85;
+constexpr double kEthernetEfficiency = 0.5;
+// assumed: fixed time of one NCCL collective call per link class (order of nccl-tests' small-message times).
+constexpr double kLatencyNvlinkUs = 10, kLatencyPcieUs = 15, kLatencyPcieHostUs = 25, kLatencyIbUs = 20,
+                 kLatencyEthernetUs = 60;
+
+double pcie_lane_gbps(int gen) {
+  // PCI-SIG per-lane rate per direction after encoding, GB/s (gen3 8 GT/s 128b/130b onwards).
+  switch (gen) {
+    case 1:
+      return 0.25;
+    case 2:
+      return 0.5;
+    case 3:
+      return 0.985;
+    case 4:
+      return 1.969;
+    case 5:
+      return 3.938;
+    case 6:
+      return 7.563;
+    default:
+      return gen > 6 ? 15.125 : 1.969;
+  }
+}
+
+}  // namespace
+
+const char* coll_op_name(CollOp o) {
+  switch (o) {
+    case CollOp::all_reduce:
+      return "all_reduce";
+    case CollOp::all_gather:
+      return "all_gather";
+    case CollOp::reduce_scatter:
+      return "reduce_scatter";
+    case CollOp::all_to_all:
+      return "all_to_all";
+    case CollOp::send_recv:
+      return "send_recv";
+  }
+  return "?";
+}
+
+const char* link_kind_name(LinkKind k) {
+  switch (k) {
+    case LinkKind::nvswitch:
+      return "nvswitch";
+    case LinkKind::nvlink_bridge:
+      return "nvlink-bridge";
+    case LinkKind::pcie_p2p:
+      return "pcie-p2p";
+    case LinkKind::pcie_host:
+      return "pcie-via-host";
+    case LinkKind::infiniband:
+      return "infiniband";
+    case LinkKind::roce:
+      return "roce";
+    case LinkKind::ethernet:
+      return "ethernet";
+    case LinkKind::none:
+      return "none";
+  }
+  return "?";
+}
+
+double busbw_factor(CollOp op, int ranks) {
+  const double n = static_cast<double>(std::max(ranks, 1));
+  switch (op) {
+    case CollOp::all_reduce:
+      return 2.0 * (n - 1.0) / n;
+    case CollOp::all_gather:
+    case CollOp::reduce_scatter:
+    case CollOp::all_to_all:
+      return (n - 1.0) / n;
+    case CollOp::send_recv:
+      return 1.0;
+  }
+  return 1.0;
+}
+
+Result<std::vector<CollectivePoint>> parse_collectives(const json& rows, const std::string& field) {
+  if (!rows.is_array()) return make_error(Errc::wrong_type, field, "must be an array of rows");
+  std::vector<CollectivePoint> out;
+  static const std::map<std::string, CollOp> ops = {{"all_reduce", CollOp::all_reduce},
+                                                    {"all_gather", CollOp::all_gather},
+                                                    {"reduce_scatter", CollOp::reduce_scatter},
+                                                    {"all_to_all", CollOp::all_to_all},
+                                                    {"send_recv", CollOp::send_recv}};
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::string p = field + "[" + std::to_string(i) + "]";
+    const json& r = rows[i];
+    if (!r.is_object()) return make_error(Errc::wrong_type, p, "must be an object");
+    CollectivePoint c;
+    FTCOST_TRY(op, get_string(r, "op", p));
+    auto it = ops.find(op);
+    if (it == ops.end())
+      return make_error(
+          Errc::invalid_value, p + ".op",
+          "must be all_reduce, all_gather, reduce_scatter, all_to_all or send_recv, got \"" + op + "\"");
+    c.op = it->second;
+    FTCOST_TRY(ranks, get_number_in(r, "ranks", p, 2, 1 << 20));
+    if (std::floor(ranks) != ranks) return make_error(Errc::invalid_value, p + ".ranks", "must be whole");
+    c.ranks = static_cast<int>(ranks);
+    FTCOST_TRY(bytes, get_number_in(r, "bytes", p, 1, 1e15));
+    FTCOST_TRY(t, get_number_in(r, "time_us", p, 1e-3, 1e12));
+    FTCOST_TRY(alg, get_number_in(r, "algbw_gbps", p, 0, 1e6));
+    FTCOST_TRY(bus, get_number_in(r, "busbw_gbps", p, 0, 1e6));
+    c.bytes = bytes;
+    c.time_us = t;
+    c.algbw_gbps = alg;
+    c.busbw_gbps = bus;
+    // nccl-tests' columns must agree: algbw = S / t, busbw = algbw * factor (1% for rounding in printouts).
+    const double alg_expect = bytes / (t * 1e-6) / 1e9;
+    if (std::fabs(alg - alg_expect) > 0.01 * alg_expect + 0.01)
+      return make_error(Errc::invalid_value, p + ".algbw_gbps",
+                        "is not bytes / time_us (" + json(alg_expect).dump() + " GB/s expected)");
+    const double bus_expect = alg * busbw_factor(c.op, c.ranks);
+    if (std::fabs(bus - bus_expect) > 0.01 * bus_expect + 0.01)
+      return make_error(Errc::invalid_value, p + ".busbw_gbps",
+                        "is not algbw x the nccl-tests factor for " + op + " on " + std::to_string(c.ranks) +
+                            " ranks (" + json(bus_expect).dump() + " GB/s expected)");
+    out.push_back(c);
+  }
+  return out;
+}
+
+Link intra_node_link(const GpuSpec& g, int gpus_per_node, int pcie_p2p_override) {
+  const GpuInterconnect& ic = g.interconnect;
+  Link l;
+  if (ic.nvlink_gbps_bidirectional > 0 && !ic.nvlink_topology.empty() &&
+      gpus_per_node <= ic.nvlink_max_gpus) {
+    // "mesh" (DGX-1's hybrid cube-mesh) is treated like a switch: NCCL's rings use every GPU's links.
+    l.kind = ic.nvlink_topology == "bridge" ? LinkKind::nvlink_bridge : LinkKind::nvswitch;
+    l.busbw_gbps = ic.nvlink_gbps_bidirectional / 2.0 * kNvlinkEfficiency;
+    l.latency_us = kLatencyNvlinkUs;
+    l.note = g.id + " NVLink " +
+             (ic.nvlink_generation > 0 ? std::to_string(ic.nvlink_generation) + " " : "") +
+             json(ic.nvlink_gbps_bidirectional).dump() + " GB/s bidirectional per GPU, /2 per direction x " +
+             json(kNvlinkEfficiency).dump() + " (assumed NCCL efficiency)";
+    return l;
+  }
+  const int gen = ic.pcie_gen > 0 ? ic.pcie_gen : 4;
+  const double raw = pcie_lane_gbps(gen) * ic.pcie_lanes;
+  const int p2p = pcie_p2p_override >= 0 ? pcie_p2p_override : ic.pcie_p2p;
+  std::string why = g.id + " PCIe gen" + std::to_string(gen) + " x" + std::to_string(ic.pcie_lanes) + " (" +
+                    json(std::round(raw * 10) / 10).dump() + " GB/s per direction)";
+  if (ic.nvlink_gbps_bidirectional > 0 && gpus_per_node > ic.nvlink_max_gpus)
+    why += "; its NVLink joins only " + std::to_string(ic.nvlink_max_gpus) + " GPUs";
+  if (p2p == 0) {
+    l.kind = LinkKind::pcie_host;
+    l.busbw_gbps = raw * kPcieEfficiency * kPcieHostPenalty;
+    l.latency_us = kLatencyPcieHostUs;
+    l.note = why + ", peer-to-peer blocked: staged through host memory (x" + json(kPcieHostPenalty).dump() +
+             ", assumed)";
+  } else {
+    l.kind = LinkKind::pcie_p2p;
+    l.busbw_gbps = raw * kPcieEfficiency;
+    l.latency_us = kLatencyPcieUs;
+    l.note = why + (p2p < 0 ? ", peer-to-peer assumed allowed (not stated)" : ", peer-to-peer") + " x " +
+             json(kPcieEfficiency).dump() + " (assumed NCCL efficiency)";
+  }
+  return l;
+}
+
+Link network_link(const std::string& kind, double gbit_per_gpu) {
+  Link l;
+  if (kind == "none" || gbit_per_gpu <= 0) return l;
+  const bool eth = kind == "ethernet";
+  l.kind = kind == "infiniband" ? LinkKind::infiniband : kind == "roce" ? LinkKind::roce : LinkKind::ethernet;
+  const double eff = eth ? kEthernetEfficiency : kIbEfficiency;
+  l.busbw_gbps = gbit_per_gpu / 8.0 * eff;
+  l.latency_us = eth ? kLatencyEthernetUs : kLatencyIbUs;
+  l.note = kind + " " + json(gbit_per_gpu).dump() + " Gbit/s per GPU x " + json(eff).dump() +
+           " (assumed NCCL efficiency)";
+  return l;
+}
+
+double collective_time_s(CollOp op, double bytes, int ranks, const Link& link,
+                         const std::vector<CollectivePoint>& curves) {
+  if (ranks <= 1 || bytes <= 0) return 0;
+  const double f = busbw_factor(op, ranks);
+  std::vector<const CollectivePoint*> pts;
+  for (const auto& c : curves)
+    if (c.op == op && c.ranks == ranks && c.busbw_gbps > 0) pts.push_back(&c);
+  if (!pts.empty()) {
+    std::sort(pts.begin(), pts.end(),
+              [](const CollectivePoint* a, const CollectivePoint* b) { return a->bytes < b->bytes; });
+    if (bytes <= pts.front()->bytes) return pts.front()->time_us * 1e-6;  // latency-bound below the curve
+    double bus = pts.back()->busbw_gbps;
+    for (std::size_t i = 1; i < pts.size(); ++i) {
+      if (bytes <= pts[i]->bytes) {
+        const double x0 = std::log(pts[i - 1]->bytes);
+        const double x1 = std::log(pts[i]->bytes);
+        const double t = x1 > x0 ? (std::log(bytes) - x0) / (x1 - x0) : 1.0;
+        bus = pts[i - 1]->busbw_gbps + t * (pts[i]->busbw_gbps - pts[i - 1]->busbw_gbps);
+        break;
+      }
+    }
+    return bytes * f / (bus * 1e9);
+  }
+  if (link.busbw_gbps <= 0) return 0;
+  return link.latency_us * 1e-6 + bytes * f / (link.busbw_gbps * 1e9);
+}
+
+double group_collective_time_s(CollOp op, double bytes, int gpus_per_node, int nodes, const ParallelPlan& p) {
+  const int gpn = gpus_per_node;
+  const std::vector<CollectivePoint> none;
+  if (gpn * nodes <= 1) return 0;
+  if (nodes <= 1) return collective_time_s(op, bytes, gpn, p.intra, p.collectives);
+  if (gpn <= 1) return collective_time_s(op, bytes, nodes, p.inter, none);
+  const auto n = static_cast<double>(gpn * nodes);
+  switch (op) {
+    case CollOp::all_reduce:
+      return collective_time_s(CollOp::reduce_scatter, bytes, gpn, p.intra, p.collectives) +
+             collective_time_s(CollOp::all_reduce, bytes / gpn, nodes, p.inter, none) +
+             collective_time_s(CollOp::all_gather, bytes, gpn, p.intra, p.collectives);
+    case CollOp::all_gather:
+    case CollOp::reduce_scatter:
+      return collective_time_s(op, bytes / gpn, nodes, p.inter, none) +
+             collective_time_s(op, bytes, gpn, p.intra, p.collectives);
+    case CollOp::all_to_all: {
+      // Each rank sends S/n to every rank: (nodes-1)/nodes of S leaves the node on the GPU's NIC share.
+      const double inter =
+          p.inter.busbw_gbps > 0 ? bytes * (nodes - 1.0) / nodes / (p.inter.busbw_gbps * 1e9) : 0;
+      const double intra =
+          collective_time_s(CollOp::all_to_all, bytes * gpn / n, gpn, p.intra, p.collectives);
+      return p.inter.latency_us * 1e-6 + inter + intra;
+    }
+    case CollOp::send_recv:
+      return collective_time_s(op, bytes, 2, p.inter, none);
+  }
+  return 0;
+}
+
+}  // namespace ftcost
