@@ -269,6 +269,26 @@ Zero3Pass zero3_gather_pass(const ModelSpec& m, double gather_bytes, int gpn, in
   return out;
 }
 
+// The backward's ZeRO-3 gathers: over all ranks as the forward's, or with hpZ (zero_hpz_partition_size > 1)
+// over the hpZ group from the secondary partition (partition_parameters.py all_gather_coalesced:
+// use_secondary_tensor, num_ranks_in_param_group @ edaa722).
+struct Zero3Backward {
+  Zero3Pass pass;
+  std::string name;
+  int ranks = 0;
+  bool intra = false;
+};
+Zero3Backward zero3_backward_gathers(const ModelSpec& m, double gather_bytes, const ParallelPlan& p,
+                                     const Zero3Pass& forward) {
+  const int group = std::min(std::max(1, p.zero3.hpz_partition_size), p.ranks());
+  if (group <= 1)
+    return {forward, "backward parameter all-gather (per sub-module, prefetch)", p.ranks(), false};
+  const int gpn = std::min(group, p.gpus_per_node);
+  return {zero3_gather_pass(m, gather_bytes, gpn, std::max(1, group / p.gpus_per_node), p),
+          "backward parameter all-gather (hpZ secondary partition, prefetch)", group,
+          group <= p.gpus_per_node};
+}
+
 // ZeRO-3's elements kept by the reuse distance for this plan (0 for other strategies).
 double zero3_retained_for(const Ctx& c) {
   if (c.st != Strategy::zero3) return 0;
@@ -537,10 +557,8 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
       // One all-gather per fetched sub-module (zero3_fetch_modules) over all ranks; with hpZ the backward's
       // over the hpZ group, from the secondary partition.
       const Zero3Pass fp = zero3_gather_pass(c.m_eff, gather_bytes, gpn, nodes, plan);
-      const int hg = std::min(std::max(1, plan.zero3.hpz_partition_size), R);
-      const Zero3Pass bp =
-          hg > 1 ? zero3_gather_pass(c.m_eff, gather_bytes, std::min(hg, gpn), std::max(1, hg / gpn), plan)
-                 : fp;
+      const Zero3Backward bk = zero3_backward_gathers(c.m_eff, gather_bytes, plan, fp);
+      const Zero3Pass& bp = bk.pass;
       const double ag = fp.time_s;
       const double calls = fp.calls;
       const double first = ag / std::max(1.0, calls);  // the first module of a pass waits for its gather
@@ -556,11 +574,10 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
                  "prefetched ahead of use along the recorded module trace (overlap_comm on for stage 3)"};
       f.exposed_s = accum * (first + std::max(0.0, ag - fwd_s));
       add(e, f);
-      CommItem b{hg > 1 ? "backward parameter all-gather (hpZ secondary partition, prefetch)"
-                        : "backward parameter all-gather (per sub-module, prefetch)",
+      CommItem b{bk.name,
                  CollOp::all_gather,
-                 hg > 1 && hg <= gpn ? "intra-node" : scope,
-                 hg > 1 ? hg : static_cast<int>(n),
+                 bk.intra ? "intra-node" : scope,
+                 bk.ranks,
                  gather_bytes / std::max(1.0, calls),
                  calls * accum,
                  bp.time_s * accum,

@@ -35,11 +35,11 @@ json parallel_to_json(const ParallelEstimate& p) {
                  {"fits", j["fits"]},
                  {"step_time_s", j["step_time_s"]},
                  {"throughput_queries_per_s", j["throughput_queries_per_s"]}};
-  for (const char* k :
-       {"ops", "step_breakdown_s", "layer_breakdown_s", "kernel_classes_s", "costs", "cost_usd_range",
-        "throughput_queries_per_s_range", "device_time_s", "host_wait_s", "kernels_per_step", "price",
-        // one-GPU memory answers: per rank they would be wrong
-        "memory_range_gib", "free_gib", "max_seq_len_batch1"})
+  for (const char* k : {"ops", "step_top_ops", "step_breakdown_s", "layer_breakdown_s", "kernel_classes_s",
+                        "costs", "cost_usd_range", "throughput_queries_per_s_range", "device_time_s",
+                        "host_wait_s", "kernels_per_step", "price",
+                        // one-GPU memory answers: per rank they would be wrong
+                        "memory_range_gib", "free_gib", "max_seq_len_batch1"})
     j.erase(k);
   j["single_gpu"] = single;
   j["gpus"] = e.plan.ranks();
