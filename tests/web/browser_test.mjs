@@ -489,6 +489,9 @@ try {
     const jobs = [
       { name: "job-8gpu", req: { model: "llama-3.1-8b", gpu: "h100-sxm5-80gb", method: "full", gpus: "8", parallel: "zero3", dataset: "math14k" } },
       { name: "job-qwen3-unsloth", req: { model: "qwen3-30b-a3b", gpu: "h100-sxm5-80gb", method: "lora", dataset: "math14k", stack: "unsloth-2024q4" } },
+      // issue 37: ZeRO-3 at the largest micro-batch: the per-GPU range's upper end (the assumed prefetch
+      // look-ahead) does not fit, the card says "may not fit"
+      { name: "job-zero3-may-not-fit", req: { model: "llama-3.1-8b", gpu: "rtx-4090", method: "lora", gpus: "2", parallel: "zero3", seq: "2048", batch: "max" } },
     ];
     const tall = await openPage("", { width: 1440, height: 2400 });
     const num = (s) => parseFloat(String(s).replace(/[$,]/g, ""));
@@ -552,6 +555,12 @@ try {
             timeNear(row[5], a.hours) && row[6] === a.price.provider && row[7] === a.price.class && row[8] === a.price.basis &&
             near(num(row[10]), a.cost_usd), what("the table's row of the job agrees with the answer"), { row, answer: a });
       check(!JSON.stringify(c).includes("cover one GPU for now"), what("no stale one-GPU sentence"));
+      if (job.name === "job-zero3-may-not-fit") {
+        check(a.memory_state === "may_not_fit", what("the CLI's answer is may_not_fit"), a.memory_state);
+        check(/may not fit/.test(c.c_mem[0]), what("the memory card's title says it may not fit"), c.c_mem);
+        check((c.warnings || []).some((w) => /^may not fit: .*stage3_max_live_parameters/.test(w)),
+          what("a warning names the term that decides (ZeRO-3's look-ahead)"), c.warnings);
+      }
       if (job.name === "job-qwen3-unsloth") {
         check(Array.isArray(c["memory.optimizer_step"]), what("the optimizer step is its own thin bar"), c["memory.optimizer_step"]);
         for (const g of ["2", "4", "8"])
