@@ -544,7 +544,7 @@ try {
       const tr = c.c_tp.map((l) => /^range ([0-9.,]+) to ([0-9.,]+) queries\/s$/.exec(l)).find((m) => m);
       check(tr && near(num(tr[1]), a.queries_per_s_range[0]) && near(num(tr[2]), a.queries_per_s_range[1]), what("throughput range"), c.c_tp);
       check(timeNear(c.c_time[1], a.hours), what(`time card = ${a.hours.toFixed(3)} h`), c.c_time);
-      check(near(num(c.c_cost[1]), a.cost_usd), what(`cost card = $${a.cost_usd.toFixed(2)}`), c.c_cost);
+      check(near(num(c.c_cost[1]), a.cost_usd, c.c_cost[1]), what(`cost card = $${a.cost_usd.toFixed(2)}`), c.c_cost);
       check(c.c_cost.some((l) => l.startsWith(`${a.price.provider}, `) && near(num(l.split(", ")[1]), a.price.usd_per_gpu_hour)),
         what("cost card names the answer's price"), c.c_cost);
       // warnings: the answer's, all of them
@@ -553,7 +553,7 @@ try {
       const row = c["compare.row"];
       check(row[1] === String(a.gpus) && row[2] === String(a.batch) && near(num(row[4]), a.queries_per_s) &&
             timeNear(row[5], a.hours) && row[6] === a.price.provider && row[7] === a.price.class && row[8] === a.price.basis &&
-            near(num(row[10]), a.cost_usd), what("the table's row of the job agrees with the answer"), { row, answer: a });
+            near(num(row[10]), a.cost_usd, row[10]), what("the table's row of the job agrees with the answer"), { row, answer: a });
       check(!JSON.stringify(c).includes("cover one GPU for now"), what("no stale one-GPU sentence"));
       if (job.name === "job-zero3-may-not-fit") {
         check(a.memory_state === "may_not_fit", what("the CLI's answer is may_not_fit"), a.memory_state);

@@ -388,6 +388,8 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
   if (w.batch <= 0 && (w.batch_fastest || w.effective_batch > 0) && e.max_micro_range_fit > 0)
     e.micro_batch = e.max_micro_range_fit;  // choose_micro() times the others
   e.batch_choice.rule = w.batch > 0 ? "given" : w.batch_fastest ? "fastest" : "largest";
+  if (e.batch_choice.rule == "largest")
+    e.batch_choice.reason = "the largest micro-batch per GPU that fits (--batch max)";
   e.batch_choice.largest = e.max_micro_range_fit;
   e.batch_choice.grad_accum = plan.grad_accum;
   e.max_seq_len = max_seq_rank(c, e.usable_bytes);

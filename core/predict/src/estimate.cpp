@@ -743,7 +743,12 @@ json top_ops_json(const std::map<std::tuple<int, std::string, int, int>, Op>& me
   std::vector<std::pair<double, std::pair<int, std::string>>> order;
   order.reserve(by_name.size());
   for (const auto& kv : by_name) order.emplace_back(kv.second, kv.first);
-  std::sort(order.begin(), order.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+  // ties (a checkpointed layer's forward and recompute take the same time) in stage and name order, so every
+  // build lists them alike
+  std::sort(order.begin(), order.end(), [](const auto& x, const auto& y) {
+    if (x.first != y.first) return x.first > y.first;
+    return x.second < y.second;
+  });
   json top = json::array();
   for (std::size_t i = 0; i < order.size() && i < 10; ++i)
     top.push_back(json{{"name", order[i].second.second},
