@@ -557,7 +557,7 @@ try {
       check(!JSON.stringify(c).includes("cover one GPU for now"), what("no stale one-GPU sentence"));
       if (job.name === "job-zero3-may-not-fit") {
         check(a.memory_state === "may_not_fit", what("the CLI's answer is may_not_fit"), a.memory_state);
-        check(/may not fit/.test(c.c_mem[0]), what("the memory card's title says it may not fit"), c.c_mem);
+        check(/^May not fit per GPU$/.test(c.c_mem[0]), what("the memory card's title says it may not fit"), c.c_mem);
         check((c.warnings || []).some((w) => /^may not fit: .*stage3_max_live_parameters/.test(w)),
           what("a warning names the term that decides (ZeRO-3's look-ahead)"), c.warnings);
       }

@@ -386,8 +386,9 @@ void App::draw_headline() {
     const std::string& state = a.memory_state;
     const bool no_fit = state == "does_not_fit";
     const bool may_not = state == "may_not_fit";  // per GPU: the range's upper end is above the usable
+    // (the card is narrow: "May not fit per GPU", the peak below it)
     const std::string title = std::string(no_fit             ? "Does not fit"
-                                          : may_not          ? "Peak memory (may not fit)"
+                                          : may_not          ? "May not fit"
                                           : state == "tight" ? "Peak memory (tight)"
                                                              : "Peak memory") +
                               (multi ? " per GPU" : "");
