@@ -303,6 +303,12 @@ bool by_fit_then_speed(const ParallelEstimate& a, const ParallelEstimate& b) {
   return a.throughput_qps > b.throughput_qps;
 }
 
+// How the micro-batch is chosen: given (--batch N), fastest (--batch fastest) or largest (--batch max).
+std::string batch_rule(const Workload& w) {
+  if (w.batch > 0) return "given";
+  return w.batch_fastest ? "fastest" : "largest";
+}
+
 // The warning of a job whose resident memory fits but whose per-rank range's upper end does not, naming the
 // term that decides.
 void warn_may_not_fit(ParallelEstimate& e) {
@@ -387,9 +393,9 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
   e.micro_batch = w.batch > 0 ? w.batch : e.max_micro_batch;
   if (w.batch <= 0 && (w.batch_fastest || w.effective_batch > 0) && e.max_micro_range_fit > 0)
     e.micro_batch = e.max_micro_range_fit;  // choose_micro() times the others
-  e.batch_choice.rule = w.batch > 0 ? "given" : w.batch_fastest ? "fastest" : "largest";
-  if (e.batch_choice.rule == "largest")
-    e.batch_choice.reason = "the largest micro-batch per GPU that fits (--batch max)";
+  e.batch_choice.rule = batch_rule(w);
+  e.batch_choice.reason =
+      e.batch_choice.rule == "largest" ? "the largest micro-batch per GPU that fits (--batch max)" : "";
   e.batch_choice.largest = e.max_micro_range_fit;
   e.batch_choice.grad_accum = plan.grad_accum;
   e.max_seq_len = max_seq_rank(c, e.usable_bytes);
