@@ -25,6 +25,8 @@ using detail::max_micro_upper;
 using detail::max_seq_rank;
 using detail::rank_memory;
 using detail::shard_group;
+using detail::zero3_fetch_totals;
+using detail::Zero3FetchTotals;
 
 namespace {
 
@@ -255,13 +257,11 @@ struct Zero3Pass {
 };
 Zero3Pass zero3_gather_pass(const ModelSpec& m, double gather_bytes, int gpn, int nodes,
                             const ParallelPlan& p) {
-  Zero3Pass out;
-  double elems = 0;
   const std::vector<FetchModules> mods = zero3_fetch_modules(m);
-  for (const auto& fm : mods) {
-    elems += d(fm.elems) * d(fm.count);
-    out.calls += d(fm.count);
-  }
+  const Zero3FetchTotals total = zero3_fetch_totals(mods);
+  const double elems = total.elems;
+  Zero3Pass out;
+  out.calls = total.calls;
   if (elems <= 0) return {group_collective_time_s(CollOp::all_gather, gather_bytes, gpn, nodes, p), 1};
   for (const auto& fm : mods)
     out.time_s += d(fm.count) * group_collective_time_s(CollOp::all_gather,
@@ -289,10 +289,13 @@ Zero3Backward zero3_backward_gathers(const ModelSpec& m, double gather_bytes, co
           group <= p.gpus_per_node};
 }
 
-// ZeRO-3's elements kept by the reuse distance for this plan (0 for other strategies).
-double zero3_retained_for(const Ctx& c) {
-  if (c.st != Strategy::zero3) return 0;
-  return zero3_retained_elems(c.m_eff, c.plan.zero3.max_reuse_distance, c.in.workload.checkpointing);
+// ZeRO-3's plan-wide counts, once per plan rather than per micro-batch tried: the elements kept by the reuse
+// distance and the mean fetched sub-module (0 for other strategies).
+void init_zero3(Ctx& c) {
+  if (c.st != Strategy::zero3) return;
+  c.z3_retained = zero3_retained_elems(c.m_eff, c.plan.zero3.max_reuse_distance, c.in.workload.checkpointing);
+  const Zero3FetchTotals t = zero3_fetch_totals(zero3_fetch_modules(c.m_eff));
+  c.z3_mean_module = t.calls > 0 ? t.elems / t.calls : 0;
 }
 
 // --parallel auto's order: a candidate whose per-rank upper end fits before one that may not fit, then the
@@ -384,7 +387,7 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
         "memory follows DeepSpeed's accounting");
 
   Ctx c{in, plan, st, deg, st == Strategy::tp ? tp_shard(m, deg) : m, single.max_batch.seq_len, 0};
-  c.z3_retained = zero3_retained_for(c);
+  init_zero3(c);
   e.seq_len = c.seq_len;
   e.dp = (st == Strategy::tp || st == Strategy::cp) ? R / deg : R;
   e.usable_bytes = in.gpu.usable_bytes();

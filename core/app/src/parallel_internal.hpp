@@ -36,8 +36,16 @@ struct Ctx {
   int deg;
   ModelSpec m_eff;  // what one rank computes (TP-sharded model)
   double seq_len = 0;
-  double z3_retained = 0;  // ZeRO-3: elements kept gathered by the reuse distance (zero3_retained_elems)
+  double z3_retained = 0;     // ZeRO-3: elements kept gathered by the reuse distance (zero3_retained_elems)
+  double z3_mean_module = 0;  // ZeRO-3: mean elements of a fetched sub-module (zero3_fetch_totals)
 };
+
+// ZeRO-3's fetched sub-modules (zero3_fetch_modules) summed: their elements and their count.
+struct Zero3FetchTotals {
+  double elems = 0;
+  double calls = 0;
+};
+Zero3FetchTotals zero3_fetch_totals(const std::vector<FetchModules>& mods);
 
 // Shard group size for sharded data parallelism.
 int shard_group(const ParallelPlan& p, Strategy s);

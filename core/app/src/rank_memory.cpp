@@ -149,10 +149,19 @@ std::vector<FetchModules> zero3_fetch_modules(const ModelSpec& m) {
   return out;
 }
 
+namespace detail {
+Zero3FetchTotals zero3_fetch_totals(const std::vector<FetchModules>& mods) {
+  Zero3FetchTotals t;
+  for (const auto& f : mods) {
+    t.elems += d(f.elems) * d(f.count);
+    t.calls += d(f.count);
+  }
+  return t;
+}
+}  // namespace detail
+
 std::int64_t zero3_fetch_module_count(const ModelSpec& m) {
-  std::int64_t n = 0;
-  for (const auto& f : zero3_fetch_modules(m)) n += f.count;
-  return n;
+  return static_cast<std::int64_t>(detail::zero3_fetch_totals(zero3_fetch_modules(m)).calls);
 }
 
 namespace {
@@ -307,16 +316,9 @@ void move_to_nvme(RankMemory& r, Offload o, double opt_bytes, double opt_elems, 
 void add_zero3_live(RankMemory& r, const Ctx& c, double bytes_per_elem) {
   const Zero3Settings& z = c.plan.zero3;
   const ModelSpec& m = c.m_eff;
-  double elems = 0;
-  double count = 0;
-  for (const auto& f : zero3_fetch_modules(m)) {
-    elems += d(f.elems) * d(f.count);
-    count += d(f.count);
-  }
-  const double mean_module = count > 0 ? elems / count : 0;
   const double room = std::max(0.0, z.max_live_parameters - c.z3_retained);
   const double bucket = z.prefetch_elems(m);
-  const double ahead = bucket >= mean_module ? room : std::min(bucket, room);
+  const double ahead = bucket >= c.z3_mean_module ? room : std::min(bucket, room);
   const double largest = d(largest_module_params(m));
   const ParamCounts pc = m.params();
   const double thr = z.persistence_elems(m);
