@@ -6,6 +6,7 @@
 #include "ftcost/estimate.hpp"
 #include "ftcost/ops.hpp"
 #include "ftcost/throughput.hpp"
+#include "resolved_inputs.hpp"
 
 #include <doctest/doctest.h>
 
@@ -26,11 +27,7 @@ OpContext bwd() {
   return c;
 }
 
-Inputs inputs(Request r) {
-  auto in = resolve_request(r, Database::embedded(), nullptr);
-  REQUIRE_MESSAGE(in.ok(), (in.ok() ? std::string() : in.error().to_string()));
-  return in.value();
-}
+using test::inputs;
 
 StepTime step_of(const Inputs& in, std::int64_t batch, double len) {
   return step_model(in.model, in.workload, in.stack, in.gpu, in.calibration.get(), batch, len,

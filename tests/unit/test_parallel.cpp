@@ -5,6 +5,7 @@
 #include "ftcost/database.hpp"
 #include "ftcost/estimate.hpp"
 #include "ftcost/parallel.hpp"
+#include "resolved_inputs.hpp"
 
 #include <doctest/doctest.h>
 
@@ -14,11 +15,7 @@ using namespace ftcost;
 
 namespace {
 
-Inputs inputs(Request r) {
-  auto in = resolve_request(r, Database::embedded(), nullptr);
-  REQUIRE(in.ok());
-  return in.value();
-}
+using test::inputs;
 
 ParallelPlan plan(int gpus, int nodes, Strategy s, int degree = 1) {
   ParallelPlan p;

@@ -5,6 +5,7 @@
 #include "ftcost/database.hpp"
 #include "ftcost/estimate.hpp"
 #include "ftcost/parallel.hpp"
+#include "resolved_inputs.hpp"
 
 #include <doctest/doctest.h>
 
@@ -14,11 +15,7 @@ using namespace ftcost;
 
 namespace {
 
-Inputs inputs(Request r) {
-  auto in = resolve_request(r, Database::embedded(), nullptr);
-  REQUIRE(in.ok());
-  return in.value();
-}
+using test::inputs;
 
 ParallelEstimate run(const Inputs& in, int gpus, Strategy s, const Zero3Settings& z = Zero3Settings{}) {
   ParallelPlan p;
