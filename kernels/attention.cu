@@ -64,6 +64,24 @@ __device__ void load_rows(bf16* dst, const bf16* src, int row0, int seq, std::si
   }
 }
 
+// One warp's strip of an A B^T product through 16x16x16 WMMA tiles: scratch[16][Cols] (row stride lds) = the
+// 16 rows of A at `a` times the transpose of B's Cols rows at `b`, both D wide with row stride ld.
+template <int D, int Cols>
+__device__ void warp_abt(float* scratch, int lds, const bf16* a, const bf16* b, int ld) {
+  for (int j = 0; j < Cols / 16; ++j) {
+    FragAcc s;
+    wmma::fill_fragment(s, 0.f);
+    for (int kk = 0; kk < D / 16; ++kk) {
+      FragArow fa;
+      FragBcol fb;
+      wmma::load_matrix_sync(fa, a + kk * 16, ld);
+      wmma::load_matrix_sync(fb, b + j * 16 * ld + kk * 16, ld);
+      wmma::mma_sync(s, fa, fb, s);
+    }
+    wmma::store_matrix_sync(scratch + j * 16, s, lds, wmma::mem_row_major);
+  }
+}
+
 template <int D>
 constexpr std::size_t fwd_smem_bytes() {
   return sizeof(bf16) * (kBr + 2 * kBc) * (D + kPad) + sizeof(float) * kBr * (kBc + 4) +
@@ -113,18 +131,7 @@ __global__ void __launch_bounds__(kThreads)
     load_rows<D, kBc>(sK, kb, k0, a.seq, ks);
     load_rows<D, kBc>(sV, vb, k0, a.seq, ks);
     __syncthreads();
-    for (int j = 0; j < kBc / 16; ++j) {  // S = Q K^T for the warp's 16 rows
-      FragAcc s;
-      wmma::fill_fragment(s, 0.f);
-      for (int kk = 0; kk < D / 16; ++kk) {
-        FragArow fa;
-        FragBcol fb;
-        wmma::load_matrix_sync(fa, sQ + warp * 16 * LD + kk * 16, LD);
-        wmma::load_matrix_sync(fb, sK + j * 16 * LD + kk * 16, LD);
-        wmma::mma_sync(s, fa, fb, s);
-      }
-      wmma::store_matrix_sync(scratch + j * 16, s, LDS, wmma::mem_row_major);
-    }
+    warp_abt<D, kBc>(scratch, LDS, sQ + warp * 16 * LD, sK, LD);  // S = Q K^T for the warp's 16 rows
     __syncwarp();
     {  // online softmax: two lanes per row, 32 columns each
       const int r = lane >> 1, c0 = (lane & 1) * (kBc / 2), R = warp * 16 + r, qi = q0 + R;
@@ -260,18 +267,7 @@ __global__ void __launch_bounds__(kThreads)
         sD[threadIdx.x] = qi < a.seq ? dd[row_stat + qi] : 0.f;
       }
       __syncthreads();
-      for (int j = 0; j < kBq / 16; ++j) {  // S^T = K_w Q^T
-        FragAcc s;
-        wmma::fill_fragment(s, 0.f);
-        for (int kk = 0; kk < D / 16; ++kk) {
-          FragArow fa;
-          FragBcol fb;
-          wmma::load_matrix_sync(fa, sK + warp * 16 * LD + kk * 16, LD);
-          wmma::load_matrix_sync(fb, sQ + j * 16 * LD + kk * 16, LD);
-          wmma::mma_sync(s, fa, fb, s);
-        }
-        wmma::store_matrix_sync(scratch + j * 16, s, LDS, wmma::mem_row_major);
-      }
+      warp_abt<D, kBq>(scratch, LDS, sK + warp * 16 * LD, sQ, LD);  // S^T = K_w Q^T
       __syncwarp();
       for (int e = lane; e < 16 * kBq; e += 32) {  // P^T
         const int r = e / kBq, c = e % kBq, key = k0 + warp * 16 + r, qi = q0 + c;
@@ -288,18 +284,7 @@ __global__ void __launch_bounds__(kThreads)
           wmma::mma_sync(dV[t], pa, ob, dV[t]);
         }
       }
-      for (int j = 0; j < kBq / 16; ++j) {  // dP^T = V_w dO^T
-        FragAcc s;
-        wmma::fill_fragment(s, 0.f);
-        for (int kk = 0; kk < D / 16; ++kk) {
-          FragArow fa;
-          FragBcol fb;
-          wmma::load_matrix_sync(fa, sV + warp * 16 * LD + kk * 16, LD);
-          wmma::load_matrix_sync(fb, sdO + j * 16 * LD + kk * 16, LD);
-          wmma::mma_sync(s, fa, fb, s);
-        }
-        wmma::store_matrix_sync(scratch + j * 16, s, LDS, wmma::mem_row_major);
-      }
+      warp_abt<D, kBq>(scratch, LDS, sV + warp * 16 * LD, sdO, LD);  // dP^T = V_w dO^T
       __syncwarp();
       for (int e = lane; e < 16 * kBq; e += 32) {  // dS^T = P^T (dP^T - D)
         const int r = e / kBq, c = e % kBq, R = warp * 16 + r;
