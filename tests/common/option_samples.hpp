@@ -88,6 +88,12 @@ inline OptionSample option_sample(const Option& o, const Database& db) {
     s.request["gpus"] = "4";
     s.request["parallel"] = "zero3";
   }
+  if (o.key == "host-memory-gbps") {  // a PCIe node without peer-to-peer shares its host memory
+    s.value = "102.4";
+    s.request["gpu"] = "rtx-4090";
+    s.request["gpus"] = "2";
+    s.request["parallel"] = "ddp";
+  }
   if (o.key == "calibration") {
     s.value = std::string(FTCOST_SOURCE_DIR) + "/tests/data/calibration/h100-sxm-synthetic.json";
     s.request["gpu"] = "h100-sxm5-80gb";

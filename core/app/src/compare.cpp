@@ -129,7 +129,7 @@ void set_shape(CompareRow& row, const InstanceShape* shape, const ShapeResult& r
 // --max-gpus out of range.
 Status check_compare_request(const Request& req, int max_gpus) {
   // The hardware of each row comes from its offer (shapes.hpp): a node preset or network is one shape.
-  for (const char* k : {"node", "network", "network-gbit-per-gpu"})
+  for (const char* k : {"node", "network", "network-gbit-per-gpu", "host-memory-gbps"})
     if (req.count(k) != 0)
       return make_error(Errc::invalid_value, std::string("--") + k,
                         "compare takes each offer's hardware (GPUs per instance, network between instances); "

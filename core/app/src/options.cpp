@@ -1664,6 +1664,30 @@ std::vector<Option> build_options() {
     };
     add(o);
   }
+  {
+    Option o;
+    o.key = "host-memory-gbps";
+    o.kind = OptionKind::real;
+    o.group = "multi-gpu";
+    o.label = "Host memory";
+    o.help = "the node's host memory bandwidth, GB/s (all channels at line rate): bounds PCIe GPUs without "
+             "peer-to-peer";
+    o.details = "Without PCIe peer-to-peer (GeForce cards) NCCL stages GPU-to-GPU traffic through host memory, "
+                "which every GPU of the node then shares: 8 channels of DDR4-3200 are 204.8 GB/s.";
+    o.unit = "GB/s";
+    o.lo = 1;
+    o.hi = 100000;
+    o.default_help = "the --node preset's, else 204.8 (assumed)";
+    o.not_applicable_warns = true;
+    o.applies = [](const ResolveState& st) -> std::string {
+      return st.in.multi.gpus > 1 ? "" : "applies only with --gpus 2 or more";
+    };
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      st.in.multi.host_memory_gbps = std::strtod(v.c_str(), nullptr);
+      return Ok{};
+    };
+    add(o);
+  }
   return table;
 }
 

@@ -53,6 +53,27 @@ double host_adam_params_per_s(Strategy s, const StackProfile& stack) {
   return torch_unfused ? kHostAdamParamsPerS / kTorchCpuAdamSlowdown : kHostAdamParamsPerS;
 }
 
+// DeepSpeed ZeRO-3 runs Python hooks around every sub-module with parameters of its own
+// (parameter_offload.py _pre_forward_module_hook / _post_forward_module_hook and their backward twins ->
+// partitioned_param_coordinator.py fetch_sub_module, release_sub_module @ edaa722): trace bookkeeping, the
+// prefetch walk, the coalesced all-gather's buffers and launch, the release's partition and record_stream.
+// DeepSpeed's own PRs name this host time as the cost of fine-grained MoE models (#6649
+// zero_module_granularity_threshold, "reducing host overhead (reduce many hooks)", 64 experts x 3 linears;
+// #6694). It hides behind the device while the host runs ahead, but the eager expert loop syncs on
+// torch.where before every expert (throughput.cpp expert_loop), so the hooks of its expert Linears add to the
+// step. assumed: 0.4 ms per sub-module fetch + release (about 140 lines of Python in fetch_sub_module alone,
+// the all-gather's tensor ops, and a few CUDA event/stream calls), an order-of-magnitude estimate, not fitted.
+constexpr double kZero3HookHostS = 0.4e-3;
+
+// Per micro-batch, the ZeRO-3 hook time the expert loop exposes: every expert Linear fetched and released in
+// the forward, the recompute (with checkpointing) and the backward. 0 unless the stack runs the eager loop.
+double zero3_expert_hook_s(const ModelSpec& m, const StackProfile& stack, bool checkpointing) {
+  if (stack.moe_execution != "loop" || m.layers_with(Ffn::moe) == 0) return 0;
+  const MoeSpec& e = m.moe;
+  const double linears = d(m.layers_with(Ffn::moe)) * d(e.experts) * (e.gated ? 3.0 : 2.0);
+  return linears * (checkpointing ? 3.0 : 2.0) * kZero3HookHostS;
+}
+
 // The model one tensor-parallel rank holds: heads, FFN widths and the vocabulary split t ways (Megatron's
 // column/row-parallel linears and vocab-parallel embedding).
 ModelSpec tp_shard(const ModelSpec& m, int t) {
@@ -458,6 +479,13 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
     bwd_s += extra * 2.0 / 3.0;
     fwd_s += extra / 3.0;
   }
+  if (st == Strategy::zero3) {
+    const double hooks = zero3_expert_hook_s(c.m_eff, in.stack, w.checkpointing);
+    micro_s += hooks;
+    fwd_s += hooks / (w.checkpointing ? 3.0 : 2.0);
+    bwd_s += hooks - hooks / (w.checkpointing ? 3.0 : 2.0);
+    e.zero3_hook_s = plan.grad_accum * hooks;
+  }
   e.compute_s = plan.grad_accum * micro_s;
   double opt = S(Stage::optimizer);
   const ParamBreakdown pb = param_breakdown(c.m_eff, w);
@@ -753,6 +781,12 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
     add(e, it);
   }
   e.step_s = e.compute_s + e.optimizer_s + e.comm_exposed_s;
+  if (e.zero3_hook_s > 0.05 * e.step_s)
+    e.warnings.push_back("ZeRO-3 fetches every expert Linear as its own sub-module, and the eager expert loop's "
+                         "host syncs expose DeepSpeed's fetch/release hooks: " +
+                         json(std::round(e.zero3_hook_s * 100) / 100).dump() +
+                         " s per step (assumed 0.4 ms each); deepspeed.utils.set_z3_leaf_modules on the MoE "
+                         "block, a grouped-expert stack or ZeRO-2 avoid it");
   const double queries_per_row = w.queries_per_row();  // samples per row (packing)
   e.throughput_qps = d(e.global_batch) * queries_per_row / e.step_s;
   e.throughput_tps = e.throughput_qps / queries_per_row * len;

@@ -108,6 +108,7 @@ json parallel_to_json(const ParallelEstimate& p) {
                            {"latency_us", e.plan.inter.latency_us},
                            {"note", e.plan.inter.note}};
   if (e.plan.strategy == Strategy::ep) par["expert_imbalance"] = e.expert_imbalance;
+  if (e.zero3_hook_s > 0) par["zero3_hook_s"] = e.zero3_hook_s;
   if (e.deepspeed.gpu_bytes > 0)
     par["deepspeed_estimator"] = {
         {"gpu_gib", static_cast<double>(e.deepspeed.gpu_bytes) / kGiB},

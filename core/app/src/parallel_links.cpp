@@ -16,12 +16,18 @@ namespace {
 // assumed: fraction of the NVLink/PCIe per-direction line rate a large NCCL collective reaches (bus bw).
 constexpr double kNvlinkEfficiency = 0.80;
 constexpr double kPcieEfficiency = 0.80;
-// assumed: without PCIe peer-to-peer NCCL stages through host memory (SHM transport). NCCL's own topology
-// model rates that GPU-CPU-GPU path at the PCIe link's speed (src/graph/topo.h, search.cc followPath); what
-// costs is host memory and the root complex, shared by every GPU that stages through them, and the socket
-// count. torchtune's 4090 rows bracket it: 2 GPUs reached ~0.9 of the line rate, 4 GPUs ~0.55
-// (docs/validation.md, multi-GPU). One factor for both; a --collectives calibration replaces it.
-constexpr double kPcieHostPenalty = 0.5;
+// Without PCIe peer-to-peer NCCL diverts GPU-GPU traffic through the CPU (src/graph/paths.cc
+// ncclTopoComputePaths, "Divert all traffic through the CPU": addInterStep rates the GPU-CPU-GPU path at the
+// slower PCIe link, no halving) and moves it with the SHM transport, whose buffers sit in host memory on the
+// receiver's side (src/transport/shm.cc, NCCL_SHM_LOCALITY default 2): every byte is written to host memory
+// by the sender's GPU and read back by the receiver's (NCCL master @ 5067397c). A ring keeps every GPU of
+// the node sending and receiving at once, so host memory carries 2 x GPUs x the per-GPU bus bandwidth: the
+// link rate until that exceeds what host memory sustains (structural). The host memory bandwidth is a node
+// property (gpu-db/nodes host_memory_gbps, --host-memory-gbps); when unknown, assumed: eight channels of
+// DDR4-3200 (204.8 GB/s, a dual-socket-class EPYC/Xeon host of 4- and 8-GPU PCIe machines) at 0.7 of the
+// line rate (a STREAM-like sustained fraction).
+constexpr double kHostMemoryDefaultGbps = 204.8;
+constexpr double kHostMemoryEfficiency = 0.7;
 // assumed: fraction of the NIC line rate NCCL reaches (IB/RoCE with GPUDirect RDMA; TCP sockets for
 // Ethernet).
 constexpr double kIbEfficiency = 0.85;
@@ -151,7 +157,7 @@ Result<std::vector<CollectivePoint>> parse_collectives(const json& rows, const s
   return out;
 }
 
-Link intra_node_link(const GpuSpec& g, int gpus_per_node, int pcie_p2p_override) {
+Link intra_node_link(const GpuSpec& g, int gpus_per_node, int pcie_p2p_override, double host_memory_gbps) {
   const GpuInterconnect& ic = g.interconnect;
   Link l;
   if (ic.nvlink_gbps_bidirectional > 0 && !ic.nvlink_topology.empty() &&
@@ -175,10 +181,18 @@ Link intra_node_link(const GpuSpec& g, int gpus_per_node, int pcie_p2p_override)
     why += "; its NVLink joins only " + std::to_string(ic.nvlink_max_gpus) + " GPUs";
   if (p2p == 0) {
     l.kind = LinkKind::pcie_host;
-    l.busbw_gbps = raw * kPcieEfficiency * kPcieHostPenalty;
+    const bool stated = host_memory_gbps > 0;
+    const double host = (stated ? host_memory_gbps : kHostMemoryDefaultGbps) * kHostMemoryEfficiency;
+    const double host_share = host / (2.0 * std::max(1, gpus_per_node));
+    l.busbw_gbps = std::min(raw * kPcieEfficiency, host_share);
     l.latency_us = kLatencyPcieHostUs;
-    l.note = why + ", peer-to-peer blocked: staged through host memory (x" + json(kPcieHostPenalty).dump() +
-             ", assumed)";
+    const double pcie = raw * kPcieEfficiency;
+    l.note = why + ", peer-to-peer blocked: staged through host memory (NCCL SHM): the lesser of PCIe x " +
+             json(kPcieEfficiency).dump() + " (assumed NCCL efficiency) = " + json(std::round(pcie * 10) / 10).dump() +
+             " GB/s and host memory " + json(stated ? host_memory_gbps : kHostMemoryDefaultGbps).dump() +
+             " GB/s" + (stated ? "" : " (assumed)") + " x " + json(kHostMemoryEfficiency).dump() + " / (2 x " +
+             std::to_string(gpus_per_node) + " GPUs) = " + json(std::round(host_share * 10) / 10).dump() +
+             " GB/s";
   } else {
     l.kind = LinkKind::pcie_p2p;
     l.busbw_gbps = raw * kPcieEfficiency;

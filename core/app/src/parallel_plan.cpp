@@ -256,7 +256,7 @@ Result<ParallelPlan> plan_from_json(const json& obj, const Inputs& in, const Dat
   static const std::vector<std::string> keys = {
       "gpus",        "nodes",       "parallel", "offload", "nvme-gbps",
       "host-ram",    "grad-accum",  "node",     "network", "network-gbit-per-gpu",
-      "nvlink-gbps", "collectives", "zero3"};
+      "nvlink-gbps", "collectives", "zero3",   "host-memory-gbps"};
   for (auto it = obj.begin(); it != obj.end(); ++it)
     if (std::find(keys.begin(), keys.end(), it.key()) == keys.end())
       return make_error(Errc::unknown_key, "--" + it.key(),
@@ -298,6 +298,7 @@ Result<ParallelPlan> plan_from_json(const json& obj, const Inputs& in, const Dat
     net = n->network;
     gbit = n->network_gbit_per_gpu;
     p.host_ram_gib = n->host_ram_gib;
+    p.host_memory_gbps = n->host_memory_gbps;
   }
   FTCOST_TRY(gpus, whole("gpus", 1, 72, p.gpus_per_node));
   if (!p.node_id.empty() && gpus > p.gpus_per_node)
@@ -339,7 +340,11 @@ Result<ParallelPlan> plan_from_json(const json& obj, const Inputs& in, const Dat
     FTCOST_TRY(rows, parse_collectives(obj.at("collectives"), "collectives"));
     p.collectives = rows;
   }
-  if (p.gpus_per_node > 1) p.intra = intra_node_link(g, p.gpus_per_node, p2p);
+  if (has(obj, "host-memory-gbps")) {
+    FTCOST_TRY(x, get_number_in(obj, "host-memory-gbps", "", 1, 100000));
+    p.host_memory_gbps = x;
+  }
+  if (p.gpus_per_node > 1) p.intra = intra_node_link(g, p.gpus_per_node, p2p, p.host_memory_gbps);
   p.inter = network_link(net, gbit);
   return p;
 }
@@ -354,6 +359,7 @@ Result<ParallelPlan> plan_from_inputs(const Inputs& in, const Database& db) {
   if (!m.zero3.empty()) j["zero3"] = m.zero3;
   if (in.workload.host_ram_gib > 0) j["host-ram"] = in.workload.host_ram_gib;
   if (m.network_gbit_per_gpu > 0) j["network-gbit-per-gpu"] = m.network_gbit_per_gpu;
+  if (m.host_memory_gbps > 0) j["host-memory-gbps"] = m.host_memory_gbps;
   // A calibration with measured collectives (ftcost-calibrate --collectives) replaces the assumed link
   // efficiencies for the sizes and rank counts it measured.
   if (in.calibration && !in.calibration->measurements.collectives.empty()) {

@@ -47,6 +47,10 @@ Result<NodeShape> parse_node(const json& doc, const std::string& source) {
     FTCOST_TRY(ram, get_number_in(doc, "host_ram_gib", p, 1, 1 << 20));
     n.host_ram_gib = ram;
   }
+  if (has(doc, "host_memory_gbps") && !doc.at("host_memory_gbps").is_null()) {
+    FTCOST_TRY(bw, get_number_in(doc, "host_memory_gbps", p, 1, 100000));
+    n.host_memory_gbps = bw;
+  }
   if (!has(doc, "sources") || !doc.at("sources").is_array() || doc.at("sources").empty())
     return make_error(Errc::missing_field, "sources", "every node preset needs at least one source");
   for (const auto& s : doc.at("sources")) {

@@ -87,6 +87,7 @@ struct ParallelPlan {
   std::string node_id;      // preset the links came from, or empty
   Link intra, inter;        // filled by resolve_links() when empty
   double host_ram_gib = 0;  // per node: --host-ram, else the node preset's (0: not checked)
+  double host_memory_gbps = 0;  // per node: --host-memory-gbps, else the node preset's (0: not stated)
   // The node's NVMe drives as ZeRO-Infinity reads and writes them (decimal GB/s, shared by the node's ranks):
   // --nvme-gbps, else DeepSpeed's own measurement of 4 PCIe 4.0 SSDs in RAID-0 (docs/sources/parallel.md).
   double nvme_read_gbps = 0, nvme_write_gbps = 0;
@@ -105,7 +106,9 @@ Status check_parallel_for_model(Strategy s, int degree, const ModelSpec& m);
 
 // Links from the GPU's interconnect fields and the node preset / network (assumed efficiencies in
 // docs/sources/parallel.md).
-Link intra_node_link(const GpuSpec& g, int gpus_per_node, int pcie_p2p_override);
+// host_memory_gbps: the node's host memory bandwidth, GB/s (0: not stated, the assumed default), which
+// bounds PCIe links without peer-to-peer (NCCL stages them through host memory).
+Link intra_node_link(const GpuSpec& g, int gpus_per_node, int pcie_p2p_override, double host_memory_gbps = 0);
 Link network_link(const std::string& kind, double gbit_per_gpu);
 
 // A plan from a JSON object with the option names as keys: {"gpus": N, "nodes": M, "parallel":
@@ -232,6 +235,8 @@ struct ParallelEstimate {
   double comm_s = 0, comm_exposed_s = 0;
   double step_s = 0;
   double expert_imbalance = 1;  // EP: the busiest rank's routed load over the mean
+  double zero3_hook_s = 0;  // ZeRO-3: host time of the expert Linears' fetch/release hooks the eager expert
+                            // loop exposes, per optimizer step (in compute_s)
   double throughput_qps = 0, throughput_tps = 0;
   double throughput_data_tps = 0;                  // tokens of data (no padding) per second
   double throughput_low = 0, throughput_high = 0;  // the step model's range (step_range_fraction)

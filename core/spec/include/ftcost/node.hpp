@@ -18,6 +18,7 @@ struct NodeShape {
   std::string network = "none";     // "infiniband" | "roce" | "ethernet" | "none"
   double network_gbit_per_gpu = 0;  // NIC line rate available to each GPU, Gbit/s
   double host_ram_gib = 0;          // 0 = not stated
+  double host_memory_gbps = 0;      // host memory bandwidth (all channels, line rate), GB/s; 0 = not stated
   std::vector<std::string> sources;
 };
 Result<NodeShape> parse_node(const json& doc, const std::string& source);
