@@ -48,9 +48,16 @@ constexpr double kTorchCpuAdamSlowdown = 6.0;
 // single-pass vectorized, multithreaded kernel as DeepSpeed's CPUAdam (csrc/adam/cpu_adam_impl.cpp, AVX,
 // OpenMP): assumed the same rate. The slowdown applies to the foreach / for-loop paths it was stated for
 // (DeepSpeedCPUAdam's docstring compares with torch.optim.adam(W) before the fused CPU kernel existed).
-double host_adam_params_per_s(Strategy s, const StackProfile& stack) {
+// Either pass reads the fp32 parameter, gradient and both moments and writes back the parameter and the
+// moments: 28 bytes of host memory per parameter (structural), and the node's ranks step at once, so the
+// rate is also at most the node's sustained host memory / (28 B x ranks per node).
+constexpr double kHostAdamBytesPerParam = 28.0;
+double host_adam_params_per_s(Strategy s, const StackProfile& stack, const ParallelPlan& plan) {
   const bool torch_unfused = is_fsdp(s) && stack.adamw_implementation != "fused";
-  return torch_unfused ? kHostAdamParamsPerS / kTorchCpuAdamSlowdown : kHostAdamParamsPerS;
+  const double compute = torch_unfused ? kHostAdamParamsPerS / kTorchCpuAdamSlowdown : kHostAdamParamsPerS;
+  const double memory = sustained_host_memory_gbps(plan.host_memory_gbps) * 1e9 /
+                        (kHostAdamBytesPerParam * std::max(1, plan.gpus_per_node));
+  return std::min(compute, memory);
 }
 
 // DeepSpeed ZeRO-3 runs Python hooks around every sub-module with parameters of its own
@@ -492,7 +499,7 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
   if (is_sharded_dp(st)) opt /= shard_group(plan, st);
   if (plan.offload != Offload::none) {
     const double n = shard_group(plan, st);
-    opt = pb.trainable / n / host_adam_params_per_s(st, in.stack);
+    opt = pb.trainable / n / host_adam_params_per_s(st, in.stack, plan);
     const double bytes = 2.0 * pb.trainable / n * 2.0;  // 16-bit grads down, 16-bit params up
     CommItem it{"offload: gradients to host, parameters back (PCIe)",
                 CollOp::send_recv,

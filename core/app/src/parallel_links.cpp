@@ -157,6 +157,10 @@ Result<std::vector<CollectivePoint>> parse_collectives(const json& rows, const s
   return out;
 }
 
+double sustained_host_memory_gbps(double host_memory_gbps) {
+  return (host_memory_gbps > 0 ? host_memory_gbps : kHostMemoryDefaultGbps) * kHostMemoryEfficiency;
+}
+
 Link intra_node_link(const GpuSpec& g, int gpus_per_node, int pcie_p2p_override, double host_memory_gbps) {
   const GpuInterconnect& ic = g.interconnect;
   Link l;
@@ -182,8 +186,7 @@ Link intra_node_link(const GpuSpec& g, int gpus_per_node, int pcie_p2p_override,
   if (p2p == 0) {
     l.kind = LinkKind::pcie_host;
     const bool stated = host_memory_gbps > 0;
-    const double host = (stated ? host_memory_gbps : kHostMemoryDefaultGbps) * kHostMemoryEfficiency;
-    const double host_share = host / (2.0 * std::max(1, gpus_per_node));
+    const double host_share = sustained_host_memory_gbps(host_memory_gbps) / (2.0 * std::max(1, gpus_per_node));
     l.busbw_gbps = std::min(raw * kPcieEfficiency, host_share);
     l.latency_us = kLatencyPcieHostUs;
     const double pcie = raw * kPcieEfficiency;

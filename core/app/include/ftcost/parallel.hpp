@@ -106,6 +106,9 @@ Status check_parallel_for_model(Strategy s, int degree, const ModelSpec& m);
 
 // Links from the GPU's interconnect fields and the node preset / network (assumed efficiencies in
 // docs/sources/parallel.md).
+// What a streaming kernel sustains of the node's host memory, GB/s: the stated line rate (0: the assumed
+// default, eight channels of DDR4-3200) x the assumed sustained fraction (docs/sources/parallel.md).
+double sustained_host_memory_gbps(double host_memory_gbps);
 // host_memory_gbps: the node's host memory bandwidth, GB/s (0: not stated, the assumed default), which
 // bounds PCIe links without peer-to-peer (NCCL stages them through host memory).
 Link intra_node_link(const GpuSpec& g, int gpus_per_node, int pcie_p2p_override, double host_memory_gbps = 0);
