@@ -4,6 +4,7 @@
 #include "format.hpp"
 #include "ftcost/database.hpp"
 #include "ftcost/options.hpp"
+#include "ftcost/prices.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -35,7 +36,17 @@ void print_json(const json& j) { std::cout << j.dump(2) << "\n"; }
 
 Result<std::string> read_input_file(const std::string& path) { return read_regular_file(path); }
 
-long today_days() { return static_cast<long>(std::time(nullptr) / 86400); }
+Result<long> today_override() {
+  const char* v = std::getenv("FTCOST_TODAY");
+  if (v == nullptr || *v == '\0') return -1L;
+  return parse_date_days(v, "FTCOST_TODAY");
+}
+
+long today_days() {
+  const Result<long> o = today_override();
+  if (o.ok() && o.value() >= 0) return o.value();
+  return static_cast<long>(std::time(nullptr) / 86400);
+}
 
 CLI::Validator number_in(double lo, double hi, const std::string& what) {
   return CLI::Validator(

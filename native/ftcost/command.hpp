@@ -53,8 +53,11 @@ void print_json(const json& j);
 // only, at most 8 MiB (fileio.hpp). A FileReader.
 Result<std::string> read_input_file(const std::string& path);
 
-// Days since 1970-01-01 (dates the price ages).
+// Days since 1970-01-01 (dates the price ages): today, or the date in the environment variable FTCOST_TODAY
+// (YYYY-MM-DD), which makes an output reproducible (the golden test, tests/golden). today_override() is that
+// date (-1 when unset), or the error naming FTCOST_TODAY, which main() reports before any command runs.
 long today_days();
+Result<long> today_override();
 
 // A number validator whose message says what is allowed (CLI11's built-in ranges print DBL_MAX).
 CLI::Validator number_in(double lo, double hi, const std::string& what);

@@ -46,6 +46,7 @@ int run_command(int argc, char** argv) {
     // --json asks for JSON errors too (fail()): a reader of stdout gets an object either way
     for (int i = 1; i < argc; ++i)
       if (std::string(argv[i]) == "--json") cli::set_json_errors(true);
+    if (const Result<long> today = cli::today_override(); !today.ok()) return cli::fail(today.error());
     try {
       app.parse(argc, argv);
     } catch (const CLI::CallForHelp&) {

@@ -1063,3 +1063,15 @@ TEST_CASE("issue 36: the memory table labels a peak that is not the sum of its r
   CHECK(r.out.find("peak (not the sum: see below)") != std::string::npos);
   CHECK(r.out.find("\ntotal ") == std::string::npos);
 }
+
+TEST_CASE("FTCOST_TODAY fixes the day price ages count from; a bad date is an error naming it") {
+  const std::string job = "estimate --model llama-3.1-8b --gpu a100-sxm4-80gb --method lora --seq 1024 --json";
+  const Run later = run(job, "FTCOST_TODAY=2030-01-01 ");
+  const Run earlier = run(job, "FTCOST_TODAY=2025-03-01 ");
+  REQUIRE(later.code == 0);
+  REQUIRE(earlier.code == 0);
+  CHECK(later.out != earlier.out);  // the same offer is older on the later day
+  const Run bad = run("models", "FTCOST_TODAY=2026-13-01 ");
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("FTCOST_TODAY") != std::string::npos);
+}

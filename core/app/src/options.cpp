@@ -1670,7 +1670,7 @@ std::vector<Option> build_options() {
     o.kind = OptionKind::real;
     o.group = "multi-gpu";
     o.label = "Host memory";
-    o.help = "the node's host memory bandwidth, GB/s (all channels at line rate): bounds PCIe GPUs without "
+    o.help = "The node's host memory bandwidth, GB/s (all channels at line rate): bounds PCIe GPUs without "
              "peer-to-peer";
     o.details = "Without PCIe peer-to-peer (GeForce cards) NCCL stages GPU-to-GPU traffic through host memory, "
                 "which every GPU of the node then shares: 8 channels of DDR4-3200 are 204.8 GB/s.";
