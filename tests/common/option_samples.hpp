@@ -94,6 +94,11 @@ inline OptionSample option_sample(const Option& o, const Database& db) {
     s.request["gpus"] = "2";
     s.request["parallel"] = "ddp";
   }
+  if (o.key == "sequence-parallel") {  // DeepSpeed Ulysses over 4 of 8 GPUs, with ZeRO
+    s.value = "4";
+    s.request["gpus"] = "8";
+    s.request["parallel"] = "zero3";
+  }
   if (o.key == "calibration") {
     s.value = std::string(FTCOST_SOURCE_DIR) + "/tests/data/calibration/h100-sxm-synthetic.json";
     s.request["gpu"] = "h100-sxm5-80gb";

@@ -10,6 +10,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <map>
 
 using namespace ftcost;
 
@@ -874,23 +875,35 @@ TEST_CASE("the multi-GPU maximum micro-batch is the largest whose per-rank memor
   CHECK(positive >= 20);  // most shapes hold the job: the scan checks a real maximum, not 0 == 0
 }
 
-TEST_CASE("--seq max on several GPUs: the ranks' memory and step are both at one GPU's longest length") {
+TEST_CASE("--seq max on several GPUs: the plan's own longest length, with memory and step both at it") {
   // Issue 39 W1: the step was timed at the 1-token placeholder while the memory was at the longest length.
+  // Issue 41: a given strategy answers with its own longest (sharded states and split sequences leave more
+  // room than one GPU; DDP's gradient buckets less), --parallel auto with one GPU's so its candidates compare.
   const Inputs in =
       inputs({{"model", "llama-3.1-8b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "lora"}, {"seq", "max"}});
   auto one = estimate(in, Database::embedded());
   REQUIRE(one.ok());
   const double len = one->in.workload.seq_len;
   REQUIRE(len > 1000);
+  std::map<std::string, double> at;
   for (const ParallelPlan& p :
        {plan(8, 1, Strategy::ddp), plan(2, 1, Strategy::zero3), plan(2, 1, Strategy::cp, 2)}) {
     const ParallelEstimate e = run(in, p);
     CAPTURE(e.strategy_label);
-    CHECK(e.seq_len == len);
+    at[e.strategy_label] = e.seq_len;
+    CHECK(e.seq_len == e.max_seq_len);
     CHECK(e.micro_batch == 1);
-    CHECK(e.throughput_tps / e.throughput_qps == doctest::Approx(len));
-    CHECK(e.scaling_efficiency <= 1.05);  // batch 1 everywhere: no superlinear scaling
+    CHECK(e.fits);
+    CHECK(e.throughput_tps / e.throughput_qps == doctest::Approx(e.seq_len));
   }
+  CHECK(at["ddp"] < len);             // a bucket copy of every gradient beside one GPU's job
+  CHECK(at["zero3"] > len);           // the states sharded over 2 ranks
+  CHECK(at["cp:2"] > 1.5 * len);      // half of each sequence per rank
+  ParallelPlan a = plan(8, 1, Strategy::ddp);
+  a.choose = true;
+  auto chosen = estimate_parallel(in, a, Database::embedded());
+  REQUIRE(chosen.ok());
+  CHECK(chosen->seq_len == len);
 }
 
 TEST_CASE(
@@ -980,4 +993,49 @@ TEST_CASE("ZeRO-3: the eager expert loop exposes DeepSpeed's fetch/release hooks
   CHECK(run(grouped, plan_from_inputs(grouped, db).value()).zero3_hook_s == 0);
   const Inputs z2 = job("hf-transformers-2024", "zero2");
   CHECK(run(z2, plan_from_inputs(z2, db).value()).zero3_hook_s == 0);
+}
+
+TEST_CASE("Ulysses sequence parallelism: 1/N of the tokens per rank, four all-to-alls per attention layer and pass") {
+  const Database& db = Database::embedded();
+  auto job = [](const std::string& sp) {
+    return inputs({{"model", "llama-3.1-8b"},
+                   {"gpu", "h100-sxm5-80gb"},
+                   {"method", "full"},
+                   {"gpus", "8"},
+                   {"parallel", "zero3"},
+                   {"sequence-parallel", sp},
+                   {"seq", "32768"},
+                   {"batch", "1"}});
+  };
+  const Inputs q = job("8");
+  const ParallelEstimate e = run(q, plan_from_inputs(q, db).value());
+  CHECK(e.strategy_label == "zero3+sp:8");
+  CHECK(e.dp == 1);  // 8 GPUs, one sequence-parallel group: one replica
+  const CommItem* a2a = comm_item(e, "Ulysses sequence all-to-all");
+  REQUIRE(a2a != nullptr);
+  // by hand, Llama-3.1-8B (32 layers, 32 heads, 8 KV heads, head_dim 128), 32,768 tokens over 8 ranks in bf16:
+  // query and output 4,096 x 32 x 128 x 2 B = 32 MiB per rank, key and value 4,096 x 8 x 128 x 2 B = 8 MiB;
+  // four calls per layer in the forward, the recompute and the backward
+  CHECK(a2a->calls == doctest::Approx(32.0 * 3 * 4));
+  CHECK(a2a->bytes == doctest::Approx((2.0 * 32 + 2.0 * 8) * 1048576 / 4));
+  CHECK(a2a->exposed_s == doctest::Approx(a2a->time_s));
+  // the activations are one rank's 4,096 tokens, not 32,768: sequence parallelism at 8 needs far less than off
+  const Inputs off = job("1");
+  const ParallelEstimate o = run(off, plan_from_inputs(off, db).value());
+  CHECK(e.memory.base.activations < o.memory.base.activations / 4);
+  CHECK(e.max_seq_len > o.max_seq_len);
+  // what Ulysses needs, refused by name
+  auto refused = [&](const Request& kv) {
+    const Inputs in = inputs(kv);
+    auto p = plan_from_inputs(in, db);
+    if (!p.ok()) return p.error().field;
+    auto r = estimate_parallel(in, p.value(), db);
+    return r.ok() ? std::string() : r.error().field;
+  };
+  CHECK(refused({{"model", "llama-3.1-8b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "full"}, {"gpus", "8"},
+                 {"parallel", "fsdp"}, {"sequence-parallel", "4"}, {"seq", "4096"}}) == "--sequence-parallel");
+  CHECK(refused({{"model", "llama-3.1-8b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "full"}, {"gpus", "6"},
+                 {"parallel", "zero3"}, {"sequence-parallel", "4"}, {"seq", "4096"}}) == "--sequence-parallel");
+  CHECK(refused({{"model", "mamba-2.8b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "full"}, {"gpus", "2"},
+                 {"parallel", "zero3"}, {"sequence-parallel", "2"}, {"seq", "4096"}}) == "--sequence-parallel");
 }

@@ -1688,6 +1688,30 @@ std::vector<Option> build_options() {
     };
     add(o);
   }
+  {
+    Option o;
+    o.key = "sequence-parallel";
+    o.kind = OptionKind::count;
+    o.group = "multi-gpu";
+    o.label = "Sequence parallel";
+    o.help = "DeepSpeed Ulysses sequence parallelism: split each sample's sequence over N GPUs of a node "
+             "(with --parallel zero1, zero2 or zero3)";
+    o.details = "Each rank holds 1/N of the tokens; attention all-to-alls the sequence for 1/N of the heads "
+                "(deepspeed/runtime/sequence_parallel/ulysses_sp.py), as ArcticTraining, ms-swift and "
+                "LLaMA-Factory run it. N divides the GPUs and the attention heads.";
+    o.unit = "GPUs";
+    o.lo = 1;
+    o.hi = 64;
+    o.default_help = "1 (off)";
+    o.applies = [](const ResolveState& st) -> std::string {
+      return st.in.multi.gpus * st.in.multi.nodes > 1 ? "" : "applies only with --gpus 2 or more";
+    };
+    o.apply = [](ResolveState& st, const std::string& v) -> Status {
+      st.in.multi.sequence_parallel = static_cast<int>(std::strtol(v.c_str(), nullptr, 10));
+      return Ok{};
+    };
+    add(o);
+  }
   return table;
 }
 

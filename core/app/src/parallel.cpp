@@ -81,6 +81,37 @@ double zero3_expert_hook_s(const ModelSpec& m, const StackProfile& stack, bool c
   return linears * (checkpointing ? 3.0 : 2.0) * kZero3HookHostS;
 }
 
+// DeepSpeed Ulysses (--sequence-parallel N) as deepspeedai/DeepSpeed @ edaa722
+// runtime/sequence_parallel/ulysses_sp.py UlyssesSPAttentionHF runs it: with ZeRO (its engine shards over the
+// sequence-data-parallel group, every rank), N inside a node (ftcost keeps all-to-all groups there, as tp/ep/
+// cp), N dividing the GPUs and the attention heads ("Attention head count ... is not divisible by SP size"),
+// and the KV heads dividing N or N dividing them (smaller KV counts are replicated, kv_replication_factor).
+Status check_sequence_parallel(const ParallelPlan& plan, Strategy st, const ModelSpec& m,
+                               const std::string& label) {
+  const int sp = plan.sp;
+  if (sp <= 1) return Ok{};
+  const std::string f = "--sequence-parallel";
+  if (!is_zero(st))
+    return make_error(Errc::invalid_value, f,
+                      "DeepSpeed Ulysses runs with ZeRO (--parallel zero1, zero2 or zero3), not " + label);
+  if (plan.ranks() % sp != 0)
+    return make_error(Errc::invalid_value, f,
+                      std::to_string(sp) + " must divide the GPU count, " + std::to_string(plan.ranks()));
+  if (sp > plan.gpus_per_node)
+    return make_error(Errc::invalid_value, f,
+                      std::to_string(sp) + " spans more GPUs than one node has (" +
+                          std::to_string(plan.gpus_per_node) + "); ftcost keeps all-to-all groups inside a node");
+  if (m.layers_with(Mixer::attention) == 0)
+    return make_error(Errc::invalid_value, f, "Ulysses splits attention heads; " + m.id + " has no attention");
+  const std::int64_t kv = m.attn.kv_heads;
+  if (m.attn.heads % sp != 0 || !(kv % sp == 0 || sp % kv == 0))
+    return make_error(Errc::invalid_value, f,
+                      std::to_string(sp) + " must divide the " + std::to_string(m.attn.heads) +
+                          " attention heads, and the " + std::to_string(kv) +
+                          " KV heads must divide it or be divisible by it (ulysses_sp.py UlyssesSPAttentionHF)");
+  return Ok{};
+}
+
 // The model one tensor-parallel rank holds: heads, FFN widths and the vocabulary split t ways (Megatron's
 // column/row-parallel linears and vocab-parallel embedding).
 ModelSpec tp_shard(const ModelSpec& m, int t) {
@@ -118,6 +149,36 @@ void add(ParallelEstimate& e, CommItem it) {
   e.comm_s += it.time_s;
   e.comm_exposed_s += it.exposed_s;
   e.comm.push_back(std::move(it));
+}
+
+// Ulysses' all-to-alls per attention layer and pass (ulysses_sp.py _combine_local_sequences: query, key and
+// value, each [L/N, b, heads, head_dim] per rank, KV heads replicated up to N; _partition_global_sequence: the
+// attention output back), each as many bytes per rank as the local tensor; the backward runs the same four
+// in reverse (_DimZeroAllToAll's backward is an all-to-all) and checkpointing a recompute. On the critical path.
+void add_ulysses_all_to_all(ParallelEstimate& e, const Ctx& c, double micro, double len) {
+  const int sp = c.plan.sp;
+  if (sp <= 1) return;
+  const Workload& w = c.in.workload;
+  const AttentionSpec& a = c.m_eff.attn;
+  const double local = micro * len / sp * d(a.head_dim) * w.compute_bytes();
+  const double q = local * d(a.heads);
+  const double kv = local * d(std::max<std::int64_t>(a.kv_heads, sp));
+  const double passes = 2.0 + (w.checkpointing ? 1.0 : 0.0);
+  const double layers = d(c.m_eff.layers_with(Mixer::attention)) * passes * c.plan.grad_accum;
+  const double t_q = collective_time_s(CollOp::all_to_all, q, sp, c.plan.intra, c.plan.collectives);
+  const double t_kv = collective_time_s(CollOp::all_to_all, kv, sp, c.plan.intra, c.plan.collectives);
+  CommItem it{"Ulysses sequence all-to-all (query, key, value in; output back)",
+              CollOp::all_to_all,
+              "intra-node",
+              sp,
+              (2.0 * q + 2.0 * kv) / 4.0,
+              4.0 * layers,
+              layers * (2.0 * t_q + 2.0 * t_kv),
+              0,
+              0,
+              "on the critical path (attention waits for its heads; the output for its sequence)"};
+  it.exposed_s = it.time_s;
+  add(e, it);
 }
 
 // The GPU's own PCIe link to host memory, bytes/s: what offload moves over (intra_node_link of a node so
@@ -389,6 +450,8 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
                           std::to_string(plan.gpus_per_node) +
                           "); ftcost keeps tensor, expert and context groups inside a node");
   if (auto fit = check_parallel_for_model(st, deg, m); !fit.ok()) return fit.error();
+  if (plan.sp > 1) e.strategy_label += "+sp:" + std::to_string(plan.sp);
+  if (auto sp = check_sequence_parallel(plan, st, m, e.strategy_label); !sp.ok()) return sp.error();
   if (plan.offload != Offload::none && !(is_zero(st) || is_fsdp(st)))
     return make_error(Errc::invalid_value, "--offload",
                       "applies to zero1/zero2/zero3 and fsdp strategies, not " + e.strategy_label);
@@ -417,7 +480,7 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
   Ctx c{in, plan, st, deg, st == Strategy::tp ? tp_shard(m, deg) : m, single.max_batch.seq_len, 0};
   init_zero3(c);
   e.seq_len = c.seq_len;
-  e.dp = (st == Strategy::tp || st == Strategy::cp) ? R / deg : R;
+  e.dp = ((st == Strategy::tp || st == Strategy::cp) ? R / deg : R) / std::max(1, plan.sp);
   e.usable_bytes = in.gpu.usable_bytes();
   e.max_micro_batch = max_micro(c, e.usable_bytes);
   e.max_micro_range_fit = max_micro_upper(c, e.usable_bytes, e.max_micro_batch);
@@ -461,7 +524,7 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
 
   // --- compute per rank
   const double len = w.mean_padded_len(e.micro_batch);
-  const double step_len = st == Strategy::cp ? len / deg : len;
+  const double step_len = (st == Strategy::cp ? len / deg : len) / std::max(1, plan.sp);
   Workload w1 = w;
   w1.grad_accum = 1;  // this layer spreads the optimizer step over the micro-batches itself
   StepTime t = step_model(c.m_eff, w1, in.stack, in.gpu, in.calibration.get(), e.micro_batch, step_len,
@@ -478,10 +541,12 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
     bwd_s += extra * 2.0 / 3.0;
     fwd_s += extra / 3.0;
   }
-  if (st == Strategy::cp) {
+  if (st == Strategy::cp || plan.sp > 1) {
     // Causal attention is quadratic: each rank computes 1/c of the full-length attention, c times its own
-    // chunk's (L/c)^2 work (load-balanced ring attention).
-    const double extra = t.by_class[static_cast<std::size_t>(KernelClass::attention)] * (deg - 1.0);
+    // chunk's (L/c)^2 work (load-balanced ring attention); Ulysses' rank runs 1/N of the heads over the whole
+    // sequence, N times the (L/N)^2 work of its own tokens with every head.
+    const double split = st == Strategy::cp ? deg : plan.sp;
+    const double extra = t.by_class[static_cast<std::size_t>(KernelClass::attention)] * (split - 1.0);
     micro_s += extra;
     bwd_s += extra * 2.0 / 3.0;
     fwd_s += extra / 3.0;
@@ -787,6 +852,7 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
     it.exposed_s = std::max(0.0, it.time_s - attn);
     add(e, it);
   }
+  add_ulysses_all_to_all(e, c, d(e.micro_batch), len);
   e.step_s = e.compute_s + e.optimizer_s + e.comm_exposed_s;
   if (e.zero3_hook_s > 0.05 * e.step_s)
     e.warnings.push_back("ZeRO-3 fetches every expert Linear as its own sub-module, and the eager expert loop's "
@@ -857,8 +923,9 @@ ParallelEstimate one_gpu(const Estimate& single, const ParallelPlan& plan) {
 
 // Data-parallel replicas of a plan's strategy (tensor and context groups share one replica).
 int replicas(const ParallelPlan& p) {
-  return (p.strategy == Strategy::tp || p.strategy == Strategy::cp) ? p.ranks() / std::max(1, p.degree)
-                                                                    : p.ranks();
+  const int r = (p.strategy == Strategy::tp || p.strategy == Strategy::cp) ? p.ranks() / std::max(1, p.degree)
+                                                                          : p.ranks();
+  return r / std::max(1, p.sp);
 }
 
 // The micro-batches choose_micro times: with --effective-batch those that divide it over the replicas (at
@@ -1023,14 +1090,45 @@ Result<ParallelEstimate> estimate_parallel_resolved(const Inputs& in, const Para
 
 }  // namespace
 
+namespace {
+
+// `in` at a fixed length of `seq` tokens, batch 1, as --seq max resolves it (resolve_longest_seq).
+Inputs at_length(const Inputs& in, double seq, const std::string& why) {
+  Inputs at = in;
+  Workload& w = at.workload;
+  w.seq_max = false;
+  w.seq_len = seq;
+  w.lengths = LengthDistribution::fixed(seq);
+  w.max_length = seq;
+  w.batch = 1;
+  at.defaults.push_back("seq=" + std::to_string(static_cast<long long>(seq)) + " (--seq max: " + why + ")");
+  return at;
+}
+
+}  // namespace
+
 Result<ParallelEstimate> estimate_parallel(const Inputs& in, const ParallelPlan& plan, const Database& db) {
-  // --seq max: the length (one GPU's longest at batch 1, as estimate() resolves it) first, so that the
-  // ranks' memory and their step are both at it (the step used to be timed at the 1-token placeholder).
-  if (in.workload.seq_max) {
+  if (!in.workload.seq_max) return estimate_parallel_resolved(in, plan, db);
+  if (in.workload.batch > 1)
+    return make_error(Errc::invalid_value, "--seq",
+                      "max is the longest sequence at batch 1; leave --batch out or give 1");
+  // --seq max over a chosen strategy (auto, or one GPU): one GPU's longest at batch 1, as estimate()
+  // resolves it, so that every candidate is timed at the same length.
+  if (plan.choose || plan.ranks() <= 1) {
     FTCOST_TRY(at, resolve_longest_seq(in));
     return estimate_parallel_resolved(at, plan, db);
   }
-  return estimate_parallel_resolved(in, plan, db);
+  // A given strategy: the longest its ranks hold at batch 1 (sharded states leave more room than one GPU;
+  // context and Ulysses sequence parallelism keep 1/N of the tokens per rank), found on the plan itself,
+  // then the estimate at it: memory and step both at that length.
+  FTCOST_TRY(probe, estimate_parallel_resolved(at_length(in, 1024, "probe"), plan, db));
+  const double longest = probe.max_seq_len;
+  if (longest < 8)
+    return make_error(Errc::does_not_fit, "--seq",
+                      "max: even 8 tokens at batch 1 do not fit per rank with --parallel " +
+                          probe.strategy_label + " on " + std::to_string(plan.ranks()) + " x " + in.gpu.id);
+  return estimate_parallel_resolved(
+      at_length(in, longest, "the longest sequence that fits at batch 1 per rank of this plan"), plan, db);
 }
 
 }  // namespace ftcost

@@ -256,7 +256,7 @@ Result<ParallelPlan> plan_from_json(const json& obj, const Inputs& in, const Dat
   static const std::vector<std::string> keys = {
       "gpus",        "nodes",       "parallel", "offload", "nvme-gbps",
       "host-ram",    "grad-accum",  "node",     "network", "network-gbit-per-gpu",
-      "nvlink-gbps", "collectives", "zero3",   "host-memory-gbps"};
+      "nvlink-gbps", "collectives", "zero3",   "host-memory-gbps", "sequence-parallel"};
   for (auto it = obj.begin(); it != obj.end(); ++it)
     if (std::find(keys.begin(), keys.end(), it.key()) == keys.end())
       return make_error(Errc::unknown_key, "--" + it.key(),
@@ -340,6 +340,8 @@ Result<ParallelPlan> plan_from_json(const json& obj, const Inputs& in, const Dat
     FTCOST_TRY(rows, parse_collectives(obj.at("collectives"), "collectives"));
     p.collectives = rows;
   }
+  FTCOST_TRY(sp, whole("sequence-parallel", 1, 64, 1));
+  p.sp = sp;
   if (has(obj, "host-memory-gbps")) {
     FTCOST_TRY(x, get_number_in(obj, "host-memory-gbps", "", 1, 100000));
     p.host_memory_gbps = x;
@@ -360,6 +362,7 @@ Result<ParallelPlan> plan_from_inputs(const Inputs& in, const Database& db) {
   if (in.workload.host_ram_gib > 0) j["host-ram"] = in.workload.host_ram_gib;
   if (m.network_gbit_per_gpu > 0) j["network-gbit-per-gpu"] = m.network_gbit_per_gpu;
   if (m.host_memory_gbps > 0) j["host-memory-gbps"] = m.host_memory_gbps;
+  if (m.sequence_parallel > 1) j["sequence-parallel"] = m.sequence_parallel;
   // A calibration with measured collectives (ftcost-calibrate --collectives) replaces the assumed link
   // efficiencies for the sizes and rank counts it measured.
   if (in.calibration && !in.calibration->measurements.collectives.empty()) {

@@ -376,7 +376,8 @@ RankMemory rank_memory(const Ctx& c, std::int64_t micro) {
   const StackProfile& s = in.stack;
   const ParallelPlan& p = c.plan;
   RankMemory r;
-  const double seq = c.st == Strategy::cp ? c.seq_len / c.deg : c.seq_len;
+  // context parallelism and Ulysses keep 1/c (1/N) of each sample's tokens per rank
+  const double seq = (c.st == Strategy::cp ? c.seq_len / c.deg : c.seq_len) / std::max(1, p.sp);
   MemoryBreakdown mb = memory_for_batch(c.m_eff, w, s, micro, seq);
   const double P = d(c.m_eff.params().total());
   const auto N = static_cast<double>(shard_group(p, c.st));

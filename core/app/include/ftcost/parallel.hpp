@@ -94,6 +94,9 @@ struct ParallelPlan {
   std::string nvme_note;                     // where the NVMe rates come from
   std::vector<CollectivePoint> collectives;  // measured curves (optional)
   Zero3Settings zero3;                       // DeepSpeed ZeRO-3's cache settings (zero3 only)
+  // DeepSpeed Ulysses sequence parallelism (--sequence-parallel, ZeRO only): each sample's sequence is split
+  // over `sp` ranks of a node, attention all-to-alls heads for sequence; ZeRO still shards over every rank.
+  int sp = 1;
   int ranks() const { return gpus_per_node * nodes; }
 };
 
