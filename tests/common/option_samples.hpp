@@ -99,6 +99,11 @@ inline OptionSample option_sample(const Option& o, const Database& db) {
     s.request["gpus"] = "8";
     s.request["parallel"] = "zero3";
   }
+  if (o.key == "fp8") {  // torchao float8: full fine-tuning on a GPU with FP8 tensor cores
+    s.value = "tensorwise";
+    s.request["gpu"] = "h100-sxm5-80gb";
+    s.request["method"] = "full";
+  }
   if (o.key == "calibration") {
     s.value = std::string(FTCOST_SOURCE_DIR) + "/tests/data/calibration/h100-sxm-synthetic.json";
     s.request["gpu"] = "h100-sxm5-80gb";

@@ -222,6 +222,28 @@ Status apply_precision(ResolveState& st, const std::string& v) {
   return Ok{};
 }
 
+// --fp8: torchao float8 training converts the nn.Linear layers a full fine-tuning trains (a LoRA/QLoRA
+// base is frozen: torchao's float8 training recipes are for trained weights), on GPUs with FP8 tensor cores
+// (torch._scaled_mm: compute capability 8.9 and newer; the GPU file's fp8 peak).
+Status apply_fp8(ResolveState& st, const std::string& v) {
+  st.in.workload.fp8 = v;
+  if (v == "off") return Ok{};
+  const GpuSpec& g = st.in.gpu;
+  if (g.peak_tflops("fp8") <= 0)
+    return make_error(Errc::invalid_value, "--fp8",
+                      g.id + " has no FP8 tensor cores (torch._scaled_mm needs compute capability 8.9 or "
+                             "newer: Ada, Hopper, Blackwell); leave --fp8 off");
+  if (st.in.workload.method != Method::full)
+    return make_error(Errc::invalid_value, "--fp8",
+                      "torchao float8 training converts the trained nn.Linear layers of a full fine-tuning; "
+                      "with --method lora or qlora the base is frozen: leave --fp8 off");
+  if (st.in.workload.precision != "bf16")
+    return make_error(Errc::invalid_value, "--fp8",
+                      "torchao float8 training runs beside bf16 autocast, got --precision " +
+                          st.in.workload.precision);
+  return Ok{};
+}
+
 // --attention when the job names none: what the stack's default install runs (Unsloth's: xformers).
 DefaultValue attention_default(const ResolveState& st) {
   const bool xformers = st.in.stack.default_attention == "xformers";
@@ -324,6 +346,14 @@ std::string only_moe(const ResolveState& st) {
 }
 
 // --nvme-gbps: only with an NVMe offload (ZeRO-Infinity); the value is checked by the plan's own parser.
+// Options of a node's network (--nodes 2 or more) and of a node's GPUs together (2 or more in all).
+std::string only_several_nodes(const ResolveState& st) {
+  return st.in.multi.nodes > 1 ? "" : "applies only with --nodes 2 or more";
+}
+std::string only_several_gpus(const ResolveState& st) {
+  return st.in.multi.gpus * st.in.multi.nodes > 1 ? "" : "applies only with --gpus 2 or more";
+}
+
 std::string nvme_gbps_applies(const ResolveState& st) {
   const std::string& off = st.in.multi.offload;
   if (off == "optimizer-nvme" || off == "params-nvme") return "";
@@ -593,6 +623,26 @@ std::vector<Option> build_options() {
     o.default_help = "bf16 (fp16 on GPUs without bf16: T4, V100)";
     o.default_rule = precision_default;
     o.apply = apply_precision;
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "fp8";
+    o.kind = OptionKind::choice;
+    o.group = "method";
+    o.label = "FP8 training";
+    o.help = "torchao float8 training of the linear layers (full fine-tuning, FP8 GPUs)";
+    o.details = "torchao's convert_to_float8_training: the decoder's nn.Linear GEMMs run in FP8 on the GPU's "
+                "FP8 tensor cores with dynamic scaling (a cast of each input, weight and output gradient); the "
+                "master weights, optimizer and the other kernels stay as they were. tensorwise: one scale per "
+                "tensor (cuBLAS); rowwise: one per row (CUTLASS). With FSDP, tensorwise also all-gathers the "
+                "weights in FP8.";
+    o.values = {{"off", "off", "bf16 GEMMs"},
+                {"tensorwise", "tensorwise", "torchao Float8LinearRecipeName.TENSORWISE"},
+                {"rowwise", "rowwise", "torchao Float8LinearRecipeName.ROWWISE"}};
+    o.default_help = "off";
+    o.default_rule = unlisted_default("off");
+    o.apply = apply_fp8;
     add(o);
   }
   {
@@ -1633,9 +1683,7 @@ std::vector<Option> build_options() {
                 {"none", "none", "a single node"}};
     o.default_help = "the --node preset's";
     o.not_applicable_warns = true;  // like --moe on a dense model: ignored with a warning
-    o.applies = [](const ResolveState& st) -> std::string {
-      return st.in.multi.nodes > 1 ? "" : "applies only with --nodes 2 or more";
-    };
+    o.applies = only_several_nodes;
     o.apply = [](ResolveState& st, const std::string& v) -> Status {
       st.in.multi.network = v;
       return Ok{};
@@ -1655,9 +1703,7 @@ std::vector<Option> build_options() {
     o.hi = 10000;
     o.default_help = "the --node preset's";
     o.not_applicable_warns = true;  // like --moe on a dense model: ignored with a warning
-    o.applies = [](const ResolveState& st) -> std::string {
-      return st.in.multi.nodes > 1 ? "" : "applies only with --nodes 2 or more";
-    };
+    o.applies = only_several_nodes;
     o.apply = [](ResolveState& st, const std::string& v) -> Status {
       st.in.multi.network_gbit_per_gpu = std::strtod(v.c_str(), nullptr);
       return Ok{};
@@ -1679,9 +1725,7 @@ std::vector<Option> build_options() {
     o.hi = 100000;
     o.default_help = "the --node preset's, else 204.8 (assumed)";
     o.not_applicable_warns = true;
-    o.applies = [](const ResolveState& st) -> std::string {
-      return st.in.multi.gpus > 1 ? "" : "applies only with --gpus 2 or more";
-    };
+    o.applies = only_several_gpus;
     o.apply = [](ResolveState& st, const std::string& v) -> Status {
       st.in.multi.host_memory_gbps = std::strtod(v.c_str(), nullptr);
       return Ok{};
@@ -1703,9 +1747,7 @@ std::vector<Option> build_options() {
     o.lo = 1;
     o.hi = 64;
     o.default_help = "1 (off)";
-    o.applies = [](const ResolveState& st) -> std::string {
-      return st.in.multi.gpus * st.in.multi.nodes > 1 ? "" : "applies only with --gpus 2 or more";
-    };
+    o.applies = only_several_gpus;
     o.apply = [](ResolveState& st, const std::string& v) -> Status {
       st.in.multi.sequence_parallel = static_cast<int>(std::strtol(v.c_str(), nullptr, 10));
       return Ok{};

@@ -28,6 +28,14 @@ using detail::shard_group;
 using detail::zero3_fetch_totals;
 using detail::Zero3FetchTotals;
 
+// Data-parallel replicas of a plan's strategy (tensor and context groups share one replica; a Ulysses group
+// holds one sample between its ranks).
+int replicas(const ParallelPlan& p) {
+  const int r = (p.strategy == Strategy::tp || p.strategy == Strategy::cp) ? p.ranks() / std::max(1, p.degree)
+                                                                          : p.ranks();
+  return r / std::max(1, p.sp);
+}
+
 namespace {
 
 // ---- Constants with their provenance (docs/sources/parallel.md). "code" = read from the library's source,
@@ -81,15 +89,21 @@ double zero3_expert_hook_s(const ModelSpec& m, const StackProfile& stack, bool c
   return linears * (checkpointing ? 3.0 : 2.0) * kZero3HookHostS;
 }
 
+// Ranks one sample's sequence is split over: context parallelism's degree, Ulysses' group.
+double sequence_split(const ParallelPlan& plan, Strategy st) {
+  return (st == Strategy::cp ? plan.degree : 1) * static_cast<double>(std::max(1, plan.sp));
+}
+
 // DeepSpeed Ulysses (--sequence-parallel N) as deepspeedai/DeepSpeed @ edaa722
 // runtime/sequence_parallel/ulysses_sp.py UlyssesSPAttentionHF runs it: with ZeRO (its engine shards over the
 // sequence-data-parallel group, every rank), N inside a node (ftcost keeps all-to-all groups there, as tp/ep/
 // cp), N dividing the GPUs and the attention heads ("Attention head count ... is not divisible by SP size"),
 // and the KV heads dividing N or N dividing them (smaller KV counts are replicated, kv_replication_factor).
-Status check_sequence_parallel(const ParallelPlan& plan, Strategy st, const ModelSpec& m,
-                               const std::string& label) {
+// The strategy label gains "+sp:N".
+Status check_sequence_parallel(const ParallelPlan& plan, Strategy st, const ModelSpec& m, std::string& label) {
   const int sp = plan.sp;
   if (sp <= 1) return Ok{};
+  label += "+sp:" + std::to_string(sp);
   const std::string f = "--sequence-parallel";
   if (!is_zero(st))
     return make_error(Errc::invalid_value, f,
@@ -110,6 +124,17 @@ Status check_sequence_parallel(const ParallelPlan& plan, Strategy st, const Mode
                           " attention heads, and the " + std::to_string(kv) +
                           " KV heads must divide it or be divisible by it (ulysses_sp.py UlyssesSPAttentionHF)");
   return Ok{};
+}
+
+// The hooks' host time in a ZeRO-3 micro-batch's forward (one pass of the two or three) and backward.
+void add_zero3_hooks(ParallelEstimate& e, const Ctx& c, double& micro_s, double& fwd_s, double& bwd_s) {
+  const Workload& w = c.in.workload;
+  const double hooks = zero3_expert_hook_s(c.m_eff, c.in.stack, w.checkpointing);
+  const double fwd_share = hooks / (w.checkpointing ? 3.0 : 2.0);
+  micro_s += hooks;
+  fwd_s += fwd_share;
+  bwd_s += hooks - fwd_share;
+  e.zero3_hook_s = c.plan.grad_accum * hooks;
 }
 
 // The model one tensor-parallel rank holds: heads, FFN widths and the vocabulary split t ways (Megatron's
@@ -450,7 +475,6 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
                           std::to_string(plan.gpus_per_node) +
                           "); ftcost keeps tensor, expert and context groups inside a node");
   if (auto fit = check_parallel_for_model(st, deg, m); !fit.ok()) return fit.error();
-  if (plan.sp > 1) e.strategy_label += "+sp:" + std::to_string(plan.sp);
   if (auto sp = check_sequence_parallel(plan, st, m, e.strategy_label); !sp.ok()) return sp.error();
   if (plan.offload != Offload::none && !(is_zero(st) || is_fsdp(st)))
     return make_error(Errc::invalid_value, "--offload",
@@ -480,7 +504,7 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
   Ctx c{in, plan, st, deg, st == Strategy::tp ? tp_shard(m, deg) : m, single.max_batch.seq_len, 0};
   init_zero3(c);
   e.seq_len = c.seq_len;
-  e.dp = ((st == Strategy::tp || st == Strategy::cp) ? R / deg : R) / std::max(1, plan.sp);
+  e.dp = replicas(plan);
   e.usable_bytes = in.gpu.usable_bytes();
   e.max_micro_batch = max_micro(c, e.usable_bytes);
   e.max_micro_range_fit = max_micro_upper(c, e.usable_bytes, e.max_micro_batch);
@@ -524,7 +548,7 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
 
   // --- compute per rank
   const double len = w.mean_padded_len(e.micro_batch);
-  const double step_len = (st == Strategy::cp ? len / deg : len) / std::max(1, plan.sp);
+  const double step_len = len / sequence_split(plan, st);
   Workload w1 = w;
   w1.grad_accum = 1;  // this layer spreads the optimizer step over the micro-batches itself
   StepTime t = step_model(c.m_eff, w1, in.stack, in.gpu, in.calibration.get(), e.micro_batch, step_len,
@@ -541,23 +565,16 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
     bwd_s += extra * 2.0 / 3.0;
     fwd_s += extra / 3.0;
   }
-  if (st == Strategy::cp || plan.sp > 1) {
+  if (const double split = sequence_split(plan, st); split > 1) {
     // Causal attention is quadratic: each rank computes 1/c of the full-length attention, c times its own
     // chunk's (L/c)^2 work (load-balanced ring attention); Ulysses' rank runs 1/N of the heads over the whole
     // sequence, N times the (L/N)^2 work of its own tokens with every head.
-    const double split = st == Strategy::cp ? deg : plan.sp;
     const double extra = t.by_class[static_cast<std::size_t>(KernelClass::attention)] * (split - 1.0);
     micro_s += extra;
     bwd_s += extra * 2.0 / 3.0;
     fwd_s += extra / 3.0;
   }
-  if (st == Strategy::zero3) {
-    const double hooks = zero3_expert_hook_s(c.m_eff, in.stack, w.checkpointing);
-    micro_s += hooks;
-    fwd_s += hooks / (w.checkpointing ? 3.0 : 2.0);
-    bwd_s += hooks - hooks / (w.checkpointing ? 3.0 : 2.0);
-    e.zero3_hook_s = plan.grad_accum * hooks;
-  }
+  if (st == Strategy::zero3) add_zero3_hooks(e, c, micro_s, fwd_s, bwd_s);
   e.compute_s = plan.grad_accum * micro_s;
   double opt = S(Stage::optimizer);
   const ParamBreakdown pb = param_breakdown(c.m_eff, w);
@@ -921,12 +938,6 @@ ParallelEstimate one_gpu(const Estimate& single, const ParallelPlan& plan) {
   return e;
 }
 
-// Data-parallel replicas of a plan's strategy (tensor and context groups share one replica).
-int replicas(const ParallelPlan& p) {
-  const int r = (p.strategy == Strategy::tp || p.strategy == Strategy::cp) ? p.ranks() / std::max(1, p.degree)
-                                                                          : p.ranks();
-  return r / std::max(1, p.sp);
-}
 
 // The micro-batches choose_micro times: with --effective-batch those that divide it over the replicas (at
 // most `limit`), with padding to the longest sample the powers of two below the limit and the limit, else

@@ -174,6 +174,10 @@ Status read_offload_keys(const json& obj, ParallelPlan& p) {
     FTCOST_TRY(x, get_number_in(obj, "host-ram", "", 0.001, 1e6));
     p.host_ram_gib = x;
   }
+  if (has(obj, "host-memory-gbps")) {
+    FTCOST_TRY(x, get_number_in(obj, "host-memory-gbps", "", 1, 100000));
+    p.host_memory_gbps = x;
+  }
   return Ok{};
 }
 
@@ -342,10 +346,6 @@ Result<ParallelPlan> plan_from_json(const json& obj, const Inputs& in, const Dat
   }
   FTCOST_TRY(sp, whole("sequence-parallel", 1, 64, 1));
   p.sp = sp;
-  if (has(obj, "host-memory-gbps")) {
-    FTCOST_TRY(x, get_number_in(obj, "host-memory-gbps", "", 1, 100000));
-    p.host_memory_gbps = x;
-  }
   if (p.gpus_per_node > 1) p.intra = intra_node_link(g, p.gpus_per_node, p2p, p.host_memory_gbps);
   p.inter = network_link(net, gbit);
   return p;

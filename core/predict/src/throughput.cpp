@@ -138,6 +138,7 @@ struct Rates {
   double eta_opt = 0.75;
   const Calibration* cal = nullptr;
   std::string dtype = "bf16";
+  double fp8_peak = 0;  // FLOP/s of the FP8 tensor cores (torchao float8 linears)
 
   // Wave quantization: output tiles of 128x128 spread over the SMs. When the output has fewer tiles than the
   // GPU has SMs and K is long, cuBLAS splits K across CTAs (split-K / stream-K) so that more SMs work; each
@@ -158,6 +159,16 @@ struct Rates {
     // Small-M GEMMs use smaller tiles: count the tile rows actually filled.
     const double m_fill = std::min(1.0, M / (std::ceil(M / 16.0) * 16.0));
     return peak * tensor_scale * eta_c * wave_efficiency(M, N, K) * m_fill;
+  }
+  // An FP8 GEMM (torchao float8: torch._scaled_mm on e4m3 inputs): the calibration's fp8 rows where it has
+  // them, else the FP8 peak at the same share, wave and tile fill as the compute dtype's GEMMs.
+  double gemm_compute_rate_fp8(double M, double N, double K) const {
+    if (cal != nullptr) {
+      auto r = gemm_tflops(cal->derived, "fp8", 2 * M * N * K);
+      if (r) return *r * 1e12 * tensor_scale;
+    }
+    const double m_fill = std::min(1.0, M / (std::ceil(M / 16.0) * 16.0));
+    return fp8_peak * tensor_scale * eta_c * wave_efficiency(M, N, K) * m_fill;
   }
   // The calibration's best measured GEMM rate of the dtype (the stack's peak share without one), FLOP/s.
   double gemm_peak() const {
@@ -210,6 +221,7 @@ class Builder {
     a_ = w.compute_bytes();
     qlora_ = w.method == Method::qlora;
     full_ = w.method == Method::full;
+    fp8_ = full_ && w.fp8 != "off" && r.fp8_peak > 0;
     own_code_ = m.own_training_code;
     lora_ = !full_;
     r_lora_ = lora_ ? d(w.lora_rank) : 0;
@@ -273,6 +285,7 @@ class Builder {
   const std::vector<double>& shares_;
   double a_ = 2;
   bool qlora_ = false, full_ = false, lora_ = false;
+  bool fp8_ = false;  // torchao float8 linears (--fp8)
   bool own_code_ = false;  // BlackMamba / mamba_ssm training code, not transformers modules
   double r_lora_ = 0;
   double drop_bytes_ = 2;  // element size lora_dropout works on: x cast to the adapters' dtype
@@ -401,6 +414,26 @@ class Builder {
     merge(op);
   }
   // A GEMM [M x K] @ [K x N]; bytes read/written at 16-bit.
+  // torchao float8 (pytorch/ao @ 36027d82d torchao/float8/float8_linear.py matmul_with_hp_or_float8_args):
+  // the GEMM on e4m3/e5m2 operands (1 B) with a bf16 output, and the casts hp_tensor_to_float8_dynamic makes
+  // around it: the input and the weight in the forward; grad_output twice (dim0 for dX, dim1 for dW), the
+  // weight and the input again in the backward (it saved the high-precision input and weight, not FP8 ones).
+  // Each dynamic cast reads the tensor for its amax, then reads it again and writes 1 B per element: 5 B per
+  // bf16 element in two kernels (eager; torch.compile fuses them, not modelled).
+  void gemm_fp8(const char* name, Stage st, LayerType l, KernelClass k, double M, double N, double K,
+                double reps, double kernels) {
+    if (M <= 0 || N <= 0 || K <= 0 || reps <= 0) return;
+    const double flops = 2 * M * N * K;
+    const double bytes = M * K + K * N + 2.0 * M * N;
+    const double tc = flops / r_.gemm_compute_rate_fp8(M, N, K);
+    const double tm = bytes / r_.stream_bw(r_.eta_gm);
+    add(name, st, l, k, flops, bytes, kernels, std::max(tc, tm), tc >= tm, reps);
+  }
+  void fp8_casts(Stage st, LayerType l, double M, double in, double out, double reps) {
+    const bool bwd = st == Stage::backward;
+    const double elems = bwd ? 2 * M * out + in * out + M * in : M * in + in * out;
+    stream("fp8_cast", st, l, KernelClass::elementwise, 5.0 * elems, bwd ? 8 : 4, reps);
+  }
   void gemm(const char* name, Stage st, LayerType l, KernelClass k, double M, double N, double K, double reps,
             double kernels = 1) {
     if (M <= 0 || N <= 0 || K <= 0 || reps <= 0) return;
@@ -457,6 +490,18 @@ class Builder {
     // the eager inventory launches a gate/up pair modelled as one linear as its two GEMMs
     const double base_kernels = s_.kernels_per_linear * (eager_ && !m_.fused_gate_up ? lora_inputs : 1.0);
     if (quantized) dequant(name, st, l, in * out, reps);
+    // torchao converts the decoder's nn.Linear layers; the router and lm_head stay in the compute dtype
+    // (torchtitan's float8 converter filters "output"; a router's few outputs fail the divisible-by-16 rule)
+    if (fp8_ && k != KernelClass::routing && std::strncmp(name, "lm_head", 7) != 0) {
+      fp8_casts(st, l, M, in, out, reps);
+      if (!bwd) {
+        gemm_fp8(name, st, l, k, M, out, in, reps, base_kernels);
+      } else {
+        gemm_fp8(name, st, l, k, M, in, out, reps, base_kernels);
+        gemm_fp8(name, st, l, k, out, in, M, reps, base_kernels);
+      }
+      return;
+    }
     if (!bwd) {
       gemm(name, st, l, k, M, out, in, reps, base_kernels);
     } else {
@@ -983,6 +1028,7 @@ StepTime step_model(const ModelSpec& m, const Workload& w, const StackProfile& s
   r.dtype = w.precision == "fp32" ? "tf32" : w.precision;
   r.peak = std::max(g.peak_tflops(r.dtype), g.fp32_tflops) * 1e12;
   if (r.peak <= 0) r.peak = 1e12;
+  r.fp8_peak = g.peak_tflops("fp8") * 1e12;
   r.bw = g.memory_bandwidth_gbps * 1e9;
   r.sms = g.sm_count > 0 ? g.sm_count : 108;
   r.eta_c = s.gemm_efficiency;

@@ -57,6 +57,9 @@ struct Workload {
   LoraTargets lora_targets;
   double lora_dropout = 0;         // PEFT lora_dropout: p > 0 puts an nn.Dropout on each adapter's input
   std::string precision = "bf16";  // compute dtype: bf16 | fp16 | fp32
+  // --fp8: torchao float8 training of the decoder's nn.Linear layers (full fine-tuning): off | tensorwise |
+  // rowwise (torchao/float8 Float8LinearRecipeName); the master weights and autocast stay in `precision`.
+  std::string fp8 = "off";
   Optimizer optimizer = Optimizer::adamw;
   bool checkpointing = true;
   Attention attention = Attention::flash;
