@@ -222,6 +222,14 @@ MODELS = {
         total=1000000000, active=None,
         source="Model card https://huggingface.co/google/gemma-3-1b-pt ('1B')",
         note="Text-only checkpoint (Gemma3ForCausalLM, model_type gemma3_text): no vision tower. Embeddings tied."),
+    "Llama-4-Scout-17B-16E": dict(
+        id="llama-4-scout", display_name="Llama-4-Scout-17B-16E", family="llama-4", kind="moe",
+        total=109 * B, active=17 * B,
+        source="Model card https://huggingface.co/meta-llama/Llama-4-Scout-17B-16E ('Llama 4 Scout (17Bx16E) ... "
+               "17B (Activated) 109B (Total)')",
+        note="Counts the text decoder only (parse_llama4): the vision tower and projector, about 0.87B of the "
+             "Hub's 108,641,793,536 for the Instruct checkpoint, are not counted, so no exact count is held to. "
+             "Active: one routed expert + the shared expert per layer, with the embeddings."),
     "TinyLlama-1.1B-Chat-v1.0": dict(
         id="tinyllama-1.1b", display_name="TinyLlama-1.1B-Chat-v1.0", family="llama-2", kind="dense",
         total=1.1 * B, active=None,

@@ -172,3 +172,48 @@ TEST_CASE("Gemma-3: text config at the top or in text_config, q/k norms, 5 of 6 
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().field == "config.text_config.hidden_size");
 }
+
+TEST_CASE("Llama-4: routed experts + a shared expert, interleaved dense layers, chunked attention") {
+  const ModelSpec* s = Database::embedded().model("llama-4-scout");
+  REQUIRE(s != nullptr);
+  CHECK(s->layers_with(Ffn::moe) == 48);  // interleave_moe_layer_step 1
+  CHECK(s->moe.experts == 16);
+  CHECK(s->moe.top_k == 1);
+  CHECK(s->moe.shared_experts == 1);
+  CHECK(s->fused_gate_up);                                     // Llama4TextExperts.gate_up_proj [E, H, 2F]
+  CHECK(s->expert_params() == 3 * std::int64_t{5120} * 8192);  // gate_up [5120, 16384] + down [8192, 5120]
+  CHECK(s->router_params_per_layer() == 5120 * 16);
+  CHECK(s->attention_params_per_layer() == 2 * 5120 * 5120 + 2 * 5120 * 1024);
+  CHECK(s->attn.sliding_window == 8192);
+  CHECK(s->attn.sliding_fraction == doctest::Approx(0.75));  // no_rope_layers [1, 1, 1, 0] x 12
+  // 2 x 202048 x 5120 (untied) + 48 x (attention + 16 experts + shared expert + router + 2 norms) + final
+  // norm
+  CHECK(s->params().total() == 107769861120);
+  CHECK(s->active_params(1) == 107769861120 - 48 * 15 * s->expert_params());
+  REQUIRE(s->warnings.size() == 1);
+  CHECK(s->warnings[0].find("vision tower") != std::string::npos);
+
+  // interleave_moe_layer_step 2 (Maverick's layout): MoE at layers 1, 3; dense intermediate_size_mlp at 0, 2
+  json t = {{"model_type", "llama4_text"}, {"hidden_size", 64},
+            {"num_hidden_layers", 4},      {"num_attention_heads", 4},
+            {"num_key_value_heads", 2},    {"head_dim", 16},
+            {"intermediate_size", 32},     {"intermediate_size_mlp", 128},
+            {"vocab_size", 100},           {"num_local_experts", 4},
+            {"num_experts_per_tok", 1},    {"interleave_moe_layer_step", 2}};
+  auto m = parse_model_config(t, "l4");
+  REQUIRE(m.ok());
+  CHECK(m->layers_with(Ffn::moe) == 2);
+  CHECK(m->layers_with(Ffn::mlp) == 2);
+  CHECK(m->mlp_params_per_layer() == 3 * 64 * 128);
+  CHECK(m->groups.front().ffn == Ffn::mlp);
+  t["moe_layers"] = {0, 9};
+  auto bad = parse_model_config(t, "l4");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().field == "config.moe_layers");
+  t["moe_layers"] = {0};
+  t["attention_chunk_size"] = nullptr;  // no chunking
+  auto full = parse_model_config(t, "l4");
+  REQUIRE(full.ok());
+  CHECK(full->layers_with(Ffn::moe) == 1);
+  CHECK(full->attn.sliding_window == 0);
+}

@@ -747,6 +747,30 @@ Status parse_starcoder2(const json& c, ModelSpec& m, const std::string& p) {
   return Ok{};
 }
 
+// The decoder's part of a multimodal config: text_config when the config has one (Gemma-3, Llama-4), else the
+// config itself.
+struct TextPart {
+  const json* config = nullptr;
+  std::string path;
+};
+
+Result<TextPart> text_part(const json& config, const std::string& top) {
+  if (!has(config, "text_config")) return TextPart{&config, top};
+  if (!config.at("text_config").is_object())
+    return make_error(Errc::wrong_type, join_path(top, "text_config"),
+                      "must be an object (the decoder's config)");
+  return TextPart{&config.at("text_config"), join_path(top, "text_config")};
+}
+
+// A multimodal checkpoint's vision tower is not counted: said, not hidden.
+void warn_vision_tower(const json& config, ModelSpec& m, const char* family) {
+  if (has(config, "text_config") && has(config, "vision_config"))
+    m.warnings.push_back(
+        std::string(family) + "'s vision tower (vision_config) is not counted: ftcost prices the " +
+        "text decoder of " + m.id +
+        " (a text-only fine-tune that loads the whole checkpoint also holds the frozen vision " + "weights)");
+}
+
 // Gemma-3 (transformers models/gemma3, configuration_gemma3.py Gemma3TextConfig and modeling_gemma3.py;
 // docs/sources/model-families.md §4). Text-only checkpoints (model_type "gemma3_text", Gemma3ForCausalLM)
 // have the decoder's fields at the top, the multimodal ones (model_type "gemma3",
@@ -754,12 +778,9 @@ Status parse_starcoder2(const json& c, ModelSpec& m, const std::string& p) {
 // plus per-head q_norm and k_norm (Gemma3RMSNorm(head_dim)); without layer_types, every
 // sliding_window_pattern-th layer (6) is global: layer i slides unless (i + 1) % pattern == 0.
 Status parse_gemma3(const json& config, ModelSpec& m, const std::string& top) {
-  const bool nested = has(config, "text_config");
-  if (nested && !config.at("text_config").is_object())
-    return make_error(Errc::wrong_type, join_path(top, "text_config"),
-                      "must be an object (the decoder's config)");
-  const json& c = nested ? config.at("text_config") : config;
-  const std::string p = nested ? join_path(top, "text_config") : top;
+  FTCOST_GET(part, text_part(config, top));
+  const json& c = *part.config;
+  const std::string& p = part.path;
   FTCOST_TRY(ok1, read_common(c, m, p));
   (void)ok1;
   FTCOST_GET(layers, get_count(c, "num_hidden_layers", p, 1, 100000));
@@ -778,11 +799,94 @@ Status parse_gemma3(const json& config, ModelSpec& m, const std::string& top) {
     const std::int64_t sliding = layers - layers / pattern;
     m.attn.sliding_fraction = static_cast<double>(sliding) / static_cast<double>(layers);
   }
-  if (nested && has(config, "vision_config"))
-    m.warnings.push_back(
-        "Gemma-3's vision tower (vision_config) is not counted: ftcost prices the text decoder of " + m.id +
-        " (a text-only fine-tune that loads the whole checkpoint also holds the frozen vision weights)");
+  warn_vision_tower(config, m, "Gemma-3");
   push_layers(m.groups, Mixer::attention, Ffn::mlp, layers);
+  return Ok{};
+}
+
+// Which of Llama-4's layers are MoE: moe_layers when the config lists them, else every
+// interleave_moe_layer_step-th layer starting at step - 1 (Llama4TextConfig.__post_init__); the others are
+// dense Llama4TextMLP(intermediate_size_mlp).
+Status read_llama4_layers(const json& c, ModelSpec& m, const std::string& p, std::int64_t layers) {
+  FTCOST_GET(step, opt_count(c, "interleave_moe_layer_step", p, 1, 1, 100000));
+  std::vector<char> moe(static_cast<std::size_t>(layers), 0);
+  if (has(c, "moe_layers")) {
+    const json& a = c.at("moe_layers");
+    const std::string ap = join_path(p, "moe_layers");
+    if (!a.is_array()) return make_error(Errc::wrong_type, ap, "must be an array of layer indices");
+    for (const auto& v : a) {
+      if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() >= layers)
+        return make_error(
+            Errc::invalid_value, ap,
+            "must hold layer indices from 0 to " + std::to_string(layers - 1) + ", got " + v.dump());
+      moe[static_cast<std::size_t>(v.get<std::int64_t>())] = 1;
+    }
+  } else {
+    for (std::int64_t i = step - 1; i < layers; i += step) moe[static_cast<std::size_t>(i)] = 1;
+  }
+  for (const char is_moe : moe) push_layers(m.groups, Mixer::attention, is_moe ? Ffn::moe : Ffn::mlp, 1);
+  return Ok{};
+}
+
+// Llama-4's chunked attention: the RoPE layers (no_rope_layers[i] == 1; by default all but every
+// no_rope_layer_interval-th) attend within chunks of attention_chunk_size tokens, the NoPE layers see the
+// whole sequence (layer_types "chunked_attention" / "full_attention"). ftcost has no chunked kernel: a chunk
+// is read as a sliding window of its size, an upper bound (a token sees at most the chunk, on average half of
+// it).
+Status read_llama4_chunks(const json& c, ModelSpec& m, const std::string& p, std::int64_t layers) {
+  const bool no_chunks = c.contains("attention_chunk_size") && c.at("attention_chunk_size").is_null();
+  FTCOST_GET(chunk, opt_count(c, "attention_chunk_size", p, 8192, 1, std::int64_t{1} << 32));
+  FTCOST_GET(interval, opt_count(c, "no_rope_layer_interval", p, 4, 1, 100000));
+  std::int64_t chunked = layers - layers / interval;
+  if (has(c, "no_rope_layers")) {
+    const json& a = c.at("no_rope_layers");
+    if (!a.is_array() || static_cast<std::int64_t>(a.size()) < layers)
+      return make_error(Errc::wrong_type, join_path(p, "no_rope_layers"),
+                        "must be an array of 1 (RoPE, chunked) or 0 (NoPE) with one entry per layer");
+    chunked = 0;
+    for (std::int64_t i = 0; i < layers; ++i) {
+      const json& e = a[static_cast<std::size_t>(i)];
+      if (!e.is_number_integer())
+        return make_error(Errc::wrong_type, join_path(p, "no_rope_layers[" + std::to_string(i) + "]"),
+                          "must be 1 (RoPE) or 0 (NoPE)");
+      chunked += e.get<std::int64_t>() != 0 ? 1 : 0;
+    }
+  }
+  m.attn.sliding_window = no_chunks ? 0 : chunk;
+  m.attn.sliding_fraction = static_cast<double>(chunked) / static_cast<double>(layers);
+  return Ok{};
+}
+
+// Llama-4 (model_type "llama4" with text_config, Llama4ForConditionalGeneration; "llama4_text",
+// Llama4ForCausalLM): transformers models/llama4/modeling_llama4.py and configuration_llama4.py
+// (docs/sources/model-families.md §6). A MoE layer (Llama4TextMoe) holds num_local_experts routed experts
+// (Llama4TextExperts: one fused gate_up_proj [E, H, 2F] and down_proj [E, F, H], F = intermediate_size), a
+// router nn.Linear(H, E) without bias and one shared expert Llama4TextMLP(intermediate_size); a dense layer
+// one Llama4TextMLP(intermediate_size_mlp). The qk norm is a weightless L2 norm.
+Status parse_llama4(const json& config, ModelSpec& m, const std::string& top) {
+  FTCOST_GET(part, text_part(config, top));
+  const json& c = *part.config;
+  const std::string& p = part.path;
+  FTCOST_TRY(ok1, read_common(c, m, p));
+  (void)ok1;
+  FTCOST_GET(layers, get_count(c, "num_hidden_layers", p, 1, 100000));
+  FTCOST_TRY(ok2, read_attention(c, m, p));
+  (void)ok2;
+  FTCOST_GET(experts, get_count(c, "num_local_experts", p, 1, 1 << 12));
+  FTCOST_GET(k, read_top_k(c, p, experts));
+  FTCOST_GET(fe, get_count(c, "intermediate_size", p, 1, 1 << 22));
+  FTCOST_GET(fd, opt_count(c, "intermediate_size_mlp", p, 16384, 1, 1 << 22));
+  m.moe.experts = experts;
+  m.moe.top_k = k;
+  m.moe.expert_intermediate = fe;
+  m.moe.shared_experts = 1;
+  m.moe.shared_intermediate = fe;
+  m.mlp = MlpSpec{fd, true, false};
+  FTCOST_TRY(ok3, read_llama4_layers(c, m, p, layers));
+  (void)ok3;
+  FTCOST_TRY(ok4, read_llama4_chunks(c, m, p, layers));
+  (void)ok4;
+  warn_vision_tower(config, m, "Llama-4");
   return Ok{};
 }
 
@@ -790,30 +894,36 @@ using FamilyParser = Status (*)(const json&, ModelSpec&, const std::string&);
 
 // config.json model_type -> its reader. Every model_type here is read from its modeling code's structure
 // (docs/sources/model-families.md); any other one goes through the rule for unknown architectures.
-const std::vector<std::pair<std::string, FamilyParser>>& family_table() {
-  static const std::vector<std::pair<std::string, FamilyParser>> table = {{"llama", parse_llama_like},
-                                                                          {"mistral", parse_llama_like},
-                                                                          {"qwen2", parse_llama_like},
-                                                                          {"qwen3", parse_llama_like},
-                                                                          {"gemma", parse_llama_like},
-                                                                          {"gemma2", parse_llama_like},
-                                                                          {"gemma3_text", parse_gemma3},
-                                                                          {"gemma3", parse_gemma3},
-                                                                          {"qwen", parse_qwen1},
-                                                                          {"phi", parse_phi},
-                                                                          {"starcoder2", parse_starcoder2},
-                                                                          {"mixtral", parse_mixtral_like},
-                                                                          {"phimoe", parse_mixtral_like},
-                                                                          {"gpt_oss", parse_mixtral_like},
-                                                                          {"qwen2_moe", parse_qwen_moe},
-                                                                          {"qwen3_moe", parse_qwen_moe},
-                                                                          {"deepseek", parse_deepseek},
-                                                                          {"deepseek_v2", parse_deepseek},
-                                                                          {"deepseek_v3", parse_deepseek},
-                                                                          {"olmoe", parse_olmoe},
-                                                                          {"dbrx", parse_dbrx},
-                                                                          {"jamba", parse_jamba},
-                                                                          {"mamba", parse_mamba}};
+using FamilyEntry = std::pair<const char*, FamilyParser>;
+
+const std::vector<FamilyEntry>& family_table() {
+  static const std::vector<FamilyEntry> table = {
+      {"llama", parse_llama_like},
+      {"mistral", parse_llama_like},
+      {"qwen2", parse_llama_like},
+      {"qwen3", parse_llama_like},
+      {"gemma", parse_llama_like},
+      {"gemma2", parse_llama_like},
+      {"gemma3_text", parse_gemma3},
+      {"gemma3", parse_gemma3},
+      {"llama4", parse_llama4},
+      {"llama4_text", parse_llama4},
+      {"qwen", parse_qwen1},
+      {"phi", parse_phi},
+      {"starcoder2", parse_starcoder2},
+      {"mixtral", parse_mixtral_like},
+      {"phimoe", parse_mixtral_like},
+      {"gpt_oss", parse_mixtral_like},
+      {"qwen2_moe", parse_qwen_moe},
+      {"qwen3_moe", parse_qwen_moe},
+      {"deepseek", parse_deepseek},
+      {"deepseek_v2", parse_deepseek},
+      {"deepseek_v3", parse_deepseek},
+      {"olmoe", parse_olmoe},
+      {"dbrx", parse_dbrx},
+      {"jamba", parse_jamba},
+      {"mamba", parse_mamba},
+  };
   return table;
 }
 
@@ -825,7 +935,7 @@ FamilyParser family_parser(const std::string& model_type) {
 
 std::string supported_list() {
   std::string out;
-  for (const auto& e : family_table()) out += e.first + ", ";
+  for (const auto& e : family_table()) out += std::string(e.first) + ", ";
   return out + "BlackMamba (mamba_moe_layers)";
 }
 
@@ -992,10 +1102,11 @@ Result<ModelSpec> parse_config_with(const json& config, const std::string& id, c
   FTCOST_TRY(ok1, parse_structure(config, m, mt, p, outside));
   (void)ok1;
   m.own_training_code = m.family == "blackmamba" || m.family == "mamba";
-  m.fused_gate_up = m.family == "blackmamba" || m.family == "gpt_oss";
+  m.fused_gate_up = m.family == "blackmamba" || m.family == "gpt_oss" || m.family == "llama4" ||
+                    m.family == "llama4_text";  // Llama4TextExperts.gate_up_proj
   if (m.layers() == 0) return make_error(Errc::invalid_value, p, "model has no layers");
-  // Gemma-3's multimodal config keeps the decoder's fields in text_config (parse_gemma3).
-  const bool nested = m.family == "gemma3" && has(config, "text_config");
+  // Gemma-3's and Llama-4's multimodal configs keep the decoder's fields in text_config (text_part).
+  const bool nested = (m.family == "gemma3" || m.family == "llama4") && has(config, "text_config");
   const json& c = nested ? config.at("text_config") : config;
   if (nested) p = join_path(p, "text_config");
   FTCOST_TRY(ok2, read_context_window(c, m, p));
