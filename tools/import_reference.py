@@ -230,6 +230,13 @@ MODELS = {
         note="Counts the text decoder only (parse_llama4): the vision tower and projector, about 0.87B of the "
              "Hub's 108,641,793,536 for the Instruct checkpoint, are not counted, so no exact count is held to. "
              "Active: one routed expert + the shared expert per layer, with the embeddings."),
+    "OLMo-2-1124-7B": dict(
+        id="olmo-2-7b", display_name="OLMo-2-1124-7B", family="olmo2", kind="dense",
+        total=7.3 * B, active=None,
+        source="Allen AI, '2 OLMo 2 Furious', arXiv 2501.00656 (named OLMo 2 7B); total_params is the exact count "
+               "below to two significant digits (the paper's '7B' names the size class)",
+        note="Post-norm layers (post_attention_layernorm, post_feedforward_layernorm) and q/k RMSNorms over the whole "
+             "projection (Olmo2Attention)."),
     "TinyLlama-1.1B-Chat-v1.0": dict(
         id="tinyllama-1.1b", display_name="TinyLlama-1.1B-Chat-v1.0", family="llama-2", kind="dense",
         total=1.1 * B, active=None,
@@ -750,6 +757,7 @@ EXACT = {
     "llama-3.2-3b": (3212749824, "the Hugging Face Hub API's safetensors.total as listed in a public GitHub file (\"HF Hub API 2026-09-25: ... safetensors.total\", index id 71142266638) for meta-llama/Llama-3.2-3B-Instruct, the same architecture"),
     "llama-3.3-70b": (70553706496, "the Hugging Face Hub API's safetensors.total as listed in a public GitHub file (\"HF Hub API 2026-09-25: ... safetensors.total\", index id 71142266638) for meta-llama/Llama-3.3-70B-Instruct"),
     "mixtral-8x7b": (46702792704, "KerasHub mixtral_8_7b_en \"params\": 46702792704 (public GitHub file, index id 678925060) and a Hub API fixture's safetensors.total for mistralai/Mixtral-8x7B-Instruct-v0.1 (index id 59143658729); docs/sources/stack-facts.md §1.1 derives the same from the modules"),
+    "olmo-2-7b": (7298617344, "the Hugging Face Hub API's safetensors.total as listed in a public GitHub file (\"HF Hub API 2026-09-25: ... safetensors.total\", index id 71142266638) for allenai/OLMo-2-1124-7B-Instruct, the same architecture"),
     "phi-2": (2779683840, "its model.safetensors.index.json metadata.total_size 5,559,367,680 bytes of fp16 (the index as quoted in a public GitHub file, index id 9232979876)"),
     "qwen-7b": (7721324544, "its model.safetensors.index.json metadata.total_size 15,442,649,088 bytes of bf16 (the total_size as quoted in a public GitHub file, index id 54872141627)"),
     "qwen2.5-32b": (32763876352, "KerasHub qwen2.5_instruct_32b_en \"params\": 32763876352 (keras-team/keras-hub keras_hub/src/models/qwen/qwen_presets.py @ 12870d2794fb0f7a098e9afcc1ed37f3ef2e8cd2), the same as a Hub API fixture's safetensors {\"BF16\": 32763876352} (index id 56216002053); the card's 32.5B is 0.8% low"),

@@ -217,3 +217,13 @@ TEST_CASE("Llama-4: routed experts + a shared expert, interleaved dense layers, 
   CHECK(full->layers_with(Ffn::moe) == 1);
   CHECK(full->attn.sliding_window == 0);
 }
+
+TEST_CASE("OLMo-2: q/k RMSNorms over the whole projection (Olmo2Attention), post-norm layers") {
+  const ModelSpec* o = Database::embedded().model("olmo-2-7b");
+  REQUIRE(o != nullptr);
+  CHECK(o->attn.qk_norm);
+  CHECK(o->attn.qk_norm_params == 4096 + 4096);  // q_norm(heads x head_dim) + k_norm(kv_heads x head_dim)
+  // 2 x 100352 x 4096 + 32 x (4 x 4096^2 + 2 x 4096 + 3 x 4096 x 11008 + 2 x 4096) + 4096
+  CHECK(o->params().total() == 7298617344);
+  CHECK(o->warnings.empty());
+}

@@ -375,6 +375,10 @@ Status parse_llama_like(const json& c, ModelSpec& m, const std::string& p) {
     m.attn.qk_norm = true;
     m.attn.qk_norm_params = 2 * m.attn.head_dim;
   }
+  if (f == "olmo2") {  // Olmo2Attention: q_norm / k_norm over the whole projection (model-families.md §7)
+    m.attn.qk_norm = true;
+    m.attn.qk_norm_params = m.attn.q_dim() + m.attn.kv_dim();
+  }
   push_layers(m.groups, Mixer::attention, Ffn::mlp, layers);
   return Ok{};
 }
@@ -904,6 +908,7 @@ const std::vector<FamilyEntry>& family_table() {
       {"qwen3", parse_llama_like},
       {"gemma", parse_llama_like},
       {"gemma2", parse_llama_like},
+      {"olmo2", parse_llama_like},
       {"gemma3_text", parse_gemma3},
       {"gemma3", parse_gemma3},
       {"llama4", parse_llama4},
