@@ -305,7 +305,7 @@ TEST_CASE(
   REQUIRE(r.code == 0);
   const json j = json::parse(r.out);
   CHECK(j.at("model").at("total_params").get<std::int64_t>() == 44372480);
-  CHECK(j.dump().find("model_type 'olmo2' is not one ftcost knows") != std::string::npos);
+  CHECK(j.dump().find("model_type 'newarch' is not one ftcost knows") != std::string::npos);
 }
 
 TEST_CASE("bad input: exit code 2 and a message naming the flag or field, never a crash") {
