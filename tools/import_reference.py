@@ -207,6 +207,36 @@ MODELS = {
         source="Model page https://huggingface.co/meta-llama/Llama-3.3-70B-Instruct (safetensors count '70.6B "
                "params')",
         note="Only an instruct model was released (no base)."),
+    "Qwen-7B": dict(
+        id="qwen-7b", display_name="Qwen-7B (Qwen 1.0)", family="qwen", kind="dense",
+        total=7720000000, active=None,
+        source="Model page https://huggingface.co/Qwen/Qwen-7B (safetensors '7.72B params')",
+        note="Read with the checkpoint's own modeling_qwen.py (custom_code, QWenLMHeadModel): intermediate_size 22016 counts both halves of the gated MLP (w1 and w2 are 11008 wide); c_attn has a bias."),
+    "phi-2": dict(
+        id="phi-2", display_name="Phi-2", family="phi", kind="dense",
+        total=2780000000, active=None,
+        source="Model card https://huggingface.co/microsoft/phi-2 ('a Transformer with 2.7 billion parameters'; the page's safetensors count '2.78B params')",
+        note="The card's '2.7 billion' is truncated, not rounded (2.78B): total_params holds the page's safetensors count. Non-gated MLP (fc1 -> gelu_new -> fc2), parallel attention and MLP after one LayerNorm, biases everywhere incl. lm_head."),
+    "gemma-3-1b-pt": dict(
+        id="gemma-3-1b", display_name="Gemma-3-1B", family="gemma-3", kind="dense",
+        total=1000000000, active=None,
+        source="Model card https://huggingface.co/google/gemma-3-1b-pt ('1B')",
+        note="Text-only checkpoint (Gemma3ForCausalLM, model_type gemma3_text): no vision tower. Embeddings tied."),
+    "Llama-4-Scout-17B-16E": dict(
+        id="llama-4-scout", display_name="Llama-4-Scout-17B-16E", family="llama-4", kind="moe",
+        total=109 * B, active=17 * B,
+        source="Model card https://huggingface.co/meta-llama/Llama-4-Scout-17B-16E ('Llama 4 Scout (17Bx16E) ... "
+               "17B (Activated) 109B (Total)')",
+        note="Counts the text decoder only (parse_llama4): the vision tower and projector, about 0.87B of the "
+             "Hub's 108,641,793,536 for the Instruct checkpoint, are not counted, so no exact count is held to. "
+             "Active: one routed expert + the shared expert per layer, with the embeddings."),
+    "OLMo-2-1124-7B": dict(
+        id="olmo-2-7b", display_name="OLMo-2-1124-7B", family="olmo2", kind="dense",
+        total=7.3 * B, active=None,
+        source="Allen AI, '2 OLMo 2 Furious', arXiv 2501.00656 (named OLMo 2 7B); total_params is the exact count "
+               "below to two significant digits (the paper's '7B' names the size class)",
+        note="Post-norm layers (post_attention_layernorm, post_feedforward_layernorm) and q/k RMSNorms over the whole "
+             "projection (Olmo2Attention)."),
     "TinyLlama-1.1B-Chat-v1.0": dict(
         id="tinyllama-1.1b", display_name="TinyLlama-1.1B-Chat-v1.0", family="llama-2", kind="dense",
         total=1.1 * B, active=None,
@@ -715,23 +745,49 @@ def build_prices(ref, gpu_ids):
 
 
 # ---------------------------------------------------------------------------------------- models
+# Exact published parameter counts (issue 41; docs/sources/model-families.md §5): preset id -> (count, where it
+# is published). published() writes the count as published.exact_params and appends the text to the source;
+# db check and tests/unit/test_models.cpp hold the config's count to it within 0.5%.
+EXACT = {
+    "gemma-3-1b": (999885952, "the Hub's safetensors total for google/gemma-3-1b-it (same architecture) and KerasHub's gemma3_1b preset metadata \"params\": 999885952 (public GitHub files, index ids 3173084990 and 71142266638)"),
+    "gpt-oss-120b": (116829156672, "the Hugging Face Hub API's safetensors.total as listed in a public GitHub file (\"HF Hub API 2026-09-25: ... safetensors.total\", index id 71142266638) for openai/gpt-oss-120b (the model card's 116.83B)"),
+    "gpt-oss-20b": (20914757184, "the Hugging Face Hub API's safetensors.total as listed in a public GitHub file (\"HF Hub API 2026-09-25: ... safetensors.total\", index id 71142266638) for openai/gpt-oss-20b (the model card's 20.91B)"),
+    "llama-2-7b": (6738415616, "model.num_parameters() of the LLaMA-7B architecture (PEFT's print_trainable_parameters 'all params: 6738415616' for huggyllama/llama-7b, and GGUF general.parameter_count 6738415616 for Llama-2-7B-Chat; public GitHub files, index ids 71239455211 and 48212167485): Llama-2-7B has the same shapes"),
+    "llama-3.1-8b": (8030261248, "the Hugging Face Hub API's safetensors.total as listed in a public GitHub file (\"HF Hub API 2026-09-25: ... safetensors.total\", index id 71142266638) for meta-llama/Llama-3.1-8B-Instruct, the same architecture"),
+    "llama-3.2-3b": (3212749824, "the Hugging Face Hub API's safetensors.total as listed in a public GitHub file (\"HF Hub API 2026-09-25: ... safetensors.total\", index id 71142266638) for meta-llama/Llama-3.2-3B-Instruct, the same architecture"),
+    "llama-3.3-70b": (70553706496, "the Hugging Face Hub API's safetensors.total as listed in a public GitHub file (\"HF Hub API 2026-09-25: ... safetensors.total\", index id 71142266638) for meta-llama/Llama-3.3-70B-Instruct"),
+    "mixtral-8x7b": (46702792704, "KerasHub mixtral_8_7b_en \"params\": 46702792704 (public GitHub file, index id 678925060) and a Hub API fixture's safetensors.total for mistralai/Mixtral-8x7B-Instruct-v0.1 (index id 59143658729); docs/sources/stack-facts.md §1.1 derives the same from the modules"),
+    "olmo-2-7b": (7298617344, "the Hugging Face Hub API's safetensors.total as listed in a public GitHub file (\"HF Hub API 2026-09-25: ... safetensors.total\", index id 71142266638) for allenai/OLMo-2-1124-7B-Instruct, the same architecture"),
+    "phi-2": (2779683840, "its model.safetensors.index.json metadata.total_size 5,559,367,680 bytes of fp16 (the index as quoted in a public GitHub file, index id 9232979876)"),
+    "qwen-7b": (7721324544, "its model.safetensors.index.json metadata.total_size 15,442,649,088 bytes of bf16 (the total_size as quoted in a public GitHub file, index id 54872141627)"),
+    "qwen2.5-32b": (32763876352, "KerasHub qwen2.5_instruct_32b_en \"params\": 32763876352 (keras-team/keras-hub keras_hub/src/models/qwen/qwen_presets.py @ 12870d2794fb0f7a098e9afcc1ed37f3ef2e8cd2), the same as a Hub API fixture's safetensors {\"BF16\": 32763876352} (index id 56216002053); the card's 32.5B is 0.8% low"),
+    "qwen2.5-72b": (72706203648, "KerasHub qwen2.5_instruct_72b_en \"params\": 72706203648 (keras-team/keras-hub keras_hub/src/models/qwen/qwen_presets.py @ 12870d2794fb0f7a098e9afcc1ed37f3ef2e8cd2)"),
+    "qwen2.5-7b": (7615616512, "the Hugging Face Hub API's safetensors.total as listed in a public GitHub file (\"HF Hub API 2026-09-25: ... safetensors.total\", index id 71142266638) for Qwen/Qwen2.5-7B-Instruct, the same architecture; also KerasHub qwen2.5_math_7b_en \"params\" (keras-team/keras-hub keras_hub/src/models/qwen/qwen_presets.py @ 12870d27)"),
+    "qwen3-8b": (8190735360, "the Hugging Face Hub API's safetensors.total as listed in a public GitHub file (\"HF Hub API 2026-09-25: ... safetensors.total\", index id 71142266638) for Qwen/Qwen3-8B"),
+}
+
+
 def published(meta):
     out = {
         "total_params": int(round(meta["total"])),
         "active_params": None if meta["active"] is None else int(round(meta["active"])),
     }
+    source = meta["source"]
+    if meta["id"] in EXACT:
+        count, where = EXACT[meta["id"]]
+        out = {"total_params": out["total_params"], "exact_params": count, "active_params": out["active_params"]}
+        source = f"{source.rstrip('.')}; exact: {count:,}, {where}"
     if "top_k" in meta:
         out["top_k"] = meta["top_k"]
-    out["source"] = meta["source"]
+    out["source"] = source
     out["note"] = meta["note"]
     return out
 
 
 # Reference configs that are not shipped as presets, and why (the import names them instead of failing).
 NOT_PRESETS = {
-    "Qwen-1_8B": "Qwen 1.0's own modeling code (model_type qwen, QWenLMHeadModel): ftcost has no reader for it and "
-                 "its generic reading miscounts (2.65B for a published 1.8B)",
-    "Qwen-7B": "Qwen 1.0's own modeling code (model_type qwen, QWenLMHeadModel): no reader for it yet",
+    "Qwen-1_8B": "Qwen 1.0 (model_type qwen): parse_qwen1 reads it (1.84B for a published 1.8B), but the copy's "
+                 "identity is uncertain (an mlc-llm preset keyed \"qwen\") and no exact count was found",
 }
 
 

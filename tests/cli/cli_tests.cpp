@@ -299,6 +299,15 @@ TEST_CASE(
   expect_bad("compare --model mixtral-8x7b --gpu a40", "--gpu");
 }
 
+TEST_CASE(
+    "an unknown model_type whose config carries its parameter count is read generically, with a warning") {
+  Run r = run("estimate --model " + kData + "/confirmed-arch.json --gpu a40 --method lora --json");
+  REQUIRE(r.code == 0);
+  const json j = json::parse(r.out);
+  CHECK(j.at("model").at("total_params").get<std::int64_t>() == 44372480);
+  CHECK(j.dump().find("model_type 'newarch' is not one ftcost knows") != std::string::npos);
+}
+
 TEST_CASE("bad input: exit code 2 and a message naming the flag or field, never a crash") {
   const std::string base = "estimate --model mixtral-8x7b --gpu a40 --method qlora ";
   expect_bad("estimate --model nope --gpu a40 --method qlora", "--model");
@@ -320,6 +329,9 @@ TEST_CASE("bad input: exit code 2 and a message naming the flag or field, never 
   expect_bad("estimate --model " + kData + "/bad/layers-string.json --gpu a40 --method qlora",
              "num_hidden_layers");
   expect_bad("estimate --model " + kData + "/bad/unknown-arch.json --gpu a40 --method qlora", "model_type");
+  // a model_type with no reader and no parameter count to confirm a generic reading (issue 41)
+  expect_bad("estimate --model " + kData + "/bad/unconfirmed-arch.json --gpu a40 --method qlora",
+             "\"num_parameters\"");
   expect_bad("estimate --model /nonexistent/config.json --gpu a40 --method qlora", "no such file");
   expect_bad(
       "estimate --model mixtral-8x7b --gpu " + kData + "/bad/gpu-negative-bandwidth.json --method qlora",

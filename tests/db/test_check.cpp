@@ -363,6 +363,14 @@ TEST_CASE("model presets, datasets and stacks") {
         mutated("models/mixtral-8x7b.json", [](json& m) { m["published"]["total_params"] = 70000000000; });
     EXPECT_PROBLEM(ps, "models/mixtral-8x7b.json", "published.total_params", "differs from the config");
   }
+  SUBCASE("exact published count off by more than 0.5%, or not the rounded count's model (issue 41)") {
+    auto ps =
+        mutated("models/mixtral-8x7b.json", [](json& m) { m["published"]["exact_params"] = 47200000000; });
+    EXPECT_PROBLEM(ps, "models/mixtral-8x7b.json", "published.exact_params", "by more than 0.5%");
+    auto ps2 =
+        mutated("models/mixtral-8x7b.json", [](json& m) { m["published"]["exact_params"] = 56000000000; });
+    EXPECT_PROBLEM(ps2, "models/mixtral-8x7b.json", "published.exact_params", "not total_params");
+  }
   SUBCASE("kind disagrees with the config") {
     auto ps = mutated("models/llama-2-7b.json", [](json& m) {
       m["kind"] = "moe";

@@ -437,7 +437,11 @@ std::vector<Option> build_options() {
     o.help = "Model preset id (see `ftcost models`) or path to a Hugging Face config.json";
     o.details =
         "The model to fine-tune: a preset (Hugging Face config.json shipped with ftcost) or your own "
-        "config.json. Parameters are counted from the config's structure.";
+        "config.json. Parameters are counted from the config's structure. A model_type ftcost has no reader "
+        "for is read as a Llama-style decoder only when the config also carries its parameter count "
+        "(\"num_parameters\": N, or \"safetensors_index\": the model.safetensors.index.json with "
+        "torch_dtype) "
+        "and the reading agrees with it within 1%; otherwise it is refused.";
     o.id_list = "models";
     o.required = true;
     o.required_message = "is required: a preset id (see `ftcost models`) or a config.json path";

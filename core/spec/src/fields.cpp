@@ -242,6 +242,8 @@ FieldList model_published_list() {
           {
               req(f("total_params", K::integer, "Published total parameter count.")),
               null_ok(req(f("active_params", K::integer, "Published active parameters per token (MoE)."))),
+              f("exact_params", K::integer,
+                "Exact total parameter count (safetensors metadata); the config must match it within 0.5%."),
               f("top_k", K::integer, "Experts per token the published active count assumes."),
               req(f("source", K::string, "Where the counts are published.")),
               null_ok(req(f("note", K::string, "Anything else about the counts."))),

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <utility>
 
 namespace ftcost {
 
@@ -369,6 +371,14 @@ Status parse_llama_like(const json& c, ModelSpec& m, const std::string& p) {
     if (!has(c, "tie_word_embeddings")) m.tied_embeddings = true;  // Gemma configs default to tied
     if (f == "gemma2") m.norms_per_attention_layer = 4;
   }
+  if (f == "qwen3") {
+    m.attn.qk_norm = true;
+    m.attn.qk_norm_params = 2 * m.attn.head_dim;
+  }
+  if (f == "olmo2") {  // Olmo2Attention: q_norm / k_norm over the whole projection (model-families.md §7)
+    m.attn.qk_norm = true;
+    m.attn.qk_norm_params = m.attn.q_dim() + m.attn.kv_dim();
+  }
   push_layers(m.groups, Mixer::attention, Ffn::mlp, layers);
   return Ok{};
 }
@@ -674,87 +684,405 @@ Status parse_jamba(const json& c, ModelSpec& m, const std::string& p) {
   return Ok{};
 }
 
-std::string supported_list() {
-  return "llama, mistral, qwen2, gemma2, mixtral, phimoe, gpt_oss, qwen2_moe, qwen3_moe, deepseek, "
-         "deepseek_v2, "
-         "olmoe, dbrx, mamba, jamba, BlackMamba (mamba_moe_layers)";
+// Qwen-1 (model_type "qwen", QWenLMHeadModel): the checkpoint's own modeling_qwen.py (docs/sources/
+// model-families.md §2). QWenAttention's c_attn is one [H, 3·heads·kv_channels] linear that always has a bias
+// (nn.Linear's default), c_proj's bias follows no_bias; QWenMLP's w1, w2 and c_proj are intermediate_size //
+// 2 wide: the config's intermediate_size counts both halves of the gated MLP.
+Status parse_qwen1(const json& c, ModelSpec& m, const std::string& p) {
+  FTCOST_TRY(ok1, read_common(c, m, p));
+  (void)ok1;
+  FTCOST_GET(layers, get_count(c, "num_hidden_layers", p, 1, 100000));
+  FTCOST_GET(heads, get_count(c, "num_attention_heads", p, 1, 4096));
+  FTCOST_GET(kv_channels, opt_count(c, "kv_channels", p, m.hidden / heads, 1, 4096));
+  FTCOST_GET(f, get_count(c, "intermediate_size", p, 2, 1 << 23));
+  FTCOST_GET(no_bias, opt_bool(c, "no_bias", p, true));
+  m.attn.heads = heads;
+  m.attn.kv_heads = heads;
+  m.attn.head_dim = kv_channels;
+  m.attn.qkv_bias = true;
+  m.attn.o_bias = !no_bias;
+  m.mlp.intermediate = f / 2;
+  m.mlp.gated = true;
+  m.mlp.bias = !no_bias;
+  push_layers(m.groups, Mixer::attention, Ffn::mlp, layers);
+  return Ok{};
 }
 
-}  // namespace
+// Phi-1/1.5/2 (model_type "phi", transformers models/phi/modeling_phi.py; model-families.md §3): a parallel
+// block (one input_layernorm feeds attention and MLP), LayerNorm with bias, q/k/v/dense with biases, a
+// non-gated MLP (fc1 -> gelu -> fc2, both with biases), lm_head with a bias; qk_layernorm adds a LayerNorm of
+// head_dim (weight and bias) on q and on k.
+Status parse_phi(const json& c, ModelSpec& m, const std::string& p) {
+  FTCOST_TRY(ok1, read_common(c, m, p));
+  (void)ok1;
+  FTCOST_GET(layers, get_count(c, "num_hidden_layers", p, 1, 100000));
+  FTCOST_TRY(ok2, read_attention(c, m, p));
+  (void)ok2;
+  FTCOST_GET(f, get_count(c, "intermediate_size", p, 1, 1 << 22));
+  FTCOST_GET(qk_ln, opt_bool(c, "qk_layernorm", p, false));
+  m.attn.qkv_bias = true;
+  m.attn.o_bias = true;
+  m.attn.qk_norm = qk_ln;
+  m.attn.qk_norm_params = qk_ln ? 4 * m.attn.head_dim : 0;
+  m.mlp = MlpSpec{f, false, true};
+  m.norm = NormKind::layer;
+  m.norms_per_attention_layer = 1;
+  m.lm_head_bias = true;
+  push_layers(m.groups, Mixer::attention, Ffn::mlp, layers);
+  return Ok{};
+}
 
-Result<ModelSpec> parse_model_config(const json& c, const std::string& id) {
-  const std::string p = "config";
-  if (!c.is_object()) return make_error(Errc::wrong_type, id, "config.json must be a JSON object");
-  ModelSpec m;
-  m.id = id;
-  m.display_name = id;
-  std::string mt;
-  if (has(c, "model_type")) {
-    FTCOST_GET(v, get_string(c, "model_type", p));
-    mt = v;
+// StarCoder2 (model_type "starcoder2", transformers models/starcoder2/modeling_starcoder2.py;
+// model-families.md §3): Llama-style attention and layer order, but LayerNorm (with bias), biases on q/k/v/o
+// and on the MLP when use_bias (default true), and a non-gated MLP: c_fc -> gelu -> c_proj.
+Status parse_starcoder2(const json& c, ModelSpec& m, const std::string& p) {
+  FTCOST_TRY(ok1, read_common(c, m, p));
+  (void)ok1;
+  FTCOST_GET(layers, get_count(c, "num_hidden_layers", p, 1, 100000));
+  FTCOST_TRY(ok2, read_attention(c, m, p));
+  (void)ok2;
+  FTCOST_GET(f, get_count(c, "intermediate_size", p, 1, 1 << 22));
+  FTCOST_GET(bias, opt_bool(c, "use_bias", p, true));
+  m.attn.qkv_bias = bias;
+  m.attn.o_bias = bias;
+  m.mlp = MlpSpec{f, false, bias};
+  m.norm = bias ? NormKind::layer : NormKind::layer_no_bias;
+  push_layers(m.groups, Mixer::attention, Ffn::mlp, layers);
+  return Ok{};
+}
+
+// The decoder's part of a multimodal config: text_config when the config has one (Gemma-3, Llama-4), else the
+// config itself.
+struct TextPart {
+  const json* config = nullptr;
+  std::string path;
+};
+
+Result<TextPart> text_part(const json& config, const std::string& top) {
+  if (!has(config, "text_config")) return TextPart{&config, top};
+  if (!config.at("text_config").is_object())
+    return make_error(Errc::wrong_type, join_path(top, "text_config"),
+                      "must be an object (the decoder's config)");
+  return TextPart{&config.at("text_config"), join_path(top, "text_config")};
+}
+
+// A multimodal checkpoint's vision tower is not counted: said, not hidden.
+void warn_vision_tower(const json& config, ModelSpec& m, const char* family) {
+  if (has(config, "text_config") && has(config, "vision_config"))
+    m.warnings.push_back(
+        std::string(family) + "'s vision tower (vision_config) is not counted: ftcost prices the " +
+        "text decoder of " + m.id +
+        " (a text-only fine-tune that loads the whole checkpoint also holds the frozen vision " + "weights)");
+}
+
+// Gemma-3 (transformers models/gemma3, configuration_gemma3.py Gemma3TextConfig and modeling_gemma3.py;
+// docs/sources/model-families.md §4). Text-only checkpoints (model_type "gemma3_text", Gemma3ForCausalLM)
+// have the decoder's fields at the top, the multimodal ones (model_type "gemma3",
+// Gemma3ForConditionalGeneration) in text_config. Gemma-2's layer (four norms, tied embeddings by default)
+// plus per-head q_norm and k_norm (Gemma3RMSNorm(head_dim)); without layer_types, every
+// sliding_window_pattern-th layer (6) is global: layer i slides unless (i + 1) % pattern == 0.
+Status parse_gemma3(const json& config, ModelSpec& m, const std::string& top) {
+  FTCOST_GET(part, text_part(config, top));
+  const json& c = *part.config;
+  const std::string& p = part.path;
+  FTCOST_TRY(ok1, read_common(c, m, p));
+  (void)ok1;
+  FTCOST_GET(layers, get_count(c, "num_hidden_layers", p, 1, 100000));
+  FTCOST_TRY(ok2, read_attention(c, m, p));
+  (void)ok2;
+  FTCOST_TRY(ok3, read_mlp(c, m, p));
+  (void)ok3;
+  if (!has(c, "tie_word_embeddings") && !has(config, "tie_word_embeddings")) m.tied_embeddings = true;
+  m.norms_per_attention_layer = 4;
+  m.attn.qk_norm = true;
+  m.attn.qk_norm_params = 2 * m.attn.head_dim;
+  if (!has(c, "layer_types")) {
+    const char* key =
+        has(c, "_sliding_window_pattern") ? "_sliding_window_pattern" : "sliding_window_pattern";
+    FTCOST_GET(pattern, opt_count(c, key, p, 6, 1, 100000));
+    const std::int64_t sliding = layers - layers / pattern;
+    m.attn.sliding_fraction = static_cast<double>(sliding) / static_cast<double>(layers);
   }
+  warn_vision_tower(config, m, "Gemma-3");
+  push_layers(m.groups, Mixer::attention, Ffn::mlp, layers);
+  return Ok{};
+}
+
+// Which of Llama-4's layers are MoE: moe_layers when the config lists them, else every
+// interleave_moe_layer_step-th layer starting at step - 1 (Llama4TextConfig.__post_init__); the others are
+// dense Llama4TextMLP(intermediate_size_mlp).
+Status read_llama4_layers(const json& c, ModelSpec& m, const std::string& p, std::int64_t layers) {
+  FTCOST_GET(step, opt_count(c, "interleave_moe_layer_step", p, 1, 1, 100000));
+  std::vector<char> moe(static_cast<std::size_t>(layers), 0);
+  if (has(c, "moe_layers")) {
+    const json& a = c.at("moe_layers");
+    const std::string ap = join_path(p, "moe_layers");
+    if (!a.is_array()) return make_error(Errc::wrong_type, ap, "must be an array of layer indices");
+    for (const auto& v : a) {
+      if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() >= layers)
+        return make_error(
+            Errc::invalid_value, ap,
+            "must hold layer indices from 0 to " + std::to_string(layers - 1) + ", got " + v.dump());
+      moe[static_cast<std::size_t>(v.get<std::int64_t>())] = 1;
+    }
+  } else {
+    for (std::int64_t i = step - 1; i < layers; i += step) moe[static_cast<std::size_t>(i)] = 1;
+  }
+  for (const char is_moe : moe) push_layers(m.groups, Mixer::attention, is_moe ? Ffn::moe : Ffn::mlp, 1);
+  return Ok{};
+}
+
+// Llama-4's chunked attention: the RoPE layers (no_rope_layers[i] == 1; by default all but every
+// no_rope_layer_interval-th) attend within chunks of attention_chunk_size tokens, the NoPE layers see the
+// whole sequence (layer_types "chunked_attention" / "full_attention"). ftcost has no chunked kernel: a chunk
+// is read as a sliding window of its size, an upper bound (a token sees at most the chunk, on average half of
+// it).
+Status read_llama4_chunks(const json& c, ModelSpec& m, const std::string& p, std::int64_t layers) {
+  const bool no_chunks = c.contains("attention_chunk_size") && c.at("attention_chunk_size").is_null();
+  FTCOST_GET(chunk, opt_count(c, "attention_chunk_size", p, 8192, 1, std::int64_t{1} << 32));
+  FTCOST_GET(interval, opt_count(c, "no_rope_layer_interval", p, 4, 1, 100000));
+  std::int64_t chunked = layers - layers / interval;
+  if (has(c, "no_rope_layers")) {
+    const json& a = c.at("no_rope_layers");
+    if (!a.is_array() || static_cast<std::int64_t>(a.size()) < layers)
+      return make_error(Errc::wrong_type, join_path(p, "no_rope_layers"),
+                        "must be an array of 1 (RoPE, chunked) or 0 (NoPE) with one entry per layer");
+    chunked = 0;
+    for (std::int64_t i = 0; i < layers; ++i) {
+      const json& e = a[static_cast<std::size_t>(i)];
+      if (!e.is_number_integer())
+        return make_error(Errc::wrong_type, join_path(p, "no_rope_layers[" + std::to_string(i) + "]"),
+                          "must be 1 (RoPE) or 0 (NoPE)");
+      chunked += e.get<std::int64_t>() != 0 ? 1 : 0;
+    }
+  }
+  m.attn.sliding_window = no_chunks ? 0 : chunk;
+  m.attn.sliding_fraction = static_cast<double>(chunked) / static_cast<double>(layers);
+  return Ok{};
+}
+
+// Llama-4 (model_type "llama4" with text_config, Llama4ForConditionalGeneration; "llama4_text",
+// Llama4ForCausalLM): transformers models/llama4/modeling_llama4.py and configuration_llama4.py
+// (docs/sources/model-families.md §6). A MoE layer (Llama4TextMoe) holds num_local_experts routed experts
+// (Llama4TextExperts: one fused gate_up_proj [E, H, 2F] and down_proj [E, F, H], F = intermediate_size), a
+// router nn.Linear(H, E) without bias and one shared expert Llama4TextMLP(intermediate_size); a dense layer
+// one Llama4TextMLP(intermediate_size_mlp). The qk norm is a weightless L2 norm.
+Status parse_llama4(const json& config, ModelSpec& m, const std::string& top) {
+  FTCOST_GET(part, text_part(config, top));
+  const json& c = *part.config;
+  const std::string& p = part.path;
+  FTCOST_TRY(ok1, read_common(c, m, p));
+  (void)ok1;
+  FTCOST_GET(layers, get_count(c, "num_hidden_layers", p, 1, 100000));
+  FTCOST_TRY(ok2, read_attention(c, m, p));
+  (void)ok2;
+  FTCOST_GET(experts, get_count(c, "num_local_experts", p, 1, 1 << 12));
+  FTCOST_GET(k, read_top_k(c, p, experts));
+  FTCOST_GET(fe, get_count(c, "intermediate_size", p, 1, 1 << 22));
+  FTCOST_GET(fd, opt_count(c, "intermediate_size_mlp", p, 16384, 1, 1 << 22));
+  m.moe.experts = experts;
+  m.moe.top_k = k;
+  m.moe.expert_intermediate = fe;
+  m.moe.shared_experts = 1;
+  m.moe.shared_intermediate = fe;
+  m.mlp = MlpSpec{fd, true, false};
+  FTCOST_TRY(ok3, read_llama4_layers(c, m, p, layers));
+  (void)ok3;
+  FTCOST_TRY(ok4, read_llama4_chunks(c, m, p, layers));
+  (void)ok4;
+  warn_vision_tower(config, m, "Llama-4");
+  return Ok{};
+}
+
+using FamilyParser = Status (*)(const json&, ModelSpec&, const std::string&);
+
+// config.json model_type -> its reader. Every model_type here is read from its modeling code's structure
+// (docs/sources/model-families.md); any other one goes through the rule for unknown architectures.
+using FamilyEntry = std::pair<const char*, FamilyParser>;
+
+const std::vector<FamilyEntry>& family_table() {
+  static const std::vector<FamilyEntry> table = {
+      {"llama", parse_llama_like},
+      {"mistral", parse_llama_like},
+      {"qwen2", parse_llama_like},
+      {"qwen3", parse_llama_like},
+      {"gemma", parse_llama_like},
+      {"gemma2", parse_llama_like},
+      {"olmo2", parse_llama_like},
+      {"gemma3_text", parse_gemma3},
+      {"gemma3", parse_gemma3},
+      {"llama4", parse_llama4},
+      {"llama4_text", parse_llama4},
+      {"qwen", parse_qwen1},
+      {"phi", parse_phi},
+      {"starcoder2", parse_starcoder2},
+      {"mixtral", parse_mixtral_like},
+      {"phimoe", parse_mixtral_like},
+      {"gpt_oss", parse_mixtral_like},
+      {"qwen2_moe", parse_qwen_moe},
+      {"qwen3_moe", parse_qwen_moe},
+      {"deepseek", parse_deepseek},
+      {"deepseek_v2", parse_deepseek},
+      {"deepseek_v3", parse_deepseek},
+      {"olmoe", parse_olmoe},
+      {"dbrx", parse_dbrx},
+      {"jamba", parse_jamba},
+      {"mamba", parse_mamba},
+  };
+  return table;
+}
+
+FamilyParser family_parser(const std::string& model_type) {
+  for (const auto& e : family_table())
+    if (e.first == model_type) return e.second;
+  return nullptr;
+}
+
+std::string supported_list() {
+  std::string out;
+  for (const auto& e : family_table()) out += std::string(e.first) + ", ";
+  return out + "BlackMamba (mamba_moe_layers)";
+}
+
+// ---------------------------------------------------------------- the rule for unknown architectures
+// A config whose model_type has no reader above is read generically (Llama-style layers, Mixtral-style
+// experts) only when a parameter count confirms the reading; otherwise it is refused. docs/sources/
+// model-families.md §1 says why these tolerances: an exact count (the config's num_parameters/total_params,
+// or a safetensors index's total_size / bytes per parameter) must be met within 1%, which still catches an
+// untied lm_head read as tied (>= 1.8% of a 7B model with a 32K vocabulary), a non-gated MLP read as gated
+// and a halved intermediate_size (Qwen-1: 56%); a published size rounded to 2-3 significant digits (a
+// preset's `published.total_params`) within 2.5%, the rounding tolerance of db check and
+// tests/unit/test_models.cpp.
+constexpr double kExactCountTolerance = 0.01;
+constexpr double kRoundedCountTolerance = 0.025;
+
+struct CountClaim {
+  double params = 0;  // 0: no count to confirm with
+  std::string source;
+  double tolerance = kExactCountTolerance;
+};
+
+std::string billions(double n) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3fB", n / 1e9);
+  return buf;
+}
+
+std::string percent(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", fraction * 100.0);
+  return buf;
+}
+
+Result<double> bytes_per_param(const json& c, const std::string& p) {
+  if (!has(c, "torch_dtype"))
+    return make_error(Errc::missing_field, join_path(p, "torch_dtype"),
+                      "needed to turn safetensors_index.metadata.total_size (bytes) into a parameter count: "
+                      "bfloat16, float16 or float32, as the checkpoint stores its weights");
+  FTCOST_GET(dtype, get_string(c, "torch_dtype", p));
+  if (dtype == "bfloat16" || dtype == "float16") return 2.0;
+  if (dtype == "float32") return 4.0;
+  return make_error(
+      Errc::invalid_value, join_path(p, "torch_dtype"),
+      "must be bfloat16, float16 or float32 to read a safetensors index's total_size, got \"" + dtype + "\"");
+}
+
+// The count a config.json itself carries: num_parameters / total_params (what transformers'
+// PreTrainedModel.num_parameters() returns, or a model card's exact count), else a pasted safetensors index.
+Result<CountClaim> config_count_claim(const json& c, const std::string& p) {
+  for (const char* key : {"num_parameters", "total_params"}) {
+    if (!has(c, key)) continue;
+    FTCOST_GET(n, get_count(c, key, p, 1, std::int64_t{1} << 50));
+    return CountClaim{static_cast<double>(n),
+                      std::string(key) + " (" + billions(static_cast<double>(n)) + ")", kExactCountTolerance};
+  }
+  if (!has(c, "safetensors_index")) return CountClaim{};
+  const std::string ip = join_path(p, "safetensors_index");
+  const json& idx = c.at("safetensors_index");
+  if (!idx.is_object() || !has(idx, "metadata") || !idx.at("metadata").is_object())
+    return make_error(Errc::wrong_type, join_path(ip, "metadata"),
+                      "must be the contents of the model's model.safetensors.index.json: {\"metadata\": "
+                      "{\"total_size\": BYTES}, \"weight_map\": {...}}");
+  FTCOST_GET(bytes, get_count(idx.at("metadata"), "total_size", join_path(ip, "metadata"), 1,
+                              std::int64_t{1} << 52));
+  FTCOST_GET(b, bytes_per_param(c, p));
+  const double n = static_cast<double>(bytes) / b;
+  return CountClaim{n,
+                    "the safetensors index (" + std::to_string(bytes) + " bytes / " + (b > 2 ? "4" : "2") +
+                        " bytes per parameter = " + billions(n) + ")",
+                    kExactCountTolerance};
+}
+
+Status parse_generic(const json& c, ModelSpec& m, const std::string& mt, const std::string& p,
+                     const CountClaim& outside) {
+  const std::string what = "model_type '" + (mt.empty() ? std::string("(none)") : mt) + "'";
+  if (!(has(c, "hidden_size") && has(c, "num_hidden_layers") && has(c, "num_attention_heads") &&
+        has(c, "intermediate_size") && has(c, "vocab_size")))
+    return make_error(Errc::unsupported_architecture, join_path(p, "model_type"),
+                      what + " is not supported; supported: " + supported_list());
+  const bool moe = has(c, "num_local_experts") || has(c, "num_experts");
+  const std::string reading = std::string("generic ") + (moe ? "MoE" : "dense") +
+                              " decoder (Llama-style layers" + (moe ? ", Mixtral-style experts)" : ")");
+  FTCOST_GET(own, config_count_claim(c, p));
+  const CountClaim claim = own.params > 0 ? own : outside;
+  if (claim.params <= 0)
+    return make_error(Errc::unsupported_architecture, join_path(p, "model_type"),
+                      what + " is not one ftcost knows, and nothing confirms a " + reading +
+                          " reading of it, so ftcost does not guess. Add \"num_parameters\": N (the exact "
+                          "count from the model "
+                          "card, or model.num_parameters()) to the config.json, or \"safetensors_index\": "
+                          "{the contents of its "
+                          "model.safetensors.index.json} with its torch_dtype; ftcost then reads it "
+                          "generically if the count "
+                          "agrees. Supported model_types: " +
+                          supported_list());
+  m.family = mt.empty() ? "generic" : mt;
   Status st = Ok{};
+  if (moe) {
+    json c2 = c;
+    if (!has(c2, "num_local_experts")) c2["num_local_experts"] = c.at("num_experts");
+    st = parse_mixtral_like(c2, m, p);
+  } else {
+    st = parse_llama_like(c, m, p);
+  }
+  if (!st.ok()) return st;
+  const double total = static_cast<double>(m.params().total());
+  const double off = std::fabs(total - claim.params) / claim.params;
+  if (off > claim.tolerance)
+    return make_error(
+        Errc::unsupported_architecture, join_path(p, "model_type"),
+        what + " is not one ftcost knows: read as a " + reading + " it has " + billions(total) +
+            " parameters, but " + claim.source + " says " + billions(claim.params) + " (" + percent(off) +
+            " apart, more than " + percent(claim.tolerance) +
+            "): its layers are not Llama-style, so ftcost cannot price it. Supported model_types: " +
+            supported_list());
+  m.warnings.push_back(what + " is not one ftcost knows; read as a " + reading + ": " + billions(total) +
+                       " parameters, " + percent(off) + " from " + claim.source);
+  return Ok{};
+}
+
+Status parse_structure(const json& c, ModelSpec& m, const std::string& mt, const std::string& p,
+                       const CountClaim& outside) {
   if (has(c, "mamba_moe_layers")) {
     m.family = "blackmamba";
-    st = parse_blackmamba(c, m, p);
-  } else if (mt == "llama" || mt == "mistral" || mt == "qwen2" || mt == "gemma2" || mt == "gemma" ||
-             mt == "qwen3") {
-    m.family = mt;
-    st = parse_llama_like(c, m, p);
-    if (st.ok() && mt == "qwen3") {
-      m.attn.qk_norm = true;
-      m.attn.qk_norm_params = 2 * m.attn.head_dim;
-    }
-  } else if (mt == "mixtral" || mt == "phimoe" || mt == "gpt_oss") {
-    m.family = mt;
-    st = parse_mixtral_like(c, m, p);
-  } else if (mt == "qwen2_moe" || mt == "qwen3_moe") {
-    m.family = mt;
-    st = parse_qwen_moe(c, m, p);
-  } else if (mt == "deepseek" || mt == "deepseek_v2" || mt == "deepseek_v3") {
-    m.family = mt;
-    st = parse_deepseek(c, m, p);
-  } else if (mt == "olmoe") {
-    m.family = mt;
-    st = parse_olmoe(c, m, p);
-  } else if (mt == "dbrx") {
-    m.family = mt;
-    st = parse_dbrx(c, m, p);
-  } else if (mt == "jamba") {
-    m.family = mt;
-    st = parse_jamba(c, m, p);
-  } else if (mt == "mamba" || (mt.empty() && has(c, "d_model") && has(c, "n_layer"))) {
-    m.family = "mamba";
-    st = parse_mamba(c, m, p);
-  } else if (has(c, "hidden_size") && has(c, "num_hidden_layers") && has(c, "num_attention_heads") &&
-             has(c, "intermediate_size") && has(c, "vocab_size")) {
-    // Generic reading of the standard fields, with a visible warning.
-    bool moe = has(c, "num_local_experts") || has(c, "num_experts");
-    m.family = mt.empty() ? "generic" : mt;
-    if (moe) {
-      json c2 = c;
-      if (!has(c2, "num_local_experts")) c2["num_local_experts"] = c.at("num_experts");
-      st = parse_mixtral_like(c2, m, p);
-    } else {
-      st = parse_llama_like(c, m, p);
-    }
-    m.warnings.push_back("model_type '" + (mt.empty() ? std::string("(none)") : mt) +
-                         "' is not one ftcost knows; read as a generic " + (moe ? "MoE" : "dense") +
-                         " decoder (Llama-style layers" + (moe ? ", Mixtral-style experts" : "") +
-                         "): check the parameter count");
-  } else {
-    return make_error(Errc::unsupported_architecture, join_path(p, "model_type"),
-                      "'" + (mt.empty() ? std::string("(missing)") : mt) +
-                          "' is not supported; supported: " + supported_list());
+    return parse_blackmamba(c, m, p);
   }
-  if (!st.ok()) return st.error();
-  m.own_training_code = m.family == "blackmamba" || m.family == "mamba";
-  m.fused_gate_up = m.family == "blackmamba" || m.family == "gpt_oss";
-  if (m.layers() == 0) return make_error(Errc::invalid_value, p, "model has no layers");
-  // The context window, under the name the config.json gives it: max_position_embeddings (Llama, Mistral,
-  // Mixtral, Qwen, DeepSeek, OLMoE, Jamba, gpt-oss configs in gpu-db/models), max_seq_len (DBRX:
-  // gpu-db/models/dbrx-base.json), max_sequence_length (BlackMamba: gpu-db/models/blackmamba-2.8b.json).
-  // Mamba's config has none: a recurrent model has no position limit.
+  if (mt.empty() && has(c, "d_model") && has(c, "n_layer")) {
+    m.family = "mamba";
+    return parse_mamba(c, m, p);
+  }
+  if (FamilyParser parse = family_parser(mt)) {
+    m.family = mt;
+    return parse(c, m, p);
+  }
+  return parse_generic(c, m, mt, p, outside);
+}
+
+// The context window, under the name the config.json gives it: max_position_embeddings (Llama, Mistral,
+// Mixtral, Qwen, DeepSeek, OLMoE, Jamba, gpt-oss configs in gpu-db/models), max_seq_len (DBRX:
+// gpu-db/models/dbrx-base.json), max_sequence_length (BlackMamba: gpu-db/models/blackmamba-2.8b.json).
+// Mamba's config has none: a recurrent model has no position limit.
+Status read_context_window(const json& c, ModelSpec& m, const std::string& p) {
   for (const char* key : {"max_position_embeddings", "max_seq_len", "max_sequence_length"}) {
     if (!has(c, key)) continue;
     FTCOST_GET(ctx, get_count(c, key, p, 1, std::int64_t{1} << 40));
@@ -762,11 +1090,43 @@ Result<ModelSpec> parse_model_config(const json& c, const std::string& id) {
     m.max_position_field = key;
     break;
   }
+  return Ok{};
+}
+
+Result<ModelSpec> parse_config_with(const json& config, const std::string& id, const CountClaim& outside) {
+  std::string p = "config";
+  if (!config.is_object()) return make_error(Errc::wrong_type, id, "config.json must be a JSON object");
+  ModelSpec m;
+  m.id = id;
+  m.display_name = id;
+  std::string mt;
+  if (has(config, "model_type")) {
+    FTCOST_GET(v, get_string(config, "model_type", p));
+    mt = v;
+  }
+  FTCOST_TRY(ok1, parse_structure(config, m, mt, p, outside));
+  (void)ok1;
+  m.own_training_code = m.family == "blackmamba" || m.family == "mamba";
+  m.fused_gate_up = m.family == "blackmamba" || m.family == "gpt_oss" || m.family == "llama4" ||
+                    m.family == "llama4_text";  // Llama4TextExperts.gate_up_proj
+  if (m.layers() == 0) return make_error(Errc::invalid_value, p, "model has no layers");
+  // Gemma-3's and Llama-4's multimodal configs keep the decoder's fields in text_config (text_part).
+  const bool nested = (m.family == "gemma3" || m.family == "llama4") && has(config, "text_config");
+  const json& c = nested ? config.at("text_config") : config;
+  if (nested) p = join_path(p, "text_config");
+  FTCOST_TRY(ok2, read_context_window(c, m, p));
+  (void)ok2;
   if (m.layers_with(Mixer::attention) > 0 && m.attn.heads <= 0)
     return make_error(Errc::invalid_value, join_path(p, "num_attention_heads"), "must be positive");
   FTCOST_GET(rope_ok, check_rope(c, p));
   (void)rope_ok;
   return m;
+}
+
+}  // namespace
+
+Result<ModelSpec> parse_model_config(const json& c, const std::string& id) {
+  return parse_config_with(c, id, CountClaim{});
 }
 
 Result<ModelSpec> parse_model_file(const json& doc, const std::string& source) {
@@ -777,7 +1137,17 @@ Result<ModelSpec> parse_model_file(const json& doc, const std::string& source) {
     return make_error(Errc::schema_mismatch, source + ": schema",
                       "expected \"ftcost.model/1\", got \"" + schema + "\"");
   FTCOST_GET(id, get_string(doc, "id", ""));
-  FTCOST_TRY(m, parse_model_config(doc.at("config"), id));
+  CountClaim published;  // a preset's published size confirms the generic reading of an unknown model_type
+  if (has(doc, "published") && doc.at("published").is_object()) {
+    FTCOST_GET(total, opt_number(doc.at("published"), "total_params", "published", 0));
+    FTCOST_GET(exact, opt_number(doc.at("published"), "exact_params", "published", 0));
+    if (exact > 0)
+      published = CountClaim{exact, "published.exact_params (" + billions(exact) + ")", kExactCountTolerance};
+    else if (total > 0)
+      published =
+          CountClaim{total, "published.total_params (" + billions(total) + ")", kRoundedCountTolerance};
+  }
+  FTCOST_TRY(m, parse_config_with(doc.at("config"), id, published));
   ModelSpec out = std::move(m);
   FTCOST_GET(dn, opt_string(doc, "display_name", "", id));
   FTCOST_GET(repo, opt_string(doc, "hf_repo", "", ""));
@@ -788,6 +1158,8 @@ Result<ModelSpec> parse_model_file(const json& doc, const std::string& source) {
     FTCOST_GET(total, opt_number(pub, "total_params", "published", 0));
     FTCOST_GET(active, opt_number(pub, "active_params", "published", 0));
     FTCOST_GET(ptk, opt_count(pub, "top_k", "published", 0, 0, 1 << 12));
+    FTCOST_GET(exact, opt_number(pub, "exact_params", "published", 0));
+    out.published_exact = exact;
     out.published_total = total;
     out.published_active = active;
     out.published_top_k = ptk;

@@ -122,6 +122,7 @@ struct ModelSpec {
 
   // Published sizes from the preset file (0 when unknown).
   double published_total = 0;
+  double published_exact = 0;  // published.exact_params: an exact count (safetensors metadata), 0 when none
   double published_active = 0;
   std::int64_t published_top_k = 0;
 
