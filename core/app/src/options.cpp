@@ -296,6 +296,14 @@ Status apply_optimizer(ResolveState& st, const std::string& v) {
       {"sgd", Optimizer::sgd},
       {"sgd-momentum", Optimizer::sgd_momentum},
   };
+  // LoRA-FA is peft's create_lorafa_optimizer: its LoraFAOptimizer (optimizers/lorafa.py) is an AdamW over
+  // lora_B with fp32 states; another optimizer would be another method.
+  const bool fa = st.in.workload.method != Method::full && st.in.workload.lora_variant == LoraVariant::lora_fa;
+  if (fa && v != "adamw" && v != "adamw-mixed")
+    return make_error(Errc::invalid_value, "--optimizer",
+                      "--lora-variant lora-fa trains with peft's LoraFAOptimizer (create_lorafa_optimizer), an "
+                      "AdamW over lora_B: use adamw, got \"" +
+                          v + "\"");
   for (const auto& [name, opt] : kByName)
     if (v == name) {
       st.in.workload.optimizer = opt;

@@ -544,23 +544,6 @@ AdaptedLinears adapted_linears(const ModelSpec& m, const LoraTargets& t) {
   return out;
 }
 
-// The dtypes DoRA's weight norm works in (peft tuners/lora/dora.py DoraLinearLayer, peft @ 5d602fdb).
-struct DoraDtypes {
-  double tb = 4;             // lora_A's dtype: torch.eye(in) is made in it
-  double a = 2;              // compute dtype: lora_B's output under autocast
-  double xd = 2;             // x's dtype at the adapter (PEFT's cast to tb, or the norm's fp32 output)
-  bool weight_copy = false;  // weight.to(x.dtype) copies: QLoRA's dequantized weight, or a dtype change
-};
-
-DoraDtypes dora_dtypes(const StackProfile& s, const Workload& w) {
-  DoraDtypes t;
-  t.tb = s.trainable_param_bytes;
-  t.a = w.compute_bytes();
-  t.xd = peft_casts_lora_input(s, w) ? t.tb : kbit_upcast(s, w) ? 4.0 : t.a;
-  t.weight_copy = w.method == Method::qlora || t.xd != (w.precision == "fp32" ? 4.0 : 2.0);
-  return t;
-}
-
 // The largest moment of one adapted module's weight norm (in -> out), DoraLinearLayer.forward:
 // get_lora_weight: x_eye = torch.eye(in) (tb), autocast's copy of it (when tb > a: lora_A's graph keeps it
 // while lora_weight lives), lora_B(lora_A(x_eye)) [in, out] in a; then lora_weight.to(x.dtype), weight =
@@ -574,6 +557,24 @@ double dora_transient(const DoraDtypes& t, double in, double out) {
 }
 
 }  // namespace
+
+double adapted_modules(const ModelSpec& m, const LoraTargets& t) {
+  double n = 0;
+  for (const AdaptedLinear& l : adapted_linears(m, t)) n += l.count;
+  return n;
+}
+
+DoraDtypes dora_dtypes(const StackProfile& s, const Workload& w) {
+  DoraDtypes t;
+  t.tb = s.trainable_param_bytes;
+  t.a = w.compute_bytes();
+  t.xd = peft_casts_lora_input(s, w) ? t.tb : kbit_upcast(s, w) ? 4.0 : t.a;
+  const double wbytes = w.precision == "fp32" ? 4.0 : 2.0;
+  t.weight_copy = w.method == Method::qlora || t.xd != wbytes;
+  // what weight.to(x.dtype) reads: QLoRA's dequantized weight (compute dtype) when x is wider, else the base
+  t.copy_from = w.method == Method::qlora ? (t.xd != t.a ? t.a : 0.0) : (t.weight_copy ? wbytes : 0.0);
+  return t;
+}
 
 double dora_weight_norm_bytes(const ModelSpec& m, const Workload& w, const StackProfile& s) {
   if (w.method == Method::full || w.lora_variant != LoraVariant::dora) return 0;

@@ -195,6 +195,17 @@ MaxSeq max_seq_len(const ModelSpec& m, const Workload& w, const StackProfile& s,
 
 // LoRA adapter parameter count for the chosen targets and rank.
 double lora_params(const ModelSpec& m, const Workload& w);
+// How many linear modules get adapters (layers x experts x projections).
+double adapted_modules(const ModelSpec& m, const LoraTargets& t);
+// The dtypes DoRA's weight norm works in (peft tuners/lora/dora.py DoraLinearLayer, peft @ 5d602fdb).
+struct DoraDtypes {
+  double tb = 4;             // lora_A's dtype: torch.eye(in) is made in it
+  double a = 2;              // compute dtype: lora_B's output under autocast
+  double xd = 2;             // x's dtype at the adapter (PEFT's cast to tb, or the norm's fp32 output)
+  bool weight_copy = false;  // weight.to(x.dtype) copies: QLoRA's dequantized weight, or a dtype change
+  double copy_from = 0;      // bytes per element that copy reads (0: no copy op)
+};
+DoraDtypes dora_dtypes(const StackProfile& s, const Workload& w);
 // DoRA's weight-norm memory (MemoryBreakdown::dora_weight_norm): 0 unless --lora-variant dora.
 double dora_weight_norm_bytes(const ModelSpec& m, const Workload& w, const StackProfile& s);
 
