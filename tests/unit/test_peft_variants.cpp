@@ -26,7 +26,9 @@ Inputs with(Request r, const std::string& key, const std::string& value) {
   return test::inputs(r);
 }
 
-MemoryBreakdown memory_of(const Inputs& in) { return memory_for_batch(in.model, in.workload, in.stack, 1, 1024); }
+MemoryBreakdown memory_of(const Inputs& in) {
+  return memory_for_batch(in.model, in.workload, in.stack, 1, 1024);
+}
 
 double layer_bytes(const Inputs& in) {
   return activation_detail(in.model, in.workload, in.stack, 1024).per_layer_max_bytes;
@@ -96,8 +98,11 @@ TEST_CASE("DoRA: the step runs the weight norm and costs more than LoRA") {
 }
 
 TEST_CASE("DoRA: Unsloth's fused LoRA kernels step aside (PEFT's modules run)") {
-  Request r = {{"model", "llama-3.1-8b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "qlora"},
-               {"stack", "unsloth-2024q4"}, {"seq", "1024"}};
+  Request r = {{"model", "llama-3.1-8b"},
+               {"gpu", "h100-sxm5-80gb"},
+               {"method", "qlora"},
+               {"stack", "unsloth-2024q4"},
+               {"seq", "1024"}};
   const Inputs lora = test::inputs(r);
   r["lora-variant"] = "dora";
   const Inputs dora = test::inputs(r);
@@ -108,7 +113,7 @@ TEST_CASE("DoRA: Unsloth's fused LoRA kernels step aside (PEFT's modules run)") 
 TEST_CASE("LoRA-FA and DoRA: trainable parameters equal PEFT's method comparison counts") {
   // peft method_comparison/MetaMathQA/results lora--llama-3.2-3B-rank32{,-dora,-lorafa}.json,
   // num_trainable_params: q_proj and v_proj, rank 32, 28 layers (hidden 3072, kv 1024)
-  Request r = {{"model", "llama-3.2-3b"},        {"gpu", "l40s"},      {"method", "lora"}, {"seq", "768"},
+  Request r = {{"model", "llama-3.2-3b"},         {"gpu", "l40s"},     {"method", "lora"}, {"seq", "768"},
                {"lora-targets", "q_proj,v_proj"}, {"lora-rank", "32"}, {"batch", "4"}};
   CHECK(param_breakdown(test::inputs(r).model, test::inputs(r).workload).trainable == 9175040);
   r["lora-variant"] = "dora";
@@ -142,9 +147,13 @@ TEST_CASE("LoRA-FA: no lora_A gradients or states, and no adapter input kept") {
 TEST_CASE("LoRA-FA, DoRA and LoRA count the same modules on every kind of model") {
   // LoRA-FA's lora_B (r x out per module) and DoRA's magnitude (out) sum the same outputs; A + B is
   // lora_params: a check of the module list behind both against lora_params for MoE, MLA and Mamba models
-  for (const char* model : {"llama-3.1-8b", "mixtral-8x7b", "qwen3-30b-a3b", "deepseek-v2-lite", "blackmamba-2.8b"}) {
+  for (const char* model :
+       {"llama-3.1-8b", "mixtral-8x7b", "qwen3-30b-a3b", "deepseek-v2-lite", "blackmamba-2.8b"}) {
     CAPTURE(model);
-    Request r = {{"model", model}, {"gpu", "h200-sxm-141gb"}, {"method", "lora"}, {"seq", "512"},
+    Request r = {{"model", model},
+                 {"gpu", "h200-sxm-141gb"},
+                 {"method", "lora"},
+                 {"seq", "512"},
                  {"lora-targets", "all-linear"}};
     r["lora-variant"] = "lora-fa";
     const Inputs fa = test::inputs(r);

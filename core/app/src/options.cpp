@@ -298,12 +298,14 @@ Status apply_optimizer(ResolveState& st, const std::string& v) {
   };
   // LoRA-FA is peft's create_lorafa_optimizer: its LoraFAOptimizer (optimizers/lorafa.py) is an AdamW over
   // lora_B with fp32 states; another optimizer would be another method.
-  const bool fa = st.in.workload.method != Method::full && st.in.workload.lora_variant == LoraVariant::lora_fa;
+  const bool fa =
+      st.in.workload.method != Method::full && st.in.workload.lora_variant == LoraVariant::lora_fa;
   if (fa && v != "adamw" && v != "adamw-mixed")
-    return make_error(Errc::invalid_value, "--optimizer",
-                      "--lora-variant lora-fa trains with peft's LoraFAOptimizer (create_lorafa_optimizer), an "
-                      "AdamW over lora_B: use adamw, got \"" +
-                          v + "\"");
+    return make_error(
+        Errc::invalid_value, "--optimizer",
+        "--lora-variant lora-fa trains with peft's LoraFAOptimizer (create_lorafa_optimizer), an "
+        "AdamW over lora_B: use adamw, got \"" +
+            v + "\"");
   for (const auto& [name, opt] : kByName)
     if (v == name) {
       st.in.workload.optimizer = opt;
@@ -595,11 +597,15 @@ std::vector<Option> build_options() {
     o.label = "LoRA variant";
     o.help = "PEFT LoRA variant: lora, dora (use_dora) or lora-fa (frozen lora_A)";
     o.details =
-        "lora: plain LoRA. dora: PEFT use_dora=True, a trained magnitude vector per adapted layer (out_features "
-        "values) and the norm of W + s*BA computed every forward (a temporary the size of the largest adapted "
+        "lora: plain LoRA. dora: PEFT use_dora=True, a trained magnitude vector per adapted layer "
+        "(out_features "
+        "values) and the norm of W + s*BA computed every forward (a temporary the size of the largest "
+        "adapted "
         "weight; QLoRA dequantizes the weight for it), the base and adapter outputs kept for backward. "
-        "lora-fa: peft's create_lorafa_optimizer freezes lora_A and trains lora_B only (gradients and optimizer "
-        "states for B; the adapters no longer keep their input for A's gradient). docs/sources/peft-variants.md.";
+        "lora-fa: peft's create_lorafa_optimizer freezes lora_A and trains lora_B only (gradients and "
+        "optimizer "
+        "states for B; the adapters no longer keep their input for A's gradient). "
+        "docs/sources/peft-variants.md.";
     o.values = {{"lora", "LoRA", "Plain LoRA"},
                 {"dora", "DoRA", "Weight-decomposed LoRA (PEFT use_dora)"},
                 {"lora-fa", "LoRA-FA", "lora_A frozen, lora_B trained (peft create_lorafa_optimizer)"}};
@@ -645,11 +651,14 @@ std::vector<Option> build_options() {
     o.kind = OptionKind::text;
     o.group = "method";
     o.label = "Modules to save";
-    o.help = "PEFT modules_to_save trained in full beside the adapters: embed_tokens, lm_head (comma-separated)";
+    o.help =
+        "PEFT modules_to_save trained in full beside the adapters: embed_tokens, lm_head (comma-separated)";
     o.details =
-        "PEFT modules_to_save: each listed module is copied (peft utils/other.py ModulesToSaveWrapper.update, "
+        "PEFT modules_to_save: each listed module is copied (peft utils/other.py "
+        "ModulesToSaveWrapper.update, "
         "copy.deepcopy of the original, which stays frozen) and the copy is trained in full: its weights, "
-        "gradients and optimizer states in the base weights' dtype. embed_tokens and lm_head are vocab x hidden "
+        "gradients and optimizer states in the base weights' dtype. embed_tokens and lm_head are vocab x "
+        "hidden "
         "each (a tied model gets two untied copies: ensure_weight_tying defaults to False).";
     o.values = {{"lm_head", "lm_head", ""},
                 {"embed_tokens", "embed_tokens", ""},

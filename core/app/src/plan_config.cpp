@@ -132,10 +132,12 @@ Status peft_variant_supported(const Job& j, const std::string& stack, const Peft
   if (!is_lora(j)) return Ok{};
   const Workload& w = j.in.workload;
   if (w.lora_variant == LoraVariant::lora_fa)
-    return refuse(stack,
-                  "LoRA-FA is peft's create_lorafa_optimizer (peft/optimizers/lorafa.py), which no config key "
-                  "sets: call it in your own training script");
-  if (w.lora_variant == LoraVariant::dora && k.dora == nullptr) return refuse(stack, "it has no DoRA setting");
+    return refuse(
+        stack,
+        "LoRA-FA is peft's create_lorafa_optimizer (peft/optimizers/lorafa.py), which no config key "
+        "sets: call it in your own training script");
+  if (w.lora_variant == LoraVariant::dora && k.dora == nullptr)
+    return refuse(stack, "it has no DoRA setting");
   if (w.rslora && k.rslora == nullptr) return refuse(stack, "it has no rank-stabilised LoRA setting");
   if (w.modules_to_save.any() && k.modules_to_save == nullptr)
     return refuse(stack, "it has no modules_to_save setting");

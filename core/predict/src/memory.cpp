@@ -220,10 +220,9 @@ double moe_act(const ActCtx& c) {
   const double k = d(c.w.active_experts(m));
   const double gate_up = on(c.t.expert_gate_up) * (m.fused_gate_up ? 1.0 : 2.0);
   const double down = on(c.t.expert_down);
-  const double pair =
-      a * (2.0 * H + (m.moe.gated ? 4.0 : 2.0) * F) +
-      c.adapters(gate_up + down, gate_up * H + down * F,
-                 on(c.t.expert_gate_up) * (m.moe.gated ? 2.0 : 1.0) * F + down * H);
+  const double pair = a * (2.0 * H + (m.moe.gated ? 4.0 : 2.0) * F) +
+                      c.adapters(gate_up + down, gate_up * H + down * F,
+                                 on(c.t.expert_gate_up) * (m.moe.gated ? 2.0 : 1.0) * F + down * H);
   double v = norm_bytes(m, c.s, c.w, a, H) + a * E + 4.0 * E + 12.0 * k + k * pair;
   if (m.moe.shared_experts > 0) {
     const double Fs = d(m.moe.shared_intermediate);
@@ -536,10 +535,10 @@ AdaptedLinears adapted_linears(const ModelSpec& m, const LoraTargets& t) {
   const double Lmb = d(m.layers_with(Mixer::mamba));
   const MambaSpec& s = m.mamba;
   const double H = d(m.hidden);
-  out.add(t.mamba, H, 2 * d(s.d_inner), Lmb);                           // in_proj
+  out.add(t.mamba, H, 2 * d(s.d_inner), Lmb);                         // in_proj
   out.add(t.mamba, d(s.d_inner), d(s.dt_rank + 2 * s.d_state), Lmb);  // x_proj
-  out.add(t.mamba, d(s.dt_rank), d(s.d_inner), Lmb);                   // dt_proj
-  out.add(t.mamba, d(s.d_inner), H, Lmb);                              // out_proj
+  out.add(t.mamba, d(s.dt_rank), d(s.d_inner), Lmb);                  // dt_proj
+  out.add(t.mamba, d(s.d_inner), H, Lmb);                             // out_proj
   out.add(t.lm_head, H, d(m.vocab), 1);
   return out;
 }
@@ -603,8 +602,8 @@ ParamBreakdown param_breakdown(const ModelSpec& m, const Workload& w) {
   p.frozen = total;
   p.lora = lora_params(m, w);
   for (const AdaptedLinear& l : adapted_linears(m, w.lora_targets)) {
-    if (w.lora_variant == LoraVariant::dora) p.dora_magnitude += l.out * l.count;       // magnitude [out]
-    if (w.lora_variant == LoraVariant::lora_fa) p.frozen_adapter += l.in * l.count;     // lora_A [r, in]
+    if (w.lora_variant == LoraVariant::dora) p.dora_magnitude += l.out * l.count;    // magnitude [out]
+    if (w.lora_variant == LoraVariant::lora_fa) p.frozen_adapter += l.in * l.count;  // lora_A [r, in]
   }
   p.frozen_adapter *= d(w.lora_rank);
   const double VH = d(m.vocab) * d(m.hidden);
@@ -706,8 +705,7 @@ double optimizer_step_temp(const ModelSpec& m, const Workload& w, const StackPro
   // LoRA-FA's LoraFAOptimizer (peft optimizers/lorafa.py) steps one lora_B at a time: no list temporary.
   if (w.method != Method::full && w.lora_variant == LoraVariant::lora_fa) return 0;
   if (w.method != Method::full)
-    return (p.lora + p.dora_magnitude) * s.trainable_param_bytes +
-           p.saved_modules * saved_module_bytes(s, w);
+    return (p.lora + p.dora_magnitude) * s.trainable_param_bytes + p.saved_modules * saved_module_bytes(s, w);
   const double total = d(m.params().total());
   const double stepped = w.optimizer_in_backward ? std::min(total, largest_param_tensor(m)) : total;
   const double state_bytes = w.optimizer == Optimizer::adamw_mixed ? 4.0 : w.precision == "fp32" ? 4.0 : 2.0;
@@ -773,8 +771,8 @@ BatchMemory::BatchMemory(const ModelSpec& m, const Workload& w, const StackProfi
       mb.trainable_params = stored * tb + p.saved_modules * sb;
       // LoRA adapters are small: optimizer-in-backward saves little
       mb.gradients = trained * tb + p.saved_modules * sb;
-      mb.optimizer_states = trained * lora_state_bytes(w.optimizer, tb) +
-                            p.saved_modules * lora_state_bytes(w.optimizer, sb);
+      mb.optimizer_states =
+          trained * lora_state_bytes(w.optimizer, tb) + p.saved_modules * lora_state_bytes(w.optimizer, sb);
       // Autocast caches its 16-bit copy of each fp32 adapter weight for the forward (and the matmuls save
       // it for backward). A fused LoRA kernel casts the weights itself, transiently: Unsloth's matmul_lora
       // and LoRA_MLP / LoRA_QKV / LoRA_W run `X @ A.to(dtype)` and save the fp32 A and B

@@ -488,9 +488,9 @@ class Builder {
           stream("lora_dropout", st, l, KernelClass::elementwise,
                  lora_inputs * (2 * drop_bytes_ + 1) * M * in, lora_inputs, reps);
       } else {
-        gemm("lora", st, l, KernelClass::gemm, M, r, out, reps, 1);  // dH = dY B
-        gemm("lora", st, l, KernelClass::gemm, r, out, M, reps, 1);  // dB
-        gemm("lora", st, l, KernelClass::gemm, M, in, r, reps, 1);   // dX += dH A
+        gemm("lora", st, l, KernelClass::gemm, M, r, out, reps, 1);           // dH = dY B
+        gemm("lora", st, l, KernelClass::gemm, r, out, M, reps, 1);           // dB
+        gemm("lora", st, l, KernelClass::gemm, M, in, r, reps, 1);            // dX += dH A
         if (!fa_) gemm("lora", st, l, KernelClass::gemm, r, in, M, reps, 1);  // dA
         stream("lora", st, l, KernelClass::elementwise, 2 * a_ * M * out, 2, reps);
         if (cast_bytes_ > 0)  // the gradient of x through both casts
@@ -519,7 +519,8 @@ class Builder {
       emit(o.per_weight, in * out, st, l, reps);
     }
     emit(o.per_out, M * out, st, l, reps);
-    if (w_.lora_dropout > 0) gemm("dora_base", st, l, KernelClass::gemm, M, bwd ? in : out, bwd ? out : in, reps);
+    if (w_.lora_dropout > 0)
+      gemm("dora_base", st, l, KernelClass::gemm, M, bwd ? in : out, bwd ? out : in, reps);
   }
 
   // One PEFT adapter (or `inputs` of them modelled as one linear): its small GEMMs (two forward, four
@@ -538,9 +539,9 @@ class Builder {
       sum.add(*this, M, r, in);
       sum.add(*this, M, o, r);
     } else {
-      sum.add(*this, M, r, o);   // dH = dY B
-      sum.add(*this, r, o, M);   // dB
-      sum.add(*this, M, in, r);         // dX = dH A
+      sum.add(*this, M, r, o);             // dH = dY B
+      sum.add(*this, r, o, M);             // dB
+      sum.add(*this, M, in, r);            // dX = dH A
       if (!fa_) sum.add(*this, r, in, M);  // dA
       emit(grad_accumulate_ops(ctx(st)), M * in, st, l, n);
     }
@@ -935,8 +936,10 @@ class Builder {
   }
   double variant_tensors() const {
     const ModulesToSave& ms = w_.modules_to_save;
-    return (dora_ ? lora_modules_ : fa_ ? -lora_modules_ : 0.0) + (ms.embed_tokens ? 1.0 : 0.0) +
-           (ms.lm_head ? 1.0 : 0.0);
+    return (dora_ ? lora_modules_
+            : fa_ ? -lora_modules_
+                  : 0.0) +
+           (ms.embed_tokens ? 1.0 : 0.0) + (ms.lm_head ? 1.0 : 0.0);
   }
 
   // LoRA-FA's optimizer (peft optimizers/lorafa.py LoraFAOptimizer.step, a Python loop): per lora_B, A @ A.T

@@ -72,12 +72,12 @@ struct Workload {
   Quant quant = Quant::nf4_dq;
   std::int64_t lora_rank = 16;
   LoraTargets lora_targets;
-  double lora_dropout = 0;         // PEFT lora_dropout: p > 0 puts an nn.Dropout on each adapter's input
+  double lora_dropout = 0;  // PEFT lora_dropout: p > 0 puts an nn.Dropout on each adapter's input
   LoraVariant lora_variant = LoraVariant::lora;  // --lora-variant
   // PEFT use_rslora: the adapter scale is lora_alpha / sqrt(r) instead of lora_alpha / r
   // (tuners/lora/layer.py LoraLayer.update_layer); nothing ftcost counts changes.
   bool rslora = false;
-  ModulesToSave modules_to_save;  // --modules-to-save
+  ModulesToSave modules_to_save;   // --modules-to-save
   std::string precision = "bf16";  // compute dtype: bf16 | fp16 | fp32
   Optimizer optimizer = Optimizer::adamw;
   bool checkpointing = true;
