@@ -329,6 +329,27 @@ Status apply_adamw_impl(ResolveState& st, const std::string& v) {
 std::string only_lora(const ResolveState& st) {
   return st.in.workload.method == Method::full ? "applies only to --method lora or qlora" : "";
 }
+// --lora-variant, --rslora, --modules-to-save (docs/sources/peft-variants.md).
+Status apply_lora_variant(ResolveState& st, const std::string& v) {
+  LoraVariant variant = LoraVariant::lora;
+  if (v == "dora") variant = LoraVariant::dora;
+  if (v == "lora-fa") variant = LoraVariant::lora_fa;
+  st.in.workload.lora_variant = variant;
+  return Ok{};
+}
+Status apply_rslora(ResolveState& st, const std::string& v) {
+  st.in.workload.rslora = v == "on";
+  if (st.in.workload.rslora)
+    st.in.warnings.emplace_back(
+        "--rslora: rank-stabilised LoRA changes only the adapter scale (lora_alpha/sqrt(r)); memory and step "
+        "time are those of LoRA");
+  return Ok{};
+}
+Status apply_modules_to_save(ResolveState& st, const std::string& v) {
+  FTCOST_TRY(m, parse_modules_to_save(v, "--modules-to-save"));
+  st.in.workload.modules_to_save = m;
+  return Ok{};
+}
 std::string only_moe(const ResolveState& st) {
   return st.in.model.is_moe() ? "" : "applies only to MoE models";
 }
@@ -612,12 +633,7 @@ std::vector<Option> build_options() {
     o.default_help = "lora";
     o.default_rule = unlisted_default("lora");
     o.applies = only_lora;
-    o.apply = [](ResolveState& st, const std::string& v) -> Status {
-      st.in.workload.lora_variant = v == "dora"      ? LoraVariant::dora
-                                    : v == "lora-fa" ? LoraVariant::lora_fa
-                                                     : LoraVariant::lora;
-      return Ok{};
-    };
+    o.apply = apply_lora_variant;
     add(o);
   }
   {
@@ -635,14 +651,7 @@ std::vector<Option> build_options() {
     o.default_help = "off";
     o.default_rule = unlisted_default("off");
     o.applies = only_lora;
-    o.apply = [](ResolveState& st, const std::string& v) -> Status {
-      st.in.workload.rslora = v == "on";
-      if (st.in.workload.rslora)
-        st.in.warnings.push_back(
-            "--rslora: rank-stabilised LoRA changes only the adapter scale (lora_alpha/sqrt(r)); memory and "
-            "step time are those of LoRA");
-      return Ok{};
-    };
+    o.apply = apply_rslora;
     add(o);
   }
   {
@@ -665,11 +674,7 @@ std::vector<Option> build_options() {
                 {"embed_tokens,lm_head", "embed_tokens, lm_head", "e.g. new tokens added to the vocabulary"}};
     o.default_help = "none";
     o.applies = only_lora;
-    o.apply = [](ResolveState& st, const std::string& v) -> Status {
-      FTCOST_TRY(m, parse_modules_to_save(v, "--modules-to-save"));
-      st.in.workload.modules_to_save = m;
-      return Ok{};
-    };
+    o.apply = apply_modules_to_save;
     add(o);
   }
   {

@@ -469,7 +469,7 @@ class Builder {
       gemm(name, st, l, k, M, in, out, reps, base_kernels);             // dX = dY W
       if (full_) gemm(name, st, l, k, out, in, M, reps, base_kernels);  // dW = dY^T X
     }
-    if (dora_ && lora_here && r_lora_ > 0) dora_module(st, l, M, in, out, reps, lora_inputs);
+    if (dora_ && lora_here && r_lora_ > 0) dora_module(st, l, M, in, out, reps, lora_inputs, quantized);
     if (lora_ && lora_here && r_lora_ > 0 && eager_) {
       lora_eager(st, l, M, in, out, reps, lora_inputs);
     } else if (lora_ && lora_here && r_lora_ > 0) {
@@ -508,13 +508,14 @@ class Builder {
   // recompute the weight norm (get_lora_weight's two GEMMs through torch.eye(in), QLoRA's dequantization,
   // the ops of dora_ops), every pass the magnitude products; with lora_dropout the base layer once more on
   // the dropped input (variants.py DoraLinearVariant.forward: base_result = None).
-  void dora_module(Stage st, LayerType l, double M, double in, double out, double reps, double inputs) {
+  void dora_module(Stage st, LayerType l, double M, double in, double out, double reps, double inputs,
+                   bool quantized) {
     const bool bwd = st == Stage::backward;
     const DoraOps o = dora_ops(ctx(st), dora_t_.tb, dora_t_.xd, dora_t_.copy_from);
     if (!bwd) {
       gemm("dora_norm", st, l, KernelClass::gemm, in, r_lora_, in, reps * inputs);
       gemm("dora_norm", st, l, KernelClass::gemm, in, out / inputs, r_lora_, reps * inputs);
-      dequant("dora_dequant", st, l, in * out, reps);
+      if (quantized) dequant("dora_dequant", st, l, in * out, reps);
       emit(o.per_eye, in * in, st, l, reps * inputs);
       emit(o.per_weight, in * out, st, l, reps);
     }
