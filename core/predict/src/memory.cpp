@@ -601,9 +601,11 @@ ParamBreakdown param_breakdown(const ModelSpec& m, const Workload& w) {
   }
   p.frozen = total;
   p.lora = lora_params(m, w);
-  for (const AdaptedLinear& l : adapted_linears(m, w.lora_targets)) {
-    if (w.lora_variant == LoraVariant::dora) p.dora_magnitude += l.out * l.count;    // magnitude [out]
-    if (w.lora_variant == LoraVariant::lora_fa) p.frozen_adapter += l.in * l.count;  // lora_A [r, in]
+  if (w.lora_variant != LoraVariant::lora) {
+    for (const AdaptedLinear& l : adapted_linears(m, w.lora_targets)) {
+      if (w.lora_variant == LoraVariant::dora) p.dora_magnitude += l.out * l.count;    // magnitude [out]
+      if (w.lora_variant == LoraVariant::lora_fa) p.frozen_adapter += l.in * l.count;  // lora_A [r, in]
+    }
   }
   p.frozen_adapter *= d(w.lora_rank);
   const double VH = d(m.vocab) * d(m.hidden);

@@ -932,6 +932,7 @@ class Builder {
   // Trained parameters beyond LoRA's A and B (DoRA's magnitudes, modules_to_save copies, minus LoRA-FA's
   // frozen A) and their tensors: one magnitude per adapted module, one per saved module, no lora_A.
   double variant_params() const {
+    if (!dora_ && !fa_ && !w_.modules_to_save.any()) return 0;  // plain LoRA: none (and no work per step)
     const ParamBreakdown p = param_breakdown(m_, w_);
     return p.trainable - p.lora;
   }
