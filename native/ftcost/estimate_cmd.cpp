@@ -93,6 +93,7 @@ int print_estimate(const Estimate& e, const JobAnswer& a) {
   add("activations", mb.activations);
   add("logits + loss", mb.logits);
   add("dequant buffers", mb.dequant_buffers);
+  add("DoRA weight norm", mb.dora_weight_norm);
   add("CUDA context", mb.cuda_context);
   add("allocator overhead", mb.allocator_overhead);
   add("optimizer step temporaries", mb.optimizer_step_temp);
@@ -227,6 +228,7 @@ int print_parallel(const ParallelEstimate& p, const JobAnswer& a) {
                                                  {"activations", b.activations},
                                                  {"logits + loss", b.logits},
                                                  {"dequantization buffers", b.dequant_buffers},
+                                                 {"DoRA weight norm", b.dora_weight_norm},
                                                  {"CUDA context", b.cuda_context},
                                                  {"allocator overhead", b.allocator_overhead},
                                                  {"optimizer step temporaries", b.optimizer_step_temp}};

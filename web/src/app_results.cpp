@@ -150,6 +150,9 @@ constexpr MemInfo kMem[] = {
     {&MemoryBreakdown::logits, "logits + loss",
      "Logits and loss over the vocabulary, often upcast to fp32: large for big vocabularies."},
     {&MemoryBreakdown::dequant_buffers, "dequant buffers", "QLoRA: temporary dequantized weights."},
+    {&MemoryBreakdown::dora_weight_norm, "DoRA weight norm",
+     "DoRA: the norm of W + s*BA computed every forward, a temporary the size of the largest adapted weight "
+     "(QLoRA dequantizes it first)."},
     {&MemoryBreakdown::cuda_context, "CUDA context", "CUDA context and library workspaces (cuBLAS, ...)."},
     {&MemoryBreakdown::allocator_overhead, "allocator",
      "PyTorch caching-allocator fragmentation and reserve."},

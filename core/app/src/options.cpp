@@ -318,6 +318,16 @@ Status apply_optimizer(ResolveState& st, const std::string& v) {
       {"sgd", Optimizer::sgd},
       {"sgd-momentum", Optimizer::sgd_momentum},
   };
+  // LoRA-FA is peft's create_lorafa_optimizer: its LoraFAOptimizer (optimizers/lorafa.py) is an AdamW over
+  // lora_B with fp32 states; another optimizer would be another method.
+  const bool fa =
+      st.in.workload.method != Method::full && st.in.workload.lora_variant == LoraVariant::lora_fa;
+  if (fa && v != "adamw" && v != "adamw-mixed")
+    return make_error(
+        Errc::invalid_value, "--optimizer",
+        "--lora-variant lora-fa trains with peft's LoraFAOptimizer (create_lorafa_optimizer), an "
+        "AdamW over lora_B: use adamw, got \"" +
+            v + "\"");
   for (const auto& [name, opt] : kByName)
     if (v == name) {
       st.in.workload.optimizer = opt;
@@ -340,6 +350,27 @@ Status apply_adamw_impl(ResolveState& st, const std::string& v) {
 }
 std::string only_lora(const ResolveState& st) {
   return st.in.workload.method == Method::full ? "applies only to --method lora or qlora" : "";
+}
+// --lora-variant, --rslora, --modules-to-save (docs/sources/peft-variants.md).
+Status apply_lora_variant(ResolveState& st, const std::string& v) {
+  LoraVariant variant = LoraVariant::lora;
+  if (v == "dora") variant = LoraVariant::dora;
+  if (v == "lora-fa") variant = LoraVariant::lora_fa;
+  st.in.workload.lora_variant = variant;
+  return Ok{};
+}
+Status apply_rslora(ResolveState& st, const std::string& v) {
+  st.in.workload.rslora = v == "on";
+  if (st.in.workload.rslora)
+    st.in.warnings.emplace_back(
+        "--rslora: rank-stabilised LoRA changes only the adapter scale (lora_alpha/sqrt(r)); memory and step "
+        "time are those of LoRA");
+  return Ok{};
+}
+Status apply_modules_to_save(ResolveState& st, const std::string& v) {
+  FTCOST_TRY(m, parse_modules_to_save(v, "--modules-to-save"));
+  st.in.workload.modules_to_save = m;
+  return Ok{};
 }
 std::string only_moe(const ResolveState& st) {
   return st.in.model.is_moe() ? "" : "applies only to MoE models";
@@ -499,7 +530,7 @@ std::vector<Option> build_options() {
                 {"qlora", "QLoRA", "QLoRA: quantized frozen base (bitsandbytes) + trained LoRA adapters"}};
     o.required = true;
     o.required_message = "is required: full, lora or qlora";
-    o.invalidates = {"quant", "lora-rank", "lora-targets"};
+    o.invalidates = {"quant", "lora-rank", "lora-targets", "lora-variant", "rslora", "modules-to-save"};
     o.apply = [](ResolveState& st, const std::string& v) -> Status {
       st.in.workload.method = v == "full" ? Method::full : v == "lora" ? Method::lora : Method::qlora;
       st.in.workload.quant = Quant::none;
@@ -611,6 +642,73 @@ std::vector<Option> build_options() {
       st.in.workload.lora_dropout = std::strtod(v.c_str(), nullptr);
       return Ok{};
     };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "lora-variant";
+    o.kind = OptionKind::choice;
+    o.group = "method";
+    o.label = "LoRA variant";
+    o.help = "PEFT LoRA variant: lora, dora (use_dora) or lora-fa (frozen lora_A)";
+    o.details =
+        "lora: plain LoRA. dora: PEFT use_dora=True, a trained magnitude vector per adapted layer "
+        "(out_features "
+        "values) and the norm of W + s*BA computed every forward (a temporary the size of the largest "
+        "adapted "
+        "weight; QLoRA dequantizes the weight for it), the base and adapter outputs kept for backward. "
+        "lora-fa: peft's create_lorafa_optimizer freezes lora_A and trains lora_B only (gradients and "
+        "optimizer "
+        "states for B; the adapters no longer keep their input for A's gradient). "
+        "docs/sources/peft-variants.md.";
+    o.values = {{"lora", "LoRA", "Plain LoRA"},
+                {"dora", "DoRA", "Weight-decomposed LoRA (PEFT use_dora)"},
+                {"lora-fa", "LoRA-FA", "lora_A frozen, lora_B trained (peft create_lorafa_optimizer)"}};
+    o.default_help = "lora";
+    o.default_rule = unlisted_default("lora");
+    o.applies = only_lora;
+    o.apply = apply_lora_variant;
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "rslora";
+    o.kind = OptionKind::toggle;
+    o.group = "method";
+    o.label = "rsLoRA";
+    o.help = "PEFT use_rslora: adapter scale lora_alpha/sqrt(r); changes no memory or time";
+    o.details =
+        "Rank-stabilised LoRA (PEFT use_rslora=True) sets the adapter scale to lora_alpha/sqrt(r) instead of "
+        "lora_alpha/r (peft tuners/lora/layer.py LoraLayer.update_layer). The scale is a Python float: the "
+        "same kernels, tensors and bytes, so the estimate is that of LoRA. Exported configs carry it.";
+    o.values = {{"on", "on", ""}, {"off", "off", ""}};
+    o.default_help = "off";
+    o.default_rule = unlisted_default("off");
+    o.applies = only_lora;
+    o.apply = apply_rslora;
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "modules-to-save";
+    o.kind = OptionKind::text;
+    o.group = "method";
+    o.label = "Modules to save";
+    o.help =
+        "PEFT modules_to_save trained in full beside the adapters: embed_tokens, lm_head (comma-separated)";
+    o.details =
+        "PEFT modules_to_save: each listed module is copied (peft utils/other.py "
+        "ModulesToSaveWrapper.update, "
+        "copy.deepcopy of the original, which stays frozen) and the copy is trained in full: its weights, "
+        "gradients and optimizer states in the base weights' dtype. embed_tokens and lm_head are vocab x "
+        "hidden "
+        "each (a tied model gets two untied copies: ensure_weight_tying defaults to False).";
+    o.values = {{"lm_head", "lm_head", ""},
+                {"embed_tokens", "embed_tokens", ""},
+                {"embed_tokens,lm_head", "embed_tokens, lm_head", "e.g. new tokens added to the vocabulary"}};
+    o.default_help = "none";
+    o.applies = only_lora;
+    o.apply = apply_modules_to_save;
     add(o);
   }
   {

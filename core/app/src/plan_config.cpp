@@ -114,6 +114,61 @@ void kv_lora_dropout(Yaml& y, const Job& j, int indent = 0) {
   if (j.in.workload.lora_dropout > 0) y.kv("lora_dropout", json(j.in.workload.lora_dropout).dump(), indent);
 }
 bool is_qlora(const Job& j) { return j.in.workload.method == Method::qlora; }
+
+// A trainer's config keys for the PEFT variants (nullptr: it has none), read at the snapshots of
+// docs/sources/peft-variants.md: TRL ModelConfig use_dora / use_rslora / lora_modules_to_save; axolotl
+// schemas/peft.py peft_use_dora / peft_use_rslora / lora_modules_to_save; LLaMA-Factory finetuning_args.py
+// use_dora / use_rslora / additional_target (a comma-separated string); torchtune's LoRA builders use_dora
+// only; Unsloth FastLlamaModel.get_peft_model use_rslora / modules_to_save (use_dora through **kwargs to
+// LoraConfig). None of them has LoRA-FA: peft's create_lorafa_optimizer is a call in one's own script.
+struct PeftKeys {
+  const char* dora = nullptr;
+  const char* rslora = nullptr;
+  const char* modules_to_save = nullptr;
+  bool comma_string = false;  // modules_to_save as "a,b" rather than a list
+};
+
+Status peft_variant_supported(const Job& j, const std::string& stack, const PeftKeys& k) {
+  if (!is_lora(j)) return Ok{};
+  const Workload& w = j.in.workload;
+  if (w.lora_variant == LoraVariant::lora_fa)
+    return refuse(
+        stack,
+        "LoRA-FA is peft's create_lorafa_optimizer (peft/optimizers/lorafa.py), which no config key "
+        "sets: call it in your own training script");
+  if (w.lora_variant == LoraVariant::dora && k.dora == nullptr)
+    return refuse(stack, "it has no DoRA setting");
+  if (w.rslora && k.rslora == nullptr) return refuse(stack, "it has no rank-stabilised LoRA setting");
+  if (w.modules_to_save.any() && k.modules_to_save == nullptr)
+    return refuse(stack, "it has no modules_to_save setting");
+  return Ok{};
+}
+
+std::vector<std::string> saved_module_names(const Workload& w) {
+  std::vector<std::string> out;
+  if (w.modules_to_save.embed_tokens) out.emplace_back("embed_tokens");
+  if (w.modules_to_save.lm_head) out.emplace_back("lm_head");
+  return out;
+}
+
+// The variant's keys in a YAML config (after peft_variant_supported).
+void kv_peft_variant(Yaml& y, const Job& j, const PeftKeys& k, int indent = 0) {
+  const Workload& w = j.in.workload;
+  if (w.lora_variant == LoraVariant::dora) y.kv(k.dora, "true", indent);
+  if (w.rslora) y.kv(k.rslora, "true", indent);
+  if (!w.modules_to_save.any()) return;
+  const std::vector<std::string> names = saved_module_names(w);
+  std::string joined;
+  for (const auto& n : names) joined += (joined.empty() ? "" : ",") + n;
+  y.kv(k.modules_to_save, k.comma_string ? joined : ylist(names), indent);
+}
+
+const PeftKeys kTrlPeft{"use_dora", "use_rslora", "lora_modules_to_save"};
+const PeftKeys kAxolotlPeft{"peft_use_dora", "peft_use_rslora", "lora_modules_to_save"};
+const PeftKeys kLlamafactoryPeft{"use_dora", "use_rslora", "additional_target", true};
+const PeftKeys kTorchtunePeft{"use_dora", nullptr, nullptr};
+const PeftKeys kUnslothPeft{"use_dora", "use_rslora", "modules_to_save"};
+
 bool is_zero(const Job& j) { return j.strategy.rfind("zero", 0) == 0; }  // DeepSpeed ZeRO-1/2/3
 bool is_fsdp(const Job& j) { return j.strategy.rfind("fsdp", 0) == 0; }  // fsdp, fsdp-grad-op
 
@@ -379,6 +434,9 @@ Result<PlanConfig> trl_config(const Job& j) {
         "value:");
     y.kv("lora_dropout", json(j.in.workload.lora_dropout).dump());
     y.kv("lora_target_modules", ylist(t));
+    FTCOST_TRY(v, peft_variant_supported(j, "trl", kTrlPeft));
+    (void)v;
+    kv_peft_variant(y, j, kTrlPeft);
   }
   if (is_qlora(j)) {
     if (j.in.workload.quant == Quant::int8) {
@@ -436,6 +494,9 @@ Result<PlanConfig> axolotl_config(const Job& j) {
       y.kv("lora_target_linear", "true");
     else
       y.kv("lora_target_modules", ylist(t));
+    FTCOST_TRY(v, peft_variant_supported(j, "axolotl", kAxolotlPeft));
+    (void)v;
+    kv_peft_variant(y, j, kAxolotlPeft);
   }
   y.section("datasets");
   y.text += "  - path: \"REPLACE_WITH_YOUR_DATASET\"\n    type: alpaca\n";
@@ -568,6 +629,9 @@ Result<PlanConfig> llamafactory_config(const Job& j) {
     std::string joined;
     for (const auto& s : t) joined += (joined.empty() ? "" : ",") + s;
     y.kv("lora_target", t.size() == 1 && t[0] == "all-linear" ? "all" : joined);
+    FTCOST_TRY(v, peft_variant_supported(j, "llamafactory", kLlamafactoryPeft));
+    (void)v;
+    kv_peft_variant(y, j, kLlamafactoryPeft);
   }
   y.kv("dataset", "REPLACE_WITH_YOUR_DATASET");
   llamafactory_template(y, j);
@@ -696,6 +760,9 @@ Result<PlanConfig> torchtune_config(const Job& j) {
     y.kv("lora_rank", yi(j.in.workload.lora_rank), 2);
     y.kv("lora_alpha", yi(2 * j.in.workload.lora_rank), 2);
     kv_lora_dropout(y, j, 2);
+    FTCOST_TRY(v, peft_variant_supported(j, "torchtune", kTorchtunePeft));
+    (void)v;
+    kv_peft_variant(y, j, kTorchtunePeft, 2);
   }
   y.section("tokenizer");
   y.kv("max_seq_len", yi(static_cast<std::int64_t>(std::llround(j.seq))), 2);
@@ -777,6 +844,12 @@ Result<std::string> unsloth_peft(const Job& j) {
   c.kw("lora_alpha", yi(2 * j.in.workload.lora_rank));
   c.kw("lora_dropout", j.in.workload.lora_dropout > 0 ? yn(j.in.workload.lora_dropout) : "0.0");
   c.kw("use_gradient_checkpointing", unsloth_checkpointing(j));
+  FTCOST_TRY(v, peft_variant_supported(j, "unsloth", kUnslothPeft));
+  (void)v;
+  const Workload& w = j.in.workload;
+  if (w.lora_variant == LoraVariant::dora) c.kw("use_dora", "True");
+  if (w.rslora) c.kw("use_rslora", "True");
+  if (w.modules_to_save.any()) c.kw("modules_to_save", pylist(saved_module_names(w)));
   return c.done();
 }
 

@@ -4,6 +4,7 @@
 #include "ftcost/units.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace ftcost {
@@ -88,6 +89,8 @@ struct ActCtx {
   double drop = 0;     // bytes lora_dropout adds per adapted input feature (0: no dropout)
   double cast = 0;     // bytes of the 16-bit copy of x lora_A saves after PEFT's cast (peft_casts_lora_input)
   bool plain = false;  // plain_lora(): LoRA on frozen 16-bit nn.Linear modules
+  bool fa = false;     // LoRA-FA: lora_A frozen
+  double dora_out = 0;  // bytes DoRA keeps per adapted output feature (0: not DoRA)
   const LoraTargets& t;
 
   ActCtx(const ModelSpec& model, const Workload& wl, const StackProfile& stack)
@@ -109,6 +112,18 @@ struct ActCtx {
     // 0.1): +2.81 GiB allocated measured, +2.84 GiB from the masks.
     if (lora && w.lora_dropout > 0) drop = cast > 0 ? 1.0 : a + 1.0;
     plain = plain_lora(s, w);
+    // LoRA-FA (lora_A frozen, peft optimizers/lorafa.py create_lorafa_optimizer): lora_A's matmul needs its
+    // input only for A's gradient, so neither x, its cast copy nor the dropped copy is kept; the dropout
+    // mask stays (the input's gradient needs it) and lora_A's output (r wide) stays for B's gradient.
+    fa = lora && w.lora_variant == LoraVariant::lora_fa;
+    if (fa) {
+      cast = 0;
+      drop = drop > 0 ? 1.0 : 0.0;
+    }
+    // DoRA (peft tuners/lora/dora.py DoraLinearLayer.forward): result_dora = (m/||W + sBA|| - 1) *
+    // base_result + m/||W + sBA|| * lora_result * s, and the magnitude m is trained: the two products keep
+    // base_result and lora_result (out_features each, compute dtype) for m's gradient.
+    if (lora && w.lora_variant == LoraVariant::dora) dora_out = 2.0 * a;
   }
   // Whether the 16-bit input of the linear layers that read it stays saved for backward. PyTorch saves a
   // matmul's input only for its weight's gradient (autograd codegen, tools/autograd/gen_variable_type.py
@@ -117,11 +132,11 @@ struct ActCtx {
   // only by an adapter that reads it unchanged; after PEFT's cast or a dropout the adapter keeps its own
   // copy instead (counted in `adapters`). Full fine-tuning keeps x for dW; bitsandbytes' MatMul4Bit keeps A
   // whenever A needs a gradient (QLoRA); a fused LoRA kernel (Unsloth) keeps X itself.
-  bool keeps_input(bool adapted) const { return !plain || (adapted && cast == 0 && drop == 0); }
-  // LoRA's saved tensors for `n` adapted modules (lora_A's output, r wide) and, on their `in_features`,
-  // the cast copy and the dropout.
-  double adapters(double n, double in_features) const {
-    return lora ? a * r * n + (cast + drop) * in_features : 0.0;
+  bool keeps_input(bool adapted) const { return !plain || (adapted && cast == 0 && drop == 0 && !fa); }
+  // LoRA's saved tensors for `n` adapted modules (lora_A's output, r wide), on their `in_features` the cast
+  // copy and the dropout, and on their `out_features` what DoRA keeps.
+  double adapters(double n, double in_features, double out_features) const {
+    return lora ? a * r * n + (cast + drop) * in_features + dora_out * out_features : 0.0;
   }
 };
 
@@ -151,7 +166,8 @@ double attention_act(const ActCtx& c, double seq_len) {
     v += (4.0 + a) * d(at.heads) * seq_len;  // fp32 softmax + its 16-bit copy, per query row
   }
   v += c.adapters(on(t.q) + on(t.k) + on(t.v) + on(t.o),
-                  c.H * (on(t.q) + on(t.k) + on(t.v)) + on(t.o) * d(at.v_dim()));
+                  c.H * (on(t.q) + on(t.k) + on(t.v)) + on(t.o) * d(at.v_dim()),
+                  on(t.q) * d(at.q_dim()) + (on(t.k) + on(t.v)) * d(at.kv_dim()) + on(t.o) * c.H);
   return v;
 }
 
@@ -163,7 +179,9 @@ double mamba_act(const ActCtx& c, double seq_len) {
              a * d(4 * ms.d_state);
   if (seq_len > 0) v += 4.0 * d(ms.d_inner * 2 * ms.d_state) * std::ceil(seq_len / 2048.0) / seq_len;
   // in_proj (H), x_proj (d_inner), dt_proj (dt_rank), out_proj (d_inner)
-  if (c.t.mamba) v += c.adapters(4, c.H + d(ms.d_inner) + d(ms.dt_rank) + d(ms.d_inner));
+  if (c.t.mamba)
+    v += c.adapters(4, c.H + d(ms.d_inner) + d(ms.dt_rank) + d(ms.d_inner),
+                    d(3 * ms.d_inner + ms.dt_rank + 2 * ms.d_state) + c.H);
   return v;
 }
 
@@ -187,7 +205,8 @@ double mlp_act(const ActCtx& c) {
   else if (!c.keeps_input(down))
     saved -= 1;
   return norm_bytes(c.m, c.s, c.w, c.an, c.H, c.keeps_input(gate_up)) + saved * c.an * F +
-         c.adapters(2 * on(gate_up) + on(down), 2 * c.H * on(gate_up) + F * on(down));
+         c.adapters(2 * on(gate_up) + on(down), 2 * c.H * on(gate_up) + F * on(down),
+                    (c.m.mlp.gated ? 2.0 : 1.0) * F * on(gate_up) + c.H * on(down));
 }
 
 // MoE: norm, router logits + fp32 softmax, top-k; per routed (token, expert) pair: the gathered input,
@@ -201,13 +220,14 @@ double moe_act(const ActCtx& c) {
   const double k = d(c.w.active_experts(m));
   const double gate_up = on(c.t.expert_gate_up) * (m.fused_gate_up ? 1.0 : 2.0);
   const double down = on(c.t.expert_down);
-  const double pair =
-      a * (2.0 * H + (m.moe.gated ? 4.0 : 2.0) * F) + c.adapters(gate_up + down, gate_up * H + down * F);
+  const double pair = a * (2.0 * H + (m.moe.gated ? 4.0 : 2.0) * F) +
+                      c.adapters(gate_up + down, gate_up * H + down * F,
+                                 on(c.t.expert_gate_up) * (m.moe.gated ? 2.0 : 1.0) * F + down * H);
   double v = norm_bytes(m, c.s, c.w, a, H) + a * E + 4.0 * E + 12.0 * k + k * pair;
   if (m.moe.shared_experts > 0) {
     const double Fs = d(m.moe.shared_intermediate);
     v += d(m.moe.shared_experts) * a * 4.0 * Fs + (m.moe.shared_gate ? 2.0 * a : 0.0);
-    if (c.t.shared) v += d(m.moe.shared_experts) * c.adapters(3, 2 * H + Fs);
+    if (c.t.shared) v += d(m.moe.shared_experts) * c.adapters(3, 2 * H + Fs, 2 * Fs + H);
   }
   return v;
 }
@@ -238,7 +258,11 @@ bool adamw_fused(const StackProfile& s, const Workload& w) {
 }
 
 bool fused_lora(const StackProfile& s, const Workload& w) {
-  return w.method != Method::full && s.fused_lora_needs_zero_dropout && w.lora_dropout <= 0;
+  // Unsloth patches its fused LoRA kernels only onto modules without a DoRA magnitude vector
+  // (unsloth/models/llama.py FastLlamaModel.patch_peft_model, `len(getattr(q_proj, "lora_magnitude_vector",
+  // [])) == 0`; unsloth @ 015bdef0): DoRA runs PEFT's modules.
+  return w.method != Method::full && s.fused_lora_needs_zero_dropout && w.lora_dropout <= 0 &&
+         w.lora_variant != LoraVariant::dora;
 }
 
 bool peft_casts_lora_input(const StackProfile& s, const Workload& w) {
@@ -252,7 +276,7 @@ const std::string& effective_loss_path(const StackProfile& s, const Workload& w)
 namespace {
 double fixed_part(const MemoryBreakdown& b) {
   return b.weights + b.trainable_params + b.optimizer_states + b.autocast_copies + b.dequant_buffers +
-         b.cuda_context + b.allocator_overhead;
+         b.dora_weight_norm + b.cuda_context + b.allocator_overhead;
 }
 }  // namespace
 
@@ -366,6 +390,7 @@ json components_gib(const MemoryBreakdown& b) {
          {"cuda_context", b.cuda_context / kGiB},
          {"allocator_overhead", b.allocator_overhead / kGiB},
          {"optimizer_step_temp", b.optimizer_step_temp / kGiB}};
+  if (b.dora_weight_norm > 0) j["dora_weight_norm"] = b.dora_weight_norm / kGiB;
   if (b.paged_optimizer) j["optimizer_paged"] = true;
   return j;
 }
@@ -443,6 +468,130 @@ double lora_params(const ModelSpec& m, const Workload& w) {
   return r * per_rank;
 }
 
+namespace {
+
+// The adapted linear modules of a model, one entry per shape: in -> out, and how many the model has
+// (layers x experts x modules of that shape). The same modules as lora_params().
+struct AdaptedLinear {
+  double in = 0, out = 0, count = 0;
+};
+struct AdaptedLinears {
+  std::array<AdaptedLinear, 24> v{};
+  std::size_t n = 0;
+  void add(bool adapted, double in, double out, double count) {
+    if (adapted && count > 0 && n < v.size()) v[n++] = AdaptedLinear{in, out, count};
+  }
+  const AdaptedLinear* begin() const { return v.data(); }
+  const AdaptedLinear* end() const { return v.data() + n; }
+};
+
+void adapted_attention(const ModelSpec& m, const LoraTargets& t, AdaptedLinears& out) {
+  const double A = d(m.layers_with(Mixer::attention));
+  const AttentionSpec& at = m.attn;
+  const double H = d(m.hidden);
+  if (!at.mla) {
+    out.add(t.q, H, d(at.q_dim()), A);
+    out.add(t.k, H, d(at.kv_dim()), A);
+    out.add(t.v, H, d(at.kv_dim()), A);
+    out.add(t.o, d(at.q_dim()), H, A);
+    return;
+  }
+  const double qk_head = d(at.qk_nope_head_dim + at.qk_rope_head_dim);
+  if (at.q_lora_rank > 0) {
+    out.add(t.q, H, d(at.q_lora_rank), A);
+    out.add(t.q, d(at.q_lora_rank), d(at.heads) * qk_head, A);
+  } else {
+    out.add(t.q, H, d(at.heads) * qk_head, A);
+  }
+  out.add(t.k, H, d(at.kv_lora_rank + at.qk_rope_head_dim), A);
+  out.add(t.v, d(at.kv_lora_rank), d(at.heads * (at.qk_nope_head_dim + at.v_head_dim)), A);
+  out.add(t.o, d(at.heads * at.v_head_dim), H, A);
+}
+
+void adapted_ffn(const ModelSpec& m, const LoraTargets& t, AdaptedLinears& out) {
+  const double H = d(m.hidden);
+  const double Lm = d(m.layers_with(Ffn::mlp));
+  out.add(t.mlp || t.mlp_gate_up, H, d(m.mlp.intermediate), Lm * (m.mlp.gated ? 2.0 : 1.0));
+  out.add(t.mlp || t.mlp_down, d(m.mlp.intermediate), H, Lm);
+  const double Le = m.moe.experts > 0 ? d(m.layers_with(Ffn::moe)) : 0.0;
+  const double E = d(m.moe.experts);
+  const double F = d(m.moe.expert_intermediate);
+  if (m.fused_gate_up && m.moe.gated)
+    out.add(t.expert_gate_up, H, 2 * F, Le * E);  // fused fc1: H -> 2F
+  else
+    out.add(t.expert_gate_up, H, F, Le * E * (m.moe.gated ? 2.0 : 1.0));
+  out.add(t.expert_down, F, H, Le * E);
+  out.add(t.router, H, E, Le);
+  const double Fs = d(m.moe.shared_intermediate);
+  const double S = Le * d(m.moe.shared_experts);
+  out.add(t.shared, H, Fs, 2 * S);
+  out.add(t.shared, Fs, H, S);
+}
+
+AdaptedLinears adapted_linears(const ModelSpec& m, const LoraTargets& t) {
+  AdaptedLinears out;
+  adapted_attention(m, t, out);
+  adapted_ffn(m, t, out);
+  const double Lmb = d(m.layers_with(Mixer::mamba));
+  const MambaSpec& s = m.mamba;
+  const double H = d(m.hidden);
+  out.add(t.mamba, H, 2 * d(s.d_inner), Lmb);                         // in_proj
+  out.add(t.mamba, d(s.d_inner), d(s.dt_rank + 2 * s.d_state), Lmb);  // x_proj
+  out.add(t.mamba, d(s.dt_rank), d(s.d_inner), Lmb);                  // dt_proj
+  out.add(t.mamba, d(s.d_inner), H, Lmb);                             // out_proj
+  out.add(t.lm_head, H, d(m.vocab), 1);
+  return out;
+}
+
+// The largest moment of one adapted module's weight norm (in -> out), DoraLinearLayer.forward:
+// get_lora_weight: x_eye = torch.eye(in) (tb), autocast's copy of it (when tb > a: lora_A's graph keeps it
+// while lora_weight lives), lora_B(lora_A(x_eye)) [in, out] in a; then lora_weight.to(x.dtype), weight =
+// dequantize_module_weight(base).to(x.dtype) (a copy unless already that tensor), and get_weight_norm's
+// `scaling * lora_weight` and `weight + ...` (xd each) before torch.linalg.norm reduces them to [out].
+double dora_transient(const DoraDtypes& t, double in, double out) {
+  const double eye16 = t.tb > t.a ? t.a : 0.0;
+  const double lora_weight = (t.tb + eye16) * in * in + t.a * in * out;
+  const double norm = eye16 * in * in + (t.weight_copy ? 4.0 : 3.0) * t.xd * in * out;
+  return std::max(lora_weight, norm);
+}
+
+}  // namespace
+
+double adapted_modules(const ModelSpec& m, const LoraTargets& t) {
+  double n = 0;
+  for (const AdaptedLinear& l : adapted_linears(m, t)) n += l.count;
+  return n;
+}
+
+DoraDtypes dora_dtypes(const StackProfile& s, const Workload& w) {
+  DoraDtypes t;
+  t.tb = s.trainable_param_bytes;
+  t.a = w.compute_bytes();
+  t.xd = peft_casts_lora_input(s, w) ? t.tb : kbit_upcast(s, w) ? 4.0 : t.a;
+  const double wbytes = w.precision == "fp32" ? 4.0 : 2.0;
+  t.weight_copy = w.method == Method::qlora || t.xd != wbytes;
+  // what weight.to(x.dtype) reads: QLoRA's dequantized weight (compute dtype) when x is wider, else the base
+  t.copy_from = w.method == Method::qlora ? (t.xd != t.a ? t.a : 0.0) : (t.weight_copy ? wbytes : 0.0);
+  return t;
+}
+
+double dora_weight_norm_bytes(const ModelSpec& m, const Workload& w, const StackProfile& s) {
+  if (w.method == Method::full || w.lora_variant != LoraVariant::dora) return 0;
+  const DoraDtypes t = dora_dtypes(s, w);
+  double peak = 0;
+  double weights = 0;
+  for (const AdaptedLinear& l : adapted_linears(m, w.lora_targets)) {
+    peak = std::max(peak, dora_transient(t, l.in, l.out));
+    weights += l.in * l.out * l.count;
+  }
+  // lora_dropout > 0 (variants.py DoraLinearVariant.forward: base_result = None): DoRA runs the base layer
+  // again, F.linear(dropout(x), weight), which keeps autocast's 16-bit copy of the (copied) weight for the
+  // input's gradient: one layer's adapted weights with checkpointing (the recomputed layer), all without.
+  if (w.lora_dropout > 0 && t.weight_copy)
+    peak += t.a * weights / (w.checkpointing ? std::max(1.0, d(m.layers())) : 1.0);
+  return peak;
+}
+
 ParamBreakdown param_breakdown(const ModelSpec& m, const Workload& w) {
   ParamBreakdown p;
   const double total = d(m.params().total());
@@ -452,7 +601,16 @@ ParamBreakdown param_breakdown(const ModelSpec& m, const Workload& w) {
   }
   p.frozen = total;
   p.lora = lora_params(m, w);
-  p.trainable = p.lora;
+  if (w.lora_variant != LoraVariant::lora) {
+    for (const AdaptedLinear& l : adapted_linears(m, w.lora_targets)) {
+      if (w.lora_variant == LoraVariant::dora) p.dora_magnitude += l.out * l.count;    // magnitude [out]
+      if (w.lora_variant == LoraVariant::lora_fa) p.frozen_adapter += l.in * l.count;  // lora_A [r, in]
+    }
+  }
+  p.frozen_adapter *= d(w.lora_rank);
+  const double VH = d(m.vocab) * d(m.hidden);
+  p.saved_modules = (w.modules_to_save.embed_tokens ? VH : 0.0) + (w.modules_to_save.lm_head ? VH : 0.0);
+  p.trainable = p.lora + p.dora_magnitude - p.frozen_adapter + p.saved_modules;
   if (w.method == Method::qlora) p.quantized = quantizable_params(m);
   return p;
 }
@@ -510,6 +668,34 @@ ActivationDetail activation_detail(const ModelSpec& m, const Workload& w, const 
 }
 
 namespace {
+// Bytes per parameter of a modules_to_save copy: the base weights' dtype (fp32 for QLoRA's upcast
+// non-quantized parameters, peft prepare_model_for_kbit_training).
+double saved_module_bytes(const StackProfile& s, const Workload& w) {
+  if (w.method == Method::qlora && kbit_upcast(s, w)) return 4.0;
+  return w.precision == "fp32" ? 4.0 : 2.0;
+}
+
+// Optimizer state bytes per trained parameter stored in `pbytes` (LoRA's adapters and modules_to_save): torch
+// AdamW keeps two states like the parameter (adamw-mixed too: a trained adapter has no separate master);
+// bitsandbytes' 8-bit two blockwise states, its 32-bit (paged) AdamW two fp32 states; SGD with momentum one.
+double lora_state_bytes(Optimizer o, double pbytes) {
+  switch (o) {
+    case Optimizer::adamw:
+    case Optimizer::adamw_mixed:
+      return 2 * pbytes;
+    case Optimizer::adamw_8bit:
+    case Optimizer::paged_adamw_8bit:
+      return kAdam8bitBytes;
+    case Optimizer::paged_adamw:
+      return kAdam32bitBytes;
+    case Optimizer::sgd:
+      return 0;
+    case Optimizer::sgd_momentum:
+      return pbytes;
+  }
+  return 2 * pbytes;
+}
+
 // torch's foreach AdamW (the HF Trainer's adamw_torch) steps every parameter at once through one state-sized
 // temporary list (sqrt(exp_avg_sq)); optimizer-in-backward steps one tensor at a time. States are in the
 // parameter dtype (adamw), fp32 beside fp32 master weights (adamw-mixed), the adapters' dtype (LoRA).
@@ -518,7 +704,10 @@ double optimizer_step_temp(const ModelSpec& m, const Workload& w, const StackPro
                            const ParamBreakdown& p) {
   if (adamw_fused(s, w) || (w.optimizer != Optimizer::adamw && w.optimizer != Optimizer::adamw_mixed))
     return 0;
-  if (w.method != Method::full) return p.lora * s.trainable_param_bytes;
+  // LoRA-FA's LoraFAOptimizer (peft optimizers/lorafa.py) steps one lora_B at a time: no list temporary.
+  if (w.method != Method::full && w.lora_variant == LoraVariant::lora_fa) return 0;
+  if (w.method != Method::full)
+    return (p.lora + p.dora_magnitude) * s.trainable_param_bytes + p.saved_modules * saved_module_bytes(s, w);
   const double total = d(m.params().total());
   const double stepped = w.optimizer_in_backward ? std::min(total, largest_param_tensor(m)) : total;
   const double state_bytes = w.optimizer == Optimizer::adamw_mixed ? 4.0 : w.precision == "fp32" ? 4.0 : 2.0;
@@ -575,27 +764,17 @@ BatchMemory::BatchMemory(const ModelSpec& m, const Workload& w, const StackProfi
         mb.weights = total * wbytes;
       }
       const double tb = s.trainable_param_bytes;
-      mb.trainable_params = p.lora * tb;
-      mb.gradients = p.lora * tb;  // LoRA adapters are small: optimizer-in-backward saves little
-      switch (w.optimizer) {
-        case Optimizer::adamw:
-        case Optimizer::adamw_mixed:
-          mb.optimizer_states = 2 * tb * p.lora;
-          break;
-        case Optimizer::adamw_8bit:
-        case Optimizer::paged_adamw_8bit:
-          mb.optimizer_states = kAdam8bitBytes * p.lora;
-          break;
-        case Optimizer::paged_adamw:
-          mb.optimizer_states = kAdam32bitBytes * p.lora;
-          break;
-        case Optimizer::sgd:
-          mb.optimizer_states = 0;
-          break;
-        case Optimizer::sgd_momentum:
-          mb.optimizer_states = tb * p.lora;
-          break;
-      }
+      // Adapters stored (DoRA's magnitude in their dtype too: peft cast_adapter_dtype) and trained (LoRA-FA:
+      // lora_A frozen, no gradient and no optimizer state); modules_to_save copies in the base weights' dtype
+      // (ModulesToSaveWrapper is no BaseTunerLayer: cast_adapter_dtype leaves it as it is).
+      const double stored = p.lora + p.dora_magnitude;
+      const double trained = stored - p.frozen_adapter;
+      const double sb = saved_module_bytes(s, w);
+      mb.trainable_params = stored * tb + p.saved_modules * sb;
+      // LoRA adapters are small: optimizer-in-backward saves little
+      mb.gradients = trained * tb + p.saved_modules * sb;
+      mb.optimizer_states =
+          trained * lora_state_bytes(w.optimizer, tb) + p.saved_modules * lora_state_bytes(w.optimizer, sb);
       // Autocast caches its 16-bit copy of each fp32 adapter weight for the forward (and the matmuls save
       // it for backward). A fused LoRA kernel casts the weights itself, transiently: Unsloth's matmul_lora
       // and LoRA_MLP / LoRA_QKV / LoRA_W run `X @ A.to(dtype)` and save the fp32 A and B
@@ -606,6 +785,7 @@ BatchMemory::BatchMemory(const ModelSpec& m, const Workload& w, const StackProfi
     }
   }
   mb.optimizer_step_temp = optimizer_step_temp(m, w, s, p);
+  mb.dora_weight_norm = dora_weight_norm_bytes(m, w, s);
   ad_ = activation_detail(m, w, s, seq_len);
   mb.phased = s.peak_model == "phases";
   // Gradients outlive the forward only when they accumulate over micro-batches (optimizer-in-backward

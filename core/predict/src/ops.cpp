@@ -160,6 +160,37 @@ LoraGlue lora_glue_ops(const OpContext& c, bool cast, double dropout_bytes, bool
   return g;
 }
 
+// DoRA beyond LoRA's glue (peft tuners/lora/dora.py DoraLinearLayer.forward, peft @ 5d602fdb), p = the
+// products' dtype (the fp32 magnitude promotes them: max(tb, a)):
+//   per in x in: get_lora_weight's torch.eye(in) in tb [w tb], autocast's copy for lora_A when tb > a
+//     [r tb w a];
+//   per in x out: lora_weight.to(x.dtype) when x is wider than a [r a w xd]; weight.to(x.dtype) (QLoRA's
+//     dequantized weight or the base weight) when it copies [r copy_from w xd]; get_weight_norm: scaling *
+//     lora_weight [r xd w xd], weight + that [r 2xd w xd], torch.linalg.norm(dim=1) [r xd]: detached, so
+//     backward has none of them;
+//   per token x out, forward: (m/n - 1) * base_result [r a w p], m/n * lora_result [r a w p], * scaling
+//     [r p w p], their sum [r 2p w p], result + result_dora [r a+p w p], .to(result dtype) [r p w a], in
+//     place of LoRA's * scaling and + result (2a + 3a): 10p - a bytes, 4 more kernels;
+//     backward: the cast back [p+a], the scalar product [2p], the two products' input gradients
+//     [2 x 2p] and their magnitude gradients (grad * tensor summed over tokens) [2 x (2p + a)], the casts of
+//     the two input gradients to a [2 x (p + a)], base_result's gradient summed with result's [3a], in place
+//     of LoRA's mul backward (2a): 6a + 13p bytes, 9 more kernels.
+DoraOps dora_ops(const OpContext& c, double tb, double xd, double copy_from) {
+  DoraOps o;
+  const double a = c.a;
+  const double p = std::max(tb, a);
+  if (!c.backward) {
+    o.per_eye.add("dora_eye", OpKind::cast, tb + (tb > a ? tb + a : 0.0), tb > a ? 2 : 1);
+    if (xd != a) o.per_weight.add("dora_weight_cast", OpKind::cast, a + xd, 1);
+    if (copy_from > 0) o.per_weight.add("dora_weight_cast", OpKind::cast, copy_from + xd, 1);
+    o.per_weight.add("dora_weight_norm", OpKind::norm, 6 * xd, 3, 3);
+    o.per_out.add("dora_scale", OpKind::pointwise, 10 * p - a, 4, 5);
+  } else {
+    o.per_out.add("dora_scale", OpKind::pointwise, 6 * a + 13 * p, 9, 6);
+  }
+  return o;
+}
+
 // transformers loss/loss_utils.py ForCausalLMLoss (>= 4.46): logits.float() [r a w 4];
 // nn.functional.cross_entropy(reduction="sum"): log_softmax reads the row twice (max, sum) and writes it
 // [r 8 w 4], nll_loss gathers one value per row; / num_items_in_batch: 4 kernels, 16 + a bytes per logit.

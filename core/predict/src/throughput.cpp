@@ -231,6 +231,9 @@ class Builder {
     const bool cast = peft_casts_lora_input(s, w);
     drop_bytes_ = cast ? s.trainable_param_bytes : a_;
     cast_bytes_ = cast ? 2 * (a_ + s.trainable_param_bytes) : 0;
+    dora_ = lora_ && w.lora_variant == LoraVariant::dora;
+    fa_ = lora_ && w.lora_variant == LoraVariant::lora_fa;
+    if (dora_) dora_t_ = dora_dtypes(s, w);
     floor_s_ = s.kernel_floor_us * 1e-6;
     if (r.cal != nullptr && r.cal->derived.launch_overhead_us)
       floor_s_ = *r.cal->derived.launch_overhead_us * 1e-6;
@@ -290,6 +293,9 @@ class Builder {
   double r_lora_ = 0;
   double drop_bytes_ = 2;  // element size lora_dropout works on: x cast to the adapters' dtype
   double cast_bytes_ = 0;  // bytes per adapted input element of PEFT's two casts of x (0: no cast)
+  bool dora_ = false;      // --lora-variant dora
+  bool fa_ = false;        // --lora-variant lora-fa: lora_A frozen, no dA
+  DoraDtypes dora_t_;
   std::vector<Op> ops_;
   // The model's layer groups with identical (mixer, ffn) summed: at most one per pair.
   static constexpr std::size_t kLayerKinds = 9;  // Mixer {attention, mamba, none} x Ffn {mlp, moe, none}
@@ -508,6 +514,7 @@ class Builder {
       gemm(name, st, l, k, M, in, out, reps, base_kernels);             // dX = dY W
       if (full_) gemm(name, st, l, k, out, in, M, reps, base_kernels);  // dW = dY^T X
     }
+    if (dora_ && lora_here && r_lora_ > 0) dora_module(st, l, M, in, out, reps, lora_inputs, quantized);
     if (lora_ && lora_here && r_lora_ > 0 && eager_) {
       lora_eager(st, l, M, in, out, reps, lora_inputs);
     } else if (lora_ && lora_here && r_lora_ > 0) {
@@ -526,10 +533,10 @@ class Builder {
           stream("lora_dropout", st, l, KernelClass::elementwise,
                  lora_inputs * (2 * drop_bytes_ + 1) * M * in, lora_inputs, reps);
       } else {
-        gemm("lora", st, l, KernelClass::gemm, M, r, out, reps, 1);  // dH = dY B
-        gemm("lora", st, l, KernelClass::gemm, r, out, M, reps, 1);  // dB
-        gemm("lora", st, l, KernelClass::gemm, M, in, r, reps, 1);   // dX += dH A
-        gemm("lora", st, l, KernelClass::gemm, r, in, M, reps, 1);   // dA
+        gemm("lora", st, l, KernelClass::gemm, M, r, out, reps, 1);           // dH = dY B
+        gemm("lora", st, l, KernelClass::gemm, r, out, M, reps, 1);           // dB
+        gemm("lora", st, l, KernelClass::gemm, M, in, r, reps, 1);            // dX += dH A
+        if (!fa_) gemm("lora", st, l, KernelClass::gemm, r, in, M, reps, 1);  // dA
         stream("lora", st, l, KernelClass::elementwise, 2 * a_ * M * out, 2, reps);
         if (cast_bytes_ > 0)  // the gradient of x through both casts
           stream("lora_cast", st, l, KernelClass::elementwise, lora_inputs * cast_bytes_ * M * in,
@@ -540,6 +547,26 @@ class Builder {
                  lora_inputs * (2 * drop_bytes_ + 1) * M * in, lora_inputs, reps);
       }
     }
+  }
+
+  // DoRA's work beyond LoRA for `inputs` adapted modules modelled as one linear (in -> out): in forward and
+  // recompute the weight norm (get_lora_weight's two GEMMs through torch.eye(in), QLoRA's dequantization,
+  // the ops of dora_ops), every pass the magnitude products; with lora_dropout the base layer once more on
+  // the dropped input (variants.py DoraLinearVariant.forward: base_result = None).
+  void dora_module(Stage st, LayerType l, double M, double in, double out, double reps, double inputs,
+                   bool quantized) {
+    const bool bwd = st == Stage::backward;
+    const DoraOps o = dora_ops(ctx(st), dora_t_.tb, dora_t_.xd, dora_t_.copy_from);
+    if (!bwd) {
+      gemm("dora_norm", st, l, KernelClass::gemm, in, r_lora_, in, reps * inputs);
+      gemm("dora_norm", st, l, KernelClass::gemm, in, out / inputs, r_lora_, reps * inputs);
+      if (quantized) dequant("dora_dequant", st, l, in * out, reps);
+      emit(o.per_eye, in * in, st, l, reps * inputs);
+      emit(o.per_weight, in * out, st, l, reps);
+    }
+    emit(o.per_out, M * out, st, l, reps);
+    if (w_.lora_dropout > 0)
+      gemm("dora_base", st, l, KernelClass::gemm, M, bwd ? in : out, bwd ? out : in, reps);
   }
 
   // One PEFT adapter (or `inputs` of them modelled as one linear): its small GEMMs (two forward, four
@@ -558,10 +585,10 @@ class Builder {
       sum.add(*this, M, r, in);
       sum.add(*this, M, o, r);
     } else {
-      sum.add(*this, M, r, o);   // dH = dY B
-      sum.add(*this, r, o, M);   // dB
-      sum.add(*this, M, in, r);  // dX = dH A
-      sum.add(*this, r, in, M);  // dA
+      sum.add(*this, M, r, o);             // dH = dY B
+      sum.add(*this, r, o, M);             // dB
+      sum.add(*this, M, in, r);            // dX = dH A
+      if (!fa_) sum.add(*this, r, in, M);  // dA
       emit(grad_accumulate_ops(ctx(st)), M * in, st, l, n);
     }
     add("lora", st, l, KernelClass::gemm, sum.flops, sum.bytes, sum.kernels, sum.time, sum.compute_bound, n);
@@ -937,8 +964,8 @@ class Builder {
   void optimizer_eager() {
     const Stage st = Stage::optimizer;
     OptimizerShape o;
-    o.params = full_ ? d(m_.params().total()) : lora_params_;
-    o.tensors = full_ ? d(m_.layers()) * 9 + 3 : 2 * lora_modules_;
+    o.params = full_ ? d(m_.params().total()) : lora_params_ + variant_params();
+    o.tensors = full_ ? d(m_.layers()) * 9 + 3 : 2 * lora_modules_ + variant_tensors();
     o.param_bytes = full_ && w_.precision != "fp32" && w_.optimizer != Optimizer::adamw_mixed ? a_ : 4;
     o.state_bytes = o.param_bytes;
     o.fused = r_.fused_adamw;
@@ -947,13 +974,49 @@ class Builder {
     flush(st);
   }
 
+  // Trained parameters beyond LoRA's A and B (DoRA's magnitudes, modules_to_save copies, minus LoRA-FA's
+  // frozen A) and their tensors: one magnitude per adapted module, one per saved module, no lora_A.
+  double variant_params() const {
+    if (!dora_ && !fa_ && !w_.modules_to_save.any()) return 0;  // plain LoRA: none (and no work per step)
+    const ParamBreakdown p = param_breakdown(m_, w_);
+    return p.trainable - p.lora;
+  }
+  double variant_tensors() const {
+    const ModulesToSave& ms = w_.modules_to_save;
+    return (dora_ ? lora_modules_
+            : fa_ ? -lora_modules_
+                  : 0.0) +
+           (ms.embed_tokens ? 1.0 : 0.0) + (ms.lm_head ? 1.0 : 0.0);
+  }
+
+  // LoRA-FA's optimizer (peft optimizers/lorafa.py LoraFAOptimizer.step, a Python loop): per lora_B, A @ A.T
+  // [r x in x r GEMM], torch.eye(r), + delta * eye, torch.linalg.pinv (one launch counted: its SVD's own
+  // launches and synchronisation are not), grad_B @ AA_T_inv under autocast, * 1/scaling^2, .to(fp32), then
+  // AdamW's exp_avg mul_/add_, exp_avg_sq mul_/addcmul_, sqrt, add_(eps), addcdiv_ and the weight decay's
+  // add_: 17 ops per module; bytes per B element (fp32 states): matmul out 6, scale 4, cast 6, the AdamW ops
+  // 76.
+  void optimizer_lorafa() {
+    const Stage st = Stage::optimizer;
+    const ParamBreakdown p = param_breakdown(m_, w_);
+    const double modules = adapted_modules(m_, w_.lora_targets);
+    const double b_params = p.trainable - p.saved_modules;
+    add("lorafa_step", st, LayerType::other, KernelClass::optimizer, 2 * r_lora_ * p.frozen_adapter,
+        b_params * 92 + p.frozen_adapter * a_, modules * 17,
+        (b_params * 92 + p.frozen_adapter * a_) / r_.stream_bw(r_.eta_opt), false, 1);
+    flush(st);
+  }
+
   void optimizer() {
     const Stage st = Stage::optimizer;
+    if (fa_) {
+      optimizer_lorafa();
+      return;
+    }
     if (eager_ && (w_.optimizer == Optimizer::adamw || w_.optimizer == Optimizer::adamw_mixed)) {
       optimizer_eager();
       return;
     }
-    double trainable = full_ ? d(m_.params().total()) : lora_params(m_, w_);
+    double trainable = full_ ? d(m_.params().total()) : lora_params(m_, w_) + variant_params();
     const bool sixteen = full_ && w_.precision != "fp32" && w_.optimizer == Optimizer::adamw;
     double bpp = sixteen ? s_.optimizer_bytes_per_param_16bit : s_.optimizer_bytes_per_param_fp32;
     if (w_.optimizer == Optimizer::sgd) bpp *= constants::kSgdOptimizerBytes;

@@ -75,6 +75,18 @@ const char* attention_name(Attention a) {
   return "flash";
 }
 
+const char* lora_variant_name(LoraVariant v) {
+  switch (v) {
+    case LoraVariant::lora:
+      return "lora";
+    case LoraVariant::dora:
+      return "dora";
+    case LoraVariant::lora_fa:
+      return "lora-fa";
+  }
+  return "lora";
+}
+
 bool LoraTargets::any() const {
   return q || k || v || o || mlp || mlp_down || mlp_gate_up || expert_gate_up || expert_down || shared ||
          router || mamba || lm_head;
@@ -158,6 +170,30 @@ Result<LoraTargets> parse_lora_targets(const std::string& list, const std::strin
   if (t.mlp_gate_up && t.mlp_down) t.mlp = true;
   if (!t.any()) return make_error(Errc::invalid_value, field, "no LoRA target modules given");
   return t;
+}
+
+Result<ModulesToSave> parse_modules_to_save(const std::string& list, const std::string& field) {
+  ModulesToSave m;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    std::size_t end = list.find(',', start);
+    if (end == std::string::npos) end = list.size();
+    std::string name = list.substr(start, end - start);
+    name.erase(0, name.find_first_not_of(" \t"));
+    name.erase(name.find_last_not_of(" \t") + 1);
+    start = end + 1;
+    if (name == "embed_tokens") {
+      m.embed_tokens = true;
+    } else if (name == "lm_head") {
+      m.lm_head = true;
+    } else {
+      return make_error(Errc::invalid_value, field,
+                        name.empty() ? "empty module name in \"" + list + "\""
+                                     : "unknown module \"" + name +
+                                           "\"; ftcost counts embed_tokens and lm_head (comma-separated)");
+    }
+  }
+  return m;
 }
 
 double Workload::compute_bytes() const { return precision == "fp32" ? 4.0 : 2.0; }

@@ -19,6 +19,12 @@ struct ParamBreakdown {
   double trainable = 0;  // full: all; LoRA: adapter parameters
   double quantized = 0;  // parameters stored 4/8-bit (QLoRA)
   double lora = 0;       // adapter parameters (0 for full fine-tuning)
+  // PEFT variants (docs/sources/peft-variants.md): DoRA's magnitude vectors (out_features per adapted
+  // module, trained, in the adapters' dtype); LoRA-FA's lora_A (stored with the adapters, frozen: of `lora`);
+  // modules_to_save's trained copies (in the base weights' dtype; the frozen originals stay in `frozen`).
+  double dora_magnitude = 0;
+  double frozen_adapter = 0;
+  double saved_modules = 0;
 };
 
 struct MemoryBreakdown {
@@ -36,6 +42,9 @@ struct MemoryBreakdown {
   double activations_last_layer = 0;
   double logits = 0;           // logits and loss (often fp32)
   double dequant_buffers = 0;  // QLoRA: dequantized weight temporaries
+  // DoRA: the weight-norm temporaries of the largest adapted module's forward (and, with lora_dropout, the
+  // 16-bit weight copies the recomputed base output keeps for backward); 0 otherwise.
+  double dora_weight_norm = 0;
   double cuda_context = 0;
   double allocator_overhead = 0;
   // The optimizer step's own temporaries (not in the sum of the other components): torch's foreach AdamW
@@ -186,5 +195,18 @@ MaxSeq max_seq_len(const ModelSpec& m, const Workload& w, const StackProfile& s,
 
 // LoRA adapter parameter count for the chosen targets and rank.
 double lora_params(const ModelSpec& m, const Workload& w);
+// How many linear modules get adapters (layers x experts x projections).
+double adapted_modules(const ModelSpec& m, const LoraTargets& t);
+// The dtypes DoRA's weight norm works in (peft tuners/lora/dora.py DoraLinearLayer, peft @ 5d602fdb).
+struct DoraDtypes {
+  double tb = 4;             // lora_A's dtype: torch.eye(in) is made in it
+  double a = 2;              // compute dtype: lora_B's output under autocast
+  double xd = 2;             // x's dtype at the adapter (PEFT's cast to tb, or the norm's fp32 output)
+  bool weight_copy = false;  // weight.to(x.dtype) copies: QLoRA's dequantized weight, or a dtype change
+  double copy_from = 0;      // bytes per element that copy reads (0: no copy op)
+};
+DoraDtypes dora_dtypes(const StackProfile& s, const Workload& w);
+// DoRA's weight-norm memory (MemoryBreakdown::dora_weight_norm): 0 unless --lora-variant dora.
+double dora_weight_norm_bytes(const ModelSpec& m, const Workload& w, const StackProfile& s);
 
 }  // namespace ftcost

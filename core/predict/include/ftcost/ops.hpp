@@ -80,6 +80,16 @@ struct LoraGlue {
 // dropout); weight_casts: autocast casts the fp32 adapter weights to the compute dtype each forward.
 LoraGlue lora_glue_ops(const OpContext& c, bool cast, double dropout_bytes, bool weight_casts);
 
+// DoRA's ops of one adapted module beyond LoRA's (peft tuners/lora/dora.py DoraLinearLayer.forward), per
+// element of each basis: in x in (the identity get_lora_weight pushes through the adapters), in x out (the
+// weight norm), tokens x out (the magnitude products). The weight norm is detached and runs in forward (and
+// recompute) only. tb: lora_A's dtype; xd: x's dtype at the adapter; copy_from: bytes per element that
+// weight.to(x.dtype) reads (0: no copy).
+struct DoraOps {
+  OpList per_eye, per_weight, per_out;
+};
+DoraOps dora_ops(const OpContext& c, double tb, double xd, double copy_from);
+
 // The loss per logit (token x vocabulary entry) after the lm_head GEMM.
 //   full:  transformers ForCausalLMLoss: logits.float(), log_softmax + nll (cross_entropy), backward
 //   chunk: the same per chunk under torch.utils.checkpoint (TRL chunked_nll): its backward recomputes

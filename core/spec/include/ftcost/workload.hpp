@@ -30,6 +30,23 @@ enum class Attention { flash, eager, xformers };
 // temporary list at the step; the HF Trainer's adamw_torch) or fused (_fused_adamw: one kernel, no temporary;
 // adamw_torch_fused, torchtune's fused: True).
 enum class AdamwImpl { stack, foreach, fused };
+// The PEFT LoRA variant (docs/sources/peft-variants.md): plain LoRA; DoRA (LoraConfig use_dora: a trained
+// magnitude vector per adapted module and a weight norm each forward, peft tuners/lora/dora.py
+// DoraLinearLayer); LoRA-FA (peft optimizers/lorafa.py create_lorafa_optimizer: lora_A frozen, only lora_B
+// trained).
+enum class LoraVariant { lora, dora, lora_fa };
+
+// PEFT modules_to_save: modules trained in full beside the adapters (ModulesToSaveWrapper keeps the frozen
+// original and a trained copy).
+struct ModulesToSave {
+  bool embed_tokens = false;
+  bool lm_head = false;
+  bool any() const { return embed_tokens || lm_head; }
+};
+
+// Parses a comma-separated list of modules_to_save names (embed_tokens, lm_head); `field` names the flag in
+// errors.
+Result<ModulesToSave> parse_modules_to_save(const std::string& list, const std::string& field);
 
 // LoRA target modules, canonical (PEFT names map onto these).
 struct LoraTargets {
@@ -55,7 +72,12 @@ struct Workload {
   Quant quant = Quant::nf4_dq;
   std::int64_t lora_rank = 16;
   LoraTargets lora_targets;
-  double lora_dropout = 0;         // PEFT lora_dropout: p > 0 puts an nn.Dropout on each adapter's input
+  double lora_dropout = 0;  // PEFT lora_dropout: p > 0 puts an nn.Dropout on each adapter's input
+  LoraVariant lora_variant = LoraVariant::lora;  // --lora-variant
+  // PEFT use_rslora: the adapter scale is lora_alpha / sqrt(r) instead of lora_alpha / r
+  // (tuners/lora/layer.py LoraLayer.update_layer); nothing ftcost counts changes.
+  bool rslora = false;
+  ModulesToSave modules_to_save;   // --modules-to-save
   std::string precision = "bf16";  // compute dtype: bf16 | fp16 | fp32
   // --fp8: torchao float8 training of the decoder's nn.Linear layers (full fine-tuning): off | tensorwise |
   // rowwise (torchao/float8 Float8LinearRecipeName); the master weights and autocast stay in `precision`.
@@ -124,5 +146,6 @@ const char* quant_name(Quant q);
 const char* optimizer_name(Optimizer o);
 const char* padding_name(Padding p);
 const char* attention_name(Attention a);
+const char* lora_variant_name(LoraVariant v);
 
 }  // namespace ftcost
