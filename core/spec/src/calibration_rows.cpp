@@ -244,17 +244,31 @@ GemmRow read_gemm(Obj& o, Ctx& ctx) {
   return r;
 }
 
+// The routing columns that expert_gemm and moe_layer rows share, in the files' order.
+template <class Row>
+void read_routing(Obj& o, Row& r) {
+  r.impl = o.one_of("impl");
+  r.routing = o.one_of("routing");
+  r.distribution = o.one_of("distribution");
+  r.experts = static_cast<int>(o.integer("experts"));
+  r.top_k = static_cast<int>(o.integer("top_k"));
+}
+
+// top_k is at most the expert count, and every expert under dense routing.
+template <class Row>
+void check_top_k(Obj& o, const Row& r) {
+  if (r.top_k > r.experts) o.fail(Errc::invalid_value, "top_k", "must be <= experts");
+  if (r.routing == "dense" && r.top_k != r.experts)
+    o.fail(Errc::invalid_value, "top_k", "must equal experts for dense routing");
+}
+
 ExpertGemmRow read_expert_gemm(Obj& o, Ctx& ctx) {
   ExpertGemmRow r;
   r.model = o.str("model");
   r.dtype = o.one_of("dtype");
   r.proj = o.one_of("proj");
   r.pass = o.one_of("pass");
-  r.impl = o.one_of("impl");
-  r.routing = o.one_of("routing");
-  r.distribution = o.one_of("distribution");
-  r.experts = static_cast<int>(o.integer("experts"));
-  r.top_k = static_cast<int>(o.integer("top_k"));
+  read_routing(o, r);
   r.tokens = o.integer("tokens");
   r.n = o.integer("n");
   r.k = o.integer("k");
@@ -275,9 +289,7 @@ ExpertGemmRow read_expert_gemm(Obj& o, Ctx& ctx) {
       sum += r.tokens_per_expert.back();
     }
     if (ctx.ok()) {
-      if (r.top_k > r.experts) o.fail(Errc::invalid_value, "top_k", "must be <= experts");
-      if (r.routing == "dense" && r.top_k != r.experts)
-        o.fail(Errc::invalid_value, "top_k", "must equal experts for dense routing");
+      check_top_k(o, r);
       if (ctx.ok() && sum != r.tokens * r.top_k) {
         ctx.fail(Errc::invalid_value, p,
                  "must sum to tokens x top_k = " + std::to_string(r.tokens * r.top_k) + " (got " +
@@ -297,14 +309,8 @@ MoeLayerRow read_moe_layer(Obj& o, Ctx& ctx) {
   MoeLayerRow r;
   r.model = o.str("model");
   r.direction = o.one_of("direction");
-  r.impl = o.one_of("impl");
-  r.routing = o.one_of("routing");
-  r.distribution = o.one_of("distribution");
-  r.experts = static_cast<int>(o.integer("experts"));
-  r.top_k = static_cast<int>(o.integer("top_k"));
-  if (ctx.ok() && r.top_k > r.experts) o.fail(Errc::invalid_value, "top_k", "must be <= experts");
-  if (ctx.ok() && r.routing == "dense" && r.top_k != r.experts)
-    o.fail(Errc::invalid_value, "top_k", "must equal experts for dense routing");
+  read_routing(o, r);
+  if (ctx.ok()) check_top_k(o, r);
   r.tokens = o.integer("tokens");
   r.hidden = o.integer("hidden");
   r.ffn = o.integer("ffn");

@@ -152,6 +152,14 @@ ojson conditions_json(const CalConditions& k) {
                         {"other_processes", k.other_processes ? ojson(*k.other_processes) : ojson(nullptr)}});
 }
 
+// The columns that expert_gemm and moe_layer rows share (in_list_order puts each key in its place).
+template <class Row>
+ojson routing_json(const Row& r) {
+  return {
+      {"model", r.model},     {"impl", r.impl},   {"routing", r.routing}, {"distribution", r.distribution},
+      {"experts", r.experts}, {"top_k", r.top_k}, {"tokens", r.tokens}};
+}
+
 void put_gemm_rows(ojson& meas, const CalMeasurements& ms) {
   meas["gemm"] = rows_json(ms.gemm, "calibration.measurements.gemm[]", [](const GemmRow& r) {
     ojson o = {{"shape", r.shape},   {"dtype", r.dtype}, {"pass", r.pass}, {"transa", r.transa},
@@ -166,19 +174,13 @@ void put_gemm_rows(ojson& meas, const CalMeasurements& ms) {
   });
   meas["expert_gemm"] =
       rows_json(ms.expert_gemm, "calibration.measurements.expert_gemm[]", [](const ExpertGemmRow& r) {
-        ojson o = {{"model", r.model},
-                   {"dtype", r.dtype},
-                   {"proj", r.proj},
-                   {"pass", r.pass},
-                   {"impl", r.impl},
-                   {"routing", r.routing},
-                   {"distribution", r.distribution},
-                   {"experts", r.experts},
-                   {"top_k", r.top_k},
-                   {"tokens", r.tokens},
-                   {"n", r.n},
-                   {"k", r.k},
-                   {"tokens_per_expert", r.tokens_per_expert}};
+        ojson o = routing_json(r);
+        o.update(ojson{{"dtype", r.dtype},
+                       {"proj", r.proj},
+                       {"pass", r.pass},
+                       {"n", r.n},
+                       {"k", r.k},
+                       {"tokens_per_expert", r.tokens_per_expert}});
         put_stat(o, "time_us", r.time_us);
         o["tflops_median"] = r.tflops_median;
         o["iterations"] = r.iterations;
@@ -186,16 +188,8 @@ void put_gemm_rows(ojson& meas, const CalMeasurements& ms) {
       });
   meas["moe_layer"] =
       rows_json(ms.moe_layer, "calibration.measurements.moe_layer[]", [](const MoeLayerRow& r) {
-        ojson o = {{"model", r.model},
-                   {"direction", r.direction},
-                   {"impl", r.impl},
-                   {"routing", r.routing},
-                   {"distribution", r.distribution},
-                   {"experts", r.experts},
-                   {"top_k", r.top_k},
-                   {"tokens", r.tokens},
-                   {"hidden", r.hidden},
-                   {"ffn", r.ffn}};
+        ojson o = routing_json(r);
+        o.update(ojson{{"direction", r.direction}, {"hidden", r.hidden}, {"ffn", r.ffn}});
         put_stat(o, "time_us", r.time_us);
         o["iterations"] = r.iterations;
         ojson st = ojson::object();
