@@ -138,21 +138,8 @@ CalConditions read_conditions(const json* j, Ctx& ctx) {
   return c;
 }
 
-// Derived values as they are in the file, compared with the recomputed ones field by field.
-void check_derived(const json* j, const CalDerived& want, Ctx& ctx) {
-  Obj o(j, "derived", ctx, field_list("calibration.derived"));
-  auto cmp_opt = [&](const std::string& key, const std::optional<double>& w) {
-    std::optional<double> got = o.opt_number(key);
-    if (!ctx.ok()) return;
-    if (got.has_value() != w.has_value()) {
-      o.fail(Errc::invalid_value, key,
-             got ? "must be null: measurements have no rows for it"
-                 : "must be " + num(*w) + " (computed from measurements), got null");
-    } else if (got && !close(*got, *w, 1e-6)) {
-      o.fail(Errc::invalid_value, key,
-             "does not match the measurements: " + num(*got) + ", recomputed " + num(*w));
-    }
-  };
+// derived.gemm_efficiency: one curve per GEMM dtype measured, each point as recomputed.
+void check_curves(Obj& o, const CalDerived& want, Ctx& ctx) {
   const json* curves = o.array("gemm_efficiency");
   if (curves && ctx.ok()) {
     std::string cp = "derived.gemm_efficiency";
@@ -197,6 +184,24 @@ void check_derived(const json* j, const CalDerived& want, Ctx& ctx) {
       c.finish();
     }
   }
+}
+
+// Derived values as they are in the file, compared with the recomputed ones field by field.
+void check_derived(const json* j, const CalDerived& want, Ctx& ctx) {
+  Obj o(j, "derived", ctx, field_list("calibration.derived"));
+  auto cmp_opt = [&](const std::string& key, const std::optional<double>& w) {
+    std::optional<double> got = o.opt_number(key);
+    if (!ctx.ok()) return;
+    if (got.has_value() != w.has_value()) {
+      o.fail(Errc::invalid_value, key,
+             got ? "must be null: measurements have no rows for it"
+                 : "must be " + num(*w) + " (computed from measurements), got null");
+    } else if (got && !close(*got, *w, 1e-6)) {
+      o.fail(Errc::invalid_value, key,
+             "does not match the measurements: " + num(*got) + ", recomputed " + num(*w));
+    }
+  };
+  check_curves(o, want, ctx);
   cmp_opt("memory_bandwidth_gbps", want.memory_bandwidth_gbps);
   cmp_opt("nf4_dequant_gbps", want.nf4_dequant_gbps);
   cmp_opt("adamw_fused_gbps", want.adamw_fused_gbps);
