@@ -188,6 +188,23 @@ void read_op_classes(Obj& ms, Ctx& ctx, CalMeasurements& m) {
   for_optional_rows(ms, "attention", ctx, [&](Obj& o) { m.attention.push_back(read_attention(o, ctx)); });
 }
 
+// A bandwidth-type row's rate columns after its bytes_moved: the GB/s statistic, the median time
+// (consistent with the rate) and the sample count.
+template <class Row>
+void read_rate(Obj& o, Row& r) {
+  r.gbps = o.stat("gbps");
+  r.time_us_median = o.number("time_us_median");
+  r.iterations = read_iterations(o);
+  check_time_vs_rate(o, "time_us_median", r.time_us_median, r.gbps.median,
+                     static_cast<double>(r.bytes_moved) / 1e3, "gbps_median");
+}
+
+// bytes_per_param = bytes_moved / the row's count (`what`: elements or params).
+void check_per_param(Obj& o, double per_param, std::uint64_t bytes, std::int64_t count, const char* what) {
+  if (!close(per_param, static_cast<double>(bytes) / static_cast<double>(count), 1e-6))
+    o.fail(Errc::invalid_value, "bytes_per_param", std::string("must equal bytes_moved / ") + what);
+}
+
 BandwidthRow read_bandwidth(Obj& o, Ctx& ctx) {
   BandwidthRow r;
   r.kernel = o.one_of("kernel");
@@ -200,11 +217,7 @@ BandwidthRow read_bandwidth(Obj& o, Ctx& ctx) {
              "must be " + std::to_string(factor) + " x array_bytes for " + r.kernel);
     }
   }
-  r.gbps = o.stat("gbps");
-  r.time_us_median = o.number("time_us_median");
-  r.iterations = read_iterations(o);
-  check_time_vs_rate(o, "time_us_median", r.time_us_median, r.gbps.median,
-                     static_cast<double>(r.bytes_moved) / 1e3, "gbps_median");
+  read_rate(o, r);
   return r;
 }
 
@@ -344,15 +357,8 @@ Nf4Row read_nf4_dequant(Obj& o, Ctx& ctx) {
   r.double_quant = o.boolean("double_quant");
   r.bytes_moved = o.bytes("bytes_moved");
   r.bytes_per_param = o.number("bytes_per_param");
-  if (ctx.ok() &&
-      !close(r.bytes_per_param, static_cast<double>(r.bytes_moved) / static_cast<double>(r.elements), 1e-6)) {
-    o.fail(Errc::invalid_value, "bytes_per_param", "must equal bytes_moved / elements");
-  }
-  r.gbps = o.stat("gbps");
-  r.time_us_median = o.number("time_us_median");
-  r.iterations = read_iterations(o);
-  check_time_vs_rate(o, "time_us_median", r.time_us_median, r.gbps.median,
-                     static_cast<double>(r.bytes_moved) / 1e3, "gbps_median");
+  if (ctx.ok()) check_per_param(o, r.bytes_per_param, r.bytes_moved, r.elements, "elements");
+  read_rate(o, r);
   return r;
 }
 
@@ -362,15 +368,8 @@ AdamwRow read_adamw(Obj& o, Ctx& ctx) {
   r.params = o.integer("params");
   r.bytes_moved = o.bytes("bytes_moved");
   r.bytes_per_param = o.number("bytes_per_param");
-  if (ctx.ok() &&
-      !close(r.bytes_per_param, static_cast<double>(r.bytes_moved) / static_cast<double>(r.params), 1e-6)) {
-    o.fail(Errc::invalid_value, "bytes_per_param", "must equal bytes_moved / params");
-  }
-  r.gbps = o.stat("gbps");
-  r.time_us_median = o.number("time_us_median");
-  r.iterations = read_iterations(o);
-  check_time_vs_rate(o, "time_us_median", r.time_us_median, r.gbps.median,
-                     static_cast<double>(r.bytes_moved) / 1e3, "gbps_median");
+  if (ctx.ok()) check_per_param(o, r.bytes_per_param, r.bytes_moved, r.params, "params");
+  read_rate(o, r);
   return r;
 }
 
@@ -380,11 +379,7 @@ ElementwiseRow read_elementwise(Obj& o) {
   r.dtype = o.one_of("dtype");
   r.elements = o.integer("elements");
   r.bytes_moved = o.bytes("bytes_moved");
-  r.gbps = o.stat("gbps");
-  r.time_us_median = o.number("time_us_median");
-  r.iterations = read_iterations(o);
-  check_time_vs_rate(o, "time_us_median", r.time_us_median, r.gbps.median,
-                     static_cast<double>(r.bytes_moved) / 1e3, "gbps_median");
+  read_rate(o, r);
   return r;
 }
 
