@@ -88,6 +88,47 @@ Result<JobTimes> time_jobs(const Database& db, int runs, double* sink) {
   return t;
 }
 
+// The text form of `ftcost bench` (the JSON form's numbers, with their budgets).
+void print_bench_text(const json& j, std::size_t db_files, std::size_t db_items, long paper_front,
+                      long llama_front) {
+  auto num = [&](const char* key) { return j.at(key).get<double>(); };
+  std::cout << "ftcost bench: Mixtral-8x7B QLoRA on A40, math14k, batch=max (" << j["iterations"].get<int>()
+            << " iterations)\n";
+  std::cout << "  estimate():                 " << fixed(num("estimate_us"), 2) << " µs  ("
+            << group_thousands(num("estimates_per_s")) << " estimates/s)\n";
+  std::cout << "  resolve_request()+estimate(): " << fixed(num("resolve_and_estimate_us"), 2) << " µs\n";
+  std::cout << "  " << j["gpu_by_batch_table_cells"].get<long>()
+            << "-cell GPU × batch table:  " << fixed(num("gpu_by_batch_table_ms"), 2)
+            << " ms (budget: one 60 fps frame, 16.7 ms)\n";
+  std::cout << "  embedded database parse + check: " << fixed(num("database_parse_ms"), 2) << " ms ("
+            << db_files << " files; once at start-up)\n";
+  std::cout << "  multi-GPU estimate (2x DGX H100, FSDP): " << fixed(num("multi_gpu_estimate_us"), 2)
+            << " µs (budget 200 µs)\n";
+  std::cout << "  multi-GPU --parallel auto (all strategies): " << fixed(num("multi_gpu_auto_estimate_us"), 2)
+            << " µs\n";
+  std::cout << "  plan search, paper job (Mixtral-8x7B QLoRA, math14k, 15,000 x 10): "
+            << fixed(num("plan_paper_job_ms"), 1) << " ms, " << j["plan_paper_job_estimates"].get<long>()
+            << " estimates, " << paper_front << " plans on the front (budget 50 ms)\n";
+  std::cout << "  plan search, Llama-3.1-8B LoRA (hf-trl-2026, math14k, 15,000 x 3): "
+            << fixed(num("plan_llama_lora_job_ms"), 1) << " ms, "
+            << j["plan_llama_lora_job_estimates"].get<long>() << " estimates, " << llama_front
+            << " plans on the front (budget 50 ms)\n";
+  std::cout << "  compare over every instance shape (" << j["compare_shapes_rows"].get<std::size_t>()
+            << " rows): " << fixed(num("compare_shapes_ms"), 2) << " ms\n";
+  std::cout << "  (CPU time, median:)\n";
+  std::cout << "  one dense estimate (Llama-3.1-8B LoRA, H100, math14k): "
+            << fixed(num("dense_estimate_us"), 1) << " µs (bar: 100 µs); with its JSON "
+            << fixed(num("dense_estimate_json_us"), 1) << " µs\n";
+  std::cout << "  heaviest preset job (Qwen3-30B-A3B LoRA, H100, unsloth-2024q4's expert loop, math14k): "
+            << fixed(num("heaviest_moe_estimate_us"), 1) << " µs; with its JSON "
+            << fixed(num("heaviest_moe_estimate_json_us"), 1) << " µs\n";
+  std::cout << "  the same on 8 GPUs, --parallel auto: " << fixed(num("heaviest_moe_8gpu_auto_us"), 1)
+            << " µs\n";
+  std::cout << "  the calculator's work per change of that job (estimate, sweep, scaling, compare): "
+            << fixed(num("heaviest_moe_page_recompute_ms"), 2) << " ms\n";
+  if (db_items == 0) std::cout << "  (no GPUs in the database)\n";
+}
+
 int run_bench(int iterations, bool as_json) {
   // Parsing and checking the embedded database (what the browser does once at start-up).
   const auto db_files = Database::embedded_files();
@@ -206,61 +247,32 @@ int run_bench(int iterations, bool as_json) {
   auto jobs = time_jobs(db, std::max(5, std::min(200, iterations / 100)), &sink);
   if (!jobs.ok()) return fail(jobs.error());
   const JobTimes& jt = jobs.value();
-  if (as_json) {
-    print_json(json{{"iterations", iterations},
-                    {"estimate_us", per},
-                    {"estimates_per_s", 1e6 / per},
-                    {"resolve_and_estimate_us", per_full},
-                    {"gpu_by_batch_table_cells", cells},
-                    {"gpu_by_batch_table_ms", table_ms},
-                    {"database_parse_ms", db_ms},
-                    {"multi_gpu_estimate_us", per_multi},
-                    {"multi_gpu_auto_estimate_us", per_auto},
-                    {"plan_paper_job_ms", plan_paper_ms},
-                    {"plan_paper_job_estimates", paper_est},
-                    {"plan_llama_lora_job_ms", plan_llama_ms},
-                    {"plan_llama_lora_job_estimates", llama_est},
-                    {"compare_shapes_ms", compare_ms},
-                    {"compare_shapes_rows", compare_rows},
-                    {"dense_estimate_us", jt.dense_us},
-                    {"dense_estimate_json_us", jt.dense_json_us},
-                    {"heaviest_moe_estimate_us", jt.moe_loop_us},
-                    {"heaviest_moe_estimate_json_us", jt.moe_loop_json_us},
-                    {"heaviest_moe_8gpu_auto_us", jt.moe_multi_us},
-                    {"heaviest_moe_page_recompute_ms", jt.page_ms},
-                    {"checksum", sink + static_cast<double>(db_items)}});
-  } else {
-    std::cout << "ftcost bench: Mixtral-8x7B QLoRA on A40, math14k, batch=max (" << iterations
-              << " iterations)\n";
-    std::cout << "  estimate():                 " << fixed(per, 2) << " µs  (" << group_thousands(1e6 / per)
-              << " estimates/s)\n";
-    std::cout << "  resolve_request()+estimate(): " << fixed(per_full, 2) << " µs\n";
-    std::cout << "  " << cells << "-cell GPU × batch table:  " << fixed(table_ms, 2)
-              << " ms (budget: one 60 fps frame, 16.7 ms)\n";
-    std::cout << "  embedded database parse + check: " << fixed(db_ms, 2) << " ms (" << db_files.size()
-              << " files; once at start-up)\n";
-    std::cout << "  multi-GPU estimate (2x DGX H100, FSDP): " << fixed(per_multi, 2)
-              << " µs (budget 200 µs)\n";
-    std::cout << "  multi-GPU --parallel auto (all strategies): " << fixed(per_auto, 2) << " µs\n";
-    std::cout << "  plan search, paper job (Mixtral-8x7B QLoRA, math14k, 15,000 x 10): "
-              << fixed(plan_paper_ms, 1) << " ms, " << paper_est << " estimates, " << paper_front
-              << " plans on the front (budget 50 ms)\n";
-    std::cout << "  plan search, Llama-3.1-8B LoRA (hf-trl-2026, math14k, 15,000 x 3): "
-              << fixed(plan_llama_ms, 1) << " ms, " << llama_est << " estimates, " << llama_front
-              << " plans on the front (budget 50 ms)\n";
-    std::cout << "  compare over every instance shape (" << compare_rows << " rows): " << fixed(compare_ms, 2)
-              << " ms\n";
-    std::cout << "  (CPU time, median:)\n";
-    std::cout << "  one dense estimate (Llama-3.1-8B LoRA, H100, math14k): " << fixed(jt.dense_us, 1)
-              << " µs (bar: 100 µs); with its JSON " << fixed(jt.dense_json_us, 1) << " µs\n";
-    std::cout << "  heaviest preset job (Qwen3-30B-A3B LoRA, H100, unsloth-2024q4's expert loop, math14k): "
-              << fixed(jt.moe_loop_us, 1) << " µs; with its JSON " << fixed(jt.moe_loop_json_us, 1)
-              << " µs\n";
-    std::cout << "  the same on 8 GPUs, --parallel auto: " << fixed(jt.moe_multi_us, 1) << " µs\n";
-    std::cout << "  the calculator's work per change of that job (estimate, sweep, scaling, compare): "
-              << fixed(jt.page_ms, 2) << " ms\n";
-    if (db_items == 0) std::cout << "  (no GPUs in the database)\n";
-  }
+  const json j = json{{"iterations", iterations},
+                      {"estimate_us", per},
+                      {"estimates_per_s", 1e6 / per},
+                      {"resolve_and_estimate_us", per_full},
+                      {"gpu_by_batch_table_cells", cells},
+                      {"gpu_by_batch_table_ms", table_ms},
+                      {"database_parse_ms", db_ms},
+                      {"multi_gpu_estimate_us", per_multi},
+                      {"multi_gpu_auto_estimate_us", per_auto},
+                      {"plan_paper_job_ms", plan_paper_ms},
+                      {"plan_paper_job_estimates", paper_est},
+                      {"plan_llama_lora_job_ms", plan_llama_ms},
+                      {"plan_llama_lora_job_estimates", llama_est},
+                      {"compare_shapes_ms", compare_ms},
+                      {"compare_shapes_rows", compare_rows},
+                      {"dense_estimate_us", jt.dense_us},
+                      {"dense_estimate_json_us", jt.dense_json_us},
+                      {"heaviest_moe_estimate_us", jt.moe_loop_us},
+                      {"heaviest_moe_estimate_json_us", jt.moe_loop_json_us},
+                      {"heaviest_moe_8gpu_auto_us", jt.moe_multi_us},
+                      {"heaviest_moe_page_recompute_ms", jt.page_ms},
+                      {"checksum", sink + static_cast<double>(db_items)}};
+  if (as_json)
+    print_json(j);
+  else
+    print_bench_text(j, db_files.size(), db_items, paper_front, llama_front);
   return 0;
 }
 

@@ -195,6 +195,8 @@ class App {
   void export_job();  // the current job as a file: request JSON, link and the CLI command
   // app_paper.cpp
   void draw_paper_view();
+  void draw_paper_table4();
+  void draw_paper_eq1(float pw);
   // app_plan.cpp
   void draw_plan_view();
   void draw_plan_constraints();

@@ -14,6 +14,62 @@
 
 namespace ftcost::web {
 
+namespace {
+
+// Eq. (2): throughput against batch size, fitted to the A40 sweeps (points measured, lines fitted).
+void draw_eq2(float pw) {
+  const float fh = ImGui::GetFontSize();
+  // ---- Eq. (2) ----
+  ImGui::BeginGroup();
+  section_title("Eq. (2): throughput vs batch size, fitted to the A40 sweeps");
+  tip("throughput = C2 x ln(bsz^(1/(sparsity x C3))) + C4; C3 fixed per model (1.8 Mixtral, 2.5 BlackMamba), "
+      "C2 and C4 by least squares");
+  {
+    std::vector<plot::Series> series;
+    double ymax = 1, xmax = 1;
+    int ci = 0;
+    std::string fits_text;
+    for (const auto& sw : paper::a40_sweeps()) {
+      auto fit = paper::fit_eq2(sw.points, sw.c3);
+      plot::Series pts;
+      pts.name = sw.id;
+      pts.color = plot::color(ci);
+      pts.line = false;
+      pts.markers = true;
+      pts.unit = "queries/s";
+      for (const auto& p : sw.points) {
+        if (p.sparsity >= 0.99) continue;  // sparse points: the fitted curve below is for sparsity 0.25
+        pts.x.push_back(p.batch);
+        pts.y.push_back(p.throughput);
+        ymax = std::max(ymax, p.throughput);
+        xmax = std::max(xmax, p.batch);
+      }
+      series.push_back(pts);
+      if (fit.ok()) {
+        const auto& f = fit.value();
+        plot::Series curve;
+        curve.color = plot::color(ci, 0.8f);
+        curve.unit = "queries/s (Eq. 2)";
+        for (double b = 1; b <= xmax + 0.5; b += 0.5) {
+          curve.x.push_back(b);
+          curve.y.push_back(paper::eq2_throughput(f.c2, f.c3, f.c4, 0.25, b));
+        }
+        series.push_back(curve);
+        fits_text += sw.id + std::string(": C2=") + plot::fmt(f.c2) + ", C4=" + plot::fmt(f.c4) + ", RMSE " +
+                     plot::fmt(f.rmse) + " q/s\n";
+      }
+      ++ci;
+    }
+    plot::line_plot("eq2", ImVec2(pw, fh * 17), plot::Axis{"batch size (samples)", 0, xmax + 1, false, true},
+                    plot::Axis{"queries/s", 0, ymax * 1.1, false, false}, series);
+    ImGui::TextDisabled("%s", fits_text.c_str());
+    ImGui::TextDisabled("points: measured (sparse); lines: Eq. (2) fitted by ftcost's fit_eq2");
+  }
+  ImGui::EndGroup();
+}
+
+}  // namespace
+
 void App::draw_paper_view() {
   const float fh = ImGui::GetFontSize();
   const float avail = ImGui::GetContentRegionAvail().x;
@@ -29,6 +85,19 @@ void App::draw_paper_view() {
       "(the Calculator page), which needs no sweep per GPU.");
   ImGui::PopTextWrapPos();
 
+  draw_paper_table4();
+
+  const bool two = avail > fh * 48;
+  const float pw = two ? (avail - ImGui::GetStyle().ItemSpacing.x) * 0.5f : avail;
+  draw_paper_eq1(pw);
+  if (two) ImGui::SameLine();
+  mark("paper_eq2");
+  draw_eq2(pw);
+}
+
+// Table IV: the paper's costs recomputed, with ftcost's own prediction beside them.
+void App::draw_paper_table4() {
+  const float fh = ImGui::GetFontSize();
   // ---- Table IV ----
   mark("paper_table4");
   ImGui::Spacing();
@@ -98,9 +167,11 @@ void App::draw_paper_view() {
       "prices); the A40 was part of its fit, the A100 and H100 were not");
   ImGui::TextDisabled(
       "cost = queries x epochs / throughput / 3600 x price; throughputs measured at the maximum batch");
+}
 
-  const bool two = avail > fh * 48;
-  const float pw = two ? (avail - ImGui::GetStyle().ItemSpacing.x) * 0.5f : avail;
+// Eq. (1): maximum batch size against sequence length for a few GPU memories.
+void App::draw_paper_eq1(float pw) {
+  const float fh = ImGui::GetFontSize();
   // ---- Eq. (1) ----
   mark("paper_eq1");
   ImGui::Spacing();
@@ -179,55 +250,6 @@ void App::draw_paper_view() {
       ImGui::PopTextWrapPos();
     }
     cards_["eq1.on_axis"] = {on_axis};
-  }
-  ImGui::EndGroup();
-  if (two) ImGui::SameLine();
-  // ---- Eq. (2) ----
-  mark("paper_eq2");
-  ImGui::BeginGroup();
-  section_title("Eq. (2): throughput vs batch size, fitted to the A40 sweeps");
-  tip("throughput = C2 x ln(bsz^(1/(sparsity x C3))) + C4; C3 fixed per model (1.8 Mixtral, 2.5 BlackMamba), "
-      "C2 and C4 by least squares");
-  {
-    std::vector<plot::Series> series;
-    double ymax = 1, xmax = 1;
-    int ci = 0;
-    std::string fits_text;
-    for (const auto& sw : paper::a40_sweeps()) {
-      auto fit = paper::fit_eq2(sw.points, sw.c3);
-      plot::Series pts;
-      pts.name = sw.id;
-      pts.color = plot::color(ci);
-      pts.line = false;
-      pts.markers = true;
-      pts.unit = "queries/s";
-      for (const auto& p : sw.points) {
-        if (p.sparsity >= 0.99) continue;  // sparse points: the fitted curve below is for sparsity 0.25
-        pts.x.push_back(p.batch);
-        pts.y.push_back(p.throughput);
-        ymax = std::max(ymax, p.throughput);
-        xmax = std::max(xmax, p.batch);
-      }
-      series.push_back(pts);
-      if (fit.ok()) {
-        const auto& f = fit.value();
-        plot::Series curve;
-        curve.color = plot::color(ci, 0.8f);
-        curve.unit = "queries/s (Eq. 2)";
-        for (double b = 1; b <= xmax + 0.5; b += 0.5) {
-          curve.x.push_back(b);
-          curve.y.push_back(paper::eq2_throughput(f.c2, f.c3, f.c4, 0.25, b));
-        }
-        series.push_back(curve);
-        fits_text += sw.id + std::string(": C2=") + plot::fmt(f.c2) + ", C4=" + plot::fmt(f.c4) + ", RMSE " +
-                     plot::fmt(f.rmse) + " q/s\n";
-      }
-      ++ci;
-    }
-    plot::line_plot("eq2", ImVec2(pw, fh * 17), plot::Axis{"batch size (samples)", 0, xmax + 1, false, true},
-                    plot::Axis{"queries/s", 0, ymax * 1.1, false, false}, series);
-    ImGui::TextDisabled("%s", fits_text.c_str());
-    ImGui::TextDisabled("points: measured (sparse); lines: Eq. (2) fitted by ftcost's fit_eq2");
   }
   ImGui::EndGroup();
 }

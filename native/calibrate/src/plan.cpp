@@ -281,165 +281,156 @@ void fit_op_classes(Plan& p, double budget) {
       p.attention, [](const AttentionSpec& s) { return static_cast<double>(s.bytes_needed()); }, "attention");
 }
 
-}  // namespace
+std::string mib(double b) { return std::to_string(static_cast<long long>(b / 1048576.0)) + " MiB"; }
 
-Plan make_plan(Mode mode, const DeviceFacts& dev, const std::vector<std::string>& only) {
-  Plan p;
-  p.mode = mode;
-  p.families = only.empty() ? all_families() : only;
+// Bandwidth: arrays >= 4x L2 (so the flush-less steady state streams from DRAM).
+void plan_bandwidth(Plan& p, const DeviceFacts& dev, double budget) {
+  const Mode mode = p.mode;
+  const bool smoke = mode == Mode::smoke;
+  auto fits = [&](double bytes) { return bytes <= budget; };
+  const std::uint64_t MiB = 1024 * 1024;
+  std::vector<std::uint64_t> sizes =
+      smoke ? std::vector<std::uint64_t>{64 * MiB}
+            : std::vector<std::uint64_t>{64 * MiB, 128 * MiB, 256 * MiB, 512 * MiB, 1024 * MiB, 2048 * MiB};
+  std::vector<std::uint64_t> keep;
+  for (auto s : sizes) {
+    if (!smoke && static_cast<double>(s) < 4.0 * static_cast<double>(dev.l2_bytes)) continue;
+    if (!fits(3.0 * static_cast<double>(s))) {
+      p.notes.push_back("bandwidth: " + mib(static_cast<double>(s)) + " arrays skipped (device memory)");
+      continue;
+    }
+    keep.push_back(s);
+  }
+  if (mode == Mode::quick) {
+    std::vector<std::uint64_t> q;
+    for (auto s : keep) {
+      if (s <= 1024 * MiB) q.push_back(s);
+    }
+    if (q.size() > 2) q.erase(q.begin(), q.end() - 2);
+    keep = q;
+  }
+  p.bandwidth_array_bytes = keep;
+}
+
+// GEMMs: squares per dtype and the model's linear layers per pass.
+void plan_gemm(Plan& p, const DeviceFacts& dev, double budget) {
+  const Mode mode = p.mode;
   const bool full = mode == Mode::full;
   const bool smoke = mode == Mode::smoke;
-  if (full) {
-    p.timing = TimingPolicy{3, 10, 200, 0.6, 0.005};
-    p.gemm_algo_candidates = 8;
-  } else if (smoke) {
-    p.timing = TimingPolicy{1, 3, 10, 0.05, 0.05};
-    p.gemm_algo_candidates = 2;
-    p.launch_per_sample = 200;
-    p.eager_ops_per_sample = 128;
-  } else {
-    p.timing = TimingPolicy{2, 5, 50, 0.25, 0.01};
-    p.gemm_algo_candidates = 4;
-  }
-  const double mem = static_cast<double>(dev.memory_bytes);
-  // what a benchmark may allocate: leave room for the context, cuBLAS workspaces and the L2 flush buffer
-  const double budget = mem > 0 ? std::max(0.0, 0.85 * mem - 1.5e9) : 1e18;
   auto fits = [&](double bytes) { return bytes <= budget; };
-  auto mib = [](double b) { return std::to_string(static_cast<long long>(b / 1048576.0)) + " MiB"; };
-
-  // ---- bandwidth: arrays >= 4x L2 (so the flush-less steady state streams from DRAM) ----
-  {
-    const std::uint64_t MiB = 1024 * 1024;
-    std::vector<std::uint64_t> sizes =
-        smoke ? std::vector<std::uint64_t>{64 * MiB}
-              : std::vector<std::uint64_t>{64 * MiB, 128 * MiB, 256 * MiB, 512 * MiB, 1024 * MiB, 2048 * MiB};
-    std::vector<std::uint64_t> keep;
+  const MoeModel& mx = p.model;
+  struct Lin {
+    const char* name;
+    int in, out;
+  };
+  // w3 has w1's shape; o has q's
+  const std::vector<Lin> layers = {{"q", mx.hidden, mx.q_out},        {"kv", mx.hidden, mx.kv_out},
+                                   {"w1", mx.hidden, mx.ffn},         {"w2", mx.ffn, mx.hidden},
+                                   {"router", mx.hidden, mx.experts}, {"lm_head", mx.hidden, mx.vocab}};
+  std::vector<GemmSpec> g;
+  auto squares = [&](const std::string& dtype, const std::vector<std::int64_t>& sizes) {
     for (auto s : sizes) {
-      if (!smoke && static_cast<double>(s) < 4.0 * static_cast<double>(dev.l2_bytes)) continue;
-      if (!fits(3.0 * static_cast<double>(s))) {
-        p.notes.push_back("bandwidth: " + mib(static_cast<double>(s)) + " arrays skipped (device memory)");
-        continue;
-      }
-      keep.push_back(s);
-    }
-    if (mode == Mode::quick) {
-      std::vector<std::uint64_t> q;
-      for (auto s : keep) {
-        if (s <= 1024 * MiB) q.push_back(s);
-      }
-      if (q.size() > 2) q.erase(q.begin(), q.end() - 2);
-      keep = q;
-    }
-    p.bandwidth_array_bytes = keep;
-  }
-
-  // ---- GEMM ----
-  {
-    const MoeModel& mx = p.model;
-    struct Lin {
-      const char* name;
-      int in, out;
-    };
-    // w3 has w1's shape; o has q's
-    const std::vector<Lin> layers = {{"q", mx.hidden, mx.q_out},        {"kv", mx.hidden, mx.kv_out},
-                                     {"w1", mx.hidden, mx.ffn},         {"w2", mx.ffn, mx.hidden},
-                                     {"router", mx.hidden, mx.experts}, {"lm_head", mx.hidden, mx.vocab}};
-    std::vector<GemmSpec> g;
-    auto squares = [&](const std::string& dtype, const std::vector<std::int64_t>& sizes) {
-      for (auto s : sizes) {
+      g.push_back(make_gemm("square", dtype, "fwd", s, s, s));
+      if (dtype == "fp8_e4m3") {  // and as Transformer Engine's forward runs it
         g.push_back(make_gemm("square", dtype, "fwd", s, s, s));
-        if (dtype == "fp8_e4m3") {  // and as Transformer Engine's forward runs it
-          g.push_back(make_gemm("square", dtype, "fwd", s, s, s));
-          g.back().fast_accum = true;
-        }
+        g.back().fast_accum = true;
       }
-    };
-    auto llm = [&](const std::string& dtype, const std::vector<std::int64_t>& tokens,
-                   const std::vector<std::string>& passes) {
-      for (auto t : tokens) {
-        for (const auto& l : layers) {
-          for (const auto& ps : passes)
-            g.push_back(make_gemm(mx.name + "." + l.name, dtype, ps, t, l.in, l.out));
-        }
+    }
+  };
+  auto llm = [&](const std::string& dtype, const std::vector<std::int64_t>& tokens,
+                 const std::vector<std::string>& passes) {
+    for (auto t : tokens) {
+      for (const auto& l : layers) {
+        for (const auto& ps : passes)
+          g.push_back(make_gemm(mx.name + "." + l.name, dtype, ps, t, l.in, l.out));
       }
-    };
-    const std::vector<std::string> all_passes = {"fwd", "dgrad", "wgrad"};
-    if (smoke) {
-      squares("bf16", {256, 1024});
-      squares("fp16", {512});
-      squares("tf32", {512});
-      if (dev.has_fp8()) squares("fp8_e4m3", {1024});
-      for (const auto& ps : all_passes)
-        g.push_back(make_gemm(mx.name + ".w1", "bf16", ps, 256, mx.hidden, mx.ffn));
-      g.push_back(make_gemm(mx.name + ".router", "bf16", "fwd", 256, mx.hidden, mx.experts));
-    } else if (!full) {
-      squares("bf16", {1024, 2048, 4096, 8192});
-      squares("fp16", {4096, 8192});
-      squares("tf32", {4096, 8192});
-      if (dev.has_fp8()) squares("fp8_e4m3", {4096, 8192});
-      llm("bf16", {512, 4096}, all_passes);
+    }
+  };
+  const std::vector<std::string> all_passes = {"fwd", "dgrad", "wgrad"};
+  if (smoke) {
+    squares("bf16", {256, 1024});
+    squares("fp16", {512});
+    squares("tf32", {512});
+    if (dev.has_fp8()) squares("fp8_e4m3", {1024});
+    for (const auto& ps : all_passes)
+      g.push_back(make_gemm(mx.name + ".w1", "bf16", ps, 256, mx.hidden, mx.ffn));
+    g.push_back(make_gemm(mx.name + ".router", "bf16", "fwd", 256, mx.hidden, mx.experts));
+  } else if (!full) {
+    squares("bf16", {1024, 2048, 4096, 8192});
+    squares("fp16", {4096, 8192});
+    squares("tf32", {4096, 8192});
+    if (dev.has_fp8()) squares("fp8_e4m3", {4096, 8192});
+    llm("bf16", {512, 4096}, all_passes);
+  } else {
+    const std::vector<std::int64_t> sq = {256, 512, 1024, 2048, 4096, 6144, 8192, 12288, 16384};
+    squares("bf16", sq);
+    squares("fp16", sq);
+    squares("tf32", {1024, 2048, 4096, 8192, 16384});
+    if (dev.has_fp8()) squares("fp8_e4m3", {1024, 2048, 4096, 8192, 16384});
+    llm("bf16", {128, 512, 2048, 8192, 16384}, all_passes);
+    llm("fp16", {512, 4096}, {"fwd"});
+  }
+  if (!dev.has_fp8()) {
+    p.notes.push_back("gemm: fp8 skipped: compute capability " + std::to_string(dev.cc_major) + "." +
+                      std::to_string(dev.cc_minor) + " has no fp8 tensor cores (needs 8.9)");
+  }
+  for (const auto& s : g) {
+    double bytes = static_cast<double>((s.tokens * s.in + s.in * s.out) *
+                                       static_cast<std::int64_t>(dtype_bytes(s.dtype))) +
+                   static_cast<double>(
+                       s.tokens * s.out *
+                       static_cast<std::int64_t>(std::max(dtype_bytes(s.dtype), dtype_out_bytes(s.dtype))));
+    if (fits(bytes)) {
+      p.gemm.push_back(s);
     } else {
-      const std::vector<std::int64_t> sq = {256, 512, 1024, 2048, 4096, 6144, 8192, 12288, 16384};
-      squares("bf16", sq);
-      squares("fp16", sq);
-      squares("tf32", {1024, 2048, 4096, 8192, 16384});
-      if (dev.has_fp8()) squares("fp8_e4m3", {1024, 2048, 4096, 8192, 16384});
-      llm("bf16", {128, 512, 2048, 8192, 16384}, all_passes);
-      llm("fp16", {512, 4096}, {"fwd"});
-    }
-    if (!dev.has_fp8()) {
-      p.notes.push_back("gemm: fp8 skipped: compute capability " + std::to_string(dev.cc_major) + "." +
-                        std::to_string(dev.cc_minor) + " has no fp8 tensor cores (needs 8.9)");
-    }
-    for (const auto& s : g) {
-      double bytes = static_cast<double>((s.tokens * s.in + s.in * s.out) *
-                                         static_cast<std::int64_t>(dtype_bytes(s.dtype))) +
-                     static_cast<double>(
-                         s.tokens * s.out *
-                         static_cast<std::int64_t>(std::max(dtype_bytes(s.dtype), dtype_out_bytes(s.dtype))));
-      if (fits(bytes)) {
-        p.gemm.push_back(s);
-      } else {
-        p.notes.push_back(s.label() + ": skipped (needs " + mib(bytes) + ")");
-      }
+      p.notes.push_back(s.label() + ": skipped (needs " + mib(bytes) + ")");
     }
   }
+}
 
-  // ---- MoE ----
-  {
-    std::vector<MoeSpec> ms;
-    auto add = [&](std::int64_t t, const std::string& routing, const std::string& dist) {
-      MoeSpec m;
-      m.model = p.model;
-      m.tokens = t;
-      m.routing = routing;
-      m.distribution = dist;
-      ms.push_back(m);
-    };
-    if (smoke) {
-      add(512, "sparse", "uniform");
-      add(256, "dense", "uniform");
-    } else if (!full) {
-      add(4096, "sparse", "uniform");
-      add(4096, "sparse", "mixtral_he_tuned");
-      add(4096, "dense", "uniform");
-    } else {
-      for (std::int64_t t : {512, 2048, 8192}) {
-        for (const char* d : {"uniform", "mixtral_he_tuned", "mixtral_gs_tuned", "skewed"})
-          add(t, "sparse", d);
-        add(t, "dense", "uniform");
-      }
-    }
-    for (const auto& m : ms) {
-      if (fits(static_cast<double>(m.bytes_needed()))) {
-        p.moe.push_back(m);
-      } else {
-        p.notes.push_back(m.label() + ": skipped (needs " + mib(static_cast<double>(m.bytes_needed())) + ")");
-      }
+// MoE layers: routings and token distributions.
+void plan_moe(Plan& p, double budget) {
+  const Mode mode = p.mode;
+  const bool full = mode == Mode::full;
+  const bool smoke = mode == Mode::smoke;
+  auto fits = [&](double bytes) { return bytes <= budget; };
+  std::vector<MoeSpec> ms;
+  auto add = [&](std::int64_t t, const std::string& routing, const std::string& dist) {
+    MoeSpec m;
+    m.model = p.model;
+    m.tokens = t;
+    m.routing = routing;
+    m.distribution = dist;
+    ms.push_back(m);
+  };
+  if (smoke) {
+    add(512, "sparse", "uniform");
+    add(256, "dense", "uniform");
+  } else if (!full) {
+    add(4096, "sparse", "uniform");
+    add(4096, "sparse", "mixtral_he_tuned");
+    add(4096, "dense", "uniform");
+  } else {
+    for (std::int64_t t : {512, 2048, 8192}) {
+      for (const char* d : {"uniform", "mixtral_he_tuned", "mixtral_gs_tuned", "skewed"}) add(t, "sparse", d);
+      add(t, "dense", "uniform");
     }
   }
+  for (const auto& m : ms) {
+    if (fits(static_cast<double>(m.bytes_needed()))) {
+      p.moe.push_back(m);
+    } else {
+      p.notes.push_back(m.label() + ": skipped (needs " + mib(static_cast<double>(m.bytes_needed())) + ")");
+    }
+  }
+}
 
-  // ---- NF4, AdamW, elementwise ----
+// NF4 dequantization, AdamW and elementwise sizes.
+void plan_rates(Plan& p, double budget) {
+  const Mode mode = p.mode;
+  const bool full = mode == Mode::full;
+  const bool smoke = mode == Mode::smoke;
+  auto fits = [&](double bytes) { return bytes <= budget; };
   const std::int64_t w1 = static_cast<std::int64_t>(p.model.ffn) * p.model.hidden;  // 58.7M
   const std::int64_t q = static_cast<std::int64_t>(p.model.hidden) * p.model.q_out;
   if (smoke) {
@@ -473,6 +464,36 @@ Plan make_plan(Mode mode, const DeviceFacts& dev, const std::vector<std::string>
     }
     p.elementwise_tokens = keep;
   }
+}
+
+}  // namespace
+
+Plan make_plan(Mode mode, const DeviceFacts& dev, const std::vector<std::string>& only) {
+  Plan p;
+  p.mode = mode;
+  p.families = only.empty() ? all_families() : only;
+  const bool full = mode == Mode::full;
+  const bool smoke = mode == Mode::smoke;
+  if (full) {
+    p.timing = TimingPolicy{3, 10, 200, 0.6, 0.005};
+    p.gemm_algo_candidates = 8;
+  } else if (smoke) {
+    p.timing = TimingPolicy{1, 3, 10, 0.05, 0.05};
+    p.gemm_algo_candidates = 2;
+    p.launch_per_sample = 200;
+    p.eager_ops_per_sample = 128;
+  } else {
+    p.timing = TimingPolicy{2, 5, 50, 0.25, 0.01};
+    p.gemm_algo_candidates = 4;
+  }
+  const double mem = static_cast<double>(dev.memory_bytes);
+  // what a benchmark may allocate: leave room for the context, cuBLAS workspaces and the L2 flush buffer
+  const double budget = mem > 0 ? std::max(0.0, 0.85 * mem - 1.5e9) : 1e18;
+
+  plan_bandwidth(p, dev, budget);
+  plan_gemm(p, dev, budget);
+  plan_moe(p, budget);
+  plan_rates(p, budget);
   plan_op_classes(p, mode);
   fit_op_classes(p, budget);
   return p;
