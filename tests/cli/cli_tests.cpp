@@ -1077,7 +1077,8 @@ TEST_CASE("issue 36: the memory table labels a peak that is not the sum of its r
 }
 
 TEST_CASE("FTCOST_TODAY fixes the day price ages count from; a bad date is an error naming it") {
-  const std::string job = "estimate --model llama-3.1-8b --gpu a100-sxm4-80gb --method lora --seq 1024 --json";
+  const std::string job =
+      "estimate --model llama-3.1-8b --gpu a100-sxm4-80gb --method lora --seq 1024 --json";
   const Run later = run(job, "FTCOST_TODAY=2030-01-01 ");
   const Run earlier = run(job, "FTCOST_TODAY=2025-03-01 ");
   REQUIRE(later.code == 0);

@@ -337,7 +337,9 @@ TEST_CASE("sharding lowers per-rank memory; offload moves it to the host") {
   CHECK(o.memory.model_state_bytes() < z3);
 }
 
-TEST_CASE("topology: NVSwitch beats PCIe, blocked peer-to-peer shares host memory, NVLink bridges join only pairs") {
+TEST_CASE(
+    "topology: NVSwitch beats PCIe, blocked peer-to-peer shares host memory, NVLink bridges join only "
+    "pairs") {
   const Database& db = Database::embedded();
   const Link h100 = intra_node_link(*db.gpu("h100-sxm5-80gb"), 8, -1);
   CHECK(h100.kind == LinkKind::nvswitch);
@@ -345,8 +347,9 @@ TEST_CASE("topology: NVSwitch beats PCIe, blocked peer-to-peer shares host memor
   CHECK(l40s.kind == LinkKind::pcie_p2p);
   const Link g4090 = intra_node_link(*db.gpu("rtx-4090"), 2, -1);
   CHECK(g4090.kind == LinkKind::pcie_host);
-  // NCCL rates the GPU-CPU-GPU path at the PCIe link (paths.cc addInterStep) until host memory, written by the
-  // sender and read by the receiver for every GPU of the ring, runs out: 204.8 GB/s (assumed) x 0.7 / (2 x N)
+  // NCCL rates the GPU-CPU-GPU path at the PCIe link (paths.cc addInterStep) until host memory, written by
+  // the sender and read by the receiver for every GPU of the ring, runs out: 204.8 GB/s (assumed) x 0.7 / (2
+  // x N)
   CHECK(g4090.busbw_gbps == doctest::Approx(l40s.busbw_gbps));  // 2 GPUs: 35.8 GB/s of host memory each
   CHECK(intra_node_link(*db.gpu("rtx-4090"), 4, -1).busbw_gbps == doctest::Approx(204.8 * 0.7 / 8));
   CHECK(intra_node_link(*db.gpu("rtx-4090"), 2, -1, 83.2).busbw_gbps == doctest::Approx(83.2 * 0.7 / 4));
@@ -613,7 +616,8 @@ TEST_CASE("offloaded parameters cross PCIe to the GPU before every all-gather (F
   Inputs foreach_stack = f;
   foreach_stack.stack.adamw_implementation = "foreach";
   // ... and either pass moves 28 B of host memory per parameter, the node's 8 ranks at once: CPUAdam is
-  // bound by the assumed host memory (204.8 GB/s x 0.7 / (28 B x 8) = 0.64e9 params/s), the foreach one is not
+  // bound by the assumed host memory (204.8 GB/s x 0.7 / (28 B x 8) = 0.64e9 params/s), the foreach one is
+  // not
   const double cpu_adam = std::min(1e9, 204.8e9 * 0.7 / (28.0 * 8));
   CHECK(run(foreach_stack, fs).optimizer_s ==
         doctest::Approx(cpu_adam / (1e9 / 6.0) * run(foreach_stack, z3).optimizer_s));
@@ -878,7 +882,8 @@ TEST_CASE("the multi-GPU maximum micro-batch is the largest whose per-rank memor
 TEST_CASE("--seq max on several GPUs: the plan's own longest length, with memory and step both at it") {
   // Issue 39 W1: the step was timed at the 1-token placeholder while the memory was at the longest length.
   // Issue 41: a given strategy answers with its own longest (sharded states and split sequences leave more
-  // room than one GPU; DDP's gradient buckets less), --parallel auto with one GPU's so its candidates compare.
+  // room than one GPU; DDP's gradient buckets less), --parallel auto with one GPU's so its candidates
+  // compare.
   const Inputs in =
       inputs({{"model", "llama-3.1-8b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "lora"}, {"seq", "max"}});
   auto one = estimate(in, Database::embedded());
@@ -896,9 +901,9 @@ TEST_CASE("--seq max on several GPUs: the plan's own longest length, with memory
     CHECK(e.fits);
     CHECK(e.throughput_tps / e.throughput_qps == doctest::Approx(e.seq_len));
   }
-  CHECK(at["ddp"] < len);             // a bucket copy of every gradient beside one GPU's job
-  CHECK(at["zero3"] > len);           // the states sharded over 2 ranks
-  CHECK(at["cp:2"] > 1.5 * len);      // half of each sequence per rank
+  CHECK(at["ddp"] < len);         // a bucket copy of every gradient beside one GPU's job
+  CHECK(at["zero3"] > len);       // the states sharded over 2 ranks
+  CHECK(at["cp:2"] > 1.5 * len);  // half of each sequence per rank
   ParallelPlan a = plan(8, 1, Strategy::ddp);
   a.choose = true;
   auto chosen = estimate_parallel(in, a, Database::embedded());
@@ -995,7 +1000,9 @@ TEST_CASE("ZeRO-3: the eager expert loop exposes DeepSpeed's fetch/release hooks
   CHECK(run(z2, plan_from_inputs(z2, db).value()).zero3_hook_s == 0);
 }
 
-TEST_CASE("Ulysses sequence parallelism: 1/N of the tokens per rank, four all-to-alls per attention layer and pass") {
+TEST_CASE(
+    "Ulysses sequence parallelism: 1/N of the tokens per rank, four all-to-alls per attention layer and "
+    "pass") {
   const Database& db = Database::embedded();
   auto job = [](const std::string& sp) {
     return inputs({{"model", "llama-3.1-8b"},
@@ -1013,13 +1020,14 @@ TEST_CASE("Ulysses sequence parallelism: 1/N of the tokens per rank, four all-to
   CHECK(e.dp == 1);  // 8 GPUs, one sequence-parallel group: one replica
   const CommItem* a2a = comm_item(e, "Ulysses sequence all-to-all");
   REQUIRE(a2a != nullptr);
-  // by hand, Llama-3.1-8B (32 layers, 32 heads, 8 KV heads, head_dim 128), 32,768 tokens over 8 ranks in bf16:
-  // query and output 4,096 x 32 x 128 x 2 B = 32 MiB per rank, key and value 4,096 x 8 x 128 x 2 B = 8 MiB;
-  // four calls per layer in the forward, the recompute and the backward
+  // by hand, Llama-3.1-8B (32 layers, 32 heads, 8 KV heads, head_dim 128), 32,768 tokens over 8 ranks in
+  // bf16: query and output 4,096 x 32 x 128 x 2 B = 32 MiB per rank, key and value 4,096 x 8 x 128 x 2 B = 8
+  // MiB; four calls per layer in the forward, the recompute and the backward
   CHECK(a2a->calls == doctest::Approx(32.0 * 3 * 4));
   CHECK(a2a->bytes == doctest::Approx((2.0 * 32 + 2.0 * 8) * 1048576 / 4));
   CHECK(a2a->exposed_s == doctest::Approx(a2a->time_s));
-  // the activations are one rank's 4,096 tokens, not 32,768: sequence parallelism at 8 needs far less than off
+  // the activations are one rank's 4,096 tokens, not 32,768: sequence parallelism at 8 needs far less than
+  // off
   const Inputs off = job("1");
   const ParallelEstimate o = run(off, plan_from_inputs(off, db).value());
   CHECK(e.memory.base.activations < o.memory.base.activations / 4);
@@ -1032,10 +1040,25 @@ TEST_CASE("Ulysses sequence parallelism: 1/N of the tokens per rank, four all-to
     auto r = estimate_parallel(in, p.value(), db);
     return r.ok() ? std::string() : r.error().field;
   };
-  CHECK(refused({{"model", "llama-3.1-8b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "full"}, {"gpus", "8"},
-                 {"parallel", "fsdp"}, {"sequence-parallel", "4"}, {"seq", "4096"}}) == "--sequence-parallel");
-  CHECK(refused({{"model", "llama-3.1-8b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "full"}, {"gpus", "6"},
-                 {"parallel", "zero3"}, {"sequence-parallel", "4"}, {"seq", "4096"}}) == "--sequence-parallel");
-  CHECK(refused({{"model", "mamba-2.8b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "full"}, {"gpus", "2"},
-                 {"parallel", "zero3"}, {"sequence-parallel", "2"}, {"seq", "4096"}}) == "--sequence-parallel");
+  CHECK(refused({{"model", "llama-3.1-8b"},
+                 {"gpu", "h100-sxm5-80gb"},
+                 {"method", "full"},
+                 {"gpus", "8"},
+                 {"parallel", "fsdp"},
+                 {"sequence-parallel", "4"},
+                 {"seq", "4096"}}) == "--sequence-parallel");
+  CHECK(refused({{"model", "llama-3.1-8b"},
+                 {"gpu", "h100-sxm5-80gb"},
+                 {"method", "full"},
+                 {"gpus", "6"},
+                 {"parallel", "zero3"},
+                 {"sequence-parallel", "4"},
+                 {"seq", "4096"}}) == "--sequence-parallel");
+  CHECK(refused({{"model", "mamba-2.8b"},
+                 {"gpu", "h100-sxm5-80gb"},
+                 {"method", "full"},
+                 {"gpus", "2"},
+                 {"parallel", "zero3"},
+                 {"sequence-parallel", "2"},
+                 {"seq", "4096"}}) == "--sequence-parallel");
 }

@@ -368,8 +368,12 @@ TEST_CASE("models that alternate sliding-window and full attention layers are ch
 
 TEST_CASE("--fp8: torchao float8 linears run on the FP8 peak, with their dynamic casts counted by hand") {
   // Llama-3.1-8B, one 8,192-token sample, full fine-tuning on an H100 (989 bf16 / 1979 fp8 dense TFLOP/s).
-  const Request base = {{"model", "llama-3.1-8b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "full"},
-                        {"seq", "8192"},           {"batch", "1"},             {"stack", "hf-trl-2026"},
+  const Request base = {{"model", "llama-3.1-8b"},
+                        {"gpu", "h100-sxm5-80gb"},
+                        {"method", "full"},
+                        {"seq", "8192"},
+                        {"batch", "1"},
+                        {"stack", "hf-trl-2026"},
                         {"checkpointing", "off"}};
   const Estimate off = run(base);
   const Estimate fp8 = run(with(base, "fp8", "tensorwise"));
@@ -378,11 +382,12 @@ TEST_CASE("--fp8: torchao float8 linears run on the FP8 peak, with their dynamic
     if (std::strcmp(op.name, "fp8_cast") != 0) continue;
     (op.stage == Stage::forward ? cast_fwd : cast_bwd) += op.bytes;
   }
-  // by hand, per layer: q 4096->4096, k and v 4096->1024, o 4096->4096, gate/up 4096->28672, down 14336->4096;
-  // forward casts the input (8192 x in) and the weight (in x out), 5 B per element (amax read, cast read,
-  // fp8 write); backward grad_output twice (8192 x out), the weight and the input again
+  // by hand, per layer: q 4096->4096, k and v 4096->1024, o 4096->4096, gate/up 4096->28672, down
+  // 14336->4096; forward casts the input (8192 x in) and the weight (in x out), 5 B per element (amax read,
+  // cast read, fp8 write); backward grad_output twice (8192 x out), the weight and the input again
   const double M = 8192;
-  const double lin[6][2] = {{4096, 4096}, {4096, 1024}, {4096, 1024}, {4096, 4096}, {4096, 28672}, {14336, 4096}};
+  const double lin[6][2] = {{4096, 4096}, {4096, 1024},  {4096, 1024},
+                            {4096, 4096}, {4096, 28672}, {14336, 4096}};
   double fwd = 0, bwd = 0;
   for (const auto& l : lin) {
     fwd += M * l[0] + l[0] * l[1];

@@ -231,16 +231,17 @@ Status apply_fp8(ResolveState& st, const std::string& v) {
   const GpuSpec& g = st.in.gpu;
   if (g.peak_tflops("fp8") <= 0)
     return make_error(Errc::invalid_value, "--fp8",
-                      g.id + " has no FP8 tensor cores (torch._scaled_mm needs compute capability 8.9 or "
-                             "newer: Ada, Hopper, Blackwell); leave --fp8 off");
+                      g.id +
+                          " has no FP8 tensor cores (torch._scaled_mm needs compute capability 8.9 or "
+                          "newer: Ada, Hopper, Blackwell); leave --fp8 off");
   if (st.in.workload.method != Method::full)
     return make_error(Errc::invalid_value, "--fp8",
                       "torchao float8 training converts the trained nn.Linear layers of a full fine-tuning; "
                       "with --method lora or qlora the base is frozen: leave --fp8 off");
   if (st.in.workload.precision != "bf16")
-    return make_error(Errc::invalid_value, "--fp8",
-                      "torchao float8 training runs beside bf16 autocast, got --precision " +
-                          st.in.workload.precision);
+    return make_error(
+        Errc::invalid_value, "--fp8",
+        "torchao float8 training runs beside bf16 autocast, got --precision " + st.in.workload.precision);
   return Ok{};
 }
 
@@ -734,11 +735,12 @@ std::vector<Option> build_options() {
     o.group = "method";
     o.label = "FP8 training";
     o.help = "torchao float8 training of the linear layers (full fine-tuning, FP8 GPUs)";
-    o.details = "torchao's convert_to_float8_training: the decoder's nn.Linear GEMMs run in FP8 on the GPU's "
-                "FP8 tensor cores with dynamic scaling (a cast of each input, weight and output gradient); the "
-                "master weights, optimizer and the other kernels stay as they were. tensorwise: one scale per "
-                "tensor (cuBLAS); rowwise: one per row (CUTLASS). With FSDP, tensorwise also all-gathers the "
-                "weights in FP8.";
+    o.details =
+        "torchao's convert_to_float8_training: the decoder's nn.Linear GEMMs run in FP8 on the GPU's "
+        "FP8 tensor cores with dynamic scaling (a cast of each input, weight and output gradient); the "
+        "master weights, optimizer and the other kernels stay as they were. tensorwise: one scale per "
+        "tensor (cuBLAS); rowwise: one per row (CUTLASS). With FSDP, tensorwise also all-gathers the "
+        "weights in FP8.";
     o.values = {{"off", "off", "bf16 GEMMs"},
                 {"tensorwise", "tensorwise", "torchao Float8LinearRecipeName.TENSORWISE"},
                 {"rowwise", "rowwise", "torchao Float8LinearRecipeName.ROWWISE"}};
@@ -1818,10 +1820,12 @@ std::vector<Option> build_options() {
     o.kind = OptionKind::real;
     o.group = "multi-gpu";
     o.label = "Host memory";
-    o.help = "The node's host memory bandwidth, GB/s (all channels at line rate): bounds PCIe GPUs without "
-             "peer-to-peer";
-    o.details = "Without PCIe peer-to-peer (GeForce cards) NCCL stages GPU-to-GPU traffic through host memory, "
-                "which every GPU of the node then shares: 8 channels of DDR4-3200 are 204.8 GB/s.";
+    o.help =
+        "The node's host memory bandwidth, GB/s (all channels at line rate): bounds PCIe GPUs without "
+        "peer-to-peer";
+    o.details =
+        "Without PCIe peer-to-peer (GeForce cards) NCCL stages GPU-to-GPU traffic through host memory, "
+        "which every GPU of the node then shares: 8 channels of DDR4-3200 are 204.8 GB/s.";
     o.unit = "GB/s";
     o.lo = 1;
     o.hi = 100000;
@@ -1840,11 +1844,13 @@ std::vector<Option> build_options() {
     o.kind = OptionKind::count;
     o.group = "multi-gpu";
     o.label = "Sequence parallel";
-    o.help = "DeepSpeed Ulysses sequence parallelism: split each sample's sequence over N GPUs of a node "
-             "(with --parallel zero1, zero2 or zero3)";
-    o.details = "Each rank holds 1/N of the tokens; attention all-to-alls the sequence for 1/N of the heads "
-                "(deepspeed/runtime/sequence_parallel/ulysses_sp.py), as ArcticTraining, ms-swift and "
-                "LLaMA-Factory run it. N divides the GPUs and the attention heads.";
+    o.help =
+        "DeepSpeed Ulysses sequence parallelism: split each sample's sequence over N GPUs of a node "
+        "(with --parallel zero1, zero2 or zero3)";
+    o.details =
+        "Each rank holds 1/N of the tokens; attention all-to-alls the sequence for 1/N of the heads "
+        "(deepspeed/runtime/sequence_parallel/ulysses_sp.py), as ArcticTraining, ms-swift and "
+        "LLaMA-Factory run it. N divides the GPUs and the attention heads.";
     o.unit = "GPUs";
     o.lo = 1;
     o.hi = 64;

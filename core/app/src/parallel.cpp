@@ -32,7 +32,7 @@ using detail::Zero3FetchTotals;
 // holds one sample between its ranks).
 int replicas(const ParallelPlan& p) {
   const int r = (p.strategy == Strategy::tp || p.strategy == Strategy::cp) ? p.ranks() / std::max(1, p.degree)
-                                                                          : p.ranks();
+                                                                           : p.ranks();
   return r / std::max(1, p.sp);
 }
 
@@ -77,7 +77,8 @@ double host_adam_params_per_s(Strategy s, const StackProfile& stack, const Paral
 // #6694). It hides behind the device while the host runs ahead, but the eager expert loop syncs on
 // torch.where before every expert (throughput.cpp expert_loop), so the hooks of its expert Linears add to the
 // step. assumed: 0.4 ms per sub-module fetch + release (about 140 lines of Python in fetch_sub_module alone,
-// the all-gather's tensor ops, and a few CUDA event/stream calls), an order-of-magnitude estimate, not fitted.
+// the all-gather's tensor ops, and a few CUDA event/stream calls), an order-of-magnitude estimate, not
+// fitted.
 constexpr double kZero3HookHostS = 0.4e-3;
 
 // Per micro-batch, the ZeRO-3 hook time the expert loop exposes: every expert Linear fetched and released in
@@ -100,7 +101,8 @@ double sequence_split(const ParallelPlan& plan, Strategy st) {
 // cp), N dividing the GPUs and the attention heads ("Attention head count ... is not divisible by SP size"),
 // and the KV heads dividing N or N dividing them (smaller KV counts are replicated, kv_replication_factor).
 // The strategy label gains "+sp:N".
-Status check_sequence_parallel(const ParallelPlan& plan, Strategy st, const ModelSpec& m, std::string& label) {
+Status check_sequence_parallel(const ParallelPlan& plan, Strategy st, const ModelSpec& m,
+                               std::string& label) {
   const int sp = plan.sp;
   if (sp <= 1) return Ok{};
   label += "+sp:" + std::to_string(sp);
@@ -114,15 +116,18 @@ Status check_sequence_parallel(const ParallelPlan& plan, Strategy st, const Mode
   if (sp > plan.gpus_per_node)
     return make_error(Errc::invalid_value, f,
                       std::to_string(sp) + " spans more GPUs than one node has (" +
-                          std::to_string(plan.gpus_per_node) + "); ftcost keeps all-to-all groups inside a node");
+                          std::to_string(plan.gpus_per_node) +
+                          "); ftcost keeps all-to-all groups inside a node");
   if (m.layers_with(Mixer::attention) == 0)
-    return make_error(Errc::invalid_value, f, "Ulysses splits attention heads; " + m.id + " has no attention");
+    return make_error(Errc::invalid_value, f,
+                      "Ulysses splits attention heads; " + m.id + " has no attention");
   const std::int64_t kv = m.attn.kv_heads;
   if (m.attn.heads % sp != 0 || !(kv % sp == 0 || sp % kv == 0))
-    return make_error(Errc::invalid_value, f,
-                      std::to_string(sp) + " must divide the " + std::to_string(m.attn.heads) +
-                          " attention heads, and the " + std::to_string(kv) +
-                          " KV heads must divide it or be divisible by it (ulysses_sp.py UlyssesSPAttentionHF)");
+    return make_error(
+        Errc::invalid_value, f,
+        std::to_string(sp) + " must divide the " + std::to_string(m.attn.heads) +
+            " attention heads, and the " + std::to_string(kv) +
+            " KV heads must divide it or be divisible by it (ulysses_sp.py UlyssesSPAttentionHF)");
   return Ok{};
 }
 
@@ -177,9 +182,10 @@ void add(ParallelEstimate& e, CommItem it) {
 }
 
 // Ulysses' all-to-alls per attention layer and pass (ulysses_sp.py _combine_local_sequences: query, key and
-// value, each [L/N, b, heads, head_dim] per rank, KV heads replicated up to N; _partition_global_sequence: the
-// attention output back), each as many bytes per rank as the local tensor; the backward runs the same four
-// in reverse (_DimZeroAllToAll's backward is an all-to-all) and checkpointing a recompute. On the critical path.
+// value, each [L/N, b, heads, head_dim] per rank, KV heads replicated up to N; _partition_global_sequence:
+// the attention output back), each as many bytes per rank as the local tensor; the backward runs the same
+// four in reverse (_DimZeroAllToAll's backward is an all-to-all) and checkpointing a recompute. On the
+// critical path.
 void add_ulysses_all_to_all(ParallelEstimate& e, const Ctx& c, double micro, double len) {
   const int sp = c.plan.sp;
   if (sp <= 1) return;
@@ -872,11 +878,12 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
   add_ulysses_all_to_all(e, c, d(e.micro_batch), len);
   e.step_s = e.compute_s + e.optimizer_s + e.comm_exposed_s;
   if (e.zero3_hook_s > 0.05 * e.step_s)
-    e.warnings.push_back("ZeRO-3 fetches every expert Linear as its own sub-module, and the eager expert loop's "
-                         "host syncs expose DeepSpeed's fetch/release hooks: " +
-                         json(std::round(e.zero3_hook_s * 100) / 100).dump() +
-                         " s per step (assumed 0.4 ms each); deepspeed.utils.set_z3_leaf_modules on the MoE "
-                         "block, a grouped-expert stack or ZeRO-2 avoid it");
+    e.warnings.push_back(
+        "ZeRO-3 fetches every expert Linear as its own sub-module, and the eager expert loop's "
+        "host syncs expose DeepSpeed's fetch/release hooks: " +
+        json(std::round(e.zero3_hook_s * 100) / 100).dump() +
+        " s per step (assumed 0.4 ms each); deepspeed.utils.set_z3_leaf_modules on the MoE "
+        "block, a grouped-expert stack or ZeRO-2 avoid it");
   const double queries_per_row = w.queries_per_row();  // samples per row (packing)
   e.throughput_qps = d(e.global_batch) * queries_per_row / e.step_s;
   e.throughput_tps = e.throughput_qps / queries_per_row * len;
@@ -937,7 +944,6 @@ ParallelEstimate one_gpu(const Estimate& single, const ParallelPlan& plan) {
                                 "DeepSpeed ZeRO or FSDP offload on one GPU)");
   return e;
 }
-
 
 // The micro-batches choose_micro times: with --effective-batch those that divide it over the replicas (at
 // most `limit`), with padding to the longest sample the powers of two below the limit and the limit, else

@@ -186,16 +186,18 @@ Link intra_node_link(const GpuSpec& g, int gpus_per_node, int pcie_p2p_override,
   if (p2p == 0) {
     l.kind = LinkKind::pcie_host;
     const bool stated = host_memory_gbps > 0;
-    const double host_share = sustained_host_memory_gbps(host_memory_gbps) / (2.0 * std::max(1, gpus_per_node));
+    const double host_share =
+        sustained_host_memory_gbps(host_memory_gbps) / (2.0 * std::max(1, gpus_per_node));
     l.busbw_gbps = std::min(raw * kPcieEfficiency, host_share);
     l.latency_us = kLatencyPcieHostUs;
     const double pcie = raw * kPcieEfficiency;
     l.note = why + ", peer-to-peer blocked: staged through host memory (NCCL SHM): the lesser of PCIe x " +
-             json(kPcieEfficiency).dump() + " (assumed NCCL efficiency) = " + json(std::round(pcie * 10) / 10).dump() +
+             json(kPcieEfficiency).dump() +
+             " (assumed NCCL efficiency) = " + json(std::round(pcie * 10) / 10).dump() +
              " GB/s and host memory " + json(stated ? host_memory_gbps : kHostMemoryDefaultGbps).dump() +
-             " GB/s" + (stated ? "" : " (assumed)") + " x " + json(kHostMemoryEfficiency).dump() + " / (2 x " +
-             std::to_string(gpus_per_node) + " GPUs) = " + json(std::round(host_share * 10) / 10).dump() +
-             " GB/s";
+             " GB/s" + (stated ? "" : " (assumed)") + " x " + json(kHostMemoryEfficiency).dump() +
+             " / (2 x " + std::to_string(gpus_per_node) +
+             " GPUs) = " + json(std::round(host_share * 10) / 10).dump() + " GB/s";
   } else {
     l.kind = LinkKind::pcie_p2p;
     l.busbw_gbps = raw * kPcieEfficiency;

@@ -258,9 +258,9 @@ Result<ParallelPlan> plan_from_json(const json& obj, const Inputs& in, const Dat
   if (!obj.is_object())
     return make_error(Errc::wrong_type, "parallel", "must be an object of multi-GPU options");
   static const std::vector<std::string> keys = {
-      "gpus",        "nodes",       "parallel", "offload", "nvme-gbps",
-      "host-ram",    "grad-accum",  "node",     "network", "network-gbit-per-gpu",
-      "nvlink-gbps", "collectives", "zero3",   "host-memory-gbps", "sequence-parallel"};
+      "gpus",        "nodes",       "parallel", "offload",          "nvme-gbps",
+      "host-ram",    "grad-accum",  "node",     "network",          "network-gbit-per-gpu",
+      "nvlink-gbps", "collectives", "zero3",    "host-memory-gbps", "sequence-parallel"};
   for (auto it = obj.begin(); it != obj.end(); ++it)
     if (std::find(keys.begin(), keys.end(), it.key()) == keys.end())
       return make_error(Errc::unknown_key, "--" + it.key(),

@@ -288,7 +288,7 @@ class Builder {
   const std::vector<double>& shares_;
   double a_ = 2;
   bool qlora_ = false, full_ = false, lora_ = false;
-  bool fp8_ = false;  // torchao float8 linears (--fp8)
+  bool fp8_ = false;       // torchao float8 linears (--fp8)
   bool own_code_ = false;  // BlackMamba / mamba_ssm training code, not transformers modules
   double r_lora_ = 0;
   double drop_bytes_ = 2;  // element size lora_dropout works on: x cast to the adapters' dtype

@@ -81,12 +81,12 @@ struct ParallelPlan {
   Offload offload = Offload::none;
   int gpus_per_node = 1;
   int nodes = 1;
-  int grad_accum = 1;       // micro-batches per optimizer step (no gradient sync on the others where the
-                            // strategy allows it)
-  bool choose = false;      // --parallel auto: fastest candidate that fits
-  std::string node_id;      // preset the links came from, or empty
-  Link intra, inter;        // filled by resolve_links() when empty
-  double host_ram_gib = 0;  // per node: --host-ram, else the node preset's (0: not checked)
+  int grad_accum = 1;           // micro-batches per optimizer step (no gradient sync on the others where the
+                                // strategy allows it)
+  bool choose = false;          // --parallel auto: fastest candidate that fits
+  std::string node_id;          // preset the links came from, or empty
+  Link intra, inter;            // filled by resolve_links() when empty
+  double host_ram_gib = 0;      // per node: --host-ram, else the node preset's (0: not checked)
   double host_memory_gbps = 0;  // per node: --host-memory-gbps, else the node preset's (0: not stated)
   // The node's NVMe drives as ZeRO-Infinity reads and writes them (decimal GB/s, shared by the node's ranks):
   // --nvme-gbps, else DeepSpeed's own measurement of 4 PCIe 4.0 SSDs in RAID-0 (docs/sources/parallel.md).

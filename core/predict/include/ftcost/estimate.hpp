@@ -77,8 +77,9 @@ struct MultiGpuRequest {
   std::string network;    // "" = from the node preset (or none)
   std::string zero3;      // --zero3 "KEY=VALUE,..." (DeepSpeed ZeRO-3 cache settings); "" = assumed defaults
   double network_gbit_per_gpu = 0;
-  int sequence_parallel = 1;    // --sequence-parallel: DeepSpeed Ulysses degree (1 = off)
-  double host_memory_gbps = 0;  // --host-memory-gbps: the node's host memory bandwidth; 0 = the preset's or assumed
+  int sequence_parallel = 1;  // --sequence-parallel: DeepSpeed Ulysses degree (1 = off)
+  double host_memory_gbps =
+      0;  // --host-memory-gbps: the node's host memory bandwidth; 0 = the preset's or assumed
   bool active() const { return gpus * nodes > 1 || offload != "none"; }
 };
 
