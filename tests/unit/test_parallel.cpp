@@ -998,6 +998,10 @@ TEST_CASE("ZeRO-3: the eager expert loop exposes DeepSpeed's fetch/release hooks
   CHECK(run(grouped, plan_from_inputs(grouped, db).value()).zero3_hook_s == 0);
   const Inputs z2 = job("hf-transformers-2024", "zero2");
   CHECK(run(z2, plan_from_inputs(z2, db).value()).zero3_hook_s == 0);
+  // LLaMA-Factory registers the MoE block as a ZeRO-3 leaf module (add_z3_leaf_module): fetched whole
+  const Inputs lf = job("llamafactory-2025", "zero3");
+  CHECK(lf.stack.zero3_moe_leaf_modules);
+  CHECK(run(lf, plan_from_inputs(lf, db).value()).zero3_hook_s == 0);
 }
 
 TEST_CASE(

@@ -78,13 +78,14 @@ double host_adam_params_per_s(Strategy s, const StackProfile& stack, const Paral
 // torch.where before every expert (throughput.cpp expert_loop), so the hooks of its expert Linears add to the
 // step. assumed: 0.4 ms per sub-module fetch + release (about 140 lines of Python in fetch_sub_module alone,
 // the all-gather's tensor ops, and a few CUDA event/stream calls), an order-of-magnitude estimate, not
-// fitted.
+// fitted. A stack that registers the MoE block as a ZeRO-3 leaf module (zero3_moe_leaf_modules: LLaMA-Factory
+// >= v0.8.0, model/model_utils/moe.py add_z3_leaf_module) fetches it whole, once per block: no such cost.
 constexpr double kZero3HookHostS = 0.4e-3;
 
 // Per micro-batch, the ZeRO-3 hook time the expert loop exposes: every expert Linear fetched and released in
 // the forward, the recompute (with checkpointing) and the backward. 0 unless the stack runs the eager loop.
 double zero3_expert_hook_s(const ModelSpec& m, const StackProfile& stack, bool checkpointing) {
-  if (stack.moe_execution != "loop" || m.layers_with(Ffn::moe) == 0) return 0;
+  if (stack.moe_execution != "loop" || stack.zero3_moe_leaf_modules || m.layers_with(Ffn::moe) == 0) return 0;
   const MoeSpec& e = m.moe;
   const double linears = d(m.layers_with(Ffn::moe)) * d(e.experts) * (e.gated ? 3.0 : 2.0);
   return linears * (checkpointing ? 3.0 : 2.0) * kZero3HookHostS;

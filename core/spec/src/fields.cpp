@@ -921,6 +921,9 @@ FieldList stack_list() {
           req(f("version", K::string, "The versions of the libraries the profile describes.")),
           req(f("description", K::string, "What the stack is and which tools run on it.")),
           need(choice("moe_execution", {"loop", "grouped"}, "How MoE experts run: a loop or grouped GEMMs.")),
+          f("zero3_moe_leaf_modules", K::boolean,
+            "Under DeepSpeed ZeRO-3 the stack registers each MoE block as a leaf module "
+            "(deepspeed.utils.set_z3_leaf_modules): one fetch per block, not per expert (default false)."),
           vendors,
           req(f("notes", K::string, "Which parameters are structural, fitted (on which rows) or assumed.")),
           need(object("memory", "stack.memory", "Memory model parameters.")),

@@ -308,6 +308,8 @@ Result<StackProfile> parse_stack(const json& doc, const std::string& source) {
   s.display_name = name;
   s.description = desc;
   s.moe_execution = exec;
+  FTCOST_TRY(leaf, r.boolean("zero3_moe_leaf_modules", 0));
+  s.zero3_moe_leaf_modules = leaf == 1;
   FTCOST_TRY(vendors, r.strings("vendors"));
   s.vendors = vendors;
   FTCOST_TRY(m, r.member("memory"));

@@ -32,7 +32,8 @@ struct StackProfile {
   std::string id;
   std::string display_name;
   std::string description;
-  std::string moe_execution = "loop";  // loop | grouped
+  std::string moe_execution = "loop";   // loop | grouped
+  bool zero3_moe_leaf_modules = false;  // ZeRO-3 fetches each MoE block whole (set_z3_leaf_modules)
   // GPU vendors the stack's software runs on ("NVIDIA": CUDA builds of bitsandbytes, FlashAttention,
   // cuBLAS); empty = any. An estimate for another vendor's GPU carries a warning.
   std::vector<std::string> vendors;
