@@ -1108,23 +1108,6 @@ Result<ParallelEstimate> estimate_parallel_resolved(const Inputs& in, const Para
 
 }  // namespace
 
-namespace {
-
-// `in` at a fixed length of `seq` tokens, batch 1, as --seq max resolves it (resolve_longest_seq).
-Inputs at_length(const Inputs& in, double seq, const std::string& why) {
-  Inputs at = in;
-  Workload& w = at.workload;
-  w.seq_max = false;
-  w.seq_len = seq;
-  w.lengths = LengthDistribution::fixed(seq);
-  w.max_length = seq;
-  w.batch = 1;
-  at.defaults.push_back("seq=" + std::to_string(static_cast<long long>(seq)) + " (--seq max: " + why + ")");
-  return at;
-}
-
-}  // namespace
-
 Result<ParallelEstimate> estimate_parallel(const Inputs& in, const ParallelPlan& plan, const Database& db) {
   if (!in.workload.seq_max) return estimate_parallel_resolved(in, plan, db);
   if (in.workload.batch > 1)
@@ -1139,14 +1122,15 @@ Result<ParallelEstimate> estimate_parallel(const Inputs& in, const ParallelPlan&
   // A given strategy: the longest its ranks hold at batch 1 (sharded states leave more room than one GPU;
   // context and Ulysses sequence parallelism keep 1/N of the tokens per rank), found on the plan itself,
   // then the estimate at it: memory and step both at that length.
-  FTCOST_TRY(probe, estimate_parallel_resolved(at_length(in, 1024, "probe"), plan, db));
+  FTCOST_TRY(probe, estimate_parallel_resolved(at_fixed_length(in, 1024, "probe"), plan, db));
   const double longest = probe.max_seq_len;
   if (longest < 8)
     return make_error(Errc::does_not_fit, "--seq",
                       "max: even 8 tokens at batch 1 do not fit per rank with --parallel " +
                           probe.strategy_label + " on " + std::to_string(plan.ranks()) + " x " + in.gpu.id);
   return estimate_parallel_resolved(
-      at_length(in, longest, "the longest sequence that fits at batch 1 per rank of this plan"), plan, db);
+      at_fixed_length(in, longest, "the longest sequence that fits at batch 1 per rank of this plan"), plan,
+      db);
 }
 
 }  // namespace ftcost

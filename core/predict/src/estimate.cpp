@@ -316,12 +316,18 @@ Result<Inputs> resolve_longest_seq(const Inputs& in) {
     return make_error(
         Errc::does_not_fit, "--seq",
         "max: even 8 tokens at batch 1 do not fit on " + at.gpu.id + " with stack " + at.stack.id);
-  w.seq_len = ms.seq_len;
-  w.lengths = LengthDistribution::fixed(w.seq_len);
-  w.max_length = w.seq_len;
+  return at_fixed_length(at, ms.seq_len, "the longest sequence that fits at batch 1");
+}
+
+Inputs at_fixed_length(const Inputs& in, double seq, const std::string& why) {
+  Inputs at = in;
+  Workload& w = at.workload;
+  w.seq_max = false;
+  w.seq_len = seq;
+  w.lengths = LengthDistribution::fixed(seq);
+  w.max_length = seq;
   w.batch = 1;
-  at.defaults.push_back("seq=" + std::to_string(static_cast<long long>(ms.seq_len)) +
-                        " (--seq max: the longest sequence that fits at batch 1)");
+  at.defaults.push_back("seq=" + std::to_string(static_cast<long long>(seq)) + " (--seq max: " + why + ")");
   return at;
 }
 

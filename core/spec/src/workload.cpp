@@ -141,20 +141,27 @@ bool add_lora_target(const std::string& name, LoraTargets& t) {
   return true;
 }
 
+// The next item of a comma-separated list from `start`, blanks trimmed; `start` moves past its comma (past
+// the end after the last item).
+std::string next_list_item(const std::string& list, std::size_t& start) {
+  std::size_t end = list.find(',', start);
+  if (end == std::string::npos) end = list.size();
+  std::string name = list.substr(start, end - start);
+  name.erase(0, name.find_first_not_of(" \t"));
+  name.erase(name.find_last_not_of(" \t") + 1);
+  start = end + 1;
+  return name;
+}
+
 }  // namespace
 
 Result<LoraTargets> parse_lora_targets(const std::string& list, const std::string& field) {
   LoraTargets t;
   std::size_t start = 0;
   while (start <= list.size()) {
-    std::size_t end = list.find(',', start);
-    if (end == std::string::npos) end = list.size();
-    std::string name = list.substr(start, end - start);
-    name.erase(0, name.find_first_not_of(" \t"));
-    name.erase(name.find_last_not_of(" \t") + 1);
-    start = end + 1;
+    const std::string name = next_list_item(list, start);
     if (name.empty()) {
-      if (end == list.size()) break;
+      if (start > list.size()) break;
       return make_error(Errc::invalid_value, field, "empty module name in \"" + list + "\"");
     }
     t.names.push_back(name);
@@ -176,12 +183,7 @@ Result<ModulesToSave> parse_modules_to_save(const std::string& list, const std::
   ModulesToSave m;
   std::size_t start = 0;
   while (start <= list.size()) {
-    std::size_t end = list.find(',', start);
-    if (end == std::string::npos) end = list.size();
-    std::string name = list.substr(start, end - start);
-    name.erase(0, name.find_first_not_of(" \t"));
-    name.erase(name.find_last_not_of(" \t") + 1);
-    start = end + 1;
+    const std::string name = next_list_item(list, start);
     if (name == "embed_tokens") {
       m.embed_tokens = true;
     } else if (name == "lm_head") {

@@ -198,6 +198,9 @@ void estimate_costs(Estimate& e, const Database& db);
 // and the default it applied); unchanged without --seq max. estimate() and the multi-GPU estimate both
 // resolve it before anything is timed.
 Result<Inputs> resolve_longest_seq(const Inputs& in);
+// `in` at a fixed length of `seq` tokens and batch 1, as --seq max resolves it; the defaults list says
+// "seq=N (--seq max: `why`)".
+Inputs at_fixed_length(const Inputs& in, double seq, const std::string& why);
 json estimate_to_json(const Estimate& e);
 
 }  // namespace ftcost
