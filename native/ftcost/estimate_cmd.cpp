@@ -20,6 +20,39 @@ namespace ftcost::cli {
 
 namespace {
 
+// The objective's split of the step (objective.hpp): what DPO/KTO's reference and GRPO's generation add.
+void print_objective(const Estimate& e) {
+  const Workload& w = e.in.workload;
+  const ObjectiveConfig& c = w.objective;
+  if (c.objective == Objective::sft) return;
+  const ObjectiveTime& o = e.step.objective;
+  std::cout << "objective " << objective_name(c.objective) << " (per micro-batch of " << e.batch
+            << (c.grpo()     ? " completions"
+                : c.paired() ? " pairs"
+                             : " samples")
+            << "): training " << fixed(o.train_s, 3) << " s";
+  if (o.reference_s > 0) std::cout << ", reference " << fixed(o.reference_s, 3) << " s";
+  if (o.policy_forward_s > 0)
+    std::cout << ", policy forward (no grad) " << fixed(o.policy_forward_s, 3) << " s";
+  if (o.generation_s > 0) std::cout << ", generation " << fixed(o.generation_s, 3) << " s";
+  if (o.reward_s > 0) std::cout << ", reward " << fixed(o.reward_s, 3) << " s";
+  std::cout << "\n";
+  if (e.precompute_hours > 0)
+    std::cout << "reference log-probs precomputed before training: " << fixed(e.precompute_hours, 2)
+              << " h\n";
+  if (!c.grpo()) return;
+  const GenerationTime& g = o.generation;
+  std::cout << "GRPO round: " << fixed(o.round_completions, 0) << " completions ("
+            << fixed(o.round_completions / static_cast<double>(c.generations), 0) << " prompts x "
+            << c.generations << ") in " << fixed(o.round_s, 2) << " s; generation " << fixed(g.total_s, 2)
+            << " s (" << generation_name(c.generation) << ": prefill " << fixed(g.prefill_s, 2)
+            << " s, decode " << fixed(g.decode_s, 2) << " s over " << fixed(g.decode_steps, 0) << " steps, "
+            << fixed(g.device_step_s * 1e3, 2) << " ms device / " << fixed(g.host_step_s * 1e3, 2)
+            << " ms host per step, " << g.bound << "-bound";
+  if (g.sync_s > 0) std::cout << "; weight sync " << fixed(g.sync_s, 3) << " s";
+  std::cout << ")\n";
+}
+
 // ---------------------------------------------------------------- estimate
 // The answer's lines, the same on one GPU and on several: why this batch, throughput (data and computed
 // tokens), time, cost with its price class and basis.
@@ -27,25 +60,27 @@ void print_result(const JobAnswer& a, const Workload& w, double optimizer_steps)
   if (!a.batch_choice.reason.empty() && a.batch_choice.rule != "given")
     std::cout << "batch: " << a.batch << (a.gpus > 1 ? " per GPU" : "") << " — " << a.batch_choice.reason
               << "\n";
-  std::cout << "throughput: " << fixed(a.qps, 3) << " samples/s [" << fixed(a.qps_low, 3) << "–"
+  const std::string noun = w.objective.sample_noun();
+  std::cout << "throughput: " << fixed(a.qps, 3) << " " << noun << "/s [" << fixed(a.qps_low, 3) << "–"
             << fixed(a.qps_high, 3) << "], " << group_thousands(a.data_tokens_per_s) << " tokens/s of data ("
             << group_thousands(a.tokens_per_s) << " computed, padding included)\n";
   std::cout << "time: " << duration(a.hours) << " [" << duration(a.hours_low) << "–" << duration(a.hours_high)
-            << "] for " << group_thousands(w.queries) << " samples × "
+            << "] for " << group_thousands(w.queries) << " " << noun << " × "
             << fixed(w.epochs, w.epochs == std::floor(w.epochs) ? 0 : 2)
             << (w.epochs == 1 ? " epoch" : " epochs");
   if (optimizer_steps > 0) std::cout << " (" << group_thousands(optimizer_steps) << " optimizer steps)";
   std::cout << "\n";
   if (!a.has_price) return;
   const PriceChoice& p = a.price;
-  std::cout << "cost: " << money(a.cost) << " [" << money(a.cost_low) << "–" << money(a.cost_high) << "] at $"
-            << fixed(p.usd_per_hour, 2) << "/GPU-h"
-            << (a.gpus > 1 ? " x " + std::to_string(a.gpus) + " GPUs" : "") << " (" << p.provider
-            << (p.instance_type.empty() ? "" : " " + p.instance_type) << (p.date.empty() ? "" : ", " + p.date)
-            << "; " << price_class(p)
-            << (p.basis == "per-gpu" ? ", per-GPU price of a " + std::to_string(p.gpu_count) + "-GPU instance"
-                                     : "")
-            << ")\n";
+  std::cout
+      << "cost: " << money(a.cost) << " [" << money(a.cost_low) << "–" << money(a.cost_high) << "] at $"
+      << fixed(p.usd_per_hour, 2) << "/GPU-h"
+      << (a.gpus + a.generation_gpus > 1 ? " x " + std::to_string(a.gpus + a.generation_gpus) + " GPUs" : "")
+      << (a.generation_gpus > 0 ? " (" + std::to_string(a.generation_gpus) + " for the vLLM server)" : "")
+      << " (" << p.provider << (p.instance_type.empty() ? "" : " " + p.instance_type)
+      << (p.date.empty() ? "" : ", " + p.date) << "; " << price_class(p)
+      << (p.basis == "per-gpu" ? ", per-GPU price of a " + std::to_string(p.gpu_count) + "-GPU instance" : "")
+      << ")\n";
 }
 
 int print_estimate(const Estimate& e, const JobAnswer& a) {
@@ -97,8 +132,11 @@ int print_estimate(const Estimate& e, const JobAnswer& a) {
   add("CUDA context", mb.cuda_context);
   add("allocator overhead", mb.allocator_overhead);
   add("optimizer step temporaries", mb.optimizer_step_temp);
+  add("reference model (frozen copy)", mb.reference_weights);
+  add("generation (KV cache, prefill)", mb.generation_temp);
   const bool step_peak = mb.peak_moment() == MemoryBreakdown::Moment::optimizer_step;
-  const bool not_sum = mb.phased || step_peak || rows_sum > mb.total() * (1 + 1e-9);
+  const bool gen_peak = mb.peak_moment() == MemoryBreakdown::Moment::generation;
+  const bool not_sum = mb.phased || step_peak || gen_peak || rows_sum > mb.total() * (1 + 1e-9);
   t.row({not_sum ? "peak (not the sum: see below)" : "total", gib(mb.total())});
   t.row({"usable on " + printable(in.gpu.id), gib(e.max_batch.usable_bytes)});
   if (mb.paged_out(e.max_batch.usable_bytes) > 0)
@@ -117,7 +155,13 @@ int print_estimate(const Estimate& e, const JobAnswer& a) {
       std::cout << "; optimizer step " << gib(ph.optimizer_step) << mark("optimizer_step");
     std::cout << "\n";
   }
-  if (!mb.phased && !step_peak && not_sum)
+  if (gen_peak)
+    std::cout << "peak at generation (model.generate): weights, optimizer states and the KV cache of the "
+                 "generation batch, before the training step allocates its activations\n";
+  else if (mb.generation_temp > 0)
+    std::cout << "generation (model.generate) needs " << gib(mb.phases().generation)
+              << " GiB at its own moment, less than the training step's peak\n";
+  if (!mb.phased && !step_peak && !gen_peak && not_sum && mb.optimizer_step_temp > 0)
     std::cout << "peak with activations and logits; the optimizer step temporaries ("
               << gib(mb.optimizer_step_temp)
               << " GiB) come at the optimizer step, once those are freed, and are not part of it\n";
@@ -172,6 +216,7 @@ int print_estimate(const Estimate& e, const JobAnswer& a) {
                 << " kernel launches per step"
                 << (e.step.calibrated ? " (calibrated)" : " (spec efficiencies, no calibration)") << "\n";
       std::cout << "range dominated by: " << e.step.dominant_uncertainty << "\n";
+      print_objective(e);
     }
     print_result(a, w, 0);
     if (!e.costs.empty()) {

@@ -104,6 +104,21 @@ inline OptionSample option_sample(const Option& o, const Database& db) {
     s.request["gpu"] = "h100-sxm5-80gb";
     s.request["method"] = "full";
   }
+  // Preference/RL objectives (issue 42): each option applies only to its objective; a small model on an H100
+  // so that every sample is estimated (vLLM's share must hold the weights).
+  const bool grpo_option = o.key == "num-generations" || o.key == "completion-len" ||
+                           o.key == "num-iterations" || o.key == "beta" || o.key == "reward-s" ||
+                           o.key == "generation" || o.key == "vllm-gpu-memory-utilization" ||
+                           o.key == "vllm-gpus";
+  if (o.key == "objective" || o.key == "precompute-ref" || grpo_option) {
+    s.request = {{"model", "tinyllama-1.1b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "lora"}, {"seq", "256"}};
+    s.request["objective"] = o.key == "precompute-ref" ? "dpo" : "grpo";
+  }
+  if (o.key == "vllm-gpu-memory-utilization") {
+    s.value = "0.5";
+    s.request["generation"] = "vllm-colocate";
+  }
+  if (o.key == "vllm-gpus") s.request["generation"] = "vllm-server";
   if (o.key == "calibration") {
     s.value = std::string(FTCOST_SOURCE_DIR) + "/tests/data/calibration/h100-sxm-synthetic.json";
     s.request["gpu"] = "h100-sxm5-80gb";

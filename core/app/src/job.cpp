@@ -22,6 +22,15 @@ Result<Job> make_job(const Inputs& in, const Database& db) {
                           " trains on one GPU (Unsloth 2024: unsloth/__init__.py \"Currently only "
                           "supports 1 GPU\"): use --gpus 1, or a stack that shards (TRL, torchtune, axolotl, "
                           "LLaMA-Factory)");
+  // Preference and RL objectives are modelled on one training GPU (GRPO's vLLM server GPUs aside): a
+  // sharded reference model, ZeRO-3's gathers for generation and vLLM tensor parallelism are not.
+  const Objective obj = in.workload.objective.objective;
+  if (job.multi && obj != Objective::sft)
+    return make_error(Errc::invalid_value, job.plan.ranks() > 1 ? "--gpus" : "--offload",
+                      std::string("--objective ") + objective_name(obj) +
+                          " is estimated on one training GPU (GRPO's vLLM server GPUs aside: --generation "
+                          "vllm-server --vllm-gpus N); several training GPUs, sharding and offload are not "
+                          "modelled for it yet");
   return job;
 }
 
@@ -50,6 +59,7 @@ JobAnswer single_answer(const Estimate& e) {
   a.max_seq_len = e.max_seq.seq_len;
   a.batch_choice = e.batch_choice;
   a.warnings = e.warnings;
+  a.generation_gpus = rented_gpus(e.in) - 1;
   if (!a.fits) return a;
   a.step_s = e.step.total_s;
   a.qps = e.throughput_qps;
@@ -58,12 +68,12 @@ JobAnswer single_answer(const Estimate& e) {
   a.tokens_per_s = e.throughput_tps;
   a.data_tokens_per_s = e.throughput_data_tps;
   a.hours = e.time_hours;
-  a.hours_low = paper::hours(w.queries, w.epochs, e.throughput_high);
-  a.hours_high = paper::hours(w.queries, w.epochs, e.throughput_low);
+  a.hours_low = paper::hours(w.queries, w.epochs, e.throughput_high) + e.precompute_hours;
+  a.hours_high = paper::hours(w.queries, w.epochs, e.throughput_low) + e.precompute_hours;
   a.has_price = e.has_price;
   if (!e.has_price) return a;
   a.price = e.chosen.price;
-  a.usd_per_hour = e.chosen.price.usd_per_hour;
+  a.usd_per_hour = e.chosen.price.usd_per_hour * rented_gpus(e.in);  // with GRPO's vLLM server GPUs
   a.cost = e.chosen.cost_usd;
   a.cost_low = e.chosen.cost_low;
   a.cost_high = e.chosen.cost_high;
@@ -154,6 +164,7 @@ json answer_to_json(const JobAnswer& a) {
             {"max_seq_len", a.max_seq_len},
             {"batch_reason", a.batch_choice.reason},
             {"warnings", a.warnings}};
+  if (a.generation_gpus > 0) j["generation_gpus"] = a.generation_gpus;
   if (!a.fits) {
     for (const char* k :
          {"step_s", "queries_per_s", "tokens_per_s", "data_tokens_per_s", "hours", "cost_usd"})

@@ -5,6 +5,7 @@
 #include "ftcost/parallel.hpp"
 #include "ftcost/run.hpp"
 #include "ftcost/suggest.hpp"
+#include "options_internal.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -1379,6 +1380,7 @@ std::vector<Option> build_options() {
     };
     add(o);
   }
+  add_objective_options(table);
   {
     Option o;
     o.key = "model-kind";

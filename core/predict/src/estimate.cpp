@@ -2,12 +2,14 @@
 
 #include "ftcost/calibration.hpp"
 #include "ftcost/model_constants.hpp"
+#include "ftcost/objective.hpp"
 #include "ftcost/paper.hpp"
 #include "ftcost/units.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -50,7 +52,7 @@ namespace {
 StepTime job_step(const Inputs& in, const Workload& w, const StackProfile& stack, std::int64_t batch,
                   double padded_len) {
   StepTime t =
-      step_model(in.model, w, stack, in.gpu, in.calibration.get(), batch, padded_len, in.expert_shares);
+      objective_step(in.model, w, stack, in.gpu, in.calibration.get(), batch, padded_len, in.expert_shares);
   if (w.optimizer == Optimizer::paged_adamw || w.optimizer == Optimizer::paged_adamw_8bit) {
     const MemoryBreakdown mb = memory_for_batch(in.model, w, stack, batch, padded_len);
     add_optimizer_paging(t, mb.paged_out(in.gpu.usable_bytes()), in.gpu, w.grad_accum);
@@ -311,12 +313,34 @@ Result<Inputs> resolve_longest_seq(const Inputs& in) {
   if (w.batch > 1)
     return make_error(Errc::invalid_value, "--seq",
                       "max is the longest sequence at batch 1; leave --batch out or give 1");
+  // GRPO at batch 1: the step's completions (1 x grad-accum) must make whole groups of num_generations, and
+  // the generation batch and kept gradients that follow are part of what must fit.
+  const std::int64_t G = w.objective.generations;
+  std::string ga_note;
+  if (w.objective.grpo() && w.grad_accum % G != 0) {
+    w.grad_accum = G * ((w.grad_accum + G - 1) / G);
+    ga_note = "grad-accum=" + std::to_string(w.grad_accum) +
+              " (--seq max: batch 1, so that a step holds whole groups of " + std::to_string(G) +
+              " generations)";
+  }
   const MaxSeq ms = max_seq_len(at.model, w, at.stack, at.gpu, 8);
   if (ms.seq_len <= 0)
     return make_error(
         Errc::does_not_fit, "--seq",
         "max: even 8 tokens at batch 1 do not fit on " + at.gpu.id + " with stack " + at.stack.id);
-  return at_fixed_length(at, ms.seq_len, "the longest sequence that fits at batch 1");
+  // GRPO: --seq is the prompt; the longest sequence holds the completion too.
+  const double completion = w.completion_tokens();
+  if (ms.seq_len <= completion)
+    return make_error(Errc::does_not_fit, "--seq",
+                      "max: at batch 1 the longest sequence that fits on " + at.gpu.id + " is " +
+                          json(ms.seq_len).dump() + " tokens, not more than --completion-len " +
+                          json(completion).dump() + ": no room for a prompt");
+  Inputs fixed =
+      at_fixed_length(at, ms.seq_len - completion,
+                      completion > 0 ? "the longest prompt that fits at batch 1 with the completion"
+                                     : "the longest sequence that fits at batch 1");
+  if (!ga_note.empty()) fixed.defaults.push_back(ga_note);
+  return fixed;
 }
 
 Inputs at_fixed_length(const Inputs& in, double seq, const std::string& why) {
@@ -520,10 +544,13 @@ ProviderCost cost_at(const Estimate& e, PriceChoice p) {
   ProviderCost c;
   c.price = std::move(p);
   const PriceChoice& pc = c.price;
+  const auto gpus = static_cast<double>(rented_gpus(e.in));
   c.hours = e.time_hours;
-  c.cost_usd = e.time_hours * pc.usd_per_hour;
-  c.cost_low = paper::hours(w.queries, w.epochs, e.throughput_high) * pc.usd_per_hour;
-  c.cost_high = paper::hours(w.queries, w.epochs, e.throughput_low) * pc.usd_per_hour;
+  c.cost_usd = e.time_hours * pc.usd_per_hour * gpus;
+  c.cost_low =
+      (paper::hours(w.queries, w.epochs, e.throughput_high) + e.precompute_hours) * pc.usd_per_hour * gpus;
+  c.cost_high =
+      (paper::hours(w.queries, w.epochs, e.throughput_low) + e.precompute_hours) * pc.usd_per_hour * gpus;
   return c;
 }
 
@@ -562,7 +589,7 @@ void offer_costs(Estimate& e, const Database& db) {
 // time, so no cost to compare, when the multi-GPU layer prices it.)
 void headline_offer(Estimate& e) {
   const Inputs& in = e.in;
-  const int per_node = std::max(1, in.multi.gpus);
+  const int per_node = std::max(1, in.multi.gpus) + rented_gpus(in) - 1;
   const int nodes = std::max(1, in.multi.nodes);
   const ProviderCost* best = nullptr;  // copied into e.chosen once
   for (int pass = 0; pass < 2 && best == nullptr; ++pass)
@@ -664,13 +691,83 @@ double step_range_fraction(const Inputs& in, std::string* dominant) {
   return std::sqrt(fit_rel * fit_rel + cal_rel * cal_rel);
 }
 
+int rented_gpus(const Inputs& in) {
+  const ObjectiveConfig& c = in.workload.objective;
+  return 1 + (c.grpo() && c.generation == Generation::vllm_server ? static_cast<int>(c.vllm_gpus) : 0);
+}
+
+namespace {
+
+std::string gib_text(double bytes) { return gib1(bytes) + " GiB"; }
+
+// GRPO with vLLM: its share of a GPU must hold the weights and at least one sequence's KV cache
+// (vLLM refuses to start otherwise: "No available memory for the cache blocks").
+Status check_vllm_share(const Inputs& in) {
+  const ObjectiveConfig& c = in.workload.objective;
+  if (!c.grpo() || c.generation == Generation::hf) return Ok{};
+  const Workload& w = in.workload;
+  const bool server = c.generation == Generation::vllm_server;
+  const double frac = server ? kVllmServerMemoryFraction : c.vllm_memory_fraction;
+  const VllmMemory vm = vllm_memory(in.model, w, in.gpu, frac, w.memory_seq_len());
+  if (vm.max_sequences >= 1) return Ok{};
+  const std::string field = server ? "--vllm-gpus" : "--vllm-gpu-memory-utilization";
+  return make_error(
+      Errc::does_not_fit, field,
+      std::string(server ? "vLLM's server" : "vLLM's colocated share") + " of " + in.gpu.id + " (" +
+          json(frac).dump() + " x the GPU: " + gib_text(vm.pool) + ") cannot hold the model's weights (" +
+          gib_text(vm.weights) + ") and its buffers (" + gib_text(vm.overhead) +
+          ") with one sequence's KV cache of " + std::to_string(std::llround(w.memory_seq_len())) +
+          " tokens" +
+          (server ? ": use a GPU with more memory for the server (tensor parallelism is not modelled)"
+                  : ": raise --vllm-gpu-memory-utilization, or use --generation vllm-server or hf"));
+}
+
+// GRPO: the completions of a step (micro-batch x grad-accum) must be a multiple of num_generations
+// (GRPOConfig.__post_init__ checks that the generation batch divides into whole groups). A chosen batch is
+// lowered to the largest such one that fits; a given one is refused.
+Status grpo_batch(Estimate& e) {
+  const ObjectiveConfig& c = e.in.workload.objective;
+  Workload& w = e.in.workload;
+  if (!c.grpo() || e.batch <= 0) return Ok{};
+  const std::int64_t G = c.generations;
+  const std::int64_t ga = std::max<std::int64_t>(1, w.grad_accum);
+  if ((e.batch * ga) % G == 0) return Ok{};
+  if (w.batch > 0)
+    return make_error(Errc::invalid_value, "--batch",
+                      std::to_string(e.batch) + " x --grad-accum " + std::to_string(ga) +
+                          " completions per step is not a multiple of --num-generations " +
+                          std::to_string(G) +
+                          " (GRPOConfig requires the generation batch to hold whole groups)");
+  std::int64_t b = e.batch;
+  while (b > 0 && (b * ga) % G != 0) --b;
+  if (b == 0) {  // no micro-batch up to the largest makes whole groups at this grad-accum: accumulate more
+    b = e.batch;
+    const std::int64_t need = G / std::gcd(b, G);
+    w.grad_accum = need * ((ga + need - 1) / need);
+    e.batch_choice.grad_accum = w.grad_accum;
+    e.batch_choice.reason += "; grad-accum " + std::to_string(w.grad_accum) +
+                             " so that a step holds whole groups of " + std::to_string(G) + " generations";
+  } else {
+    e.batch_choice.reason += "; lowered to " + std::to_string(b) +
+                             " so that batch x grad-accum holds whole groups of " + std::to_string(G) +
+                             " generations";
+    e.batch = b;
+  }
+  e.memory = memory_for_batch(e.in.model, w, e.in.stack, e.batch, e.max_batch.seq_len);
+  return Ok{};
+}
+
+}  // namespace
+
 // Memory first (does it fit, at which batch), then the step time and throughput, then hours and costs.
 Result<Estimate> estimate(const Inputs& given, const Database& db) {
   if (given.workload.seq_max) return estimate_at_longest_seq(given, db);
+  if (auto st = check_vllm_share(given); !st.ok()) return st.error();
   Estimate e;
   e.in = given;
   e.warnings = given.warnings;
   if (!estimate_memory(e)) return e;
+  if (auto st = grpo_batch(e); !st.ok()) return st.error();
   const Inputs& in = e.in;  // with the grad-accum an --effective-batch chose
   plain_trainer_loss_warning(e, db);
   const Workload& w = in.workload;
@@ -695,6 +792,13 @@ Result<Estimate> estimate(const Inputs& given, const Database& db) {
   e.throughput_low = e.throughput_qps / (1.0 + e.step.range_fraction);
   e.throughput_high = e.throughput_qps * (1.0 + e.step.range_fraction);
   e.time_hours = paper::hours(w.queries, w.epochs, e.throughput_qps);
+  if (in.model_kind != "paper") {
+    // DPO/KTO precompute_ref_log_probs: one reference pass over the dataset before training.
+    e.precompute_hours = reference_precompute_s(in.model, w, in.stack, in.gpu, in.calibration.get(), e.batch,
+                                                e.padded_len, in.expert_shares, w.rows_per_epoch()) /
+                         3600.0;
+    e.time_hours += e.precompute_hours;
+  }
   host_bound_advice(e, db);
   estimate_costs_impl(e, db);
   return e;
@@ -869,6 +973,88 @@ void add_costs(json& j, const Estimate& e) {
 
 }  // namespace
 
+namespace {
+
+// What a reference is for this job: a frozen copy, the base with the adapters disabled, precomputed, or none.
+const char* reference_kind(const Workload& w) {
+  const ObjectiveConfig& c = w.objective;
+  if (c.precompute_ref && (c.objective == Objective::dpo || c.objective == Objective::kto))
+    return "precomputed";
+  if (!c.reference_pass()) return "none";
+  return w.method == Method::full ? "frozen_copy" : "adapters_disabled";
+}
+
+json grpo_json(const Estimate& e) {
+  const Workload& w = e.in.workload;
+  const ObjectiveConfig& c = w.objective;
+  const ObjectiveTime& o = e.step.objective;
+  const GenerationTime& g = o.generation;
+  const double ga = static_cast<double>(std::max<std::int64_t>(1, w.grad_accum));
+  const double share = ga * static_cast<double>(c.iterations);
+  json j = {
+      {"num_generations", c.generations},
+      {"completion_len", c.completion_len},
+      {"prompt_len", std::max(0.0, e.padded_len - c.completion_len)},
+      {"num_iterations", c.iterations},
+      {"beta", c.beta},
+      {"generation", generation_name(c.generation)},
+      {"completions_per_round", o.round_completions},
+      {"prompts_per_round", o.round_completions / static_cast<double>(c.generations)},
+      {"round_s", o.round_s},
+      {"round_split_s",
+       {{"generation", g.total_s},
+        {"reference", o.reference_s * share},
+        {"old_logps", o.policy_forward_s * share},
+        {"reward", o.reward_s * share},
+        {"training", o.train_s * share}}},
+      {"generation_split_s", {{"prefill", g.prefill_s}, {"decode", g.decode_s}, {"weight_sync", g.sync_s}}},
+      {"decode",
+       {{"steps", g.decode_steps},
+        {"waves", g.waves},
+        {"device_step_s", g.device_step_s},
+        {"host_step_s", g.host_step_s},
+        {"bytes_per_step", g.bytes_per_step},
+        {"bound", g.bound},
+        {"tokens_per_s", g.decode_s > 0 ? o.round_completions * c.completion_len / g.decode_s : 0.0}}}};
+  if (c.generation != Generation::hf) {
+    const bool server = c.generation == Generation::vllm_server;
+    const double frac = server ? kVllmServerMemoryFraction : c.vllm_memory_fraction;
+    const VllmMemory vm = vllm_memory(e.in.model, w, e.in.gpu, frac, w.memory_seq_len());
+    j["vllm"] = {{"mode", server ? "server" : "colocate"}, {"gpus", server ? c.vllm_gpus : 0},
+                 {"gpu_memory_utilization", frac},         {"pool_gib", vm.pool / kGiB},
+                 {"weights_gib", vm.weights / kGiB},       {"buffers_gib", vm.overhead / kGiB},
+                 {"kv_cache_gib", vm.kv_cache / kGiB},     {"max_sequences", vm.max_sequences}};
+  }
+  return j;
+}
+
+// The objective's block of the estimate's JSON (absent for sft).
+void add_objective_json(json& j, const Estimate& e) {
+  const Workload& w = e.in.workload;
+  const ObjectiveConfig& c = w.objective;
+  if (c.objective == Objective::sft) return;
+  const ObjectiveTime& o = e.step.objective;
+  json ob = {{"name", objective_name(c.objective)},
+             {"sequences_per_sample", c.train_sequences()},
+             {"sample", c.grpo()     ? "prompt"
+                        : c.paired() ? "preference pair"
+                                     : "completion"},
+             {"reference", reference_kind(w)},
+             {"reference_weights_gib", e.memory.reference_weights / kGiB},
+             {"precompute_hours", e.precompute_hours},
+             {"step_split_s",
+              {{"training", o.train_s},
+               {"reference", o.reference_s},
+               {"policy_forward", o.policy_forward_s},
+               {"generation", o.generation_s},
+               {"reward", o.reward_s}}},
+             {"rented_gpus", rented_gpus(e.in)}};
+  if (c.grpo()) ob["grpo"] = grpo_json(e);
+  j["objective"] = ob;
+}
+
+}  // namespace
+
 json estimate_to_json(const Estimate& e) {
   const Inputs& in = e.in;
   const Workload& w = in.workload;
@@ -933,6 +1119,7 @@ json estimate_to_json(const Estimate& e) {
                      {"note", e.step.range_note},
                      {"dominant_uncertainty", e.step.dominant_uncertainty}};
   if (e.step.model == "step-model") add_step_breakdown(j, e.step);
+  add_objective_json(j, e);
   j["throughput_queries_per_s"] = e.throughput_qps;
   j["throughput_queries_per_s_range"] = {e.throughput_low, e.throughput_high};
   j["throughput_tokens_per_s"] = e.throughput_tps;

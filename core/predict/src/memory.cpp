@@ -1,6 +1,7 @@
 #include "ftcost/memory.hpp"
 
 #include "ftcost/model_constants.hpp"
+#include "ftcost/objective.hpp"
 #include "ftcost/units.hpp"
 
 #include <algorithm>
@@ -276,7 +277,7 @@ const std::string& effective_loss_path(const StackProfile& s, const Workload& w)
 namespace {
 double fixed_part(const MemoryBreakdown& b) {
   return b.weights + b.trainable_params + b.optimizer_states + b.autocast_copies + b.dequant_buffers +
-         b.dora_weight_norm + b.cuda_context + b.allocator_overhead;
+         b.dora_weight_norm + b.reference_weights + b.cuda_context + b.allocator_overhead;
 }
 }  // namespace
 
@@ -288,6 +289,7 @@ MemoryBreakdown::Phases MemoryBreakdown::phases() const {
   p.backward_start = fixed + kept + activations;
   p.backward_end = fixed + gradients + activations_last_layer;
   p.optimizer_step = fixed + gradients + optimizer_step_temp;
+  p.generation = generation_temp > 0 ? fixed + generation_temp : 0.0;
   return p;
 }
 
@@ -301,6 +303,29 @@ MemoryBreakdown::Moment MemoryBreakdown::peak_moment() const {
   const Phases p = phases();
   // The step is the peak only when strictly larger: without a temporary it never is (backward_end and the
   // sum hold every gradient too).
+  const Moment training = training_peak_moment(p);
+  return p.generation > moment_bytes(p, training, *this) ? Moment::generation : training;
+}
+
+double MemoryBreakdown::moment_bytes(const Phases& p, Moment at, const MemoryBreakdown& b) {
+  switch (at) {
+    case Moment::forward_loss:
+      return p.forward_loss;
+    case Moment::backward_start:
+      return p.backward_start;
+    case Moment::backward_end:
+      return p.backward_end;
+    case Moment::optimizer_step:
+      return p.optimizer_step;
+    case Moment::generation:
+      return p.generation;
+    case Moment::sum:
+      break;
+  }
+  return all_at_once(b);
+}
+
+MemoryBreakdown::Moment MemoryBreakdown::training_peak_moment(const Phases& p) const {
   if (!phased) return p.optimizer_step > all_at_once(*this) ? Moment::optimizer_step : Moment::sum;
   Moment at = Moment::backward_end;
   if (p.forward_loss >= p.backward_start && p.forward_loss >= p.backward_end)
@@ -323,6 +348,8 @@ const char* MemoryBreakdown::peak_phase() const {
       return "backward_end";
     case Moment::optimizer_step:
       return "optimizer_step";
+    case Moment::generation:
+      return "generation";
     case Moment::sum:
       break;
   }
@@ -334,7 +361,14 @@ MemoryBreakdown MemoryBreakdown::at_peak() const {
   b.phased = false;
   const Moment at = peak_moment();
   if (at != Moment::optimizer_step) b.optimizer_step_temp = 0;
+  if (at != Moment::generation) b.generation_temp = 0;
   if (at == Moment::sum) return b;
+  if (at == Moment::generation) {  // weights and states; no gradient, activation or logits
+    b.gradients = 0;
+    b.activations = 0;
+    b.logits = 0;
+    return b;
+  }
   if (at == Moment::optimizer_step) {  // every gradient, no activations or logits
     b.activations = 0;
     b.logits = 0;
@@ -349,8 +383,8 @@ MemoryBreakdown MemoryBreakdown::at_peak() const {
 
 double MemoryBreakdown::total() const {
   const Phases p = phases();
-  if (!phased) return std::max(all_at_once(*this), p.optimizer_step);
-  return std::max({p.forward_loss, p.backward_start, p.backward_end, p.optimizer_step});
+  if (!phased) return std::max({all_at_once(*this), p.optimizer_step, p.generation});
+  return std::max({p.forward_loss, p.backward_start, p.backward_end, p.optimizer_step, p.generation});
 }
 
 double MemoryBreakdown::resident() const { return total() - (paged_optimizer ? optimizer_states : 0.0); }
@@ -371,6 +405,8 @@ double MemoryBreakdown::variable() const {
       return activations_last_layer + allocator_overhead;
     case Moment::optimizer_step:
       return allocator_overhead;
+    case Moment::generation:
+      return generation_temp + allocator_overhead;
     case Moment::sum:
       break;
   }
@@ -391,6 +427,8 @@ json components_gib(const MemoryBreakdown& b) {
          {"allocator_overhead", b.allocator_overhead / kGiB},
          {"optimizer_step_temp", b.optimizer_step_temp / kGiB}};
   if (b.dora_weight_norm > 0) j["dora_weight_norm"] = b.dora_weight_norm / kGiB;
+  if (b.reference_weights > 0) j["reference_weights"] = b.reference_weights / kGiB;
+  if (b.generation_temp > 0) j["generation_temp"] = b.generation_temp / kGiB;
   if (b.paged_optimizer) j["optimizer_paged"] = true;
   return j;
 }
@@ -787,6 +825,7 @@ BatchMemory::BatchMemory(const ModelSpec& m, const Workload& w, const StackProfi
   mb.optimizer_step_temp = optimizer_step_temp(m, w, s, p);
   mb.dora_weight_norm = dora_weight_norm_bytes(m, w, s);
   ad_ = activation_detail(m, w, s, seq_len);
+  apply_objective(objective_memory(m, w, s, seq_len), w);
   mb.phased = s.peak_model == "phases";
   // Gradients outlive the forward only when they accumulate over micro-batches (optimizer-in-backward
   // frees each one as it is produced and refuses accumulation: torchtune full_finetune_single_device).
@@ -799,15 +838,32 @@ BatchMemory::BatchMemory(const ModelSpec& m, const Workload& w, const StackProfi
       (w.method == Method::full || d(w.lora_rank) * d(m.hidden) >= 1e5);
 }
 
+void BatchMemory::apply_objective(const ObjectiveMemory& o, const Workload& w) {
+  sequences_ = o.sequences;
+  logits_share_ = o.logits_share;
+  reference_logits_per_token_ = o.reference_logits_per_token;
+  generation_per_row_ = o.generation_per_row;
+  generation_rows_per_sample_ = d(std::max<std::int64_t>(1, w.grad_accum));
+  base_.reference_weights = o.reference_weights;
+  if (o.logits_bytes_per_token >= 0) {  // TRL's own log-probs replace the stack's SFT loss
+    ad_.logits_per_token_bytes = o.logits_bytes_per_token;
+    ad_.logits_fixed_tokens = 0;
+    ad_.logits_fixed_bytes_per_token = 0;
+  }
+}
+
 MemoryBreakdown BatchMemory::at(std::int64_t batch) const {
   MemoryBreakdown mb = base_;
   const ActivationDetail& ad = ad_;
-  const double tokens = d(batch) * seq_len_;
+  // Rows of the batch are samples; a paired objective trains two sequences per sample.
+  const double tokens = d(batch) * sequences_ * seq_len_;
   mb.activations = tokens * ad.per_token_bytes;
   mb.activations_backward = tokens * ad.backward_per_token_bytes;
   mb.activations_last_layer = tokens * ad.last_layer_per_token_bytes;
-  mb.logits = tokens * ad.logits_per_token_bytes +
-              std::min(tokens, ad.logits_fixed_tokens) * ad.logits_fixed_bytes_per_token;
+  mb.logits = tokens * logits_share_ * ad.logits_per_token_bytes +
+              std::min(tokens, ad.logits_fixed_tokens) * ad.logits_fixed_bytes_per_token +
+              d(batch) * seq_len_ * reference_logits_per_token_;
+  mb.generation_temp = d(batch) * generation_rows_per_sample_ * generation_per_row_;
   mb.host_offload = tokens * ad.host_per_token_bytes;
   mb.allocator_overhead = allocator_fraction_ * (mb.activations + mb.logits + mb.dequant_buffers);
   return mb;

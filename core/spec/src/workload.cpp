@@ -210,7 +210,48 @@ namespace {
 double round_up8(double x) { return std::ceil(x / 8.0) * 8.0; }
 }  // namespace
 
-double Workload::memory_seq_len() const {
+const char* objective_name(Objective o) {
+  switch (o) {
+    case Objective::sft:
+      return "sft";
+    case Objective::dpo:
+      return "dpo";
+    case Objective::orpo:
+      return "orpo";
+    case Objective::simpo:
+      return "simpo";
+    case Objective::kto:
+      return "kto";
+    case Objective::grpo:
+      return "grpo";
+  }
+  return "sft";
+}
+
+const char* generation_name(Generation g) {
+  switch (g) {
+    case Generation::hf:
+      return "hf";
+    case Generation::vllm_colocate:
+      return "vllm-colocate";
+    case Generation::vllm_server:
+      return "vllm-server";
+  }
+  return "hf";
+}
+
+bool ObjectiveConfig::paired() const {
+  return objective == Objective::dpo || objective == Objective::orpo || objective == Objective::simpo;
+}
+bool ObjectiveConfig::preference() const { return paired() || objective == Objective::kto; }
+bool ObjectiveConfig::reference_pass() const {
+  if (objective == Objective::dpo || objective == Objective::kto) return !precompute_ref;
+  return objective == Objective::grpo && beta > 0;
+}
+
+double Workload::memory_seq_len() const { return prompt_memory_seq_len() + completion_tokens(); }
+
+double Workload::prompt_memory_seq_len() const {
   if (seq_len > 0) return seq_len;
   switch (padding) {
     case Padding::max_length:
@@ -228,18 +269,27 @@ double Workload::memory_seq_len() const {
 }
 
 double Workload::queries_per_row() const {
+  // GRPO: a row is one completion; a prompt yields `generations` of them and is trained on `iterations`
+  // times.
+  if (objective.grpo()) return 1.0 / static_cast<double>(objective.generations * objective.iterations);
   if (seq_len <= 0 && padding == Padding::packing)
     return max_length / std::max(1.0, lengths.truncated_mean(max_length));
   return 1.0;
 }
 
-double Workload::mean_data_len() const {
+double Workload::mean_data_len() const { return mean_prompt_data_len() + completion_tokens(); }
+
+double Workload::mean_prompt_data_len() const {
   if (seq_len > 0) return seq_len;
   const double body = std::max(1.0, max_length - template_tokens);
   return std::min(max_length, template_tokens + lengths.truncated_mean(body));
 }
 
 double Workload::mean_padded_len(std::int64_t b) const {
+  return mean_prompt_padded_len(b) + completion_tokens();
+}
+
+double Workload::mean_prompt_padded_len(std::int64_t b) const {
   if (seq_len > 0) return seq_len;
   switch (padding) {
     case Padding::max_length:

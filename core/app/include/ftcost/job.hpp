@@ -29,7 +29,8 @@ Result<Job> resolve_job(const Request& req, const Database& db, const FileReader
 // What every surface shows of one job. With more than one GPU every memory figure, batch and longest
 // context is per rank (the chosen strategy's), and the time and cost are the whole job's.
 struct JobAnswer {
-  int gpus = 1, gpus_per_node = 1, nodes = 1;
+  int gpus = 1, gpus_per_node = 1, nodes = 1;  // training GPUs
+  int generation_gpus = 0;  // GRPO's vLLM server GPUs, rented beside them (in usd_per_hour and the cost)
   std::string strategy = "single";
   bool fits = false;
   std::string memory_state;  // fits | tight | does_not_fit

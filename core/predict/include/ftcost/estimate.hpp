@@ -180,6 +180,7 @@ struct Estimate {
   double throughput_data_tps = 0;  // tokens of data (no padding) per second; throughput_tps counts padding
   double throughput_low = 0, throughput_high = 0;
   double time_hours = 0;
+  double precompute_hours = 0;  // of time_hours: DPO/KTO reference log-probs precomputed before training
   BatchChoice batch_choice;
   std::vector<ProviderCost> costs;  // sorted by cost; cheapest first
   bool has_price = false;
@@ -190,6 +191,8 @@ struct Estimate {
 };
 
 Result<Estimate> estimate(const Inputs& given, const Database& db);
+// GPUs the job rents on its node: the training GPUs, and with GRPO's vLLM server mode the server's.
+int rented_gpus(const Inputs& in);
 // The prices of an estimate at its time_hours: every offer for the GPU and the headline by the one price rule
 // (--electricity, --price-per-hour, else the best offer that rents the job's shape, in.multi): what
 // estimate() ends with, for a caller that times the job itself (the multi-GPU layer).

@@ -14,6 +14,8 @@
 
 namespace ftcost {
 
+struct ObjectiveMemory;  // objective.hpp
+
 struct ParamBreakdown {
   double frozen = 0;     // parameters not trained
   double trainable = 0;  // full: all; LoRA: adapter parameters
@@ -54,6 +56,11 @@ struct MemoryBreakdown {
   // gradient exists: the moment optimizer_step = fixed + gradients + optimizer_step_temp, a peak of its own
   // for full fine-tuning at small batches (an 8B model's +16 GB in bf16).
   double optimizer_step_temp = 0;
+  // Preference and RL objectives (objective.hpp): a frozen reference copy (in the fixed part), and GRPO's
+  // generation with model.generate, a moment of its own: fixed + generation_temp (the KV cache, the prefill's
+  // transient, the sampler), when no gradient or activation exists.
+  double reference_weights = 0;
+  double generation_temp = 0;
   // Not on the GPU (not in total()): gradient checkpoints offloaded to pinned host RAM.
   double host_offload = 0;
   // Paged optimizer states (bitsandbytes PagedAdamW / PagedAdamW8bit): allocated with cudaMallocManaged
@@ -76,11 +83,13 @@ struct MemoryBreakdown {
   // Every profile, phased or not, also has the optimizer step: fixed + gradients + optimizer_step_temp
   // (it is the peak only where that temporary outweighs the activations and logits).
   struct Phases {
-    double forward_loss = 0, backward_start = 0, backward_end = 0, optimizer_step = 0;
+    double forward_loss = 0, backward_start = 0, backward_end = 0, optimizer_step = 0, generation = 0;
   };
   Phases phases() const;
-  enum class Moment { sum, forward_loss, backward_start, backward_end, optimizer_step };
-  Moment peak_moment() const;  // Moment::sum (or optimizer_step) when not phased
+  enum class Moment { sum, forward_loss, backward_start, backward_end, optimizer_step, generation };
+  Moment peak_moment() const;  // Moment::sum (or optimizer_step, generation) when not phased
+  Moment training_peak_moment(const Phases& p) const;  // the peak without the generation moment
+  static double moment_bytes(const Phases& p, Moment at, const MemoryBreakdown& b);
   // The components as they are at the peak moment (what is freed or not yet allocated then is left out or
   // reduced): an unphased breakdown whose plain sum is total(). Unphased: a copy.
   MemoryBreakdown at_peak() const;
@@ -157,10 +166,16 @@ class BatchMemory {
   MemoryBreakdown at(std::int64_t batch) const;
 
  private:
+  void apply_objective(const ObjectiveMemory& o, const Workload& w);
   MemoryBreakdown base_;  // every component at batch 0 (the token-scaled ones are set by at())
   ActivationDetail ad_;
   double seq_len_ = 0;
   double allocator_fraction_ = 0;
+  // The objective's terms (objective.hpp ObjectiveMemory): sequences per sample, the share of tokens with
+  // logits, the reference's logits per token, GRPO generation bytes per completion and completions per
+  // generation (batch x grad-accum).
+  double sequences_ = 1, logits_share_ = 1, reference_logits_per_token_ = 0, generation_per_row_ = 0;
+  double generation_rows_per_sample_ = 1;
 };
 
 struct MaxBatch {

@@ -45,6 +45,32 @@ struct Op {
 // Expert load distribution: share of routed (token, expert) pairs per expert.
 Result<std::vector<double>> expert_shares(const std::string& routing, std::int64_t experts);
 
+// GRPO's generation phase for one generation batch (objective.hpp generation_time).
+struct GenerationTime {
+  double prefill_s = 0, decode_s = 0, sync_s = 0, total_s = 0;
+  double decode_steps = 0;    // decode steps run (completion length x waves)
+  double waves = 1;           // batches the KV cache forces (vLLM)
+  double device_step_s = 0;   // mean device time per decode step
+  double host_step_s = 0;     // host time per decode step (launches; vLLM's scheduler)
+  double bytes_per_step = 0;  // mean DRAM bytes per decode step (weights + KV)
+  std::string bound;          // "bandwidth", "compute" or "host"
+};
+
+// What a preference or RL objective adds to the step (objective.hpp objective_step), per micro-batch: the
+// once-per-generation terms divided over the micro-batches and iterations that share a generation. All 0 for
+// sft.
+struct ObjectiveTime {
+  double train_s = 0;      // forward, backward and optimizer over the trained sequences
+  double reference_s = 0;  // the reference's forwards (no gradients)
+  double policy_forward_s =
+      0;                    // the policy's forwards without gradients (KTO's KL pass, GRPO's old log-probs)
+  double generation_s = 0;  // GRPO: prefill, decode and the weight sync to vLLM
+  double reward_s = 0;      // GRPO: reward functions on the host
+  double round_completions = 0;  // GRPO: completions per generation round on this GPU
+  double round_s = 0;            // GRPO: one round, every term not amortised
+  GenerationTime generation;     // GRPO: the round's generation phase
+};
+
 struct StepTime {
   std::string model;  // "step-model" | "paper-eq2"
   double total_s = 0;
@@ -65,6 +91,7 @@ struct StepTime {
   double offload_pcie_s = 0;  // host<->device copy time of offloaded checkpoints (mostly overlapped)
   double paging_s = 0;        // PCIe time of paged-out optimizer states per optimizer step (exposed)
   std::vector<Op> ops;
+  ObjectiveTime objective;  // preference/RL objectives' split; zero for sft
 };
 
 // Host link (PCIe) bandwidth used for activation offloading, B/s [assumed per GPU generation].

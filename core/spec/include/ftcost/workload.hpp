@@ -36,6 +36,44 @@ enum class AdamwImpl { stack, foreach, fused };
 // trained).
 enum class LoraVariant { lora, dora, lora_fa };
 
+// The training objective (issue 42; docs/sources/trl-preference.md, TRL 1.10.0.dev0 @ f2cd5771). sft: one
+// sequence per sample. The DPO family trains on preference pairs: dpo (DPOTrainer: chosen and rejected
+// concatenated along the batch, a frozen reference), orpo and simpo (no reference: ORPOTrainer, CPOTrainer
+// loss_type "simpo"), kto (KTOTrainer: one completion per sample plus a mismatched KL completion, a
+// reference). grpo (GRPOTrainer): completions generated per prompt, then trained on.
+enum class Objective { sft, dpo, orpo, simpo, kto, grpo };
+// How GRPO generates its completions: the policy's own model.generate (TRL use_vllm=False), vLLM in the
+// training process on the same GPU (vllm_mode="colocate"), or a vLLM server on GPUs of its own
+// (vllm_mode="server", `trl vllm-serve`).
+enum class Generation { hf, vllm_colocate, vllm_server };
+
+// The objective's own settings (the TRL config fields they stand for in brackets).
+struct ObjectiveConfig {
+  Objective objective = Objective::sft;
+  // DPO/KTO precompute_ref_log_probs: the reference log-probs computed once over the dataset before training
+  // (no reference model kept, no reference forward per step).
+  bool precompute_ref = false;
+  double beta = 0;               // GRPO beta: the KL coefficient; 0 (TRL's default) loads no reference
+  std::int64_t generations = 8;  // GRPO num_generations per prompt
+  double completion_len = 512;   // GRPO max_completion_length: tokens generated per completion
+  std::int64_t iterations = 1;   // GRPO num_iterations (mu): optimisation passes per generation
+  Generation generation = Generation::hf;
+  double vllm_memory_fraction = 0.3;  // vllm_gpu_memory_utilization (colocate: TRL's default 0.3)
+  std::int64_t vllm_gpus = 1;         // server mode: GPUs the vLLM server runs on (data parallel)
+  double reward_s = 0;                // reward computation, seconds per completion (the host's)
+  bool paired() const;                // dpo, orpo, simpo: chosen + rejected per sample
+  bool preference() const;            // the DPO family (dpo, orpo, simpo, kto)
+  bool grpo() const { return objective == Objective::grpo; }
+  // What one "sample" of --queries and of the throughput is: "samples", "pairs" (paired objectives) or
+  // "prompts" (grpo).
+  const char* sample_noun() const { return grpo() ? "prompts" : paired() ? "pairs" : "samples"; }
+  // Whether a frozen reference's log-probs are computed during training (not precomputed): dpo and kto unless
+  // precomputed, grpo with beta > 0.
+  bool reference_pass() const;
+  // Sequences through forward and backward per sample: 2 for the paired objectives, else 1.
+  double train_sequences() const { return paired() ? 2.0 : 1.0; }
+};
+
 // PEFT modules_to_save: modules trained in full beside the adapters (ModulesToSaveWrapper keeps the frozen
 // original and a trained copy).
 struct ModulesToSave {
@@ -78,6 +116,7 @@ struct Workload {
   // (tuners/lora/layer.py LoraLayer.update_layer); nothing ftcost counts changes.
   bool rslora = false;
   ModulesToSave modules_to_save;   // --modules-to-save
+  ObjectiveConfig objective;       // --objective and its options
   std::string precision = "bf16";  // compute dtype: bf16 | fp16 | fp32
   // --fp8: torchao float8 training of the decoder's nn.Linear layers (full fine-tuning): off | tensorwise |
   // rowwise (torchao/float8 Float8LinearRecipeName); the master weights and autocast stay in `precision`.
@@ -130,10 +169,16 @@ struct Workload {
   std::int64_t active_experts(const ModelSpec& m) const;  // experts per token in this run
   // Padded length that sets peak memory: the longest batch an epoch will meet.
   double memory_seq_len() const;
+  // The same without GRPO's completion: the prompt's (every other objective: memory_seq_len()).
+  double prompt_memory_seq_len() const;
+  // Tokens every training sequence adds to its prompt: GRPO's completion (max_completion_length), else 0.
+  double completion_tokens() const { return objective.grpo() ? objective.completion_len : 0.0; }
   // Mean padded length per sample for a batch of `b` (compute and throughput use this).
   double mean_padded_len(std::int64_t b) const;
+  double mean_prompt_padded_len(std::int64_t b) const;  // without GRPO's completion
   // Tokens of data per sample (no padding): the fixed length, or the template plus the mean truncated length.
   double mean_data_len() const;
+  double mean_prompt_data_len() const;  // without GRPO's completion
   // Samples per row of a batch: 1, or with --padding packing (a dataset) the max-length row's share of the
   // mean truncated sample.
   double queries_per_row() const;
@@ -147,5 +192,7 @@ const char* optimizer_name(Optimizer o);
 const char* padding_name(Padding p);
 const char* attention_name(Attention a);
 const char* lora_variant_name(LoraVariant v);
+const char* objective_name(Objective o);
+const char* generation_name(Generation g);
 
 }  // namespace ftcost
