@@ -862,7 +862,7 @@ MemoryBreakdown BatchMemory::at(std::int64_t batch) const {
   mb.activations_last_layer = tokens * ad.last_layer_per_token_bytes;
   mb.logits = tokens * logits_share_ * ad.logits_per_token_bytes +
               std::min(tokens, ad.logits_fixed_tokens) * ad.logits_fixed_bytes_per_token +
-              d(batch) * seq_len_ * reference_logits_per_token_;
+              tokens * reference_logits_per_token_;
   mb.generation_temp = d(batch) * generation_rows_per_sample_ * generation_per_row_;
   mb.host_offload = tokens * ad.host_per_token_bytes;
   mb.allocator_overhead = allocator_fraction_ * (mb.activations + mb.logits + mb.dequant_buffers);
