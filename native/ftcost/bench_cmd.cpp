@@ -45,6 +45,8 @@ struct JobTimes {
   double moe_loop_us = 0;    // Qwen3-30B-A3B LoRA, unsloth-2024q4 (a Python loop over 128 experts)
   double moe_loop_json_us = 0;
   double moe_multi_us = 0;  // the same model on 8 GPUs with hf-trl-2026, --parallel auto (every strategy)
+  double grpo_us = 0;       // issue 42: Qwen2.5-7B LoRA GRPO with vLLM colocated on an H100 (bar: 1 ms)
+  double dpo_us = 0;        // Llama-3.1-8B LoRA DPO on an H100, math14k
   double page_ms = 0;       // what the calculator computes per change of that job: estimate, sweep,
                             // scaling and the comparison over every instance shape
 };
@@ -74,6 +76,15 @@ Result<JobTimes> time_jobs(const Database& db, int runs, double* sink) {
       median_us(runs, [&] { s += static_cast<double>(estimate_job_json(min, db).value().size()); });
   t.moe_multi_us =
       median_us(runs, [&] { s += static_cast<double>(estimate_job_json(xin, db).value().size()); });
+  const Request grpo = {{"model", "qwen2.5-7b"},       {"gpu", "h100-sxm5-80gb"}, {"method", "lora"},
+                        {"seq", "256"},               {"objective", "grpo"},      {"completion-len", "1024"},
+                        {"generation", "vllm-colocate"}};
+  Request dpo = dense;
+  dpo["objective"] = "dpo";
+  FTCOST_TRY(gin, resolve_request(grpo, db, nullptr, today_days()));
+  FTCOST_TRY(pin, resolve_request(dpo, db, nullptr, today_days()));
+  t.grpo_us = median_us(runs, [&] { s += estimate(gin, db).value().throughput_qps; });
+  t.dpo_us = median_us(runs, [&] { s += estimate(pin, db).value().throughput_qps; });
   Request page = moe;
   t.page_ms =
       median_us(
@@ -124,6 +135,9 @@ void print_bench_text(const json& j, std::size_t db_files, std::size_t db_items,
             << fixed(num("heaviest_moe_estimate_json_us"), 1) << " µs\n";
   std::cout << "  the same on 8 GPUs, --parallel auto: " << fixed(num("heaviest_moe_8gpu_auto_us"), 1)
             << " µs\n";
+  std::cout << "  one GRPO estimate (Qwen2.5-7B LoRA, H100, vLLM colocated, 256 + 1,024 tokens): "
+            << fixed(num("grpo_estimate_us"), 1) << " µs (bar: 1 ms); one DPO estimate (Llama-3.1-8B LoRA, H100, "
+            << "math14k): " << fixed(num("dpo_estimate_us"), 1) << " µs\n";
   std::cout << "  the calculator's work per change of that job (estimate, sweep, scaling, compare): "
             << fixed(num("heaviest_moe_page_recompute_ms"), 2) << " ms\n";
   if (db_items == 0) std::cout << "  (no GPUs in the database)\n";
@@ -268,6 +282,8 @@ int run_bench(int iterations, bool as_json) {
                       {"heaviest_moe_estimate_json_us", jt.moe_loop_json_us},
                       {"heaviest_moe_8gpu_auto_us", jt.moe_multi_us},
                       {"heaviest_moe_page_recompute_ms", jt.page_ms},
+                      {"grpo_estimate_us", jt.grpo_us},
+                      {"dpo_estimate_us", jt.dpo_us},
                       {"checksum", sink + static_cast<double>(db_items)}};
   if (as_json)
     print_json(j);

@@ -753,6 +753,12 @@ double optimizer_step_temp(const ModelSpec& m, const Workload& w, const StackPro
 }
 }  // namespace
 
+double quantized_bytes_per_param(const ModelSpec& m, const Workload& w) {
+  if (w.quant == Quant::nf4) return kNf4Bytes;
+  if (w.quant == Quant::int8) return 1.0 + 4.0 / d(m.hidden);  // LLM.int8: int8 + fp32 row scale
+  return kNf4DqBytes;
+}
+
 BatchMemory::BatchMemory(const ModelSpec& m, const Workload& w, const StackProfile& s, double seq_len)
     : seq_len_(seq_len), allocator_fraction_(s.allocator_overhead_fraction) {
   MemoryBreakdown& mb = base_;
@@ -791,9 +797,7 @@ BatchMemory::BatchMemory(const ModelSpec& m, const Workload& w, const StackProfi
     case Method::lora:
     case Method::qlora: {
       if (w.method == Method::qlora) {
-        double qbytes = kNf4DqBytes;
-        if (w.quant == Quant::nf4) qbytes = kNf4Bytes;
-        if (w.quant == Quant::int8) qbytes = 1.0 + 4.0 / d(m.hidden);  // LLM.int8: int8 + fp32 row scale
+        const double qbytes = quantized_bytes_per_param(m, w);
         const double ubytes = kbit_upcast(s, w) ? 4.0 : wbytes;
         mb.weights = p.quantized * qbytes + (total - p.quantized) * ubytes;
         double largest = d(m.largest_linear());

@@ -86,12 +86,21 @@ ObjectiveMemory objective_memory(const ModelSpec& m, const Workload& w, const St
   return o;
 }
 
+double vllm_weight_bytes(const ModelSpec& m, const Workload& w) {
+  // vLLM loads the checkpoint in the compute dtype; with QLoRA the bitsandbytes 4-bit one (vLLM's
+  // `quantization="bitsandbytes"`, what a pre-quantized -bnb-4bit repo loads as), at the training's 4-bit bytes.
+  const double a = w.compute_bytes();
+  if (w.method != Method::qlora) return d(m.params().total()) * a;
+  const ParamBreakdown p = param_breakdown(m, w);
+  return p.quantized * quantized_bytes_per_param(m, w) + (d(m.params().total()) - p.quantized) * a;
+}
+
 VllmMemory vllm_memory(const ModelSpec& m, const Workload& w, const GpuSpec& g, double fraction,
                        double seq_len) {
   VllmMemory v;
   const double a = w.compute_bytes();
   v.pool = vllm_total_bytes(g) * fraction;
-  v.weights = d(m.params().total()) * a;  // vLLM loads the checkpoint in the compute dtype
+  v.weights = vllm_weight_bytes(m, w);
   const double inter = d(std::max(m.mlp.intermediate, m.moe.expert_intermediate));
   v.overhead = kVllmProfileTokens * (4.0 * d(m.hidden) + 3.0 * inter) * a +
                kVllmMaxNumSeqs * 4.0 * d(m.vocab) + kVllmGraphBytes;
@@ -126,8 +135,7 @@ double experts_touched(const ModelSpec& m, const Workload& w, double n) {
 
 // Weight bytes one decode step reads for `n` sequences: every dense parameter once, and of each MoE layer's
 // experts those the n tokens route to (uniform routing: E x (1 - (1 - k/E)^n)).
-double weight_bytes_per_step(const ModelSpec& m, const Workload& w, const StackProfile& s, double n,
-                             bool vllm) {
+double weight_bytes_per_step(const ModelSpec& m, const Workload& w, const StackProfile& s, double n) {
   const double total = d(m.params().total());
   double expert_total = 0;
   double expert_read = 0;
@@ -138,9 +146,9 @@ double weight_bytes_per_step(const ModelSpec& m, const Workload& w, const StackP
   }
   const double params_read = total - expert_total + expert_read;
   const double a = w.compute_bytes();
-  if (vllm || w.method != Method::qlora) return params_read * a;
+  if (w.method != Method::qlora) return params_read * a;
   // bitsandbytes' 4-bit layers dequantize each weight for every forward of more than one row
-  // (MatMul4Bit: dequantize_4bit, then the GEMM reads the 16-bit copy).
+  // (MatMul4Bit: dequantize_4bit, then the GEMM reads the 16-bit copy); vLLM's bitsandbytes layers likewise.
   return params_read * (s.dequant_bytes_per_param + a);
 }
 
@@ -170,7 +178,7 @@ DecodeStep decode_step(const ModelSpec& m, const Workload& w, const StackProfile
                        double n, double ctx, bool vllm) {
   DecodeStep st;
   const double attn_layers = d(m.layers_with(Mixer::attention));
-  st.bytes = weight_bytes_per_step(m, w, s, n, vllm) + n * ctx * kv_bytes_per_token(m, w, vllm);
+  st.bytes = weight_bytes_per_step(m, w, s, n) + n * ctx * kv_bytes_per_token(m, w, vllm);
   const double q_dim = d(m.attn.heads * m.attn.head_dim);
   const double flops =
       2.0 * d(m.active_params(w.active_experts(m))) * n + 4.0 * n * ctx * q_dim * attn_layers;
@@ -221,7 +229,7 @@ GenerationTime generation_time(const ModelSpec& m, const Workload& w, const Stac
   const double active = d(m.active_params(w.active_experts(m)));
   const double prefill_flops = 2.0 * active * n * prompt_len;
   t.prefill_s = t.waves * std::max(prefill_flops / r.flops,
-                                   weight_bytes_per_step(m, w, s, n * prompt_len, vllm) / r.bw);
+                                   weight_bytes_per_step(m, w, s, n * prompt_len) / r.bw);
   // Decode: Lc steps per wave, the context growing from the prompt; integrated over 8 segments.
   constexpr int kSegments = 8;
   double dev = 0;

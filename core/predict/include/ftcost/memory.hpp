@@ -151,6 +151,8 @@ bool fused_lora(const StackProfile& s, const Workload& w);
 const std::string& effective_loss_path(const StackProfile& s, const Workload& w);
 
 ParamBreakdown param_breakdown(const ModelSpec& m, const Workload& w);
+// Bytes per quantized parameter as QLoRA stores it (NF4 with or without double quantization, LLM.int8).
+double quantized_bytes_per_param(const ModelSpec& m, const Workload& w);
 ActivationDetail activation_detail(const ModelSpec& m, const Workload& w, const StackProfile& s,
                                    double seq_len);
 MemoryBreakdown memory_for_batch(const ModelSpec& m, const Workload& w, const StackProfile& s,

@@ -52,6 +52,8 @@ struct VllmMemory {
   double kv_cache = 0;       // what is left for the KV cache (negative: the share cannot hold the weights)
   double max_sequences = 0;  // sequences of (prompt + completion) the KV cache holds at once
 };
+// The weights vLLM holds: the compute dtype, or with QLoRA the bitsandbytes 4-bit checkpoint.
+double vllm_weight_bytes(const ModelSpec& m, const Workload& w);
 // `trl vllm-serve`'s gpu_memory_utilization default (trl/scripts/vllm_serve.py ScriptArguments: 0.9).
 constexpr double kVllmServerMemoryFraction = 0.9;
 VllmMemory vllm_memory(const ModelSpec& m, const Workload& w, const GpuSpec& g, double fraction,
