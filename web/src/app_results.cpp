@@ -86,6 +86,7 @@ void App::draw_results() {
   draw_calibrated_vs_spec();
   draw_pinned();
   draw_parallel();
+  draw_objective();
   const float fh = ImGui::GetFontSize();
   const bool fits = has_est_ && est_.answer.fits;
   // the batch sweep is the one-GPU estimate's (batch_sweep): drawn for a one-GPU job only

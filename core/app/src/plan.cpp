@@ -365,8 +365,15 @@ class PlanSearch {
     }
     std::vector<std::string> opts = {""};
     if (method == "full" && job_.count("optimizer") == 0) opts = {"", "adamw-8bit"};
+    // GRPO without a --generation: both ways of generating on the training GPU (model.generate, vLLM
+    // colocated)
+    std::vector<std::string> gens = {""};
+    const auto obj = job_.find("objective");
+    if (obj != job_.end() && obj->second == "grpo" && job_.count("generation") == 0)
+      gens = {"hf", "vllm-colocate"};
     for (const auto& ck : ckpts_)
-      for (const auto& opt : opts) search_config(gpu_id, layouts, method, stack_id, ck, opt);
+      for (const auto& opt : opts)
+        for (const auto& gen : gens) search_config(gpu_id, layouts, method, stack_id, ck, opt, gen);
   }
 
   // The job's request for one configuration (the options of the job's method that another method does not
@@ -391,9 +398,11 @@ class PlanSearch {
 
   // One configuration: resolved, skipped when it repeats the previous one, then every layout.
   void search_config(const std::string& gpu_id, const Layouts& layouts, const std::string& method,
-                     const std::string& stack_id, const std::string& ck, const std::string& opt) {
+                     const std::string& stack_id, const std::string& ck, const std::string& opt,
+                     const std::string& gen) {
     Config cfg;
     cfg.req = config_request(gpu_id, method, stack_id, ck, opt);
+    if (!gen.empty()) cfg.req["generation"] = gen;
     auto rin = resolve_request(cfg.req, db_, reader_, today_days_);
     if (!rin.ok()) {
       prune("error");
@@ -416,7 +425,7 @@ class PlanSearch {
     cfg.checkpointing = in.workload.checkpointing ? "on" : "off";
     cfg.optimizer = optimizer_name(in.workload.optimizer);
     // skip a variant identical to the default one (8-bit already the default optimizer)
-    if (!opt.empty() && !configs_.empty()) {
+    if (!opt.empty() && gen.empty() && !configs_.empty()) {
       const Config& prev = configs_.back();
       if (prev.gpu == cfg.gpu && prev.method == cfg.method && prev.stack == cfg.stack &&
           prev.checkpointing == cfg.checkpointing && prev.optimizer == cfg.optimizer)
@@ -433,6 +442,17 @@ class PlanSearch {
   void search_layout(const Inputs& in, int ci, const std::vector<std::string>& strategies,
                      const std::vector<int>& idx) {
     const PlanShape& rep = shapes_[static_cast<std::size_t>(idx.front())];
+    // Preference and RL objectives are estimated on one training GPU (job.cpp make_job).
+    const Objective obj = in.workload.objective.objective;
+    if (rep.ranks() > 1 && obj != Objective::sft) {
+      prune("objective_one_gpu", static_cast<long>(idx.size()));
+      const std::string note =
+          std::string("--objective ") + objective_name(obj) +
+          ": only one-GPU shapes are searched (several training GPUs are not modelled for it)";
+      if (std::find(res_.notes.begin(), res_.notes.end(), note) == res_.notes.end())
+        res_.notes.push_back(note);
+      return;
+    }
     std::vector<std::string> strats;
     if (rep.ranks() == 1)
       strats = {"single"};

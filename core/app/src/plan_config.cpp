@@ -410,11 +410,54 @@ void hf_deepspeed(Yaml& y, const Job& j) {
   if (is_zero(j)) y.kv("deepspeed", yq("deepspeed.json"));
 }
 
+// The TRL CLI command of the job's objective (trl/scripts/{sft,dpo,kto,grpo}.py, `trl <command> --config`);
+// ORPO and SimPO live in trl.experimental, with no CLI command.
+Result<std::string> trl_command(const Job& j) {
+  const Objective o = j.in.workload.objective.objective;
+  if (o == Objective::orpo || o == Objective::simpo)
+    return refuse("trl",
+                  std::string(objective_name(o)) +
+                      " runs from trl.experimental (ORPOTrainer, CPOTrainer with loss_type=\"simpo\") in a "
+                      "script of your own; the trl CLI has no command for it (sft, dpo, kto, grpo)");
+  return std::string(o == Objective::sft ? "sft" : objective_name(o));
+}
+
+// The objective's keys (DPOConfig, KTOConfig, GRPOConfig; docs/sources/trl-preference.md).
+void trl_objective_keys(Yaml& y, const Job& j) {
+  const ObjectiveConfig& c = j.in.workload.objective;
+  if (c.preference()) {
+    y.kv("precompute_ref_log_probs", yb(c.precompute_ref));
+    return;
+  }
+  if (!c.grpo()) return;
+  y.comment("GRPO: reward functions of trl/scripts/grpo.py, or your own in a script");
+  y.kv("reward_funcs", ylist({"REPLACE_WITH_YOUR_REWARD_FUNCS"}));
+  y.kv("num_generations", yi(c.generations));
+  y.kv("max_completion_length", yi(static_cast<std::int64_t>(std::llround(c.completion_len))));
+  y.kv("num_iterations", yi(c.iterations));
+  y.kv("beta", yn(c.beta));
+  y.kv("use_vllm", yb(c.generation != Generation::hf));
+  if (c.generation == Generation::hf) return;
+  y.kv("vllm_mode", yq(c.generation == Generation::vllm_server ? "server" : "colocate"));
+  if (c.generation == Generation::vllm_colocate)
+    y.kv("vllm_gpu_memory_utilization", yn(c.vllm_memory_fraction));
+  else
+    y.comment("start the server first on its own GPUs: trl vllm-serve --model MODEL --data_parallel_size " +
+              std::to_string(c.vllm_gpus));
+}
+
 Result<PlanConfig> trl_config(const Job& j) {
   PlanConfig pc;
   Yaml y;
+  FTCOST_TRY(command, trl_command(j));
+  const bool sft = command == "sft";
+  const std::string config = sft                ? "SFTConfig"
+                             : command == "dpo" ? "DPOConfig"
+                             : command == "kto" ? "KTOConfig"
+                                                : "GRPOConfig";
   FTCOST_TRY(ok, hf_begin(j, "trl",
-                          "TRL: trl sft --config THIS_FILE (ScriptArguments + SFTConfig + ModelConfig keys)",
+                          "TRL: trl " + command + " --config THIS_FILE (ScriptArguments + " + config +
+                              " + ModelConfig keys)",
                           pc, y));
   (void)ok;
   y.kv("model_name_or_path", yq(j.model_repo));
@@ -453,18 +496,25 @@ Result<PlanConfig> trl_config(const Job& j) {
   y.kv("per_device_train_batch_size", yi(j.micro));
   y.kv("gradient_accumulation_steps", yi(j.accum));
   y.kv("num_train_epochs", yn(j.in.workload.epochs));
-  y.kv("max_length", yi(static_cast<std::int64_t>(std::llround(j.seq))));
-  y.kv("packing", yb(j.packing));
+  if (j.in.workload.objective.grpo()) {
+    y.comment("GRPOConfig (TRL 1.10) has no max_prompt_length: the estimate's prompts are " +
+              std::to_string(std::llround(j.seq)) + " tokens");
+  } else {
+    y.kv("max_length", yi(static_cast<std::int64_t>(std::llround(j.seq))));
+  }
+  if (sft) y.kv("packing", yb(j.packing));
+  trl_objective_keys(y, j);
   y.kv("gradient_checkpointing", yb(j.in.workload.checkpointing));
   hf_precision(y, j);
   y.kv("optim", hf_optim(j, "trl"));
   if (j.in.workload.loss_kernel == LossKernel::liger) y.kv("use_liger_kernel", "true");
   hf_deepspeed(y, j);
   y.kv("report_to", "none");
-  pc.files.push_back({"trl", "trl_sft.yaml", "yaml", y.text});
+  const std::string file = "trl_" + command + ".yaml";
+  pc.files.push_back({"trl", file, "yaml", y.text});
   pc.files.push_back(accelerate_file(j, "deepspeed.json"));
   if (is_zero(j)) pc.files.push_back(deepspeed_file(j));
-  pc.command = "accelerate launch --config_file accelerate.yaml -m trl.cli sft --config trl_sft.yaml";
+  pc.command = "accelerate launch --config_file accelerate.yaml -m trl.cli " + command + " --config " + file;
   return pc;
 }
 
@@ -973,6 +1023,10 @@ Result<PlanConfig> plan_config(const Request& request, const std::string& stack,
   FTCOST_TRY(j, trainer_job(request, stack, db, reader, today_days));
   if (j.in.model_kind == "paper")
     return refuse(stack, "--model-kind paper is the paper's equation, not a run");
+  if (j.in.workload.objective.objective != Objective::sft && stack != "trl")
+    return refuse(stack,
+                  std::string("--objective ") + objective_name(j.in.workload.objective.objective) +
+                      " is exported as a TRL config here (DPOConfig, KTOConfig, GRPOConfig: --config trl)");
   Result<PlanConfig> r = stack == "trl"            ? trl_config(j)
                          : stack == "torchtune"    ? torchtune_config(j)
                          : stack == "axolotl"      ? axolotl_config(j)
