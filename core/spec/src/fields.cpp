@@ -931,8 +931,33 @@ FieldList stack_list() {
           f("model_support", K::object,
             "Per software (transformers, unsloth, torchtune): the versions the profile pins and, per config "
             "model_type, the first version that loads it (\"none\": none up to the pinned ones)."),
+          array("software_versions", K::object, 1,
+                "The recorded software versions that map a user's run to this profile (no two profiles' "
+                "ranges overlap).",
+                "stack.software_versions[]"),
       },
       "_note"};
+}
+
+// One range of software_versions[] (read by stack.cpp; a run's software maps to the profile through it).
+FieldList stack_software_list() {
+  auto version = [](const char* key, const char* help) { return f(key, K::string, help); };
+  return {
+      "stack.software_versions[]",
+      "ftcost.stack/1",
+      {
+          need(choice("package", {"transformers", "trl", "axolotl", "llamafactory"},
+                      "The package whose recorded version decides (axolotl and llamafactory before trl, "
+                      "trl before transformers).")),
+          version("from", "First version of the package covered, MAJOR.MINOR (absent: every older one)."),
+          version("to",
+                  "First version of the package no longer covered, MAJOR.MINOR (absent: every newer one)."),
+          version("transformers_from",
+                  "First transformers version covered, MAJOR.MINOR (absent: any older)."),
+          version("transformers_to",
+                  "First transformers version no longer covered, MAJOR.MINOR (absent: any newer)."),
+          f("note", K::string, "Said with the choice (why this profile)."),
+      }};
 }
 
 FieldList stack_alias_list() {
@@ -1117,6 +1142,7 @@ const std::vector<FieldList>& all_lists() {
                                                calibration_list(),
                                                stack_list(),
                                                stack_alias_list(),
+                                               stack_software_list(),
                                                stack_memory_list(),
                                                stack_throughput_list(),
                                                stack_ops_list()};
