@@ -3,12 +3,16 @@
 //   parallel_plan.cpp    the typed plan and its parsing (--parallel, --offload, --zero3, the plan's keys)
 //   rank_memory.cpp      per-rank memory (DeepSpeed's estimators, ZeRO-3's gathered parameters, sharding)
 //   parallel.cpp         the step evaluation per strategy, the micro-batch and --parallel auto's choice
+//   parallel_offload.cpp what offload moves between a rank and its host, and the node's host RAM it needs
 //   parallel_json.cpp    the JSON output
 #pragma once
 
 #include "ftcost/parallel.hpp"
 
+#include <algorithm>
 #include <cstdint>
+#include <string>
+#include <utility>
 
 namespace ftcost::detail {
 
@@ -58,4 +62,32 @@ std::int64_t max_micro(const Ctx& c, double usable);
 std::int64_t max_micro_upper(const Ctx& c, double usable, std::int64_t max_b);
 double max_seq_rank(const Ctx& c0, double usable);
 
+// One collective of the step, its exposed part clamped to [0, its time], into the estimate's totals.
+inline void add(ParallelEstimate& e, CommItem it) {
+  it.exposed_s = std::max(0.0, std::min(it.exposed_s, it.time_s));
+  it.overlapped_s = it.time_s - it.exposed_s;
+  e.comm_s += it.time_s;
+  e.comm_exposed_s += it.exposed_s;
+  e.comm.push_back(std::move(it));
+}
+
+// parallel_offload.cpp
+// The GPU's own PCIe link to host memory, bytes/s (intra_node_link of a node no NVLink joins).
+double own_pcie_bytes_per_s(const GpuSpec& gpu);
+// DeepSpeed's offloaded gradient accumulation: A - 1 more crossings down and up per optimizer step.
+void add_offload_accumulation_crossings(ParallelEstimate& e, const GpuSpec& gpu, double grad_shard_bytes,
+                                        double bwd_s);
+// Offloaded parameters' copies to the GPU before every all-gather of them (nothing unless the plan offloads
+// parameters).
+void add_offloaded_param_copies(ParallelEstimate& e, const GpuSpec& gpu, double shard_bytes, double fwd_comm,
+                                double fwd_s, double bwd_comm, double bwd_s, double accum);
+// ZeRO-Infinity's optimizer step: each sub-group's states read from and written back to NVMe.
+void add_nvme_optimizer_swaps(ParallelEstimate& e);
+// Paged optimizer states that do not fit cross the rank's PCIe link out and back.
+void add_optimizer_paging_item(ParallelEstimate& e, const GpuSpec& gpu);
+// Bytes as GiB for a message: one decimal, none when whole ("2048", "12.5").
+std::string gib_text(double bytes);
+// The node's host RAM holds every rank's offloaded states and checkpoints: the job does not fit when it
+// cannot.
+void check_node_host_ram(ParallelEstimate& e);
 }  // namespace ftcost::detail
