@@ -3,6 +3,7 @@
 //   parallel_plan.cpp    the typed plan and its parsing (--parallel, --offload, --zero3, the plan's keys)
 //   rank_memory.cpp      per-rank memory (DeepSpeed's estimators, ZeRO-3's gathered parameters, sharding)
 //   parallel.cpp         the step evaluation per strategy, the micro-batch and --parallel auto's choice
+//   parallel_comm.cpp    the step's communication per strategy (parallel.cpp's evaluate calls it)
 //   parallel_offload.cpp what offload moves between a rank and its host, and the node's host RAM it needs
 //   parallel_json.cpp    the JSON output
 #pragma once
@@ -90,4 +91,32 @@ std::string gib_text(double bytes);
 // The node's host RAM holds every rank's offloaded states and checkpoints: the job does not fit when it
 // cannot.
 void check_node_host_ram(ParallelEstimate& e);
+// What the sections of one multi-GPU evaluation share: the job, the rank's context, the estimate being
+// filled, the rank's step times and the communication's common sizes.
+struct Eval {
+  Eval(const Inputs& in_, const ParallelPlan& plan_, Ctx& c_, ParallelEstimate& e_)
+      : in(in_), plan(plan_), c(c_), e(e_) {}
+  const Inputs& in;
+  const ParallelPlan& plan;
+  Ctx& c;
+  ParallelEstimate& e;
+  StepTime t;                    // one micro-batch on one rank (the optimizer's share not spread yet)
+  double len = 0, step_len = 0;  // padded length, and the rank's share of it
+  double micro_s = 0, fwd_s = 0, bwd_s = 0;  // a micro-batch's compute, its forward and backward
+  double layers = 1, accum = 1;
+  int gpn = 1, nodes = 1;
+  double grad_bytes = 0, grad16 = 0, gather_bytes = 0;
+  bool ds_full = false;  // DeepSpeed ZeRO with full fine-tuning (16-bit gradients of every parameter)
+  std::string scope;
+  double coll(CollOp op, double bytes) const { return group_collective_time_s(op, bytes, gpn, nodes, plan); }
+};
+
+// parallel_comm.cpp: the sizes every strategy's communication uses, then each strategy family's collectives
+// (each applies to its own strategies only and does nothing for the others).
+void comm_setup(Eval& v);
+void comm_data_parallel(Eval& v);   // DDP's gradient all-reduce (ddp; the replicas of tp, ep and cp)
+void comm_zero(Eval& v);            // DeepSpeed ZeRO stages 1-3
+void comm_fsdp(Eval& v);            // FSDP, HSDP, SHARD_GRAD_OP
+void comm_model_parallel(Eval& v);  // tensor, expert and context parallelism's activations
+
 }  // namespace ftcost::detail
