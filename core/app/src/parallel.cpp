@@ -20,11 +20,6 @@ using detail::add_offload_accumulation_crossings;
 using detail::add_offloaded_param_copies;
 using detail::add_optimizer_paging_item;
 using detail::check_node_host_ram;
-using detail::comm_data_parallel;
-using detail::comm_fsdp;
-using detail::comm_model_parallel;
-using detail::comm_setup;
-using detail::comm_zero;
 using detail::Ctx;
 using detail::d;
 using detail::Eval;
@@ -324,16 +319,11 @@ Status check_plan_flags(const ParallelPlan& plan, const ModelSpec& m, int deg, s
   return Ok{};
 }
 
+}  // namespace
+
 // Per-rank memory and the micro-batch: the largest that fits, the one chosen, and why; false when not even
 // micro-batch 1 fits (the estimate then says so and stops).
-bool size_micro_batch(Eval& v) {
-  const Inputs& in = v.in;
-  const ParallelPlan& plan = v.plan;
-  const Workload& w = v.in.workload;
-  const ModelSpec& m = v.in.model;
-  const Strategy st = v.plan.strategy;
-  const Ctx& c = v.c;
-  ParallelEstimate& e = v.e;
+bool detail::Eval::size_micro_batch() {
   e.seq_len = c.seq_len;
   e.dp = replicas(plan);
   e.usable_bytes = in.gpu.usable_bytes();
@@ -382,24 +372,17 @@ bool size_micro_batch(Eval& v) {
 
 // The rank's compute: one micro-batch's forward and backward (expert imbalance, the attention a sequence
 // split repeats, ZeRO-3's hooks), and the optimizer step (sharded, or on the host with offload).
-void rank_compute(Eval& v) {
-  const Inputs& in = v.in;
-  const ParallelPlan& plan = v.plan;
-  const Workload& w = v.in.workload;
-  const Strategy st = v.plan.strategy;
-  const int deg = v.c.deg;
-  const Ctx& c = v.c;
-  ParallelEstimate& e = v.e;
-  const double len = w.mean_padded_len(e.micro_batch);
-  const double step_len = len / sequence_split(plan, st);
+void detail::Eval::rank_compute() {
+  len = w.mean_padded_len(e.micro_batch);
+  step_len = len / sequence_split(plan, st);
   Workload w1 = w;
   w1.grad_accum = 1;  // this layer spreads the optimizer step over the micro-batches itself
-  StepTime t = step_model(c.m_eff, w1, in.stack, in.gpu, in.calibration.get(), e.micro_batch, step_len,
-                          in.expert_shares);
+  t = step_model(c.m_eff, w1, in.stack, in.gpu, in.calibration.get(), e.micro_batch, step_len,
+                 in.expert_shares);
   const auto S = [&](Stage s) { return t.by_stage[static_cast<std::size_t>(s)]; };
-  double micro_s = t.total_s - S(Stage::optimizer);
-  double fwd_s = S(Stage::forward);
-  double bwd_s = S(Stage::backward) + S(Stage::recompute);
+  micro_s = t.total_s - S(Stage::optimizer);
+  fwd_s = S(Stage::forward);
+  bwd_s = S(Stage::backward) + S(Stage::recompute);
   if (st == Strategy::ep) {
     e.expert_imbalance = ep_imbalance(in.expert_shares, deg);
     const double extra =
@@ -444,22 +427,10 @@ void rank_compute(Eval& v) {
   }
   e.optimizer_s = opt;
   add_optimizer_paging_item(e, in.gpu);
-
-  v.t = t;
-  v.len = len;
-  v.step_len = step_len;
-  v.micro_s = micro_s;
-  v.fwd_s = fwd_s;
-  v.bwd_s = bwd_s;
 }
 
 // The step, throughput and ranges, the price and the job's time and cost.
-ParallelEstimate finish(Eval& v, const Estimate& single, const Database& db) {
-  const Inputs& in = v.in;
-  const Workload& w = v.in.workload;
-  const int R = v.plan.ranks();
-  ParallelEstimate& e = v.e;
-  const double len = v.len;
+ParallelEstimate detail::Eval::finish(const Estimate& single, const Database& db) {
   e.step_s = e.compute_s + e.optimizer_s + e.comm_exposed_s;
   if (e.zero3_hook_s > 0.05 * e.step_s)
     e.warnings.push_back(
@@ -512,6 +483,8 @@ ParallelEstimate finish(Eval& v, const Estimate& single, const Database& db) {
   return e;
 }
 
+namespace {
+
 Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, const Estimate& single,
                                   const Database& db) {
   ParallelEstimate e;
@@ -532,15 +505,15 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
   Ctx c{in, plan, st, deg, st == Strategy::tp ? tp_shard(m, deg) : m, single.max_batch.seq_len, 0};
   init_zero3(c);
   Eval v(in, plan, c, e);
-  if (!size_micro_batch(v)) return e;
-  rank_compute(v);
-  comm_setup(v);
-  comm_data_parallel(v);  // each section applies to its strategies only
-  comm_zero(v);
-  comm_fsdp(v);
-  comm_model_parallel(v);
+  if (!v.size_micro_batch()) return e;
+  v.rank_compute();
+  v.comm_setup();
+  v.comm_data_parallel();  // each section applies to its strategies only
+  v.comm_zero();
+  v.comm_fsdp();
+  v.comm_model_parallel();
   add_ulysses_all_to_all(e, c, d(e.micro_batch), v.len);
-  return finish(v, single, db);
+  return v.finish(single, db);
 }
 
 // A 1-GPU plan: the single-GPU estimate. A data-parallel or sharding strategy named for one GPU has nothing

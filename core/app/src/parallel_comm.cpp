@@ -59,35 +59,21 @@ Zero3Backward zero3_backward_gathers(const ModelSpec& m, double gather_bytes, co
 }  // namespace
 
 // The sizes every strategy's communication uses.
-void comm_setup(Eval& v) {
-  const ParallelPlan& plan = v.plan;
-  const Workload& w = v.in.workload;
-  const Ctx& c = v.c;
-  v.layers = std::max<double>(1, d(v.in.model.layers()));
-  v.accum = plan.grad_accum;
-  v.gpn = plan.gpus_per_node;
-  v.nodes = plan.nodes;
-  const MemoryBreakdown full_mb = memory_for_batch(c.m_eff, w, v.in.stack, 0, c.seq_len);
-  v.grad_bytes = full_mb.gradients;  // trainable grads in their dtype, one replica
-  v.ds_full = is_zero(plan.strategy) && w.method == Method::full;
-  v.grad16 = v.ds_full ? 2.0 * d(c.m_eff.params().total()) : v.grad_bytes;
-  v.gather_bytes = full_mb.weights + full_mb.trainable_params;  // what FSDP/ZeRO-3 all-gathers
-  v.scope = v.nodes > 1 ? "hierarchical" : "intra-node";
+void Eval::comm_setup() {
+  layers = std::max<double>(1, d(m.layers()));
+  accum = plan.grad_accum;
+  gpn = plan.gpus_per_node;
+  nodes = plan.nodes;
+  const MemoryBreakdown full_mb = memory_for_batch(c.m_eff, w, in.stack, 0, c.seq_len);
+  grad_bytes = full_mb.gradients;  // trainable grads in their dtype, one replica
+  ds_full = is_zero(st) && w.method == Method::full;
+  grad16 = ds_full ? 2.0 * d(c.m_eff.params().total()) : grad_bytes;
+  gather_bytes = full_mb.weights + full_mb.trainable_params;  // what FSDP/ZeRO-3 all-gathers
+  scope = nodes > 1 ? "hierarchical" : "intra-node";
 }
 
 // DDP-style gradient all-reduce (ddp, and the replicas of tp, ep and cp).
-void comm_data_parallel(Eval& v) {
-  const ParallelPlan& plan = v.plan;
-  const ModelSpec& m = v.in.model;
-  const Strategy st = v.plan.strategy;
-  const int R = v.plan.ranks();
-  const int deg = v.c.deg;
-  ParallelEstimate& e = v.e;
-  const double bwd_s = v.bwd_s;
-  const int gpn = v.gpn;
-  const int nodes = v.nodes;
-  const double grad_bytes = v.grad_bytes;
-  const std::string& scope = v.scope;
+void Eval::comm_data_parallel() {
   if (st == Strategy::ddp || st == Strategy::tp || st == Strategy::ep || st == Strategy::cp) {
     // Gradient all-reduce over the data-parallel replicas in 25 MiB buckets during backward; no_sync on
     // accumulation micro-batches.
@@ -141,24 +127,7 @@ void comm_data_parallel(Eval& v) {
 }
 
 // DeepSpeed ZeRO stages 1-3: gradient reduce-scatter, ZeRO-3's parameter gathers, stages 1-2's all-gather.
-void comm_zero(Eval& v) {
-  const Inputs& in = v.in;
-  const ParallelPlan& plan = v.plan;
-  const Strategy st = v.plan.strategy;
-  const int R = v.plan.ranks();
-  const Ctx& c = v.c;
-  ParallelEstimate& e = v.e;
-  const double fwd_s = v.fwd_s;
-  const double bwd_s = v.bwd_s;
-  const double accum = v.accum;
-  const int gpn = v.gpn;
-  const int nodes = v.nodes;
-  const double grad_bytes = v.grad_bytes;
-  const double grad16 = v.grad16;
-  const double gather_bytes = v.gather_bytes;
-  const bool ds_full = v.ds_full;
-  const std::string& scope = v.scope;
-  auto coll = [&v](CollOp op, double bytes) { return v.coll(op, bytes); };
+void Eval::comm_zero() {
   if (is_zero(st)) {
     const double n = R;
     const bool each_micro = st != Strategy::zero1;  // stage 1 reduces at the accumulation boundary only
@@ -238,19 +207,7 @@ void comm_zero(Eval& v) {
 }
 
 // FSDP (and HSDP, SHARD_GRAD_OP): per-unit all-gathers and reduce-scatters, HSDP's cross-node all-reduce.
-void comm_fsdp(Eval& v) {
-  const Inputs& in = v.in;
-  const ParallelPlan& plan = v.plan;
-  const Strategy st = v.plan.strategy;
-  ParallelEstimate& e = v.e;
-  const double fwd_s = v.fwd_s;
-  const double bwd_s = v.bwd_s;
-  const double layers = v.layers;
-  const double accum = v.accum;
-  const int gpn = v.gpn;
-  const int nodes = v.nodes;
-  const double grad_bytes = v.grad_bytes;
-  const double gather_bytes = v.gather_bytes;
+void Eval::comm_fsdp() {
   if (is_fsdp(st)) {
     const int sg_gpn = gpn;
     const int sg_nodes = st == Strategy::hsdp ? 1 : nodes;
@@ -322,17 +279,7 @@ void comm_fsdp(Eval& v) {
 }
 
 // Tensor, expert and context parallelism's activations on the critical path (and overlapped ring K/V).
-void comm_model_parallel(Eval& v) {
-  const ParallelPlan& plan = v.plan;
-  const Workload& w = v.in.workload;
-  const ModelSpec& m = v.in.model;
-  const Strategy st = v.plan.strategy;
-  const int deg = v.c.deg;
-  ParallelEstimate& e = v.e;
-  const StepTime& t = v.t;
-  const double step_len = v.step_len;
-  const double layers = v.layers;
-  const double accum = v.accum;
+void Eval::comm_model_parallel() {
   const double act_bytes = d(e.micro_batch) * step_len * d(m.hidden) * w.compute_bytes();
   if (st == Strategy::tp) {
     // Megatron sequence parallelism: per transformer layer, an all-gather and a reduce-scatter around the

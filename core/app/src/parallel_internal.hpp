@@ -91,13 +91,25 @@ std::string gib_text(double bytes);
 // The node's host RAM holds every rank's offloaded states and checkpoints: the job does not fit when it
 // cannot.
 void check_node_host_ram(ParallelEstimate& e);
-// What the sections of one multi-GPU evaluation share: the job, the rank's context, the estimate being
-// filled, the rank's step times and the communication's common sizes.
+// One multi-GPU evaluation (parallel.cpp evaluate) in sections, each a member: the job, the rank's context,
+// the estimate being filled, the rank's step times and the communication's common sizes.
 struct Eval {
   Eval(const Inputs& in_, const ParallelPlan& plan_, Ctx& c_, ParallelEstimate& e_)
-      : in(in_), plan(plan_), c(c_), e(e_) {}
+      : in(in_),
+        plan(plan_),
+        w(in_.workload),
+        m(in_.model),
+        st(plan_.strategy),
+        R(plan_.ranks()),
+        deg(c_.deg),
+        c(c_),
+        e(e_) {}
   const Inputs& in;
   const ParallelPlan& plan;
+  const Workload& w;
+  const ModelSpec& m;
+  Strategy st;
+  int R, deg;  // ranks; tensor, expert or context degree
   Ctx& c;
   ParallelEstimate& e;
   StepTime t;                    // one micro-batch on one rank (the optimizer's share not spread yet)
@@ -109,14 +121,19 @@ struct Eval {
   bool ds_full = false;  // DeepSpeed ZeRO with full fine-tuning (16-bit gradients of every parameter)
   std::string scope;
   double coll(CollOp op, double bytes) const { return group_collective_time_s(op, bytes, gpn, nodes, plan); }
-};
 
-// parallel_comm.cpp: the sizes every strategy's communication uses, then each strategy family's collectives
-// (each applies to its own strategies only and does nothing for the others).
-void comm_setup(Eval& v);
-void comm_data_parallel(Eval& v);   // DDP's gradient all-reduce (ddp; the replicas of tp, ep and cp)
-void comm_zero(Eval& v);            // DeepSpeed ZeRO stages 1-3
-void comm_fsdp(Eval& v);            // FSDP, HSDP, SHARD_GRAD_OP
-void comm_model_parallel(Eval& v);  // tensor, expert and context parallelism's activations
+  // parallel.cpp: per-rank memory and the micro-batch (false when not even micro-batch 1 fits); the rank's
+  // compute and optimizer step; the step, throughput, price and cost.
+  bool size_micro_batch();
+  void rank_compute();
+  ParallelEstimate finish(const Estimate& single, const Database& db);
+  // parallel_comm.cpp: the sizes every strategy's communication uses, then each strategy family's
+  // collectives (each applies to its own strategies only and does nothing for the others).
+  void comm_setup();
+  void comm_data_parallel();   // DDP's gradient all-reduce (ddp; the replicas of tp, ep and cp)
+  void comm_zero();            // DeepSpeed ZeRO stages 1-3
+  void comm_fsdp();            // FSDP, HSDP, SHARD_GRAD_OP
+  void comm_model_parallel();  // tensor, expert and context parallelism's activations
+};
 
 }  // namespace ftcost::detail

@@ -335,22 +335,15 @@ Result<SoftwareRange> parse_software_range(const json& doc, const std::string& p
   const FieldReader r(doc, *field_list("stack.software_versions[]"), path);
   FTCOST_TRY(obj_ok, r.check_object());
   (void)obj_ok;
-  SoftwareRange range;
   FTCOST_TRY(package, r.choice("package"));
   FTCOST_TRY(from, version_bound(r, "from"));
   FTCOST_TRY(to, version_bound(r, "to"));
   FTCOST_TRY(tf_from, version_bound(r, "transformers_from"));
   FTCOST_TRY(tf_to, version_bound(r, "transformers_to"));
   FTCOST_TRY(note, r.string("note"));
-  range.package = package;
-  range.from = from;
-  range.to = to;
-  range.transformers_from = tf_from;
-  range.transformers_to = tf_to;
-  range.note = note;
   if (!ranges_meet(from, to, from, to) || !ranges_meet(tf_from, tf_to, tf_from, tf_to))
     return make_error(Errc::invalid_value, path, "a range ends before it starts");
-  return range;
+  return SoftwareRange{package, from, to, tf_from, tf_to, note};
 }
 
 Status parse_software_versions(const FieldReader& r, StackProfile& s) {
