@@ -15,25 +15,12 @@
 namespace ftcost {
 
 using detail::add;
-using detail::add_nvme_optimizer_swaps;
-using detail::add_offload_accumulation_crossings;
-using detail::add_offloaded_param_copies;
-using detail::add_optimizer_paging_item;
-using detail::check_node_host_ram;
 using detail::Ctx;
 using detail::d;
 using detail::Eval;
 using detail::gib_text;
 using detail::is_fsdp;
-using detail::is_sharded_dp;
 using detail::is_zero;
-using detail::kZeroReduceBucketElems;
-using detail::max_micro;
-using detail::max_micro_upper;
-using detail::max_seq_rank;
-using detail::own_pcie_bytes_per_s;
-using detail::rank_memory;
-using detail::shard_group;
 using detail::zero3_fetch_totals;
 using detail::Zero3FetchTotals;
 
