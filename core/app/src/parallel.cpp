@@ -15,6 +15,7 @@
 namespace ftcost {
 
 using detail::add;
+using detail::comm_item;
 using detail::Ctx;
 using detail::d;
 using detail::Eval;
@@ -185,16 +186,10 @@ void add_ulysses_all_to_all(ParallelEstimate& e, const Ctx& c, double micro, dou
   const double layers = d(c.m_eff.layers_with(Mixer::attention)) * passes * c.plan.grad_accum;
   const double t_q = collective_time_s(CollOp::all_to_all, q, sp, c.plan.intra, c.plan.collectives);
   const double t_kv = collective_time_s(CollOp::all_to_all, kv, sp, c.plan.intra, c.plan.collectives);
-  CommItem it{"Ulysses sequence all-to-all (query, key, value in; output back)",
-              CollOp::all_to_all,
-              "intra-node",
-              sp,
-              (2.0 * q + 2.0 * kv) / 4.0,
-              4.0 * layers,
-              layers * (2.0 * t_q + 2.0 * t_kv),
-              0,
-              0,
-              "on the critical path (attention waits for its heads; the output for its sequence)"};
+  CommItem it =
+      comm_item("Ulysses sequence all-to-all (query, key, value in; output back)", CollOp::all_to_all,
+                "intra-node", sp, (2.0 * q + 2.0 * kv) / 4.0, 4.0 * layers, layers * (2.0 * t_q + 2.0 * t_kv),
+                "on the critical path (attention waits for its heads; the output for its sequence)");
   it.exposed_s = it.time_s;
   add(e, it);
 }
@@ -396,16 +391,8 @@ void detail::Eval::rank_compute() {
     const double n = shard_group(plan, st);
     opt = pb.trainable / n / host_adam_params_per_s(st, in.stack, plan);
     const double bytes = 2.0 * pb.trainable / n * 2.0;  // 16-bit grads down, 16-bit params up
-    CommItem it{"offload: gradients to host, parameters back (PCIe)",
-                CollOp::send_recv,
-                "pcie-host",
-                1,
-                bytes / 2,
-                2,
-                bytes / own_pcie_bytes_per_s(in.gpu),
-                0,
-                0,
-                ""};
+    CommItem it = comm_item("offload: gradients to host, parameters back (PCIe)", CollOp::send_recv,
+                            "pcie-host", 1, bytes / 2, 2, bytes / own_pcie_bytes_per_s(in.gpu), "");
     it.exposed_s = it.time_s;
     it.overlap = "exposed (around the host optimizer step)";
     add(e, it);

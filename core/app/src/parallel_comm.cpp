@@ -93,16 +93,8 @@ void Eval::comm_data_parallel() {
         const double calls = std::ceil(eb / kDdpBucketBytes);
         const double one =
             group_collective_time_s(CollOp::all_reduce, eb / calls, std::max(1, gpn / deg), nodes, plan);
-        CommItem it{"expert gradient all-reduce (DDP buckets)",
-                    CollOp::all_reduce,
-                    scope,
-                    R / deg,
-                    eb / calls,
-                    calls,
-                    one * calls,
-                    0,
-                    0,
-                    "during backward (DDP buckets)"};
+        CommItem it = comm_item("expert gradient all-reduce (DDP buckets)", CollOp::all_reduce, scope,
+                                R / deg, eb / calls, calls, one * calls, "during backward (DDP buckets)");
         it.exposed_s = one + std::max(0.0, it.time_s - one - bwd_s);
         add(e, it);
       }
@@ -110,16 +102,10 @@ void Eval::comm_data_parallel() {
     if (g_gpn * g_nodes > 1 && bytes > 0) {
       const double calls = std::ceil(bytes / kDdpBucketBytes);
       const double one = group_collective_time_s(CollOp::all_reduce, bytes / calls, g_gpn, g_nodes, plan);
-      CommItem it{"gradient all-reduce (DDP buckets)",
-                  CollOp::all_reduce,
-                  g_nodes > 1 ? "hierarchical" : "intra-node",
-                  g_gpn * g_nodes,
-                  bytes / calls,
-                  calls,
-                  one * calls,
-                  0,
-                  0,
-                  "during backward as buckets fill; the last bucket after it"};
+      CommItem it =
+          comm_item("gradient all-reduce (DDP buckets)", CollOp::all_reduce,
+                    g_nodes > 1 ? "hierarchical" : "intra-node", g_gpn * g_nodes, bytes / calls, calls,
+                    one * calls, "during backward as buckets fill; the last bucket after it");
       it.exposed_s = one + std::max(0.0, it.time_s - one - bwd_s);
       add(e, it);
     }
@@ -135,16 +121,9 @@ void Eval::comm_zero() {
         (each_micro ? accum : 1.0) * std::max(1.0, std::ceil(grad16 / 2.0 / kZeroReduceBucketElems));
     const double rs_one = coll(CollOp::reduce_scatter,
                                grad16 / std::max(1.0, std::ceil(grad16 / 2.0 / kZeroReduceBucketElems)));
-    CommItem rs{"gradient reduce-scatter",
-                CollOp::reduce_scatter,
-                scope,
-                static_cast<int>(n),
-                grad16 / std::max(1.0, std::ceil(grad16 / 2.0 / kZeroReduceBucketElems)),
-                rs_calls,
-                rs_one * rs_calls,
-                0,
-                0,
-                ""};
+    CommItem rs = comm_item("gradient reduce-scatter", CollOp::reduce_scatter, scope, static_cast<int>(n),
+                            grad16 / std::max(1.0, std::ceil(grad16 / 2.0 / kZeroReduceBucketElems)),
+                            rs_calls, rs_one * rs_calls, "");
     if (st == Strategy::zero3) {
       // One all-gather per fetched sub-module (zero3_fetch_modules) over all ranks; with hpZ the backward's
       // over the hpZ group, from the secondary partition.
@@ -154,28 +133,16 @@ void Eval::comm_zero() {
       const double ag = fp.time_s;
       const double calls = fp.calls;
       const double first = ag / std::max(1.0, calls);  // the first module of a pass waits for its gather
-      CommItem f{"forward parameter all-gather (per sub-module, prefetch)",
-                 CollOp::all_gather,
-                 scope,
-                 static_cast<int>(n),
-                 gather_bytes / std::max(1.0, calls),
-                 calls * accum,
-                 ag * accum,
-                 0,
-                 0,
-                 "prefetched ahead of use along the recorded module trace (overlap_comm on for stage 3)"};
+      CommItem f =
+          comm_item("forward parameter all-gather (per sub-module, prefetch)", CollOp::all_gather, scope,
+                    static_cast<int>(n), gather_bytes / std::max(1.0, calls), calls * accum, ag * accum,
+                    "prefetched ahead of use along the recorded module trace (overlap_comm on for stage 3)");
       f.exposed_s = accum * (first + std::max(0.0, ag - fwd_s));
       add(e, f);
-      CommItem b{bk.name,
-                 CollOp::all_gather,
-                 bk.intra ? "intra-node" : scope,
-                 bk.ranks,
-                 gather_bytes / std::max(1.0, calls),
-                 calls * accum,
-                 bp.time_s * accum,
-                 0,
-                 0,
-                 "prefetched ahead of use; with checkpointing the recompute's fetch serves the backward"};
+      CommItem b =
+          comm_item(bk.name, CollOp::all_gather, bk.intra ? "intra-node" : scope, bk.ranks,
+                    gather_bytes / std::max(1.0, calls), calls * accum, bp.time_s * accum,
+                    "prefetched ahead of use; with checkpointing the recompute's fetch serves the backward");
       const double bwd_comm = bp.time_s + rs_one * rs_calls / accum;
       b.exposed_s =
           accum * (bp.time_s / std::max(1.0, calls) + std::max(0.0, bwd_comm - bwd_s) * bp.time_s / bwd_comm);
@@ -191,16 +158,9 @@ void Eval::comm_zero() {
       add(e, rs);
       const double pbytes = ds_full ? 2.0 * d(c.m_eff.params().total()) : grad_bytes;
       const double ag = coll(CollOp::all_gather, pbytes);
-      CommItem a{"updated parameter all-gather",
-                 CollOp::all_gather,
-                 scope,
-                 static_cast<int>(n),
-                 pbytes,
-                 1,
-                 ag,
-                 0,
-                 ag,
-                 "after the optimizer step, exposed"};
+      CommItem a = comm_item("updated parameter all-gather", CollOp::all_gather, scope, static_cast<int>(n),
+                             pbytes, 1, ag, "after the optimizer step, exposed");
+      a.exposed_s = ag;
       add(e, a);
     }
   }
@@ -217,44 +177,23 @@ void Eval::comm_fsdp() {
     const std::string sscope = sg_nodes > 1 ? "hierarchical" : "intra-node";
     const double ag = scoll(CollOp::all_gather, gather_bytes);
     const double rs = scoll(CollOp::reduce_scatter, grad_bytes);
-    CommItem f{"forward parameter all-gather",
-               CollOp::all_gather,
-               sscope,
-               sg_gpn * sg_nodes,
-               gather_bytes / layers,
-               layers * accum,
-               ag * accum,
-               0,
-               0,
-               "next unit's all-gather issued while the current unit computes"};
+    CommItem f = comm_item("forward parameter all-gather", CollOp::all_gather, sscope, sg_gpn * sg_nodes,
+                           gather_bytes / layers, layers * accum, ag * accum,
+                           "next unit's all-gather issued while the current unit computes");
     f.exposed_s = accum * (ag / layers + std::max(0.0, ag - fwd_s));
     add(e, f);
     double bwd_comm = rs;
     if (st != Strategy::fsdp_grad_op) {
-      CommItem b{"backward parameter all-gather",
-                 CollOp::all_gather,
-                 sscope,
-                 sg_gpn * sg_nodes,
-                 gather_bytes / layers,
-                 layers * accum,
-                 ag * accum,
-                 0,
-                 0,
-                 "BACKWARD_PRE prefetch of the next unit"};
+      CommItem b = comm_item("backward parameter all-gather", CollOp::all_gather, sscope, sg_gpn * sg_nodes,
+                             gather_bytes / layers, layers * accum, ag * accum,
+                             "BACKWARD_PRE prefetch of the next unit");
       bwd_comm += ag;
       b.exposed_s = accum * std::max(0.0, bwd_comm - bwd_s) * ag / bwd_comm;
       add(e, b);
     }
-    CommItem r{"gradient reduce-scatter",
-               CollOp::reduce_scatter,
-               sscope,
-               sg_gpn * sg_nodes,
-               grad_bytes / layers,
-               layers * accum,
-               rs * accum,
-               0,
-               0,
-               "per unit during backward; the last unit's after it"};
+    CommItem r = comm_item("gradient reduce-scatter", CollOp::reduce_scatter, sscope, sg_gpn * sg_nodes,
+                           grad_bytes / layers, layers * accum, rs * accum,
+                           "per unit during backward; the last unit's after it");
     r.exposed_s = accum * (rs / layers + std::max(0.0, bwd_comm - bwd_s) * rs / std::max(bwd_comm, 1e-30));
     add(e, r);
     add_offloaded_param_copies(e, in.gpu, gather_bytes / (sg_gpn * sg_nodes), ag, fwd_s, bwd_comm, bwd_s,
@@ -262,16 +201,9 @@ void Eval::comm_fsdp() {
     if (st == Strategy::hsdp) {
       const double shard = grad_bytes / gpn;
       const double ar = group_collective_time_s(CollOp::all_reduce, shard, 1, nodes, plan);
-      CommItem h{"gradient shard all-reduce across nodes",
-                 CollOp::all_reduce,
-                 "inter-node",
-                 nodes,
-                 shard / layers,
-                 layers * accum,
-                 ar * accum,
-                 0,
-                 0,
-                 "after each unit's reduce-scatter, during backward"};
+      CommItem h = comm_item("gradient shard all-reduce across nodes", CollOp::all_reduce, "inter-node",
+                             nodes, shard / layers, layers * accum, ar * accum,
+                             "after each unit's reduce-scatter, during backward");
       h.exposed_s = accum * (ar / layers + std::max(0.0, ar - bwd_s));
       add(e, h);
     }
@@ -288,16 +220,9 @@ void Eval::comm_model_parallel() {
     const double ag = collective_time_s(CollOp::all_gather, act_bytes, deg, plan.intra, plan.collectives);
     const double rs = collective_time_s(CollOp::reduce_scatter, act_bytes, deg, plan.intra, plan.collectives);
     const double calls = layers * per_layer_calls * accum;
-    CommItem it{"sequence-parallel all-gather / reduce-scatter",
-                CollOp::all_gather,
-                "intra-node",
-                deg,
-                act_bytes,
-                calls,
-                calls * (ag + rs) / 2.0,
-                0,
-                0,
-                "on the critical path (tp_comm_overlap off by default)"};
+    CommItem it = comm_item("sequence-parallel all-gather / reduce-scatter", CollOp::all_gather, "intra-node",
+                            deg, act_bytes, calls, calls * (ag + rs) / 2.0,
+                            "on the critical path (tp_comm_overlap off by default)");
     it.exposed_s = it.time_s;
     add(e, it);
   }
@@ -308,16 +233,9 @@ void Eval::comm_model_parallel() {
     const double calls = moe_layers * (4.0 + (w.checkpointing ? 2.0 : 0.0)) * accum;
     const double one =
         collective_time_s(CollOp::all_to_all, bytes, deg, plan.intra, plan.collectives) * e.expert_imbalance;
-    CommItem it{"expert dispatch / combine all-to-all",
-                CollOp::all_to_all,
-                "intra-node",
-                deg,
-                bytes,
-                calls,
-                calls * one,
-                0,
-                0,
-                "on the critical path (the experts wait for their tokens)"};
+    CommItem it =
+        comm_item("expert dispatch / combine all-to-all", CollOp::all_to_all, "intra-node", deg, bytes, calls,
+                  calls * one, "on the critical path (the experts wait for their tokens)");
     it.exposed_s = it.time_s;
     add(e, it);
   }
@@ -327,16 +245,8 @@ void Eval::comm_model_parallel() {
     const double steps = (deg - 1.0) * (1.0 + 2.0 + (w.checkpointing ? 1.0 : 0.0));
     const double one = collective_time_s(CollOp::send_recv, kv, 2, plan.intra, plan.collectives);
     const double calls = att_layers * steps * accum;
-    CommItem it{"ring attention K/V send/recv",
-                CollOp::send_recv,
-                "intra-node",
-                deg,
-                kv,
-                calls,
-                calls * one,
-                0,
-                0,
-                "overlapped with the attention of the chunk in hand"};
+    CommItem it = comm_item("ring attention K/V send/recv", CollOp::send_recv, "intra-node", deg, kv, calls,
+                            calls * one, "overlapped with the attention of the chunk in hand");
     const double attn = t.by_class[static_cast<std::size_t>(KernelClass::attention)] * deg * accum;
     it.exposed_s = std::max(0.0, it.time_s - attn);
     add(e, it);

@@ -63,6 +63,14 @@ std::int64_t max_micro(const Ctx& c, double usable);
 std::int64_t max_micro_upper(const Ctx& c, double usable, std::int64_t max_b);
 double max_seq_rank(const Ctx& c0, double usable);
 
+// A collective of the step: `calls` calls of `bytes` each over `ranks` ranks, `time_s` in all, `overlap` its
+// overlap rule; the caller sets its exposed part (add() clamps it and derives the overlapped part).
+inline CommItem comm_item(std::string name, CollOp op, std::string scope, int ranks, double bytes,
+                          double calls, double time_s, std::string overlap) {
+  return CommItem{std::move(name),   op, std::move(scope), ranks, bytes, calls, time_s, 0, 0,
+                  std::move(overlap)};
+}
+
 // One collective of the step, its exposed part clamped to [0, its time], into the estimate's totals.
 inline void add(ParallelEstimate& e, CommItem it) {
   it.exposed_s = std::max(0.0, std::min(it.exposed_s, it.time_s));

@@ -33,17 +33,11 @@ void add_offload_accumulation_crossings(ParallelEstimate& e, const GpuSpec& gpu,
   if (accum <= 1 || (st != Strategy::zero2 && st != Strategy::zero3)) return;
   const double one = grad_shard_bytes / own_pcie_bytes_per_s(gpu);
   const bool overlapped = st == Strategy::zero3;
-  CommItem it{"offload: gradient partitions to host and back on accumulation micro-batches (PCIe)",
-              CollOp::send_recv,
-              "pcie-host",
-              1,
-              grad_shard_bytes,
-              2 * (accum - 1),
-              2 * (accum - 1) * one,
-              0,
-              0,
-              overlapped ? "during backward on ZeRO-3's reduce-and-partition stream"
-                         : "exposed (on the compute stream: overlap_comm is off for stage 2)"};
+  CommItem it =
+      comm_item("offload: gradient partitions to host and back on accumulation micro-batches (PCIe)",
+                CollOp::send_recv, "pcie-host", 1, grad_shard_bytes, 2 * (accum - 1), 2 * (accum - 1) * one,
+                overlapped ? "during backward on ZeRO-3's reduce-and-partition stream"
+                           : "exposed (on the compute stream: overlap_comm is off for stage 2)");
   it.exposed_s = overlapped ? (accum - 1) * std::max(0.0, 2 * one - bwd_s) : it.time_s;
   add(e, it);
 }

@@ -25,9 +25,8 @@ inline Field req(Field x) {
   return x;
 }
 inline Field need(Field x) {
-  x.required = true;
   x.needed = true;
-  return x;
+  return req(std::move(x));
 }
 inline Field null_ok(Field x) {
   x.nullable = true;
