@@ -2,13 +2,13 @@
 """The core's layering, checked on the built libraries (ctest core.layers).
 
 core/CMakeLists.txt builds the core as layers, each a static library that links only the layers below it:
-base < spec < db < predict < app, and ftcost_dbcheck beside the core, above app. Include paths stop a lower
+base < spec < db < predict < fit < app, and ftcost_dbcheck beside the core, above app. Include paths stop a lower
 layer from including a higher layer's header, but not from calling a function that a higher layer defines
 and declares in a lower layer's header: that links in a program that links every layer (the CLI, the tests)
 and the layering is broken without a compile error. This check reads each library's symbols with `nm` and
 fails when a layer needs (an undefined symbol) what no library at or below it defines but a higher one does.
 
-  tools/check_layers.py [--nm NM] base=LIB spec=LIB db=LIB predict=LIB app=LIB [dbcheck=LIB]   (lowest first)
+  tools/check_layers.py [--nm NM] base=LIB spec=LIB db=LIB predict=LIB fit=LIB app=LIB [dbcheck=LIB]   (lowest first)
 
 Exit 0: every layer's needs are met at or below it (or outside the core: the C++ library, nlohmann_json);
 1: a violation (each named: layer, symbol, the higher layer that defines it); 2: bad arguments or nm failed.

@@ -434,6 +434,21 @@ TEST_CASE("model presets, datasets and stacks") {
     EXPECT_PROBLEM(alias, "stacks/axolotl-2025.json", "model_support.transformers.versions",
                    "dotted numbers");
   }
+  SUBCASE("software_versions: ranges of two profiles that overlap, a version that is not MAJOR.MINOR") {
+    // hf-trl-2024q4 covers trl 0.12-1.4 with transformers below 4.49; hf-trl-2025 the same trl from 4.49.
+    auto ps = mutated("stacks/hf-trl-2024q4.json",
+                      [](json& s) { s["software_versions"][0].erase("transformers_to"); });
+    EXPECT_PROBLEM(ps, "stacks/hf-trl-2024q4.json", "software_versions[0]",
+                   "overlaps hf-trl-2025's trl 0.12-1.4, transformers 4.49-");
+    auto alias = mutated("stacks/axolotl-2025.json", [](json& s) {
+      s["overrides"]["software_versions"][0]["transformers_from"] = "4.40";
+    });
+    EXPECT_PROBLEM(alias, "stacks/axolotl-2025.json", "overrides.software_versions[0]",
+                   "overlaps axolotl-2024q4's axolotl, transformers -4.49");
+    auto bad =
+        mutated("stacks/hf-trl-2026.json", [](json& s) { s["software_versions"][0]["from"] = "1.4.x"; });
+    EXPECT_PROBLEM(bad, "stacks/hf-trl-2026.json", "software_versions[0].from", "MAJOR.MINOR");
+  }
   SUBCASE("a schema file with another $id") {
     json s = shipped_json("schema/gpu.schema.json");
     s["$id"] = "ftcost.gpus/2";

@@ -14,17 +14,14 @@
 
 namespace ftcost {
 
+using detail::add;
+using detail::comm_item;
 using detail::Ctx;
 using detail::d;
+using detail::Eval;
+using detail::gib_text;
 using detail::is_fsdp;
-using detail::is_sharded_dp;
 using detail::is_zero;
-using detail::kZeroReduceBucketElems;
-using detail::max_micro;
-using detail::max_micro_upper;
-using detail::max_seq_rank;
-using detail::rank_memory;
-using detail::shard_group;
 using detail::zero3_fetch_totals;
 using detail::Zero3FetchTotals;
 
@@ -40,8 +37,6 @@ namespace {
 
 // ---- Constants with their provenance (docs/sources/parallel.md). "code" = read from the library's source,
 // "assumed" = an engineering estimate the docs say is one.
-// code: torch/nn/parallel/distributed.py DistributedDataParallel(bucket_cap_mb=25).
-constexpr double kDdpBucketBytes = 25.0 * kMiB;
 // assumed: host Adam (DeepSpeed CPUAdam) parameters updated per second per rank.
 constexpr double kHostAdamParamsPerS = 1.0e9;
 // assumed: how much slower torch.optim.AdamW steps host tensors than DeepSpeed's CPUAdam. FSDP's CPU offload
@@ -174,14 +169,6 @@ double ep_imbalance(const std::vector<double>& shares, int ep) {
   return sum > 0 ? mx * ep / sum : 1.0;
 }
 
-void add(ParallelEstimate& e, CommItem it) {
-  it.exposed_s = std::max(0.0, std::min(it.exposed_s, it.time_s));
-  it.overlapped_s = it.time_s - it.exposed_s;
-  e.comm_s += it.time_s;
-  e.comm_exposed_s += it.exposed_s;
-  e.comm.push_back(std::move(it));
-}
-
 // Ulysses' all-to-alls per attention layer and pass (ulysses_sp.py _combine_local_sequences: query, key and
 // value, each [L/N, b, heads, head_dim] per rank, KV heads replicated up to N; _partition_global_sequence:
 // the attention output back), each as many bytes per rank as the local tensor; the backward runs the same
@@ -199,155 +186,12 @@ void add_ulysses_all_to_all(ParallelEstimate& e, const Ctx& c, double micro, dou
   const double layers = d(c.m_eff.layers_with(Mixer::attention)) * passes * c.plan.grad_accum;
   const double t_q = collective_time_s(CollOp::all_to_all, q, sp, c.plan.intra, c.plan.collectives);
   const double t_kv = collective_time_s(CollOp::all_to_all, kv, sp, c.plan.intra, c.plan.collectives);
-  CommItem it{"Ulysses sequence all-to-all (query, key, value in; output back)",
-              CollOp::all_to_all,
-              "intra-node",
-              sp,
-              (2.0 * q + 2.0 * kv) / 4.0,
-              4.0 * layers,
-              layers * (2.0 * t_q + 2.0 * t_kv),
-              0,
-              0,
-              "on the critical path (attention waits for its heads; the output for its sequence)"};
+  CommItem it =
+      comm_item("Ulysses sequence all-to-all (query, key, value in; output back)", CollOp::all_to_all,
+                "intra-node", sp, (2.0 * q + 2.0 * kv) / 4.0, 4.0 * layers, layers * (2.0 * t_q + 2.0 * t_kv),
+                "on the critical path (attention waits for its heads; the output for its sequence)");
   it.exposed_s = it.time_s;
   add(e, it);
-}
-
-// The GPU's own PCIe link to host memory, bytes/s: what offload moves over (intra_node_link of a node so
-// large that no NVLink joins it, with peer-to-peer allowed).
-double own_pcie_bytes_per_s(const GpuSpec& gpu) { return intra_node_link(gpu, 1 << 20, 1).busbw_gbps * 1e9; }
-
-// DeepSpeed's optimizer offload accumulates partitioned gradients in host memory (ZeRO-2/3; ZeRO-1 reduces
-// only at the accumulation boundary, engine.py allreduce_gradients): with gradient accumulation every
-// micro-batch copies the rank's gradient partition (in the model's dtype, the default grad_accum_dtype:
-// engine.py get_data_types) down to host memory, and every micro-batch after the first brings the running
-// sum back up to add to first. ZeRO-2: stage_1_and_2.py async_accumulate_grad_in_cpu_via_gpu
-// (accumulate_gradients: dest_buffer.copy_(accumulated_grads_in_cpu) and add_, then copy_gradients_to_cpu);
-// ZeRO-3: stage3.py partition_grads (the grad partition buffer lives on self.device, the CPU under
-// offload_optimizer: copy_ at micro_step_id 0, else to(device) + add_ + copy_ back); both @ edaa722. Beyond
-// the boundary's crossing (in the offload item): A - 1 more down and A - 1 up per optimizer step. ZeRO-3 runs
-// them on its reduce-and-partition stream during backward (overlap_comm on for stage 3); ZeRO-2 on the
-// compute stream (overlap_comm off by default): exposed.
-void add_offload_accumulation_crossings(ParallelEstimate& e, const GpuSpec& gpu, double grad_shard_bytes,
-                                        double bwd_s) {
-  const double accum = e.plan.grad_accum;
-  const Strategy st = e.plan.strategy;
-  if (accum <= 1 || (st != Strategy::zero2 && st != Strategy::zero3)) return;
-  const double one = grad_shard_bytes / own_pcie_bytes_per_s(gpu);
-  const bool overlapped = st == Strategy::zero3;
-  CommItem it{"offload: gradient partitions to host and back on accumulation micro-batches (PCIe)",
-              CollOp::send_recv,
-              "pcie-host",
-              1,
-              grad_shard_bytes,
-              2 * (accum - 1),
-              2 * (accum - 1) * one,
-              0,
-              0,
-              overlapped ? "during backward on ZeRO-3's reduce-and-partition stream"
-                         : "exposed (on the compute stream: overlap_comm is off for stage 2)"};
-  it.exposed_s = overlapped ? (accum - 1) * std::max(0.0, 2 * one - bwd_s) : it.time_s;
-  add(e, it);
-}
-
-// Offloaded parameters cross the rank's PCIe link to the GPU before every all-gather of them: FSDP2
-// (torch/distributed/fsdp/_fully_shard/_fsdp_param.py FSDPParam.all_gather_inputs: the shard kept in pinned
-// host memory is copied with sharded_param_data.to(device, non_blocking=True) when offload_to_cpu; pytorch @
-// 010ae4a8) and DeepSpeed ZeRO-3 (runtime/zero/partition_parameters.py all_gather_coalesced: p.ds_tensor.to(
-// current_device) before _dist_allgather_fn; @ edaa722). Each gather pass of a micro-batch (forward, and
-// backward unless fsdp-grad-op keeps the gathered parameters) moves the rank's shard. The copy is part
-// of the gather's prefetch, so what it exposes is the pass's pipeline with it minus the pipeline without it.
-// Nothing unless the plan offloads parameters.
-void add_offloaded_param_copies(ParallelEstimate& e, const GpuSpec& gpu, double shard_bytes, double fwd_comm,
-                                double fwd_s, double bwd_comm, double bwd_s, double accum) {
-  if (!offloads_params(e.plan.offload)) return;
-  const int passes = e.plan.strategy == Strategy::fsdp_grad_op ? 1 : 2;
-  const double h2d = shard_bytes / own_pcie_bytes_per_s(gpu);
-  // ZeRO-Infinity reads the part of the shard beyond max_in_cpu from the node's drives first (the node's
-  // ranks at once): partition_parameters.py all_gather_coalesced swaps in params whose ds_tensor
-  // final_location is nvme before the copy (@ edaa722).
-  const double nvme = e.memory.nvme_param_bytes * e.plan.gpus_per_node / (e.plan.nvme_read_gbps * 1e9);
-  const auto pass_exposed = [&](double extra) {
-    double x = std::max(0.0, fwd_comm + extra - fwd_s) - std::max(0.0, fwd_comm - fwd_s);
-    if (passes > 1) x += std::max(0.0, bwd_comm + extra - bwd_s) - std::max(0.0, bwd_comm - bwd_s);
-    return x;
-  };
-  const double exposed = pass_exposed(h2d);
-  add(e,
-      CommItem{"offloaded parameters to the GPU before each all-gather (PCIe)", CollOp::send_recv,
-               "pcie-host", 1, shard_bytes, passes * accum, passes * accum * h2d, 0, accum * exposed,
-               "in the all-gather's prefetch: the shard is copied from pinned host memory, then gathered"});
-  if (nvme <= 0) return;
-  add(e,
-      CommItem{"NVMe: 16-bit parameters read before each all-gather (ZeRO-Infinity)", CollOp::send_recv,
-               "nvme", e.plan.gpus_per_node, e.memory.nvme_param_bytes, passes * accum, passes * accum * nvme,
-               0, accum * (pass_exposed(h2d + nvme) - exposed),
-               "in the all-gather's prefetch, before the PCIe copy; the node's drives serve all its ranks"});
-}
-
-// ZeRO-Infinity's optimizer step (stage3.py step -> _prepare_sub_group / _release_sub_group @ edaa722): per
-// sub-group, swap_in_optimizer_state reads the fp32 master partition, its two Adam states and its fp32
-// gradient (16 B per element; partitioned_optimizer_swapper.py), the CPU steps it, swap_out_optimizer_state
-// writes the three states back (12 B); the fp32 gradients were written at the end of backward (4 B,
-// _swap_out_offload_fp32_gradients); with parameters on NVMe the updated 16-bit partition is written too
-// (_partitioned_params_swap_out, 2 B). offload_optimizer.pipeline_read / pipeline_write default to false
-// (offload_config.py), so the step waits for every read and write. The node's ranks share its drives.
-void add_nvme_optimizer_swaps(ParallelEstimate& e) {
-  const RankMemory& m = e.memory;
-  if (m.nvme_optimizer_bytes <= 0) return;
-  const double gpn = e.plan.gpus_per_node;
-  const double read = m.nvme_optimizer_bytes;
-  const double write = m.nvme_optimizer_bytes + m.nvme_param_bytes;
-  const double t = gpn * (read / (e.plan.nvme_read_gbps * 1e9) + write / (e.plan.nvme_write_gbps * 1e9));
-  add(e, CommItem{"NVMe: optimizer states and fp32 gradients swapped in and out (ZeRO-Infinity)",
-                  CollOp::send_recv, "nvme", e.plan.gpus_per_node, (read + write) / 2, 2, t, 0, t,
-                  "exposed: pipeline_read / pipeline_write are off by default, the step waits for each "
-                  "sub-group's read and write; the node's drives serve all its ranks"});
-}
-
-// Paged optimizer states that do not fit next to the rank's other memory cross the rank's PCIe link out and
-// back every optimizer step (add_optimizer_paging, throughput.hpp), in the step's critical path.
-void add_optimizer_paging_item(ParallelEstimate& e, const GpuSpec& gpu) {
-  const double paged = e.memory.paged_out(e.usable_bytes);
-  if (paged <= 0) return;
-  StepTime pg;
-  add_optimizer_paging(pg, paged, gpu, 1);
-  e.warnings.push_back("paged optimizer: " + json(std::round(paged / kGiB * 10) / 10).dump() + " of " +
-                       json(std::round(e.memory.base.optimizer_states / kGiB * 10) / 10).dump() +
-                       " GiB of optimizer states per rank do not fit next to the rest and are paged to host "
-                       "RAM and back every optimizer step (" +
-                       json(std::round(pg.paging_s * 100) / 100).dump() + " s of PCIe per step)");
-  add(e, CommItem{"paged optimizer states: to host RAM and back (unified memory, PCIe)", CollOp::send_recv,
-                  "pcie-host", 1, paged, 2, pg.paging_s, 0, pg.paging_s,
-                  "exposed (evicted while the step allocates, prefetched before each update)"});
-}
-
-// Bytes as GiB for a message: one decimal, none when whole ("2048", "12.5").
-std::string gib_text(double bytes) {
-  const double g = std::round(bytes / kGiB * 10) / 10;
-  return g == std::floor(g) ? std::to_string(static_cast<long long>(g)) : json(g).dump();
-}
-
-// The node's host RAM (--host-ram, else the --node preset's) holds every rank's offloaded states and its
-// offloaded activation checkpoints (--offload-activations, memory.cpp host_offload): a job that needs more
-// does not fit.
-void check_node_host_ram(ParallelEstimate& e) {
-  const ParallelPlan& plan = e.plan;
-  const double node_host = (e.memory.host_bytes + e.memory.base.host_offload) * plan.gpus_per_node;
-  if (plan.host_ram_gib <= 0 || node_host <= plan.host_ram_gib * kGiB) return;
-  e.fits = false;
-  const double ckpt = e.memory.base.host_offload * plan.gpus_per_node;
-  const std::string host =
-      "host RAM: offload needs " + gib_text(node_host) + " GiB per node" +
-      (ckpt > 0 ? " (" + gib_text(ckpt) + " GiB of it offloaded checkpoints)" : std::string()) +
-      ", the node has " + gib_text(plan.host_ram_gib * kGiB);
-  e.does_not_fit += (e.does_not_fit.empty() ? "" : "; ") + host;
-  e.warnings.push_back(
-      "does not fit: " + host +
-      (plan.offload == Offload::none || offload_on_nvme(plan.offload)
-           ? std::string()
-           : std::string("; --parallel zero3 --offload optimizer-nvme or params-nvme keeps the "
-                         "states on NVMe (ZeRO-Infinity)")));
 }
 
 // Whole optimizer steps: transformers' Trainer (Trainer.set_initial_training_values, 4.5x) runs
@@ -368,46 +212,6 @@ void whole_step_time(ParallelEstimate& e, const Workload& w) {
                        rows_text + (w.queries_per_row() > 1 ? " packed rows" : " samples") +
                        "): an epoch is one optimizer step, and the time counts whole steps; fewer GPUs or a "
                        "smaller --batch do the same work with less idle hardware");
-}
-
-// One ZeRO-3 gather pass: an all-gather per fetched sub-module over a group of `gpn` x `nodes` ranks, each
-// with its own call latency; the pass's bytes are the model's gathered weights shared out by module size.
-struct Zero3Pass {
-  double time_s = 0;
-  double calls = 0;
-};
-Zero3Pass zero3_gather_pass(const ModelSpec& m, double gather_bytes, int gpn, int nodes,
-                            const ParallelPlan& p) {
-  const std::vector<FetchModules> mods = zero3_fetch_modules(m);
-  const Zero3FetchTotals total = zero3_fetch_totals(mods);
-  const double elems = total.elems;
-  Zero3Pass out;
-  out.calls = total.calls;
-  if (elems <= 0) return {group_collective_time_s(CollOp::all_gather, gather_bytes, gpn, nodes, p), 1};
-  for (const auto& fm : mods)
-    out.time_s += d(fm.count) * group_collective_time_s(CollOp::all_gather,
-                                                        d(fm.elems) * gather_bytes / elems, gpn, nodes, p);
-  return out;
-}
-
-// The backward's ZeRO-3 gathers: over all ranks as the forward's, or with hpZ (zero_hpz_partition_size > 1)
-// over the hpZ group from the secondary partition (partition_parameters.py all_gather_coalesced:
-// use_secondary_tensor, num_ranks_in_param_group @ edaa722).
-struct Zero3Backward {
-  Zero3Pass pass;
-  std::string name;
-  int ranks = 0;
-  bool intra = false;
-};
-Zero3Backward zero3_backward_gathers(const ModelSpec& m, double gather_bytes, const ParallelPlan& p,
-                                     const Zero3Pass& forward) {
-  const int group = std::min(std::max(1, p.zero3.hpz_partition_size), p.ranks());
-  if (group <= 1)
-    return {forward, "backward parameter all-gather (per sub-module, prefetch)", p.ranks(), false};
-  const int gpn = std::min(group, p.gpus_per_node);
-  return {zero3_gather_pass(m, gather_bytes, gpn, std::max(1, group / p.gpus_per_node), p),
-          "backward parameter all-gather (hpZ secondary partition, prefetch)", group,
-          group <= p.gpus_per_node};
 }
 
 // ZeRO-3's plan-wide counts, once per plan rather than per micro-batch tried: the elements kept by the reuse
@@ -459,33 +263,24 @@ std::string not_chosen_line(const ParallelEstimate& e, bool safe, bool best_safe
          " queries/s (batch " + std::to_string(e.micro_batch) + ")";
 }
 
-Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, const Estimate& single,
-                                  const Database& db) {
-  ParallelEstimate e;
-  e.single = single;
-  e.plan = plan;
-  e.is_single = false;
-  const Workload& w = in.workload;
-  const ModelSpec& m = in.model;
+// The flags a multi-GPU plan must agree with, each error naming its flag (label gains "+sp:N" with
+// sequence parallelism).
+Status check_plan_flags(const ParallelPlan& plan, const ModelSpec& m, int deg, std::string& label) {
   const Strategy st = plan.strategy;
   const int R = plan.ranks();
-  const int deg = (st == Strategy::tp || st == Strategy::ep || st == Strategy::cp) ? plan.degree : 1;
-  e.strategy_label = std::string(strategy_name(st)) + (deg > 1 ? ":" + std::to_string(deg) : "");
-  // --- checks that name the flag
   if (deg > 1 && (R % deg != 0))
-    return make_error(Errc::invalid_value, "--parallel",
-                      e.strategy_label + " needs a GPU count divisible by " + std::to_string(deg) + ", got " +
-                          std::to_string(R));
+    return make_error(
+        Errc::invalid_value, "--parallel",
+        label + " needs a GPU count divisible by " + std::to_string(deg) + ", got " + std::to_string(R));
   if (deg > plan.gpus_per_node)
     return make_error(Errc::invalid_value, "--parallel",
-                      e.strategy_label + " spans more GPUs than one node has (" +
-                          std::to_string(plan.gpus_per_node) +
+                      label + " spans more GPUs than one node has (" + std::to_string(plan.gpus_per_node) +
                           "); ftcost keeps tensor, expert and context groups inside a node");
   if (auto fit = check_parallel_for_model(st, deg, m); !fit.ok()) return fit.error();
-  if (auto sp = check_sequence_parallel(plan, st, m, e.strategy_label); !sp.ok()) return sp.error();
+  if (auto sp = check_sequence_parallel(plan, st, m, label); !sp.ok()) return sp.error();
   if (plan.offload != Offload::none && !(is_zero(st) || is_fsdp(st)))
     return make_error(Errc::invalid_value, "--offload",
-                      "applies to zero1/zero2/zero3 and fsdp strategies, not " + e.strategy_label);
+                      "applies to zero1/zero2/zero3 and fsdp strategies, not " + label);
   if (plan.offload == Offload::params && !(st == Strategy::zero3 || is_fsdp(st)))
     return make_error(Errc::invalid_value, "--offload",
                       "params needs zero3 or fsdp (ZeRO-1/2 keep parameters on the GPU)");
@@ -494,7 +289,7 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
                       std::string(offload_name(plan.offload)) +
                           " needs zero3: DeepSpeed swaps to NVMe only in ZeRO stage 3 (ZeRO-Infinity: "
                           "stage3.py _configure_tensor_swapping), not " +
-                          e.strategy_label);
+                          label);
   if (plan.offload == Offload::optimizer && is_fsdp(st))
     return make_error(
         Errc::invalid_value, "--offload",
@@ -503,13 +298,14 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
     return make_error(Errc::missing_field, "--network",
                       "--nodes > 1 needs a network: a --node preset with one, or --network and "
                       "--network-gbit-per-gpu");
-  if (is_zero(st) && w.method == Method::full && w.optimizer != Optimizer::adamw_mixed)
-    e.warnings.emplace_back(
-        "DeepSpeed ZeRO keeps fp32 master weights and Adam states (12 B/param) whatever --optimizer says; "
-        "memory follows DeepSpeed's accounting");
+  return Ok{};
+}
 
-  Ctx c{in, plan, st, deg, st == Strategy::tp ? tp_shard(m, deg) : m, single.max_batch.seq_len, 0};
-  init_zero3(c);
+}  // namespace
+
+// Per-rank memory and the micro-batch: the largest that fits, the one chosen, and why; false when not even
+// micro-batch 1 fits (the estimate then says so and stops).
+bool detail::Eval::size_micro_batch() {
   e.seq_len = c.seq_len;
   e.dp = replicas(plan);
   e.usable_bytes = in.gpu.usable_bytes();
@@ -549,21 +345,26 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
     const std::string gpu = "even batch 1 per GPU needs " + gib_text(e.memory.resident()) + " GiB per rank";
     e.does_not_fit = gpu + (e.does_not_fit.empty() ? "" : "; " + e.does_not_fit);
     e.warnings.push_back("does not fit: " + gpu);
-    return e;
+    return false;
   }
   e.global_batch = e.micro_batch * e.dp * plan.grad_accum;
 
-  // --- compute per rank
-  const double len = w.mean_padded_len(e.micro_batch);
-  const double step_len = len / sequence_split(plan, st);
+  return true;
+}
+
+// The rank's compute: one micro-batch's forward and backward (expert imbalance, the attention a sequence
+// split repeats, ZeRO-3's hooks), and the optimizer step (sharded, or on the host with offload).
+void detail::Eval::rank_compute() {
+  len = w.mean_padded_len(e.micro_batch);
+  step_len = len / sequence_split(plan, st);
   Workload w1 = w;
   w1.grad_accum = 1;  // this layer spreads the optimizer step over the micro-batches itself
-  StepTime t = step_model(c.m_eff, w1, in.stack, in.gpu, in.calibration.get(), e.micro_batch, step_len,
-                          in.expert_shares);
+  t = step_model(c.m_eff, w1, in.stack, in.gpu, in.calibration.get(), e.micro_batch, step_len,
+                 in.expert_shares);
   const auto S = [&](Stage s) { return t.by_stage[static_cast<std::size_t>(s)]; };
-  double micro_s = t.total_s - S(Stage::optimizer);
-  double fwd_s = S(Stage::forward);
-  double bwd_s = S(Stage::backward) + S(Stage::recompute);
+  micro_s = t.total_s - S(Stage::optimizer);
+  fwd_s = S(Stage::forward);
+  bwd_s = S(Stage::backward) + S(Stage::recompute);
   if (st == Strategy::ep) {
     e.expert_imbalance = ep_imbalance(in.expert_shares, deg);
     const double extra =
@@ -590,16 +391,8 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
     const double n = shard_group(plan, st);
     opt = pb.trainable / n / host_adam_params_per_s(st, in.stack, plan);
     const double bytes = 2.0 * pb.trainable / n * 2.0;  // 16-bit grads down, 16-bit params up
-    CommItem it{"offload: gradients to host, parameters back (PCIe)",
-                CollOp::send_recv,
-                "pcie-host",
-                1,
-                bytes / 2,
-                2,
-                bytes / own_pcie_bytes_per_s(in.gpu),
-                0,
-                0,
-                ""};
+    CommItem it = comm_item("offload: gradients to host, parameters back (PCIe)", CollOp::send_recv,
+                            "pcie-host", 1, bytes / 2, 2, bytes / own_pcie_bytes_per_s(in.gpu), "");
     it.exposed_s = it.time_s;
     it.overlap = "exposed (around the host optimizer step)";
     add(e, it);
@@ -608,275 +401,10 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
   }
   e.optimizer_s = opt;
   add_optimizer_paging_item(e, in.gpu);
+}
 
-  // --- communication per optimizer step
-  const double layers = std::max<double>(1, d(m.layers()));
-  const double accum = plan.grad_accum;
-  const int gpn = plan.gpus_per_node;
-  const int nodes = plan.nodes;
-  const MemoryBreakdown full_mb = memory_for_batch(c.m_eff, w, in.stack, 0, c.seq_len);
-  const double grad_bytes = full_mb.gradients;  // trainable grads in their dtype, one replica
-  const bool ds_full = is_zero(st) && w.method == Method::full;
-  const double grad16 = ds_full ? 2.0 * d(c.m_eff.params().total()) : grad_bytes;
-  const double gather_bytes = full_mb.weights + full_mb.trainable_params;  // what FSDP/ZeRO-3 all-gathers
-  auto coll = [&](CollOp op, double bytes) { return group_collective_time_s(op, bytes, gpn, nodes, plan); };
-  const std::string scope = nodes > 1 ? "hierarchical" : "intra-node";
-  if (st == Strategy::ddp || st == Strategy::tp || st == Strategy::ep || st == Strategy::cp) {
-    // Gradient all-reduce over the data-parallel replicas in 25 MiB buckets during backward; no_sync on
-    // accumulation micro-batches.
-    int g_gpn = gpn;
-    int g_nodes = nodes;
-    // TP ranks hold different shards: their replicas are the other TP groups. CP ranks hold the same
-    // parameters and see different tokens: gradients are reduced over all ranks (Megatron's dp x cp group).
-    if (st == Strategy::tp) g_gpn = gpn / deg;
-    double bytes = grad_bytes;
-    if (st == Strategy::ep) {
-      // Non-expert gradients over all ranks, expert gradients over the R/ep replicas of each expert shard.
-      const ParamCounts pc = m.params();
-      const double f = d(pc.experts) / std::max(1.0, d(pc.total()));
-      bytes = grad_bytes * (1 - f);
-      const double eb = grad_bytes * f / deg;
-      if (R / deg > 1 && eb > 0) {
-        const double calls = std::ceil(eb / kDdpBucketBytes);
-        const double one =
-            group_collective_time_s(CollOp::all_reduce, eb / calls, std::max(1, gpn / deg), nodes, plan);
-        CommItem it{"expert gradient all-reduce (DDP buckets)",
-                    CollOp::all_reduce,
-                    scope,
-                    R / deg,
-                    eb / calls,
-                    calls,
-                    one * calls,
-                    0,
-                    0,
-                    "during backward (DDP buckets)"};
-        it.exposed_s = one + std::max(0.0, it.time_s - one - bwd_s);
-        add(e, it);
-      }
-    }
-    if (g_gpn * g_nodes > 1 && bytes > 0) {
-      const double calls = std::ceil(bytes / kDdpBucketBytes);
-      const double one = group_collective_time_s(CollOp::all_reduce, bytes / calls, g_gpn, g_nodes, plan);
-      CommItem it{"gradient all-reduce (DDP buckets)",
-                  CollOp::all_reduce,
-                  g_nodes > 1 ? "hierarchical" : "intra-node",
-                  g_gpn * g_nodes,
-                  bytes / calls,
-                  calls,
-                  one * calls,
-                  0,
-                  0,
-                  "during backward as buckets fill; the last bucket after it"};
-      it.exposed_s = one + std::max(0.0, it.time_s - one - bwd_s);
-      add(e, it);
-    }
-  }
-  if (is_zero(st)) {
-    const double n = R;
-    const bool each_micro = st != Strategy::zero1;  // stage 1 reduces at the accumulation boundary only
-    const double rs_calls =
-        (each_micro ? accum : 1.0) * std::max(1.0, std::ceil(grad16 / 2.0 / kZeroReduceBucketElems));
-    const double rs_one = coll(CollOp::reduce_scatter,
-                               grad16 / std::max(1.0, std::ceil(grad16 / 2.0 / kZeroReduceBucketElems)));
-    CommItem rs{"gradient reduce-scatter",
-                CollOp::reduce_scatter,
-                scope,
-                static_cast<int>(n),
-                grad16 / std::max(1.0, std::ceil(grad16 / 2.0 / kZeroReduceBucketElems)),
-                rs_calls,
-                rs_one * rs_calls,
-                0,
-                0,
-                ""};
-    if (st == Strategy::zero3) {
-      // One all-gather per fetched sub-module (zero3_fetch_modules) over all ranks; with hpZ the backward's
-      // over the hpZ group, from the secondary partition.
-      const Zero3Pass fp = zero3_gather_pass(c.m_eff, gather_bytes, gpn, nodes, plan);
-      const Zero3Backward bk = zero3_backward_gathers(c.m_eff, gather_bytes, plan, fp);
-      const Zero3Pass& bp = bk.pass;
-      const double ag = fp.time_s;
-      const double calls = fp.calls;
-      const double first = ag / std::max(1.0, calls);  // the first module of a pass waits for its gather
-      CommItem f{"forward parameter all-gather (per sub-module, prefetch)",
-                 CollOp::all_gather,
-                 scope,
-                 static_cast<int>(n),
-                 gather_bytes / std::max(1.0, calls),
-                 calls * accum,
-                 ag * accum,
-                 0,
-                 0,
-                 "prefetched ahead of use along the recorded module trace (overlap_comm on for stage 3)"};
-      f.exposed_s = accum * (first + std::max(0.0, ag - fwd_s));
-      add(e, f);
-      CommItem b{bk.name,
-                 CollOp::all_gather,
-                 bk.intra ? "intra-node" : scope,
-                 bk.ranks,
-                 gather_bytes / std::max(1.0, calls),
-                 calls * accum,
-                 bp.time_s * accum,
-                 0,
-                 0,
-                 "prefetched ahead of use; with checkpointing the recompute's fetch serves the backward"};
-      const double bwd_comm = bp.time_s + rs_one * rs_calls / accum;
-      b.exposed_s =
-          accum * (bp.time_s / std::max(1.0, calls) + std::max(0.0, bwd_comm - bwd_s) * bp.time_s / bwd_comm);
-      rs.overlap = "overlapped with backward (overlap_comm)";
-      rs.exposed_s =
-          accum * std::max(0.0, bwd_comm - bwd_s) * (rs_one * rs_calls / accum) / bwd_comm + rs_one;
-      add(e, b);
-      add(e, rs);
-      add_offloaded_param_copies(e, in.gpu, gather_bytes / n, ag, fwd_s, bwd_comm, bwd_s, accum);
-    } else {
-      rs.overlap = "not overlapped: DeepSpeed's overlap_comm defaults to off for stages 1 and 2";
-      rs.exposed_s = rs.time_s;
-      add(e, rs);
-      const double pbytes = ds_full ? 2.0 * d(c.m_eff.params().total()) : grad_bytes;
-      const double ag = coll(CollOp::all_gather, pbytes);
-      CommItem a{"updated parameter all-gather",
-                 CollOp::all_gather,
-                 scope,
-                 static_cast<int>(n),
-                 pbytes,
-                 1,
-                 ag,
-                 0,
-                 ag,
-                 "after the optimizer step, exposed"};
-      add(e, a);
-    }
-  }
-  if (is_fsdp(st)) {
-    const int sg_gpn = gpn;
-    const int sg_nodes = st == Strategy::hsdp ? 1 : nodes;
-    auto scoll = [&](CollOp op, double bytes) {
-      return group_collective_time_s(op, bytes, sg_gpn, sg_nodes, plan);
-    };
-    const std::string sscope = sg_nodes > 1 ? "hierarchical" : "intra-node";
-    const double ag = scoll(CollOp::all_gather, gather_bytes);
-    const double rs = scoll(CollOp::reduce_scatter, grad_bytes);
-    CommItem f{"forward parameter all-gather",
-               CollOp::all_gather,
-               sscope,
-               sg_gpn * sg_nodes,
-               gather_bytes / layers,
-               layers * accum,
-               ag * accum,
-               0,
-               0,
-               "next unit's all-gather issued while the current unit computes"};
-    f.exposed_s = accum * (ag / layers + std::max(0.0, ag - fwd_s));
-    add(e, f);
-    double bwd_comm = rs;
-    if (st != Strategy::fsdp_grad_op) {
-      CommItem b{"backward parameter all-gather",
-                 CollOp::all_gather,
-                 sscope,
-                 sg_gpn * sg_nodes,
-                 gather_bytes / layers,
-                 layers * accum,
-                 ag * accum,
-                 0,
-                 0,
-                 "BACKWARD_PRE prefetch of the next unit"};
-      bwd_comm += ag;
-      b.exposed_s = accum * std::max(0.0, bwd_comm - bwd_s) * ag / bwd_comm;
-      add(e, b);
-    }
-    CommItem r{"gradient reduce-scatter",
-               CollOp::reduce_scatter,
-               sscope,
-               sg_gpn * sg_nodes,
-               grad_bytes / layers,
-               layers * accum,
-               rs * accum,
-               0,
-               0,
-               "per unit during backward; the last unit's after it"};
-    r.exposed_s = accum * (rs / layers + std::max(0.0, bwd_comm - bwd_s) * rs / std::max(bwd_comm, 1e-30));
-    add(e, r);
-    add_offloaded_param_copies(e, in.gpu, gather_bytes / (sg_gpn * sg_nodes), ag, fwd_s, bwd_comm, bwd_s,
-                               accum);
-    if (st == Strategy::hsdp) {
-      const double shard = grad_bytes / gpn;
-      const double ar = group_collective_time_s(CollOp::all_reduce, shard, 1, nodes, plan);
-      CommItem h{"gradient shard all-reduce across nodes",
-                 CollOp::all_reduce,
-                 "inter-node",
-                 nodes,
-                 shard / layers,
-                 layers * accum,
-                 ar * accum,
-                 0,
-                 0,
-                 "after each unit's reduce-scatter, during backward"};
-      h.exposed_s = accum * (ar / layers + std::max(0.0, ar - bwd_s));
-      add(e, h);
-    }
-  }
-  const double act_bytes = d(e.micro_batch) * step_len * d(m.hidden) * w.compute_bytes();
-  if (st == Strategy::tp) {
-    // Megatron sequence parallelism: per transformer layer, an all-gather and a reduce-scatter around the
-    // attention block and around the MLP, in forward and (swapped) in backward; recompute repeats forward's.
-    const double per_layer_calls = 4.0 * (1.0 + 1.0 + (w.checkpointing ? 1.0 : 0.0));
-    const double ag = collective_time_s(CollOp::all_gather, act_bytes, deg, plan.intra, plan.collectives);
-    const double rs = collective_time_s(CollOp::reduce_scatter, act_bytes, deg, plan.intra, plan.collectives);
-    const double calls = layers * per_layer_calls * accum;
-    CommItem it{"sequence-parallel all-gather / reduce-scatter",
-                CollOp::all_gather,
-                "intra-node",
-                deg,
-                act_bytes,
-                calls,
-                calls * (ag + rs) / 2.0,
-                0,
-                0,
-                "on the critical path (tp_comm_overlap off by default)"};
-    it.exposed_s = it.time_s;
-    add(e, it);
-  }
-  if (st == Strategy::ep) {
-    const double k = d(w.active_experts(m));
-    const double bytes = act_bytes * k;
-    const double moe_layers = d(m.layers_with(Ffn::moe));
-    const double calls = moe_layers * (4.0 + (w.checkpointing ? 2.0 : 0.0)) * accum;
-    const double one =
-        collective_time_s(CollOp::all_to_all, bytes, deg, plan.intra, plan.collectives) * e.expert_imbalance;
-    CommItem it{"expert dispatch / combine all-to-all",
-                CollOp::all_to_all,
-                "intra-node",
-                deg,
-                bytes,
-                calls,
-                calls * one,
-                0,
-                0,
-                "on the critical path (the experts wait for their tokens)"};
-    it.exposed_s = it.time_s;
-    add(e, it);
-  }
-  if (st == Strategy::cp) {
-    const double kv = d(e.micro_batch) * step_len * 2.0 * d(m.attn.kv_dim()) * w.compute_bytes();
-    const double att_layers = d(m.layers_with(Mixer::attention));
-    const double steps = (deg - 1.0) * (1.0 + 2.0 + (w.checkpointing ? 1.0 : 0.0));
-    const double one = collective_time_s(CollOp::send_recv, kv, 2, plan.intra, plan.collectives);
-    const double calls = att_layers * steps * accum;
-    CommItem it{"ring attention K/V send/recv",
-                CollOp::send_recv,
-                "intra-node",
-                deg,
-                kv,
-                calls,
-                calls * one,
-                0,
-                0,
-                "overlapped with the attention of the chunk in hand"};
-    const double attn = t.by_class[static_cast<std::size_t>(KernelClass::attention)] * deg * accum;
-    it.exposed_s = std::max(0.0, it.time_s - attn);
-    add(e, it);
-  }
-  add_ulysses_all_to_all(e, c, d(e.micro_batch), len);
+// The step, throughput and ranges, the price and the job's time and cost.
+ParallelEstimate detail::Eval::finish(const Estimate& single, const Database& db) {
   e.step_s = e.compute_s + e.optimizer_s + e.comm_exposed_s;
   if (e.zero3_hook_s > 0.05 * e.step_s)
     e.warnings.push_back(
@@ -927,6 +455,39 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
     e.cost_high = e.hours_high * e.usd_per_gpu_hour * R;
   }
   return e;
+}
+
+namespace {
+
+Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, const Estimate& single,
+                                  const Database& db) {
+  ParallelEstimate e;
+  e.single = single;
+  e.plan = plan;
+  e.is_single = false;
+  const Workload& w = in.workload;
+  const ModelSpec& m = in.model;
+  const Strategy st = plan.strategy;
+  const int deg = (st == Strategy::tp || st == Strategy::ep || st == Strategy::cp) ? plan.degree : 1;
+  e.strategy_label = std::string(strategy_name(st)) + (deg > 1 ? ":" + std::to_string(deg) : "");
+  if (auto ok = check_plan_flags(plan, m, deg, e.strategy_label); !ok.ok()) return ok.error();
+  if (is_zero(st) && w.method == Method::full && w.optimizer != Optimizer::adamw_mixed)
+    e.warnings.emplace_back(
+        "DeepSpeed ZeRO keeps fp32 master weights and Adam states (12 B/param) whatever --optimizer says; "
+        "memory follows DeepSpeed's accounting");
+
+  Ctx c{in, plan, st, deg, st == Strategy::tp ? tp_shard(m, deg) : m, single.max_batch.seq_len, 0};
+  init_zero3(c);
+  Eval v(in, plan, c, e);
+  if (!v.size_micro_batch()) return e;
+  v.rank_compute();
+  v.comm_setup();
+  v.comm_data_parallel();  // each section applies to its strategies only
+  v.comm_zero();
+  v.comm_fsdp();
+  v.comm_model_parallel();
+  add_ulysses_all_to_all(e, c, d(e.micro_batch), v.len);
+  return v.finish(single, db);
 }
 
 // A 1-GPU plan: the single-GPU estimate. A data-parallel or sharding strategy named for one GPU has nothing

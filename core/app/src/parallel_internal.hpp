@@ -3,12 +3,17 @@
 //   parallel_plan.cpp    the typed plan and its parsing (--parallel, --offload, --zero3, the plan's keys)
 //   rank_memory.cpp      per-rank memory (DeepSpeed's estimators, ZeRO-3's gathered parameters, sharding)
 //   parallel.cpp         the step evaluation per strategy, the micro-batch and --parallel auto's choice
+//   parallel_comm.cpp    the step's communication per strategy (parallel.cpp's evaluate calls it)
+//   parallel_offload.cpp what offload moves between a rank and its host, and the node's host RAM it needs
 //   parallel_json.cpp    the JSON output
 #pragma once
 
 #include "ftcost/parallel.hpp"
 
+#include <algorithm>
 #include <cstdint>
+#include <string>
+#include <utility>
 
 namespace ftcost::detail {
 
@@ -57,5 +62,86 @@ RankMemory rank_memory(const Ctx& c, std::int64_t micro);
 std::int64_t max_micro(const Ctx& c, double usable);
 std::int64_t max_micro_upper(const Ctx& c, double usable, std::int64_t max_b);
 double max_seq_rank(const Ctx& c0, double usable);
+
+// A collective of the step: `calls` calls of `bytes` each over `ranks` ranks, `time_s` in all, `overlap` its
+// overlap rule; the caller sets its exposed part (add() clamps it and derives the overlapped part).
+inline CommItem comm_item(std::string name, CollOp op, std::string scope, int ranks, double bytes,
+                          double calls, double time_s, std::string overlap) {
+  return CommItem{std::move(name),   op, std::move(scope), ranks, bytes, calls, time_s, 0, 0,
+                  std::move(overlap)};
+}
+
+// One collective of the step, its exposed part clamped to [0, its time], into the estimate's totals.
+inline void add(ParallelEstimate& e, CommItem it) {
+  it.exposed_s = std::max(0.0, std::min(it.exposed_s, it.time_s));
+  it.overlapped_s = it.time_s - it.exposed_s;
+  e.comm_s += it.time_s;
+  e.comm_exposed_s += it.exposed_s;
+  e.comm.push_back(std::move(it));
+}
+
+// parallel_offload.cpp
+// The GPU's own PCIe link to host memory, bytes/s (intra_node_link of a node no NVLink joins).
+double own_pcie_bytes_per_s(const GpuSpec& gpu);
+// DeepSpeed's offloaded gradient accumulation: A - 1 more crossings down and up per optimizer step.
+void add_offload_accumulation_crossings(ParallelEstimate& e, const GpuSpec& gpu, double grad_shard_bytes,
+                                        double bwd_s);
+// Offloaded parameters' copies to the GPU before every all-gather of them (nothing unless the plan offloads
+// parameters).
+void add_offloaded_param_copies(ParallelEstimate& e, const GpuSpec& gpu, double shard_bytes, double fwd_comm,
+                                double fwd_s, double bwd_comm, double bwd_s, double accum);
+// ZeRO-Infinity's optimizer step: each sub-group's states read from and written back to NVMe.
+void add_nvme_optimizer_swaps(ParallelEstimate& e);
+// Paged optimizer states that do not fit cross the rank's PCIe link out and back.
+void add_optimizer_paging_item(ParallelEstimate& e, const GpuSpec& gpu);
+// Bytes as GiB for a message: one decimal, none when whole ("2048", "12.5").
+std::string gib_text(double bytes);
+// The node's host RAM holds every rank's offloaded states and checkpoints: the job does not fit when it
+// cannot.
+void check_node_host_ram(ParallelEstimate& e);
+// One multi-GPU evaluation (parallel.cpp evaluate) in sections, each a member: the job, the rank's context,
+// the estimate being filled, the rank's step times and the communication's common sizes.
+struct Eval {
+  Eval(const Inputs& in_, const ParallelPlan& plan_, Ctx& c_, ParallelEstimate& e_)
+      : in(in_),
+        plan(plan_),
+        w(in_.workload),
+        m(in_.model),
+        st(plan_.strategy),
+        R(plan_.ranks()),
+        deg(c_.deg),
+        c(c_),
+        e(e_) {}
+  const Inputs& in;
+  const ParallelPlan& plan;
+  const Workload& w;
+  const ModelSpec& m;
+  Strategy st;
+  int R, deg;  // ranks; tensor, expert or context degree
+  Ctx& c;
+  ParallelEstimate& e;
+  StepTime t;                    // one micro-batch on one rank (the optimizer's share not spread yet)
+  double len = 0, step_len = 0;  // padded length, and the rank's share of it
+  double micro_s = 0, fwd_s = 0, bwd_s = 0;  // a micro-batch's compute, its forward and backward
+  double layers = 1, accum = 1;
+  int gpn = 1, nodes = 1;
+  double grad_bytes = 0, grad16 = 0, gather_bytes = 0;
+  bool ds_full = false;  // DeepSpeed ZeRO with full fine-tuning (16-bit gradients of every parameter)
+  std::string scope;
+  double coll(CollOp op, double bytes) const { return group_collective_time_s(op, bytes, gpn, nodes, plan); }
+
+  // parallel.cpp: per-rank memory and the micro-batch (false when not even micro-batch 1 fits); the rank's
+  // compute and optimizer step; the step, throughput, price and cost.
+  bool size_micro_batch();
+  void rank_compute();
+  ParallelEstimate finish(const Estimate& single, const Database& db);
+  // parallel_comm.cpp: the sizes every strategy's communication uses, then each strategy family's
+  // collectives (each applies to its own strategies only and does nothing for the others).
+  void comm_setup();
+  void comm_data_parallel();   // DDP's gradient all-reduce (ddp; the replicas of tp, ep and cp)
+  void comm_zero();            // DeepSpeed ZeRO stages 1-3
+  void comm_fsdp();            // FSDP, HSDP, SHARD_GRAD_OP
+  void comm_model_parallel();  // tensor, expert and context parallelism's activations
+};
 
 }  // namespace ftcost::detail

@@ -15,7 +15,6 @@
 namespace ftcost {
 
 using run_detail::kConfigPath;
-using run_detail::kTimeParams;
 using run_detail::MicroCache;
 using run_detail::MicroTime;
 using run_detail::step_s_cached;
@@ -163,10 +162,10 @@ Result<RunFitResult> apply_runs(Inputs& in, const std::vector<RunFile>& runs, co
   const double t0 = step_s(fit.stack);
   for (const auto& p : fit.params) {
     if (!p.fitted || p.kind != "step-time" || p.sigma <= 0) continue;
-    for (const auto& kp : kTimeParams) {
-      if (p.name != kp.name) continue;
+    for (const fit::FitParam* kp : run_detail::time_params()) {
+      if (p.name != kp->name) continue;
       StackProfile s = fit.stack;
-      s.*(kp.field) = std::min(kp.hi, std::max(kp.lo, p.value + p.sigma));
+      s.*(kp->field) = std::min(kp->hi, std::max(kp->lo, p.value + p.sigma));
       const double d = std::log(step_s(s) / t0);
       prop2 += d * d;
     }

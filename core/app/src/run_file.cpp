@@ -109,16 +109,6 @@ std::size_t RunFile::timed_steps() const {
 
 namespace {
 
-// "5.17.0" -> {5, 17}; {-1, -1} when it does not start with two numbers.
-std::pair<int, int> major_minor(const std::string& v) {
-  int a = -1;
-  int b = -1;
-  std::istringstream in(v);
-  char dot = 0;
-  if (!(in >> a) || !(in >> dot) || dot != '.' || !(in >> b)) return {-1, -1};
-  return {a, b};
-}
-
 std::string version_of(const json& software, const char* name) {
   if (!software.is_object() || !software.contains(name) || !software.at(name).is_string()) return "";
   return software.at(name).get<std::string>();
@@ -139,7 +129,7 @@ Status read_lora_dropout(const json& t, Request& request) {
 // The stack the run's recorded software points to (kept only when the database has it).
 void read_software_stack(const json& doc, const Database& db, RunFile& run) {
   if (!has(doc, "software")) return;
-  run.software_stack = stack_for_software(doc.at("software"), run.software_stack_why);
+  run.software_stack = stack_for_software(doc.at("software"), db, run.software_stack_why);
   if (!run.software_stack.empty() && db.stack(run.software_stack) == nullptr) run.software_stack.clear();
 }
 
@@ -210,7 +200,25 @@ Status check_recorded_training(const json& t) {
 
 }  // namespace
 
-std::string stack_for_software(const json& software, std::string& why) {
+namespace {
+
+// The profile whose software_versions cover the deciding package's version (and transformers'), with its
+// note added to `why`; "" when none does (older than every profile).
+std::string covering_profile(const Database& db, const std::string& package, MajorMinor version,
+                             MajorMinor transformers, std::string& why) {
+  for (const auto& [id, stack] : db.stacks())
+    for (const auto& range : stack.software_versions)
+      if (range.package == package && range.covers(version, transformers)) {
+        if (!range.note.empty()) why += ": " + range.note;
+        return id;
+      }
+  why += ": older than every profile, the default stack";
+  return "";
+}
+
+}  // namespace
+
+std::string stack_for_software(const json& software, const Database& db, std::string& why) {
   why.clear();
   for (const char* other : {"unsloth", "torchtune"})
     if (!version_of(software, other).empty()) {
@@ -219,14 +227,13 @@ std::string stack_for_software(const json& software, std::string& why) {
     }
   const std::string tf = version_of(software, "transformers");
   const std::string trl = version_of(software, "trl");
-  const auto t = major_minor(tf);
-  const auto r = major_minor(trl);
+  const MajorMinor t = major_minor(tf);
+  const MajorMinor r = major_minor(trl);
   // Trainers on top of transformers, with their own model preparation (QLoRA norms and embeddings bf16) and
   // the model's own loss: the transformers their release installed decides its bytes (docs/sources/stacks/
-  // trl-peft.md: axolotl and LLaMA-Factory read at their release tags).
-  for (const auto& [pkg, older, newer] :
-       {std::tuple<const char*, const char*, const char*>{"axolotl", "axolotl-2024q4", "axolotl-2025"},
-        {"llamafactory", "llamafactory-2024", "llamafactory-2025"}}) {
+  // trl-peft.md: axolotl and LLaMA-Factory read at their release tags). Which versions map to which profile
+  // is the profiles' software_versions (gpu-db/stacks/); the order the packages decide in is this.
+  for (const char* pkg : {"axolotl", "llamafactory"}) {
     const std::string v = version_of(software, pkg);
     if (v.empty()) continue;
     why = std::string(pkg) + " " + v + " on transformers " + (tf.empty() ? "(not recorded)" : tf);
@@ -234,29 +241,19 @@ std::string stack_for_software(const json& software, std::string& why) {
       why += ": the transformers version decides the profile, the default stack";
       return "";
     }
-    if (t.first >= 5) {
-      why += ": no profile of it on transformers 5; a plain Trainer's (QLoRA: --kbit-upcast off)";
-      return "hf-trainer-2026";
-    }
-    return t >= std::make_pair(4, 49) ? newer : older;
+    return covering_profile(db, pkg, major_minor(v), t, why);
   }
   if (!trl.empty() && r.first >= 0) {
     why = "trl " + trl;
-    if (r >= std::make_pair(1, 4)) return "hf-trl-2026";
-    // transformers 4.49 stopped copying the shifted fp32 logits (PR #35646): hf-trl-2025's 10 B loss
-    if (r >= std::make_pair(0, 12)) return t >= std::make_pair(4, 49) ? "hf-trl-2025" : "hf-trl-2024q4";
-    if (r >= std::make_pair(0, 7)) return "hf-trl-2024q1";
-    why += ": older than every profile, the default stack";
-    return "";
+    return covering_profile(db, "trl", r, t, why);
   }
   if (t.first < 0) return "";
   why = "transformers " + tf + " without trl (the model's own loss)";
-  if (t.first >= 5) return "hf-trainer-2026";
-  if (t >= std::make_pair(4, 49)) return "hf-trl-2025";
-  if (t >= std::make_pair(4, 46)) return "hf-trl-2024q4";
-  if (t >= std::make_pair(4, 36)) return "hf-trl-2024q1";
-  why += ": older than every profile, the default stack";
-  return "";
+  return covering_profile(db, "transformers", t, t, why);
+}
+
+std::string stack_for_software(const json& software, std::string& why) {
+  return stack_for_software(software, Database::embedded(), why);
 }
 
 namespace {

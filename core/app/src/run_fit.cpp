@@ -1,3 +1,4 @@
+#include "ftcost/fit.hpp"
 #include "ftcost/memory.hpp"
 #include "ftcost/units.hpp"
 #include "run_internal.hpp"
@@ -14,69 +15,15 @@
 
 namespace ftcost {
 
+using fit::FitParam;
+using fit::mean_of;
+using fit::rms_of;
+using fit::t975;
 using run_detail::idx;
-using run_detail::kTimeParams;
 using run_detail::MicroCache;
-using run_detail::Param;
 using run_detail::step_s_cached;
 
 namespace {
-
-double logistic(double x) { return 1.0 / (1.0 + std::exp(-x)); }
-double to_x(const Param& p, double v) {
-  double t = (v - p.lo) / (p.hi - p.lo);
-  t = std::min(std::max(t, 1e-6), 1 - 1e-6);
-  return std::log(t / (1 - t));
-}
-double from_x(const Param& p, double x) { return p.lo + (p.hi - p.lo) * logistic(x); }
-
-// 97.5% quantile of Student's t with `dof` degrees of freedom.
-double t975(std::size_t dof) {
-  static const double tab[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-                               2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-                               2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
-  if (dof == 0) return 0;
-  if (dof <= 30) return tab[dof - 1];
-  return 1.96 + 2.5 / static_cast<double>(dof);
-}
-
-// Solves A x = b (n <= 8) by Gaussian elimination with partial pivoting; false when singular.
-bool solve(std::vector<std::vector<double>> a, std::vector<double> b, std::vector<double>& x) {
-  const std::size_t n = b.size();
-  for (std::size_t c = 0; c < n; ++c) {
-    std::size_t piv = c;
-    for (std::size_t r = c + 1; r < n; ++r)
-      if (std::fabs(a[r][c]) > std::fabs(a[piv][c])) piv = r;
-    if (std::fabs(a[piv][c]) < 1e-300) return false;
-    std::swap(a[c], a[piv]);
-    std::swap(b[c], b[piv]);
-    for (std::size_t r = c + 1; r < n; ++r) {
-      const double f = a[r][c] / a[c][c];
-      for (std::size_t k = c; k < n; ++k) a[r][k] -= f * a[c][k];
-      b[r] -= f * b[c];
-    }
-  }
-  x.assign(n, 0);
-  for (std::size_t c = n; c-- > 0;) {
-    double s = b[c];
-    for (std::size_t k = c + 1; k < n; ++k) s -= a[c][k] * x[k];
-    x[c] = s / a[c][c];
-  }
-  return true;
-}
-
-bool invert(const std::vector<std::vector<double>>& a, std::vector<std::vector<double>>& inv) {
-  const std::size_t n = a.size();
-  inv.assign(n, std::vector<double>(n, 0));
-  for (std::size_t j = 0; j < n; ++j) {
-    std::vector<double> e(n, 0);
-    std::vector<double> col;
-    e[j] = 1;
-    if (!solve(a, e, col)) return false;
-    for (std::size_t i = 0; i < n; ++i) inv[i][j] = col[i];
-  }
-  return true;
-}
 
 struct TimePoint {
   std::size_t run;
@@ -125,33 +72,6 @@ json RunFitResult::to_json() const {
 
 namespace {
 
-double rms_of(const std::vector<double>& r) {
-  double s = 0;
-  for (double v : r) s += v * v;
-  return r.empty() ? 0.0 : std::sqrt(s / static_cast<double>(r.size()));
-}
-
-double sse_of(const std::vector<double>& rv) {
-  double s = 0;
-  for (double v : rv) s += v * v;
-  return s;
-}
-
-double mean_of(const std::vector<double>& v) {
-  double m = 0;
-  for (double e : v) m += e;
-  return v.empty() ? 0.0 : m / static_cast<double>(v.size());
-}
-
-// J'J of an n x p Jacobian.
-std::vector<std::vector<double>> normal_matrix(const std::vector<std::vector<double>>& jm, std::size_t p) {
-  std::vector<std::vector<double>> jtj(p, std::vector<double>(p, 0));
-  for (const auto& row : jm)
-    for (std::size_t a = 0; a < p; ++a)
-      for (std::size_t b = 0; b < p; ++b) jtj[a][b] += row[a] * row[b];
-  return jtj;
-}
-
 // The refit of a stack profile to recorded runs (fit_stack_to_runs), one step per member function: the
 // runs' inputs, the timed steps (nonsense timings refused), the identifiable step-time parameters, the
 // Levenberg-Marquardt fit with its standard errors, the memory parameters and the provenance.
@@ -170,8 +90,8 @@ class RunFitter {
     res_.rms_log_before = rms_of(r0);
     choose_identifiable();
     fit_time_params();
-    StackProfile fitted = profile_at(x_);
-    res_.rms_log_after = rms_of(r_);
+    StackProfile fitted = profile_at(lm_.x);
+    res_.rms_log_after = rms_of(lm_.r);
     time_points_out(r0);
     std::set<std::string> shapes;
     for (const auto& q : res_.points) shapes.insert(q.shape);
@@ -205,13 +125,6 @@ class RunFitter {
   }
 
  private:
-  // Sensitivity of one candidate parameter at the profile's values: d residual / d log(value).
-  struct Col {
-    const Param* p;
-    std::vector<double> d;
-    double norm;
-  };
-
   const std::vector<RunFile>& runs_;
   const Database& db_;
   const StackProfile& stack_;
@@ -219,13 +132,12 @@ class RunFitter {
   std::vector<Inputs> ins_;                     // one per run, with the stack being tried
   std::vector<TimePoint> pts_;                  // the timed steps
   std::size_t n_ = 0;                           // pts_.size()
-  std::vector<const Param*> cand_;              // step-time parameters that apply to these runs
-  std::vector<const Param*> chosen_;            // those being fitted
+  std::vector<const FitParam*> cand_;           // step-time parameters that apply to these runs
+  std::vector<const FitParam*> chosen_;         // those being fitted
   std::map<std::string, std::string> why_not_;  // the others, and why
   // The fit over chosen_: its p parameters in x (logit space), residuals r, SSE f, standard errors sig.
-  std::size_t p_ = 0;
-  std::vector<double> x_, r_, sig_;
-  double f_ = 0;
+  fit::LmState lm_;
+  std::vector<double> sig_;
   std::size_t dof_ = 0;
 
   // The runs' inputs (one GPU; the step model), with `stack`, and their notes.
@@ -309,8 +221,8 @@ class RunFitter {
   void candidates() {
     bool any_qlora = false;
     for (const auto& in : ins_) any_qlora = any_qlora || in.workload.method == Method::qlora;
-    for (const auto& p : kTimeParams)
-      if (std::string(p.name) != "dequant_efficiency" || any_qlora) cand_.push_back(&p);
+    for (const FitParam* p : run_detail::time_params())
+      if (std::string(p->name) != "dequant_efficiency" || any_qlora) cand_.push_back(p);
   }
 
   // Log residuals of the predicted step times with profile s.
@@ -326,161 +238,42 @@ class RunFitter {
     return r;
   }
 
-  Col sensitivity(const Param* p) {
-    StackProfile a = stack_;
-    StackProfile b = stack_;
-    const double v = stack_.*(p->field);
-    const double h = 0.02;
-    a.*(p->field) = v * std::exp(h);
-    b.*(p->field) = v * std::exp(-h);
-    auto ra = residuals(a);
-    auto rb = residuals(b);
-    Col c{p, std::vector<double>(n_), 0};
-    for (std::size_t i = 0; i < n_; ++i) {
-      c.d[i] = (ra[i] - rb[i]) / (2 * h);
-      c.norm += c.d[i] * c.d[i];
-    }
-    c.norm = std::sqrt(c.norm / static_cast<double>(std::max<std::size_t>(n_, 1)));
-    return c;
-  }
-
-  // The candidates the runs can tell apart, most sensitive first (Gram-Schmidt on the sensitivities); the
-  // others get their reason in why_not_.
+  // The candidates the runs can tell apart (fit::choose_identifiable); the others get their reason in
+  // why_not_.
   void choose_identifiable() {
-    std::vector<Col> cols;
-    for (const Param* p : cand_) cols.push_back(sensitivity(p));
-    std::sort(cols.begin(), cols.end(), [](const Col& a, const Col& b) { return a.norm > b.norm; });
-    std::vector<std::vector<double>> basis;  // orthonormal (Gram-Schmidt) of the chosen columns
-    for (const auto& c : cols) {
-      if (c.norm < 0.01) {
-        why_not_[c.p->name] =
-            "not identifiable from these runs: doubling it moves their step time by less than 1%";
-        continue;
-      }
-      std::vector<double> v = c.d;
-      for (const auto& e : basis) {
-        double dot = 0;
-        for (std::size_t i = 0; i < n_; ++i) dot += v[i] * e[i];
-        for (std::size_t i = 0; i < n_; ++i) v[i] -= dot * e[i];
-      }
-      double nv = 0;
-      for (double x : v) nv += x * x;
-      nv = std::sqrt(nv / static_cast<double>(n_));
-      if (nv < 0.1 * c.norm) {
-        why_not_[c.p->name] = "not separable from " + std::string(chosen_.empty() ? "" : chosen_[0]->name) +
-                              (chosen_.size() > 1 ? " and the other fitted parameters" : "") +
-                              " with these batch shapes (record other batch sizes or lengths to fit it)";
-        continue;
-      }
-      if (chosen_.size() + 1 > (n_ > 1 ? n_ - 1 : 1)) {
-        why_not_[c.p->name] = "too few timed steps for another parameter";
-        continue;
-      }
-      for (double& x : v) x /= nv * std::sqrt(static_cast<double>(n_));
-      basis.push_back(v);
-      chosen_.push_back(c.p);
-    }
+    const auto res = [this](const StackProfile& s) { return residuals(s); };
+    std::vector<fit::Sensitivity> cols;
+    for (const FitParam* p : cand_) cols.push_back(fit::sensitivity(*p, stack_, res, n_));
+    chosen_ = fit::choose_identifiable(cols, n_, why_not_);
   }
 
   StackProfile profile_at(const std::vector<double>& xv) const {
     StackProfile s = stack_;
-    for (std::size_t j = 0; j < p_; ++j) s.*(chosen_[j]->field) = from_x(*chosen_[j], xv[j]);
+    for (std::size_t j = 0; j < chosen_.size(); ++j) s.*(chosen_[j]->field) = fit::from_x(*chosen_[j], xv[j]);
     return s;
-  }
-
-  std::vector<std::vector<double>> jacobian(const std::vector<double>& xv) {
-    std::vector<std::vector<double>> jm(n_, std::vector<double>(p_));
-    for (std::size_t j = 0; j < p_; ++j) {
-      std::vector<double> xa = xv;
-      std::vector<double> xb = xv;
-      const double h = 1e-4;
-      xa[j] += h;
-      xb[j] -= h;
-      auto ra = residuals(profile_at(xa));
-      auto rb = residuals(profile_at(xb));
-      for (std::size_t i = 0; i < n_; ++i) jm[i][j] = (ra[i] - rb[i]) / (2 * h);
-    }
-    return jm;
-  }
-
-  // One Levenberg-Marquardt iteration: up to 30 damping tries for a step that lowers the SSE. Returns
-  // false when none does; sets converged when the gain is negligible.
-  bool lm_iteration(double& lambda, bool& converged) {
-    auto jm = jacobian(x_);
-    std::vector<std::vector<double>> jtj(p_, std::vector<double>(p_, 0));
-    std::vector<double> jtr(p_, 0);
-    for (std::size_t i = 0; i < n_; ++i)
-      for (std::size_t a = 0; a < p_; ++a) {
-        jtr[a] += jm[i][a] * r_[i];
-        for (std::size_t b = 0; b < p_; ++b) jtj[a][b] += jm[i][a] * jm[i][b];
-      }
-    for (int tries = 0; tries < 30; ++tries) {
-      auto a = jtj;
-      for (std::size_t k = 0; k < p_; ++k) a[k][k] += lambda * (jtj[k][k] + 1e-12);
-      std::vector<double> neg(p_);
-      std::vector<double> dx;
-      for (std::size_t k = 0; k < p_; ++k) neg[k] = -jtr[k];
-      if (!solve(a, neg, dx)) {
-        lambda *= 10;
-        continue;
-      }
-      std::vector<double> xn = x_;
-      for (std::size_t k = 0; k < p_; ++k) xn[k] += std::max(-3.0, std::min(3.0, dx[k]));
-      auto rn = residuals(profile_at(xn));
-      const double fn = sse_of(rn);
-      if (fn < f_) {
-        const double gain = f_ - fn;
-        x_ = xn;
-        r_ = rn;
-        f_ = fn;
-        lambda = std::max(lambda / 10, 1e-9);
-        converged = gain < 1e-14 * (1 + f_);
-        return true;
-      }
-      lambda *= 10;
-    }
-    return false;
-  }
-
-  // Standard errors: cov(x) = s^2 (J'J)^-1 with s^2 = SSE / (n - p); delta method to the values.
-  void standard_errors() {
-    sig_.assign(p_, 0);
-    dof_ = n_ > p_ ? n_ - p_ : 0;
-    if (p_ == 0 || dof_ == 0) return;
-    const auto jtj = normal_matrix(jacobian(x_), p_);
-    std::vector<std::vector<double>> inv;
-    const double s2 = f_ / static_cast<double>(dof_);
-    if (!invert(jtj, inv)) return;
-    for (std::size_t j = 0; j < p_; ++j) {
-      const double l = logistic(x_[j]);
-      sig_[j] = std::sqrt(std::max(0.0, s2 * inv[j][j])) * (chosen_[j]->hi - chosen_[j]->lo) * l * (1 - l);
-    }
   }
 
   // Fit; then drop the parameter the run pins down worst (1-sigma wider than a quarter of its range) and
   // fit again, until every fitted parameter is determined.
   void fit_time_params() {
+    const fit::Residuals res = [this](const std::vector<double>& xv) { return residuals(profile_at(xv)); };
     for (;;) {
-      p_ = chosen_.size();
-      x_.assign(p_, 0);
-      for (std::size_t j = 0; j < p_; ++j) x_[j] = to_x(*chosen_[j], stack_.*(chosen_[j]->field));
-      r_ = residuals(profile_at(x_));
-      f_ = sse_of(r_);
-      double lambda = 1e-3;
-      bool converged = false;
-      for (int iter = 0; iter < 200 && p_ > 0 && !converged; ++iter)
-        if (!lm_iteration(lambda, converged)) break;
-      standard_errors();
-      std::size_t worst = p_;
+      const std::size_t p = chosen_.size();
+      lm_.x.assign(p, 0);
+      for (std::size_t j = 0; j < p; ++j) lm_.x[j] = fit::to_x(*chosen_[j], stack_.*(chosen_[j]->field));
+      fit::levenberg_marquardt(res, lm_, 200);
+      dof_ = n_ > p ? n_ - p : 0;
+      sig_ = fit::standard_errors(res, lm_, chosen_, n_, dof_);
+      std::size_t worst = p;
       double worst_rel = 0.25;
-      for (std::size_t j = 0; j < p_ && dof_ > 0; ++j) {
+      for (std::size_t j = 0; j < p && dof_ > 0; ++j) {
         const double rel = sig_[j] / (chosen_[j]->hi - chosen_[j]->lo);
         if (rel > worst_rel) {
           worst = j;
           worst_rel = rel;
         }
       }
-      if (worst == p_) break;
+      if (worst == p) break;
       why_not_[chosen_[worst]->name] = "the run cannot pin it down: fitted, its 1-sigma error bar was " +
                                        json(std::round(worst_rel * 100)).dump() + "% of its range [" +
                                        json(chosen_[worst]->lo).dump() + ", " +
@@ -501,13 +294,13 @@ class RunFitter {
       if (st.micro.size() > 1) q.shape = std::to_string(st.micro.size()) + "x(" + q.shape + ")";
       q.measured_s = st.wall_s;
       q.before_s = st.wall_s * std::exp(r0[i]);
-      q.after_s = st.wall_s * std::exp(r_[i]);
+      q.after_s = st.wall_s * std::exp(lm_.r[i]);
       res_.points.push_back(q);
     }
   }
 
   // A fitted step-time parameter's error bar, interval and notes (chosen_[j]).
-  void fitted_param(RunFitParam& rp, const Param* c, std::size_t j) const {
+  void fitted_param(RunFitParam& rp, const FitParam* c, std::size_t j) const {
     rp.fitted = true;
     rp.sigma = sig_[j];
     const double t = t975(dof_);
@@ -527,7 +320,7 @@ class RunFitter {
 
   // The step-time parameters into res_.params, and their provenance (values, sigmas, why not fitted).
   void time_params_out(const StackProfile& fitted, json& pv, json& ps, json& nf) {
-    for (const Param* c : cand_) {
+    for (const FitParam* c : cand_) {
       RunFitParam rp;
       rp.name = c->name;
       rp.kind = "step-time";

@@ -4,12 +4,14 @@
 //   run.cpp        the step model at a run's shapes, the run as validation rows, --run applied to an estimate
 #pragma once
 
+#include "ftcost/fit.hpp"
 #include "ftcost/run.hpp"
 
 #include <cstdint>
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace ftcost::run_detail {
 
@@ -29,18 +31,15 @@ using MicroCache = std::map<std::pair<std::int64_t, double>, MicroTime>;
 // A step's predicted seconds, each shape evaluated once per cache (run.cpp).
 double step_s_cached(const Inputs& in, const RunStep& step, MicroCache& cache);
 
-struct Param {
-  const char* name;
-  double StackProfile::*field;
-  double lo, hi;
-};
-// The same physical ranges as the reference fit (core/app/src/validate.cpp kParams).
-inline constexpr Param kTimeParams[] = {
-    {"gemm_efficiency", &StackProfile::gemm_efficiency, 0.5, 0.9},
-    {"memory_efficiency", &StackProfile::memory_efficiency, 0.5, 0.92},
-    {"host_us_per_kernel", &StackProfile::host_us_per_kernel, 0.5, 60},
-    {"dequant_efficiency", &StackProfile::dequant_efficiency, 0.3, 0.92},
-    {"optimizer_efficiency", &StackProfile::optimizer_efficiency, 0.05, 0.92},
-};
+// The step-time parameters the refit to runs may free, in its order (fit::fit_params holds their ranges;
+// the order is the refit's: its report lists them so).
+inline std::vector<const fit::FitParam*> time_params() {
+  std::vector<const fit::FitParam*> out;
+  for (const char* name : {"gemm_efficiency", "memory_efficiency", "host_us_per_kernel", "dequant_efficiency",
+                           "optimizer_efficiency"})
+    for (const auto& p : fit::fit_params())
+      if (std::string(p.name) == name) out.push_back(&p);
+  return out;
+}
 
 }  // namespace ftcost::run_detail

@@ -1,5 +1,6 @@
 #include "ftcost/validate.hpp"
 
+#include "ftcost/fit.hpp"
 #include "ftcost/paper.hpp"
 #include "ftcost/parallel.hpp"
 #include "ftcost/units.hpp"
@@ -227,87 +228,8 @@ std::vector<GroupStats> group_stats(const std::vector<RowResult>& results) {
 
 namespace {
 
-struct Param {
-  const char* name;
-  double StackProfile::*field;
-  double lo, hi;
-};
-const Param kParams[] = {
-    {"host_us_per_kernel", &StackProfile::host_us_per_kernel, 0.5, 60},
-    // Physical ranges: what dense GEMMs and streaming kernels reach on NVIDIA GPUs (cuBLAS 60-90% of
-    // the dense peak, STREAM-like kernels 50-92% of the spec bandwidth); the fit may not leave them.
-    {"gemm_efficiency", &StackProfile::gemm_efficiency, 0.5, 0.9},
-    {"memory_efficiency", &StackProfile::memory_efficiency, 0.5, 0.92},
-    {"gemm_memory_efficiency", &StackProfile::gemm_memory_efficiency, 0.5, 0.92},
-    {"dequant_efficiency", &StackProfile::dequant_efficiency, 0.3, 0.92},
-    {"optimizer_efficiency", &StackProfile::optimizer_efficiency, 0.05, 0.92},
-    {"backward_host_factor", &StackProfile::backward_host_factor, 0.2, 1.5},
-};
-
-// Unbounded coordinates: logit of the position inside [lo, hi].
-double to_x(const Param& p, double v) {
-  double t = (v - p.lo) / (p.hi - p.lo);
-  t = std::min(std::max(t, 1e-6), 1 - 1e-6);
-  return std::log(t / (1 - t));
-}
-double from_x(const Param& p, double x) { return p.lo + (p.hi - p.lo) / (1 + std::exp(-x)); }
-
-// Nelder-Mead minimisation of f from `start` with an initial simplex of edge `step`; returns the best vertex.
-std::vector<double> nelder_mead(const std::function<double(const std::vector<double>&)>& f,
-                                const std::vector<double>& start, double step) {
-  const std::size_t n = start.size();
-  std::vector<std::vector<double>> simplex(n + 1, start);
-  for (std::size_t j = 1; j <= n; ++j) simplex[j][j - 1] += step;
-  std::vector<double> fv(n + 1);
-  for (std::size_t j = 0; j <= n; ++j) fv[j] = f(simplex[j]);
-  for (int iter = 0; iter < 1500; ++iter) {
-    std::vector<std::size_t> order(n + 1);
-    for (std::size_t i = 0; i <= n; ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return fv[a] < fv[b]; });
-    std::vector<std::vector<double>> s2;
-    std::vector<double> f2;
-    for (auto o : order) {
-      s2.push_back(simplex[o]);
-      f2.push_back(fv[o]);
-    }
-    simplex = s2;
-    fv = f2;
-    if (fv[n] - fv[0] < 1e-10) break;
-    std::vector<double> c(n, 0.0);
-    for (std::size_t j = 0; j < n; ++j)
-      for (std::size_t i = 0; i < n; ++i) c[i] += simplex[j][i] / static_cast<double>(n);
-    auto lerp = [&](double t) {
-      std::vector<double> x(n);
-      for (std::size_t i = 0; i < n; ++i) x[i] = c[i] + t * (simplex[n][i] - c[i]);
-      return x;
-    };
-    auto xr = lerp(-1.0);
-    const double fr = f(xr);
-    if (fr < fv[0]) {
-      auto xe = lerp(-2.0);
-      const double fe = f(xe);
-      simplex[n] = fe < fr ? xe : xr;
-      fv[n] = std::min(fe, fr);
-    } else if (fr < fv[n - 1]) {
-      simplex[n] = xr;
-      fv[n] = fr;
-    } else {
-      auto xc = lerp(fr < fv[n] ? -0.5 : 0.5);
-      const double fc = f(xc);
-      if (fc < std::min(fr, fv[n])) {
-        simplex[n] = xc;
-        fv[n] = fc;
-      } else {  // shrink towards the best vertex
-        for (std::size_t j = 1; j <= n; ++j) {
-          for (std::size_t i = 0; i < n; ++i)
-            simplex[j][i] = simplex[0][i] + 0.5 * (simplex[j][i] - simplex[0][i]);
-          fv[j] = f(simplex[j]);
-        }
-      }
-    }
-  }
-  return simplex[static_cast<std::size_t>(std::min_element(fv.begin(), fv.end()) - fv.begin())];
-}
+using fit::FitKind;
+using fit::FitParam;
 
 bool is_memory_metric(const std::string& m) {
   return m == "max_batch_size" || m == "max_seq_len" || m.rfind("peak_", 0) == 0;
@@ -345,19 +267,6 @@ Result<Inputs> training_row_inputs(const RefRow& r, const Database& db, const St
   return in;
 }
 
-// The memory parameters fit-stack may scan (memory.fit_parameters names them, in order) with their ranges.
-struct MemParam {
-  const char* name;
-  double StackProfile::*field;
-  double lo, hi;
-  bool count = false;  // a number of tensors: scanned over whole numbers
-};
-const MemParam kMemParams[] = {
-    {"allocator_overhead_fraction", &StackProfile::allocator_overhead_fraction, 0, 0.5},
-    {"gc_retained_fraction", &StackProfile::gc_retained_fraction, 0, 1},
-    // [N, F] tensors a gated MLP keeps for backward (HF: gate, up, activation, product = 4; fused kernels 2).
-    {"mlp_saved_intermediates", &StackProfile::mlp_saved_intermediates, 1, 6, true},
-};
 constexpr int kMemScanSteps = 2000;
 
 struct MemRow {
@@ -375,7 +284,7 @@ double mem_predict(const MemRow& r, const StackProfile& s, const Database& db) {
 }
 bool same_prediction(double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
 // Does moving `p` across its range change the row's prediction?
-bool moved_by(const MemRow& r, const StackProfile& s, const MemParam& p, const Database& db) {
+bool moved_by(const MemRow& r, const StackProfile& s, const FitParam& p, const Database& db) {
   StackProfile lo = s;
   StackProfile hi = s;
   lo.*(p.field) = p.lo;
@@ -395,8 +304,8 @@ double mem_loss(const std::vector<const MemRow*>& rs, const StackProfile& s, con
 // One parameter's scan: the rows it moves (and no later parameter does), the grid values with the least loss
 // (the longest run of them), and its middle.
 json scan_memory_param(const std::vector<MemRow>& rows, StackProfile& s, std::size_t k,
-                       const std::vector<const MemParam*>& params, const Database& db) {
-  const MemParam& p = *params[k];
+                       const std::vector<const FitParam*>& params, const Database& db) {
+  const FitParam& p = *params[k];
   std::vector<const MemRow*> used;
   std::set<std::string> gpus;
   json ids = json::array();
@@ -469,24 +378,9 @@ Result<StackProfile> fit_stack(const std::vector<RefRow>& rows, const Database& 
   }
   // The free parameters: the profile's fit_parameters (a stack with few rows frees only what they pin),
   // or all of them.
-  std::vector<const Param*> free;
-  for (const auto& name : stack.fit_parameters) {
-    const Param* found = nullptr;
-    for (const auto& p : kParams)
-      if (name == p.name) found = &p;
-    if (found == nullptr) {
-      std::string known;
-      for (const auto& p : kParams) {
-        if (!known.empty()) known += ", ";
-        known += p.name;
-      }
-      return make_error(Errc::invalid_value, "throughput.fit_parameters",
-                        std::string("unknown parameter \"").append(name).append("\"; known: ").append(known));
-    }
-    free.push_back(found);
-  }
-  if (free.empty())
-    for (const auto& p : kParams) free.push_back(&p);
+  FTCOST_TRY(free,
+             fit::select_fit_params(stack.fit_parameters, FitKind::step_time, "throughput.fit_parameters"));
+  if (free.empty()) free = fit::fit_params_of(FitKind::step_time);
   const std::size_t np = free.size();
   if (prep.size() < np + 1)
     return make_error(Errc::fit_failed, "rows",
@@ -494,7 +388,7 @@ Result<StackProfile> fit_stack(const std::vector<RefRow>& rows, const Database& 
                           std::to_string(np) + " free parameters");
   auto objective = [&](const std::vector<double>& x, StackProfile& s) {
     s = stack;
-    for (std::size_t i = 0; i < np; ++i) s.*(free[i]->field) = from_x(*free[i], x[i]);
+    for (std::size_t i = 0; i < np; ++i) s.*(free[i]->field) = fit::from_x(*free[i], x[i]);
     double sse = 0;
     for (auto& p : prep) {
       p.in.stack = s;
@@ -515,12 +409,12 @@ Result<StackProfile> fit_stack(const std::vector<RefRow>& rows, const Database& 
     return objective(x, scratch);
   };
   std::vector<double> current(np);
-  for (std::size_t i = 0; i < np; ++i) current[i] = to_x(*free[i], stack.*(free[i]->field));
+  for (std::size_t i = 0; i < np; ++i) current[i] = fit::to_x(*free[i], stack.*(free[i]->field));
   std::vector<double> best_x;
   double best_f = 0;
   for (const auto& first : {std::vector<double>(np, 0.0), current}) {
     std::vector<double> x = first;
-    for (int restart = 0; restart < 6; ++restart) x = nelder_mead(f, x, restart == 0 ? 1.5 : 0.5);
+    for (int restart = 0; restart < 6; ++restart) x = fit::nelder_mead(f, x, restart == 0 ? 1.5 : 0.5);
     const double fx = f(x);
     if (best_x.empty() || fx < best_f) {
       best_x = x;
@@ -548,19 +442,8 @@ Result<StackProfile> fit_stack(const std::vector<RefRow>& rows, const Database& 
 
 Result<StackProfile> fit_stack_memory(const std::vector<RefRow>& rows, const Database& db,
                                       const StackProfile& stack) {
-  std::vector<const MemParam*> params;
-  for (const auto& name : stack.memory_fit_parameters) {
-    const MemParam* found = nullptr;
-    for (const auto& p : kMemParams)
-      if (name == p.name) found = &p;
-    if (found == nullptr) {
-      std::string known;
-      for (const auto& p : kMemParams) known += std::string(known.empty() ? "" : ", ") + p.name;
-      return make_error(Errc::invalid_value, "memory.fit_parameters",
-                        std::string("unknown parameter \"").append(name).append("\"; known: ").append(known));
-    }
-    params.push_back(found);
-  }
+  FTCOST_TRY(params,
+             fit::select_fit_params(stack.memory_fit_parameters, FitKind::memory, "memory.fit_parameters"));
   StackProfile out = stack;
   if (params.empty()) return out;
   const std::map<std::string, std::string> held_out = held_out_gpus(rows, db, stack);

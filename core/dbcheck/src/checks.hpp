@@ -169,9 +169,10 @@ void check_calibration_refs(Entry& e, const std::map<std::string, GpuRef>& gpu_r
 // gpus.cpp: memory bus against memory type; a variant (variant_of) against its parent's spec.
 void check_gpu_variant(Entry& e, const std::map<std::string, GpuRef>& gpu_refs,
                        const std::set<std::string>& gpu_files);
-void check_cross_refs(std::vector<Entry>& entries);                       // cross_refs.cpp
-void check_database_loads(std::vector<Entry>& entries);                   // cross_refs.cpp
-void check_run_entries(std::vector<Entry>& entries, const Database& db);  // runs.cpp
-void check_stack_model_types(Entry& e, const Database& db);               // stacks.cpp
+void check_cross_refs(std::vector<Entry>& entries);                                 // cross_refs.cpp
+void check_database_loads(std::vector<Entry>& entries);                             // cross_refs.cpp
+void check_run_entries(std::vector<Entry>& entries, const Database& db);            // runs.cpp
+void check_stack_model_types(Entry& e, const Database& db);                         // stacks.cpp
+void check_stack_software_ranges(std::vector<Entry>& entries, const Database& db);  // stacks.cpp
 
 }  // namespace ftcost::dbcheck

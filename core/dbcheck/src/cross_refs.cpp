@@ -146,6 +146,7 @@ void check_database_loads(std::vector<Entry>& entries) {
   }
   for (Entry& e : entries)
     if (e.parsed) check_stack_model_types(e, db);
+  check_stack_software_ranges(entries, db);
   check_run_entries(entries, db);
 }
 

@@ -5,8 +5,11 @@
 #include "ftcost/node.hpp"
 #include "ftcost/stack.hpp"
 
+#include <map>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace ftcost::dbcheck {
 
@@ -109,6 +112,46 @@ void check_stack_model_types(Entry& e, const Database& db) {
       e.sink.add(field, Errc::unknown_id,
                  in_quotes(type) + " is not the config model_type of any model preset in models/ (" +
                      joined(known) + ")");
+    }
+  }
+}
+
+namespace {
+
+// One range of a profile, where db check reports it.
+struct RangeAt {
+  std::string id;
+  std::size_t index;
+  const SoftwareRange* range;
+};
+
+void report_overlap(std::map<std::string, Entry*>& by_id, const RangeAt& at, const RangeAt& other) {
+  auto it = by_id.find(at.id);
+  if (it == by_id.end()) return;
+  const std::string base = member(it->second->doc, "alias_of") != nullptr ? "overrides." : "";
+  it->second->sink.add(base + "software_versions[" + std::to_string(at.index) + "]", Errc::invalid_value,
+                       at.range->to_text() + " overlaps " + other.id + "'s " + other.range->to_text() +
+                           ": a run's software would map to both profiles");
+}
+
+}  // namespace
+
+// No two profiles' software_versions ranges share a version: a recorded run maps to one profile
+// (ftcost/run.hpp stack_for_software). Both profiles of an overlapping pair are reported.
+void check_stack_software_ranges(std::vector<Entry>& entries, const Database& db) {
+  std::map<std::string, Entry*> by_id;
+  for (Entry& e : entries)
+    if (e.parsed && e.kind == "stack" && !e.id.empty()) by_id[e.id] = &e;
+  std::vector<RangeAt> seen;
+  for (const auto& [id, stack] : db.stacks()) {
+    for (std::size_t i = 0; i < stack.software_versions.size(); ++i) {
+      const RangeAt at{id, i, &stack.software_versions[i]};
+      for (const RangeAt& other : seen) {
+        if (!at.range->overlaps(*other.range)) continue;
+        report_overlap(by_id, at, other);
+        report_overlap(by_id, other, at);
+      }
+      seen.push_back(at);
     }
   }
 }

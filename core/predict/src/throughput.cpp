@@ -4,7 +4,7 @@
 #include "ftcost/memory.hpp"
 #include "ftcost/model_constants.hpp"
 #include "ftcost/ops.hpp"
-#include "ftcost/paper.hpp"
+#include "step_rates.hpp"
 
 #include <algorithm>
 #include <array>
@@ -14,96 +14,8 @@
 
 namespace ftcost {
 
-const char* stage_name(Stage s) {
-  switch (s) {
-    case Stage::forward:
-      return "forward";
-    case Stage::recompute:
-      return "recompute";
-    case Stage::backward:
-      return "backward";
-    case Stage::optimizer:
-      return "optimizer";
-  }
-  return "forward";
-}
-
-const char* layer_type_name(LayerType l) {
-  switch (l) {
-    case LayerType::attention:
-      return "attention";
-    case LayerType::moe:
-      return "moe";
-    case LayerType::mamba:
-      return "mamba";
-    case LayerType::mlp:
-      return "mlp";
-    case LayerType::norm:
-      return "norm";
-    case LayerType::other:
-      return "other";
-  }
-  return "other";
-}
-
-const char* kernel_class_name(KernelClass k) {
-  switch (k) {
-    case KernelClass::gemm:
-      return "gemm";
-    case KernelClass::expert_gemm:
-      return "expert_gemm";
-    case KernelClass::attention:
-      return "attention";
-    case KernelClass::dequant:
-      return "dequant";
-    case KernelClass::elementwise:
-      return "elementwise";
-    case KernelClass::scan:
-      return "selective_scan";
-    case KernelClass::routing:
-      return "routing";
-    case KernelClass::loss:
-      return "loss";
-    case KernelClass::optimizer:
-      return "optimizer";
-  }
-  return "elementwise";
-}
-
-Result<std::vector<double>> expert_shares(const std::string& routing, std::int64_t experts) {
-  std::vector<double> s;
-  if (experts <= 0) return s;
-  const auto E = static_cast<std::size_t>(experts);
-  auto normalise = [&](std::vector<double> v) {
-    double t = 0;
-    for (double x : v) t += x;
-    for (double& x : v) x /= t;
-    return v;
-  };
-  if (routing.empty() || routing == "uniform") return std::vector<double>(E, 1.0 / static_cast<double>(E));
-  // paper.md §2.6 (Fig. 11): average tokens per query routed to each expert, before fine-tuning.
-  if (routing == "paper-mixtral" || routing == "paper-blackmamba") {
-    if (experts != 8)
-      return make_error(Errc::invalid_value, "--routing",
-                        routing + " is a measured 8-expert distribution; this model has " +
-                            std::to_string(experts) + " experts");
-    if (routing == "paper-mixtral") return normalise({46.2, 50.5, 52.7, 59.2, 38.6, 62.9, 50.2, 51.2});
-    return normalise({44.7, 61.5, 59.7, 56.2, 27.4, 35.4, 42.0, 39.0});
-  }
-  if (routing.rfind("skew:", 0) == 0) {
-    const std::string v = routing.substr(5);
-    char* end = nullptr;
-    double a = std::strtod(v.c_str(), &end);
-    if (v.empty() || *end != '\0' || !std::isfinite(a) || a < 0 || a > 4)
-      return make_error(Errc::invalid_value, "--routing",
-                        "skew:S needs 0 <= S <= 4 (Zipf exponent), got \"" + v + "\"");
-    std::vector<double> z(E);
-    for (std::size_t i = 0; i < E; ++i) z[i] = std::pow(static_cast<double>(i + 1), -a);
-    return normalise(z);
-  }
-  return make_error(Errc::invalid_value, "--routing",
-                    "must be uniform, paper-mixtral, paper-blackmamba or skew:S, got \"" + routing + "\"");
-}
+using step_detail::Rates;
+using step_detail::uses_hopper_tensor_instructions;
 
 namespace {
 
@@ -116,102 +28,6 @@ double causal_mean_keys(double span, double window) {
   if (span <= 0) return 0;
   return (window * (window + 1) / 2 + (span - window) * window) / span;
 }
-
-// Compute capability 9.x (Hopper) and 10.x (data-centre Blackwell) reach their tensor peak only with their
-// own instructions (wgmma, tcgen05); sm_120 consumer Blackwell and everything older use mma.sync natively.
-bool uses_hopper_tensor_instructions(const GpuSpec& g) {
-  const auto cc = parse_compute_capability(g.compute_capability);
-  return g.vendor == "NVIDIA" && cc && (cc->first == 9 || cc->first == 10);
-}
-
-// Per-op device time.
-struct Rates {
-  double peak = 0;  // FLOP/s of the compute dtype
-  double bw = 0;    // B/s, spec
-  double sms = 108;
-  double eta_c = 0.75;  // large-GEMM fraction of peak
-  // instruction-set limit of the stack on this architecture (hopper_tensor_peak_fraction)
-  double tensor_scale = 1;
-  double eta_m = 0.75;   // streaming fraction of bandwidth
-  double eta_gm = 0.75;  // memory-bound GEMMs: fraction of bandwidth for their operands
-  double eta_dq = 0.65;
-  double eta_opt = 0.75;
-  const Calibration* cal = nullptr;
-  std::string dtype = "bf16";
-  double fp8_peak = 0;  // FLOP/s of the FP8 tensor cores (torchao float8 linears)
-
-  // Wave quantization: output tiles of 128x128 spread over the SMs. When the output has fewer tiles than the
-  // GPU has SMs and K is long, cuBLAS splits K across CTAs (split-K / stream-K) so that more SMs work; each
-  // split keeps at least 256 of K (several main-loop iterations of a 32-64 deep tile).
-  double wave_efficiency(double M, double N, double K) const {
-    const double tiles = std::ceil(M / 128.0) * std::ceil(N / 128.0);
-    double split = 1;
-    if (tiles < sms) split = std::max(1.0, std::min(std::floor(sms / tiles), std::floor(K / 256.0)));
-    const double ctas = tiles * split;
-    const double waves = std::ceil(ctas / sms);
-    return ctas / (waves * sms);
-  }
-  double gemm_compute_rate(double M, double N, double K) const {
-    if (cal != nullptr) {
-      auto r = gemm_tflops(cal->derived, dtype, 2 * M * N * K);
-      if (r) return *r * 1e12 * tensor_scale;
-    }
-    // Small-M GEMMs use smaller tiles: count the tile rows actually filled.
-    const double m_fill = std::min(1.0, M / (std::ceil(M / 16.0) * 16.0));
-    return peak * tensor_scale * eta_c * wave_efficiency(M, N, K) * m_fill;
-  }
-  // An FP8 GEMM (torchao float8: torch._scaled_mm on e4m3 inputs): the calibration's fp8 rows where it has
-  // them, else the FP8 peak at the same share, wave and tile fill as the compute dtype's GEMMs.
-  double gemm_compute_rate_fp8(double M, double N, double K) const {
-    if (cal != nullptr) {
-      auto r = gemm_tflops(cal->derived, "fp8", 2 * M * N * K);
-      if (r) return *r * 1e12 * tensor_scale;
-    }
-    const double m_fill = std::min(1.0, M / (std::ceil(M / 16.0) * 16.0));
-    return fp8_peak * tensor_scale * eta_c * wave_efficiency(M, N, K) * m_fill;
-  }
-  // The calibration's best measured GEMM rate of the dtype (the stack's peak share without one), FLOP/s.
-  double gemm_peak() const {
-    if (cal != nullptr)
-      for (const auto& c : cal->derived.gemm_efficiency)
-        if (c.dtype == dtype) return c.peak_measured_tflops * 1e12 * tensor_scale;
-    return peak * tensor_scale * eta_c;
-  }
-  double stream_bw(double eta) const {
-    if (cal != nullptr && cal->derived.memory_bandwidth_gbps)
-      return *cal->derived.memory_bandwidth_gbps * 1e9 * (eta / eta_m);
-    return bw * eta;
-  }
-  double dequant_bw() const {
-    if (cal != nullptr && cal->derived.nf4_dequant_gbps) return *cal->derived.nf4_dequant_gbps * 1e9;
-    return bw * eta_dq;
-  }
-
-  // ---- the eager op inventory's rates (StackProfile ops_inventory "eager") ----
-  double ops_fraction = 0.8;  // spec path: share of the datasheet bandwidth element-wise kernels stream at
-  bool fused_adamw = false;   // torch's _fused_adamw rather than the foreach kernels
-  // Bandwidth of an op class: the calibration's class rate when it has one, else its sustained copy/triad
-  // bandwidth, else the datasheet's times the stack's fraction.
-  double op_bw(OpKind k) const {
-    if (cal != nullptr) {
-      const CalDerived& dv = cal->derived;
-      const std::optional<double>* rate = nullptr;
-      if (k == OpKind::norm) rate = &dv.norm_gbps;
-      if (k == OpKind::cast) rate = &dv.cast_gbps;
-      if (k == OpKind::pointwise) rate = &dv.pointwise_gbps;
-      if (k == OpKind::cross_entropy) rate = &dv.cross_entropy_gbps;
-      if (rate != nullptr && rate->has_value()) return **rate * 1e9;
-      if (dv.memory_bandwidth_gbps) return *dv.memory_bandwidth_gbps * 1e9;
-    }
-    return bw * ops_fraction;
-  }
-  // Attention kernel rate measured by the calibration (causal FLOPs), 0 when it has none.
-  double attention_rate(bool backward) const {
-    if (cal == nullptr) return 0;
-    const auto& r = backward ? cal->derived.attention_bwd_tflops : cal->derived.attention_fwd_tflops;
-    return r ? *r * 1e12 : 0;
-  }
-};
 
 class Builder {
  public:
@@ -1069,21 +885,6 @@ void amortize_optimizer(StepTime& t, double n) {
 
 }  // namespace
 
-double host_link_bytes_per_s(const GpuSpec& g) {
-  // PCIe 4.0 x16 (Ampere/Ada) or 5.0 x16 (Hopper and later) at ~80% of the raw rate: 25 and 50 GB/s
-  // [assumed: the GPU database carries no host-link field; pinned-memory copies reach 80-90% of it].
-  const auto cc = parse_compute_capability(g.compute_capability);
-  const bool pcie5 = cc && cc->first >= 9;  // Hopper, Blackwell: PCIe 5.0 hosts
-  return (pcie5 ? 50.0 : 25.0) * 1e9;
-}
-
-double offloaded_bytes_per_token(const ModelSpec& m, const Workload& w, const StackProfile& s) {
-  if (!w.offloads(s.offload_checkpoints)) return 0;
-  const double ckpt =
-      (m.residual_fp32 || kbit_upcast(s, w) ? 4.0 : w.compute_bytes()) * static_cast<double>(m.hidden);
-  return static_cast<double>(m.layers()) * ckpt;
-}
-
 StepTime step_model(const ModelSpec& m, const Workload& w, const StackProfile& s, const GpuSpec& g,
                     const Calibration* cal, std::int64_t batch, double mean_len,
                     const std::vector<double>& shares) {
@@ -1120,35 +921,6 @@ StepTime step_model(const ModelSpec& m, const Workload& w, const StackProfile& s
   t.calibrated = cal != nullptr;
   if (w.grad_accum > 1) amortize_optimizer(t, static_cast<double>(w.grad_accum));
   return t;
-}
-
-void add_optimizer_paging(StepTime& t, double paged_out_bytes, const GpuSpec& g, std::int64_t grad_accum) {
-  if (paged_out_bytes <= 0) return;
-  t.paging_s = 2.0 * paged_out_bytes / host_link_bytes_per_s(g);
-  const double per_micro = t.paging_s / static_cast<double>(std::max<std::int64_t>(1, grad_accum));
-  t.by_stage[static_cast<std::size_t>(Stage::optimizer)] += per_micro;
-  t.total_s += per_micro;
-}
-
-Result<double> paper_eq2_qps(const std::string& model_id, const std::string& dataset_id,
-                             const std::string& gpu_id, double sparsity, std::int64_t batch,
-                             double* rmse_out) {
-  if (gpu_id != "a40")
-    return make_error(
-        Errc::invalid_value, "--model-kind",
-        "paper: Eq. (2) has coefficients only for the A40 (the paper re-fits C2/C4 per GPU from a sweep); "
-        "use `ftcost fit` with your own sweep for " +
-            gpu_id);
-  for (const auto& sw : paper::a40_sweeps()) {
-    if (model_id == sw.model && dataset_id == sw.dataset) {
-      auto fit = paper::fit_eq2(sw.points, sw.c3);
-      if (!fit.ok()) return fit.error();
-      if (rmse_out != nullptr) *rmse_out = fit->rmse;
-      return paper::eq2_throughput(fit->c2, fit->c3, fit->c4, sparsity, static_cast<double>(batch));
-    }
-  }
-  return make_error(Errc::invalid_value, "--model-kind",
-                    "paper: Eq. (2) was fitted only for mixtral-8x7b and blackmamba-2.8b on cs15k/math14k");
 }
 
 }  // namespace ftcost

@@ -1,6 +1,7 @@
 // The field lists of the database file formats (fields.hpp) and the reader the loaders use.
 #include "ftcost/fields.hpp"
 
+#include "fields_build.hpp"
 #include "ftcost/calibration.hpp"
 
 #include <cmath>
@@ -13,64 +14,7 @@ namespace ftcost {
 namespace {
 
 using K = FieldKind;
-
-// Builders, so that each list below reads as a table: key, kind, and what else the field has.
-Field f(const char* key, K kind, const char* help) {
-  Field x;
-  x.key = key;
-  x.kind = kind;
-  x.help = help;
-  return x;
-}
-Field req(Field x) {
-  x.required = true;
-  return x;
-}
-Field need(Field x) {
-  x.required = true;
-  x.needed = true;
-  return x;
-}
-Field null_ok(Field x) {
-  x.nullable = true;
-  return x;
-}
-Field range(Field x, double lo, double hi, const char* unit) {
-  x.min = lo;
-  x.max = hi;
-  x.unit = unit;
-  return x;
-}
-Field above(Field x, double lo, double hi, const char* unit) {
-  x = range(std::move(x), lo, hi, unit);
-  x.min_exclusive = true;
-  return x;
-}
-Field choice(const char* key, std::vector<std::string> values, const char* help) {
-  Field x = f(key, K::choice, help);
-  x.values = std::move(values);
-  return x;
-}
-Field at_least(Field x, std::size_t chars) {
-  x.min_length = chars;
-  return x;
-}
-Field limited(Field x, const char* why) {
-  x.why_limited = why;
-  return x;
-}
-Field object(const char* key, const char* members, const char* help) {
-  Field x = f(key, K::object, help);
-  x.members = members;
-  return x;
-}
-Field array(const char* key, K items, std::size_t min_items, const char* help, const char* members = "") {
-  Field x = f(key, K::array, help);
-  x.items = items;
-  x.min_items = min_items;
-  x.members = members;
-  return x;
-}
+using namespace field_build;  // NOLINT(google-build-using-namespace): the builders read as a table
 
 // ---------------------------------------------------------------------------------------------- GPU
 
@@ -286,625 +230,6 @@ FieldList dataset_length_list() {
            stat("p90", "90th percentile."), stat("p99", "99th percentile."), stat("max", "Longest query.")}};
 }
 
-// ---------------------------------------------------------------------------------------- calibration
-// The sections that describe the run (meta, device, conditions); read by calibration.cpp's reader, written
-// in this order by its writer, and checked against gpu-db/schema/calibration.schema.json.
-
-Field text(const char* key, const char* help) {
-  Field x = req(f(key, K::string, help));
-  x.min_length = 1;
-  x.max_length = 4096;
-  return x;
-}
-
-FieldList calibration_meta_list() {
-  Field only = req(array("only", K::choice, 0, "Benchmark families run (empty: all)."));
-  only.values = {"launch", "host", "bandwidth", "elementwise", "adamw",         "nf4",  "gemm",
-                 "moe",    "norm", "cast",      "pointwise",   "cross_entropy", "lora", "attention"};
-  Field notes = req(array("notes", K::string, 0, "Warnings and failures recorded during the run."));
-  return {
-      "calibration.meta",
-      kCalibrationSchema,
-      {
-          req(choice("schema", {kCalibrationSchema, kCalibrationSchemaV2, kCalibrationSchemaV1},
-                     "Format identifier and version.")),
-          text("tool", "The program that wrote the file."),
-          text("tool_version", "Its version."),
-          text("git_revision", "Source revision of the tool."),
-          req(f("git_dirty", K::boolean, "Whether the tool's sources had uncommitted changes.")),
-          req(f("created_utc", K::string, "When the run ended, YYYY-MM-DDTHH:MM:SSZ.")),
-          text("command_line", "How the tool was run."),
-          req(choice("mode", {"quick", "full", "smoke"}, "How thorough the run was.")),
-          only,
-          req(f("partial", K::boolean, "Whether some measurements were dropped or the run stopped early.")),
-          req(range(f("duration_s", K::number, "Wall time of the run."), 0, 1e7, "s")),
-          notes,
-      }};
-}
-
-FieldList calibration_device_list() {
-  auto clock = [](const char* key, const char* help) {
-    return null_ok(req(above(f(key, K::number, help), 0, 20000, "MHz")));
-  };
-  return {
-      "calibration.device",
-      kCalibrationSchema,
-      {
-          text("name", "Device name as the driver reports it."),
-          null_ok(
-              req(f("pci_device_id", K::string, "PCI device id \"0x\" + 4 hex digits; null if unknown."))),
-          req(f("uuid_hash", K::string, "sha256 of the device UUID (never the UUID itself).")),
-          req(f("compute_capability", K::string, "CUDA compute capability major.minor.")),
-          req(range(f("sm_count", K::integer, "Streaming multiprocessors."), 1, 100000, "")),
-          req(range(f("memory_bytes", K::integer, "Device memory."), 1, 4503599627370496.0, "bytes")),
-          req(range(f("memory_bus_width_bits", K::integer, "Memory bus width."), 0, 1048576, "bits")),
-          req(range(f("l2_cache_bytes", K::integer, "L2 cache size."), 0, 1099511627776.0, "bytes")),
-          clock("sm_clock_max_mhz", "Maximum SM clock; null if unknown."),
-          clock("memory_clock_max_mhz", "Maximum memory clock; null if unknown."),
-          null_ok(req(range(f("power_limit_w", K::number, "Power limit; null if unknown."), 0, 5000, "W"))),
-          text("driver_version", "NVIDIA driver version."),
-          text("cuda_runtime_version", "CUDA runtime version."),
-          text("cublas_version", "cuBLAS version."),
-          text("host_cpu", "Host CPU model."),
-      }};
-}
-
-FieldList calibration_sample_list() {
-  return {"calibration.conditions.sample",
-          kCalibrationSchema,
-          {
-              null_ok(req(above(f("sm_clock_mhz", K::number, "SM clock."), 0, 20000, "MHz"))),
-              null_ok(req(above(f("memory_clock_mhz", K::number, "Memory clock."), 0, 20000, "MHz"))),
-              null_ok(req(range(f("temperature_c", K::number, "GPU temperature."), -50, 150, "degC"))),
-              null_ok(req(range(f("power_w", K::number, "Board power."), 0, 5000, "W"))),
-          }};
-}
-
-FieldList calibration_conditions_list() {
-  Field reasons = req(array("throttle_reasons_seen", K::choice, 0, "NVML clock throttle reasons seen."));
-  for (const char* r : kThrottleReasonNames) reasons.values.emplace_back(r);
-  return {
-      "calibration.conditions",
-      kCalibrationSchema,
-      {
-          req(f("nvml", K::boolean, "Whether NVML readings were available.")),
-          req(object("start", "calibration.conditions.sample", "Readings at the start of the run.")),
-          req(object("end", "calibration.conditions.sample", "Readings at the end of the run.")),
-          null_ok(req(above(f("sm_clock_min_mhz", K::number, "Lowest SM clock seen."), 0, 20000, "MHz"))),
-          null_ok(req(above(f("sm_clock_max_mhz", K::number, "Highest SM clock seen."), 0, 20000, "MHz"))),
-          null_ok(
-              req(range(f("temperature_max_c", K::number, "Highest temperature seen."), -50, 150, "degC"))),
-          null_ok(req(range(f("power_max_w", K::number, "Highest board power seen."), 0, 5000, "W"))),
-          reasons,
-          null_ok(req(range(f("other_processes", K::integer, "Other processes on the GPU; null if unknown."),
-                            0, 100000, ""))),
-      }};
-}
-
-// The measurement rows (one list per benchmark family; a rate or time given as median/p10/p90 is three
-// fields). Authored from calibration.schema.json's descriptions; the ranges are the reader's.
-Field length(Field x, std::size_t lo, std::size_t hi) {
-  x.min_length = lo;
-  x.max_length = hi;
-  return x;
-}
-
-FieldList cal_bandwidth_list() {
-  return {
-      "calibration.measurements.bandwidth[]",
-      kCalibrationSchema,
-      {
-          req(choice("kernel", {"copy", "triad"},
-                     "copy: b = a; triad: a = b + s c (fp32, 16-byte vectors).")),
-          req(range(f("array_bytes", K::integer, "bytes."), 1, 4503599627370496.0, "bytes")),
-          req(range(f("bytes_moved", K::integer, "per run: 2 x array_bytes (copy), 3 x (triad)."), 1,
-                    4503599627370496.0, "bytes")),
-          req(above(f("gbps_median", K::number, "median over the timed samples, GB/s (1e9 B/s)."), 0, 200000,
-                    "GB/s")),
-          req(above(
-              f("gbps_p10", K::number,
-                "10th percentile, GB/s (1e9 B/s) (for a rate: the rate of the slow samples); <= median."),
-              0, 200000, "GB/s")),
-          req(above(f("gbps_p90", K::number, "90th percentile, GB/s (1e9 B/s); >= median."), 0, 200000,
-                    "GB/s")),
-          req(above(f("time_us_median", K::number, "See calibration.schema.json."), 0, 10000000000.0, "us")),
-          req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")),
-      }};
-}
-
-FieldList cal_gemm_list() {
-  return {
-      "calibration.measurements.gemm[]",
-      kCalibrationSchema,
-      {
-          req(length(f("shape", K::string, "\"square\" or <model>.<layer>."), 1, 4096)),
-          req(choice("dtype", {"bf16", "fp16", "tf32", "fp8_e4m3"}, "See calibration.schema.json.")),
-          req(choice("pass", {"fwd", "dgrad", "wgrad"}, "fwd: TN, dgrad: NN, wgrad: NT.")),
-          req(choice("transa", {"N", "T"}, "See calibration.schema.json.")),
-          req(choice("transb", {"N", "T"}, "See calibration.schema.json.")),
-          req(range(f("m", K::integer, "See calibration.schema.json."), 1, 2147483647, "")),
-          req(range(f("n", K::integer, "See calibration.schema.json."), 1, 2147483647, "")),
-          req(range(f("k", K::integer, "See calibration.schema.json."), 1, 2147483647, "")),
-          req(above(f("tflops_median", K::number, "median over the timed samples, TFLOP/s (2mnk / time)."), 0,
-                    20000, "TFLOP/s")),
-          req(above(
-              f("tflops_p10", K::number,
-                "10th percentile, TFLOP/s (2mnk / time) (for a rate: the rate of the slow samples); <= ...."),
-              0, 20000, "TFLOP/s")),
-          req(above(f("tflops_p90", K::number, "90th percentile, TFLOP/s (2mnk / time); >= median."), 0,
-                    20000, "TFLOP/s")),
-          req(above(f("time_us_median", K::number, "See calibration.schema.json."), 0, 10000000000.0, "us")),
-          req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")),
-          req(range(
-              f("algos_tried", K::integer, "cuBLASLt heuristic candidates timed; the best is recorded."), 1,
-              1024, "")),
-          req(null_ok(above(
-              f("tflops_heuristic", K::number, "(schema 2: timed under the same policy as tflops_median)."),
-              0, 20000, "TFLOP/s"))),
-          null_ok(
-              f("fast_accum", K::boolean,
-                "fp8 only: CUBLASLT_MATMUL_DESC_FAST_ACCUM on (Transformer Engine's forward GEMMs); ....")),
-      }};
-}
-
-FieldList cal_expert_gemm_list() {
-  return {
-      "calibration.measurements.expert_gemm[]",
-      kCalibrationSchema,
-      {
-          req(length(f("model", K::string, "See calibration.schema.json."), 1, 4096)),
-          req(choice("dtype", {"bf16", "fp16"}, "See calibration.schema.json.")),
-          req(choice("proj", {"w1_w3", "w2"}, "See calibration.schema.json.")),
-          req(choice("pass", {"fwd", "dgrad", "wgrad"}, "See calibration.schema.json.")),
-          req(choice("impl", {"loop", "grouped"},
-                     "loop: cublasGemmEx per expert; grouped: one cublasGemmGroupedBatchedEx.")),
-          req(choice("routing", {"sparse", "dense"}, "See calibration.schema.json.")),
-          req(choice("distribution", {"uniform", "mixtral_he_tuned", "mixtral_gs_tuned", "skewed"},
-                     "expert-load distribution: uniform; the paper's Fig.")),
-          req(range(f("experts", K::integer, "See calibration.schema.json."), 1, 4096, "")),
-          req(range(f("top_k", K::integer, "See calibration.schema.json."), 1, 4096, "")),
-          req(range(f("tokens", K::integer, "See calibration.schema.json."), 1, 2147483647, "")),
-          req(range(f("n", K::integer, "See calibration.schema.json."), 1, 2147483647, "")),
-          req(range(f("k", K::integer, "See calibration.schema.json."), 1, 2147483647, "")),
-          req(array("tokens_per_expert", K::integer, 0, "sums to tokens x top_k.")),
-          req(above(f("time_us_median", K::number, "median over the timed samples, microseconds."), 0,
-                    10000000000.0, "us")),
-          req(above(f("time_us_p10", K::number,
-                      "10th percentile, microseconds (for a rate: the rate of the slow samples); <= median."),
-                    0, 10000000000.0, "us")),
-          req(above(f("time_us_p90", K::number, "90th percentile, microseconds; >= median."), 0,
-                    10000000000.0, "us")),
-          req(above(f("tflops_median", K::number, "See calibration.schema.json."), 0, 20000, "TFLOP/s")),
-          req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")),
-      }};
-}
-
-FieldList cal_moe_layer_stages_us_list() {
-  return {"calibration.measurements.moe_layer[].stages_us",
-          kCalibrationSchema,
-          {
-              range(f("router", K::number, "See calibration.schema.json."), 0, 10000000000.0, ""),
-              range(f("topk", K::number, "See calibration.schema.json."), 0, 10000000000.0, ""),
-              range(f("permute", K::number, "See calibration.schema.json."), 0, 10000000000.0, ""),
-              range(f("experts", K::number, "See calibration.schema.json."), 0, 10000000000.0, ""),
-              range(f("unpermute", K::number, "See calibration.schema.json."), 0, 10000000000.0, ""),
-              range(f("experts_dgrad", K::number, "See calibration.schema.json."), 0, 10000000000.0, ""),
-              range(f("experts_wgrad", K::number, "See calibration.schema.json."), 0, 10000000000.0, ""),
-          }};
-}
-
-FieldList cal_moe_layer_list() {
-  return {
-      "calibration.measurements.moe_layer[]",
-      kCalibrationSchema,
-      {
-          req(length(f("model", K::string, "See calibration.schema.json."), 1, 4096)),
-          req(choice("direction", {"forward", "backward"}, "See calibration.schema.json.")),
-          req(choice("impl", {"loop", "grouped"}, "See calibration.schema.json.")),
-          req(choice("routing", {"sparse", "dense"}, "See calibration.schema.json.")),
-          req(choice("distribution", {"uniform", "mixtral_he_tuned", "mixtral_gs_tuned", "skewed"},
-                     "expert-load distribution: uniform; the paper's Fig.")),
-          req(range(f("experts", K::integer, "See calibration.schema.json."), 1, 4096, "")),
-          req(range(f("top_k", K::integer, "See calibration.schema.json."), 1, 4096, "")),
-          req(range(f("tokens", K::integer, "See calibration.schema.json."), 1, 2147483647, "")),
-          req(range(f("hidden", K::integer, "See calibration.schema.json."), 1, 2147483647, "")),
-          req(range(f("ffn", K::integer, "See calibration.schema.json."), 1, 2147483647, "")),
-          req(above(f("time_us_median", K::number, "median over the timed samples, microseconds."), 0,
-                    10000000000.0, "us")),
-          req(above(f("time_us_p10", K::number,
-                      "10th percentile, microseconds (for a rate: the rate of the slow samples); <= median."),
-                    0, 10000000000.0, "us")),
-          req(above(f("time_us_p90", K::number, "90th percentile, microseconds; >= median."), 0,
-                    10000000000.0, "us")),
-          req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")),
-          req(object(
-              "stages_us", "calibration.measurements.moe_layer[].stages_us",
-              "median microseconds per stage; forward: router, topk, permute, experts, unpermute; ....")),
-      }};
-}
-
-FieldList cal_nf4_dequant_list() {
-  return {
-      "calibration.measurements.nf4_dequant[]",
-      kCalibrationSchema,
-      {
-          req(choice("variant", {"fused", "bnb"}, "See calibration.schema.json.")),
-          req(range(f("elements", K::integer, "See calibration.schema.json."), 64, 1099511627776.0, "")),
-          req(choice("out_dtype", {"bf16", "fp16"}, "See calibration.schema.json.")),
-          req(f("double_quant", K::boolean, "See calibration.schema.json.")),
-          req(range(f("bytes_moved", K::integer, "bytes."), 1, 4503599627370496.0, "bytes")),
-          req(above(f("bytes_per_param", K::number, "See calibration.schema.json."), 0, 64, "")),
-          req(above(f("gbps_median", K::number, "median over the timed samples, GB/s."), 0, 200000, "GB/s")),
-          req(above(f("gbps_p10", K::number,
-                      "10th percentile, GB/s (for a rate: the rate of the slow samples); <= median."),
-                    0, 200000, "GB/s")),
-          req(above(f("gbps_p90", K::number, "90th percentile, GB/s; >= median."), 0, 200000, "GB/s")),
-          req(above(f("time_us_median", K::number, "See calibration.schema.json."), 0, 10000000000.0, "us")),
-          req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")),
-      }};
-}
-
-FieldList cal_adamw_list() {
-  return {
-      "calibration.measurements.adamw[]",
-      kCalibrationSchema,
-      {
-          req(choice("impl", {"fused", "unfused"}, "See calibration.schema.json.")),
-          req(range(f("params", K::integer, "See calibration.schema.json."), 1, 1099511627776.0, "")),
-          req(range(f("bytes_moved", K::integer, "bytes."), 1, 4503599627370496.0, "bytes")),
-          req(above(f("bytes_per_param", K::number, "See calibration.schema.json."), 0, 256, "")),
-          req(above(f("gbps_median", K::number, "median over the timed samples, GB/s."), 0, 200000, "GB/s")),
-          req(above(f("gbps_p10", K::number,
-                      "10th percentile, GB/s (for a rate: the rate of the slow samples); <= median."),
-                    0, 200000, "GB/s")),
-          req(above(f("gbps_p90", K::number, "90th percentile, GB/s; >= median."), 0, 200000, "GB/s")),
-          req(above(f("time_us_median", K::number, "See calibration.schema.json."), 0, 10000000000.0, "us")),
-          req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")),
-      }};
-}
-
-FieldList cal_elementwise_list() {
-  return {
-      "calibration.measurements.elementwise[]",
-      kCalibrationSchema,
-      {
-          req(choice("op", {"swiglu", "swiglu_bwd", "gelu", "rmsnorm"}, "See calibration.schema.json.")),
-          req(choice("dtype", {"bf16", "fp16", "fp32"}, "See calibration.schema.json.")),
-          req(range(f("elements", K::integer, "See calibration.schema.json."), 1, 1099511627776.0, "")),
-          req(range(f("bytes_moved", K::integer, "bytes."), 1, 4503599627370496.0, "bytes")),
-          req(above(f("gbps_median", K::number, "median over the timed samples, GB/s."), 0, 200000, "GB/s")),
-          req(above(f("gbps_p10", K::number,
-                      "10th percentile, GB/s (for a rate: the rate of the slow samples); <= median."),
-                    0, 200000, "GB/s")),
-          req(above(f("gbps_p90", K::number, "90th percentile, GB/s; >= median."), 0, 200000, "GB/s")),
-          req(above(f("time_us_median", K::number, "See calibration.schema.json."), 0, 10000000000.0, "us")),
-          req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")),
-      }};
-}
-
-FieldList cal_launch_list() {
-  return {
-      "calibration.measurements.launch[]",
-      kCalibrationSchema,
-      {
-          req(choice("kind", {"async", "sync"}, "See calibration.schema.json.")),
-          req(above(f("us_median", K::number, "median over the timed samples, microseconds per launch."), 0,
-                    10000000, "us")),
-          req(above(
-              f("us_p10", K::number,
-                "10th percentile, microseconds per launch (for a rate: the rate of the slow samples); ...."),
-              0, 10000000, "us")),
-          req(above(f("us_p90", K::number, "90th percentile, microseconds per launch; >= median."), 0,
-                    10000000, "us")),
-          req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")),
-      }};
-}
-
-FieldList cal_host_list() {
-  return {"calibration.measurements.host[]",
-          kCalibrationSchema,
-          {
-              req(choice("kind", {"eager_op"}, "See calibration.schema.json.")),
-              req(range(f("ops_per_sample", K::integer, "See calibration.schema.json."), 1, 100000000, "")),
-              req(range(f("sync_every", K::integer, "See calibration.schema.json."), 1, 100000000, "")),
-              req(above(f("us_median", K::number, "median over the timed samples, microseconds per op."), 0,
-                        10000000, "us")),
-              req(above(f("us_p10", K::number,
-                          "10th percentile, microseconds per op (for a rate: the rate of the slow samples); "
-                          "<= median."),
-                        0, 10000000, "us")),
-              req(above(f("us_p90", K::number, "90th percentile, microseconds per op; >= median."), 0,
-                        10000000, "us")),
-              req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")),
-          }};
-}
-
-FieldList cal_cpu_list() {
-  return {
-      "calibration.measurements.cpu[]",
-      kCalibrationSchema,
-      {
-          req(choice("kind", {"single_thread"}, "See calibration.schema.json.")),
-          req(above(
-              f("score_median", K::number, "median over the timed samples, work units per millisecond."), 0,
-              1000000000, "")),
-          req(above(f("score_p10", K::number,
-                      "10th percentile, work units per millisecond (for a rate: the rate of the slow ...."),
-                    0, 1000000000, "")),
-          req(above(f("score_p90", K::number, "90th percentile, work units per millisecond; >= median."), 0,
-                    1000000000, "")),
-          req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")),
-      }};
-}
-
-FieldList cal_collectives_list() {
-  return {
-      "calibration.measurements.collectives[]",
-      kCalibrationSchema,
-      {
-          req(choice("op", {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv"},
-                     "See calibration.schema.json.")),
-          req(range(f("ranks", K::integer, "GPUs in the communicator."), 2, 1048576, "")),
-          req(range(f("bytes", K::integer, "nccl-tests' size: max(send, receive) bytes per rank."), 1,
-                    4503599627370496.0, "bytes")),
-          req(above(f("time_us", K::number, "one operation, microseconds."), 0, 10000000000.0, "us")),
-          req(above(f("algbw_gbps", K::number, "bytes / time (1e9 B/s)."), 0, 200000, "GB/s")),
-          req(above(
-              f("busbw_gbps", K::number,
-                "algbw x 2(n-1)/n (all_reduce), (n-1)/n (all_gather, reduce_scatter, all_to_all), 1 ...."),
-              0, 200000, "GB/s")),
-      }};
-}
-
-FieldList cal_p2p_list() {
-  return {
-      "calibration.measurements.p2p[]",
-      kCalibrationSchema,
-      {
-          req(range(f("src", K::integer, "See calibration.schema.json."), 0, 4096, "")),
-          req(range(f("dst", K::integer, "See calibration.schema.json."), 0, 4096, "")),
-          req(f("peer_access", K::boolean, "cudaDeviceCanAccessPeer: direct NVLink/PCIe peer copies.")),
-          req(range(f("bytes", K::integer, "See calibration.schema.json."), 1, 4503599627370496.0, "bytes")),
-          req(above(f("time_us", K::number, "microseconds."), 0, 10000000000.0, "us")),
-          req(above(f("gbps", K::number, "bytes / time (1e9 B/s)."), 0, 200000, "GB/s")),
-      }};
-}
-
-// ---- schema 3: the op classes between the GEMMs (issue 38) ----
-// The rate columns every bandwidth-type row of schema 3 ends with.
-std::vector<Field> with_gbps_tail(std::vector<Field> head, const char* bytes_help) {
-  head.push_back(req(range(f("bytes_moved", K::integer, bytes_help), 1, 4503599627370496.0, "bytes")));
-  head.push_back(
-      req(above(f("gbps_median", K::number, "median over the timed samples, GB/s (bytes_moved / time)."), 0,
-                200000, "GB/s")));
-  head.push_back(
-      req(above(f("gbps_p10", K::number, "10th percentile (the rate of the slow samples); <= median."), 0,
-                200000, "GB/s")));
-  head.push_back(req(above(f("gbps_p90", K::number, "90th percentile; >= median."), 0, 200000, "GB/s")));
-  head.push_back(
-      req(above(f("time_us_median", K::number, "median time of one run."), 0, 10000000000.0, "us")));
-  head.push_back(req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")));
-  return head;
-}
-
-Field count(const char* key, const char* help, double hi) {
-  return req(range(f(key, K::integer, help), 1, hi, ""));
-}
-
-FieldList cal_norm_list() {
-  return {"calibration.measurements.norm[]", kCalibrationSchema,
-          with_gbps_tail({req(choice("op", {"rmsnorm"}, "transformers' LlamaRMSNorm (fp32 math).")),
-                          req(choice("direction", {"fwd", "bwd"}, "forward, or backward (dx and dweight).")),
-                          req(choice("dtype", {"bf16"}, "activations and weight; the math is fp32.")),
-                          count("rows", "tokens.", 2147483647), count("cols", "hidden size.", 2147483647)},
-                         "fwd: 2 (2 rows cols + cols); bwd: 2 (3 rows cols + 2 cols).")};
-}
-
-FieldList cal_cast_list() {
-  return {"calibration.measurements.cast[]", kCalibrationSchema,
-          with_gbps_tail({req(choice("src_dtype", {"bf16", "fp32"}, "dtype read.")),
-                          req(choice("dst_dtype", {"bf16", "fp32"}, "dtype written (the other one).")),
-                          count("elements", "elements cast.", 1099511627776.0)},
-                         "elements x 6.")};
-}
-
-FieldList cal_pointwise_list() {
-  return {"calibration.measurements.pointwise[]", kCalibrationSchema,
-          with_gbps_tail({req(choice("op", {"mul", "add"}, "c = a * b or c = a + b, fp32 math.")),
-                          req(choice("dtype", {"bf16"}, "a, b and c.")),
-                          count("elements", "elements of c.", 1099511627776.0)},
-                         "elements x 6 (two inputs and the output, 2 bytes each).")};
-}
-
-FieldList cal_cross_entropy_list() {
-  return {
-      "calibration.measurements.cross_entropy[]", kCalibrationSchema,
-      with_gbps_tail({req(choice("direction", {"fwd", "bwd"}, "loss and log-sum-exp per row, or dlogits.")),
-                      req(choice("logits_dtype", {"fp32"}, "transformers' loss upcasts the logits.")),
-                      count("rows", "tokens.", 2147483647), count("vocab", "columns.", 2147483647)},
-                     "fwd: 4 rows vocab + 16 rows; bwd: 8 rows vocab + 12 rows.")};
-}
-
-FieldList cal_lora_gemm_list() {
-  auto tflops = [](const char* key, const char* help) {
-    return req(above(f(key, K::number, help), 0, 20000, "TFLOP/s"));
-  };
-  return {
-      "calibration.measurements.lora_gemm[]",
-      kCalibrationSchema,
-      {
-          req(length(f("shape", K::string, "the base layer, <model>.<layer>."), 1, 4096)),
-          req(choice("side", {"A", "B"}, "A: in -> rank; B: rank -> out.")),
-          count("rank", "LoRA rank r.", 65536),
-          req(choice("dtype", {"bf16"}, "operands and output; fp32 accumulation.")),
-          req(choice("pass", {"fwd", "dgrad", "wgrad"}, "fwd: TN, dgrad: NN, wgrad: NT.")),
-          req(choice("transa", {"N", "T"}, "cuBLAS's op(A).")),
-          req(choice("transb", {"N", "T"}, "cuBLAS's op(B).")),
-          count("tokens", "rows of x.", 2147483647),
-          count("in", "in features of this GEMM's linear.", 2147483647),
-          count("out", "out features of this GEMM's linear.", 2147483647),
-          count("m", "cuBLAS m.", 2147483647),
-          count("n", "cuBLAS n.", 2147483647),
-          count("k", "cuBLAS k.", 2147483647),
-          req(range(f("bytes_moved", K::integer, "2 (m k + k n + m n)."), 1, 4503599627370496.0, "bytes")),
-          tflops("tflops_median", "median over the timed samples, TFLOP/s (2mnk / time)."),
-          tflops("tflops_p10", "10th percentile (the rate of the slow samples); <= median."),
-          tflops("tflops_p90", "90th percentile; >= median."),
-          req(above(f("time_us_median", K::number, "median time of one run."), 0, 10000000000.0, "us")),
-          count("iterations", "timed samples after warm-up.", 100000000),
-          count("algos_tried", "cuBLASLt heuristic candidates timed; the best is recorded.", 1024),
-      }};
-}
-
-FieldList cal_attention_list() {
-  auto tflops = [](const char* key, const char* help) {
-    return req(above(f(key, K::number, help), 0, 20000, "TFLOP/s"));
-  };
-  return {
-      "calibration.measurements.attention[]",
-      kCalibrationSchema,
-      {
-          req(choice("direction", {"fwd", "bwd"}, "forward, or backward (dQ, dK, dV).")),
-          req(length(f("impl", K::string, "the kernel measured (the calibrator's own or a library's)."), 1,
-                     4096)),
-          req(choice("dtype", {"bf16"}, "Q, K, V, O and the gradients; fp32 softmax and accumulation.")),
-          req(f("causal", K::boolean, "causal mask (true: the only kind measured).")),
-          req(length(f("model", K::string, "where the shape comes from."), 1, 4096)),
-          count("batch", "sequences.", 1048576),
-          count("heads", "query heads.", 4096),
-          count("kv_heads", "key/value heads; divides heads.", 4096),
-          count("head_dim", "dimension per head.", 1024),
-          count("seq_len", "tokens per sequence.", 2147483647),
-          req(above(f("flops", K::number, "causal FLOPs: fwd 2 batch heads seq_len^2 head_dim, bwd 2.5x."), 0,
-                    1e21, "FLOP")),
-          tflops("tflops_median", "median over the timed samples, TFLOP/s (flops / time)."),
-          tflops("tflops_p10", "10th percentile (the rate of the slow samples); <= median."),
-          tflops("tflops_p90", "90th percentile; >= median."),
-          req(above(f("time_us_median", K::number, "median time of one run."), 0, 10000000000.0, "us")),
-          count("iterations", "timed samples after warm-up.", 100000000),
-      }};
-}
-
-FieldList cal_measurements_list() {
-  return {
-      "calibration.measurements",
-      kCalibrationSchema,
-      {
-          req(array("bandwidth", K::object, 0, "STREAM-style DRAM bandwidth, arrays >= 4x L2.",
-                    "calibration.measurements.bandwidth[]")),
-          req(array("gemm", K::object, 0,
-                    "cuBLASLt matmuls; m, n, k in cuBLAS's column-major view (see docs/calibrate.md).",
-                    "calibration.measurements.gemm[]")),
-          req(array("expert_gemm", K::object, 0, "the expert GEMMs of one MoE layer pass.",
-                    "calibration.measurements.expert_gemm[]")),
-          req(array("moe_layer", K::object, 0, "a whole MoE block.", "calibration.measurements.moe_layer[]")),
-          req(array("nf4_dequant", K::object, 0,
-                    "bitsandbytes NF4 dequantization (64-value blocks, double-quantized absmax).",
-                    "calibration.measurements.nf4_dequant[]")),
-          req(array("adamw", K::object, 0, "one AdamW step over fp32 states.",
-                    "calibration.measurements.adamw[]")),
-          req(array("elementwise", K::object, 0, "memory-bound elementwise kernels.",
-                    "calibration.measurements.elementwise[]")),
-          req(array("launch", K::object, 0, "empty-kernel launch overhead.",
-                    "calibration.measurements.launch[]")),
-          req(array("host", K::object, 0,
-                    "eager pattern: host work + a small kernel per op, a host sync every few ops.",
-                    "calibration.measurements.host[]")),
-          req(array("cpu", K::object, 0, "single-thread CPU score.", "calibration.measurements.cpu[]")),
-          null_ok(
-              array("collectives", K::object, 0,
-                    "NCCL collectives as nccl-tests reports them (doc/PERFORMANCE.md, src/*.cu GetBw); ....",
-                    "calibration.measurements.collectives[]")),
-          null_ok(array(
-              "p2p", K::object, 0,
-              "GPU-to-GPU copies (cudaMemcpyPeerAsync), one direction; --collectives in one process ....",
-              "calibration.measurements.p2p[]")),
-          // schema 3 (issue 38): absent in older files
-          null_ok(array("norm", K::object, 0, "RMSNorm forward and backward (LlamaRMSNorm, fp32 math).",
-                        "calibration.measurements.norm[]")),
-          null_ok(
-              array("cast", K::object, 0, "dtype casts bf16 <-> fp32.", "calibration.measurements.cast[]")),
-          null_ok(array("pointwise", K::object, 0, "binary element-wise mul and add, bf16.",
-                        "calibration.measurements.pointwise[]")),
-          null_ok(array("cross_entropy", K::object, 0,
-                        "softmax + cross-entropy over vocabulary-wide fp32 rows.",
-                        "calibration.measurements.cross_entropy[]")),
-          null_ok(array("lora_gemm", K::object, 0, "LoRA-shaped GEMMs (rank 8-64) through cuBLASLt.",
-                        "calibration.measurements.lora_gemm[]")),
-          null_ok(array("attention", K::object, 0, "causal flash-style attention forward and backward.",
-                        "calibration.measurements.attention[]")),
-      }};
-}
-
-// The derived block (recomputed from the measurements on load and compared) and the file's top level.
-FieldList cal_derived_list() {
-  auto rate = [](const char* key, double hi, const char* unit, const char* help) {
-    return req(null_ok(above(f(key, K::number, help), 0, hi, unit)));
-  };
-  auto opt_rate = [](const char* key, double hi, const char* unit, const char* help) {
-    return null_ok(above(f(key, K::number, help), 0, hi, unit));
-  };
-  return {"calibration.derived",
-          kCalibrationSchema,
-          {
-              req(array("gemm_efficiency", K::object, 0, "Per GEMM dtype: efficiency against 2mnk.",
-                        "calibration.derived.gemm_efficiency[]")),
-              rate("memory_bandwidth_gbps", 200000, "GB/s", "Best triad bandwidth (median)."),
-              rate("nf4_dequant_gbps", 200000, "GB/s", "NF4 dequantization bandwidth."),
-              rate("adamw_fused_gbps", 200000, "GB/s", "Fused AdamW bandwidth."),
-              rate("adamw_unfused_gbps", 200000, "GB/s", "Unfused AdamW bandwidth."),
-              rate("elementwise_gbps", 200000, "GB/s", "Elementwise kernel bandwidth."),
-              rate("launch_overhead_us", 1e7, "us", "Kernel launch overhead."),
-              rate("host_op_overhead_us", 1e7, "us", "Host overhead per eager op."),
-              rate("cpu_score", 1e9, "", "Single-thread CPU score."),
-              rate("grouped_over_loop_speedup", 1e6, "", "Grouped over loop expert GEMM speed-up."),
-              // schema 3 (issue 38): absent in older files
-              opt_rate("norm_gbps", 200000, "GB/s", "RMSNorm fwd + bwd bandwidth (median over rows)."),
-              opt_rate("cast_gbps", 200000, "GB/s", "bf16 <-> fp32 cast bandwidth (median over rows)."),
-              opt_rate("pointwise_gbps", 200000, "GB/s", "Binary element-wise bandwidth (median over rows)."),
-              opt_rate("cross_entropy_gbps", 200000, "GB/s", "Softmax + cross-entropy bandwidth (median)."),
-              opt_rate("attention_fwd_tflops", 20000, "TFLOP/s", "Causal attention forward (median)."),
-              opt_rate("attention_bwd_tflops", 20000, "TFLOP/s", "Causal attention backward (median)."),
-              opt_rate("lora_gemm_roofline_fraction", 4, "",
-                       "LoRA GEMMs: roofline time / measured time (median)."),
-          }};
-}
-
-FieldList cal_curve_list() {
-  return {"calibration.derived.gemm_efficiency[]",
-          kCalibrationSchema,
-          {
-              req(choice("dtype", {"bf16", "fp16", "tf32", "fp8_e4m3"}, "GEMM dtype of the curve.")),
-              req(above(f("peak_measured_tflops", K::number, "Best median TFLOP/s measured."), 0, 20000,
-                        "TFLOP/s")),
-              req(array("points", K::object, 0, "One point per octave of 2mnk.",
-                        "calibration.derived.gemm_efficiency[].points[]")),
-          }};
-}
-
-FieldList cal_point_list() {
-  Field flops = req(f("flops", K::number, "2mnk of the point."));
-  flops.min = 0;
-  flops.min_exclusive = true;
-  return {
-      "calibration.derived.gemm_efficiency[].points[]",
-      kCalibrationSchema,
-      {flops, req(above(f("efficiency", K::number, "Median TFLOP/s / peak_measured_tflops."), 0, 1, ""))}};
-}
-
-FieldList calibration_list() {
-  return {"calibration",
-          kCalibrationSchema,
-          {
-              req(object("meta", "calibration.meta", "The run: tool, version, mode, duration, notes.")),
-              req(object("device", "calibration.device", "The GPU measured.")),
-              req(object("conditions", "calibration.conditions",
-                         "Clocks, temperature and power during the run.")),
-              req(object("measurements", "calibration.measurements", "The benchmark rows.")),
-              req(object("derived", "calibration.derived", "Values derived from the measurements.")),
-          }};
-}
-
 // --------------------------------------------------------------------------------------------- stacks
 // A stack profile (stacks/<id>.json; read by stack.cpp) or a thin alias of one (alias_of + overrides, merged
 // by the database loader). Keys ending in "_note" are free text: the provenance of the value they annotate.
@@ -931,8 +256,33 @@ FieldList stack_list() {
           f("model_support", K::object,
             "Per software (transformers, unsloth, torchtune): the versions the profile pins and, per config "
             "model_type, the first version that loads it (\"none\": none up to the pinned ones)."),
+          array("software_versions", K::object, 1,
+                "The recorded software versions that map a user's run to this profile (no two profiles' "
+                "ranges overlap).",
+                "stack.software_versions[]"),
       },
       "_note"};
+}
+
+// One range of software_versions[] (read by stack.cpp; a run's software maps to the profile through it).
+FieldList stack_software_list() {
+  auto version = [](const char* key, const char* help) { return f(key, K::string, help); };
+  return {
+      "stack.software_versions[]",
+      "ftcost.stack/1",
+      {
+          need(choice("package", {"transformers", "trl", "axolotl", "llamafactory"},
+                      "The package whose recorded version decides (axolotl and llamafactory before trl, "
+                      "trl before transformers).")),
+          version("from", "First version of the package covered, MAJOR.MINOR (absent: every older one)."),
+          version("to",
+                  "First version of the package no longer covered, MAJOR.MINOR (absent: every newer one)."),
+          version("transformers_from",
+                  "First transformers version covered, MAJOR.MINOR (absent: any older)."),
+          version("transformers_to",
+                  "First transformers version no longer covered, MAJOR.MINOR (absent: any newer)."),
+          f("note", K::string, "Said with the choice (why this profile)."),
+      }};
 }
 
 FieldList stack_alias_list() {
@@ -1076,50 +426,29 @@ FieldList stack_ops_list() {
 }
 
 const std::vector<FieldList>& all_lists() {
-  static const std::vector<FieldList> lists = {gpu_list(),
-                                               gpu_dense_tflops_list(),
-                                               gpu_interconnect_list(),
-                                               gpu_chosen_value_list(),
-                                               prices_list(),
-                                               price_offer_list(),
-                                               price_network_list(),
-                                               model_list(),
-                                               model_published_list(),
-                                               dataset_list(),
-                                               dataset_length_list(),
-                                               calibration_meta_list(),
-                                               calibration_device_list(),
-                                               calibration_sample_list(),
-                                               calibration_conditions_list(),
-                                               cal_bandwidth_list(),
-                                               cal_gemm_list(),
-                                               cal_expert_gemm_list(),
-                                               cal_moe_layer_stages_us_list(),
-                                               cal_moe_layer_list(),
-                                               cal_nf4_dequant_list(),
-                                               cal_adamw_list(),
-                                               cal_elementwise_list(),
-                                               cal_launch_list(),
-                                               cal_host_list(),
-                                               cal_cpu_list(),
-                                               cal_collectives_list(),
-                                               cal_p2p_list(),
-                                               cal_norm_list(),
-                                               cal_cast_list(),
-                                               cal_pointwise_list(),
-                                               cal_cross_entropy_list(),
-                                               cal_lora_gemm_list(),
-                                               cal_attention_list(),
-                                               cal_measurements_list(),
-                                               cal_derived_list(),
-                                               cal_curve_list(),
-                                               cal_point_list(),
-                                               calibration_list(),
-                                               stack_list(),
-                                               stack_alias_list(),
-                                               stack_memory_list(),
-                                               stack_throughput_list(),
-                                               stack_ops_list()};
+  static const std::vector<FieldList> lists = [] {
+    std::vector<FieldList> out = {gpu_list(),
+                                  gpu_dense_tflops_list(),
+                                  gpu_interconnect_list(),
+                                  gpu_chosen_value_list(),
+                                  prices_list(),
+                                  price_offer_list(),
+                                  price_network_list(),
+                                  model_list(),
+                                  model_published_list(),
+                                  dataset_list(),
+                                  dataset_length_list(),
+                                  stack_list(),
+                                  stack_alias_list(),
+                                  stack_software_list(),
+                                  stack_memory_list(),
+                                  stack_throughput_list(),
+                                  stack_ops_list()};
+    // The calibration file's lists (fields_calibration.cpp), in their place after the datasets'.
+    const std::vector<FieldList> cal = calibration_field_lists();
+    out.insert(out.begin() + 11, cal.begin(), cal.end());
+    return out;
+  }();
   return lists;
 }
 

@@ -25,10 +25,9 @@ std::optional<std::pair<int, int>> parse_compute_capability(const std::string& c
 }
 
 double GpuSpec::usable_bytes() const {
-  const double mib = 1024.0 * 1024.0;
-  const double total = usable_memory_mib > 0 ? usable_memory_mib * mib
-                                             : memory_gib * 1024.0 * mib * constants::kUnlistedUsableFraction;
-  return std::max(0.0, total - reserved_mib * mib);
+  const double total = usable_memory_mib > 0 ? usable_memory_mib * kMiB
+                                             : memory_gib * kGiB * constants::kUnlistedUsableFraction;
+  return std::max(0.0, total - reserved_mib * kMiB);
 }
 
 double GpuSpec::peak_tflops(const std::string& precision) const {

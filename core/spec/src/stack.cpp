@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <initializer_list>
+#include <sstream>
+#include <string>
 #include <utility>
 
 namespace ftcost {
@@ -292,6 +294,88 @@ StackSupport software_verdict(const SoftwareSupport& sw, const std::string& type
 
 }  // namespace
 
+MajorMinor major_minor(const std::string& v) {
+  int a = -1;
+  int b = -1;
+  std::istringstream in(v);
+  char dot = 0;
+  if (!(in >> a) || !(in >> dot) || dot != '.' || !(in >> b)) return {-1, -1};
+  return {a, b};
+}
+
+namespace {
+
+bool in_range(MajorMinor v, const std::optional<MajorMinor>& lo, const std::optional<MajorMinor>& hi) {
+  return (!lo || v >= *lo) && (!hi || v < *hi);
+}
+
+// [lo1, hi1) and [lo2, hi2) share a version (absent bounds open).
+bool ranges_meet(const std::optional<MajorMinor>& lo1, const std::optional<MajorMinor>& hi1,
+                 const std::optional<MajorMinor>& lo2, const std::optional<MajorMinor>& hi2) {
+  return (!lo1 || !hi2 || *lo1 < *hi2) && (!lo2 || !hi1 || *lo2 < *hi1);
+}
+
+std::string range_text(const std::optional<MajorMinor>& lo, const std::optional<MajorMinor>& hi) {
+  auto mm = [](const MajorMinor& v) { return std::to_string(v.first) + "." + std::to_string(v.second); };
+  return (lo ? mm(*lo) : "") + "-" + (hi ? mm(*hi) : "");
+}
+
+// A bound of software_versions[]: absent, or "MAJOR.MINOR".
+Result<std::optional<MajorMinor>> version_bound(const FieldReader& r, const char* key) {
+  FTCOST_TRY(text, r.string(key));
+  if (text.empty()) return std::optional<MajorMinor>();
+  const MajorMinor v = major_minor(text);
+  if (v.first < 0 || v.second < 0 || text != std::to_string(v.first) + "." + std::to_string(v.second))
+    return make_error(Errc::invalid_value, r.path_of(key),
+                      "must be MAJOR.MINOR (e.g. \"4.49\"), got \"" + text + "\"");
+  return std::optional<MajorMinor>(v);
+}
+
+Result<SoftwareRange> parse_software_range(const json& doc, const std::string& path) {
+  const FieldReader r(doc, *field_list("stack.software_versions[]"), path);
+  FTCOST_TRY(obj_ok, r.check_object());
+  (void)obj_ok;
+  FTCOST_TRY(package, r.choice("package"));
+  FTCOST_TRY(from, version_bound(r, "from"));
+  FTCOST_TRY(to, version_bound(r, "to"));
+  FTCOST_TRY(tf_from, version_bound(r, "transformers_from"));
+  FTCOST_TRY(tf_to, version_bound(r, "transformers_to"));
+  FTCOST_TRY(note, r.string("note"));
+  if (!ranges_meet(from, to, from, to) || !ranges_meet(tf_from, tf_to, tf_from, tf_to))
+    return make_error(Errc::invalid_value, path, "a range ends before it starts");
+  return SoftwareRange{package, from, to, tf_from, tf_to, note};
+}
+
+Status parse_software_versions(const FieldReader& r, StackProfile& s) {
+  FTCOST_TRY(list, r.member("software_versions"));
+  if (list == nullptr) return Ok{};
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    FTCOST_TRY(range, parse_software_range((*list)[i],
+                                           r.path_of("software_versions") + "[" + std::to_string(i) + "]"));
+    s.software_versions.push_back(range);
+  }
+  return Ok{};
+}
+
+}  // namespace
+
+bool SoftwareRange::covers(MajorMinor package_version, MajorMinor transformers) const {
+  return in_range(package_version, from, to) && in_range(transformers, transformers_from, transformers_to);
+}
+
+bool SoftwareRange::overlaps(const SoftwareRange& o) const {
+  return package == o.package && ranges_meet(from, to, o.from, o.to) &&
+         ranges_meet(transformers_from, transformers_to, o.transformers_from, o.transformers_to);
+}
+
+std::string SoftwareRange::to_text() const {
+  std::string text = package;
+  if (from || to) text += " " + range_text(from, to);
+  if (transformers_from || transformers_to)
+    text += ", transformers " + range_text(transformers_from, transformers_to);
+  return text;
+}
+
 // A stack profile read through its field lists (fields.cpp: stack, stack.memory, stack.throughput).
 Result<StackProfile> parse_stack(const json& doc, const std::string& source) {
   const FieldReader r(doc, *field_list("stack"), "", source);
@@ -322,6 +406,8 @@ Result<StackProfile> parse_stack(const json& doc, const std::string& source) {
   (void)thr_ok;
   FTCOST_TRY(support_ok, parse_model_support(doc, s));
   (void)support_ok;
+  FTCOST_TRY(versions_ok, parse_software_versions(r, s));
+  (void)versions_ok;
   return s;
 }
 

@@ -125,14 +125,19 @@ Result<RunFitResult> apply_runs(Inputs& in, const std::vector<RunFile>& runs, co
 // calibration are resolved.
 Status apply_run_file(Inputs& in, const std::string& path, const Database& db, const FileReader& reader);
 
-// The shipped stack profile for recorded package versions (software: {"transformers": "5.17.0", ...}):
-// TRL >= 1.4 -> hf-trl-2026 (chunked_nll loss), TRL 0.12-1.3 -> hf-trl-2025 with transformers >= 4.49
-// (labels shifted, not the logits) else hf-trl-2024q4, TRL 0.7-0.11 -> hf-trl-2024q1; without TRL (a plain
-// Trainer: the model's own loss) transformers >= 5 -> hf-trainer-2026, 4.49-4.x -> hf-trl-2025, 4.46-4.48
-// -> hf-trl-2024q4, 4.36-4.45 -> hf-trl-2024q1. axolotl or LLaMA-Factory (llamafactory) in the list: their
-// profile by transformers (4.49+ -> axolotl-2025 / llamafactory-2025, older -> axolotl-2024q4 /
-// llamafactory-2024, 5+ -> hf-trainer-2026). Unsloth or torchtune in the list, or no transformers version: ""
-// (no rule). `why` says which versions decided.
+// The stack profile of `db` for recorded package versions (software: {"transformers": "5.17.0", ...}): the
+// deciding package is axolotl or LLaMA-Factory (llamafactory) when recorded (then transformers must be
+// recorded too), else trl, else transformers (a plain Trainer: the model's own loss); the profile whose
+// software_versions range covers its version and transformers' is the answer (gpu-db/stacks/; db check keeps
+// the ranges from overlapping). Unsloth or torchtune in the list, no transformers version, or a version older
+// than every range: "" (the estimate's default stack). `why` says which versions decided. The shipped
+// ranges: TRL >= 1.4 -> hf-trl-2026, TRL 0.12-1.3 -> hf-trl-2025 with transformers >= 4.49 else
+// hf-trl-2024q4, TRL 0.7-0.11 -> hf-trl-2024q1; transformers alone >= 5 -> hf-trainer-2026, 4.49-4.x ->
+// hf-trl-2025, 4.46-4.48 -> hf-trl-2024q4, 4.36-4.45 -> hf-trl-2024q1; axolotl / LLaMA-Factory by
+// transformers: 4.49+ -> axolotl-2025 / llamafactory-2025, older -> axolotl-2024q4 / llamafactory-2024,
+// 5+ -> hf-trainer-2026.
+std::string stack_for_software(const json& software, const Database& db, std::string& why);
+// The same over the embedded database.
 std::string stack_for_software(const json& software, std::string& why);
 
 // A contributed run (gpu-db/runs/<gpu-id>/) as reference rows of `ftcost validate` (role "validation",

@@ -5,7 +5,9 @@
 #include "ftcost/json_util.hpp"
 
 #include <map>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ftcost {
@@ -27,6 +29,24 @@ struct SoftwareSupport {
 // paper's validation rows use (reference rows that name no stack were measured on it).
 inline constexpr const char* kDefaultStackId = "hf-trl-2026";
 inline constexpr const char* kPaperStackId = "hf-transformers-2024";
+
+// "MAJOR.MINOR[.anything]" as a pair of numbers; {-1, -1} when it does not start with two numbers (an
+// unrecorded or unreadable version, which sorts below every stated bound).
+using MajorMinor = std::pair<int, int>;
+MajorMinor major_minor(const std::string& v);
+
+// One range of recorded software versions a profile covers (software_versions[] of a stack file): a run
+// whose deciding `package` is in [from, to) and whose transformers is in [transformers_from,
+// transformers_to) maps to the profile (ftcost/run.hpp stack_for_software). An absent bound is open.
+struct SoftwareRange {
+  std::string package;  // transformers | trl | axolotl | llamafactory
+  std::optional<MajorMinor> from, to, transformers_from, transformers_to;
+  std::string note;  // appended to why the profile was chosen
+  bool covers(MajorMinor package_version, MajorMinor transformers) const;
+  // Both ranges name the same package and some versions fall in both (db check refuses that).
+  bool overlaps(const SoftwareRange& other) const;
+  std::string to_text() const;  // "trl 0.12-1.4, transformers -4.49", for messages
+};
 
 struct StackProfile {
   std::string id;
@@ -133,6 +153,7 @@ struct StackProfile {
   double ops_bandwidth_fraction = 0.8;      // element-wise kernels: share of the datasheet bandwidth
   json fit;                                 // provenance of fitted values
   std::vector<std::string> fit_parameters;  // which throughput parameters fit-stack may move (empty: all)
+  std::vector<SoftwareRange> software_versions;  // the recorded versions that map to this profile
   // Memory parameters fit-stack scans, in order (memory.fit_parameters; empty: none, they are structural or
   // assumed), and the provenance of the last scan (memory.fit).
   std::vector<std::string> memory_fit_parameters;
