@@ -20,6 +20,9 @@ foreach(f IN LISTS files)
   if(NOT bad EQUAL -1)
     message(FATAL_ERROR "${f} contains the raw-string delimiter")
   endif()
+  # JSON allows no raw line break inside a string: every line break and the indentation after it is layout,
+  # dropped so that the browser bundle carries the data, not its pretty-printing.
+  string(REGEX REPLACE "\n[ ]*" "" content "${content}")
   string(APPEND body "  {\"${f}\", R\"ftcostdb(${content})ftcostdb\"},\n")
   math(EXPR count "${count}+1")
 endforeach()

@@ -1,6 +1,6 @@
 // Preference and RL objectives (issue 42, docs/sources/trl-preference.md): DPO's memory is SFT's on a doubled
-// batch plus the reference terms, counted by hand for TinyLlama; the decode model's bandwidth bound by hand for
-// one model and GPU; GRPO's step composition, vLLM's share, and the options' errors.
+// batch plus the reference terms, counted by hand for TinyLlama; the decode model's bandwidth bound by hand
+// for one model and GPU; GRPO's step composition, vLLM's share, and the options' errors.
 #include "ftcost/database.hpp"
 #include "ftcost/estimate.hpp"
 #include "ftcost/job.hpp"
@@ -19,8 +19,13 @@ namespace {
 
 // TinyLlama-1.1B: hidden 2048, 22 layers, 32 heads x 64, 4 kv heads, vocab 32000; bf16 (a = 2).
 Request tiny(const std::string& method, const std::string& objective) {
-  return {{"model", "tinyllama-1.1b"}, {"gpu", "h100-sxm5-80gb"}, {"method", method}, {"stack", "hf-trl-2026"},
-          {"seq", "512"},              {"batch", "4"},            {"objective", objective}};
+  return {{"model", "tinyllama-1.1b"},
+          {"gpu", "h100-sxm5-80gb"},
+          {"method", method},
+          {"stack", "hf-trl-2026"},
+          {"seq", "512"},
+          {"batch", "4"},
+          {"objective", objective}};
 }
 
 Request with(Request r, const std::string& key, const std::string& value) {
@@ -42,7 +47,8 @@ constexpr double kA = 2;  // bf16
 
 }  // namespace
 
-TEST_CASE("DPO: SFT's memory on a doubled batch plus the reference terms, by hand (TinyLlama, full and LoRA)") {
+TEST_CASE(
+    "DPO: SFT's memory on a doubled batch plus the reference terms, by hand (TinyLlama, full and LoRA)") {
   for (const char* method : {"full", "lora"}) {
     CAPTURE(method);
     const Inputs sft = test::inputs(tiny(method, "sft"));
@@ -75,18 +81,22 @@ TEST_CASE("DPO: precomputed reference log-probs keep no reference; ORPO and SimP
   for (const char* o : {"orpo", "simpo"}) {
     const Inputs in = test::inputs(tiny("full", o));
     CHECK(memory_at(in, 4).reference_weights == 0);
-    CHECK(memory_at(in, 4).activations == doctest::Approx(memory_at(test::inputs(tiny("full", "sft")), 8).activations));
+    CHECK(memory_at(in, 4).activations ==
+          doctest::Approx(memory_at(test::inputs(tiny("full", "sft")), 8).activations));
   }
   // KTO: one completion per sample through forward and backward
   const Inputs kto = test::inputs(tiny("lora", "kto"));
-  CHECK(memory_at(kto, 4).activations == doctest::Approx(memory_at(test::inputs(tiny("lora", "sft")), 4).activations));
+  CHECK(memory_at(kto, 4).activations ==
+        doctest::Approx(memory_at(test::inputs(tiny("lora", "sft")), 4).activations));
 }
 
 TEST_CASE("DPO step: training over both sequences, plus one reference forward of them") {
   const Inputs sft = test::inputs(tiny("lora", "sft"));
   const Inputs dpo = test::inputs(tiny("lora", "dpo"));
-  const StepTime s8 = step_model(sft.model, sft.workload, sft.stack, sft.gpu, nullptr, 8, 512, sft.expert_shares);
-  const StepTime d4 = objective_step(dpo.model, dpo.workload, dpo.stack, dpo.gpu, nullptr, 4, 512, dpo.expert_shares);
+  const StepTime s8 =
+      step_model(sft.model, sft.workload, sft.stack, sft.gpu, nullptr, 8, 512, sft.expert_shares);
+  const StepTime d4 =
+      objective_step(dpo.model, dpo.workload, dpo.stack, dpo.gpu, nullptr, 4, 512, dpo.expert_shares);
   const double fwd = s8.by_stage[static_cast<std::size_t>(Stage::forward)];
   CHECK(d4.objective.train_s == doctest::Approx(s8.total_s));
   CHECK(d4.objective.reference_s == doctest::Approx(fwd));
@@ -96,9 +106,15 @@ TEST_CASE("DPO step: training over both sequences, plus one reference forward of
   CHECK(std::string(dpo.workload.objective.sample_noun()) == "pairs");
 }
 
-TEST_CASE("decode: one step of Llama-3.1-8B at batch 1 on an H100 is its weights over the bandwidth, by hand") {
-  Request r = {{"model", "llama-3.1-8b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "lora"}, {"stack", "hf-trl-2026"},
-               {"seq", "128"},           {"objective", "grpo"},     {"completion-len", "1"},
+TEST_CASE(
+    "decode: one step of Llama-3.1-8B at batch 1 on an H100 is its weights over the bandwidth, by hand") {
+  Request r = {{"model", "llama-3.1-8b"},
+               {"gpu", "h100-sxm5-80gb"},
+               {"method", "lora"},
+               {"stack", "hf-trl-2026"},
+               {"seq", "128"},
+               {"objective", "grpo"},
+               {"completion-len", "1"},
                {"generation", "vllm-server"}};
   const Inputs in = test::inputs(r);
   // 8,030,261,248 parameters in bf16 = 16.06 GB; the KV of 128 tokens (32 layers x 2 x 1024 x 2 B = 128 KiB a
@@ -137,7 +153,7 @@ TEST_CASE("GRPO: a prompt's completions, one generation per grad-accum x iterati
   const Inputs in = test::inputs(r);
   const Workload& w = in.workload;
   CHECK(w.queries_per_row() == doctest::Approx(1.0 / (8 * 2)));  // 8 generations, 2 iterations
-  CHECK(w.mean_padded_len(8) == 512 + 512);                         // prompt + max_completion_length
+  CHECK(w.mean_padded_len(8) == 512 + 512);                      // prompt + max_completion_length
   const StepTime t = objective_step(in.model, w, in.stack, in.gpu, nullptr, 8, 1024, in.expert_shares);
   const ObjectiveTime& o = t.objective;
   CHECK(o.round_completions == 16);  // batch 8 x grad-accum 2
@@ -164,17 +180,18 @@ TEST_CASE("GRPO with model.generate: the generation moment holds the KV cache of
   // sampler's fp32 probabilities (2 x 4 x vocab), each
   const double per_row = 1024 * kv_per_token + 512 * 3 * 5632 * kA + 8 * kVocab;
   CHECK(mb.generation_temp == doctest::Approx(16 * per_row));
-  CHECK(mb.phases().generation == doctest::Approx(mb.weights + mb.trainable_params + mb.optimizer_states +
-                                                  mb.autocast_copies + mb.cuda_context + mb.allocator_overhead +
-                                                  mb.generation_temp));
+  CHECK(mb.phases().generation ==
+        doctest::Approx(mb.weights + mb.trainable_params + mb.optimizer_states + mb.autocast_copies +
+                        mb.cuda_context + mb.allocator_overhead + mb.generation_temp));
 }
 
 TEST_CASE("objective errors name the flag") {
   // a generation batch that is not whole groups
   CHECK(error_field(with(tiny("lora", "grpo"), "batch", "6")) == "--batch");
   // vLLM's share cannot hold Llama-3.1-8B on an L4
-  Request l4 = {{"model", "llama-3.1-8b"}, {"gpu", "l4"},         {"method", "qlora"},
-                {"seq", "256"},            {"objective", "grpo"}, {"generation", "vllm-colocate"}};
+  Request l4 = {{"model", "llama-3.1-8b"}, {"gpu", "l4"},
+                {"method", "qlora"},       {"seq", "256"},
+                {"objective", "grpo"},     {"generation", "vllm-colocate"}};
   CHECK(error_field(l4) == "--vllm-gpu-memory-utilization");
   // several training GPUs are not modelled for these objectives
   CHECK(error_field(with(tiny("lora", "dpo"), "gpus", "2")) == "--gpus");
@@ -198,4 +215,36 @@ TEST_CASE("GRPO chosen batch: lowered to whole groups, and the server's GPUs are
   CHECK(a.generation_gpus == 2);
   CHECK(a.usd_per_hour == doctest::Approx(3 * 2.0));
   CHECK(a.cost == doctest::Approx(a.hours * 6.0));
+}
+
+TEST_CASE(
+    "GRPO with the completions' lengths (completion_histogram): decode and padding to the longest of a "
+    "batch") {
+  // 1,000 prompts of 200 tokens; completions of 100 to 300 tokens, evenly spread (a bin read as uniform)
+  const std::string file = R"({"schema": "ftcost.dataset/1", "histogram": [[200, 200, 1000]],
+                               "completion_histogram": [[100, 300, 1000]]})";
+  const FileReader reader = [&](const std::string&) -> Result<std::string> { return file; };
+  Request r = {{"model", "tinyllama-1.1b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "lora"},
+               {"dataset", "my-grpo.json"}, {"objective", "grpo"},     {"batch", "8"}};
+  auto in = resolve_request(r, Database::embedded(), reader);
+  REQUIRE(in.ok());
+  const Workload& w = in->workload;
+  REQUIRE(w.objective.has_completion_lengths);
+  // the longest of 8 uniform draws on [100, 300]: 100 + 200 x 8/9
+  CHECK(w.completion_padded(8) == doctest::Approx(100 + 200 * 8.0 / 9).epsilon(0.01));
+  CHECK(w.mean_padded_len(8) == doctest::Approx(200 + 100 + 200 * 8.0 / 9).epsilon(0.01));
+  // memory is for the longest batch: the cap (--completion-len 512)
+  CHECK(w.memory_seq_len() == 200 + 512);
+  // the data's tokens: the prompt and the mean completion (200)
+  CHECK(w.mean_data_len() == doctest::Approx(400).epsilon(0.01));
+  // decoding the round's 8 completions lasts the longest of them, not the cap
+  const GenerationTime g = generation_time(in->model, w, in->stack, in->gpu, nullptr, 8, 200);
+  CHECK(g.decode_steps == doctest::Approx(100 + 200 * 8.0 / 9).epsilon(0.01));
+  // a bad completion histogram names its field
+  const std::string bad =
+      R"({"schema": "ftcost.dataset/1", "histogram": [[200, 200, 10]], "completion_histogram": [[5]]})";
+  const FileReader bad_reader = [&](const std::string&) -> Result<std::string> { return bad; };
+  auto e = resolve_request(r, Database::embedded(), bad_reader);
+  REQUIRE_FALSE(e.ok());
+  CHECK(e.error().to_string().find("completion_histogram") != std::string::npos);
 }

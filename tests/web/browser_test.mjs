@@ -408,36 +408,38 @@ async function linkChecks() {
   await dd.context.close();
 }
 
-// ---- issue 42: a GRPO job end to end — chosen on the canvas, its round split drawn, the same JSON as the CLI ----
+// ---- issue 42: a GRPO job end to end — from a link, a canvas click, its round split drawn, the CLI's JSON ----
 async function objectiveChecks() {
-  const job = { model: "tinyllama-1.1b", gpu: "h100-sxm5-80gb", method: "lora", seq: "256" };
-  const og = await openPage("v=1&model=tinyllama-1.1b&gpu=h100-sxm5-80gb&method=lora&seq=256", { width: 1440, height: 2400 });
+  const job = { model: "tinyllama-1.1b", gpu: "h100-sxm5-80gb", method: "lora", seq: "256", objective: "grpo", generation: "vllm-colocate" };
+  const link = "v=1&" + Object.entries(job).map(([k, v]) => `${k}=${v}`).join("&");
+  const og = await openPage(link, { width: 1440, height: 2400 });
   const p = og.page;
-  let u = await waitFor(p, (x) => !x.app.result.error && x.app.recomputes > 0, "i42: the SFT job is estimated");
-  // the objective is picked with a real click on its radio button, then the generation mode
-  await clickAnchor(p, "objective.grpo");
-  u = await waitFor(p, (x) => x.app.request.objective === "grpo" && x.app.panels.includes("objective") && x.app.result.objective,
-    "i42: clicking GRPO makes a GRPO estimate and draws the objective panel");
-  if (u) {
-    check(/objective=grpo/.test(await p.evaluate(() => location.hash)), "i42: the link carries the objective");
-    await clickAnchor(p, "generation.vllm-colocate");
-    u = await waitFor(p, (x) => x.app.request.generation === "vllm-colocate" && x.app.result.objective && x.app.result.objective.grpo &&
-      x.app.result.objective.grpo.vllm, "i42: vLLM colocated is chosen on the canvas and its memory share shown");
-  }
+  let u = await waitFor(p, (x) => x.app.request.objective === "grpo" && x.app.panels.includes("objective") && x.app.result.objective &&
+    x.app.result.objective.grpo && x.app.result.objective.grpo.vllm, "i42: a GRPO link draws the objective panel with vLLM's share");
   if (u) {
     const g = u.app.result.objective.grpo;
     check(g.round_s > 0 && g.round_split_s.generation > 0 && g.round_split_s.training > 0 && g.vllm.kv_cache_gib > 0,
       "i42: the round is split into generation and training, and vLLM's KV cache is sized", g);
-    const flags = ["--model", job.model, "--gpu", job.gpu, "--method", job.method, "--seq", job.seq, "--objective", "grpo", "--generation", "vllm-colocate"];
+    const flags = Object.entries(job).flatMap(([k, v]) => ["--" + k, v]);
     const nat = JSON.parse(execFileSync(cli, ["estimate", ...flags, "--json"], { encoding: "utf8" }));
-    const api = JSON.parse(await p.evaluate((r) => window.ftcost.estimate(r), JSON.stringify({ ...job, objective: "grpo", generation: "vllm-colocate" })));
+    const api = JSON.parse(await p.evaluate((r) => window.ftcost.estimate(r), JSON.stringify(job)));
     check(JSON.stringify(api.objective) === JSON.stringify(nat.objective) && api.throughput_queries_per_s === nat.throughput_queries_per_s &&
       api.cost_usd === nat.cost_usd, "i42: window.ftcost.estimate and `ftcost estimate --json` agree on the GRPO job", { api: api.objective, cli: nat.objective });
     check(u.app.result.time_hours === nat.time_hours && u.app.result.throughput_queries_per_s === nat.throughput_queries_per_s,
       "i42: the calculator shows the CLI's GRPO time and throughput", { ui: [u.app.result.time_hours, u.app.result.throughput_queries_per_s], cli: [nat.time_hours, nat.throughput_queries_per_s] });
+    // a real click on the canvas (QLoRA) re-estimates the GRPO job: vLLM now holds the 4-bit checkpoint
+    const before = g.vllm.weights_gib;
+    await clickAnchor(p, "method.qlora");
+    u = await waitFor(p, (x) => x.app.request.method === "qlora" && x.app.request.objective === "grpo" && x.app.result.objective &&
+      x.app.result.objective.grpo && x.app.result.objective.grpo.vllm && x.app.result.objective.grpo.vllm.weights_gib < before,
+      "i42: QLoRA clicked on the canvas: the GRPO job is re-estimated (vLLM's weights are the 4-bit checkpoint)");
+    check(/objective=grpo/.test(await p.evaluate(() => location.hash)), "i42: the link carries the objective");
     // a bad value is refused with the field named, and the page keeps answering
-    await setHash(p, "v=1&model=tinyllama-1.1b&gpu=h100-sxm5-80gb&method=lora&seq=256&objective=grpo&batch=6");
+    await setHash(p, link + "&batch=6");
     await waitFor(p, (x) => x.app.result.error && x.app.result.error.field === "--batch", "i42: a batch that is not whole groups of generations is refused, naming --batch");
+    await setHash(p, link.replace("objective=grpo", "objective=dpo").replace("&generation=vllm-colocate", ""));
+    await waitFor(p, (x) => x.app.result.objective && x.app.result.objective.name === "dpo" && x.app.panels.includes("objective") &&
+      x.app.result.objective.reference === "adapters_disabled", "i42: a DPO link shows its reference (the adapters disabled)");
   }
   await p.screenshot({ path: path.join(outDir, "grpo.png"), fullPage: true });
   await og.context.close();

@@ -42,6 +42,11 @@ Status apply_objective(ResolveState& st, const std::string& v) {
       {"simpo", Objective::simpo}, {"kto", Objective::kto}, {"grpo", Objective::grpo}};
   for (const auto& entry : kByName)
     if (v == entry.first) objective(st).objective = entry.second;
+  // a dataset's completion lengths (ftcost.dataset/1 completion_histogram), for GRPO
+  if (st.in.dataset && st.in.dataset->has_completions) {
+    objective(st).has_completion_lengths = true;
+    objective(st).completion_lengths = st.in.dataset->completions;
+  }
   return Ok{};
 }
 

@@ -994,7 +994,8 @@ json grpo_json(const Estimate& e) {
   json j = {
       {"num_generations", c.generations},
       {"completion_len", c.completion_len},
-      {"prompt_len", std::max(0.0, e.padded_len - c.completion_len)},
+      {"prompt_len", std::max(0.0, e.padded_len - w.completion_padded(static_cast<double>(e.batch)))},
+      {"completion_padded", w.completion_padded(static_cast<double>(e.batch))},
       {"num_iterations", c.iterations},
       {"beta", c.beta},
       {"generation", generation_name(c.generation)},

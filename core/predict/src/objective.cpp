@@ -88,7 +88,8 @@ ObjectiveMemory objective_memory(const ModelSpec& m, const Workload& w, const St
 
 double vllm_weight_bytes(const ModelSpec& m, const Workload& w) {
   // vLLM loads the checkpoint in the compute dtype; with QLoRA the bitsandbytes 4-bit one (vLLM's
-  // `quantization="bitsandbytes"`, what a pre-quantized -bnb-4bit repo loads as), at the training's 4-bit bytes.
+  // `quantization="bitsandbytes"`, what a pre-quantized -bnb-4bit repo loads as), at the training's 4-bit
+  // bytes.
   const double a = w.compute_bytes();
   if (w.method != Method::qlora) return d(m.params().total()) * a;
   const ParamBreakdown p = param_breakdown(m, w);
@@ -211,7 +212,6 @@ GenerationTime generation_time(const ModelSpec& m, const Workload& w, const Stac
   const ObjectiveConfig& c = w.objective;
   const bool vllm = c.generation != Generation::hf;
   const DecodeRates r = decode_rates(s, g, cal, w);
-  const double Lc = c.completion_len;
   // Sequences decoded at once on one engine: server mode splits the batch over its GPUs (data parallel); a
   // vLLM engine holds what its KV cache fits (waves when it holds fewer).
   double n = completions;
@@ -219,17 +219,19 @@ GenerationTime generation_time(const ModelSpec& m, const Workload& w, const Stac
   if (vllm) {
     const double frac =
         c.generation == Generation::vllm_server ? kVllmServerMemoryFraction : c.vllm_memory_fraction;
-    const VllmMemory vm = vllm_memory(m, w, g, frac, prompt_len + Lc);
+    const VllmMemory vm = vllm_memory(m, w, g, frac, prompt_len + c.completion_len);
     const double cap =
         std::min(vm.max_sequences, c.generation == Generation::vllm_server ? kVllmMaxNumSeqs : n);
     t.waves = cap >= 1 ? std::ceil(n / cap) : 1;
     n = std::min(n, std::max(1.0, cap));
   }
+  // Decode steps: a batch decodes until its longest completion ends (the cap without a length distribution).
+  const double Lc = w.completion_padded(n);
   // Prefill: the prompts' tokens through every layer, compute-bound.
   const double active = d(m.active_params(w.active_experts(m)));
   const double prefill_flops = 2.0 * active * n * prompt_len;
-  t.prefill_s = t.waves * std::max(prefill_flops / r.flops,
-                                   weight_bytes_per_step(m, w, s, n * prompt_len) / r.bw);
+  t.prefill_s =
+      t.waves * std::max(prefill_flops / r.flops, weight_bytes_per_step(m, w, s, n * prompt_len) / r.bw);
   // Decode: Lc steps per wave, the context growing from the prompt; integrated over 8 segments.
   constexpr int kSegments = 8;
   double dev = 0;
@@ -299,7 +301,7 @@ StepTime objective_step(const ModelSpec& m, const Workload& w, const StackProfil
       // sampling correction (vllm_importance_sampling_correction, default True).
       const bool old = c.iterations > 1 || c.generation != Generation::hf;
       const double pol = old ? ga * fwd : 0.0;
-      const double prompt = std::max(1.0, padded_len - c.completion_len);
+      const double prompt = std::max(1.0, padded_len - w.completion_padded(d(batch)));
       o.generation = generation_time(m, w, s, g, cal, n, prompt);
       const double reward = n * c.reward_s;
       o.round_s = o.generation.total_s + ref + pol + reward + share * o.train_s;

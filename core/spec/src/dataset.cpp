@@ -128,23 +128,42 @@ json Dataset::to_json() const {
          {"max_tokens", lengths.max()},
          {"own_data", own_data}};
   if (!tokenizer.empty()) j["tokenizer"] = tokenizer;
+  if (has_completions) j["completion_mean_tokens"] = completions.mean();
   return j;
 }
 
 namespace {
 
-Result<LengthDistribution> histogram_from_json(const json& h) {
-  if (!h.is_array())
-    return make_error(Errc::wrong_type, "histogram", "must be an array of [lo, hi, count] bins");
+// A [lo, hi, count] bin array (`key`: histogram or completion_histogram) checked and read.
+Result<std::vector<LengthBin>> bins_from_json(const json& h, const std::string& key) {
+  if (!h.is_array()) return make_error(Errc::wrong_type, key, "must be an array of [lo, hi, count] bins");
   std::vector<LengthBin> bins;
   for (std::size_t i = 0; i < h.size(); ++i) {
     const json& e = h[i];
     if (!e.is_array() || e.size() != 3 || !e[0].is_number() || !e[1].is_number() || !e[2].is_number())
-      return make_error(Errc::wrong_type, "histogram[" + std::to_string(i) + "]",
+      return make_error(Errc::wrong_type, key + "[" + std::to_string(i) + "]",
                         "must be a [lo, hi, count] triple of numbers (lengths in tokens, lo..hi inclusive)");
     bins.push_back(LengthBin{e[0].get<double>(), e[1].get<double>(), e[2].get<double>()});
   }
+  FTCOST_TRY(dist, LengthDistribution::from_histogram(bins, key));
+  (void)dist;
+  return bins;
+}
+
+Result<LengthDistribution> histogram_from_json(const json& h) {
+  FTCOST_TRY(bins, bins_from_json(h, "histogram"));
   return LengthDistribution::from_histogram(bins, "histogram");
+}
+
+// GRPO's completion lengths (completion_histogram), when the file gives them.
+Status read_completions(const json& doc, Dataset& d) {
+  if (!doc.contains("completion_histogram")) return Ok{};
+  FTCOST_TRY(bins, bins_from_json(doc.at("completion_histogram"), "completion_histogram"));
+  d.completion_histogram = coarsen_bins(bins);
+  FTCOST_TRY(dist, LengthDistribution::from_histogram(d.completion_histogram, "completion_histogram"));
+  d.completions = dist;
+  d.has_completions = true;
+  return Ok{};
 }
 
 std::string number_text(double v) {
@@ -192,11 +211,18 @@ Status check_length_tokens(const json& doc, const LengthDistribution& dist) {
 
 }  // namespace
 
+namespace {
+json bins_json(const std::vector<LengthBin>& bins) {
+  json out = json::array();
+  for (const auto& b : bins)
+    out.push_back(json::array({static_cast<std::int64_t>(b.lo), static_cast<std::int64_t>(b.hi),
+                               static_cast<std::int64_t>(b.count)}));
+  return out;
+}
+}  // namespace
+
 json Dataset::to_file_json() const {
-  json bins = json::array();
-  for (const auto& b : histogram)
-    bins.push_back(json::array({static_cast<std::int64_t>(b.lo), static_cast<std::int64_t>(b.hi),
-                                static_cast<std::int64_t>(b.count)}));
+  const json bins = bins_json(histogram);
   json j{{"schema", "ftcost.dataset/1"},
          {"id", id},
          {"display_name", display_name},
@@ -205,6 +231,7 @@ json Dataset::to_file_json() const {
          {"source", source}};
   if (!tokenizer.empty()) j["tokenizer"] = tokenizer;
   if (template_tokens > 0) j["template_tokens"] = template_tokens;
+  if (has_completions) j["completion_histogram"] = bins_json(completion_histogram);
   return j;
 }
 
@@ -230,6 +257,7 @@ Result<Dataset> parse_dataset(const json& doc, const std::string& source) {
   d.template_tokens = static_cast<double>(tt);
   FTCOST_TRY(tok, r.string("tokenizer"));
   d.tokenizer = tok;
+  if (auto st = read_completions(doc, d); !st.ok()) return st.error();
   FTCOST_TRY(hist, r.member("histogram"));
   FTCOST_TRY(quant, r.member("quantiles"));
   if (hist) {

@@ -211,6 +211,8 @@ FieldList dataset_list() {
               req(object("length_tokens", "dataset.length_tokens", "Length statistics in tokens.")),
               array("quantiles", K::array, 2, "Length quantile table [[u, tokens], ...]."),
               array("histogram", K::array, 1, "Length histogram [[lo, hi, count], ...]."),
+              array("completion_histogram", K::array, 1,
+                    "GRPO: histogram of completion lengths [[lo, hi, count], ...] (generated tokens)."),
               req(f("tokenizer", K::string, "Tokenizer the lengths were counted with.")),
               need(at_least(f("source", K::string, "Where the dataset and statistics come from."), 1)),
               null_ok(req(f("notes", K::string, "Anything else about the dataset."))),

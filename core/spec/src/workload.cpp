@@ -277,7 +277,13 @@ double Workload::queries_per_row() const {
   return 1.0;
 }
 
-double Workload::mean_data_len() const { return mean_prompt_data_len() + completion_tokens(); }
+double Workload::mean_data_len() const {
+  const ObjectiveConfig& c = objective;
+  const double completion = c.grpo() && c.has_completion_lengths
+                                ? c.completion_lengths.truncated_mean(c.completion_len)
+                                : completion_tokens();
+  return mean_prompt_data_len() + completion;
+}
 
 double Workload::mean_prompt_data_len() const {
   if (seq_len > 0) return seq_len;
@@ -285,8 +291,15 @@ double Workload::mean_prompt_data_len() const {
   return std::min(max_length, template_tokens + lengths.truncated_mean(body));
 }
 
+double Workload::completion_padded(double n) const {
+  if (!objective.grpo()) return 0;
+  const ObjectiveConfig& c = objective;
+  if (!c.has_completion_lengths) return c.completion_len;
+  return std::min(c.completion_len, c.completion_lengths.expected_max(std::max(1.0, n), c.completion_len));
+}
+
 double Workload::mean_padded_len(std::int64_t b) const {
-  return mean_prompt_padded_len(b) + completion_tokens();
+  return mean_prompt_padded_len(b) + completion_padded(static_cast<double>(std::max<std::int64_t>(b, 1)));
 }
 
 double Workload::mean_prompt_padded_len(std::int64_t b) const {

@@ -61,6 +61,10 @@ struct Dataset {
   std::string tokenizer;
   bool own_data = false;  // the user's own length file (--dataset FILE), not a preset of the database
   std::vector<LengthBin> histogram;  // the bins it was read from (empty for a quantile table)
+  // GRPO: the completions' lengths (completion_histogram), when the file gives them.
+  bool has_completions = false;
+  LengthDistribution completions = LengthDistribution::fixed(1);
+  std::vector<LengthBin> completion_histogram;
   json to_json() const;
   // The compact ftcost.dataset/1 file of a histogram-based data set (schema, id, queries, histogram, ...):
   // what a long list of lengths reduces to, read back by parse_dataset_file with the same result.

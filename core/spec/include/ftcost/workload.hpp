@@ -61,8 +61,12 @@ struct ObjectiveConfig {
   double vllm_memory_fraction = 0.3;  // vllm_gpu_memory_utilization (colocate: TRL's default 0.3)
   std::int64_t vllm_gpus = 1;         // server mode: GPUs the vLLM server runs on (data parallel)
   double reward_s = 0;                // reward computation, seconds per completion (the host's)
-  bool paired() const;                // dpo, orpo, simpo: chosen + rejected per sample
-  bool preference() const;            // the DPO family (dpo, orpo, simpo, kto)
+  // The completions' length distribution (a dataset's completion_histogram), when given; else every
+  // completion is counted at completion_len.
+  bool has_completion_lengths = false;
+  LengthDistribution completion_lengths = LengthDistribution::fixed(1);
+  bool paired() const;      // dpo, orpo, simpo: chosen + rejected per sample
+  bool preference() const;  // the DPO family (dpo, orpo, simpo, kto)
   bool grpo() const { return objective == Objective::grpo; }
   // What one "sample" of --queries and of the throughput is: "samples", "pairs" (paired objectives) or
   // "prompts" (grpo).
@@ -173,6 +177,9 @@ struct Workload {
   double prompt_memory_seq_len() const;
   // Tokens every training sequence adds to its prompt: GRPO's completion (max_completion_length), else 0.
   double completion_tokens() const { return objective.grpo() ? objective.completion_len : 0.0; }
+  // The completion a group of `n` completions is padded or decoded to: the expected longest of n draws of the
+  // completion lengths, capped at completion_len (the cap itself without a distribution); 0 unless grpo.
+  double completion_padded(double n) const;
   // Mean padded length per sample for a batch of `b` (compute and throughput use this).
   double mean_padded_len(std::int64_t b) const;
   double mean_prompt_padded_len(std::int64_t b) const;  // without GRPO's completion
