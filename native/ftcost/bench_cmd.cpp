@@ -76,8 +76,12 @@ Result<JobTimes> time_jobs(const Database& db, int runs, double* sink) {
       median_us(runs, [&] { s += static_cast<double>(estimate_job_json(min, db).value().size()); });
   t.moe_multi_us =
       median_us(runs, [&] { s += static_cast<double>(estimate_job_json(xin, db).value().size()); });
-  const Request grpo = {{"model", "qwen2.5-7b"},       {"gpu", "h100-sxm5-80gb"}, {"method", "lora"},
-                        {"seq", "256"},               {"objective", "grpo"},      {"completion-len", "1024"},
+  const Request grpo = {{"model", "qwen2.5-7b"},
+                        {"gpu", "h100-sxm5-80gb"},
+                        {"method", "lora"},
+                        {"seq", "256"},
+                        {"objective", "grpo"},
+                        {"completion-len", "1024"},
                         {"generation", "vllm-colocate"}};
   Request dpo = dense;
   dpo["objective"] = "dpo";
@@ -136,7 +140,8 @@ void print_bench_text(const json& j, std::size_t db_files, std::size_t db_items,
   std::cout << "  the same on 8 GPUs, --parallel auto: " << fixed(num("heaviest_moe_8gpu_auto_us"), 1)
             << " µs\n";
   std::cout << "  one GRPO estimate (Qwen2.5-7B LoRA, H100, vLLM colocated, 256 + 1,024 tokens): "
-            << fixed(num("grpo_estimate_us"), 1) << " µs (bar: 1 ms); one DPO estimate (Llama-3.1-8B LoRA, H100, "
+            << fixed(num("grpo_estimate_us"), 1)
+            << " µs (bar: 1 ms); one DPO estimate (Llama-3.1-8B LoRA, H100, "
             << "math14k): " << fixed(num("dpo_estimate_us"), 1) << " µs\n";
   std::cout << "  the calculator's work per change of that job (estimate, sweep, scaling, compare): "
             << fixed(num("heaviest_moe_page_recompute_ms"), 2) << " ms\n";
