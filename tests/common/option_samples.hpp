@@ -99,7 +99,8 @@ inline OptionSample option_sample(const Option& o, const Database& db) {
     s.request["gpus"] = "8";
     s.request["parallel"] = "zero3";
   }
-  if (o.key == "fp8") {  // torchao float8: full fine-tuning on a GPU with FP8 tensor cores
+  if (o.key == "tiled-mlp") s.value = "4";  // a shard count (the last listed word, on, is ALST's own count)
+  if (o.key == "fp8") {                     // torchao float8: full fine-tuning on a GPU with FP8 tensor cores
     s.value = "tensorwise";
     s.request["gpu"] = "h100-sxm5-80gb";
     s.request["method"] = "full";

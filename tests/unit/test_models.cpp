@@ -56,7 +56,7 @@ TEST_CASE("Llama-4-Scout: the vision tower counted by hand reproduces the Hub's 
   const std::int64_t embed = 3 * 14 * 14 * V + V + (24 * 24 + 1) * V + 2 * 2 * V;  // patch, cls, pos, 2 LN
   const std::int64_t layer = 4 * (V * V + V) + (V * F + F) + (F * V + V) + 2 * 2 * V;
   const std::int64_t adapter = F * 4096 + 4096 * 4096;  // Llama4VisionMLP2 fc1, fc2 (no bias)
-  const std::int64_t projector = 4096 * 5120;          // Llama4MultiModalProjector.linear_1
+  const std::int64_t projector = 4096 * 5120;           // Llama4MultiModalProjector.linear_1
   CHECK(m->vision_params == embed + 34 * layer + adapter + projector);
   CHECK(m->vision_params == 871932416);
   CHECK(m->params().total() == 107769861120);  // the text decoder, what is priced

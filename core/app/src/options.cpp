@@ -455,6 +455,18 @@ Status apply_model(ResolveState& st, const std::string& v) {
   return Ok{};
 }
 
+// --tiled-mlp off | on | N: ALST's TiledMLP with its own shard count (on) or N shards.
+Status apply_tiled_mlp(ResolveState& st, const std::string& v) {
+  Workload& w = st.in.workload;
+  w.tiled_mlp = v == "off" ? 0 : v == "on" ? Workload::kTiledMlpAuto : std::atoll(v.c_str());
+  return Ok{};
+}
+
+Status apply_tiled_loss(ResolveState& st, const std::string& v) {
+  st.in.workload.tiled_loss = v == "on";
+  return Ok{};
+}
+
 std::vector<Option> build_options() {
   std::vector<Option> table;
   auto add = [&table](Option o) { table.push_back(std::move(o)); };
@@ -1282,6 +1294,48 @@ std::vector<Option> build_options() {
       st.in.workload.host_ram_gib = std::strtod(v.c_str(), nullptr);
       return Ok{};
     };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "tiled-mlp";
+    o.kind = OptionKind::count;
+    o.group = "gpu";
+    o.label = "Tiled MLP";
+    o.help = "ALST's TiledMLP: each dense MLP computed in sequence shards (on: ceil(tokens / hidden) shards)";
+    o.details =
+        "Arctic Long Sequence Training's TiledMLP (DeepSpeed runtime/sequence_parallel/ulysses_sp.py, as "
+        "ArcticTraining and ms-swift's --use_tiled_mlp run it): the MLP runs shard by shard without "
+        "gradients and saves only its input; backward re-runs each shard with gradients. The MLP's "
+        "intermediate (gate, up, product) is then held for one shard, not the sequence. 'on' takes the "
+        "code's shard count, ceil(tokens per GPU / hidden_size); a number sets it (ms-swift's "
+        "tiled_mlp_num_shards). Memory only: the recomputed MLP forward is not in the step time.";
+    o.unit = "shards";
+    o.values = {{"off", "off", "the MLP as the model runs it"},
+                {"on", "on", "ALST's shard count, ceil(tokens / hidden_size)"}};
+    o.lo = 1;
+    o.hi = 1 << 20;
+    o.default_help = "off";
+    o.default_rule = unlisted_default("off");
+    o.apply = apply_tiled_mlp;
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "tiled-loss";
+    o.kind = OptionKind::toggle;
+    o.group = "gpu";
+    o.label = "Tiled loss";
+    o.help = "ALST's tiled logits + loss: about 1 GiB of fp32 logits at a time (a fused loss is kept)";
+    o.details =
+        "ArcticTraining's SFTTrainer.loss (DeepSpeed's sequence_tiled_compute): the lm_head and the loss run "
+        "on tiles of the sequence sized to about 1 GiB of fp32 logits, each tile's forward re-run in its "
+        "backward, so the full logits never exist. With --liger on, or a stack whose loss is already fused, "
+        "the fused loss is used instead, as ArcticTraining does with Liger models.";
+    o.values = {{"off", "off", ""}, {"on", "on", ""}};
+    o.default_help = "off";
+    o.default_rule = unlisted_default("off");
+    o.apply = apply_tiled_loss;
     add(o);
   }
   {

@@ -789,8 +789,9 @@ Result<std::int64_t> llama4_vision_params(const json& config, std::int64_t text_
   if (!has(config, "vision_config") || !config.at("vision_config").is_object()) return std::int64_t{0};
   const json& v = config.at("vision_config");
   const std::string p = "config.vision_config";
-  for (const char* key : {"hidden_size", "intermediate_size", "num_hidden_layers", "num_channels", "patch_size",
-                          "image_size", "projector_input_dim", "projector_output_dim", "vision_output_dim"})
+  for (const char* key :
+       {"hidden_size", "intermediate_size", "num_hidden_layers", "num_channels", "patch_size", "image_size",
+        "projector_input_dim", "projector_output_dim", "vision_output_dim"})
     if (!has(v, key)) return std::int64_t{0};
   FTCOST_GET(V, get_count(v, "hidden_size", p, 1, 1 << 20));
   FTCOST_GET(F, get_count(v, "intermediate_size", p, 1, 1 << 22));
@@ -927,7 +928,8 @@ Status parse_llama4(const json& config, ModelSpec& m, const std::string& top) {
   if (vision > 0)
     m.warnings.push_back("Llama-4's vision tower and projector (" + std::to_string(vision) +
                          " parameters) are counted in the checkpoint's size, not in memory or time: ftcost "
-                         "prices the text decoder of " + m.id +
+                         "prices the text decoder of " +
+                         m.id +
                          " (a text-only fine-tune that loads the whole checkpoint also holds them, frozen: " +
                          std::to_string(vision * 2 / (1 << 20)) + " MiB in 16 bits)");
   else
