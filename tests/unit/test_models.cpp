@@ -98,6 +98,12 @@ TEST_CASE("architecture details: shared experts, sparse steps, first_k_dense_rep
   CHECK(ds->layers_with(Ffn::mlp) == 1);  // first_k_dense_replace = 1
   CHECK(ds->layers_with(Ffn::moe) == 26);
   CHECK(ds->moe.shared_experts == 2);
+  // MLA without a compressed query (q_lora_rank null), kv_lora_rank 512, 64 rope dims; layer 0 dense
+  // (first_k_dense_replace 1); 2 shared experts of 1408: the published exact count to the parameter.
+  CHECK(ds->attn.q_lora_rank == 0);
+  CHECK(ds->attn.kv_lora_rank == 512);
+  CHECK(ds->attn.qk_rope_head_dim == 64);
+  CHECK(ds->params().total() == 15706484224);
   const ModelSpec* j = db.model("jamba-v0.1");
   REQUIRE(j != nullptr);
   CHECK(j->layers_with(Mixer::attention) == 4);

@@ -144,6 +144,23 @@ struct ActCtx {
 
 double on(bool b) { return b ? 1.0 : 0.0; }
 
+// What multi-head latent attention keeps beyond q, k and v (transformers models/deepseek_v2/
+// modeling_deepseek_v2.py DeepseekV2Attention.forward @ 03eac6f6; the checkpoints' own modeling_deepseek.py
+// does the same): kv_a_layernorm over k_nope's kv_lora_rank slice of kv_a_proj_with_mqa's output (the
+// norm's input as the stack's norms keep it, its output kv_b_proj's input), q_a_layernorm over q_lora_rank
+// likewise when the query is compressed; kv_a_proj_with_mqa's output itself is only read through casts
+// (.to(float32), .float() for the rotary), which keep nothing. FlashAttention-2 pads v from v_head_dim to
+// qk_head_dim (F.pad) and keeps its padded output, of which o_proj keeps a sliced contiguous copy
+// (attn_output[..., :v_head_dim].reshape(...).contiguous()), not a view.
+double mla_extra_act(const ActCtx& c, bool flash) {
+  const AttentionSpec& at = c.m.attn;
+  double v = norm_bytes(c.m, c.s, c.w, c.a, d(at.kv_lora_rank));
+  if (at.q_lora_rank > 0) v += norm_bytes(c.m, c.s, c.w, c.a, d(at.q_lora_rank));
+  if (flash && at.v_head_dim != at.qk_nope_head_dim + at.qk_rope_head_dim)
+    v += c.a * d(at.q_dim()) + (on(c.keeps_input(c.t.o)) - 1.0) * c.a * d(at.v_dim());
+  return v;
+}
+
 // Attention block: norm, q/k/v after rotary, attention output (o_proj input), softmax LSE.
 double attention_act(const ActCtx& c, double seq_len) {
   const AttentionSpec& at = c.m.attn;
@@ -156,7 +173,7 @@ double attention_act(const ActCtx& c, double seq_len) {
   double v = norm_bytes(c.m, c.s, c.w, c.an, c.H, c.keeps_input(t.q || t.k || t.v)) +
              qk_norm_bytes(c.m, c.s, c.w, a) + a * d(at.q_dim() + 2 * at.kv_dim()) +
              on(flash || c.keeps_input(t.o)) * a * d(at.v_dim()) + 4.0 * d(at.heads);
-  if (at.mla) v += a * d(at.kv_lora_rank + at.qk_rope_head_dim) + a * d(at.kv_lora_rank);
+  if (at.mla) v += mla_extra_act(c, flash);
   // Unsloth's xformers path under autograd reshapes the expanded grouped-query K and V into copies as wide
   // as q, which xformers saves instead of the kv-head tensors (unsloth/models/llama.py
   // LlamaAttention_fast_forward, `K.reshape(bsz, kv_seq_len, n_heads, head_dim)` when
