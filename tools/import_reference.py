@@ -258,6 +258,12 @@ MODELS = {
         source="Model card https://huggingface.co/Qwen/Qwen3-30B-A3B ('Number of Parameters: 30.5B in total "
                "and 3.3B activated')",
         note=None),
+    "Qwen3-235B-A22B": dict(
+        id="qwen3-235b-a22b", display_name="Qwen3-235B-A22B", family="qwen3", kind="moe",
+        total=235 * B, active=22 * B,
+        source="Model card https://huggingface.co/Qwen/Qwen3-235B-A22B ('Number of Parameters: 235B in total "
+               "and 22B activated'); Qwen3 technical report arXiv 2505.09388",
+        note="94 layers, every one MoE: 128 routed experts of 1,536, 8 per token, no shared expert."),
     "dbrx-base": dict(
         id="dbrx-base", display_name="DBRX Base", family="dbrx", kind="moe",
         total=132 * B, active=36 * B,
@@ -781,6 +787,7 @@ EXACT = {
     "qwen2.5-32b": (32763876352, "KerasHub qwen2.5_instruct_32b_en \"params\": 32763876352 (keras-team/keras-hub keras_hub/src/models/qwen/qwen_presets.py @ 12870d2794fb0f7a098e9afcc1ed37f3ef2e8cd2), the same as a Hub API fixture's safetensors {\"BF16\": 32763876352} (index id 56216002053); the card's 32.5B is 0.8% low"),
     "qwen2.5-72b": (72706203648, "KerasHub qwen2.5_instruct_72b_en \"params\": 72706203648 (keras-team/keras-hub keras_hub/src/models/qwen/qwen_presets.py @ 12870d2794fb0f7a098e9afcc1ed37f3ef2e8cd2)"),
     "qwen2.5-7b": (7615616512, "the Hugging Face Hub API's safetensors.total as listed in a public GitHub file (\"HF Hub API 2026-09-25: ... safetensors.total\", index id 71142266638) for Qwen/Qwen2.5-7B-Instruct, the same architecture; also KerasHub qwen2.5_math_7b_en \"params\" (keras-team/keras-hub keras_hub/src/models/qwen/qwen_presets.py @ 12870d27)"),
+    "qwen3-235b-a22b": (235093634560, "the Hugging Face Hub API's safetensors {\"parameters\": {\"BF16\": 235093634560}, \"total\": 235093634560} for Qwen/Qwen3-235B-A22B as quoted in a public note (index id 68299976510), KerasHub's qwen3_moe_235b_a22b_en preset metadata \"params\": 235093634560 (index id 1878678529), and its model.safetensors.index.json total_size 470,187,269,120 bytes of bf16 as a public test checks it (index id 56011531800)"),
     "qwen3-30b-a3b": (30532122624, "the sum of the tensor shapes of Qwen3-30B-A3B's checkpoint shards checked by a public loader (index id 68391653552) and general.parameter_count of its GGUF (index id 58538622392)"),
     "qwen3-8b": (8190735360, "the Hugging Face Hub API's safetensors.total as listed in a public GitHub file (\"HF Hub API 2026-09-25: ... safetensors.total\", index id 71142266638) for Qwen/Qwen3-8B"),
     "tinyllama-1.1b": (1100048384, "sum(p.numel() for p in model.parameters()) of TinyLlama/TinyLlama-1.1B-intermediate-step-1431k-3T (index id 59208154669), the same architecture; the base checkpoint's safetensors metadata {\"F32\": 1100048384} (index id 71366605573)"),
