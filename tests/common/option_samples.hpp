@@ -105,6 +105,13 @@ inline OptionSample option_sample(const Option& o, const Database& db) {
     s.request["gpu"] = "h100-sxm5-80gb";
     s.request["method"] = "full";
   }
+  if (o.key == "fp8-all-gather") {  // torchao float8 all-gather under FSDP2: tensorwise FP8, full, two GPUs
+    s.request["gpu"] = "h100-sxm5-80gb";
+    s.request["method"] = "full";
+    s.request["fp8"] = "tensorwise";
+    s.request["gpus"] = "2";
+    s.request["parallel"] = "fsdp";
+  }
   if (o.key == "calibration") {
     s.value = std::string(FTCOST_SOURCE_DIR) + "/tests/data/calibration/h100-sxm-synthetic.json";
     s.request["gpu"] = "h100-sxm5-80gb";

@@ -467,6 +467,19 @@ Status apply_tiled_loss(ResolveState& st, const std::string& v) {
   return Ok{};
 }
 
+// --fp8-all-gather: only with --fp8 tensorwise (torchao float8/config.py: the FP8 all-gather casts the weight
+// with one tensorwise scale) on several GPUs.
+std::string fp8_all_gather_applies(const ResolveState& st) {
+  if (st.in.workload.fp8 != "tensorwise")
+    return "applies only with --fp8 tensorwise (torchao's FSDP2 float8 all-gather uses tensorwise scales)";
+  return only_several_gpus(st);
+}
+
+Status apply_fp8_all_gather(ResolveState& st, const std::string& v) {
+  st.in.workload.fp8_all_gather = v == "on";
+  return Ok{};
+}
+
 std::vector<Option> build_options() {
   std::vector<Option> table;
   auto add = [&table](Option o) { table.push_back(std::move(o)); };
@@ -1914,6 +1927,26 @@ std::vector<Option> build_options() {
       st.in.multi.sequence_parallel = static_cast<int>(std::strtol(v.c_str(), nullptr, 10));
       return Ok{};
     };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "fp8-all-gather";
+    o.kind = OptionKind::toggle;
+    o.group = "multi-gpu";
+    o.label = "FP8 all-gather";
+    o.help = "FSDP2 all-gathers the float8 linears' weights in FP8, 1 byte per parameter (--fp8 tensorwise)";
+    o.details =
+        "torchao's Float8LinearConfig(enable_fsdp_float8_all_gather=True): each float8 linear's weight is a "
+        "WeightWithDynamicFloat8CastTensor whose fsdp_pre_all_gather casts the local shard to FP8 with a "
+        "tensorwise scale, so FSDP2's forward and backward all-gathers move 1 B per parameter of those "
+        "weights instead of 2 (torchao float8/fsdp_utils.py). Only with --parallel fsdp or hsdp; the "
+        "embeddings, norms, router and lm_head are gathered as before.";
+    o.values = {{"off", "off", ""}, {"on", "on", ""}};
+    o.default_help = "off";
+    o.default_rule = unlisted_default("off");
+    o.applies = fp8_all_gather_applies;
+    o.apply = apply_fp8_all_gather;
     add(o);
   }
   return table;

@@ -38,6 +38,20 @@ int replicas(const ParallelPlan& p) {
 
 namespace {
 
+// What FSDP2 all-gathers per replica: `gather_bytes` (the weights in their dtype), less one byte per
+// parameter of the float8 linears' weights under --fp8-all-gather. torchao float8/fsdp_utils.py (@ 11ce6347)
+// WeightWithDynamicFloat8CastTensor.fsdp_pre_all_gather returns `(float8_training_tensor._data,)` (e4m3, 1 B)
+// with the tensorwise scale as metadata, for the forward's and the backward's unshard alike. The float8
+// linears are those --fp8 converts (throughput.cpp: every linear but the router and lm_head): attention
+// (its biases and q/k norms, a few thousand parameters a layer, counted with it), MLP and experts.
+double fsdp_gather_bytes(const ModelSpec& m, const Workload& w, double gather_bytes) {
+  if (!w.fp8_all_gather || w.fp8 != "tensorwise") return gather_bytes;
+  const ParamCounts pc = m.params();
+  const double fp8 = d(pc.attention + pc.mlp + pc.experts + pc.shared_experts);
+  const double wbytes = w.precision == "fp32" ? 4.0 : 2.0;
+  return std::max(0.0, gather_bytes - fp8 * (wbytes - 1.0));
+}
+
 // ---- Constants with their provenance (docs/sources/parallel.md). "code" = read from the library's source,
 // "assumed" = an engineering estimate the docs say is one.
 // code: torch/nn/parallel/distributed.py DistributedDataParallel(bucket_cap_mb=25).
@@ -754,13 +768,14 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
       return group_collective_time_s(op, bytes, sg_gpn, sg_nodes, plan);
     };
     const std::string sscope = sg_nodes > 1 ? "hierarchical" : "intra-node";
-    const double ag = scoll(CollOp::all_gather, gather_bytes);
+    const double unit_bytes = fsdp_gather_bytes(c.m_eff, w, gather_bytes);
+    const double ag = scoll(CollOp::all_gather, unit_bytes);
     const double rs = scoll(CollOp::reduce_scatter, grad_bytes);
     CommItem f{"forward parameter all-gather",
                CollOp::all_gather,
                sscope,
                sg_gpn * sg_nodes,
-               gather_bytes / layers,
+               unit_bytes / layers,
                layers * accum,
                ag * accum,
                0,
@@ -774,7 +789,7 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
                  CollOp::all_gather,
                  sscope,
                  sg_gpn * sg_nodes,
-                 gather_bytes / layers,
+                 unit_bytes / layers,
                  layers * accum,
                  ag * accum,
                  0,

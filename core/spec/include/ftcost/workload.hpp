@@ -82,6 +82,9 @@ struct Workload {
   // --fp8: torchao float8 training of the decoder's nn.Linear layers (full fine-tuning): off | tensorwise |
   // rowwise (torchao/float8 Float8LinearRecipeName); the master weights and autocast stay in `precision`.
   std::string fp8 = "off";
+  // --fp8-all-gather: torchao's enable_fsdp_float8_all_gather (tensorwise only): FSDP2 all-gathers the float8
+  // linears' weights cast to FP8 (1 B per parameter) instead of in the parameter dtype (parallel.cpp).
+  bool fp8_all_gather = false;
   Optimizer optimizer = Optimizer::adamw;
   bool checkpointing = true;
   Attention attention = Attention::flash;
