@@ -68,7 +68,7 @@ void check_config_source(const json& cs_obj, Sink& sink) {
 // bias or norm) or a size published to 3 or more significant digits; a size published to 2 digits only
 // (none more precise exists) within its rounding, half a unit of its last digit (published_size_tolerance).
 void check_published_counts(const ModelSpec& spec, Sink& sink) {
-  const double total = static_cast<double>(spec.checkpoint_params());
+  const auto total = static_cast<double>(spec.checkpoint_params());
   if (spec.published_exact > 0 && !sink.has_field("published.exact_params")) {
     if (std::fabs(total - spec.published_exact) / spec.published_exact > 0.005)
       sink.add("published.exact_params", Errc::out_of_range,

@@ -77,14 +77,15 @@ struct Workload {
   // PEFT use_rslora: the adapter scale is lora_alpha / sqrt(r) instead of lora_alpha / r
   // (tuners/lora/layer.py LoraLayer.update_layer); nothing ftcost counts changes.
   bool rslora = false;
+  bool tiled_loss = false;  // --tiled-loss (ALST; see tiled_mlp)
+  // --fp8-all-gather: torchao's enable_fsdp_float8_all_gather (tensorwise only): FSDP2 all-gathers the float8
+  // linears' weights cast to FP8 (1 B per parameter) instead of in the parameter dtype (parallel.cpp).
+  bool fp8_all_gather = false;
   ModulesToSave modules_to_save;   // --modules-to-save
   std::string precision = "bf16";  // compute dtype: bf16 | fp16 | fp32
   // --fp8: torchao float8 training of the decoder's nn.Linear layers (full fine-tuning): off | tensorwise |
   // rowwise (torchao/float8 Float8LinearRecipeName); the master weights and autocast stay in `precision`.
   std::string fp8 = "off";
-  // --fp8-all-gather: torchao's enable_fsdp_float8_all_gather (tensorwise only): FSDP2 all-gathers the float8
-  // linears' weights cast to FP8 (1 B per parameter) instead of in the parameter dtype (parallel.cpp).
-  bool fp8_all_gather = false;
   Optimizer optimizer = Optimizer::adamw;
   bool checkpointing = true;
   Attention attention = Attention::flash;
@@ -114,11 +115,10 @@ struct Workload {
   double host_ram_gib = 0;                     // --host-ram: host RAM available for offloading (0: unchecked)
   // Arctic Long Sequence Training (DeepSpeed runtime/sequence_parallel/ulysses_sp.py, memory.cpp):
   // --tiled-mlp computes each dense MLP in sequence shards (TiledMLP): 0 off, kTiledMlpAuto ALST's count
-  // (ceil(tokens / hidden_size)), else that many shards; --tiled-loss computes the logits and loss per tile
-  // of about 1 GiB of fp32 logits (ArcticTraining's sequence_tiled_compute of DeepSpeed's tiled compute).
+  // (ceil(tokens / hidden_size)), else that many shards; --tiled-loss (tiled_loss, beside rslora) computes
+  // the logits and loss per tile of about 1 GiB of fp32 logits (ArcticTraining's sequence_tiled_compute).
   static constexpr std::int64_t kTiledMlpAuto = -1;
   std::int64_t tiled_mlp = 0;
-  bool tiled_loss = false;
   // peft prepare_model_for_kbit_training (QLoRA): the stack's default, or forced on/off (LLaMA-Factory
   // does not call it; TRL's SFTTrainer did from 2024-03 to 2025-08).
   Switch kbit_upcast = Switch::stack;
