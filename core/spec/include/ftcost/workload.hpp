@@ -115,8 +115,9 @@ struct Workload {
   double host_ram_gib = 0;                     // --host-ram: host RAM available for offloading (0: unchecked)
   // Arctic Long Sequence Training (DeepSpeed runtime/sequence_parallel/ulysses_sp.py, memory.cpp):
   // --tiled-mlp computes each dense MLP in sequence shards (TiledMLP): 0 off, kTiledMlpAuto ALST's count
-  // (ceil(tokens / hidden_size)), else that many shards; --tiled-loss (tiled_loss, beside checkpointing) computes
-  // the logits and loss per tile of about 1 GiB of fp32 logits (ArcticTraining's sequence_tiled_compute).
+  // (ceil(tokens / hidden_size)), else that many shards; --tiled-loss (tiled_loss, beside checkpointing)
+  // computes the logits and loss per tile of about 1 GiB of fp32 logits (ArcticTraining's
+  // sequence_tiled_compute).
   static constexpr std::int64_t kTiledMlpAuto = -1;
   std::int64_t tiled_mlp = 0;
   // peft prepare_model_for_kbit_training (QLoRA): the stack's default, or forced on/off (LLaMA-Factory
