@@ -81,9 +81,12 @@ MODELS = {
              "to leave out the input embedding (102400 x 2048 = 0.21B)."),
     "Jamba-v0.1": dict(
         id="jamba-v0.1", display_name="Jamba-v0.1", family="jamba", kind="hybrid",
-        total=52 * B, active=12 * B,
+        total=51.574 * B, active=12 * B,
         source="AI21 Labs model card https://huggingface.co/ai21labs/Jamba-v0.1 ('12B active parameters and "
-               "a total of 52B parameters across all experts'); Jamba paper arXiv 2403.19887",
+               "a total of 52B parameters across all experts'); Jamba paper arXiv 2403.19887; 51.574B: "
+               "metadata.total_size / 2 of the shipped model.safetensors.index.json of ai21labs/Jamba-v0.1, as "
+               "a public parameter-count test quotes it ('ai21labs_Jamba-v0.1', 51.574, index id 71352361367); "
+               "the card's 52B is that rounded",
         note="Attention + Mamba + MoE hybrid: 4 attention and 28 Mamba layers; MoE (16 experts, top-2) "
              "on every second layer."),
     "Llama-2-13b-hf": dict(
@@ -227,9 +230,9 @@ MODELS = {
         total=109 * B, active=17 * B,
         source="Model card https://huggingface.co/meta-llama/Llama-4-Scout-17B-16E ('Llama 4 Scout (17Bx16E) ... "
                "17B (Activated) 109B (Total)')",
-        note="Counts the text decoder only (parse_llama4): the vision tower and projector, about 0.87B of the "
-             "Hub's 108,641,793,536 for the Instruct checkpoint, are not counted, so no exact count is held to. "
-             "Active: one routed expert + the shared expert per layer, with the embeddings."),
+        note="The text decoder (parse_llama4, 107,769,861,120) plus the vision tower and projector counted from "
+             "vision_config (llama4_vision_params: 871,932,416, frozen and not priced): 108,641,793,536, the Hub's "
+             "count to the parameter. Active: one routed expert + the shared expert per layer, with the embeddings."),
     "OLMo-2-1124-7B": dict(
         id="olmo-2-7b", display_name="OLMo-2-1124-7B", family="olmo2", kind="dense",
         total=7.3 * B, active=None,
@@ -255,6 +258,12 @@ MODELS = {
         source="Model card https://huggingface.co/Qwen/Qwen3-30B-A3B ('Number of Parameters: 30.5B in total "
                "and 3.3B activated')",
         note=None),
+    "Qwen3-235B-A22B": dict(
+        id="qwen3-235b-a22b", display_name="Qwen3-235B-A22B", family="qwen3", kind="moe",
+        total=235 * B, active=22 * B,
+        source="Model card https://huggingface.co/Qwen/Qwen3-235B-A22B ('Number of Parameters: 235B in total "
+               "and 22B activated'); Qwen3 technical report arXiv 2505.09388",
+        note="94 layers, every one MoE: 128 routed experts of 1,536, 8 per token, no shared expert."),
     "dbrx-base": dict(
         id="dbrx-base", display_name="DBRX Base", family="dbrx", kind="moe",
         total=132 * B, active=36 * B,
@@ -747,23 +756,41 @@ def build_prices(ref, gpu_ids):
 # ---------------------------------------------------------------------------------------- models
 # Exact published parameter counts (issue 41; docs/sources/model-families.md §5): preset id -> (count, where it
 # is published). published() writes the count as published.exact_params and appends the text to the source;
-# db check and tests/unit/test_models.cpp hold the config's count to it within 0.5%.
+# db check and tests/unit/test_models.cpp hold the config's count (Llama-4: with its vision tower) to it within 0.5%.
 EXACT = {
+    "codellama-34b": (33743970304, "num_parameters of Phind/Phind-CodeLlama-34B-v2 (a full fine-tune of this checkpoint: same config and tensor shapes) in a public GitHub copy of Together AI's model catalogue (index id 36031785305)"),
+    "deepseek-moe-16b": (16375728128, "num_params of deepseek-ai/deepseek-moe-16b-base in public profiling configs (index ids 67161653560, 67345452968) and a model table ('deepseek-ai/deepseek-moe-16b-base | base | 16375728128', index id 69468411049)"),
+    "deepseek-v2-lite": (15706484224, "the parameter count of deepseek-ai/DeepSeek-V2-Lite in a public model table ('deepseek-ai/DeepSeek-V2-Lite | base | 15706484224', index id 69468411049) and printed by a server loading it ('with 15706484224 ... parameters', index id 41727181442)"),
+    "gemma-2-9b": (9241705984, "the Hugging Face Hub API's safetensors.total for google/gemma-2-9b as recorded in a public test fixture (index id 56108414625); Keras-Hub's gemma2_9b_en preset metadata gives the same (index id 123073332)"),
     "gemma-3-1b": (999885952, "the Hub's safetensors total for google/gemma-3-1b-it (same architecture) and KerasHub's gemma3_1b preset metadata \"params\": 999885952 (public GitHub files, index ids 3173084990 and 71142266638)"),
     "gpt-oss-120b": (116829156672, "the Hugging Face Hub API's safetensors.total as listed in a public GitHub file (\"HF Hub API 2026-09-25: ... safetensors.total\", index id 71142266638) for openai/gpt-oss-120b (the model card's 116.83B)"),
     "gpt-oss-20b": (20914757184, "the Hugging Face Hub API's safetensors.total as listed in a public GitHub file (\"HF Hub API 2026-09-25: ... safetensors.total\", index id 71142266638) for openai/gpt-oss-20b (the model card's 20.91B)"),
+    "llama-2-13b": (13015864320, "the elements of DeepSpeed's reconstructed fp32 state dict of a Llama-2-13B fine-tune ('Reconstructed Trainable fp32 state dict with 363 params 13015864320 elements', index id 13334078062); the Hub API's safetensors.total for meta-llama/Llama-2-13b-hf is 13,015,866,880 (index id 71571056092), 2,560 more: the 40 layers' rotary inv_freq buffers (64 each) this checkpoint stores"),
+    "llama-2-70b": (68976648192, "togethercomputer/llama-2-70b's count in a public fine-tuning client's table (index id 4120541175); the Hub API's safetensors.total for meta-llama/Llama-2-70b-hf is 68,976,653,312 (index id 71571056092), 5,120 more: the 80 layers' rotary inv_freq buffers (64 each)"),
     "llama-2-7b": (6738415616, "model.num_parameters() of the LLaMA-7B architecture (PEFT's print_trainable_parameters 'all params: 6738415616' for huggyllama/llama-7b, and GGUF general.parameter_count 6738415616 for Llama-2-7B-Chat; public GitHub files, index ids 71239455211 and 48212167485): Llama-2-7B has the same shapes"),
+    "llama-3.1-405b": (405853388800, "the Hugging Face Hub API's safetensors.total for meta-llama/Llama-3.1-405B, revision b906e4dc842aa489c962f9db26554dcfdde901fe, as recorded in a public dataset builder (index id 71571056092)"),
+    "llama-3.1-70b": (70553706496, "the Hugging Face Hub API's safetensors.total for meta-llama/Llama-3.1-70B, revision 349b2ddb53ce8f2849a6c168a81980ab25258dac, as recorded in a public dataset builder (index id 71571056092)"),
     "llama-3.1-8b": (8030261248, "the Hugging Face Hub API's safetensors.total as listed in a public GitHub file (\"HF Hub API 2026-09-25: ... safetensors.total\", index id 71142266638) for meta-llama/Llama-3.1-8B-Instruct, the same architecture"),
     "llama-3.2-3b": (3212749824, "the Hugging Face Hub API's safetensors.total as listed in a public GitHub file (\"HF Hub API 2026-09-25: ... safetensors.total\", index id 71142266638) for meta-llama/Llama-3.2-3B-Instruct, the same architecture"),
     "llama-3.3-70b": (70553706496, "the Hugging Face Hub API's safetensors.total as listed in a public GitHub file (\"HF Hub API 2026-09-25: ... safetensors.total\", index id 71142266638) for meta-llama/Llama-3.3-70B-Instruct"),
+    "llama-4-scout": (108641793536, "the Hugging Face Hub API's safetensors.total for meta-llama/Llama-4-Scout-17B-16E-Instruct (the same architecture) as listed in a public GitHub file (\"HF Hub API 2026-09-25: ... safetensors.total\", index id 71142266638)"),
+    "mamba-2.8b": (2768345600, "printed when loading state-spaces/mamba-2.8b ('Number of parameters: 2768345600', index id 26211555743); the same for state-spaces/mamba-2.8b-hf in a public table (index id 49071488734)"),
+    "mistral-7b": (7241732096, "general.parameter_count of a Mistral-7B GGUF (the tensors of the checkpoint counted by llama.cpp's converter) in a public Ollama model_info (index id 38362529119) and num_parameters of Mistral-7B fine-tunes in Together AI's catalogue (index id 36031785305)"),
     "mixtral-8x7b": (46702792704, "KerasHub mixtral_8_7b_en \"params\": 46702792704 (public GitHub file, index id 678925060) and a Hub API fixture's safetensors.total for mistralai/Mixtral-8x7B-Instruct-v0.1 (index id 59143658729); docs/sources/stack-facts.md §1.1 derives the same from the modules"),
     "olmo-2-7b": (7298617344, "the Hugging Face Hub API's safetensors.total as listed in a public GitHub file (\"HF Hub API 2026-09-25: ... safetensors.total\", index id 71142266638) for allenai/OLMo-2-1124-7B-Instruct, the same architecture"),
+    "olmoe-1b-7b": (6919161856, "the parameter count of allenai/OLMoE-1B-7B-0924 read from its three safetensors headers (index id 65753564317); the same for the -Instruct checkpoint (index id 71333551460)"),
     "phi-2": (2779683840, "its model.safetensors.index.json metadata.total_size 5,559,367,680 bytes of fp16 (the index as quoted in a public GitHub file, index id 9232979876)"),
     "qwen-7b": (7721324544, "its model.safetensors.index.json metadata.total_size 15,442,649,088 bytes of bf16 (the total_size as quoted in a public GitHub file, index id 54872141627)"),
+    "qwen1.5-moe-a2.7b": (14315784192, "Keras-Hub's qwen1.5_moe_2.7b_en preset metadata (index id 583820047) and a model table ('Qwen/Qwen1.5-MoE-A2.7B | base | 14315784192', index id 69468411049)"),
+    "qwen2-57b-a14b": (57408658944, "the Hugging Face Hub API's safetensors.total for Qwen/Qwen2-57B-A14B as recorded in a public test fixture (index id 59924751875)"),
+    "qwen2.5-14b": (14770033664, "general.parameter_count of Qwen2.5-14B(-Instruct) GGUFs, the tensors counted by llama.cpp's converter (index ids 69153007027, 56913516336); the card's 14.7B is truncated, the Hub's safetensors count reads 14.8B"),
     "qwen2.5-32b": (32763876352, "KerasHub qwen2.5_instruct_32b_en \"params\": 32763876352 (keras-team/keras-hub keras_hub/src/models/qwen/qwen_presets.py @ 12870d2794fb0f7a098e9afcc1ed37f3ef2e8cd2), the same as a Hub API fixture's safetensors {\"BF16\": 32763876352} (index id 56216002053); the card's 32.5B is 0.8% low"),
     "qwen2.5-72b": (72706203648, "KerasHub qwen2.5_instruct_72b_en \"params\": 72706203648 (keras-team/keras-hub keras_hub/src/models/qwen/qwen_presets.py @ 12870d2794fb0f7a098e9afcc1ed37f3ef2e8cd2)"),
     "qwen2.5-7b": (7615616512, "the Hugging Face Hub API's safetensors.total as listed in a public GitHub file (\"HF Hub API 2026-09-25: ... safetensors.total\", index id 71142266638) for Qwen/Qwen2.5-7B-Instruct, the same architecture; also KerasHub qwen2.5_math_7b_en \"params\" (keras-team/keras-hub keras_hub/src/models/qwen/qwen_presets.py @ 12870d27)"),
+    "qwen3-235b-a22b": (235093634560, "the Hugging Face Hub API's safetensors {\"parameters\": {\"BF16\": 235093634560}, \"total\": 235093634560} for Qwen/Qwen3-235B-A22B as quoted in a public note (index id 68299976510), KerasHub's qwen3_moe_235b_a22b_en preset metadata \"params\": 235093634560 (index id 1878678529), and its model.safetensors.index.json total_size 470,187,269,120 bytes of bf16 as a public test checks it (index id 56011531800)"),
+    "qwen3-30b-a3b": (30532122624, "the sum of the tensor shapes of Qwen3-30B-A3B's checkpoint shards checked by a public loader (index id 68391653552) and general.parameter_count of its GGUF (index id 58538622392)"),
     "qwen3-8b": (8190735360, "the Hugging Face Hub API's safetensors.total as listed in a public GitHub file (\"HF Hub API 2026-09-25: ... safetensors.total\", index id 71142266638) for Qwen/Qwen3-8B"),
+    "tinyllama-1.1b": (1100048384, "sum(p.numel() for p in model.parameters()) of TinyLlama/TinyLlama-1.1B-intermediate-step-1431k-3T (index id 59208154669), the same architecture; the base checkpoint's safetensors metadata {\"F32\": 1100048384} (index id 71366605573)"),
 }
 
 

@@ -99,7 +99,8 @@ inline OptionSample option_sample(const Option& o, const Database& db) {
     s.request["gpus"] = "8";
     s.request["parallel"] = "zero3";
   }
-  if (o.key == "fp8") {  // torchao float8: full fine-tuning on a GPU with FP8 tensor cores
+  if (o.key == "tiled-mlp") s.value = "4";  // a shard count (the last listed word, on, is ALST's own count)
+  if (o.key == "fp8") {                     // torchao float8: full fine-tuning on a GPU with FP8 tensor cores
     s.value = "tensorwise";
     s.request["gpu"] = "h100-sxm5-80gb";
     s.request["method"] = "full";
@@ -119,6 +120,13 @@ inline OptionSample option_sample(const Option& o, const Database& db) {
     s.request["generation"] = "vllm-colocate";
   }
   if (o.key == "vllm-gpus") s.request["generation"] = "vllm-server";
+  if (o.key == "fp8-all-gather") {  // torchao float8 all-gather under FSDP2: tensorwise FP8, full, two GPUs
+    s.request["gpu"] = "h100-sxm5-80gb";
+    s.request["method"] = "full";
+    s.request["fp8"] = "tensorwise";
+    s.request["gpus"] = "2";
+    s.request["parallel"] = "fsdp";
+  }
   if (o.key == "calibration") {
     s.value = std::string(FTCOST_SOURCE_DIR) + "/tests/data/calibration/h100-sxm-synthetic.json";
     s.request["gpu"] = "h100-sxm5-80gb";

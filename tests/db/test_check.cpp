@@ -360,8 +360,18 @@ TEST_CASE("price files") {
 TEST_CASE("model presets, datasets and stacks") {
   SUBCASE("published parameter count far from the config") {
     auto ps =
-        mutated("models/mixtral-8x7b.json", [](json& m) { m["published"]["total_params"] = 70000000000; });
-    EXPECT_PROBLEM(ps, "models/mixtral-8x7b.json", "published.total_params", "differs from the config");
+        mutated("models/dbrx-base.json", [](json& m) { m["published"]["total_params"] = 170000000000; });
+    EXPECT_PROBLEM(ps, "models/dbrx-base.json", "published.total_params", "differs from the config");
+  }
+  SUBCASE("a size published to 3 digits is held to 0.5%, one to 2 digits to its rounding (issue 41)") {
+    // DBRX: the config gives 131,596,523,520; 133B is 1.1% off (0.5% allowed), 130B 1.2% (130B has 2
+    // significant digits: 5B / 130B = 3.8% allowed).
+    auto ps =
+        mutated("models/dbrx-base.json", [](json& m) { m["published"]["total_params"] = 133000000000; });
+    EXPECT_PROBLEM(ps, "models/dbrx-base.json", "published.total_params", "by more than 0.5%");
+    auto ok =
+        mutated("models/dbrx-base.json", [](json& m) { m["published"]["total_params"] = 130000000000; });
+    CHECK(find(ok, "models/dbrx-base.json", "published.total_params", "differs from the config") == nullptr);
   }
   SUBCASE("exact published count off by more than 0.5%, or not the rounded count's model (issue 41)") {
     auto ps =

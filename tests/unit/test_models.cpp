@@ -7,7 +7,7 @@
 
 using namespace ftcost;
 
-TEST_CASE("every model preset parses and matches its published size") {
+TEST_CASE("every model preset parses and matches its published size within 0.5% (issue 41)") {
   const Database& db = Database::embedded();
   REQUIRE(db.problems().empty());
   REQUIRE(db.models().size() >= 20);
@@ -17,15 +17,21 @@ TEST_CASE("every model preset parses and matches its published size") {
     const ModelSpec& m = entry.second;
     CAPTURE(id);
     REQUIRE(m.published_total > 0);
-    const double total = static_cast<double>(m.params().total());
+    const double total = static_cast<double>(m.checkpoint_params());
     if (m.published_exact > 0) {
-      // An exact published count (safetensors metadata): the bar of issue 41, 0.5%.
+      // An exact published count (safetensors metadata, num_parameters()): the bar of issue 41, 0.5%.
       ++exact;
       CHECK(std::fabs(total - m.published_exact) / m.published_exact < 0.005);
+    } else if (id == "blackmamba-2.8b") {
+      // The one preset whose only published size has 2 significant digits (the paper's and the Hub's
+      // "2.8B"; no safetensors, no exact count): within that rounding (docs/validation.md).
+      CHECK(published_size_tolerance(m.published_total) == doctest::Approx(0.05e9 / 2.8e9));
+      CHECK(std::fabs(total - m.published_total) / m.published_total <
+            published_size_tolerance(m.published_total));
     } else {
-      // Only a size rounded to 2-3 significant digits is published for these (docs/validation.md lists
-      // them): 2.5% covers the rounding, not structure errors.
-      CHECK(std::fabs(total - m.published_total) / m.published_total < 0.025);
+      // A size published to 3 significant digits: 0.5%, as for an exact count.
+      CHECK(published_size_tolerance(m.published_total) == doctest::Approx(0.005));
+      CHECK(std::fabs(total - m.published_total) / m.published_total < 0.005);
     }
     if (m.published_active > 0) {
       const std::int64_t k = m.published_top_k > 0 ? m.published_top_k : m.moe.top_k;
@@ -37,7 +43,40 @@ TEST_CASE("every model preset parses and matches its published size") {
       CHECK(err / m.published_active < 0.05);
     }
   }
-  CHECK(exact >= 3);  // qwen-7b, phi-2, gemma-3-1b at least
+  CHECK(exact >= 33);  // every preset but a few whose makers publish only a rounded size
+}
+
+TEST_CASE("Llama-4-Scout: the vision tower counted by hand reproduces the Hub's count to the parameter") {
+  const ModelSpec* m = Database::embedded().model("llama-4-scout");
+  REQUIRE(m != nullptr);
+  // transformers models/llama4/modeling_llama4.py, vision_config of the preset: V 1408, F 5632, 34 layers,
+  // 3 channels, patch 14, image 336 (24 x 24 patches + the class token), projector 4096 -> 4096, output
+  // 4096 -> the text hidden size 5120.
+  const std::int64_t V = 1408, F = 5632;
+  const std::int64_t embed = 3 * 14 * 14 * V + V + (24 * 24 + 1) * V + 2 * 2 * V;  // patch, cls, pos, 2 LN
+  const std::int64_t layer = 4 * (V * V + V) + (V * F + F) + (F * V + V) + 2 * 2 * V;
+  const std::int64_t adapter = F * 4096 + 4096 * 4096;  // Llama4VisionMLP2 fc1, fc2 (no bias)
+  const std::int64_t projector = 4096 * 5120;           // Llama4MultiModalProjector.linear_1
+  CHECK(m->vision_params == embed + 34 * layer + adapter + projector);
+  CHECK(m->vision_params == 871932416);
+  CHECK(m->params().total() == 107769861120);  // the text decoder, what is priced
+  CHECK(m->checkpoint_params() == 108641793536);
+}
+
+TEST_CASE("Qwen3-235B-A22B: 94 MoE layers of 128 experts, the Hub's count to the parameter") {
+  const ModelSpec* m = Database::embedded().model("qwen3-235b-a22b");
+  REQUIRE(m != nullptr);
+  CHECK(m->layers_with(Ffn::moe) == 94);
+  CHECK(m->moe.experts == 128);
+  CHECK(m->moe.top_k == 8);
+  CHECK(m->moe.shared_experts == 0);
+  // per layer: q 4096 x 8192, k and v 4096 x 512, o 8192 x 4096, q/k norms 2 x 128, 128 experts x 3 x 4096 x
+  // 1536, router 128 x 4096, 2 norms; untied embeddings 2 x 151,936 x 4096, final norm 4096.
+  const std::int64_t layer =
+      2 * 4096LL * 8192 + 2 * 4096LL * 512 + 256 + 128 * 3 * 4096LL * 1536 + 128 * 4096 + 2 * 4096;
+  CHECK(m->params().total() == 94 * layer + 2 * 151936LL * 4096 + 4096);
+  CHECK(m->params().total() == 235093634560);
+  CHECK(m->active_params(8) == doctest::Approx(22e9).epsilon(0.01));  // the card's "22B activated"
 }
 
 TEST_CASE("Mixtral-8x7B parameter count is exact (stack-facts 1.1)") {
@@ -75,6 +114,12 @@ TEST_CASE("architecture details: shared experts, sparse steps, first_k_dense_rep
   CHECK(ds->layers_with(Ffn::mlp) == 1);  // first_k_dense_replace = 1
   CHECK(ds->layers_with(Ffn::moe) == 26);
   CHECK(ds->moe.shared_experts == 2);
+  // MLA without a compressed query (q_lora_rank null), kv_lora_rank 512, 64 rope dims; layer 0 dense
+  // (first_k_dense_replace 1); 2 shared experts of 1408: the published exact count to the parameter.
+  CHECK(ds->attn.q_lora_rank == 0);
+  CHECK(ds->attn.kv_lora_rank == 512);
+  CHECK(ds->attn.qk_rope_head_dim == 64);
+  CHECK(ds->params().total() == 15706484224);
   const ModelSpec* j = db.model("jamba-v0.1");
   REQUIRE(j != nullptr);
   CHECK(j->layers_with(Mixer::attention) == 4);

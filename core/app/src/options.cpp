@@ -456,6 +456,31 @@ Status apply_model(ResolveState& st, const std::string& v) {
   return Ok{};
 }
 
+// --tiled-mlp off | on | N: ALST's TiledMLP with its own shard count (on) or N shards.
+Status apply_tiled_mlp(ResolveState& st, const std::string& v) {
+  Workload& w = st.in.workload;
+  w.tiled_mlp = v == "off" ? 0 : v == "on" ? Workload::kTiledMlpAuto : std::atoll(v.c_str());
+  return Ok{};
+}
+
+Status apply_tiled_loss(ResolveState& st, const std::string& v) {
+  st.in.workload.tiled_loss = v == "on";
+  return Ok{};
+}
+
+// --fp8-all-gather: only with --fp8 tensorwise (torchao float8/config.py: the FP8 all-gather casts the weight
+// with one tensorwise scale) on several GPUs.
+std::string fp8_all_gather_applies(const ResolveState& st) {
+  if (st.in.workload.fp8 != "tensorwise")
+    return "applies only with --fp8 tensorwise (torchao's FSDP2 float8 all-gather uses tensorwise scales)";
+  return only_several_gpus(st);
+}
+
+Status apply_fp8_all_gather(ResolveState& st, const std::string& v) {
+  st.in.workload.fp8_all_gather = v == "on";
+  return Ok{};
+}
+
 std::vector<Option> build_options() {
   std::vector<Option> table;
   auto add = [&table](Option o) { table.push_back(std::move(o)); };
@@ -1287,6 +1312,48 @@ std::vector<Option> build_options() {
   }
   {
     Option o;
+    o.key = "tiled-mlp";
+    o.kind = OptionKind::count;
+    o.group = "gpu";
+    o.label = "Tiled MLP";
+    o.help = "ALST's TiledMLP: each dense MLP computed in sequence shards (on: ceil(tokens / hidden) shards)";
+    o.details =
+        "Arctic Long Sequence Training's TiledMLP (DeepSpeed runtime/sequence_parallel/ulysses_sp.py, as "
+        "ArcticTraining and ms-swift's --use_tiled_mlp run it): the MLP runs shard by shard without "
+        "gradients and saves only its input; backward re-runs each shard with gradients. The MLP's "
+        "intermediate (gate, up, product) is then held for one shard, not the sequence. 'on' takes the "
+        "code's shard count, ceil(tokens per GPU / hidden_size); a number sets it (ms-swift's "
+        "tiled_mlp_num_shards). Memory only: the recomputed MLP forward is not in the step time.";
+    o.unit = "shards";
+    o.values = {{"off", "off", "the MLP as the model runs it"},
+                {"on", "on", "ALST's shard count, ceil(tokens / hidden_size)"}};
+    o.lo = 1;
+    o.hi = 1 << 20;
+    o.default_help = "off";
+    o.default_rule = unlisted_default("off");
+    o.apply = apply_tiled_mlp;
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "tiled-loss";
+    o.kind = OptionKind::toggle;
+    o.group = "gpu";
+    o.label = "Tiled loss";
+    o.help = "ALST's tiled logits + loss: about 1 GiB of fp32 logits at a time (a fused loss is kept)";
+    o.details =
+        "ArcticTraining's SFTTrainer.loss (DeepSpeed's sequence_tiled_compute): the lm_head and the loss run "
+        "on tiles of the sequence sized to about 1 GiB of fp32 logits, each tile's forward re-run in its "
+        "backward, so the full logits never exist. With --liger on, or a stack whose loss is already fused, "
+        "the fused loss is used instead, as ArcticTraining does with Liger models.";
+    o.values = {{"off", "off", ""}, {"on", "on", ""}};
+    o.default_help = "off";
+    o.default_rule = unlisted_default("off");
+    o.apply = apply_tiled_loss;
+    add(o);
+  }
+  {
+    Option o;
     o.key = "optimizer-in-backward";
     o.kind = OptionKind::toggle;
     o.group = "method";
@@ -1862,6 +1929,26 @@ std::vector<Option> build_options() {
       st.in.multi.sequence_parallel = static_cast<int>(std::strtol(v.c_str(), nullptr, 10));
       return Ok{};
     };
+    add(o);
+  }
+  {
+    Option o;
+    o.key = "fp8-all-gather";
+    o.kind = OptionKind::toggle;
+    o.group = "multi-gpu";
+    o.label = "FP8 all-gather";
+    o.help = "FSDP2 all-gathers the float8 linears' weights in FP8, 1 byte per parameter (--fp8 tensorwise)";
+    o.details =
+        "torchao's Float8LinearConfig(enable_fsdp_float8_all_gather=True): each float8 linear's weight is a "
+        "WeightWithDynamicFloat8CastTensor whose fsdp_pre_all_gather casts the local shard to FP8 with a "
+        "tensorwise scale, so FSDP2's forward and backward all-gathers move 1 B per parameter of those "
+        "weights instead of 2 (torchao float8/fsdp_utils.py). Only with --parallel fsdp or hsdp; the "
+        "embeddings, norms, router and lm_head are gathered as before.";
+    o.values = {{"off", "off", ""}, {"on", "on", ""}};
+    o.default_help = "off";
+    o.default_rule = unlisted_default("off");
+    o.applies = fp8_all_gather_applies;
+    o.apply = apply_fp8_all_gather;
     add(o);
   }
   return table;

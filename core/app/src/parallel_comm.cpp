@@ -13,6 +13,24 @@ namespace ftcost::detail {
 
 namespace {
 
+// What FSDP2 all-gathers per replica: `gather_bytes` (the weights in their dtype), less one byte per
+// parameter of the float8 linears' weights under --fp8-all-gather. torchao float8/fsdp_utils.py (@ 11ce6347)
+// WeightWithDynamicFloat8CastTensor.fsdp_pre_all_gather returns `(float8_training_tensor._data,)` (e4m3, 1 B)
+// with the tensorwise scale as metadata, for the forward's and the backward's unshard alike. The float8
+// linears are those --fp8 converts (throughput.cpp: every linear but the router and lm_head): attention
+// (its biases and q/k norms, a few thousand parameters a layer, counted with it), MLP and experts.
+double fsdp_gather_bytes(const ModelSpec& m, const Workload& w, double gather_bytes) {
+  if (!w.fp8_all_gather || w.fp8 != "tensorwise") return gather_bytes;
+  const ParamCounts pc = m.params();
+  const double fp8 = static_cast<double>(pc.attention + pc.mlp + pc.experts + pc.shared_experts);
+  const double wbytes = w.precision == "fp32" ? 4.0 : 2.0;
+  return std::max(0.0, gather_bytes - fp8 * (wbytes - 1.0));
+}
+
+}  // namespace
+
+namespace {
+
 // code: torch/nn/parallel/distributed.py DistributedDataParallel(bucket_cap_mb=25).
 constexpr double kDdpBucketBytes = 25.0 * kMiB;
 
@@ -175,17 +193,18 @@ void Eval::comm_fsdp() {
       return group_collective_time_s(op, bytes, sg_gpn, sg_nodes, plan);
     };
     const std::string sscope = sg_nodes > 1 ? "hierarchical" : "intra-node";
-    const double ag = scoll(CollOp::all_gather, gather_bytes);
+    const double unit_bytes = fsdp_gather_bytes(c.m_eff, w, gather_bytes);
+    const double ag = scoll(CollOp::all_gather, unit_bytes);
     const double rs = scoll(CollOp::reduce_scatter, grad_bytes);
     CommItem f = comm_item("forward parameter all-gather", CollOp::all_gather, sscope, sg_gpn * sg_nodes,
-                           gather_bytes / layers, layers * accum, ag * accum,
+                           unit_bytes / layers, layers * accum, ag * accum,
                            "next unit's all-gather issued while the current unit computes");
     f.exposed_s = accum * (ag / layers + std::max(0.0, ag - fwd_s));
     add(e, f);
     double bwd_comm = rs;
     if (st != Strategy::fsdp_grad_op) {
       CommItem b = comm_item("backward parameter all-gather", CollOp::all_gather, sscope, sg_gpn * sg_nodes,
-                             gather_bytes / layers, layers * accum, ag * accum,
+                             unit_bytes / layers, layers * accum, ag * accum,
                              "BACKWARD_PRE prefetch of the next unit");
       bwd_comm += ag;
       b.exposed_s = accum * std::max(0.0, bwd_comm - bwd_s) * ag / bwd_comm;

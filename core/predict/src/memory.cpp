@@ -75,6 +75,8 @@ bool plain_lora(const StackProfile& s, const Workload& w) {
 
 struct LayerAct {
   double attention = 0, mamba = 0, mlp = 0, moe = 0;
+  double mlp_inner = 0;  // the dense MLP's activations within its norm (what a TiledMLP shard holds)
+  double mlp_tiled = 0;  // the dense MLP's activations under TiledMLP (tiled_mlp_act)
 };
 
 // What the activation blocks of one layer share: the compute dtype, the LoRA adapters and their dropout.
@@ -143,6 +145,23 @@ struct ActCtx {
 
 double on(bool b) { return b ? 1.0 : 0.0; }
 
+// What multi-head latent attention keeps beyond q, k and v (transformers models/deepseek_v2/
+// modeling_deepseek_v2.py DeepseekV2Attention.forward @ 03eac6f6; the checkpoints' own modeling_deepseek.py
+// does the same): kv_a_layernorm over k_nope's kv_lora_rank slice of kv_a_proj_with_mqa's output (the
+// norm's input as the stack's norms keep it, its output kv_b_proj's input), q_a_layernorm over q_lora_rank
+// likewise when the query is compressed; kv_a_proj_with_mqa's output itself is only read through casts
+// (.to(float32), .float() for the rotary), which keep nothing. FlashAttention-2 pads v from v_head_dim to
+// qk_head_dim (F.pad) and keeps its padded output, of which o_proj keeps a sliced contiguous copy
+// (attn_output[..., :v_head_dim].reshape(...).contiguous()), not a view.
+double mla_extra_act(const ActCtx& c, bool flash) {
+  const AttentionSpec& at = c.m.attn;
+  double v = norm_bytes(c.m, c.s, c.w, c.a, d(at.kv_lora_rank));
+  if (at.q_lora_rank > 0) v += norm_bytes(c.m, c.s, c.w, c.a, d(at.q_lora_rank));
+  if (flash && at.v_head_dim != at.qk_nope_head_dim + at.qk_rope_head_dim)
+    v += c.a * d(at.q_dim()) + (on(c.keeps_input(c.t.o)) - 1.0) * c.a * d(at.v_dim());
+  return v;
+}
+
 // Attention block: norm, q/k/v after rotary, attention output (o_proj input), softmax LSE.
 double attention_act(const ActCtx& c, double seq_len) {
   const AttentionSpec& at = c.m.attn;
@@ -155,7 +174,7 @@ double attention_act(const ActCtx& c, double seq_len) {
   double v = norm_bytes(c.m, c.s, c.w, c.an, c.H, c.keeps_input(t.q || t.k || t.v)) +
              qk_norm_bytes(c.m, c.s, c.w, a) + a * d(at.q_dim() + 2 * at.kv_dim()) +
              on(flash || c.keeps_input(t.o)) * a * d(at.v_dim()) + 4.0 * d(at.heads);
-  if (at.mla) v += a * d(at.kv_lora_rank + at.qk_rope_head_dim) + a * d(at.kv_lora_rank);
+  if (at.mla) v += mla_extra_act(c, flash);
   // Unsloth's xformers path under autograd reshapes the expanded grouped-query K and V into copies as wide
   // as q, which xformers saves instead of the kv-head tensors (unsloth/models/llama.py
   // LlamaAttention_fast_forward, `K.reshape(bsz, kv_seq_len, n_heads, head_dim)` when
@@ -186,8 +205,8 @@ double mamba_act(const ActCtx& c, double seq_len) {
   return v;
 }
 
-// Dense FFN: norm, gate/up outputs, activation, product (down_proj input).
-double mlp_act(const ActCtx& c) {
+// Dense FFN without its norm: gate/up outputs, activation, product (down_proj input), the adapters' inputs.
+double mlp_inner_act(const ActCtx& c) {
   const double F = d(c.m.mlp.intermediate);
   // Saved intermediates of a gated MLP: the stack's count (HF 4; fused kernels 2); Liger's SwiGLU keeps
   // gate and up only and recomputes the product in backward.
@@ -205,10 +224,20 @@ double mlp_act(const ActCtx& c) {
     saved += on(c.keeps_input(down));
   else if (!c.keeps_input(down))
     saved -= 1;
-  return norm_bytes(c.m, c.s, c.w, c.an, c.H, c.keeps_input(gate_up)) + saved * c.an * F +
-         c.adapters(2 * on(gate_up) + on(down), 2 * c.H * on(gate_up) + F * on(down),
-                    (c.m.mlp.gated ? 2.0 : 1.0) * F * on(gate_up) + c.H * on(down));
+  return saved * c.an * F + c.adapters(2 * on(gate_up) + on(down), 2 * c.H * on(gate_up) + F * on(down),
+                                       (c.m.mlp.gated ? 2.0 : 1.0) * F * on(gate_up) + c.H * on(down));
 }
+
+// Dense FFN: norm, gate/up outputs, activation, product (down_proj input).
+double mlp_act(const ActCtx& c) {
+  const bool gate_up = c.t.mlp || c.t.mlp_gate_up;
+  return norm_bytes(c.m, c.s, c.w, c.an, c.H, c.keeps_input(gate_up)) + mlp_inner_act(c);
+}
+
+// ALST's TiledMLP (DeepSpeed runtime/sequence_parallel/ulysses_sp.py TiledMLP, @ 5db0c450): the forward runs
+// the MLP shard by shard under torch.no_grad() and saves only its input x (ctx.save_for_backward(x)), the
+// norm's output, which is then kept whatever the MLP's linears need; nothing F wide outlives a shard.
+double tiled_mlp_act(const ActCtx& c) { return norm_bytes(c.m, c.s, c.w, c.an, c.H, true); }
 
 // MoE: norm, router logits + fp32 softmax, top-k; per routed (token, expert) pair: the gathered input,
 // gate/up outputs, activation, product and the expert output kept for the routing-weight product.
@@ -239,11 +268,38 @@ LayerAct layer_activations(const ModelSpec& m, const Workload& w, const StackPro
   out.attention = attention_act(c, seq_len);
   out.mamba = mamba_act(c, seq_len);
   out.mlp = mlp_act(c);
+  out.mlp_inner = mlp_inner_act(c);
+  out.mlp_tiled = tiled_mlp_act(c);
   if (m.moe.experts > 0) out.moe = moe_act(c);
   return out;
 }
 
-const std::string kFull = "full", kFused = "fused_linear";
+const std::string kFull = "full", kFused = "fused_linear", kChunked = "chunked";
+
+// ALST's TiledMLP shard count for a sample of `seq_len` tokens: its rule (ulysses_sp.py's tiled_mlp_forward
+// example, which ArcticTraining and ms-swift's tiled_mlp run: num_shards = ceil(seqlen / hidden_size),
+// all-reduced to the ranks' max) or the count given (ms-swift's tiled_mlp_num_shards); never more shards than
+// tokens.
+double tiled_mlp_shards(const ModelSpec& m, const Workload& w, double seq_len) {
+  if (seq_len <= 1) return 1.0;
+  const double n = w.tiled_mlp == Workload::kTiledMlpAuto ? std::ceil(seq_len / d(m.hidden)) : d(w.tiled_mlp);
+  return std::max(1.0, std::min(n, seq_len));
+}
+
+// What TiledMLP adds per token of the batch while a dense MLP runs its backward (TiledMLP.backward): one
+// shard (torch.chunk: ceil(L / shards) tokens of each sample) re-run under enable_grad with its gradients in
+// flight, and x_grad = torch.zeros_like(x) over the whole sequence in x's dtype.
+double tiled_mlp_transient(const ModelSpec& m, const Workload& w, const StackProfile& s, const LayerAct& la,
+                           double seq_len) {
+  if (w.tiled_mlp == 0 || m.layers_with(Ffn::mlp) == 0 || seq_len <= 0) return 0.0;
+  const double shard_share = std::ceil(seq_len / tiled_mlp_shards(m, w, seq_len)) / seq_len;
+  const double x_bytes = kbit_upcast(s, w) ? 4.0 : w.compute_bytes();
+  return shard_share * constants::kRecomputedLayerPeak * la.mlp_inner + x_bytes * d(m.hidden);
+}
+
+// ArcticTraining's tiled logits + loss (sft_trainer.py SFTTrainer.loss, @ 9c40ab97): num_shards =
+// ceil(bs x seqlen x vocab x 4 B / 1 GiB), so a tile holds the logits of about 2^30 / (4 x vocab) tokens.
+double tiled_loss_tile_tokens(const ModelSpec& m) { return std::floor(1073741824.0 / (4.0 * d(m.vocab))); }
 
 }  // namespace
 
@@ -271,7 +327,12 @@ bool peft_casts_lora_input(const StackProfile& s, const Workload& w) {
 }
 
 const std::string& effective_loss_path(const StackProfile& s, const Workload& w) {
-  return liger(w) ? kFused : s.loss_path;
+  if (liger(w)) return kFused;
+  // --tiled-loss: DeepSpeed's sequence_tiled_compute runs the logits and loss tile by tile and re-runs each
+  // tile's forward in its backward, as a checkpointed chunked loss does. A fused loss (Liger's, or a stack's
+  // own) is kept: ArcticTraining takes Liger's when the model is Liger's (SFTTrainer.loss).
+  if (w.tiled_loss && s.loss_path != kFused) return kChunked;
+  return s.loss_path;
 }
 
 namespace {
@@ -663,7 +724,7 @@ ActivationDetail activation_detail(const ModelSpec& m, const Workload& w, const 
     double layer = 0;
     if (g.mixer == Mixer::attention) layer += la.attention;
     if (g.mixer == Mixer::mamba) layer += la.mamba;
-    if (g.ffn == Ffn::mlp) layer += la.mlp;
+    if (g.ffn == Ffn::mlp) layer += w.tiled_mlp != 0 ? la.mlp_tiled : la.mlp;
     if (g.ffn == Ffn::moe) layer += la.moe;
     sum += d(g.count) * layer;
     mx = std::max(mx, layer);
@@ -678,7 +739,7 @@ ActivationDetail activation_detail(const ModelSpec& m, const Workload& w, const 
   } else if (loss == "chunked") {
     // TRL chunked_nll / Unsloth fused loss: the hidden-state gradient per token, and one chunk's logits.
     out.logits_per_token_bytes = a * d(m.hidden);
-    out.logits_fixed_tokens = s.loss_chunk_tokens;
+    out.logits_fixed_tokens = w.tiled_loss ? tiled_loss_tile_tokens(m) : s.loss_chunk_tokens;
     out.logits_fixed_bytes_per_token = d(m.vocab) * s.logits_bytes_per_vocab_entry;
   } else {
     out.logits_per_token_bytes =
@@ -702,6 +763,11 @@ ActivationDetail activation_detail(const ModelSpec& m, const Workload& w, const 
   // At the end of backward one layer is left: its saved (or recomputed) activations and its gradients in
   // flight, the same 1.5 layers as a recomputed layer.
   out.last_layer_per_token_bytes = constants::kRecomputedLayerPeak * mx;
+  // TiledMLP's shard and input gradient exist while a dense MLP runs its backward: in every backward moment.
+  const double tile = tiled_mlp_transient(m, w, s, la, seq_len);
+  out.per_token_bytes += tile;
+  out.backward_per_token_bytes += tile;
+  out.last_layer_per_token_bytes += tile;
   return out;
 }
 

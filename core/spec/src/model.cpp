@@ -39,6 +39,8 @@ std::int64_t AttentionSpec::kv_dim() const {
 }
 std::int64_t AttentionSpec::v_dim() const { return mla ? heads * v_head_dim : heads * head_dim; }
 
+std::int64_t ModelSpec::checkpoint_params() const { return params().total() + vision_params; }
+
 std::int64_t ParamCounts::total() const {
   return embedding + lm_head + attention + mamba + mlp + experts + shared_experts + router + norms;
 }
@@ -775,6 +777,37 @@ void warn_vision_tower(const json& config, ModelSpec& m, const char* family) {
         " (a text-only fine-tune that loads the whole checkpoint also holds the frozen vision " + "weights)");
 }
 
+// Llama-4's vision tower and projector, counted from transformers models/llama4/modeling_llama4.py
+// (commit 63210d0e): Llama4VisionModel = Llama4UnfoldConvolution (nn.Linear(C*P*P, V), no bias),
+// class_embedding [V], positional_embedding_vlm [(I/P)^2 + 1, V], layernorm_pre and layernorm_post
+// (nn.LayerNorm: 2V each), num_hidden_layers Llama4VisionEncoderLayers (q/k/v/o nn.Linear(V, V) with bias,
+// Llama4VisionMLP fc1 nn.Linear(V, F) and fc2 nn.Linear(F, V) with bias, two LayerNorms) and the
+// Llama4VisionPixelShuffleMLP adapter (Llama4VisionMLP2: fc1 nn.Linear(F, projector_input_dim) and fc2
+// nn.Linear(projector_output_dim, projector_output_dim), no bias); Llama4MultiModalProjector.linear_1
+// nn.Linear(vision_output_dim, text hidden_size, bias=False). 0 when a field it needs is missing.
+Result<std::int64_t> llama4_vision_params(const json& config, std::int64_t text_hidden) {
+  if (!has(config, "vision_config") || !config.at("vision_config").is_object()) return std::int64_t{0};
+  const json& v = config.at("vision_config");
+  const std::string p = "config.vision_config";
+  for (const char* key :
+       {"hidden_size", "intermediate_size", "num_hidden_layers", "num_channels", "patch_size", "image_size",
+        "projector_input_dim", "projector_output_dim", "vision_output_dim"})
+    if (!has(v, key)) return std::int64_t{0};
+  FTCOST_GET(V, get_count(v, "hidden_size", p, 1, 1 << 20));
+  FTCOST_GET(F, get_count(v, "intermediate_size", p, 1, 1 << 22));
+  FTCOST_GET(L, get_count(v, "num_hidden_layers", p, 0, 10000));
+  FTCOST_GET(C, get_count(v, "num_channels", p, 1, 64));
+  FTCOST_GET(P, get_count(v, "patch_size", p, 1, 4096));
+  FTCOST_GET(I, get_count(v, "image_size", p, 1, 1 << 16));
+  FTCOST_GET(pin, get_count(v, "projector_input_dim", p, 1, 1 << 20));
+  FTCOST_GET(pout, get_count(v, "projector_output_dim", p, 1, 1 << 20));
+  FTCOST_GET(out, get_count(v, "vision_output_dim", p, 1, 1 << 20));
+  const std::int64_t side = I / P;
+  const std::int64_t embed = C * P * P * V + V + (side * side + 1) * V + 2 * (2 * V);
+  const std::int64_t layer = 4 * (V * V + V) + (V * F + F) + (F * V + V) + 2 * (2 * V);
+  return embed + L * layer + F * pin + pout * pout + out * text_hidden;
+}
+
 // Gemma-3 (transformers models/gemma3, configuration_gemma3.py Gemma3TextConfig and modeling_gemma3.py;
 // docs/sources/model-families.md §4). Text-only checkpoints (model_type "gemma3_text", Gemma3ForCausalLM)
 // have the decoder's fields at the top, the multimodal ones (model_type "gemma3",
@@ -890,7 +923,17 @@ Status parse_llama4(const json& config, ModelSpec& m, const std::string& top) {
   (void)ok3;
   FTCOST_TRY(ok4, read_llama4_chunks(c, m, p, layers));
   (void)ok4;
-  warn_vision_tower(config, m, "Llama-4");
+  FTCOST_GET(vision, llama4_vision_params(config, m.hidden));
+  m.vision_params = vision;
+  if (vision > 0)
+    m.warnings.push_back("Llama-4's vision tower and projector (" + std::to_string(vision) +
+                         " parameters) are counted in the checkpoint's size, not in memory or time: ftcost "
+                         "prices the text decoder of " +
+                         m.id +
+                         " (a text-only fine-tune that loads the whole checkpoint also holds them, frozen: " +
+                         std::to_string(vision * 2 / (1 << 20)) + " MiB in 16 bits)");
+  else
+    warn_vision_tower(config, m, "Llama-4");
   return Ok{};
 }
 
@@ -1124,6 +1167,18 @@ Result<ModelSpec> parse_config_with(const json& config, const std::string& id, c
 }
 
 }  // namespace
+
+double published_size_tolerance(double published_total) {
+  auto n = static_cast<std::int64_t>(std::llround(published_total));
+  if (n <= 0) return 0.005;
+  std::int64_t unit = 1;
+  while (n % 10 == 0) {
+    n /= 10;
+    unit *= 10;
+  }
+  if (n >= 100) return 0.005;
+  return std::max(0.005, 0.5 * static_cast<double>(unit) / published_total);
+}
 
 Result<ModelSpec> parse_model_config(const json& c, const std::string& id) {
   return parse_config_with(c, id, CountClaim{});

@@ -119,6 +119,9 @@ struct ModelSpec {
   // max_sequence_length). 0: the config gives none (Mamba: a recurrent model with no position limit).
   std::int64_t max_position_embeddings = 0;
   std::string max_position_field;  // the config field it was read from
+  // A multimodal checkpoint's vision tower and projector (Llama-4), counted from vision_config: part of the
+  // checkpoint's size, not of params() (ftcost prices the text decoder; see parse_llama4).
+  std::int64_t vision_params = 0;
 
   // Published sizes from the preset file (0 when unknown).
   double published_total = 0;
@@ -133,6 +136,8 @@ struct ModelSpec {
   std::string kind() const;  // "dense", "moe", "mamba", "hybrid"
 
   ParamCounts params() const;
+  // Every parameter of the checkpoint: params() plus vision_params; what published sizes count.
+  std::int64_t checkpoint_params() const;
   // Parameters touched per token with `top_k` routed experts active.
   std::int64_t active_params(std::int64_t top_k) const;
 
@@ -154,6 +159,11 @@ Result<ModelSpec> parse_model_config(const json& config, const std::string& id);
 // Reads a preset file of gpu-db/models/ ({"schema": "ftcost.model/1", "config": {...}, ...}) or, when the
 // object has no "config" key, a bare config.json.
 Result<ModelSpec> parse_model_file(const json& doc, const std::string& source);
+
+// How far a preset's count may be from a published size with no exact count (the bar of issue 41): 0.5% for
+// a size published to 3 or more significant digits; half a unit of the last digit for one published to 2
+// (2.8B: 1.8%), the size's own rounding.
+double published_size_tolerance(double published_total);
 
 const char* mixer_name(Mixer m);
 const char* ffn_name(Ffn f);

@@ -127,6 +127,10 @@ struct Workload {
   std::string fp8 = "off";
   Optimizer optimizer = Optimizer::adamw;
   bool checkpointing = true;
+  bool tiled_loss = false;  // --tiled-loss (ALST; see tiled_mlp)
+  // --fp8-all-gather: torchao's enable_fsdp_float8_all_gather (tensorwise only): FSDP2 all-gathers the float8
+  // linears' weights cast to FP8 (1 B per parameter) instead of in the parameter dtype (parallel.cpp).
+  bool fp8_all_gather = false;
   Attention attention = Attention::flash;
   MoeMode moe = MoeMode::sparse;
   std::int64_t top_k_override = 0;  // 0 = the model's configured top-k
@@ -152,6 +156,13 @@ struct Workload {
   Switch offload = Switch::stack;              // --offload-activations
   bool optimizer_in_backward = false;          // torchtune optimizer_in_bwd: no full gradient buffer
   double host_ram_gib = 0;                     // --host-ram: host RAM available for offloading (0: unchecked)
+  // Arctic Long Sequence Training (DeepSpeed runtime/sequence_parallel/ulysses_sp.py, memory.cpp):
+  // --tiled-mlp computes each dense MLP in sequence shards (TiledMLP): 0 off, kTiledMlpAuto ALST's count
+  // (ceil(tokens / hidden_size)), else that many shards; --tiled-loss (tiled_loss, beside checkpointing)
+  // computes the logits and loss per tile of about 1 GiB of fp32 logits (ArcticTraining's
+  // sequence_tiled_compute).
+  static constexpr std::int64_t kTiledMlpAuto = -1;
+  std::int64_t tiled_mlp = 0;
   // peft prepare_model_for_kbit_training (QLoRA): the stack's default, or forced on/off (LLaMA-Factory
   // does not call it; TRL's SFTTrainer did from 2024-03 to 2025-08).
   Switch kbit_upcast = Switch::stack;
