@@ -436,7 +436,9 @@ async function objectiveChecks() {
     check(/objective=grpo/.test(await p.evaluate(() => location.hash)), "i42: the link carries the objective");
     // a bad value is refused with the field named, and the page keeps answering
     await setHash(p, link + "&batch=6");
-    await waitFor(p, (x) => x.app.result.error && x.app.result.error.field === "--batch", "i42: a batch that is not whole groups of generations is refused, naming --batch");
+    // (a link that gives no estimate is named in a notice and the defaults are shown: the calculator's rule for links)
+    await waitFor(p, (x) => x.app.notices.some((n) => /--batch: 6 .*num-generations 8/.test(n.text)),
+      "i42: a link whose batch is not whole groups of generations is refused with a notice naming --batch");
     await setHash(p, link.replace("objective=grpo", "objective=dpo").replace("&generation=vllm-colocate", ""));
     await waitFor(p, (x) => x.app.result.objective && x.app.result.objective.name === "dpo" && x.app.panels.includes("objective") &&
       x.app.result.objective.reference === "adapters_disabled", "i42: a DPO link shows its reference (the adapters disabled)");

@@ -259,7 +259,7 @@ std::string App::debug_json() const {
   json r = json::object();
   if (result_.is_object()) {
     for (const char* k : {"max_batch_size", "batch_size", "throughput_queries_per_s", "time_hours",
-                          "cost_usd", "error", "fits", "warnings", "memory_state"})
+                          "cost_usd", "error", "fits", "warnings", "memory_state", "objective"})
       if (result_.contains(k)) r[k] = result_[k];
   }
   j["result"] = r;
