@@ -22,7 +22,7 @@ namespace {
 double fsdp_gather_bytes(const ModelSpec& m, const Workload& w, double gather_bytes) {
   if (!w.fp8_all_gather || w.fp8 != "tensorwise") return gather_bytes;
   const ParamCounts pc = m.params();
-  const double fp8 = static_cast<double>(pc.attention + pc.mlp + pc.experts + pc.shared_experts);
+  const auto fp8 = static_cast<double>(pc.attention + pc.mlp + pc.experts + pc.shared_experts);
   const double wbytes = w.precision == "fp32" ? 4.0 : 2.0;
   return std::max(0.0, gather_bytes - fp8 * (wbytes - 1.0));
 }
