@@ -191,15 +191,6 @@ DefaultValue fixed_default(std::string value, std::string reason = {}) {
   return DefaultValue{std::move(value), std::move(reason), true};
 }
 
-// A fixed default that the estimate's "defaults:" list leaves out (an option most jobs never touch).
-std::function<DefaultValue(const ResolveState&)> unlisted_default(const std::string& value) {
-  return [value](const ResolveState&) {
-    DefaultValue d = fixed_default(value);
-    d.listed = false;
-    return d;
-  };
-}
-
 bool own_code_without_checkpointing(const ModelSpec& m) { return m.own_training_code; }
 
 // --precision when the job names none: bf16, or fp16 on a GPU without bf16 tensor cores (Turing, Volta), as
@@ -2214,6 +2205,15 @@ bool option_applies(const Option& o, const Resolution& r, const Request& req, co
   const FileReader none;
   ResolveState st{in, req, db, none};
   return o.applies(st).empty();
+}
+
+// (options_internal.hpp)
+std::function<DefaultValue(const ResolveState&)> unlisted_default(const std::string& value) {
+  return [value](const ResolveState&) { return DefaultValue{value, "", false}; };
+}
+std::function<DefaultValue(const ResolveState&)> listed_default(const std::string& value,
+                                                                const std::string& reason) {
+  return [value, reason](const ResolveState&) { return DefaultValue{value, reason, true}; };
 }
 
 }  // namespace ftcost

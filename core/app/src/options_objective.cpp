@@ -11,8 +11,6 @@ namespace ftcost {
 
 namespace {
 
-DefaultValue silent(const std::string& v) { return DefaultValue{v, "", false}; }
-
 ObjectiveConfig& objective(ResolveState& st) { return st.in.workload.objective; }
 Objective objective_of(const ResolveState& st) { return st.in.workload.objective.objective; }
 
@@ -70,8 +68,17 @@ Status apply_vllm_share(ResolveState& st, const std::string& v) {
   return Ok{};
 }
 
-double real(const std::string& v) { return std::strtod(v.c_str(), nullptr); }
-std::int64_t whole(const std::string& v) { return std::strtoll(v.c_str(), nullptr, 10); }
+// An option that stores its checked value in one ObjectiveConfig member.
+template <double ObjectiveConfig::*Member>
+Status store_real(ResolveState& st, const std::string& v) {
+  objective(st).*Member = std::strtod(v.c_str(), nullptr);
+  return Ok{};
+}
+template <std::int64_t ObjectiveConfig::*Member>
+Status store_count(ResolveState& st, const std::string& v) {
+  objective(st).*Member = std::strtoll(v.c_str(), nullptr, 10);
+  return Ok{};
+}
 
 Option choice_option(const char* key, const char* label) {
   Option o;
@@ -112,7 +119,7 @@ void add_objective_choice(std::vector<Option>& table) {
               {"kto", "KTO", "Kahneman-Tversky optimisation, unpaired, with a reference"},
               {"grpo", "GRPO", "Group relative policy optimisation with generation (TRL GRPOTrainer)"}};
   o.default_help = "sft";
-  o.default_rule = [](const ResolveState&) { return silent("sft"); };
+  o.default_rule = unlisted_default("sft");
   o.invalidates = {"precompute-ref",
                    "beta",
                    "num-generations",
@@ -138,7 +145,7 @@ void add_preference_options(std::vector<Option>& table) {
       "job's hours), then no reference model in memory and no reference forward per step.";
   o.values = {{"on", "on", ""}, {"off", "off", ""}};
   o.default_help = "off";
-  o.default_rule = [](const ResolveState&) { return silent("off"); };
+  o.default_rule = unlisted_default("off");
   o.applies = only_reference_objectives;
   o.apply = [](ResolveState& st, const std::string& v) -> Status {
     objective(st).precompute_ref = v == "on";
@@ -155,12 +162,9 @@ void add_grpo_counts(std::vector<Option>& table) {
         "GRPOConfig num_generations (TRL default 8). Micro-batch x grad-accum must hold whole groups.";
     o.unit = "completions";
     o.default_help = "8 (TRL's default)";
-    o.default_rule = [](const ResolveState&) { return DefaultValue{"8", "TRL GRPOConfig's default", true}; };
+    o.default_rule = listed_default("8", "TRL GRPOConfig's default");
     o.applies = only_grpo;
-    o.apply = [](ResolveState& st, const std::string& v) -> Status {
-      objective(st).generations = whole(v);
-      return Ok{};
-    };
+    o.apply = store_count<&ObjectiveConfig::generations>;
     table.push_back(std::move(o));
   }
   {
@@ -172,14 +176,9 @@ void add_grpo_counts(std::vector<Option>& table) {
         "it.";
     o.unit = "tokens";
     o.default_help = "512 (TRL's default)";
-    o.default_rule = [](const ResolveState&) {
-      return DefaultValue{"512", "TRL GRPOConfig's default", true};
-    };
+    o.default_rule = listed_default("512", "TRL GRPOConfig's default");
     o.applies = only_grpo;
-    o.apply = [](ResolveState& st, const std::string& v) -> Status {
-      objective(st).completion_len = real(v);
-      return Ok{};
-    };
+    o.apply = store_real<&ObjectiveConfig::completion_len>;
     table.push_back(std::move(o));
   }
   {
@@ -188,12 +187,9 @@ void add_grpo_counts(std::vector<Option>& table) {
     o.details = "GRPOConfig num_iterations (default 1). More than 1 adds the old policy's log-prob forward.";
     o.unit = "passes";
     o.default_help = "1";
-    o.default_rule = [](const ResolveState&) { return silent("1"); };
+    o.default_rule = unlisted_default("1");
     o.applies = only_grpo;
-    o.apply = [](ResolveState& st, const std::string& v) -> Status {
-      objective(st).iterations = whole(v);
-      return Ok{};
-    };
+    o.apply = store_count<&ObjectiveConfig::iterations>;
     table.push_back(std::move(o));
   }
 }
@@ -205,12 +201,9 @@ void add_grpo_reals(std::vector<Option>& table) {
     o.details = "GRPOConfig beta. Above 0 the reference model's log-probs are computed for every generation.";
     o.unit = "coefficient";
     o.default_help = "0 (TRL's default: no reference)";
-    o.default_rule = [](const ResolveState&) { return silent("0"); };
+    o.default_rule = unlisted_default("0");
     o.applies = only_grpo;
-    o.apply = [](ResolveState& st, const std::string& v) -> Status {
-      objective(st).beta = real(v);
-      return Ok{};
-    };
+    o.apply = store_real<&ObjectiveConfig::beta>;
     table.push_back(std::move(o));
   }
   {
@@ -219,12 +212,9 @@ void add_grpo_reals(std::vector<Option>& table) {
     o.details = "Time your reward functions take per completion (a verifier, a sandbox run, a reward model).";
     o.unit = "s";
     o.default_help = "0";
-    o.default_rule = [](const ResolveState&) { return silent("0"); };
+    o.default_rule = unlisted_default("0");
     o.applies = only_grpo;
-    o.apply = [](ResolveState& st, const std::string& v) -> Status {
-      objective(st).reward_s = real(v);
-      return Ok{};
-    };
+    o.apply = store_real<&ObjectiveConfig::reward_s>;
     table.push_back(std::move(o));
   }
 }
@@ -242,9 +232,7 @@ void add_generation_options(std::vector<Option>& table) {
                 {"vllm-colocate", "vLLM colocated", "vLLM on the training GPU (vllm_mode=colocate)"},
                 {"vllm-server", "vLLM server", "vLLM on GPUs of its own (vllm_mode=server)"}};
     o.default_help = "hf (TRL's default, use_vllm=False)";
-    o.default_rule = [](const ResolveState&) {
-      return DefaultValue{"hf", "TRL's default: use_vllm=False", true};
-    };
+    o.default_rule = listed_default("hf", "TRL's default: use_vllm=False");
     o.applies = only_grpo;
     o.invalidates = {"vllm-gpu-memory-utilization", "vllm-gpus"};
     o.apply = apply_generation;
@@ -259,9 +247,7 @@ void add_generation_options(std::vector<Option>& table) {
         "for its weights, buffers and KV cache; training gets the rest.";
     o.unit = "of the GPU's memory";
     o.default_help = "0.3 (TRL's default)";
-    o.default_rule = [](const ResolveState&) {
-      return DefaultValue{"0.3", "TRL GRPOConfig's default", true};
-    };
+    o.default_rule = listed_default("0.3", "TRL GRPOConfig's default");
     o.applies = only_vllm;
     o.apply = apply_vllm_share;
     table.push_back(std::move(o));
@@ -272,12 +258,9 @@ void add_generation_options(std::vector<Option>& table) {
     o.details = "trl vllm-serve --data_parallel_size: each server GPU decodes its share of the completions.";
     o.unit = "GPUs";
     o.default_help = "1";
-    o.default_rule = [](const ResolveState&) { return silent("1"); };
+    o.default_rule = unlisted_default("1");
     o.applies = only_vllm_server;
-    o.apply = [](ResolveState& st, const std::string& v) -> Status {
-      objective(st).vllm_gpus = whole(v);
-      return Ok{};
-    };
+    o.apply = store_count<&ObjectiveConfig::vllm_gpus>;
     table.push_back(std::move(o));
   }
 }

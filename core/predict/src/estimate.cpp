@@ -707,7 +707,7 @@ Status check_vllm_share(const Inputs& in) {
   if (!c.grpo() || c.generation == Generation::hf) return Ok{};
   const Workload& w = in.workload;
   const bool server = c.generation == Generation::vllm_server;
-  const double frac = server ? kVllmServerMemoryFraction : c.vllm_memory_fraction;
+  const double frac = vllm_share(c);
   const VllmMemory vm = vllm_memory(in.model, w, in.gpu, frac, w.memory_seq_len());
   if (vm.max_sequences >= 1) return Ok{};
   const std::string field = server ? "--vllm-gpus" : "--vllm-gpu-memory-utilization";
@@ -1016,10 +1016,11 @@ json grpo_json(const Estimate& e) {
         {"host_step_s", g.host_step_s},
         {"bytes_per_step", g.bytes_per_step},
         {"bound", g.bound},
-        {"tokens_per_s", g.decode_s > 0 ? o.round_completions * c.completion_len / g.decode_s : 0.0}}}};
+        {"tokens_per_s",
+         g.decode_s > 0 ? o.round_completions * w.mean_completion_tokens() / g.decode_s : 0.0}}}};
   if (c.generation != Generation::hf) {
     const bool server = c.generation == Generation::vllm_server;
-    const double frac = server ? kVllmServerMemoryFraction : c.vllm_memory_fraction;
+    const double frac = vllm_share(c);
     const VllmMemory vm = vllm_memory(e.in.model, w, e.in.gpu, frac, w.memory_seq_len());
     j["vllm"] = {{"mode", server ? "server" : "colocate"}, {"gpus", server ? c.vllm_gpus : 0},
                  {"gpu_memory_utilization", frac},         {"pool_gib", vm.pool / kGiB},

@@ -96,6 +96,10 @@ double vllm_weight_bytes(const ModelSpec& m, const Workload& w) {
   return p.quantized * quantized_bytes_per_param(m, w) + (d(m.params().total()) - p.quantized) * a;
 }
 
+double vllm_share(const ObjectiveConfig& c) {
+  return c.generation == Generation::vllm_server ? kVllmServerMemoryFraction : c.vllm_memory_fraction;
+}
+
 VllmMemory vllm_memory(const ModelSpec& m, const Workload& w, const GpuSpec& g, double fraction,
                        double seq_len) {
   VllmMemory v;
@@ -217,9 +221,7 @@ GenerationTime generation_time(const ModelSpec& m, const Workload& w, const Stac
   double n = completions;
   if (c.generation == Generation::vllm_server) n = std::ceil(completions / d(c.vllm_gpus));
   if (vllm) {
-    const double frac =
-        c.generation == Generation::vllm_server ? kVllmServerMemoryFraction : c.vllm_memory_fraction;
-    const VllmMemory vm = vllm_memory(m, w, g, frac, prompt_len + c.completion_len);
+    const VllmMemory vm = vllm_memory(m, w, g, vllm_share(c), prompt_len + c.completion_len);
     const double cap =
         std::min(vm.max_sequences, c.generation == Generation::vllm_server ? kVllmMaxNumSeqs : n);
     t.waves = cap >= 1 ? std::ceil(n / cap) : 1;
@@ -266,14 +268,21 @@ namespace {
 
 double forward_s(const StepTime& t) { return t.by_stage[static_cast<std::size_t>(Stage::forward)]; }
 
+// The step over the sequences a batch of `batch` samples trains (two per pair).
+StepTime trained_step(const ModelSpec& m, const Workload& w, const StackProfile& s, const GpuSpec& g,
+                      const Calibration* cal, std::int64_t batch, double padded_len,
+                      const std::vector<double>& shares) {
+  const auto seqs = static_cast<std::int64_t>(std::llround(d(batch) * w.objective.train_sequences()));
+  return step_model(m, w, s, g, cal, seqs, padded_len, shares);
+}
+
 }  // namespace
 
 StepTime objective_step(const ModelSpec& m, const Workload& w, const StackProfile& s, const GpuSpec& g,
                         const Calibration* cal, std::int64_t batch, double padded_len,
                         const std::vector<double>& shares) {
   const ObjectiveConfig& c = w.objective;
-  const auto seqs = static_cast<std::int64_t>(std::llround(d(batch) * c.train_sequences()));
-  StepTime t = step_model(m, w, s, g, cal, seqs, padded_len, shares);
+  StepTime t = trained_step(m, w, s, g, cal, batch, padded_len, shares);
   if (c.objective == Objective::sft) return t;
   ObjectiveTime& o = t.objective;
   o.train_s = t.total_s;
@@ -324,8 +333,7 @@ double reference_precompute_s(const ModelSpec& m, const Workload& w, const Stack
   const ObjectiveConfig& c = w.objective;
   if (!c.precompute_ref || (c.objective != Objective::dpo && c.objective != Objective::kto) || batch <= 0)
     return 0;
-  const auto seqs = static_cast<std::int64_t>(std::llround(d(batch) * c.train_sequences()));
-  const StepTime t = step_model(m, w, s, g, cal, seqs, padded_len, shares);
+  const StepTime t = trained_step(m, w, s, g, cal, batch, padded_len, shares);
   const double per_batch = forward_s(t) * (c.objective == Objective::kto ? 2.0 : 1.0);
   return per_batch * rows / d(batch);
 }

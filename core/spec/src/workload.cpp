@@ -277,13 +277,13 @@ double Workload::queries_per_row() const {
   return 1.0;
 }
 
-double Workload::mean_data_len() const {
+double Workload::mean_completion_tokens() const {
   const ObjectiveConfig& c = objective;
-  const double completion = c.grpo() && c.has_completion_lengths
-                                ? c.completion_lengths.truncated_mean(c.completion_len)
-                                : completion_tokens();
-  return mean_prompt_data_len() + completion;
+  if (!c.grpo()) return 0;
+  return c.has_completion_lengths ? c.completion_lengths.truncated_mean(c.completion_len) : c.completion_len;
 }
+
+double Workload::mean_data_len() const { return mean_prompt_data_len() + mean_completion_tokens(); }
 
 double Workload::mean_prompt_data_len() const {
   if (seq_len > 0) return seq_len;

@@ -56,6 +56,9 @@ struct VllmMemory {
 double vllm_weight_bytes(const ModelSpec& m, const Workload& w);
 // `trl vllm-serve`'s gpu_memory_utilization default (trl/scripts/vllm_serve.py ScriptArguments: 0.9).
 constexpr double kVllmServerMemoryFraction = 0.9;
+// vLLM's share of its GPU for this job: the server's default in server mode, else
+// --vllm-gpu-memory-utilization.
+double vllm_share(const ObjectiveConfig& c);
 VllmMemory vllm_memory(const ModelSpec& m, const Workload& w, const GpuSpec& g, double fraction,
                        double seq_len);
 

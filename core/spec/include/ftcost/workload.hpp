@@ -191,6 +191,9 @@ struct Workload {
   // The completion a group of `n` completions is padded or decoded to: the expected longest of n draws of the
   // completion lengths, capped at completion_len (the cap itself without a distribution); 0 unless grpo.
   double completion_padded(double n) const;
+  // Tokens a completion holds on average: the distribution's mean (capped at completion_len), else the cap; 0
+  // unless grpo.
+  double mean_completion_tokens() const;
   // Mean padded length per sample for a batch of `b` (compute and throughput use this).
   double mean_padded_len(std::int64_t b) const;
   double mean_prompt_padded_len(std::int64_t b) const;  // without GRPO's completion
