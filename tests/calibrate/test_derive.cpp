@@ -44,6 +44,27 @@ TEST_CASE("efficiency curve: one point per FLOP octave, median efficiency, peak 
   CHECK(c.points[3].efficiency == doctest::Approx(1.0));
 }
 
+TEST_CASE(
+    "framework curve: the heuristic's first choice (what PyTorch's matmul gets) against the same peak") {
+  ftcost::CalMeasurements m;
+  m.gemm.push_back(row("bf16", 4096, 4096, 4096, 800));  // 2^37
+  m.gemm.push_back(row("bf16", 8192, 8192, 8192, 840));  // 2^40
+  m.gemm[0].tflops_heuristic = 800;                      // the heuristic picked the best
+  m.gemm[1].tflops_heuristic = 735;                      // the best of 8 candidates was not the heuristic's
+  auto d = ftcost::derive_calibration(m);
+  REQUIRE(d.framework_gemm_efficiency.size() == 1);
+  const auto& f = d.framework_gemm_efficiency[0];
+  CHECK(f.peak_measured_tflops == doctest::Approx(840));
+  // 800/840 then 735/840 violate monotonicity: pooled to their mean
+  CHECK(f.points[1].efficiency == doctest::Approx((800.0 + 735.0) / 2 / 840));
+  CHECK(*ftcost::gemm_tflops(d, "bf16", std::exp2(40.0)) == doctest::Approx(840));
+  CHECK(*ftcost::framework_gemm_tflops(d, "bf16", std::exp2(40.0)) == doctest::Approx(767.5));
+  // rows without the heuristic's time (schema 1) count their best
+  m.gemm[1].tflops_heuristic.reset();
+  CHECK(*ftcost::framework_gemm_tflops(ftcost::derive_calibration(m), "bf16", std::exp2(40.0)) ==
+        doctest::Approx(840));
+}
+
 TEST_CASE("efficiency curve is made non-decreasing (pool adjacent violators)") {
   ftcost::CalMeasurements m;
   m.gemm.push_back(row("fp16", 1024, 1024, 1024, 300));  // eff .375

@@ -49,7 +49,7 @@ struct Rates {
   }
   double gemm_compute_rate(double M, double N, double K) const {
     if (cal != nullptr) {
-      auto r = gemm_tflops(cal->derived, dtype, 2 * M * N * K);
+      auto r = framework_gemm_tflops(cal->derived, dtype, 2 * M * N * K);
       if (r) return *r * 1e12 * tensor_scale;
     }
     // Small-M GEMMs use smaller tiles: count the tile rows actually filled.
@@ -60,7 +60,7 @@ struct Rates {
   // them, else the FP8 peak at the same share, wave and tile fill as the compute dtype's GEMMs.
   double gemm_compute_rate_fp8(double M, double N, double K) const {
     if (cal != nullptr) {
-      auto r = gemm_tflops(cal->derived, "fp8", 2 * M * N * K);
+      auto r = framework_gemm_tflops(cal->derived, "fp8", 2 * M * N * K);
       if (r) return *r * 1e12 * tensor_scale;
     }
     const double m_fill = std::min(1.0, M / (std::ceil(M / 16.0) * 16.0));

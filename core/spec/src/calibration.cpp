@@ -90,61 +90,94 @@ void derive_op_classes(const CalMeasurements& m, CalDerived& d) {
       any);
 }
 
+// One octave bin of FLOPs per point: the geometric mean of its rows' FLOPs, the median of their efficiency,
+// the row count as weight.
+struct BinnedPoints {
+  std::vector<double> xs, ys, ws;
+};
+
+BinnedPoints octave_bins(const std::vector<const GemmRow*>& rows, double peak,
+                         double (*rate)(const GemmRow&)) {
+  std::map<long, std::vector<std::pair<double, double>>> bins;  // floor(log2 flops) -> (log2 flops, eff)
+  for (const GemmRow* r : rows) {
+    double flops = 2.0 * static_cast<double>(r->m) * static_cast<double>(r->n) * static_cast<double>(r->k);
+    double lf = std::log2(flops);
+    bins[static_cast<long>(std::floor(lf))].emplace_back(lf, rate(*r) / peak);
+  }
+  BinnedPoints out;
+  for (const auto& b : bins) {
+    double sum_lf = 0;
+    std::vector<double> effs;
+    for (const auto& p : b.second) {
+      sum_lf += p.first;
+      effs.push_back(p.second);
+    }
+    out.xs.push_back(std::exp2(sum_lf / static_cast<double>(b.second.size())));
+    out.ys.push_back(median_of(effs));
+    out.ws.push_back(static_cast<double>(b.second.size()));
+  }
+  return out;
+}
+
+// Made non-decreasing by pool-adjacent-violators (weighted by row count), capped at 1.
+std::vector<GemmEfficiencyPoint> monotone_points(const BinnedPoints& in) {
+  struct Block {
+    double eff;
+    double weight;
+    std::size_t first, last;
+  };
+  std::vector<Block> blocks;
+  for (std::size_t i = 0; i < in.ys.size(); ++i) {
+    blocks.push_back({in.ys[i], in.ws[i], i, i});
+    while (blocks.size() > 1 && blocks[blocks.size() - 2].eff > blocks.back().eff) {
+      Block b = blocks.back();
+      blocks.pop_back();
+      Block& a = blocks.back();
+      a.eff = (a.eff * a.weight + b.eff * b.weight) / (a.weight + b.weight);
+      a.weight += b.weight;
+      a.last = b.last;
+    }
+  }
+  std::vector<GemmEfficiencyPoint> points;
+  for (const Block& b : blocks) {
+    for (std::size_t i = b.first; i <= b.last; ++i) points.push_back({in.xs[i], std::min(1.0, b.eff)});
+  }
+  return points;
+}
+
+// Efficiency curves, one per dtype, of rate(row) against the dtype's best measured median.
+std::vector<GemmEfficiencyCurve> efficiency_curves(const std::vector<GemmRow>& rows,
+                                                   double (*rate)(const GemmRow&)) {
+  std::map<int, std::vector<const GemmRow*>> by_dtype;
+  for (const auto& r : rows) by_dtype[dtype_order(r.dtype)].push_back(&r);
+  std::vector<GemmEfficiencyCurve> curves;
+  for (const auto& kv : by_dtype) {
+    GemmEfficiencyCurve c;
+    c.dtype = kv.second.front()->dtype;
+    for (const GemmRow* r : kv.second)
+      c.peak_measured_tflops = std::max(c.peak_measured_tflops, r->tflops.median);
+    c.points = monotone_points(octave_bins(kv.second, c.peak_measured_tflops, rate));
+    curves.push_back(c);
+  }
+  return curves;
+}
+
+double best_tflops(const GemmRow& r) { return r.tflops.median; }
+
+// What a framework's matmul gets: PyTorch calls cuBLAS with its default algorithm (aten/src/ATen/cuda/
+// CUDABlas.cpp: cublasGemmEx with CUBLAS_GEMM_DEFAULT_TENSOR_OP, or cublasLt's first heuristic result in
+// gemm_and_bias; TunableOp only with PYTORCH_TUNABLEOP_ENABLED=1), i.e. the heuristic's first choice, not the
+// best of the candidates the calibrator timed. Rows without it (schema 1) count their best.
+double framework_tflops(const GemmRow& r) { return r.tflops_heuristic.value_or(r.tflops.median); }
+
 }  // namespace
 
 CalDerived derive_calibration(const CalMeasurements& m) {
   CalDerived d;
   // GEMM efficiency curves: one per dtype; points are octave bins of FLOPs with the median efficiency
   // of the bin's rows, made non-decreasing by pool-adjacent-violators (weighted by row count).
-  std::map<int, std::vector<const GemmRow*>> by_dtype;
-  for (const auto& r : m.gemm) by_dtype[dtype_order(r.dtype)].push_back(&r);
-  for (const auto& kv : by_dtype) {
-    GemmEfficiencyCurve c;
-    c.dtype = kv.second.front()->dtype;
-    for (const GemmRow* r : kv.second)
-      c.peak_measured_tflops = std::max(c.peak_measured_tflops, r->tflops.median);
-    std::map<long, std::vector<std::pair<double, double>>> bins;  // floor(log2 flops) -> (log2 flops, eff)
-    for (const GemmRow* r : kv.second) {
-      double flops = 2.0 * static_cast<double>(r->m) * static_cast<double>(r->n) * static_cast<double>(r->k);
-      double lf = std::log2(flops);
-      bins[static_cast<long>(std::floor(lf))].emplace_back(lf, r->tflops.median / c.peak_measured_tflops);
-    }
-    struct Block {
-      double eff;
-      double weight;
-      std::size_t first, last;
-    };
-    std::vector<double> xs;
-    std::vector<double> ys;
-    std::vector<double> ws;
-    for (const auto& b : bins) {
-      double sum_lf = 0;
-      std::vector<double> effs;
-      for (const auto& p : b.second) {
-        sum_lf += p.first;
-        effs.push_back(p.second);
-      }
-      xs.push_back(std::exp2(sum_lf / static_cast<double>(b.second.size())));
-      ys.push_back(median_of(effs));
-      ws.push_back(static_cast<double>(b.second.size()));
-    }
-    std::vector<Block> blocks;
-    for (std::size_t i = 0; i < ys.size(); ++i) {
-      blocks.push_back({ys[i], ws[i], i, i});
-      while (blocks.size() > 1 && blocks[blocks.size() - 2].eff > blocks.back().eff) {
-        Block b = blocks.back();
-        blocks.pop_back();
-        Block& a = blocks.back();
-        a.eff = (a.eff * a.weight + b.eff * b.weight) / (a.weight + b.weight);
-        a.weight += b.weight;
-        a.last = b.last;
-      }
-    }
-    for (const Block& b : blocks) {
-      for (std::size_t i = b.first; i <= b.last; ++i) c.points.push_back({xs[i], std::min(1.0, b.eff)});
-    }
-    d.gemm_efficiency.push_back(c);
-  }
+  d.gemm_efficiency = efficiency_curves(m.gemm, best_tflops);
+  d.framework_gemm_efficiency = efficiency_curves(m.gemm, framework_tflops);
 
   for (const auto& r : m.bandwidth) {
     d.memory_bandwidth_gbps = std::max(d.memory_bandwidth_gbps.value_or(0), r.gbps.median);
@@ -396,8 +429,11 @@ Status check_against_spec(const Calibration& cal, double peak_bf16_tflops, doubl
   return Ok{};
 }
 
-std::optional<double> gemm_efficiency(const CalDerived& d, const std::string& dtype, double flops) {
-  for (const auto& c : d.gemm_efficiency) {
+namespace {
+
+std::optional<double> curve_efficiency(const std::vector<GemmEfficiencyCurve>& curves,
+                                       const std::string& dtype, double flops) {
+  for (const auto& c : curves) {
     if (c.dtype != dtype || c.points.empty() || !(flops > 0)) continue;
     const auto& p = c.points;
     if (flops <= p.front().flops) return p.front().efficiency * flops / p.front().flops;
@@ -414,13 +450,28 @@ std::optional<double> gemm_efficiency(const CalDerived& d, const std::string& dt
   return std::nullopt;
 }
 
-std::optional<double> gemm_tflops(const CalDerived& d, const std::string& dtype, double flops) {
-  auto e = gemm_efficiency(d, dtype, flops);
+std::optional<double> curve_tflops(const std::vector<GemmEfficiencyCurve>& curves, const std::string& dtype,
+                                   double flops) {
+  auto e = curve_efficiency(curves, dtype, flops);
   if (!e) return std::nullopt;
-  for (const auto& c : d.gemm_efficiency) {
+  for (const auto& c : curves) {
     if (c.dtype == dtype) return *e * c.peak_measured_tflops;
   }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<double> gemm_efficiency(const CalDerived& d, const std::string& dtype, double flops) {
+  return curve_efficiency(d.gemm_efficiency, dtype, flops);
+}
+
+std::optional<double> gemm_tflops(const CalDerived& d, const std::string& dtype, double flops) {
+  return curve_tflops(d.gemm_efficiency, dtype, flops);
+}
+
+std::optional<double> framework_gemm_tflops(const CalDerived& d, const std::string& dtype, double flops) {
+  return curve_tflops(d.framework_gemm_efficiency, dtype, flops);
 }
 
 std::optional<double> measured_gemm_tflops(const Calibration& cal, const std::string& dtype,

@@ -360,6 +360,10 @@ struct GemmEfficiencyCurve {
 
 struct CalDerived {
   std::vector<GemmEfficiencyCurve> gemm_efficiency;
+  // The same curves from each row's tflops_heuristic (cuBLAS's first choice: what PyTorch's matmul gets,
+  // derive_calibration in calibration.cpp) against the same peak; the step model times GEMMs with these.
+  // Recomputed when a file is read, not written to it.
+  std::vector<GemmEfficiencyCurve> framework_gemm_efficiency;
   std::optional<double> memory_bandwidth_gbps;  // best copy/triad median: sustained DRAM bandwidth
   std::optional<double> nf4_dequant_gbps;       // fused variant, largest size
   std::optional<double> adamw_fused_gbps;
@@ -460,6 +464,8 @@ Status check_against_spec(const Calibration& cal, double peak_bf16_tflops, doubl
 std::optional<double> gemm_efficiency(const CalDerived& d, const std::string& dtype, double flops);
 // Curve efficiency x peak_measured_tflops.
 std::optional<double> gemm_tflops(const CalDerived& d, const std::string& dtype, double flops);
+// The same on the framework curves (framework_gemm_efficiency): the rate a PyTorch matmul of that size gets.
+std::optional<double> framework_gemm_tflops(const CalDerived& d, const std::string& dtype, double flops);
 // The measured median of a GEMM row with exactly this dtype, pass and m, n, k (any shape name).
 std::optional<double> measured_gemm_tflops(const Calibration& cal, const std::string& dtype,
                                            const std::string& pass, std::int64_t m, std::int64_t n,
