@@ -434,6 +434,9 @@ async function objectiveChecks() {
       x.app.result.objective.grpo && x.app.result.objective.grpo.vllm && x.app.result.objective.grpo.vllm.weights_gib < before,
       "i42: QLoRA clicked on the canvas: the GRPO job is re-estimated (vLLM's weights are the 4-bit checkpoint)");
     check(/objective=grpo/.test(await p.evaluate(() => location.hash)), "i42: the link carries the objective");
+    // the cards count what the CLI counts: a GRPO sample is a prompt (`ftcost estimate` prints prompts/s)
+    check(/prompts\/s/.test(u.app.cards.c_tp.join(" | ")) && /prompts/.test(u.app.cards.c_time.join(" | ")) &&
+      !/(samples|queries)\/s/.test(u.app.cards.c_tp.join(" | ")), "i42: the throughput and time cards count prompts, as the CLI does", u.app.cards.c_tp);
     // a bad value is refused with the field named, and the page keeps answering
     await setHash(p, link + "&batch=6");
     // (a link that gives no estimate is named in a notice and the defaults are shown: the calculator's rule for links)
@@ -442,6 +445,8 @@ async function objectiveChecks() {
     await setHash(p, link.replace("objective=grpo", "objective=dpo").replace("&generation=vllm-colocate", ""));
     await waitFor(p, (x) => x.app.result.objective && x.app.result.objective.name === "dpo" && x.app.panels.includes("objective") &&
       x.app.result.objective.reference === "adapters_disabled", "i42: a DPO link shows its reference (the adapters disabled)");
+    u = await ui(p);
+    check(u && /pairs\/s/.test(u.app.cards.c_tp.join(" | ")), "i42: a DPO job's throughput card counts preference pairs", u && u.app.cards.c_tp);
   }
   await p.screenshot({ path: path.join(outDir, "grpo.png"), fullPage: true });
   await og.context.close();
@@ -584,7 +589,7 @@ try {
       check(near(num(c.c_tp[1]), a.queries_per_s), what("throughput card = queries_per_s"), c.c_tp);
       const tk = c.c_tp.map((l) => /^([0-9.,]+) tokens\/s of data \(([0-9.,]+) computed, padding included\)$/.exec(l)).find((m) => m);
       check(tk && near(num(tk[1]), a.data_tokens_per_s) && near(num(tk[2]), a.tokens_per_s), what("tokens of data and computed"), c.c_tp);
-      const tr = c.c_tp.map((l) => /^range ([0-9.,]+) to ([0-9.,]+) queries\/s$/.exec(l)).find((m) => m);
+      const tr = c.c_tp.map((l) => /^range ([0-9.,]+) to ([0-9.,]+) (?:samples|pairs|prompts)\/s$/.exec(l)).find((m) => m);
       check(tr && near(num(tr[1]), a.queries_per_s_range[0]) && near(num(tr[2]), a.queries_per_s_range[1]), what("throughput range"), c.c_tp);
       check(timeNear(c.c_time[1], a.hours), what(`time card = ${a.hours.toFixed(3)} h`), c.c_time);
       check(near(num(c.c_cost[1]), a.cost_usd, c.c_cost[1]), what(`cost card = $${a.cost_usd.toFixed(2)}`), c.c_cost);

@@ -12,6 +12,7 @@
 #include "widgets.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 namespace ftcost::web {
@@ -43,12 +44,12 @@ int job_row_index(const std::vector<CompareRow>& rows, const JobEstimate& est) {
 
 // Numbers, providers and costs take their content's width (never cut off); the GPU name gets the rest (its
 // tooltip has the whole name).
-void setup_compare_columns(const std::string& time_header) {
+void setup_compare_columns(const std::string& time_header, const std::string& rate_header) {
   ImGui::TableSetupColumn("GPU", ImGuiTableColumnFlags_WidthStretch);
   ImGui::TableSetupColumn("GPUs");
   ImGui::TableSetupColumn("Memory");
   ImGui::TableSetupColumn("Max batch");
-  ImGui::TableSetupColumn("Queries/s");
+  ImGui::TableSetupColumn(rate_header.c_str());
   ImGui::TableSetupColumn(time_header.c_str());
   ImGui::TableSetupColumn("Provider");
   ImGui::TableSetupColumn("Price");
@@ -132,7 +133,7 @@ void compare_row_tooltip(const CompareRow& c, const JobAnswer* job_ans, double d
   ImGui::EndTooltip();
 }
 
-// A row's cells after the GPU's: GPUs, memory, max batch, queries/s, time, provider, price, $/GPU-h, cost.
+// A row's cells after the GPU's: GPUs, memory, max batch, samples/s, time, provider, price, $/GPU-h, cost.
 void compare_row_cells(const CompareRow& c, const std::string& shape, bool cheapest,
                        const std::string& time_unit, std::map<std::string, std::vector<std::string>>& cards) {
   const std::string time_header = "Time (" + time_unit + ")";
@@ -256,7 +257,10 @@ void App::draw_compare() {
   }
   if (!ImGui::BeginTable("compare", 10, flags, ImVec2(0, fh * 22))) return;
   ImGui::TableSetupScrollFreeze(0, 1);
-  setup_compare_columns(time_header);
+  // the job's unit of a sample (samples, preference pairs, GRPO prompts), capitalised as a header
+  std::string rate_header = std::string(est_.job.in.workload.objective.sample_noun()) + "/s";
+  rate_header[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(rate_header[0])));
+  setup_compare_columns(time_header, rate_header);
   ImGui::TableHeadersRow();
 
   if (ImGuiTableSortSpecs* specs = ImGui::TableGetSortSpecs())

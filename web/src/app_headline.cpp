@@ -18,6 +18,13 @@ namespace ftcost::web {
 
 namespace {
 
+// What one sample of the job is, in the CLI's words (Objective::sample_noun): samples, pairs or prompts.
+std::string noun(const JobEstimate& e) { return e.job.in.workload.objective.sample_noun(); }
+std::string noun_one(const JobEstimate& e) {
+  const std::string n = noun(e);
+  return n.substr(0, n.size() - 1);
+}
+
 // The answer to the question asked: the chosen (micro-)batch and why; the largest that fits beside it.
 CardSpec batch_card(const JobEstimate& e) {
   const JobAnswer& a = e.answer;
@@ -25,7 +32,7 @@ CardSpec batch_card(const JobEstimate& e) {
   const BatchChoice& bc = a.batch_choice;
   std::vector<std::string> subs;
   if (a.max_batch <= 0)
-    subs.push_back(multi ? "even 1 sample per GPU does not fit" : "even 1 sample does not fit");
+    subs.push_back("even 1 " + noun_one(e) + (multi ? " per GPU does not fit" : " does not fit"));
   else if (a.batch > a.max_batch)
     subs.push_back("batch " + plot::fmt_int(static_cast<double>(a.batch)) + ": does NOT fit (max " +
                    plot::fmt_int(static_cast<double>(a.max_batch)) + ")");
@@ -33,7 +40,8 @@ CardSpec batch_card(const JobEstimate& e) {
   if (bc.largest > a.batch && a.max_batch > 0)
     subs.push_back(
         "largest that fits (upper end of the range): " + plot::fmt_int(static_cast<double>(bc.largest)) +
-        (bc.largest_qps > 0 ? ", slower: " + plot::fmt(bc.largest_qps) + " samples/s" : std::string()));
+        (bc.largest_qps > 0 ? ", slower: " + plot::fmt(bc.largest_qps) + " " + noun(e) + "/s"
+                            : std::string()));
   if (multi && a.max_batch > 0)
     subs.push_back("global batch " + plot::fmt_int(static_cast<double>(a.global_batch)) + " per step (" +
                    plot::fmt_int(static_cast<double>(a.batch)) + " x " + std::to_string(a.grad_accum) +
@@ -47,8 +55,8 @@ CardSpec batch_card(const JobEstimate& e) {
       "c_batch", multi ? "Batch per GPU" : "Batch size",
       a.batch > 0 ? plot::fmt_int(static_cast<double>(a.batch)) : "none",
       a.batch <= 0   ? ""
-      : a.batch == 1 ? "sample"
-                     : "samples",
+      : a.batch == 1 ? noun_one(e)
+                     : noun(e),
       subs,
       "The batch the time and cost are for" + std::string(multi ? " (the micro-batch on each GPU)" : "") +
           ": by default the fastest whose memory range's upper end fits (--batch fastest); --batch max "
@@ -119,13 +127,14 @@ CardSpec throughput_card(const JobEstimate& e, const json* comparison, const Bad
       if (jstr(row, "metric") == "throughput_queries_per_s" && jat(row, "a").is_number())
         third = "spec sheet " + plot::fmt(jnum(row, "a")) + " -> " + plot::fmt(a.qps) + " calibrated";
   return make_card(
-      "c_tp", "Throughput", plot::fmt(a.qps), "queries/s",
+      "c_tp", "Throughput", plot::fmt(a.qps), noun(e) + "/s",
       {tokens_line(a.data_tokens_per_s, a.tokens_per_s),
        a.qps_high > a.qps_low
-           ? "range " + plot::fmt(a.qps_low) + " to " + plot::fmt(a.qps_high) + " queries/s"
+           ? "range " + plot::fmt(a.qps_low) + " to " + plot::fmt(a.qps_high) + " " + noun(e) + "/s"
            : std::string(),
        multi ? "all " + std::to_string(a.gpus) + " GPUs together, " + third : third},
-      "Samples (queries) processed per second at this batch size" +
+      "Samples processed per second at this batch size (a preference pair counts as one, a GRPO prompt "
+      "with all its completions as one)" +
           std::string(multi ? ", by all the job's GPUs" : "") +
           ", with the model's uncertainty range. Tokens of data: the samples' own tokens; computed: the "
           "padded batch the GPUs run (padding included).\nSoftware stack: " +
@@ -140,12 +149,12 @@ CardSpec time_card(const JobEstimate& e, const std::string& gpus_text, const Bad
   const double epochs = in.workload.epochs;
   return make_card(
       "c_time", "Training time", plot::fmt_hours(a.hours), "",
-      {plot::fmt_int(in.workload.queries) + " queries",
+      {plot::fmt_int(in.workload.queries) + " " + noun(e),
        "x " + plot::fmt_compact(epochs) + (epochs == 1 ? " epoch" : " epochs") + ", " + gpus_text,
        a.hours_high > a.hours_low
            ? "range " + plot::fmt_hours(a.hours_low) + " to " + plot::fmt_hours(a.hours_high)
            : std::string()},
-      "Queries x epochs / throughput (on several GPUs: whole optimizer steps x the step time); range from "
+      "Samples x epochs / throughput (on several GPUs: whole optimizer steps x the step time); range from "
       "the throughput range.",
       style::kAccent, cal_badge);
 }

@@ -258,7 +258,7 @@ void App::draw_throughput_plot() {
   calibrated_badge("throughput_plot");
   ImGui::SameLine(0, fh * 1.5f);
   ImGui::Checkbox("tokens/s", &plot_tokens_);
-  tip("Show tokens per second instead of queries (samples) per second: tokens of data (the samples' own) "
+  tip("Show tokens per second instead of samples per second: tokens of data (the samples' own) "
       "and tokens computed (the padded batch, padding included)");
   if (sweep_.points.empty()) {
     ImGui::TextDisabled("%s", sweep_.error.empty() ? "no points" : sweep_.error.c_str());
@@ -267,7 +267,9 @@ void App::draw_throughput_plot() {
   plot::Series model;
   model.name = jstr(jat(result_, "step_model"), "name", "model");
   model.color = plot::color(0);
-  model.unit = plot_tokens_ ? "tokens/s of data" : "queries/s";
+  // the job's unit of a sample, as the CLI and the cards say it (samples, preference pairs, GRPO prompts)
+  const std::string noun = est_.job.in.workload.objective.sample_noun();
+  model.unit = plot_tokens_ ? "tokens/s of data" : noun + "/s";
   // tokens of data per sample do not depend on the batch (the samples' own lengths); the tokens computed
   // do (a larger batch is padded to a longer sample)
   const JobAnswer& a = est_.answer;
@@ -305,7 +307,7 @@ void App::draw_throughput_plot() {
       m.line = false;
       m.markers = true;
       m.marker_radius = 4.5f;
-      m.unit = "queries/s";
+      m.unit = noun + "/s";
       for (const auto& p : sw.points) {
         if ((p.sparsity >= 0.99) != dense) continue;
         m.x.push_back(p.batch);
@@ -316,9 +318,9 @@ void App::draw_throughput_plot() {
       if (!m.x.empty()) series.push_back(m);
     }
   }
-  plot::Axis xa{"batch size (samples)", 1, xmax, xmax > 64, true};
+  plot::Axis xa{"batch size (" + noun + ")", 1, xmax, xmax > 64, true};
   if (!xa.log) xa.lo = 0;
-  plot::Axis ya{plot_tokens_ ? "tokens/s" : "queries/s", 0, ymax * 1.12, false, false};
+  plot::Axis ya{plot_tokens_ ? "tokens/s" : noun + "/s", 0, ymax * 1.12, false, false};
   std::vector<plot::VLine> vl;
   if (sweep_.max_batch > 0)
     vl.push_back(plot::VLine{sweep_.max_batch, "max batch " + plot::fmt_int(sweep_.max_batch),

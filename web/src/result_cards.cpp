@@ -69,10 +69,10 @@ void card(const char* id, float w, float h, const char* title, const std::string
   }
 }
 
-CardSpec make_card(const char* id, const std::string& title, const std::string& value, const char* unit,
-                   const std::vector<std::string>& subs, const std::string& tooltip, const ImVec4& color,
-                   const Badge* badge) {
-  CardSpec c{id, title, value, unit != nullptr ? unit : "", subs, tooltip, color, badge != nullptr, Badge{}};
+CardSpec make_card(const char* id, const std::string& title, const std::string& value,
+                   const std::string& unit, const std::vector<std::string>& subs, const std::string& tooltip,
+                   const ImVec4& color, const Badge* badge) {
+  CardSpec c{id, title, value, unit, subs, tooltip, color, badge != nullptr, Badge{}};
   if (badge != nullptr) c.badge = *badge;
   return c;
 }

@@ -32,9 +32,9 @@ struct CardSpec {
   Badge badge;
 };
 
-CardSpec make_card(const char* id, const std::string& title, const std::string& value, const char* unit,
-                   const std::vector<std::string>& subs, const std::string& tooltip, const ImVec4& color,
-                   const Badge* badge = nullptr);
+CardSpec make_card(const char* id, const std::string& title, const std::string& value,
+                   const std::string& unit, const std::vector<std::string>& subs, const std::string& tooltip,
+                   const ImVec4& color, const Badge* badge = nullptr);
 
 // What a card of width w needs: padding, title, the big number, and its sub lines wrapped at the card's
 // width.
