@@ -129,6 +129,7 @@ int print_estimate(const Estimate& e, const JobAnswer& a) {
   add("logits + loss", mb.logits);
   add("dequant buffers", mb.dequant_buffers);
   add("DoRA weight norm", mb.dora_weight_norm);
+  add("FP8 weight copies (TE)", mb.fp8_weight_copies);
   add("CUDA context", mb.cuda_context);
   add("allocator overhead", mb.allocator_overhead);
   add("optimizer step temporaries", mb.optimizer_step_temp);

@@ -45,6 +45,9 @@ constexpr MemInfo kMem[] = {
     {&MemoryBreakdown::dora_weight_norm, "DoRA weight norm",
      "DoRA: the norm of W + s*BA computed every forward, a temporary the size of the largest adapted weight "
      "(QLoRA dequantizes it first)."},
+    {&MemoryBreakdown::fp8_weight_copies, "FP8 weight copies",
+     "Transformer Engine: the FP8 weights (and their transposes on Hopper/Ada) each te.Linear keeps for its "
+     "backward: every layer's without checkpointing, one layer's with it, and lm_head's."},
     {&MemoryBreakdown::cuda_context, "CUDA context", "CUDA context and library workspaces (cuBLAS, ...)."},
     {&MemoryBreakdown::allocator_overhead, "allocator",
      "PyTorch caching-allocator fragmentation and reserve."},

@@ -31,6 +31,14 @@ Result<Job> make_job(const Inputs& in, const Database& db) {
                           " is estimated on one training GPU (GRPO's vLLM server GPUs aside: --generation "
                           "vllm-server --vllm-gpus N); several training GPUs, sharding and offload are not "
                           "modelled for it yet");
+  // Transformer Engine's FP8 linears are modelled on one GPU: under FSDP2 te.Linear keeps no FP8 weight for
+  // the backward (linear.py `wt_save = None` when is_fsdp2) and all-gathers differently; not modelled yet.
+  if (job.multi && in.workload.fp8_te())
+    return make_error(
+        Errc::invalid_value, job.plan.ranks() > 1 ? "--gpus" : "--offload",
+        "--fp8 " + in.workload.fp8 +
+            " (Transformer Engine) is estimated on one GPU; with several GPUs, sharding or offload "
+            "use --fp8 tensorwise (torchao, FSDP2) or leave --fp8 off");
   return job;
 }
 

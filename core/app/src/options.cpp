@@ -217,24 +217,42 @@ Status apply_precision(ResolveState& st, const std::string& v) {
 // --fp8: torchao float8 training converts the nn.Linear layers a full fine-tuning trains (a LoRA/QLoRA
 // base is frozen: torchao's float8 training recipes are for trained weights), on GPUs with FP8 tensor cores
 // (torch._scaled_mm: compute capability 8.9 and newer; the GPU file's fp8 peak).
+// Transformer Engine (--fp8 te-*): modelled where accelerate's convert_model swaps every nn.Linear of a dense
+// transformer for te.Linear; the FP8 tensors keep a transposed copy on GPUs whose FP8 GEMMs are TN-only.
+Status apply_fp8_te(ResolveState& st) {
+  const ModelSpec& m = st.in.model;
+  if (m.is_moe() || m.layers_with(Mixer::mamba) > 0 || m.attn.mla)
+    return make_error(
+        Errc::invalid_value, "--fp8",
+        "Transformer Engine FP8 is modelled for dense attention models only (accelerate's "
+        "convert_model swaps nn.Linear modules; transformers' fused 3-D experts, Mamba mixers and "
+        "MLA are not modelled with it): use --fp8 tensorwise or leave --fp8 off for " +
+            m.id);
+  // transformer_engine/pytorch/utils.py is_non_tn_fp8_gemm_supported: (10, 0) <= cc < (12, 0) or cc >= 13
+  const auto cc = parse_compute_capability(st.in.gpu.compute_capability);
+  st.in.workload.fp8_te_transpose = !cc || !((cc->first >= 10 && cc->first < 12) || cc->first >= 13);
+  return Ok{};
+}
+
 Status apply_fp8(ResolveState& st, const std::string& v) {
   st.in.workload.fp8 = v;
   if (v == "off") return Ok{};
   const GpuSpec& g = st.in.gpu;
+  const std::string who = st.in.workload.fp8_te() ? "Transformer Engine" : "torchao float8 training";
   if (g.peak_tflops("fp8") <= 0)
     return make_error(Errc::invalid_value, "--fp8",
                       g.id +
-                          " has no FP8 tensor cores (torch._scaled_mm needs compute capability 8.9 or "
-                          "newer: Ada, Hopper, Blackwell); leave --fp8 off");
+                          " has no FP8 tensor cores (FP8 GEMMs need compute capability 8.9 or newer: Ada, "
+                          "Hopper, Blackwell); leave --fp8 off");
   if (st.in.workload.method != Method::full)
     return make_error(Errc::invalid_value, "--fp8",
-                      "torchao float8 training converts the trained nn.Linear layers of a full fine-tuning; "
-                      "with --method lora or qlora the base is frozen: leave --fp8 off");
+                      who +
+                          " converts the trained nn.Linear layers of a full fine-tuning; with --method lora "
+                          "or qlora the base is frozen: leave --fp8 off");
   if (st.in.workload.precision != "bf16")
-    return make_error(
-        Errc::invalid_value, "--fp8",
-        "torchao float8 training runs beside bf16 autocast, got --precision " + st.in.workload.precision);
-  return Ok{};
+    return make_error(Errc::invalid_value, "--fp8",
+                      who + " runs beside bf16 autocast, got --precision " + st.in.workload.precision);
+  return st.in.workload.fp8_te() ? apply_fp8_te(st) : Status{Ok{}};
 }
 
 // --attention when the job names none: what the stack's default install runs (Unsloth's: xformers).
@@ -751,16 +769,23 @@ std::vector<Option> build_options() {
     o.kind = OptionKind::choice;
     o.group = "method";
     o.label = "FP8 training";
-    o.help = "torchao float8 training of the linear layers (full fine-tuning, FP8 GPUs)";
+    o.help = "FP8 training of the linear layers, torchao or Transformer Engine (full fine-tuning, FP8 GPUs)";
     o.details =
         "torchao's convert_to_float8_training: the decoder's nn.Linear GEMMs run in FP8 on the GPU's "
         "FP8 tensor cores with dynamic scaling (a cast of each input, weight and output gradient); the "
         "master weights, optimizer and the other kernels stay as they were. tensorwise: one scale per "
         "tensor (cuBLAS); rowwise: one per row (CUTLASS). With FSDP, tensorwise also all-gathers the "
-        "weights in FP8.";
-    o.values = {{"off", "off", "bf16 GEMMs"},
-                {"tensorwise", "tensorwise", "torchao Float8LinearRecipeName.TENSORWISE"},
-                {"rowwise", "rowwise", "torchao Float8LinearRecipeName.ROWWISE"}};
+        "weights in FP8. te-delayed / te-current: Transformer Engine's te.Linear in place of every "
+        "nn.Linear (accelerate's convert_model, lm_head included), one GPU, dense models: each linear keeps "
+        "its input and its weight in FP8 for the backward (not in bf16), and casts with fused "
+        "cast-transpose kernels; delayed scaling takes the scale from the amax history, current scaling "
+        "computes each tensor's amax first.";
+    o.values = {
+        {"off", "off", "bf16 GEMMs"},
+        {"tensorwise", "tensorwise", "torchao Float8LinearRecipeName.TENSORWISE"},
+        {"rowwise", "rowwise", "torchao Float8LinearRecipeName.ROWWISE"},
+        {"te-delayed", "TE delayed", "Transformer Engine te.Linear, DelayedScaling (accelerate)"},
+        {"te-current", "TE current", "Transformer Engine te.Linear, Float8CurrentScaling (accelerate)"}};
     o.default_help = "off";
     o.default_rule = unlisted_default("off");
     o.apply = apply_fp8;

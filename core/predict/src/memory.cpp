@@ -94,6 +94,7 @@ struct ActCtx {
   bool plain = false;  // plain_lora(): LoRA on frozen 16-bit nn.Linear modules
   bool fa = false;     // LoRA-FA: lora_A frozen
   double dora_out = 0;  // bytes DoRA keeps per adapted output feature (0: not DoRA)
+  bool te = false;      // Transformer Engine te.Linear (--fp8 te-*): each linear keeps its own FP8 input
   const LoraTargets& t;
 
   ActCtx(const ModelSpec& model, const Workload& wl, const StackProfile& stack)
@@ -127,6 +128,7 @@ struct ActCtx {
     // base_result + m/||W + sBA|| * lora_result * s, and the magnitude m is trained: the two products keep
     // base_result and lora_result (out_features each, compute dtype) for m's gradient.
     if (lora && w.lora_variant == LoraVariant::dora) dora_out = 2.0 * a;
+    te = w.fp8_te() && w.method == Method::full;
   }
   // Whether the 16-bit input of the linear layers that read it stays saved for backward. PyTorch saves a
   // matmul's input only for its weight's gradient (autograd codegen, tools/autograd/gen_variable_type.py
@@ -135,7 +137,16 @@ struct ActCtx {
   // only by an adapter that reads it unchanged; after PEFT's cast or a dropout the adapter keeps its own
   // copy instead (counted in `adapters`). Full fine-tuning keeps x for dW; bitsandbytes' MatMul4Bit keeps A
   // whenever A needs a gradient (QLoRA); a fused LoRA kernel (Unsloth) keeps X itself.
-  bool keeps_input(bool adapted) const { return !plain || (adapted && cast == 0 && drop == 0 && !fa); }
+  // Transformer Engine's te.Linear saves its own FP8 copy of x instead (te_inputs).
+  bool keeps_input(bool adapted) const {
+    return !te && (!plain || (adapted && cast == 0 && drop == 0 && !fa));
+  }
+  // What te.Linear modules keep of their inputs for the backward, per token: `features` summed over the
+  // linears (q, k and v each quantize the same x: three copies). transformer_engine/pytorch/module/linear.py
+  // (@ d0067d0) _Linear forward: the input is quantized with row- and column-wise usage, then
+  // `inputmat.update_usage(rowwise_usage=False, columnwise_usage=True)` keeps only the column-wise data
+  // (the transpose on TN-only GPUs, the data itself on Blackwell) for wgrad: 1 B per element.
+  double te_inputs(double features) const { return te ? 1.0 * features : 0.0; }
   // LoRA's saved tensors for `n` adapted modules (lora_A's output, r wide), on their `in_features` the cast
   // copy and the dropout, and on their `out_features` what DoRA keeps.
   double adapters(double n, double in_features, double out_features) const {
@@ -175,6 +186,7 @@ double attention_act(const ActCtx& c, double seq_len) {
              qk_norm_bytes(c.m, c.s, c.w, a) + a * d(at.q_dim() + 2 * at.kv_dim()) +
              on(flash || c.keeps_input(t.o)) * a * d(at.v_dim()) + 4.0 * d(at.heads);
   if (at.mla) v += mla_extra_act(c, flash);
+  v += c.te_inputs(3.0 * c.H + d(at.v_dim()));  // q, k, v (each its own copy) and o_proj
   // Unsloth's xformers path under autograd reshapes the expanded grouped-query K and V into copies as wide
   // as q, which xformers saves instead of the kv-head tensors (unsloth/models/llama.py
   // LlamaAttention_fast_forward, `K.reshape(bsz, kv_seq_len, n_heads, head_dim)` when
@@ -224,8 +236,11 @@ double mlp_inner_act(const ActCtx& c) {
     saved += on(c.keeps_input(down));
   else if (!c.keeps_input(down))
     saved -= 1;
-  return saved * c.an * F + c.adapters(2 * on(gate_up) + on(down), 2 * c.H * on(gate_up) + F * on(down),
-                                       (c.m.mlp.gated ? 2.0 : 1.0) * F * on(gate_up) + c.H * on(down));
+  // te.Linear inputs: gate and up (one input if fused) or fc1, and down / fc2
+  const double te_in = c.te_inputs((c.m.mlp.gated && !c.m.fused_gate_up ? 2.0 : 1.0) * c.H + F);
+  return saved * c.an * F + te_in +
+         c.adapters(2 * on(gate_up) + on(down), 2 * c.H * on(gate_up) + F * on(down),
+                    (c.m.mlp.gated ? 2.0 : 1.0) * F * on(gate_up) + c.H * on(down));
 }
 
 // Dense FFN: norm, gate/up outputs, activation, product (down_proj input).
@@ -338,7 +353,8 @@ const std::string& effective_loss_path(const StackProfile& s, const Workload& w)
 namespace {
 double fixed_part(const MemoryBreakdown& b) {
   return b.weights + b.trainable_params + b.optimizer_states + b.autocast_copies + b.dequant_buffers +
-         b.dora_weight_norm + b.reference_weights + b.cuda_context + b.allocator_overhead;
+         b.dora_weight_norm + b.fp8_weight_copies + b.reference_weights + b.cuda_context +
+         b.allocator_overhead;
 }
 }  // namespace
 
@@ -488,6 +504,7 @@ json components_gib(const MemoryBreakdown& b) {
          {"allocator_overhead", b.allocator_overhead / kGiB},
          {"optimizer_step_temp", b.optimizer_step_temp / kGiB}};
   if (b.dora_weight_norm > 0) j["dora_weight_norm"] = b.dora_weight_norm / kGiB;
+  if (b.fp8_weight_copies > 0) j["fp8_weight_copies"] = b.fp8_weight_copies / kGiB;
   if (b.reference_weights > 0) j["reference_weights"] = b.reference_weights / kGiB;
   if (b.generation_temp > 0) j["generation_temp"] = b.generation_temp / kGiB;
   if (b.paged_optimizer) j["optimizer_paged"] = true;
@@ -672,6 +689,23 @@ DoraDtypes dora_dtypes(const StackProfile& s, const Workload& w) {
   // what weight.to(x.dtype) reads: QLoRA's dequantized weight (compute dtype) when x is wider, else the base
   t.copy_from = w.method == Method::qlora ? (t.xd != t.a ? t.a : 0.0) : (t.weight_copy ? wbytes : 0.0);
   return t;
+}
+
+// transformer_engine/pytorch/module/linear.py (@ d0067d0) _Linear forward: the weight is quantized every
+// forward (accelerate passes no is_first_microbatch, so no cached workspace) with row-wise usage and, when
+// grad is enabled, column-wise usage, and the quantized weight is saved for the backward (`wt_save =
+// weightmat`; not under FSDP2): 2 B per parameter on TN-only GPUs (data + `_transpose`), 1 B on Blackwell.
+// Kept from a layer's forward to its backward: every decoder layer without checkpointing, the recomputed
+// layer with it (a checkpointed forward saves nothing), and lm_head's when the model's own forward runs it
+// (a chunked or fused loss multiplies by lm_head.weight itself: TRL's chunked_nll, Liger; no te.Linear call).
+double te_weight_copy_bytes(const ModelSpec& m, const Workload& w, const StackProfile& s) {
+  if (!w.fp8_te() || w.method != Method::full) return 0;
+  const ParamCounts pc = m.params();
+  const double layers = std::max(1.0, d(m.layers()));
+  const double kept_layers = w.checkpointing ? 1.0 : layers;
+  const double lm_head = effective_loss_path(s, w) == "full" ? d(m.vocab) * d(m.hidden) : 0.0;
+  const double linears = d(pc.attention + pc.mlp) * kept_layers / layers + lm_head;
+  return (w.fp8_te_transpose ? 2.0 : 1.0) * linears;
 }
 
 double dora_weight_norm_bytes(const ModelSpec& m, const Workload& w, const StackProfile& s) {
@@ -894,6 +928,16 @@ BatchMemory::BatchMemory(const ModelSpec& m, const Workload& w, const StackProfi
   }
   mb.optimizer_step_temp = optimizer_step_temp(m, w, s, p);
   mb.dora_weight_norm = dora_weight_norm_bytes(m, w, s);
+  mb.fp8_weight_copies = te_weight_copy_bytes(m, w, s);
+  // accelerate's convert_model replaces a tied lm_head with a te.Linear holding a copy of the embedding
+  // (`te_module.weight.copy_(module.weight)`, utils/transformer_engine.py @ 16cb6eb): a weight of its own,
+  // which trains (its gradient exists) but which _prepare_te's parameter mapping leaves out of the optimizer
+  // (it maps the named parameters from before the conversion, where the tied weight appears once).
+  if (w.fp8_te() && w.method == Method::full && m.params().lm_head == 0) {
+    const double copy = d(m.vocab) * d(m.hidden) * wbytes;
+    mb.weights += copy;
+    mb.gradients += copy;
+  }
   ad_ = activation_detail(m, w, s, seq_len);
   apply_objective(objective_memory(m, w, s, seq_len), w);
   mb.phased = s.peak_model == "phases";

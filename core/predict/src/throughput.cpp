@@ -38,6 +38,7 @@ class Builder {
     qlora_ = w.method == Method::qlora;
     full_ = w.method == Method::full;
     fp8_ = full_ && w.fp8 != "off" && r.fp8_peak > 0;
+    te_ = fp8_ && w.fp8_te();
     own_code_ = m.own_training_code;
     lora_ = !full_;
     r_lora_ = lora_ ? d(w.lora_rank) : 0;
@@ -104,7 +105,8 @@ class Builder {
   const std::vector<double>& shares_;
   double a_ = 2;
   bool qlora_ = false, full_ = false, lora_ = false;
-  bool fp8_ = false;       // torchao float8 linears (--fp8)
+  bool fp8_ = false;       // FP8 linears (--fp8: torchao float8 or Transformer Engine)
+  bool te_ = false;        // Transformer Engine te.Linear (--fp8 te-delayed / te-current)
   bool own_code_ = false;  // BlackMamba / mamba_ssm training code, not transformers modules
   double r_lora_ = 0;
   double drop_bytes_ = 2;  // element size lora_dropout works on: x cast to the adapters' dtype
@@ -256,6 +258,22 @@ class Builder {
     const double elems = bwd ? 2 * M * out + in * out + M * in : M * in + in * out;
     stream("fp8_cast", st, l, KernelClass::elementwise, 5.0 * elems, bwd ? 8 : 4, reps);
   }
+  // Transformer Engine's casts around a te.Linear (transformer_engine/pytorch/module/linear.py @ d0067d0,
+  // 2.20.0.dev0): the forward quantizes the input and the weight (update_workspace every forward: accelerate
+  // passes no is_first_microbatch), each with row- and column-wise usage in one fused cast-transpose kernel;
+  // the backward quantizes grad_output the same way and reuses the saved FP8 input and weight. Per element:
+  // the bf16 read plus 1 B per usage written (2 usages on TN-only GPUs, one buffer on Blackwell); current
+  // scaling first reads the tensor for its amax (Float8CurrentScalingQuantizer: amax, scale, cast kernels).
+  // `inputs`: the te.Linear modules this linear stands for (gate and up modelled as one: each quantizes x).
+  void te_casts(Stage st, LayerType l, double M, double in, double out, double reps, double inputs) {
+    const bool current = w_.fp8 == "te-current";
+    const double per_elem = a_ + (w_.fp8_te_transpose ? 2.0 : 1.0) + (current ? a_ : 0.0);
+    const double kernels_per_tensor = current ? 3.0 : 1.0;
+    const bool bwd = st == Stage::backward;
+    const double elems = bwd ? M * out : inputs * M * in + in * out;
+    stream("fp8_cast", st, l, KernelClass::elementwise, per_elem * elems,
+           kernels_per_tensor * (bwd ? inputs : 2 * inputs), reps);
+  }
   void gemm(const char* name, Stage st, LayerType l, KernelClass k, double M, double N, double K, double reps,
             double kernels = 1) {
     if (M <= 0 || N <= 0 || K <= 0 || reps <= 0) return;
@@ -303,6 +321,33 @@ class Builder {
         bytes / r_.dequant_bw(), false, reps);
   }
 
+  // A linear layer in FP8 (--fp8), its casts and its three GEMMs; false when this linear stays in the compute
+  // dtype. torchao converts the decoder's nn.Linear layers; the router and lm_head stay in the compute dtype
+  // (torchtitan's float8 converter filters "output"; a router's few outputs fail the divisible-by-16 rule).
+  // Transformer Engine through accelerate's convert_model: every nn.Linear whose dimensions are multiples
+  // of 16 (utils/transformer_engine.py), lm_head included where the model's forward calls it (a chunked or
+  // fused loss multiplies by lm_head.weight itself: TRL's chunked_nll, Liger).
+  bool fp8_linear(const char* name, Stage st, LayerType l, KernelClass k, double M, double in, double out,
+                  double reps, double base_kernels, double lora_inputs) {
+    if (!fp8_) return false;
+    const bool lm_head = std::strncmp(name, "lm_head", 7) == 0;
+    if (te_) {
+      if (std::fmod(in, 16.0) != 0 || std::fmod(out, 16.0) != 0) return false;
+      if (lm_head && effective_loss_path(s_, w_) != "full") return false;
+      te_casts(st, l, M, in, out, reps, m_.fused_gate_up ? 1.0 : lora_inputs);
+    } else {
+      if (k == KernelClass::routing || lm_head) return false;
+      fp8_casts(st, l, M, in, out, reps);
+    }
+    if (st != Stage::backward) {
+      gemm_fp8(name, st, l, k, M, out, in, reps, base_kernels);
+    } else {
+      gemm_fp8(name, st, l, k, M, in, out, reps, base_kernels);
+      gemm_fp8(name, st, l, k, out, in, M, reps, base_kernels);
+    }
+    return true;
+  }
+
   // A linear layer applied to M tokens (in -> out), its QLoRA dequantization, LoRA adapter and backward.
   // lora_inputs: PEFT modules this linear stands for (2 for a gate/up pair modelled as one H -> 2F
   // linear): each has its own lora_dropout.
@@ -312,18 +357,7 @@ class Builder {
     // the eager inventory launches a gate/up pair modelled as one linear as its two GEMMs
     const double base_kernels = s_.kernels_per_linear * (eager_ && !m_.fused_gate_up ? lora_inputs : 1.0);
     if (quantized) dequant(name, st, l, in * out, reps);
-    // torchao converts the decoder's nn.Linear layers; the router and lm_head stay in the compute dtype
-    // (torchtitan's float8 converter filters "output"; a router's few outputs fail the divisible-by-16 rule)
-    if (fp8_ && k != KernelClass::routing && std::strncmp(name, "lm_head", 7) != 0) {
-      fp8_casts(st, l, M, in, out, reps);
-      if (!bwd) {
-        gemm_fp8(name, st, l, k, M, out, in, reps, base_kernels);
-      } else {
-        gemm_fp8(name, st, l, k, M, in, out, reps, base_kernels);
-        gemm_fp8(name, st, l, k, out, in, M, reps, base_kernels);
-      }
-      return;
-    }
+    if (fp8_linear(name, st, l, k, M, in, out, reps, base_kernels, lora_inputs)) return;
     if (!bwd) {
       gemm(name, st, l, k, M, out, in, reps, base_kernels);
     } else {

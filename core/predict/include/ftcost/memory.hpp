@@ -47,6 +47,8 @@ struct MemoryBreakdown {
   // DoRA: the weight-norm temporaries of the largest adapted module's forward (and, with lora_dropout, the
   // 16-bit weight copies the recomputed base output keeps for backward); 0 otherwise.
   double dora_weight_norm = 0;
+  // Transformer Engine (--fp8 te-*): the FP8 weights te.Linear saves for its backward (te_weight_copy_bytes).
+  double fp8_weight_copies = 0;
   double cuda_context = 0;
   double allocator_overhead = 0;
   // The optimizer step's own temporaries (not in the sum of the other components): torch's foreach AdamW
@@ -223,6 +225,9 @@ struct DoraDtypes {
   double copy_from = 0;      // bytes per element that copy reads (0: no copy op)
 };
 DoraDtypes dora_dtypes(const StackProfile& s, const Workload& w);
+// The FP8 weight copies Transformer Engine's te.Linear modules keep for the backward
+// (MemoryBreakdown::fp8_weight_copies): 0 unless --fp8 te-*.
+double te_weight_copy_bytes(const ModelSpec& m, const Workload& w, const StackProfile& s);
 // DoRA's weight-norm memory (MemoryBreakdown::dora_weight_norm): 0 unless --lora-variant dora.
 double dora_weight_norm_bytes(const ModelSpec& m, const Workload& w, const StackProfile& s);
 

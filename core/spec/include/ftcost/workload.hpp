@@ -122,15 +122,21 @@ struct Workload {
   ModulesToSave modules_to_save;   // --modules-to-save
   ObjectiveConfig objective;       // --objective and its options
   std::string precision = "bf16";  // compute dtype: bf16 | fp16 | fp32
-  // --fp8: torchao float8 training of the decoder's nn.Linear layers (full fine-tuning): off | tensorwise |
-  // rowwise (torchao/float8 Float8LinearRecipeName); the master weights and autocast stay in `precision`.
+  // --fp8: FP8 training of the linear layers (full fine-tuning): off | tensorwise | rowwise (torchao float8,
+  // Float8LinearRecipeName) | te-delayed | te-current (Transformer Engine's te.Linear through accelerate's
+  // convert_model, DelayedScaling or Float8CurrentScaling); the master weights stay in `precision`.
   std::string fp8 = "off";
+  bool fp8_te() const { return fp8 == "te-delayed" || fp8 == "te-current"; }
   Optimizer optimizer = Optimizer::adamw;
   bool checkpointing = true;
   bool tiled_loss = false;  // --tiled-loss (ALST; see tiled_mlp)
   // --fp8-all-gather: torchao's enable_fsdp_float8_all_gather (tensorwise only): FSDP2 all-gathers the float8
   // linears' weights cast to FP8 (1 B per parameter) instead of in the parameter dtype (parallel.cpp).
   bool fp8_all_gather = false;
+  // Transformer Engine on a GPU whose FP8 GEMMs take only the TN layout (compute capability 8.9, 9.0, 12.x:
+  // transformer_engine/pytorch/utils.py is_non_tn_fp8_gemm_supported is false): an FP8 tensor used both ways
+  // keeps a transposed copy beside its data (Float8Quantizer inner_tensor_specs `_transpose`); set by --fp8.
+  bool fp8_te_transpose = true;
   Attention attention = Attention::flash;
   MoeMode moe = MoeMode::sparse;
   std::int64_t top_k_override = 0;  // 0 = the model's configured top-k
