@@ -391,9 +391,9 @@ double unsharded_quant_states(const Ctx& c, double n, bool params_offloaded) {
 // (throughput.cpp). Each hit saves its gate_up [H, 2I] and down [I, H] slices (matmul keeps its second
 // operand for the input's gradient; the biases' adds keep nothing), for the layer being recomputed under
 // checkpointing, for every MoE layer without it. Full fine-tuning: index's backward is a zeros tensor of the
-// whole fused parameter per hit (tools/autograd/derivatives.yaml `index`: index_backward(grad.new_zeros(
-// self.sizes()), ...)); the engine sums them into the gradient (input_buffer.cpp accumulate, in place), so
-// one full-size gate_up beyond the gradient at a time.
+// whole fused parameter per hit (pytorch @ d327a78 tools/autograd/derivatives.yaml `index`: index_backward(
+// grad.new_zeros_symint(self.sym_sizes(), ...), ...)); the engine sums them into the gradient (@ 4537ef6
+// input_buffer.cpp accumulate, in place), so one full-size gate_up beyond the gradient at a time.
 double gpt_oss_expert_copies(const Ctx& c, std::int64_t micro, double seq) {
   const ModelSpec& m = c.m_eff;
   const Workload& w = c.in.workload;
@@ -507,9 +507,10 @@ RankMemory rank_memory(const Ctx& c, std::int64_t micro) {
       mb.trainable_params /= N;
     }
     // FSDP, full fine-tuning: two units' unsharded gradients. The one whose reduce-scatter is in flight is
-    // held for the reduce-scatter stream (FSDP1 _post_backward_hook: _no_dispatch_record_stream(
-    // autograd_computed_grad, post_backward stream); FSDP2 keeps the last reduce-scatter input in
-    // comm_ctx.reduce_scatter_state until the next unit's post_backward) while the next unit's accumulate.
+    // held for the reduce-scatter stream (pytorch @ 3ade90a FSDP1 _post_backward_hook:
+    // _no_dispatch_record_stream( autograd_computed_grad, post_backward stream); FSDP2 (@ 62a45b6
+    // FSDPParamGroup.post_backward) keeps the last reduce-scatter input in comm_ctx.reduce_scatter_state
+    // until the next unit's post_backward) while the next unit's accumulate.
     if (is_fsdp(c.st))
       r.bucket_buffers = mb.gradients > 0 ? kFsdpGradUnitsInFlight * unit * (full ? 1.0 : 0.0) : 0;
     else
