@@ -240,7 +240,9 @@ TEST_CASE("gpt-oss's training expert loop: indexed weight copies and index's ful
             .memory.expert_copies == 0);
 }
 
-TEST_CASE("FSDP full fine-tuning: two units of unsharded gradients at the backward peak") {
+TEST_CASE(
+    "FSDP full fine-tuning: two units of unsharded gradients at the backward peak, a third in the upper "
+    "end") {
   // the unit whose reduce-scatter is in flight (held for its stream) and the next one accumulating: as many
   // bytes as the two units of gathered parameters (the running and the prefetched one)
   const Inputs in = inputs({{"model", "llama-3.1-8b"},
@@ -251,4 +253,13 @@ TEST_CASE("FSDP full fine-tuning: two units of unsharded gradients at the backwa
   const ParallelEstimate e = run(in, 4, Strategy::fsdp);
   CHECK(e.memory.bucket_buffers > 0);
   CHECK(e.memory.bucket_buffers == doctest::Approx(e.memory.gather_buffers));
+  // the upper end: a third unit in flight and an fp32 reduce_dtype's second half of the reduce-scatter input,
+  // a unit each, both named
+  CHECK(e.memory.residue_high == doctest::Approx(e.memory.gather_buffers));
+  CHECK(e.memory.residue_term.find("third FSDP unit") != std::string::npos);
+  CHECK(e.memory.residue_term.find("fp32 reduce_dtype") != std::string::npos);
+  // LoRA: no reduce-scatter of base gradients, one residue
+  Inputs lora = in;
+  lora.workload.method = Method::lora;
+  CHECK(run(lora, 4, Strategy::fsdp).memory.residue_term.find("reduce_dtype") == std::string::npos);
 }

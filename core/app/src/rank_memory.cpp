@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 namespace ftcost {
 
@@ -409,6 +410,32 @@ double gpt_oss_expert_copies(const Ctx& c, std::int64_t micro, double seq) {
   return (layers * hit * slice + backward) * w.compute_bytes();
 }
 
+// A residue of unknown settings into the upper end: the terms add up, `residue_term` names them, the largest
+// first.
+void add_residue(RankMemory& r, double bytes, const std::string& term) {
+  if (r.residue_term.empty())
+    r.residue_term = term;
+  else
+    r.residue_term = bytes > r.residue_high ? term + "; " + r.residue_term : r.residue_term + "; " + term;
+  r.residue_high += bytes;
+}
+
+// FSDP, full fine-tuning: two units' unsharded gradients at the backward peak. The one whose reduce-scatter
+// is in flight is held for the reduce-scatter stream (pytorch @ 3ade90a FSDP1 _post_backward_hook:
+// _no_dispatch_record_stream(autograd_computed_grad, post_backward stream); FSDP2 @ 62a45b6
+// FSDPParamGroup.post_backward keeps the last reduce-scatter input in comm_ctx.reduce_scatter_state until
+// the next unit's post_backward) while the next unit's accumulate. The upper end adds a unit for an fp32
+// reduce_dtype, which a config may set (FSDP2 @ 8fc2039 _fsdp_collectives.py foreach_reduce: `reduce_dtype =
+// reduce_dtype or grad_dtype`, the reduce-scatter input allocated in it; FSDP1 MixedPrecision.reduce_dtype).
+void add_fsdp_gradient_units(RankMemory& r, double unit, bool grads) {
+  if (!grads) return;
+  r.bucket_buffers = kFsdpGradUnitsInFlight * unit;
+  add_residue(
+      r, unit,
+      "an fp32 reduce_dtype (FSDP MixedPrecision / MixedPrecisionPolicy): the reduce-scatter input at "
+      "twice the 16-bit gradients");
+}
+
 }  // namespace
 
 RankMemory rank_memory(const Ctx& c, std::int64_t micro) {
@@ -506,13 +533,8 @@ RankMemory rank_memory(const Ctx& c, std::int64_t micro) {
       mb.weights /= N;
       mb.trainable_params /= N;
     }
-    // FSDP, full fine-tuning: two units' unsharded gradients. The one whose reduce-scatter is in flight is
-    // held for the reduce-scatter stream (pytorch @ 3ade90a FSDP1 _post_backward_hook:
-    // _no_dispatch_record_stream( autograd_computed_grad, post_backward stream); FSDP2 (@ 62a45b6
-    // FSDPParamGroup.post_backward) keeps the last reduce-scatter input in comm_ctx.reduce_scatter_state
-    // until the next unit's post_backward) while the next unit's accumulate.
     if (is_fsdp(c.st))
-      r.bucket_buffers = mb.gradients > 0 ? kFsdpGradUnitsInFlight * unit * (full ? 1.0 : 0.0) : 0;
+      add_fsdp_gradient_units(r, unit, mb.gradients > 0 && full);
     else
       r.bucket_buffers = 2.0 * std::min(kZeroReduceBucketElems, param_breakdown(c.m_eff, w).trainable);
     if (p.offload != Offload::none) {

@@ -187,7 +187,7 @@ struct RankMemory {
   double live_params = 0;
   // What may be on the GPU beyond the point estimate, depending on settings ftcost cannot see (the upper end
   // of the per-rank range adds it): ZeRO-3's prefetch up to stage3_max_live_parameters, FSDP's next-but-one
-  // unit in flight. `residue_term` names the largest.
+  // unit in flight, an fp32 reduce_dtype. `residue_term` names them, the largest first.
   double residue_high = 0;
   std::string residue_term;
   // bitsandbytes' 4-bit quantization states (absmax, nested absmax) of every Linear4bit under a full-shard
