@@ -269,6 +269,8 @@ int print_parallel(const ParallelEstimate& p, const JobAnswer& a) {
                                                  {"autocast weight copies", b.autocast_copies},
                                                  {"all-gather / prefetch buffers", p.memory.gather_buffers},
                                                  {"live parameters (cache, root)", p.memory.live_params},
+                                                 {"4-bit quant states (unsharded)", p.memory.quant_states},
+                                                 {"expert-loop weight copies", p.memory.expert_copies},
                                                  {"gradient buckets", p.memory.bucket_buffers},
                                                  {"NCCL buffers", p.memory.nccl_buffers},
                                                  {"activations", b.activations},

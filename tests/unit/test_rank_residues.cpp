@@ -183,3 +183,83 @@ TEST_CASE("hpZ: the backward's all-gathers run inside the node, from the seconda
   CHECK(hpz.value().memory.live_params - flat.value().memory.live_params ==
         doctest::Approx(2.0 * d(in.model.params().total()) / 8));
 }
+
+TEST_CASE("QLoRA under full sharding: bitsandbytes' quant states stay whole on every rank, by hand") {
+  // Llama-3.1-70B: 80 layers of q, o (8192 x 8192), k, v (8192 x 1024) and gate, up, down (8192 x 28672) as
+  // Linear4bit; NF4 double-quantized: one 8-bit absmax per 64 values and one fp32 per 256 blocks.
+  const Inputs in = inputs(
+      {{"model", "llama-3.1-70b"}, {"gpu", "rtx-4090"}, {"method", "qlora"}, {"seq", "512"}, {"batch", "1"}});
+  const double quantized = 80.0 * (2 * 8192.0 * 8192 + 2 * 8192.0 * 1024 + 3 * 8192.0 * 28672);
+  const double absmax = quantized * (1.0 / 64 + 4.0 / (64 * 256));
+  // offloaded: the flat parameters go to host RAM, the quant states stay
+  ParallelPlan p;
+  p.gpus_per_node = 2;
+  p.strategy = Strategy::fsdp;
+  p.offload = Offload::params;
+  auto off = estimate_parallel(in, p, Database::embedded());
+  REQUIRE(off.ok());
+  CHECK(off.value().memory.quant_states == doctest::Approx(absmax));
+  // not offloaded: the weights count 1/2 of them, the rest is the term
+  CHECK(run(in, 2, Strategy::fsdp).memory.quant_states == doctest::Approx(absmax / 2));
+  CHECK(run(in, 4, Strategy::zero3).memory.quant_states == doctest::Approx(absmax * 3 / 4));
+  // DDP shards nothing; LoRA quantizes nothing
+  CHECK(run(in, 2, Strategy::ddp).memory.quant_states == 0);
+  Inputs lora = in;
+  lora.workload.method = Method::lora;
+  CHECK(run(lora, 2, Strategy::fsdp).memory.quant_states == 0);
+}
+
+TEST_CASE("gpt-oss's training expert loop: indexed weight copies and index's full-size backward, by hand") {
+  // gpt-oss-20b: H 2880, expert intermediate I 2880, 32 experts, top-4, 24 MoE layers. 2048 tokens route
+  // 8192 pairs over 32 experts: all 32 hit (1 - e^-256). Each saves gate_up (H x 2I) and down (I x H) slices:
+  // 3 x 2880 x 2880 = 24,883,200 elements; checkpointed, for one layer.
+  const Inputs in = inputs({{"model", "gpt-oss-20b"},
+                            {"gpu", "h100-sxm5-80gb"},
+                            {"method", "full"},
+                            {"seq", "2048"},
+                            {"batch", "1"},
+                            {"stack", "hf-trl-2025"}});
+  const double copies = 32.0 * 3 * 2880 * 2880;
+  const double index_backward = 32.0 * 2 * 2880 * 2880;  // zeros of the whole gate_up_proj
+  CHECK(run(in, 8, Strategy::fsdp).memory.expert_copies == doctest::Approx(2.0 * (copies + index_backward)));
+  // LoRA: the experts are frozen, no index backward for them; without checkpointing every layer's copies
+  Inputs lora = in;
+  lora.workload.method = Method::lora;
+  CHECK(run(lora, 8, Strategy::fsdp).memory.expert_copies == doctest::Approx(2.0 * copies));
+  lora.workload.checkpointing = false;
+  CHECK(run(lora, 8, Strategy::fsdp).memory.expert_copies == doctest::Approx(24 * 2.0 * copies));
+  // grouped-GEMM experts and other MoE models' per-expert Linears have no such copies
+  CHECK(run(inputs({{"model", "gpt-oss-20b"},
+                    {"gpu", "h100-sxm5-80gb"},
+                    {"method", "full"},
+                    {"stack", "grouped-gemm-2025"}}),
+            8, Strategy::fsdp)
+            .memory.expert_copies == 0);
+  CHECK(run(inputs({{"model", "mixtral-8x7b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "lora"}}), 8,
+            Strategy::fsdp)
+            .memory.expert_copies == 0);
+}
+
+TEST_CASE(
+    "FSDP full fine-tuning: two units of unsharded gradients at the backward peak, a third in the upper "
+    "end") {
+  // the unit whose reduce-scatter is in flight (held for its stream) and the next one accumulating: as many
+  // bytes as the two units of gathered parameters (the running and the prefetched one)
+  const Inputs in = inputs({{"model", "llama-3.1-8b"},
+                            {"gpu", "h100-sxm5-80gb"},
+                            {"method", "full"},
+                            {"seq", "1024"},
+                            {"batch", "1"}});
+  const ParallelEstimate e = run(in, 4, Strategy::fsdp);
+  CHECK(e.memory.bucket_buffers > 0);
+  CHECK(e.memory.bucket_buffers == doctest::Approx(e.memory.gather_buffers));
+  // the upper end: a third unit in flight and an fp32 reduce_dtype's second half of the reduce-scatter input,
+  // a unit each, both named
+  CHECK(e.memory.residue_high == doctest::Approx(e.memory.gather_buffers));
+  CHECK(e.memory.residue_term.find("third FSDP unit") != std::string::npos);
+  CHECK(e.memory.residue_term.find("fp32 reduce_dtype") != std::string::npos);
+  // LoRA: no reduce-scatter of base gradients, one residue
+  Inputs lora = in;
+  lora.workload.method = Method::lora;
+  CHECK(run(lora, 4, Strategy::fsdp).memory.residue_term.find("reduce_dtype") == std::string::npos);
+}

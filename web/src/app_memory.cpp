@@ -71,6 +71,13 @@ constexpr RankInfo kRankMem[] = {
      "FSDP unit all-gather and prefetch, ZeRO-3 live parameters."},
     {&RankMemory::bucket_buffers, "bucket buffers", "DDP gradient buckets, ZeRO reduce/all-gather buckets."},
     {&RankMemory::nccl_buffers, "NCCL buffers", "Communicator buffers."},
+    {&RankMemory::live_params, "live parameters",
+     "Parameters kept gathered beyond the working set: ZeRO-3's cache and prefetch, FSDP's root unit."},
+    {&RankMemory::quant_states, "4-bit quant states",
+     "bitsandbytes' absmax of every 4-bit Linear: neither parameter nor buffer, so not sharded or "
+     "offloaded."},
+    {&RankMemory::expert_copies, "expert-loop copies",
+     "gpt-oss's training loop: each expert's weight slices copied and saved for backward."},
 };
 
 // The breakdown a memory view shows: the one GPU's, or one rank's base components.

@@ -58,6 +58,8 @@ json parallel_to_json(const ParallelEstimate& p) {
   mem["bucket_buffers"] = e.memory.bucket_buffers / kGiB;
   mem["nccl_buffers"] = e.memory.nccl_buffers / kGiB;
   mem["live_params"] = e.memory.live_params / kGiB;
+  mem["quant_states"] = e.memory.quant_states / kGiB;
+  mem["expert_copies"] = e.memory.expert_copies / kGiB;
   mem["residue_high"] = e.memory.residue_high / kGiB;
   if (!e.memory.residue_term.empty()) mem["residue_term"] = e.memory.residue_term;
   j["memory_gib"] = mem;

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 namespace ftcost {
 
@@ -29,6 +30,9 @@ constexpr double kDsSubGroupElems = 1e9;
 constexpr double kDsOptimizerSwapBuffers = 4;
 constexpr double kDsParamMaxInCpu = 1e9;
 constexpr double kDsParamSwapBufferElems = 5 * 1e8;
+// structural: FSDP's unsharded gradients of full fine-tuning at the backward peak, in units (see
+// rank_memory).
+constexpr double kFsdpGradUnitsInFlight = 2;
 
 }  // namespace
 
@@ -252,7 +256,8 @@ double RankMemory::model_state_bytes() const {
 }
 
 double RankMemory::total() const {
-  return base.total() + fp32_grad_partition + gather_buffers + bucket_buffers + nccl_buffers + live_params;
+  return base.total() + fp32_grad_partition + gather_buffers + bucket_buffers + nccl_buffers + live_params +
+         quant_states + expert_copies;
 }
 
 double RankMemory::resident() const { return total() - (base.paged_optimizer ? base.optimizer_states : 0.0); }
@@ -368,6 +373,69 @@ void add_stage3_gathered(RankMemory& r, const Ctx& c, double unit, double root) 
       "a third FSDP unit in flight (forward_prefetch, or a prefetch depth of 2 set in the config)";
 }
 
+// The full-shard strategies: FSDP FULL_SHARD, HSDP and ZeRO-3 shard the weights themselves.
+bool shards_weights(Strategy s) { return s == Strategy::fsdp || s == Strategy::hsdp || s == Strategy::zero3; }
+
+// bitsandbytes' NF4 quantization states under a full-shard strategy (RankMemory::quant_states): the absmax
+// bytes of every quantized parameter (NF4: one fp32 per 64 values; double-quantized: 8-bit plus one fp32 per
+// 256 blocks) stay whole on every rank. `weights` counted them sharded (1/N) or, offloaded, not at all.
+double unsharded_quant_states(const Ctx& c, double n, bool params_offloaded) {
+  const Workload& w = c.in.workload;
+  const bool nf4 = w.quant == Quant::nf4 || w.quant == Quant::nf4_dq;
+  if (w.method != Method::qlora || !nf4 || !shards_weights(c.st)) return 0;
+  const double q = param_breakdown(c.m_eff, w).quantized * (quantized_bytes_per_param(c.m_eff, w) - 0.5);
+  return params_offloaded ? q : q * (1.0 - 1.0 / n);
+}
+
+// gpt-oss's eager expert loop in training (RankMemory::expert_copies), in the compute dtype. Experts hit by
+// `tokens` tokens routed top-k of E: E (1 - exp(-tokens k / E)), the Poisson estimate the step model uses
+// (throughput.cpp). Each hit saves its gate_up [H, 2I] and down [I, H] slices (matmul keeps its second
+// operand for the input's gradient; the biases' adds keep nothing), for the layer being recomputed under
+// checkpointing, for every MoE layer without it. Full fine-tuning: index's backward is a zeros tensor of the
+// whole fused parameter per hit (pytorch @ d327a78 tools/autograd/derivatives.yaml `index`: index_backward(
+// grad.new_zeros_symint(self.sym_sizes(), ...), ...)); the engine sums them into the gradient (@ 4537ef6
+// input_buffer.cpp accumulate, in place), so one full-size gate_up beyond the gradient at a time.
+double gpt_oss_expert_copies(const Ctx& c, std::int64_t micro, double seq) {
+  const ModelSpec& m = c.m_eff;
+  const Workload& w = c.in.workload;
+  const std::int64_t moe_layers = m.layers_with(Ffn::moe);
+  if (m.family != "gpt_oss" || moe_layers == 0 || c.in.stack.moe_execution != "loop") return 0;
+  const double experts = d(m.moe.experts) / (c.st == Strategy::ep ? c.deg : 1);
+  const double slice = 3.0 * d(m.hidden) * d(m.moe.expert_intermediate);  // gate_up H x 2I + down I x H
+  const double tokens = d(micro) * seq;
+  const double hit = experts * (1.0 - std::exp(-tokens * d(m.moe.top_k) / d(m.moe.experts)));
+  const double layers = w.checkpointing ? 1.0 : d(moe_layers);
+  const double backward =
+      w.method == Method::full ? experts * 2.0 * d(m.hidden) * d(m.moe.expert_intermediate) : 0.0;
+  return (layers * hit * slice + backward) * w.compute_bytes();
+}
+
+// A residue of unknown settings into the upper end: the terms add up, `residue_term` names them, the largest
+// first.
+void add_residue(RankMemory& r, double bytes, const std::string& term) {
+  if (r.residue_term.empty())
+    r.residue_term = term;
+  else
+    r.residue_term = bytes > r.residue_high ? term + "; " + r.residue_term : r.residue_term + "; " + term;
+  r.residue_high += bytes;
+}
+
+// FSDP, full fine-tuning: two units' unsharded gradients at the backward peak. The one whose reduce-scatter
+// is in flight is held for the reduce-scatter stream (pytorch @ 3ade90a FSDP1 _post_backward_hook:
+// _no_dispatch_record_stream(autograd_computed_grad, post_backward stream); FSDP2 @ 62a45b6
+// FSDPParamGroup.post_backward keeps the last reduce-scatter input in comm_ctx.reduce_scatter_state until
+// the next unit's post_backward) while the next unit's accumulate. The upper end adds a unit for an fp32
+// reduce_dtype, which a config may set (FSDP2 @ 8fc2039 _fsdp_collectives.py foreach_reduce: `reduce_dtype =
+// reduce_dtype or grad_dtype`, the reduce-scatter input allocated in it; FSDP1 MixedPrecision.reduce_dtype).
+void add_fsdp_gradient_units(RankMemory& r, double unit, bool grads) {
+  if (!grads) return;
+  r.bucket_buffers = kFsdpGradUnitsInFlight * unit;
+  add_residue(
+      r, unit,
+      "an fp32 reduce_dtype (FSDP MixedPrecision / MixedPrecisionPolicy): the reduce-scatter input at "
+      "twice the 16-bit gradients");
+}
+
 }  // namespace
 
 RankMemory rank_memory(const Ctx& c, std::int64_t micro) {
@@ -466,7 +534,7 @@ RankMemory rank_memory(const Ctx& c, std::int64_t micro) {
       mb.trainable_params /= N;
     }
     if (is_fsdp(c.st))
-      r.bucket_buffers = mb.gradients > 0 ? unit * (full ? 1.0 : 0.0) : 0;  // RS input
+      add_fsdp_gradient_units(r, unit, mb.gradients > 0 && full);
     else
       r.bucket_buffers = 2.0 * std::min(kZeroReduceBucketElems, param_breakdown(c.m_eff, w).trainable);
     if (p.offload != Offload::none) {
@@ -487,6 +555,8 @@ RankMemory rank_memory(const Ctx& c, std::int64_t micro) {
     // DDP's reducer holds a flat bucket copy of every gradient (gradient_as_bucket_view=False by default).
     if (p.ranks() > (c.st == Strategy::tp ? c.deg : 1)) r.bucket_buffers = mb.gradients;
   }
+  r.quant_states = unsharded_quant_states(c, N, offloads_params(p.offload));
+  r.expert_copies = gpt_oss_expert_copies(c, micro, seq);
   mb.allocator_overhead = s.allocator_overhead_fraction * (mb.activations + mb.logits + mb.dequant_buffers);
   int comms = 1 + (c.st == Strategy::tp || c.st == Strategy::ep || c.st == Strategy::cp ? 1 : 0);
   r.nccl_buffers = kNcclBufferBytes * comms;

@@ -187,9 +187,21 @@ struct RankMemory {
   double live_params = 0;
   // What may be on the GPU beyond the point estimate, depending on settings ftcost cannot see (the upper end
   // of the per-rank range adds it): ZeRO-3's prefetch up to stage3_max_live_parameters, FSDP's next-but-one
-  // unit in flight. `residue_term` names the largest.
+  // unit in flight, an fp32 reduce_dtype. `residue_term` names them, the largest first.
   double residue_high = 0;
   std::string residue_term;
+  // bitsandbytes' 4-bit quantization states (absmax, nested absmax) of every Linear4bit under a full-shard
+  // strategy: attributes of the module and of Params4bit, neither parameter nor buffer, so FSDP and ZeRO-3
+  // neither shard nor offload them (bitsandbytes @ 20e1677 nn/modules.py Params4bit._quantize,
+  // Linear4bit.forward's fix_4bit_weight_quant_state_from_module). What sharding and offload had removed of
+  // them from `weights`.
+  double quant_states = 0;
+  // gpt-oss's training expert loop (transformers @ 00d4b3d GptOssExperts.forward, self.training): every
+  // expert hit indexes the fused [E, H, 2I] / [E, I, H] parameters with a tensor, a copy of its slices that
+  // matmul saves for backward (one layer's worth under checkpointing); full fine-tuning adds index's
+  // backward, a zeros tensor of the whole fused parameter per expert, accumulated by the autograd engine.
+  // Unsharded.
+  double expert_copies = 0;
   double host_bytes = 0;             // host RAM per rank for offload
   double nvme_optimizer_bytes = 0;   // ZeRO-Infinity, per rank on NVMe: fp32 master, Adam states, fp32 grads
   double nvme_param_bytes = 0;       // ZeRO-Infinity, per rank on NVMe: 16-bit parameters beyond max_in_cpu
