@@ -217,6 +217,25 @@ TEST_CASE("GRPO chosen batch: lowered to whole groups, and the server's GPUs are
   CHECK(a.cost == doctest::Approx(a.hours * 6.0));
 }
 
+TEST_CASE("GRPO: a batch lowered to whole groups has its own memory, fraction and state") {
+  // Qwen2.5-7B LoRA beside vLLM (colocate, 0.3 of the H100): the largest batch that fits is lowered to a
+  // multiple of 8 completions; what the estimate reports is that batch's memory, not the larger one's
+  const Inputs in = test::inputs({{"model", "qwen2.5-7b"},
+                                  {"gpu", "h100-sxm5-80gb"},
+                                  {"method", "lora"},
+                                  {"seq", "256"},
+                                  {"objective", "grpo"},
+                                  {"generation", "vllm-colocate"}});
+  auto e = estimate(in, Database::embedded());
+  REQUIRE(e.ok());
+  CHECK(e->batch % 8 == 0);
+  const MemoryBreakdown at = memory_at(e->in, e->batch);
+  CHECK(e->memory.total() == doctest::Approx(at.total()));
+  const double usable = e->in.gpu.usable_bytes();
+  CHECK(e->memory_fraction == doctest::Approx(at.on_gpu(usable) / usable));
+  CHECK(e->memory_state == (at.resident() / usable > kTightMemoryFraction ? "tight" : "fits"));
+}
+
 TEST_CASE(
     "GRPO with the completions' lengths (completion_histogram): decode and padding to the longest of a "
     "batch") {

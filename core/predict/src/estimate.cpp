@@ -443,6 +443,20 @@ void memory_range(Estimate& e, double usable) {
                                  : std::string("a shorter sequence leaves headroom")));
 }
 
+// The memory at the chosen batch, its share of the usable memory and its state. Tight or not is what must fit
+// (paged optimizer states fill whatever room is left by design).
+void set_memory_at_batch(Estimate& e) {
+  const Inputs& in = e.in;
+  e.memory = memory_for_batch(in.model, in.workload, in.stack, std::max<std::int64_t>(e.batch, 0),
+                              e.max_batch.seq_len);
+  const double usable = in.gpu.usable_bytes();
+  e.memory_fraction = usable > 0 ? e.memory.on_gpu(usable) / usable : 0;
+  const double need = usable > 0 ? e.memory.resident() / usable : 0;
+  e.memory_state = e.batch <= 0 || e.batch > e.max_batch.batch ? "does_not_fit"
+                   : need > kTightMemoryFraction               ? "tight"
+                                                               : "fits";
+}
+
 // Memory: the largest batch, the batch used, its breakdown, state and range, and the warnings about fit.
 // Returns false when not even batch 1 fits (the estimate is then complete: memory at batch 1, no step).
 bool estimate_memory(Estimate& e) {
@@ -467,14 +481,9 @@ bool estimate_memory(Estimate& e) {
       e.batch = choose_fastest_batch(e, in.gpu.usable_bytes());
   }
   e.batch_choice.grad_accum = e.in.workload.grad_accum;
-  e.memory = memory_for_batch(m, w, in.stack, std::max<std::int64_t>(e.batch, 0), e.max_batch.seq_len);
+  set_memory_at_batch(e);
   const double usable = in.gpu.usable_bytes();
-  e.memory_fraction = usable > 0 ? e.memory.on_gpu(usable) / usable : 0;
-  // Tight or not is what must fit (paged optimizer states fill whatever room is left by design).
   const double need = usable > 0 ? e.memory.resident() / usable : 0;
-  e.memory_state = e.batch <= 0 || e.batch > e.max_batch.batch ? "does_not_fit"
-                   : need > kTightMemoryFraction               ? "tight"
-                                                               : "fits";
   // At "the largest batch that fits" the memory is full by construction: the state says "tight" there, and
   // the warning is for a batch the user chose.
   if (e.memory_state == "tight" && w.batch > 0)
@@ -753,7 +762,7 @@ Status grpo_batch(Estimate& e) {
                              " generations";
     e.batch = b;
   }
-  e.memory = memory_for_batch(e.in.model, w, e.in.stack, e.batch, e.max_batch.seq_len);
+  set_memory_at_batch(e);  // the lowered batch, or the larger grad-accum's gradients kept
   return Ok{};
 }
 
