@@ -54,6 +54,16 @@ TEST_CASE("FP8 all-gather: Llama-3.1-8B's linears gathered at 1 B per parameter,
   CHECK(b->time_s < a->time_s);
 }
 
+TEST_CASE("FP8 all-gather: the gathered units hold the float8 linears in FP8 (per-rank memory)") {
+  // FSDP's two units in flight (the running one and the prefetched next): one decoder layer of Llama-3.1-8B
+  // is 218,112,000 linear weights (+ its two norms, 8,192): 2 B each gathered in bf16, 1 B for the linears
+  // in FP8
+  const double layer_linears = 4096.0 * (4096 + 2 * 1024 + 4096) + 3.0 * 4096 * 14336;
+  const double layer = layer_linears + 2 * 4096;
+  CHECK(fsdp8("off").memory.gather_buffers == doctest::Approx(2 * 2 * layer));
+  CHECK(fsdp8("on").memory.gather_buffers == doctest::Approx(2 * (2 * layer - layer_linears)));
+}
+
 TEST_CASE("FP8 all-gather needs --fp8 tensorwise: rowwise (and off) are refused naming the flag") {
   auto in = resolve_request({{"model", "llama-3.1-8b"},
                              {"gpu", "h100-sxm5-80gb"},

@@ -62,6 +62,9 @@ RankMemory rank_memory(const Ctx& c, std::int64_t micro);
 std::int64_t max_micro(const Ctx& c, double usable);
 std::int64_t max_micro_upper(const Ctx& c, double usable, std::int64_t max_b);
 double max_seq_rank(const Ctx& c0, double usable);
+// torchao's FP8 all-gather (--fp8-all-gather, --fp8 tensorwise): what it saves of the weights in their dtype,
+// per replica: the parameter dtype less 1 B for every parameter of the float8 linears.
+double fp8_all_gather_saving(const ModelSpec& m, const Workload& w);
 
 // A collective of the step: `calls` calls of `bytes` each over `ranks` ranks, `time_s` in all, `overlap` its
 // overlap rule; the caller sets its exposed part (add() clamps it and derives the overlapped part).

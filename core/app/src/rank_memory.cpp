@@ -438,6 +438,20 @@ void add_fsdp_gradient_units(RankMemory& r, double unit, bool grads) {
 
 }  // namespace
 
+// torchao float8/fsdp_utils.py (@ 11ce6347) WeightWithDynamicFloat8CastTensor: fsdp_pre_all_gather returns
+// the FP8 `_data` (1 B per element) with the tensorwise scale as metadata, and fsdp_post_all_gather wraps the
+// gathered bytes in a Float8TrainingTensor: the unsharded weight of a float8 linear is FP8, for the forward's
+// and the backward's unshard alike. The float8 linears are those --fp8 converts (throughput.cpp: every linear
+// but the router and lm_head): attention (its biases and q/k norms, a few thousand parameters a layer,
+// counted with it), MLP and experts.
+double fp8_all_gather_saving(const ModelSpec& m, const Workload& w) {
+  if (!w.fp8_all_gather || w.fp8 != "tensorwise") return 0;
+  const ParamCounts pc = m.params();
+  const auto fp8 = static_cast<double>(pc.attention + pc.mlp + pc.experts + pc.shared_experts);
+  const double wbytes = w.precision == "fp32" ? 4.0 : 2.0;
+  return fp8 * (wbytes - 1.0);
+}
+
 RankMemory rank_memory(const Ctx& c, std::int64_t micro) {
   const Inputs& in = c.in;
   const Workload& w = in.workload;
@@ -525,8 +539,9 @@ RankMemory rank_memory(const Ctx& c, std::int64_t micro) {
       mb.trainable_params /= N;
       mb.autocast_copies /= N;
       // FSDP: the running unit, the prefetched next one and the root unit; ZeRO-3: the largest module
-      // (estimator's 4L) and the live-parameter cache
-      add_stage3_gathered(r, c, unit, root);
+      // (estimator's 4L) and the live-parameter cache. Under FSDP2's FP8 all-gather a unit's float8 linears
+      // arrive in FP8.
+      add_stage3_gathered(r, c, std::max(0.0, unit - fp8_all_gather_saving(c.m_eff, w) / layers), root);
     } else if (c.st == Strategy::fsdp_grad_op) {
       // SHARD_GRAD_OP keeps every unit unsharded from forward to backward.
       r.gather_buffers = mb.weights + mb.trainable_params;
