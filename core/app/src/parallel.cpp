@@ -223,6 +223,15 @@ void init_zero3(Ctx& c) {
   c.z3_mean_module = t.calls > 0 ? t.elems / t.calls : 0;
 }
 
+// NCCL's row of its tuning tables from the GPU's compute capability (tuning.cc compCapIndex: >= 10.0
+// Blackwell, >= 9.0 Hopper, >= 8.0 Ampere, else Volta); Ampere when the GPU file does not say.
+int nccl_arch_of(const GpuSpec& g) {
+  const auto cc = parse_compute_capability(g.compute_capability);
+  if (!cc) return 1;
+  const int v = cc->first * 10 + cc->second;
+  return v >= 100 ? 3 : v >= 90 ? 2 : v >= 80 ? 1 : 0;
+}
+
 // --parallel auto's order: a candidate whose per-rank upper end fits before one that may not fit, then the
 // faster first.
 bool upper_end_fits(const ParallelEstimate& e) { return e.memory_high <= e.usable_bytes; }
@@ -602,6 +611,7 @@ Result<ParallelEstimate> estimate_parallel_resolved(const Inputs& in, const Para
   if (one) return one_gpu(single, plan);
   if (plan.intra.kind == LinkKind::none && plan.gpus_per_node > 1)
     plan.intra = intra_node_link(in.gpu, plan.gpus_per_node, -1);
+  plan.nccl_arch = nccl_arch_of(in.gpu);
   if (!plan.choose) {
     if (plan.strategy == Strategy::single) plan.strategy = Strategy::ddp;
     FTCOST_TRY(first, evaluate(in, plan, single, db));

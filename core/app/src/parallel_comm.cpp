@@ -113,6 +113,7 @@ void Eval::comm_data_parallel() {
             group_collective_time_s(CollOp::all_reduce, eb / calls, std::max(1, gpn / deg), nodes, plan);
         CommItem it = comm_item("expert gradient all-reduce (DDP buckets)", CollOp::all_reduce, scope,
                                 R / deg, eb / calls, calls, one * calls, "during backward (DDP buckets)");
+        it.algorithm = algo(CollOp::all_reduce, eb / calls, std::max(1, gpn / deg), nodes);
         it.exposed_s = one + std::max(0.0, it.time_s - one - bwd_s);
         add(e, it);
       }
@@ -124,6 +125,7 @@ void Eval::comm_data_parallel() {
           comm_item("gradient all-reduce (DDP buckets)", CollOp::all_reduce,
                     g_nodes > 1 ? "hierarchical" : "intra-node", g_gpn * g_nodes, bytes / calls, calls,
                     one * calls, "during backward as buckets fill; the last bucket after it");
+      it.algorithm = algo(CollOp::all_reduce, bytes / calls, g_gpn, g_nodes);
       it.exposed_s = one + std::max(0.0, it.time_s - one - bwd_s);
       add(e, it);
     }
@@ -142,6 +144,7 @@ void Eval::comm_zero() {
     CommItem rs = comm_item("gradient reduce-scatter", CollOp::reduce_scatter, scope, static_cast<int>(n),
                             grad16 / std::max(1.0, std::ceil(grad16 / 2.0 / kZeroReduceBucketElems)),
                             rs_calls, rs_one * rs_calls, "");
+    rs.algorithm = algo(CollOp::reduce_scatter, rs.bytes, gpn, nodes);
     if (st == Strategy::zero3) {
       // One all-gather per fetched sub-module (zero3_fetch_modules) over all ranks; with hpZ the backward's
       // over the hpZ group, from the secondary partition.
@@ -155,12 +158,14 @@ void Eval::comm_zero() {
           comm_item("forward parameter all-gather (per sub-module, prefetch)", CollOp::all_gather, scope,
                     static_cast<int>(n), gather_bytes / std::max(1.0, calls), calls * accum, ag * accum,
                     "prefetched ahead of use along the recorded module trace (overlap_comm on for stage 3)");
+      f.algorithm = algo(CollOp::all_gather, f.bytes, gpn, nodes);
       f.exposed_s = accum * (first + std::max(0.0, ag - fwd_s));
       add(e, f);
       CommItem b =
           comm_item(bk.name, CollOp::all_gather, bk.intra ? "intra-node" : scope, bk.ranks,
                     gather_bytes / std::max(1.0, calls), calls * accum, bp.time_s * accum,
                     "prefetched ahead of use; with checkpointing the recompute's fetch serves the backward");
+      b.algorithm = bk.intra ? algo(CollOp::all_gather, b.bytes, bk.ranks, 1) : f.algorithm;
       const double bwd_comm = bp.time_s + rs_one * rs_calls / accum;
       b.exposed_s =
           accum * (bp.time_s / std::max(1.0, calls) + std::max(0.0, bwd_comm - bwd_s) * bp.time_s / bwd_comm);
@@ -178,6 +183,7 @@ void Eval::comm_zero() {
       const double ag = coll(CollOp::all_gather, pbytes);
       CommItem a = comm_item("updated parameter all-gather", CollOp::all_gather, scope, static_cast<int>(n),
                              pbytes, 1, ag, "after the optimizer step, exposed");
+      a.algorithm = algo(CollOp::all_gather, pbytes, gpn, nodes);
       a.exposed_s = ag;
       add(e, a);
     }
@@ -199,6 +205,7 @@ void Eval::comm_fsdp() {
     CommItem f = comm_item("forward parameter all-gather", CollOp::all_gather, sscope, sg_gpn * sg_nodes,
                            unit_bytes / layers, layers * accum, ag * accum,
                            "next unit's all-gather issued while the current unit computes");
+    f.algorithm = algo(CollOp::all_gather, f.bytes, sg_gpn, sg_nodes);
     f.exposed_s = accum * (ag / layers + std::max(0.0, ag - fwd_s));
     add(e, f);
     double bwd_comm = rs;
@@ -206,6 +213,7 @@ void Eval::comm_fsdp() {
       CommItem b = comm_item("backward parameter all-gather", CollOp::all_gather, sscope, sg_gpn * sg_nodes,
                              unit_bytes / layers, layers * accum, ag * accum,
                              "BACKWARD_PRE prefetch of the next unit");
+      b.algorithm = f.algorithm;
       bwd_comm += ag;
       b.exposed_s = accum * std::max(0.0, bwd_comm - bwd_s) * ag / bwd_comm;
       add(e, b);
@@ -213,6 +221,7 @@ void Eval::comm_fsdp() {
     CommItem r = comm_item("gradient reduce-scatter", CollOp::reduce_scatter, sscope, sg_gpn * sg_nodes,
                            grad_bytes / layers, layers * accum, rs * accum,
                            "per unit during backward; the last unit's after it");
+    r.algorithm = algo(CollOp::reduce_scatter, r.bytes, sg_gpn, sg_nodes);
     r.exposed_s = accum * (rs / layers + std::max(0.0, bwd_comm - bwd_s) * rs / std::max(bwd_comm, 1e-30));
     add(e, r);
     add_offloaded_param_copies(e, in.gpu, gather_bytes / (sg_gpn * sg_nodes), ag, fwd_s, bwd_comm, bwd_s,
@@ -223,6 +232,7 @@ void Eval::comm_fsdp() {
       CommItem h = comm_item("gradient shard all-reduce across nodes", CollOp::all_reduce, "inter-node",
                              nodes, shard / layers, layers * accum, ar * accum,
                              "after each unit's reduce-scatter, during backward");
+      h.algorithm = algo(CollOp::all_reduce, h.bytes, 1, nodes);
       h.exposed_s = accum * (ar / layers + std::max(0.0, ar - bwd_s));
       add(e, h);
     }
