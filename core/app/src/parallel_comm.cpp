@@ -87,7 +87,7 @@ void Eval::comm_setup() {
   ds_full = is_zero(st) && w.method == Method::full;
   grad16 = ds_full ? 2.0 * d(c.m_eff.params().total()) : grad_bytes;
   gather_bytes = full_mb.weights + full_mb.trainable_params;  // what FSDP/ZeRO-3 all-gathers
-  scope = nodes > 1 ? "hierarchical" : "intra-node";
+  scope = nodes > 1 ? "flat across nodes" : "intra-node";
 }
 
 // DDP-style gradient all-reduce (ddp, and the replicas of tp, ep and cp).
@@ -123,7 +123,7 @@ void Eval::comm_data_parallel() {
       const double one = group_collective_time_s(CollOp::all_reduce, bytes / calls, g_gpn, g_nodes, plan);
       CommItem it =
           comm_item("gradient all-reduce (DDP buckets)", CollOp::all_reduce,
-                    g_nodes > 1 ? "hierarchical" : "intra-node", g_gpn * g_nodes, bytes / calls, calls,
+                    g_nodes > 1 ? "flat across nodes" : "intra-node", g_gpn * g_nodes, bytes / calls, calls,
                     one * calls, "during backward as buckets fill; the last bucket after it");
       it.algorithm = algo(CollOp::all_reduce, bytes / calls, g_gpn, g_nodes);
       it.exposed_s = one + std::max(0.0, it.time_s - one - bwd_s);
@@ -198,7 +198,7 @@ void Eval::comm_fsdp() {
     auto scoll = [&](CollOp op, double bytes) {
       return group_collective_time_s(op, bytes, sg_gpn, sg_nodes, plan);
     };
-    const std::string sscope = sg_nodes > 1 ? "hierarchical" : "intra-node";
+    const std::string sscope = sg_nodes > 1 ? "flat across nodes" : "intra-node";
     const double unit_bytes = fsdp_gather_bytes(c.m_eff, w, gather_bytes);
     const double ag = scoll(CollOp::all_gather, unit_bytes);
     const double rs = scoll(CollOp::reduce_scatter, grad_bytes);

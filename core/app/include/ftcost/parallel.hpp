@@ -222,7 +222,7 @@ struct RankMemory {
 struct CommItem {
   std::string name;  // what it moves ("gradient all-reduce", "forward parameter all-gather", ...)
   CollOp op = CollOp::all_reduce;
-  std::string scope;  // "intra-node" | "inter-node" | "hierarchical" | "pcie-host"
+  std::string scope;  // "intra-node" | "inter-node" | "flat across nodes" | "pcie-host"
   int ranks = 0;
   double bytes = 0;   // nccl-tests size S of one call
   double calls = 0;   // per optimizer step
