@@ -1,5 +1,6 @@
 // NCCL's algorithm choice (core/app/src/parallel_nccl.cpp) against times counted by hand from NVIDIA/nccl
 // src/graph/tuning.cc @ 5067397c (docs/sources/parallel.md "NCCL's algorithm choice").
+#include "ftcost/node.hpp"
 #include "ftcost/parallel.hpp"
 
 #include <doctest/doctest.h>
@@ -70,4 +71,28 @@ TEST_CASE("NCCL's choice: NVLS serves small all-reduces on an H100 NVSwitch node
         doctest::Approx(25.0 + bytes / (1000.0 * 360.0 * 0.85 * 5.0 / 6.0 * 2.0 * 8.0 / 14.0)).epsilon(1e-9));
   p.nccl_arch = 1;
   CHECK(std::string(nccl_time(CollOp::all_reduce, bytes, 8, 1, p).algorithm) != "nvls");
+}
+
+TEST_CASE("a node's NICs: nics x nic_gbit / gpus must be gbit_per_gpu, the two go together") {
+  json doc = {{"schema", "ftcost.node/1"},
+              {"id", "x"},
+              {"name", "x"},
+              {"gpu", "a100-sxm4-80gb"},
+              {"gpus", 8},
+              {"intra_node", "nvswitch"},
+              {"network", {{"kind", "infiniband"}, {"gbit_per_gpu", 100}, {"nics", 4}, {"nic_gbit", 200}}},
+              {"sources", {"test"}}};
+  auto ok = parse_node(doc, "x.json");
+  REQUIRE(ok.ok());
+  CHECK(ok->nics == 4);
+  CHECK(ok->nic_gbit == 200);
+  doc["network"]["gbit_per_gpu"] = 200;
+  auto bad = parse_node(doc, "x.json");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().field == "network.gbit_per_gpu");
+  doc["network"]["gbit_per_gpu"] = 100;
+  doc["network"].erase("nic_gbit");
+  auto half = parse_node(doc, "x.json");
+  REQUIRE_FALSE(half.ok());
+  CHECK(half.error().field == "network.nic_gbit");
 }
