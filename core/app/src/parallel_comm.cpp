@@ -54,6 +54,68 @@ Zero3Pass zero3_gather_pass(const ModelSpec& m, double gather_bytes, int gpn, in
   return out;
 }
 
+// One ZeRO-3 pass along the module trace with DeepSpeed's prefetch depth: the exposed gather time.
+// partitioned_param_coordinator.py fetch_sub_module (@ edaa722): for module i it waits for i's parameters
+// (all-gathered on demand when not prefetched), then pops the trace and issues all-gathers of the next
+// parameters not yet fetched until numel_prefetching reaches stage3_prefetch_bucket_size (at least one: the
+// loop tests the count before adding); the gathers run in issue order on one all-gather stream. A module
+// larger than the bucket is therefore fetched one module ahead: its gather hides only behind the compute of
+// the module before it. The trace: the embedding, the layers' fetched sub-modules in order
+// (zero3_fetch_modules' groups, each layer's share), the lm_head. assumed: the pass's compute is spread over
+// the modules in proportion to their elements (the linears' FLOPs are; attention's and the norms' follow
+// them); stage3_max_live_parameters does not bind before the bucket (1e9 elements by default).
+struct TraceModule {
+  double elems = 0, gather_s = 0;
+};
+std::vector<TraceModule> zero3_trace(const ModelSpec& m, double gather_bytes, int gpn, int nodes,
+                                     const ParallelPlan& p) {
+  const std::vector<FetchModules> mods = zero3_fetch_modules(m);
+  const double total = zero3_fetch_totals(mods).elems;
+  const auto layers = std::max<std::int64_t>(1, m.layers());
+  std::vector<TraceModule> head, layer, tail;
+  for (const auto& fm : mods) {
+    const TraceModule t{d(fm.elems),
+                        group_collective_time_s(CollOp::all_gather, d(fm.elems) * gather_bytes / total, gpn, nodes, p)};
+    if (fm.count < layers) {
+      std::vector<TraceModule>& edge = head.empty() ? head : tail;
+      edge.insert(edge.end(), static_cast<std::size_t>(fm.count), t);
+    } else {
+      layer.insert(layer.end(), static_cast<std::size_t>(fm.count / layers), t);
+    }
+  }
+  std::vector<TraceModule> out = head;
+  for (std::int64_t l = 0; l < layers; ++l) out.insert(out.end(), layer.begin(), layer.end());
+  out.insert(out.end(), tail.begin(), tail.end());
+  return out;
+}
+
+// The exposed time of one pass over `trace` (forward order, or reversed for the backward) with `compute_s`
+// spread over its modules, and `bucket` the prefetch bucket in elements.
+double zero3_pass_exposed(const std::vector<TraceModule>& trace, bool reverse, double compute_s, double bucket) {
+  const std::size_t n = trace.size();
+  double elems = 0;
+  for (const auto& t : trace) elems += t.elems;
+  if (n == 0 || elems <= 0) return 0;
+  const auto at = [&](std::size_t i) -> const TraceModule& { return trace[reverse ? n - 1 - i : i]; };
+  std::vector<double> done(n, 0);
+  std::size_t issued = 0;  // modules [0, issued) have their gathers issued
+  double now = 0, stream = 0;
+  const auto issue = [&](std::size_t i) {
+    stream = std::max(now, stream) + at(i).gather_s;
+    done[i] = stream;
+  };
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i >= issued) issue(issued++);
+    now = std::max(now, done[i]);
+    for (double fresh = 0; issued < n && fresh < bucket; ++issued) {
+      fresh += at(issued).elems;
+      issue(issued);
+    }
+    now += compute_s * at(i).elems / elems;
+  }
+  return now - compute_s;
+}
+
 // The backward's ZeRO-3 gathers: over all ranks as the forward's, or with hpZ (zero_hpz_partition_size > 1)
 // over the hpZ group from the secondary partition (partition_parameters.py all_gather_coalesced:
 // use_secondary_tensor, num_ranks_in_param_group @ edaa722).
@@ -62,16 +124,22 @@ struct Zero3Backward {
   std::string name;
   int ranks = 0;
   bool intra = false;
+  int gpn = 1, nodes = 1;  // the group the backward gathers over
 };
 Zero3Backward zero3_backward_gathers(const ModelSpec& m, double gather_bytes, const ParallelPlan& p,
                                      const Zero3Pass& forward) {
   const int group = std::min(std::max(1, p.zero3.hpz_partition_size), p.ranks());
   if (group <= 1)
-    return {forward, "backward parameter all-gather (per sub-module, prefetch)", p.ranks(), false};
+    return {forward, "backward parameter all-gather (per sub-module, prefetch)", p.ranks(), false,
+            p.gpus_per_node, p.nodes};
   const int gpn = std::min(group, p.gpus_per_node);
-  return {zero3_gather_pass(m, gather_bytes, gpn, std::max(1, group / p.gpus_per_node), p),
-          "backward parameter all-gather (hpZ secondary partition, prefetch)", group,
-          group <= p.gpus_per_node};
+  const int nodes = std::max(1, group / p.gpus_per_node);
+  return {zero3_gather_pass(m, gather_bytes, gpn, nodes, p),
+          "backward parameter all-gather (hpZ secondary partition, prefetch)",
+          group,
+          group <= p.gpus_per_node,
+          gpn,
+          nodes};
 }
 
 }  // namespace
@@ -153,13 +221,15 @@ void Eval::comm_zero() {
       const Zero3Pass& bp = bk.pass;
       const double ag = fp.time_s;
       const double calls = fp.calls;
-      const double first = ag / std::max(1.0, calls);  // the first module of a pass waits for its gather
       CommItem f =
           comm_item("forward parameter all-gather (per sub-module, prefetch)", CollOp::all_gather, scope,
                     static_cast<int>(n), gather_bytes / std::max(1.0, calls), calls * accum, ag * accum,
                     "prefetched ahead of use along the recorded module trace (overlap_comm on for stage 3)");
       f.algorithm = algo(CollOp::all_gather, f.bytes, gpn, nodes);
-      f.exposed_s = accum * (first + std::max(0.0, ag - fwd_s));
+      const double bucket = plan.zero3.prefetch_elems(c.m_eff);
+      f.exposed_s = accum * zero3_pass_exposed(zero3_trace(c.m_eff, gather_bytes, gpn, nodes, plan), false, fwd_s,
+                                               bucket);
+      f.overlap += "; one bucket ahead (stage3_prefetch_bucket_size)";
       add(e, f);
       CommItem b =
           comm_item(bk.name, CollOp::all_gather, bk.intra ? "intra-node" : scope, bk.ranks,
@@ -167,8 +237,10 @@ void Eval::comm_zero() {
                     "prefetched ahead of use; with checkpointing the recompute's fetch serves the backward");
       b.algorithm = bk.intra ? algo(CollOp::all_gather, b.bytes, bk.ranks, 1) : f.algorithm;
       const double bwd_comm = bp.time_s + rs_one * rs_calls / accum;
-      b.exposed_s =
-          accum * (bp.time_s / std::max(1.0, calls) + std::max(0.0, bwd_comm - bwd_s) * bp.time_s / bwd_comm);
+      const double depth = zero3_pass_exposed(zero3_trace(c.m_eff, gather_bytes, bk.gpn, bk.nodes, plan), true,
+                                              bwd_s, bucket);
+      b.exposed_s = accum * std::max(depth, bp.time_s / std::max(1.0, calls) +
+                                                std::max(0.0, bwd_comm - bwd_s) * bp.time_s / bwd_comm);
       rs.overlap = "overlapped with backward (overlap_comm)";
       rs.exposed_s =
           accum * std::max(0.0, bwd_comm - bwd_s) * (rs_one * rs_calls / accum) / bwd_comm + rs_one;
