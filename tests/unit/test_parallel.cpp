@@ -609,10 +609,10 @@ TEST_CASE("offloaded parameters cross PCIe to the GPU before every all-gather (F
   z3.offload = Offload::optimizer;
   CHECK(copies(run(f, z3)) == nullptr);
   // FSDP's offload steps torch's AdamW on the host shards, ZeRO-3's DeepSpeed's CPUAdam. Host memory per
-  // parameter, counted from the code: CPUAdam 7 passes of fp32 (28 B); torch fused 7 passes, foreach / for-loop
-  // 20 passes (torch/optim/adam.py _single_tensor_adam's tensor ops), of the parameters' dtype (fp32 with
-  // adamw-mixed, else the 16-bit compute dtype). The node's 8 ranks step at once on the assumed host memory
-  // (204.8 GB/s x 0.7); the compute rate (assumed 1e9 params/s per rank) caps each.
+  // parameter, counted from the code: CPUAdam 7 passes of fp32 (28 B); torch fused 7 passes, foreach /
+  // for-loop 20 passes (torch/optim/adam.py _single_tensor_adam's tensor ops), of the parameters' dtype (fp32
+  // with adamw-mixed, else the 16-bit compute dtype). The node's 8 ranks step at once on the assumed host
+  // memory (204.8 GB/s x 0.7); the compute rate (assumed 1e9 params/s per rank) caps each.
   ParallelPlan fs = plan(8, 1, Strategy::fsdp);
   fs.offload = Offload::params;
   z3.offload = Offload::params;

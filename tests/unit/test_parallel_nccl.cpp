@@ -36,8 +36,9 @@ TEST_CASE("NCCL's choice: 1 GiB all-gather on 8 A100s is ring/Simple, time count
 
 TEST_CASE("NCCL's choice: a 64 KiB all-reduce on 8 A100s is ring/LL (latency-bound)") {
   // ring LL: latency 6.6 + 14 x 0.6 = 15.0 us, bandwidth min(87.7, 240 x 0.5) x 8/14 = 50.114 GB/s:
-  // 15.0 + 65536 / 50114.3 = 16.308 us. Tree LL: 6.8 + 2 x 7 x 0.6 = 15.2 us, bandwidth min(min(220.8, 6 x 24) /
-  // 3.8, 87.7) x 0.5 x 0.6 (treeCorrectionFactor[LL][10]) = 11.37 GB/s: 20.96 us. Ring Simple: 56 us of latency.
+  // 15.0 + 65536 / 50114.3 = 16.308 us. Tree LL: 6.8 + 2 x 7 x 0.6 = 15.2 us, bandwidth min(min(220.8, 6 x
+  // 24) / 3.8, 87.7) x 0.5 x 0.6 (treeCorrectionFactor[LL][10]) = 11.37 GB/s: 20.96 us. Ring Simple: 56 us of
+  // latency.
   const NcclTime t = nccl_time(CollOp::all_reduce, 65536.0, 8, 1, a100_plan());
   CHECK(std::string(t.algorithm) == "ring");
   CHECK(std::string(t.protocol) == "LL");
@@ -45,7 +46,8 @@ TEST_CASE("NCCL's choice: a 64 KiB all-reduce on 8 A100s is ring/LL (latency-bou
 }
 
 TEST_CASE("NCCL's choice: a flat all-gather over 4 nodes x 8 A100s is bound by the node's NICs") {
-  // bus bandwidth min(240, 8 x 21.25 = 170) = 170 GB/s; ring over 32 ranks: latency 8.4 + 28 x max(3.4, 3 x 1.0)
+  // bus bandwidth min(240, 8 x 21.25 = 170) = 170 GB/s; ring over 32 ranks: latency 8.4 + 28 x max(3.4, 3
+  // x 1.0)
   // + 3 x 14 = 145.6 us; (N-1)/N of the data through the NICs: 2^30 / (1000 x 170 x 32/31) us.
   ParallelPlan p = a100_plan();
   const NcclTime t = nccl_time(CollOp::all_gather, 1073741824.0, 8, 4, p);
@@ -53,7 +55,8 @@ TEST_CASE("NCCL's choice: a flat all-gather over 4 nodes x 8 A100s is bound by t
   CHECK(std::string(t.protocol) == "Simple");
   CHECK(t.network_bound);
   CHECK(t.busbw_gbps == doctest::Approx(170.0));
-  CHECK(t.time_s * 1e6 == doctest::Approx(145.6 + 1073741824.0 / (1000.0 * 170.0 * 32.0 / 31.0)).epsilon(1e-9));
+  CHECK(t.time_s * 1e6 ==
+        doctest::Approx(145.6 + 1073741824.0 / (1000.0 * 170.0 * 32.0 / 31.0)).epsilon(1e-9));
   CHECK(nccl_label(t) == "ring/Simple, network-bound");
   // group_collective_time_s is NCCL's choice for the data-parallel collectives
   CHECK(group_collective_time_s(CollOp::all_gather, 1073741824.0, 8, 4, p) == doctest::Approx(t.time_s));
@@ -63,7 +66,8 @@ TEST_CASE("NCCL's choice: NVLS serves small all-reduces on an H100 NVSwitch node
   ParallelPlan p = a100_plan();
   p.intra.busbw_gbps = 360;
   p.nccl_arch = 2;  // Hopper: nvlsEfficiency 0.85
-  // NVLS latency 25 us (hwLatencies NVLINK NVLS Simple); algorithm bandwidth 360 x 0.85 x 5/6 x 2 x 8/14 GB/s.
+  // NVLS latency 25 us (hwLatencies NVLINK NVLS Simple); algorithm bandwidth 360 x 0.85 x 5/6 x 2 x 8/14
+  // GB/s.
   const double bytes = 256.0 * 1048576.0;
   const NcclTime h = nccl_time(CollOp::all_reduce, bytes, 8, 1, p);
   CHECK(std::string(h.algorithm) == "nvls");

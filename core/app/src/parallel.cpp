@@ -259,8 +259,9 @@ std::string largest_collective_note(const ParallelEstimate& e) {
   const bool net = big->algorithm.find("network-bound") != std::string::npos;
   const std::string link = net ? std::string("the node's NICs (") + link_kind_name(e.plan.inter.kind) + ")"
                                : std::string(link_kind_name(e.plan.intra.kind));
-  return "; largest collective: " + big->name + ", NCCL " + big->algorithm.substr(0, big->algorithm.find(',')) +
-         " over " + link + ", " + json(std::round(big->exposed_s * 1000) / 1000).dump() + " s exposed of " +
+  return "; largest collective: " + big->name + ", NCCL " +
+         big->algorithm.substr(0, big->algorithm.find(',')) + " over " + link + ", " +
+         json(std::round(big->exposed_s * 1000) / 1000).dump() + " s exposed of " +
          json(std::round(big->time_s * 1000) / 1000).dump();
 }
 

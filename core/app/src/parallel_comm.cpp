@@ -74,8 +74,9 @@ std::vector<TraceModule> zero3_trace(const ModelSpec& m, double gather_bytes, in
   const auto layers = std::max<std::int64_t>(1, m.layers());
   std::vector<TraceModule> head, layer, tail;
   for (const auto& fm : mods) {
-    const TraceModule t{d(fm.elems),
-                        group_collective_time_s(CollOp::all_gather, d(fm.elems) * gather_bytes / total, gpn, nodes, p)};
+    const TraceModule t{
+        d(fm.elems),
+        group_collective_time_s(CollOp::all_gather, d(fm.elems) * gather_bytes / total, gpn, nodes, p)};
     if (fm.count < layers) {
       std::vector<TraceModule>& edge = head.empty() ? head : tail;
       edge.insert(edge.end(), static_cast<std::size_t>(fm.count), t);
@@ -91,7 +92,8 @@ std::vector<TraceModule> zero3_trace(const ModelSpec& m, double gather_bytes, in
 
 // The exposed time of one pass over `trace` (forward order, or reversed for the backward) with `compute_s`
 // spread over its modules, and `bucket` the prefetch bucket in elements.
-double zero3_pass_exposed(const std::vector<TraceModule>& trace, bool reverse, double compute_s, double bucket) {
+double zero3_pass_exposed(const std::vector<TraceModule>& trace, bool reverse, double compute_s,
+                          double bucket) {
   const std::size_t n = trace.size();
   double elems = 0;
   for (const auto& t : trace) elems += t.elems;
@@ -130,7 +132,8 @@ Zero3Backward zero3_backward_gathers(const ModelSpec& m, double gather_bytes, co
                                      const Zero3Pass& forward) {
   const int group = std::min(std::max(1, p.zero3.hpz_partition_size), p.ranks());
   if (group <= 1)
-    return {forward, "backward parameter all-gather (per sub-module, prefetch)", p.ranks(), false,
+    return {forward,         "backward parameter all-gather (per sub-module, prefetch)",
+            p.ranks(),       false,
             p.gpus_per_node, p.nodes};
   const int gpn = std::min(group, p.gpus_per_node);
   const int nodes = std::max(1, group / p.gpus_per_node);
@@ -227,8 +230,8 @@ void Eval::comm_zero() {
                     "prefetched ahead of use along the recorded module trace (overlap_comm on for stage 3)");
       f.algorithm = algo(CollOp::all_gather, f.bytes, gpn, nodes);
       const double bucket = plan.zero3.prefetch_elems(c.m_eff);
-      f.exposed_s = accum * zero3_pass_exposed(zero3_trace(c.m_eff, gather_bytes, gpn, nodes, plan), false, fwd_s,
-                                               bucket);
+      f.exposed_s = accum * zero3_pass_exposed(zero3_trace(c.m_eff, gather_bytes, gpn, nodes, plan), false,
+                                               fwd_s, bucket);
       f.overlap += "; one bucket ahead (stage3_prefetch_bucket_size)";
       add(e, f);
       CommItem b =
@@ -237,8 +240,8 @@ void Eval::comm_zero() {
                     "prefetched ahead of use; with checkpointing the recompute's fetch serves the backward");
       b.algorithm = bk.intra ? algo(CollOp::all_gather, b.bytes, bk.ranks, 1) : f.algorithm;
       const double bwd_comm = bp.time_s + rs_one * rs_calls / accum;
-      const double depth = zero3_pass_exposed(zero3_trace(c.m_eff, gather_bytes, bk.gpn, bk.nodes, plan), true,
-                                              bwd_s, bucket);
+      const double depth =
+          zero3_pass_exposed(zero3_trace(c.m_eff, gather_bytes, bk.gpn, bk.nodes, plan), true, bwd_s, bucket);
       b.exposed_s = accum * std::max(depth, bp.time_s / std::max(1.0, calls) +
                                                 std::max(0.0, bwd_comm - bwd_s) * bp.time_s / bwd_comm);
       rs.overlap = "overlapped with backward (overlap_comm)";

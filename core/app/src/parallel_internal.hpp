@@ -67,7 +67,7 @@ double max_seq_rank(const Ctx& c0, double usable);
 // overlap rule; the caller sets its exposed part (add() clamps it and derives the overlapped part).
 inline CommItem comm_item(std::string name, CollOp op, std::string scope, int ranks, double bytes,
                           double calls, double time_s, std::string overlap) {
-  return CommItem{std::move(name),   op, std::move(scope), ranks, bytes, calls, time_s, 0, 0,
+  return CommItem{std::move(name),    op, std::move(scope), ranks, bytes, calls, time_s, 0, 0,
                   std::move(overlap), ""};
 }
 

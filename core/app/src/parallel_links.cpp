@@ -251,8 +251,9 @@ double collective_time_s(CollOp op, double bytes, int ranks, const Link& link,
 namespace {
 // A measured curve for (op, ranks) was given.
 bool has_curve(CollOp op, int ranks, const std::vector<CollectivePoint>& curves) {
-  return std::any_of(curves.begin(), curves.end(),
-                     [&](const CollectivePoint& c) { return c.op == op && c.ranks == ranks && c.busbw_gbps > 0; });
+  return std::any_of(curves.begin(), curves.end(), [&](const CollectivePoint& c) {
+    return c.op == op && c.ranks == ranks && c.busbw_gbps > 0;
+  });
 }
 }  // namespace
 
@@ -266,10 +267,13 @@ double group_collective_time_s(CollOp op, double bytes, int gpus_per_node, int n
     return nccl_time(op, bytes, gpn, nodes, p).time_s;
   }
   if (nodes <= 1) return collective_time_s(op, bytes, gpn, p.intra, p.collectives);
-  if (gpn <= 1 || op == CollOp::send_recv) return collective_time_s(op, bytes, std::max(2, nodes), p.inter, none);
-  // all-to-all: each rank sends S/n to every rank: (nodes-1)/nodes of S leaves the node on the GPU's NIC share.
+  if (gpn <= 1 || op == CollOp::send_recv)
+    return collective_time_s(op, bytes, std::max(2, nodes), p.inter, none);
+  // all-to-all: each rank sends S/n to every rank: (nodes-1)/nodes of S leaves the node on the GPU's NIC
+  // share.
   const auto n = static_cast<double>(gpn * nodes);
-  const double inter = p.inter.busbw_gbps > 0 ? bytes * (nodes - 1.0) / nodes / (p.inter.busbw_gbps * 1e9) : 0;
+  const double inter =
+      p.inter.busbw_gbps > 0 ? bytes * (nodes - 1.0) / nodes / (p.inter.busbw_gbps * 1e9) : 0;
   const double intra = collective_time_s(CollOp::all_to_all, bytes * gpn / n, gpn, p.intra, p.collectives);
   return p.inter.latency_us * 1e-6 + inter + intra;
 }

@@ -23,7 +23,8 @@ enum Hw { kNvlink = 0, kPci = 1, kNet = 2 };
 using Row3 = std::array<double, 3>;
 
 // code: tuning.cc ncclTunerConstantsDefaults.baseLatencies (us; LL, LL128, Simple): Tree, Ring, NVLS, PAT.
-constexpr std::array<Row3, kAlgos> kBaseLat = {{{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}, {8.0, 8.0, 8.0}}};
+constexpr std::array<Row3, kAlgos> kBaseLat = {
+    {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}, {8.0, 8.0, 8.0}}};
 // code: tuning.cc hwLatencies [NVLINK, PCI, NET][Tree, Ring, NVLS, PAT] (us; LL, LL128, Simple).
 constexpr std::array<std::array<Row3, kAlgos>, 3> kHwLat = {{
     {{{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 25}, {0, 0, 4.0}}},
@@ -33,13 +34,13 @@ constexpr std::array<std::array<Row3, kAlgos>, 3> kHwLat = {{
 // code: tuning.cc llMaxBws [Volta, Ampere, Hopper, Blackwell on one node; row 0 (Intel host) across nodes]
 // [1 node, 2 nodes, more]; perChMaxRingLL128Bws, perChMaxTreeLL128Bws, perChMaxTreeBws [arch][nodes];
 // nvlsEfficiency [arch].
-constexpr std::array<Row3, 4> kLlMaxBw = {{{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0},
-                                            {282.0, 90.0, 70.0}}};
+constexpr std::array<Row3, 4> kLlMaxBw = {
+    {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {282.0, 90.0, 70.0}}};
 constexpr std::array<double, 4> kRingLL128PerCh = {20.0, 20.0, 36.7, 40.0};
-constexpr std::array<Row3, 4> kTreeLL128PerCh = {{{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0},
-                                                  {55.6, 31.67, 20.0}}};
-constexpr std::array<Row3, 4> kTreePerCh = {{{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0},
-                                             {70.0, 42.8, 24.0}}};
+constexpr std::array<Row3, 4> kTreeLL128PerCh = {
+    {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}}};
+constexpr std::array<Row3, 4> kTreePerCh = {
+    {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}}};
 constexpr std::array<double, 4> kNvlsEfficiency = {0.0, 0.0, 0.85, 0.74};
 // code: tuning.cc treeCorrectionFactor [protocol][log2(bytes / 64)], all-reduce's tree only.
 constexpr std::array<std::array<double, 24>, 3> kTreeCorrection = {{
@@ -75,8 +76,8 @@ bool enabled(const Comm& c, int a, int p) {
   // NVLS: Simple only, NVSwitch with multicast (Hopper and later), one node (NVLS across nodes needs
   // CollNet, off by default), at least 2 channels; all-gather / reduce-scatter up to NCCL_MAX_NVLS_ARITY 32.
   if (a == kNvls)
-    return p == kSimple && c.nvswitch && kNvlsEfficiency[static_cast<std::size_t>(c.arch)] > 0 && c.nodes == 1 &&
-           c.channels >= 2 && (ar || c.ranks <= 32);
+    return p == kSimple && c.nvswitch && kNvlsEfficiency[static_cast<std::size_t>(c.arch)] > 0 &&
+           c.nodes == 1 && c.channels >= 2 && (ar || c.ranks <= 32);
   // LL128 on NVLink paths only (tuning.cc: typeIntra <= PATH_NVB).
   return p != kLL128 || c.nvlink;
 }
@@ -110,13 +111,16 @@ double algo_lat(const Comm& c, int a, int p) {
   const auto pp = static_cast<std::size_t>(p);
   const std::size_t intra_hw = c.nvlink ? kNvlink : kPci;
   double intra = kHwLat[intra_hw][ap][pp];
-  const double inter = kHwLat[kNet][c.ppn == 1 ? std::size_t{kTree} : ap][pp];  // graph latencyInter: 0 (assumed)
+  const double inter =
+      kHwLat[kNet][c.ppn == 1 ? std::size_t{kTree} : ap][pp];  // graph latencyInter: 0 (assumed)
   const double log_nodes = std::floor(std::log2(std::max(1, c.nodes)));
   if (a == kNvls) return intra;
   if (a == kTree) return kBaseLat[ap][pp] + 2 * ((c.ppn - 1) * intra + log_nodes * inter);
   if (a == kPat) return kBaseLat[ap][pp] + log_nodes * (inter / 3.5) + c.ranks * 2.8;
   if (c.nodes > 1) intra = std::max(intra, kNetOverheadUs * (p == kSimple ? 3 : 1));
-  const double inter_steps = c.nodes == 1 ? 0 : c.op == CollOp::all_reduce ? 2.0 * (c.nodes - 1) : c.nodes - 1;
+  const double inter_steps = c.nodes == 1                 ? 0
+                             : c.op == CollOp::all_reduce ? 2.0 * (c.nodes - 1)
+                                                          : c.nodes - 1;
   return kBaseLat[ap][pp] + (nsteps(c) - inter_steps) * intra + inter_steps * inter;
 }
 
@@ -138,8 +142,17 @@ double algo_time(const Comm& c, int a, int p, double bytes) {
 }
 
 Comm make_comm(CollOp op, int gpn, int nodes, const ParallelPlan& p) {
-  Comm c{op, gpn * nodes, nodes, std::clamp(p.nccl_arch, 0, 3), nodes <= 2 ? nodes - 1 : 2,
-         static_cast<double>(gpn), p.intra.busbw_gbps, 2, false, false, false};
+  Comm c{op,
+         gpn * nodes,
+         nodes,
+         std::clamp(p.nccl_arch, 0, 3),
+         nodes <= 2 ? nodes - 1 : 2,
+         static_cast<double>(gpn),
+         p.intra.busbw_gbps,
+         2,
+         false,
+         false,
+         false};
   const bool nvl = p.intra.kind == LinkKind::nvswitch || p.intra.kind == LinkKind::nvlink_bridge;
   c.nvlink = gpn > 1 && nvl;
   c.nvswitch = gpn > 1 && p.intra.kind == LinkKind::nvswitch;

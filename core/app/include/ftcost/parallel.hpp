@@ -153,8 +153,8 @@ struct NcclTime {
 NcclTime nccl_time(CollOp op, double bytes, int gpus_per_node, int nodes, const ParallelPlan& p);
 // "ring/Simple" or "ring/Simple, network-bound" (nccl_time's choice, for a communication item).
 std::string nccl_label(const NcclTime& t);
-// Over gpus_per_node x nodes: NCCL's choice (nccl_time) for all-reduce, all-gather and reduce-scatter; measured
-// curves on one node win; all-to-all and send/recv on the link model.
+// Over gpus_per_node x nodes: NCCL's choice (nccl_time) for all-reduce, all-gather and reduce-scatter;
+// measured curves on one node win; all-to-all and send/recv on the link model.
 double group_collective_time_s(CollOp op, double bytes, int gpus_per_node, int nodes, const ParallelPlan& p);
 
 // DeepSpeed's estimators, as written in deepspeed/runtime/zero/stage_1_and_2.py and stage3.py
@@ -229,7 +229,7 @@ struct CommItem {
   double time_s = 0;  // total per optimizer step
   double overlapped_s = 0;
   double exposed_s = 0;
-  std::string overlap;  // how the strategy overlaps it (the code fact, short)
+  std::string overlap;    // how the strategy overlaps it (the code fact, short)
   std::string algorithm;  // NCCL's choice for one call ("ring/Simple", "tree/LL", "nvls/Simple"; bound)
 };
 
