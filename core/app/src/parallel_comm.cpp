@@ -72,7 +72,9 @@ std::vector<TraceModule> zero3_trace(const ModelSpec& m, double gather_bytes, in
   const std::vector<FetchModules> mods = zero3_fetch_modules(m);
   const double total = zero3_fetch_totals(mods).elems;
   const auto layers = std::max<std::int64_t>(1, m.layers());
-  std::vector<TraceModule> head, layer, tail;
+  std::vector<TraceModule> head;
+  std::vector<TraceModule> layer;
+  std::vector<TraceModule> tail;
   for (const auto& fm : mods) {
     const TraceModule t{
         d(fm.elems),
@@ -101,7 +103,8 @@ double zero3_pass_exposed(const std::vector<TraceModule>& trace, bool reverse, d
   const auto at = [&](std::size_t i) -> const TraceModule& { return trace[reverse ? n - 1 - i : i]; };
   std::vector<double> done(n, 0);
   std::size_t issued = 0;  // modules [0, issued) have their gathers issued
-  double now = 0, stream = 0;
+  double now = 0;          // the compute stream
+  double stream = 0;       // the all-gather stream
   const auto issue = [&](std::size_t i) {
     stream = std::max(now, stream) + at(i).gather_s;
     done[i] = stream;
