@@ -64,61 +64,74 @@ Zero3Pass zero3_gather_pass(const ModelSpec& m, double gather_bytes, int gpn, in
 // (zero3_fetch_modules' groups, each layer's share), the lm_head. assumed: the pass's compute is spread over
 // the modules in proportion to their elements (the linears' FLOPs are; attention's and the norms' follow
 // them); stage3_max_live_parameters does not bind before the bucket (1e9 elements by default).
+// The layers repeat, so a pass is played over the head, k layers and the tail, and the layers beyond k add
+// the last layer's exposed time each (the streams' lag is periodic once the prefetch fills; k = 2).
 struct TraceModule {
   double elems = 0, gather_s = 0;
 };
-std::vector<TraceModule> zero3_trace(const ModelSpec& m, double gather_bytes, int gpn, int nodes,
-                                     const ParallelPlan& p) {
+struct Zero3Trace {
+  std::vector<TraceModule> head, layer, tail;
+  std::int64_t layers = 1;
+  double elems = 0;  // the whole pass's
+};
+Zero3Trace zero3_trace(const ModelSpec& m, double gather_bytes, int gpn, int nodes, const ParallelPlan& p) {
   const std::vector<FetchModules> mods = zero3_fetch_modules(m);
-  const double total = zero3_fetch_totals(mods).elems;
-  const auto layers = std::max<std::int64_t>(1, m.layers());
-  std::vector<TraceModule> head;
-  std::vector<TraceModule> layer;
-  std::vector<TraceModule> tail;
+  Zero3Trace t;
+  t.elems = zero3_fetch_totals(mods).elems;
+  t.layers = std::max<std::int64_t>(1, m.layers());
   for (const auto& fm : mods) {
-    const TraceModule t{
+    const TraceModule one{
         d(fm.elems),
-        group_collective_time_s(CollOp::all_gather, d(fm.elems) * gather_bytes / total, gpn, nodes, p)};
-    if (fm.count < layers) {
-      std::vector<TraceModule>& edge = head.empty() ? head : tail;
-      edge.insert(edge.end(), static_cast<std::size_t>(fm.count), t);
+        group_collective_time_s(CollOp::all_gather, d(fm.elems) * gather_bytes / t.elems, gpn, nodes, p)};
+    if (fm.count < t.layers) {
+      std::vector<TraceModule>& edge = t.head.empty() ? t.head : t.tail;
+      edge.insert(edge.end(), static_cast<std::size_t>(fm.count), one);
     } else {
-      layer.insert(layer.end(), static_cast<std::size_t>(fm.count / layers), t);
+      t.layer.insert(t.layer.end(), static_cast<std::size_t>(fm.count / t.layers), one);
     }
   }
-  std::vector<TraceModule> out = head;
-  for (std::int64_t l = 0; l < layers; ++l) out.insert(out.end(), layer.begin(), layer.end());
-  out.insert(out.end(), tail.begin(), tail.end());
-  return out;
+  return t;
 }
 
-// The exposed time of one pass over `trace` (forward order, or reversed for the backward) with `compute_s`
-// spread over its modules, and `bucket` the prefetch bucket in elements.
-double zero3_pass_exposed(const std::vector<TraceModule>& trace, bool reverse, double compute_s,
-                          double bucket) {
-  const std::size_t n = trace.size();
-  double elems = 0;
-  for (const auto& t : trace) elems += t.elems;
-  if (n == 0 || elems <= 0) return 0;
-  const auto at = [&](std::size_t i) -> const TraceModule& { return trace[reverse ? n - 1 - i : i]; };
+// The exposed time of the pass over the head, `k` layers and the tail (reversed for the backward), at
+// `s_per_elem` seconds of compute per element, with `bucket` the prefetch bucket in elements.
+double zero3_play(const Zero3Trace& t, std::int64_t k, bool reverse, double s_per_elem, double bucket) {
+  std::vector<TraceModule> seq = t.head;
+  for (std::int64_t l = 0; l < k; ++l) seq.insert(seq.end(), t.layer.begin(), t.layer.end());
+  seq.insert(seq.end(), t.tail.begin(), t.tail.end());
+  if (reverse) std::reverse(seq.begin(), seq.end());
+  const std::size_t n = seq.size();
   std::vector<double> done(n, 0);
   std::size_t issued = 0;  // modules [0, issued) have their gathers issued
   double now = 0;          // the compute stream
   double stream = 0;       // the all-gather stream
+  double compute = 0;
   const auto issue = [&](std::size_t i) {
-    stream = std::max(now, stream) + at(i).gather_s;
+    stream = std::max(now, stream) + seq[i].gather_s;
     done[i] = stream;
   };
   for (std::size_t i = 0; i < n; ++i) {
     if (i >= issued) issue(issued++);
     now = std::max(now, done[i]);
     for (double fresh = 0; issued < n && fresh < bucket; ++issued) {
-      fresh += at(issued).elems;
+      fresh += seq[issued].elems;
       issue(issued);
     }
-    now += compute_s * at(i).elems / elems;
+    now += s_per_elem * seq[i].elems;
+    compute += s_per_elem * seq[i].elems;
   }
-  return now - compute_s;
+  return now - compute;
+}
+
+// One pass's exposed gather time with `compute_s` spread over its modules.
+double zero3_pass_exposed(const Zero3Trace& t, bool reverse, double compute_s, double bucket) {
+  if (t.elems <= 0) return 0;
+  const double rate = compute_s / t.elems;
+  const std::int64_t k = std::min<std::int64_t>(t.layers, 2);
+  const double played = zero3_play(t, k, reverse, rate, bucket);
+  if (t.layers <= k) return played;
+  const double per_layer = std::max(0.0, played - zero3_play(t, k - 1, reverse, rate, bucket));
+  return played + d(t.layers - k) * per_layer;
 }
 
 // The backward's ZeRO-3 gathers: over all ranks as the forward's, or with hpZ (zero_hpz_partition_size > 1)
