@@ -123,15 +123,18 @@ double zero3_play(const Zero3Trace& t, std::int64_t k, bool reverse, double s_pe
   return now - compute;
 }
 
-// One pass's exposed gather time with `compute_s` spread over its modules.
+// One pass's exposed gather time with `compute_s` spread over its modules, on a 1 ns grid: the play subtracts
+// sums of a pass's length, so an ulp of difference in the compute (the CLI's and the API's inputs) would
+// otherwise show in the last digits of every derived number.
 double zero3_pass_exposed(const Zero3Trace& t, bool reverse, double compute_s, double bucket) {
   if (t.elems <= 0) return 0;
   const double rate = compute_s / t.elems;
   const std::int64_t k = std::min<std::int64_t>(t.layers, 2);
   const double played = zero3_play(t, k, reverse, rate, bucket);
-  if (t.layers <= k) return played;
-  const double per_layer = std::max(0.0, played - zero3_play(t, k - 1, reverse, rate, bucket));
-  return played + d(t.layers - k) * per_layer;
+  double exposed = played;
+  if (t.layers > k)
+    exposed += d(t.layers - k) * std::max(0.0, played - zero3_play(t, k - 1, reverse, rate, bucket));
+  return std::round(exposed * 1e9) / 1e9;
 }
 
 // The backward's ZeRO-3 gathers: over all ranks as the forward's, or with hpZ (zero_hpz_partition_size > 1)
