@@ -320,8 +320,8 @@ int print_parallel(const ParallelEstimate& p, const JobAnswer& a) {
     for (const auto& c : p.comm)
       std::cout << "  " << std::left << std::setw(48) << c.name << std::right << " " << coll_op_name(c.op)
                 << " x" << fixed(c.calls, 0) << " on " << c.ranks << " (" << c.scope
-                << "): " << fixed(c.time_s * 1e3, 1) << " ms, exposed " << fixed(c.exposed_s * 1e3, 1)
-                << " ms  # " << c.overlap << "\n";
+                << (c.algorithm.empty() ? "" : ", NCCL " + c.algorithm) << "): " << fixed(c.time_s * 1e3, 1)
+                << " ms, exposed " << fixed(c.exposed_s * 1e3, 1) << " ms  # " << c.overlap << "\n";
     std::cout << "step: " << fixed(p.step_s, 3) << " s = compute " << fixed(p.compute_s, 3) << " + optimizer "
               << fixed(p.optimizer_s, 3) << " + exposed communication " << fixed(p.comm_exposed_s, 3)
               << " (of " << fixed(p.comm_s, 3) << ")\n";

@@ -37,30 +37,39 @@ namespace {
 
 // ---- Constants with their provenance (docs/sources/parallel.md). "code" = read from the library's source,
 // "assumed" = an engineering estimate the docs say is one.
-// assumed: host Adam (DeepSpeed CPUAdam) parameters updated per second per rank.
+// assumed: host Adam parameters updated per second per rank when host memory is not the bound (a single
+// vectorised, multithreaded pass: DeepSpeed's CPUAdam, csrc/adam/cpu_adam_impl.cpp Step_AVX with OpenMP, or
+// torch's fused CPU AdamW, aten/src/ATen/native/cpu/FusedAdamKernel.cpp, at::parallel_for).
 constexpr double kHostAdamParamsPerS = 1.0e9;
-// assumed: how much slower torch.optim.AdamW steps host tensors than DeepSpeed's CPUAdam. FSDP's CPU offload
-// runs the user's torch optimizer on the host shards; DeepSpeedCPUAdam's docstring claims "between 5x to 7x
-// speedup over torch.optim.adam(W)" (deepspeed/ops/adam/cpu_adam.py @ edaa722): the middle, 6.
-constexpr double kTorchCpuAdamSlowdown = 6.0;
+// Host memory moved per parameter and optimizer step, in passes over an element of the states' dtype
+// (structural, counted from the code):
+//   DeepSpeed CPUAdam (cpu_adam_impl.cpp Step_AVX @ edaa722): reads the fp32 parameter, gradient and both
+//     moments, writes the parameter and the moments: 7 passes of 4 B = 28 B.
+//   torch fused AdamW on CPU (FusedAdamKernel.cpp adam_math: one loop over param, grad, exp_avg,
+//     exp_avg_sq): the same 7 passes, of the parameters' own dtype.
+//   torch foreach / for-loop (torch/optim/adam.py _single_tensor_adam, _multi_tensor_adam: one tensor op
+//     each): param.mul_(1 - lr wd) 2, exp_avg.lerp_(grad) 3, exp_avg_sq.mul_ 2 and .addcmul_(grad, grad) 3,
+//     sqrt 2, / bias_correction2_sqrt 2, .add_(eps) 2, param.addcdiv_(exp_avg, denom) 4: 20 passes.
+// This replaces the assumed 6x slowdown of torch's optimizer (DeepSpeedCPUAdam's docstring, 5x-7x).
+constexpr double kFusedAdamPasses = 7.0;
+constexpr double kUnfusedAdamPasses = 20.0;
 
-// Parameters the host optimizer updates per second per rank: DeepSpeed's CPUAdam, or torch's AdamW on the
-// host shards under FSDP's offload. torch's fused AdamW has a CPU kernel (aten/src/ATen/native/FusedAdam.cpp
-// _fused_adamw_kernel_cpu_ -> fused_adam_stub, native/cpu/FusedAdamKernel.cpp: one vectorized pass over
-// param, grad and both states, at::parallel_for over the host's threads; PyTorch >= 2.4), the same kind of
-// single-pass vectorized, multithreaded kernel as DeepSpeed's CPUAdam (csrc/adam/cpu_adam_impl.cpp, AVX,
-// OpenMP): assumed the same rate. The slowdown applies to the foreach / for-loop paths it was stated for
-// (DeepSpeedCPUAdam's docstring compares with torch.optim.adam(W) before the fused CPU kernel existed).
-// Either pass reads the fp32 parameter, gradient and both moments and writes back the parameter and the
-// moments: 28 bytes of host memory per parameter (structural), and the node's ranks step at once, so the
-// rate is also at most the node's sustained host memory / (28 B x ranks per node).
-constexpr double kHostAdamBytesPerParam = 28.0;
-double host_adam_params_per_s(Strategy s, const StackProfile& stack, const ParallelPlan& plan) {
-  const bool torch_unfused = is_fsdp(s) && stack.adamw_implementation != "fused";
-  const double compute = torch_unfused ? kHostAdamParamsPerS / kTorchCpuAdamSlowdown : kHostAdamParamsPerS;
+// Host bytes per parameter of the node's optimizer step: DeepSpeed's CPUAdam keeps fp32 states (ZeRO); FSDP's
+// CPU offload steps the user's torch AdamW on the host shards in the parameters' dtype: fp32 with mixed
+// precision (adamw-mixed), the compute dtype with pure 16-bit training (torchtune's dtype: bf16).
+double host_adam_bytes_per_param(Strategy s, const Inputs& in) {
+  if (!is_fsdp(s)) return kFusedAdamPasses * 4.0;
+  const Workload& w = in.workload;
+  const double elem = w.optimizer == Optimizer::adamw_mixed || w.precision == "fp32" ? 4.0 : 2.0;
+  return (adamw_fused(in.stack, w) ? kFusedAdamPasses : kUnfusedAdamPasses) * elem;
+}
+
+// Parameters the host optimizer updates per second per rank: the lesser of the assumed compute rate and the
+// node's sustained host memory shared by its ranks (they step at once) over the bytes per parameter.
+double host_adam_params_per_s(Strategy s, const Inputs& in, const ParallelPlan& plan) {
   const double memory = sustained_host_memory_gbps(plan.host_memory_gbps) * 1e9 /
-                        (kHostAdamBytesPerParam * std::max(1, plan.gpus_per_node));
-  return std::min(compute, memory);
+                        (host_adam_bytes_per_param(s, in) * std::max(1, plan.gpus_per_node));
+  return std::min(kHostAdamParamsPerS, memory);
 }
 
 // DeepSpeed ZeRO-3 runs Python hooks around every sub-module with parameters of its own
@@ -223,12 +232,37 @@ void init_zero3(Ctx& c) {
   c.z3_mean_module = t.calls > 0 ? t.elems / t.calls : 0;
 }
 
+// NCCL's row of its tuning tables from the GPU's compute capability (tuning.cc compCapIndex: >= 10.0
+// Blackwell, >= 9.0 Hopper, >= 8.0 Ampere, else Volta); Ampere when the GPU file does not say.
+int nccl_arch_of(const GpuSpec& g) {
+  const auto cc = parse_compute_capability(g.compute_capability);
+  if (!cc) return 1;
+  const int v = cc->first * 10 + cc->second;
+  return v >= 100 ? 3 : v >= 90 ? 2 : v >= 80 ? 1 : 0;
+}
+
 // --parallel auto's order: a candidate whose per-rank upper end fits before one that may not fit, then the
 // faster first.
 bool upper_end_fits(const ParallelEstimate& e) { return e.memory_high <= e.usable_bytes; }
 bool by_fit_then_speed(const ParallelEstimate& a, const ParallelEstimate& b) {
   if (upper_end_fits(a) != upper_end_fits(b)) return upper_end_fits(a);
   return a.throughput_qps > b.throughput_qps;
+}
+
+// --parallel auto's reason names the step's largest collective with NCCL's algorithm for it and the link that
+// bounds it (the node's NICs when network-bound, else the intra-node link); empty without one.
+std::string largest_collective_note(const ParallelEstimate& e) {
+  const CommItem* big = nullptr;
+  for (const auto& c : e.comm)
+    if (!c.algorithm.empty() && (big == nullptr || c.time_s > big->time_s)) big = &c;
+  if (big == nullptr) return "";
+  const bool net = big->algorithm.find("network-bound") != std::string::npos;
+  const std::string link = net ? std::string("the node's NICs (") + link_kind_name(e.plan.inter.kind) + ")"
+                               : std::string(link_kind_name(e.plan.intra.kind));
+  return "; largest collective: " + big->name + ", NCCL " +
+         big->algorithm.substr(0, big->algorithm.find(',')) + " over " + link + ", " +
+         json(std::round(big->exposed_s * 1000) / 1000).dump() + " s exposed of " +
+         json(std::round(big->time_s * 1000) / 1000).dump();
 }
 
 // How the micro-batch is chosen: given (--batch N), fastest (--batch fastest) or largest (--batch max).
@@ -389,7 +423,7 @@ void detail::Eval::rank_compute() {
   if (is_sharded_dp(st)) opt /= shard_group(plan, st);
   if (plan.offload != Offload::none) {
     const double n = shard_group(plan, st);
-    opt = pb.trainable / n / host_adam_params_per_s(st, in.stack, plan);
+    opt = pb.trainable / n / host_adam_params_per_s(st, in, plan);
     const double bytes = 2.0 * pb.trainable / n * 2.0;  // 16-bit grads down, 16-bit params up
     CommItem it = comm_item("offload: gradients to host, parameters back (PCIe)", CollOp::send_recv,
                             "pcie-host", 1, bytes / 2, 2, bytes / own_pcie_bytes_per_s(in.gpu), "");
@@ -602,6 +636,7 @@ Result<ParallelEstimate> estimate_parallel_resolved(const Inputs& in, const Para
   if (one) return one_gpu(single, plan);
   if (plan.intra.kind == LinkKind::none && plan.gpus_per_node > 1)
     plan.intra = intra_node_link(in.gpu, plan.gpus_per_node, -1);
+  plan.nccl_arch = nccl_arch_of(in.gpu);
   if (!plan.choose) {
     if (plan.strategy == Strategy::single) plan.strategy = Strategy::ddp;
     FTCOST_TRY(first, evaluate(in, plan, single, db));
@@ -660,7 +695,7 @@ Result<ParallelEstimate> estimate_parallel_resolved(const Inputs& in, const Para
                      json(std::round(best.throughput_qps * 1000) / 1000).dump() + " queries/s (batch " +
                      std::to_string(best.micro_batch) + " per GPU, " +
                      json(std::round(best.comm_exposed_s / best.step_s * 1000) / 10).dump() +
-                     "% of the step is exposed communication)");
+                     "% of the step is exposed communication" + largest_collective_note(best) + ")");
   for (std::size_t i = 1; i < ok.size(); ++i)
     best.why.push_back(not_chosen_line(ok[i], upper_end_fits(ok[i]), upper_end_fits(ok[0])));
   for (const auto& s : no) best.why.push_back("does not fit: " + s);

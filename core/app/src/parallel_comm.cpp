@@ -13,18 +13,11 @@ namespace ftcost::detail {
 
 namespace {
 
-// What FSDP2 all-gathers per replica: `gather_bytes` (the weights in their dtype), less one byte per
-// parameter of the float8 linears' weights under --fp8-all-gather. torchao float8/fsdp_utils.py (@ 11ce6347)
-// WeightWithDynamicFloat8CastTensor.fsdp_pre_all_gather returns `(float8_training_tensor._data,)` (e4m3, 1 B)
-// with the tensorwise scale as metadata, for the forward's and the backward's unshard alike. The float8
-// linears are those --fp8 converts (throughput.cpp: every linear but the router and lm_head): attention
-// (its biases and q/k norms, a few thousand parameters a layer, counted with it), MLP and experts.
+// What FSDP2 all-gathers per replica: `gather_bytes` (the weights in their dtype), less what torchao's FP8
+// all-gather saves (--fp8-all-gather: 1 B per parameter of the float8 linears; fp8_all_gather_saving,
+// rank_memory.cpp).
 double fsdp_gather_bytes(const ModelSpec& m, const Workload& w, double gather_bytes) {
-  if (!w.fp8_all_gather || w.fp8 != "tensorwise") return gather_bytes;
-  const ParamCounts pc = m.params();
-  const auto fp8 = static_cast<double>(pc.attention + pc.mlp + pc.experts + pc.shared_experts);
-  const double wbytes = w.precision == "fp32" ? 4.0 : 2.0;
-  return std::max(0.0, gather_bytes - fp8 * (wbytes - 1.0));
+  return std::max(0.0, gather_bytes - fp8_all_gather_saving(m, w));
 }
 
 }  // namespace
@@ -54,6 +47,89 @@ Zero3Pass zero3_gather_pass(const ModelSpec& m, double gather_bytes, int gpn, in
   return out;
 }
 
+// One ZeRO-3 pass along the module trace with DeepSpeed's prefetch depth: the exposed gather time.
+// partitioned_param_coordinator.py fetch_sub_module (@ edaa722): for module i it waits for i's parameters
+// (all-gathered on demand when not prefetched), then pops the trace and issues all-gathers of the next
+// parameters not yet fetched until numel_prefetching reaches stage3_prefetch_bucket_size (at least one: the
+// loop tests the count before adding); the gathers run in issue order on one all-gather stream. A module
+// larger than the bucket is therefore fetched one module ahead: its gather hides only behind the compute of
+// the module before it. The trace: the embedding, the layers' fetched sub-modules in order
+// (zero3_fetch_modules' groups, each layer's share), the lm_head. assumed: the pass's compute is spread over
+// the modules in proportion to their elements (the linears' FLOPs are; attention's and the norms' follow
+// them); stage3_max_live_parameters does not bind before the bucket (1e9 elements by default).
+// The layers repeat, so a pass is played over the head, k layers and the tail, and the layers beyond k add
+// the last layer's exposed time each (the streams' lag is periodic once the prefetch fills; k = 2).
+struct TraceModule {
+  double elems = 0, gather_s = 0;
+};
+struct Zero3Trace {
+  std::vector<TraceModule> head, layer, tail;
+  std::int64_t layers = 1;
+  double elems = 0;  // the whole pass's
+};
+Zero3Trace zero3_trace(const ModelSpec& m, double gather_bytes, int gpn, int nodes, const ParallelPlan& p) {
+  const std::vector<FetchModules> mods = zero3_fetch_modules(m);
+  Zero3Trace t;
+  t.elems = zero3_fetch_totals(mods).elems;
+  t.layers = std::max<std::int64_t>(1, m.layers());
+  for (const auto& fm : mods) {
+    const TraceModule one{
+        d(fm.elems),
+        group_collective_time_s(CollOp::all_gather, d(fm.elems) * gather_bytes / t.elems, gpn, nodes, p)};
+    if (fm.count < t.layers) {
+      std::vector<TraceModule>& edge = t.head.empty() ? t.head : t.tail;
+      edge.insert(edge.end(), static_cast<std::size_t>(fm.count), one);
+    } else {
+      t.layer.insert(t.layer.end(), static_cast<std::size_t>(fm.count / t.layers), one);
+    }
+  }
+  return t;
+}
+
+// The exposed time of the pass over the head, `k` layers and the tail (reversed for the backward), at
+// `s_per_elem` seconds of compute per element, with `bucket` the prefetch bucket in elements.
+double zero3_play(const Zero3Trace& t, std::int64_t k, bool reverse, double s_per_elem, double bucket) {
+  std::vector<TraceModule> seq = t.head;
+  for (std::int64_t l = 0; l < k; ++l) seq.insert(seq.end(), t.layer.begin(), t.layer.end());
+  seq.insert(seq.end(), t.tail.begin(), t.tail.end());
+  if (reverse) std::reverse(seq.begin(), seq.end());
+  const std::size_t n = seq.size();
+  std::vector<double> done(n, 0);
+  std::size_t issued = 0;  // modules [0, issued) have their gathers issued
+  double now = 0;          // the compute stream
+  double stream = 0;       // the all-gather stream
+  double compute = 0;
+  const auto issue = [&](std::size_t i) {
+    stream = std::max(now, stream) + seq[i].gather_s;
+    done[i] = stream;
+  };
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i >= issued) issue(issued++);
+    now = std::max(now, done[i]);
+    for (double fresh = 0; issued < n && fresh < bucket; ++issued) {
+      fresh += seq[issued].elems;
+      issue(issued);
+    }
+    now += s_per_elem * seq[i].elems;
+    compute += s_per_elem * seq[i].elems;
+  }
+  return now - compute;
+}
+
+// One pass's exposed gather time with `compute_s` spread over its modules, on a 1 ns grid: the play subtracts
+// sums of a pass's length, so an ulp of difference in the compute (the CLI's and the API's inputs) would
+// otherwise show in the last digits of every derived number.
+double zero3_pass_exposed(const Zero3Trace& t, bool reverse, double compute_s, double bucket) {
+  if (t.elems <= 0) return 0;
+  const double rate = compute_s / t.elems;
+  const std::int64_t k = std::min<std::int64_t>(t.layers, 2);
+  const double played = zero3_play(t, k, reverse, rate, bucket);
+  double exposed = played;
+  if (t.layers > k)
+    exposed += d(t.layers - k) * std::max(0.0, played - zero3_play(t, k - 1, reverse, rate, bucket));
+  return std::round(exposed * 1e9) / 1e9;
+}
+
 // The backward's ZeRO-3 gathers: over all ranks as the forward's, or with hpZ (zero_hpz_partition_size > 1)
 // over the hpZ group from the secondary partition (partition_parameters.py all_gather_coalesced:
 // use_secondary_tensor, num_ranks_in_param_group @ edaa722).
@@ -62,16 +138,23 @@ struct Zero3Backward {
   std::string name;
   int ranks = 0;
   bool intra = false;
+  int gpn = 1, nodes = 1;  // the group the backward gathers over
 };
 Zero3Backward zero3_backward_gathers(const ModelSpec& m, double gather_bytes, const ParallelPlan& p,
                                      const Zero3Pass& forward) {
   const int group = std::min(std::max(1, p.zero3.hpz_partition_size), p.ranks());
   if (group <= 1)
-    return {forward, "backward parameter all-gather (per sub-module, prefetch)", p.ranks(), false};
+    return {forward,         "backward parameter all-gather (per sub-module, prefetch)",
+            p.ranks(),       false,
+            p.gpus_per_node, p.nodes};
   const int gpn = std::min(group, p.gpus_per_node);
-  return {zero3_gather_pass(m, gather_bytes, gpn, std::max(1, group / p.gpus_per_node), p),
-          "backward parameter all-gather (hpZ secondary partition, prefetch)", group,
-          group <= p.gpus_per_node};
+  const int nodes = std::max(1, group / p.gpus_per_node);
+  return {zero3_gather_pass(m, gather_bytes, gpn, nodes, p),
+          "backward parameter all-gather (hpZ secondary partition, prefetch)",
+          group,
+          group <= p.gpus_per_node,
+          gpn,
+          nodes};
 }
 
 }  // namespace
@@ -87,7 +170,7 @@ void Eval::comm_setup() {
   ds_full = is_zero(st) && w.method == Method::full;
   grad16 = ds_full ? 2.0 * d(c.m_eff.params().total()) : grad_bytes;
   gather_bytes = full_mb.weights + full_mb.trainable_params;  // what FSDP/ZeRO-3 all-gathers
-  scope = nodes > 1 ? "hierarchical" : "intra-node";
+  scope = nodes > 1 ? "flat across nodes" : "intra-node";
 }
 
 // DDP-style gradient all-reduce (ddp, and the replicas of tp, ep and cp).
@@ -113,6 +196,7 @@ void Eval::comm_data_parallel() {
             group_collective_time_s(CollOp::all_reduce, eb / calls, std::max(1, gpn / deg), nodes, plan);
         CommItem it = comm_item("expert gradient all-reduce (DDP buckets)", CollOp::all_reduce, scope,
                                 R / deg, eb / calls, calls, one * calls, "during backward (DDP buckets)");
+        it.algorithm = algo(CollOp::all_reduce, eb / calls, std::max(1, gpn / deg), nodes);
         it.exposed_s = one + std::max(0.0, it.time_s - one - bwd_s);
         add(e, it);
       }
@@ -122,8 +206,9 @@ void Eval::comm_data_parallel() {
       const double one = group_collective_time_s(CollOp::all_reduce, bytes / calls, g_gpn, g_nodes, plan);
       CommItem it =
           comm_item("gradient all-reduce (DDP buckets)", CollOp::all_reduce,
-                    g_nodes > 1 ? "hierarchical" : "intra-node", g_gpn * g_nodes, bytes / calls, calls,
+                    g_nodes > 1 ? "flat across nodes" : "intra-node", g_gpn * g_nodes, bytes / calls, calls,
                     one * calls, "during backward as buckets fill; the last bucket after it");
+      it.algorithm = algo(CollOp::all_reduce, bytes / calls, g_gpn, g_nodes);
       it.exposed_s = one + std::max(0.0, it.time_s - one - bwd_s);
       add(e, it);
     }
@@ -142,6 +227,7 @@ void Eval::comm_zero() {
     CommItem rs = comm_item("gradient reduce-scatter", CollOp::reduce_scatter, scope, static_cast<int>(n),
                             grad16 / std::max(1.0, std::ceil(grad16 / 2.0 / kZeroReduceBucketElems)),
                             rs_calls, rs_one * rs_calls, "");
+    rs.algorithm = algo(CollOp::reduce_scatter, rs.bytes, gpn, nodes);
     if (st == Strategy::zero3) {
       // One all-gather per fetched sub-module (zero3_fetch_modules) over all ranks; with hpZ the backward's
       // over the hpZ group, from the secondary partition.
@@ -150,20 +236,26 @@ void Eval::comm_zero() {
       const Zero3Pass& bp = bk.pass;
       const double ag = fp.time_s;
       const double calls = fp.calls;
-      const double first = ag / std::max(1.0, calls);  // the first module of a pass waits for its gather
       CommItem f =
           comm_item("forward parameter all-gather (per sub-module, prefetch)", CollOp::all_gather, scope,
                     static_cast<int>(n), gather_bytes / std::max(1.0, calls), calls * accum, ag * accum,
                     "prefetched ahead of use along the recorded module trace (overlap_comm on for stage 3)");
-      f.exposed_s = accum * (first + std::max(0.0, ag - fwd_s));
+      f.algorithm = algo(CollOp::all_gather, f.bytes, gpn, nodes);
+      const double bucket = plan.zero3.prefetch_elems(c.m_eff);
+      f.exposed_s = accum * zero3_pass_exposed(zero3_trace(c.m_eff, gather_bytes, gpn, nodes, plan), false,
+                                               fwd_s, bucket);
+      f.overlap += "; one bucket ahead (stage3_prefetch_bucket_size)";
       add(e, f);
       CommItem b =
           comm_item(bk.name, CollOp::all_gather, bk.intra ? "intra-node" : scope, bk.ranks,
                     gather_bytes / std::max(1.0, calls), calls * accum, bp.time_s * accum,
                     "prefetched ahead of use; with checkpointing the recompute's fetch serves the backward");
+      b.algorithm = bk.intra ? algo(CollOp::all_gather, b.bytes, bk.ranks, 1) : f.algorithm;
       const double bwd_comm = bp.time_s + rs_one * rs_calls / accum;
-      b.exposed_s =
-          accum * (bp.time_s / std::max(1.0, calls) + std::max(0.0, bwd_comm - bwd_s) * bp.time_s / bwd_comm);
+      const double depth =
+          zero3_pass_exposed(zero3_trace(c.m_eff, gather_bytes, bk.gpn, bk.nodes, plan), true, bwd_s, bucket);
+      b.exposed_s = accum * std::max(depth, bp.time_s / std::max(1.0, calls) +
+                                                std::max(0.0, bwd_comm - bwd_s) * bp.time_s / bwd_comm);
       rs.overlap = "overlapped with backward (overlap_comm)";
       rs.exposed_s =
           accum * std::max(0.0, bwd_comm - bwd_s) * (rs_one * rs_calls / accum) / bwd_comm + rs_one;
@@ -178,6 +270,7 @@ void Eval::comm_zero() {
       const double ag = coll(CollOp::all_gather, pbytes);
       CommItem a = comm_item("updated parameter all-gather", CollOp::all_gather, scope, static_cast<int>(n),
                              pbytes, 1, ag, "after the optimizer step, exposed");
+      a.algorithm = algo(CollOp::all_gather, pbytes, gpn, nodes);
       a.exposed_s = ag;
       add(e, a);
     }
@@ -192,13 +285,14 @@ void Eval::comm_fsdp() {
     auto scoll = [&](CollOp op, double bytes) {
       return group_collective_time_s(op, bytes, sg_gpn, sg_nodes, plan);
     };
-    const std::string sscope = sg_nodes > 1 ? "hierarchical" : "intra-node";
+    const std::string sscope = sg_nodes > 1 ? "flat across nodes" : "intra-node";
     const double unit_bytes = fsdp_gather_bytes(c.m_eff, w, gather_bytes);
     const double ag = scoll(CollOp::all_gather, unit_bytes);
     const double rs = scoll(CollOp::reduce_scatter, grad_bytes);
     CommItem f = comm_item("forward parameter all-gather", CollOp::all_gather, sscope, sg_gpn * sg_nodes,
                            unit_bytes / layers, layers * accum, ag * accum,
                            "next unit's all-gather issued while the current unit computes");
+    f.algorithm = algo(CollOp::all_gather, f.bytes, sg_gpn, sg_nodes);
     f.exposed_s = accum * (ag / layers + std::max(0.0, ag - fwd_s));
     add(e, f);
     double bwd_comm = rs;
@@ -206,6 +300,7 @@ void Eval::comm_fsdp() {
       CommItem b = comm_item("backward parameter all-gather", CollOp::all_gather, sscope, sg_gpn * sg_nodes,
                              unit_bytes / layers, layers * accum, ag * accum,
                              "BACKWARD_PRE prefetch of the next unit");
+      b.algorithm = f.algorithm;
       bwd_comm += ag;
       b.exposed_s = accum * std::max(0.0, bwd_comm - bwd_s) * ag / bwd_comm;
       add(e, b);
@@ -213,6 +308,7 @@ void Eval::comm_fsdp() {
     CommItem r = comm_item("gradient reduce-scatter", CollOp::reduce_scatter, sscope, sg_gpn * sg_nodes,
                            grad_bytes / layers, layers * accum, rs * accum,
                            "per unit during backward; the last unit's after it");
+    r.algorithm = algo(CollOp::reduce_scatter, r.bytes, sg_gpn, sg_nodes);
     r.exposed_s = accum * (rs / layers + std::max(0.0, bwd_comm - bwd_s) * rs / std::max(bwd_comm, 1e-30));
     add(e, r);
     add_offloaded_param_copies(e, in.gpu, gather_bytes / (sg_gpn * sg_nodes), ag, fwd_s, bwd_comm, bwd_s,
@@ -223,6 +319,7 @@ void Eval::comm_fsdp() {
       CommItem h = comm_item("gradient shard all-reduce across nodes", CollOp::all_reduce, "inter-node",
                              nodes, shard / layers, layers * accum, ar * accum,
                              "after each unit's reduce-scatter, during backward");
+      h.algorithm = algo(CollOp::all_reduce, h.bytes, 1, nodes);
       h.exposed_s = accum * (ar / layers + std::max(0.0, ar - bwd_s));
       add(e, h);
     }

@@ -70,8 +70,8 @@ double fp8_all_gather_saving(const ModelSpec& m, const Workload& w);
 // overlap rule; the caller sets its exposed part (add() clamps it and derives the overlapped part).
 inline CommItem comm_item(std::string name, CollOp op, std::string scope, int ranks, double bytes,
                           double calls, double time_s, std::string overlap) {
-  return CommItem{std::move(name),   op, std::move(scope), ranks, bytes, calls, time_s, 0, 0,
-                  std::move(overlap)};
+  return CommItem{std::move(name),    op, std::move(scope), ranks, bytes, calls, time_s, 0, 0,
+                  std::move(overlap), ""};
 }
 
 // One collective of the step, its exposed part clamped to [0, its time], into the estimate's totals.
@@ -132,6 +132,10 @@ struct Eval {
   bool ds_full = false;  // DeepSpeed ZeRO with full fine-tuning (16-bit gradients of every parameter)
   std::string scope;
   double coll(CollOp op, double bytes) const { return group_collective_time_s(op, bytes, gpn, nodes, plan); }
+  // NCCL's choice for one call over g_gpn x g_nodes ranks, as a communication item's label.
+  std::string algo(CollOp op, double bytes, int g_gpn, int g_nodes) const {
+    return nccl_label(nccl_time(op, bytes, g_gpn, g_nodes, plan));
+  }
 
   // parallel.cpp: per-rank memory and the micro-batch (false when not even micro-batch 1 fits); the rank's
   // compute and optimizer step; the step, throughput, price and cost.

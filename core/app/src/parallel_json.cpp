@@ -69,6 +69,7 @@ json parallel_to_json(const ParallelEstimate& p) {
     comm.push_back({{"name", c.name},
                     {"op", coll_op_name(c.op)},
                     {"scope", c.scope},
+                    {"algorithm", c.algorithm},
                     {"ranks", c.ranks},
                     {"bytes_per_call", c.bytes},
                     {"calls", c.calls},

@@ -248,34 +248,34 @@ double collective_time_s(CollOp op, double bytes, int ranks, const Link& link,
   return link.latency_us * 1e-6 + bytes * f / (link.busbw_gbps * 1e9);
 }
 
+namespace {
+// A measured curve for (op, ranks) was given.
+bool has_curve(CollOp op, int ranks, const std::vector<CollectivePoint>& curves) {
+  return std::any_of(curves.begin(), curves.end(), [&](const CollectivePoint& c) {
+    return c.op == op && c.ranks == ranks && c.busbw_gbps > 0;
+  });
+}
+}  // namespace
+
 double group_collective_time_s(CollOp op, double bytes, int gpus_per_node, int nodes, const ParallelPlan& p) {
   const int gpn = gpus_per_node;
   const std::vector<CollectivePoint> none;
   if (gpn * nodes <= 1) return 0;
-  if (nodes <= 1) return collective_time_s(op, bytes, gpn, p.intra, p.collectives);
-  if (gpn <= 1) return collective_time_s(op, bytes, nodes, p.inter, none);
-  const auto n = static_cast<double>(gpn * nodes);
-  switch (op) {
-    case CollOp::all_reduce:
-      return collective_time_s(CollOp::reduce_scatter, bytes, gpn, p.intra, p.collectives) +
-             collective_time_s(CollOp::all_reduce, bytes / gpn, nodes, p.inter, none) +
-             collective_time_s(CollOp::all_gather, bytes, gpn, p.intra, p.collectives);
-    case CollOp::all_gather:
-    case CollOp::reduce_scatter:
-      return collective_time_s(op, bytes / gpn, nodes, p.inter, none) +
-             collective_time_s(op, bytes, gpn, p.intra, p.collectives);
-    case CollOp::all_to_all: {
-      // Each rank sends S/n to every rank: (nodes-1)/nodes of S leaves the node on the GPU's NIC share.
-      const double inter =
-          p.inter.busbw_gbps > 0 ? bytes * (nodes - 1.0) / nodes / (p.inter.busbw_gbps * 1e9) : 0;
-      const double intra =
-          collective_time_s(CollOp::all_to_all, bytes * gpn / n, gpn, p.intra, p.collectives);
-      return p.inter.latency_us * 1e-6 + inter + intra;
-    }
-    case CollOp::send_recv:
-      return collective_time_s(op, bytes, 2, p.inter, none);
+  if (op == CollOp::all_reduce || op == CollOp::all_gather || op == CollOp::reduce_scatter) {
+    if (nodes <= 1 && has_curve(op, gpn, p.collectives))
+      return collective_time_s(op, bytes, gpn, p.intra, p.collectives);
+    return nccl_time(op, bytes, gpn, nodes, p).time_s;
   }
-  return 0;
+  if (nodes <= 1) return collective_time_s(op, bytes, gpn, p.intra, p.collectives);
+  if (gpn <= 1 || op == CollOp::send_recv)
+    return collective_time_s(op, bytes, std::max(2, nodes), p.inter, none);
+  // all-to-all: each rank sends S/n to every rank: (nodes-1)/nodes of S leaves the node on the GPU's NIC
+  // share.
+  const auto n = static_cast<double>(gpn * nodes);
+  const double inter =
+      p.inter.busbw_gbps > 0 ? bytes * (nodes - 1.0) / nodes / (p.inter.busbw_gbps * 1e9) : 0;
+  const double intra = collective_time_s(CollOp::all_to_all, bytes * gpn / n, gpn, p.intra, p.collectives);
+  return p.inter.latency_us * 1e-6 + inter + intra;
 }
 
 }  // namespace ftcost

@@ -65,16 +65,16 @@ void add_offloaded_param_copies(ParallelEstimate& e, const GpuSpec& gpu, double 
     return x;
   };
   const double exposed = pass_exposed(h2d);
-  add(e,
-      CommItem{"offloaded parameters to the GPU before each all-gather (PCIe)", CollOp::send_recv,
-               "pcie-host", 1, shard_bytes, passes * accum, passes * accum * h2d, 0, accum * exposed,
-               "in the all-gather's prefetch: the shard is copied from pinned host memory, then gathered"});
+  add(e, CommItem{"offloaded parameters to the GPU before each all-gather (PCIe)", CollOp::send_recv,
+                  "pcie-host", 1, shard_bytes, passes * accum, passes * accum * h2d, 0, accum * exposed,
+                  "in the all-gather's prefetch: the shard is copied from pinned host memory, then gathered",
+                  ""});
   if (nvme <= 0) return;
-  add(e,
-      CommItem{"NVMe: 16-bit parameters read before each all-gather (ZeRO-Infinity)", CollOp::send_recv,
-               "nvme", e.plan.gpus_per_node, e.memory.nvme_param_bytes, passes * accum, passes * accum * nvme,
-               0, accum * (pass_exposed(h2d + nvme) - exposed),
-               "in the all-gather's prefetch, before the PCIe copy; the node's drives serve all its ranks"});
+  add(e, CommItem{"NVMe: 16-bit parameters read before each all-gather (ZeRO-Infinity)", CollOp::send_recv,
+                  "nvme", e.plan.gpus_per_node, e.memory.nvme_param_bytes, passes * accum,
+                  passes * accum * nvme, 0, accum * (pass_exposed(h2d + nvme) - exposed),
+                  "in the all-gather's prefetch, before the PCIe copy; the node's drives serve all its ranks",
+                  ""});
 }
 
 // ZeRO-Infinity's optimizer step (stage3.py step -> _prepare_sub_group / _release_sub_group @ edaa722): per
@@ -94,7 +94,8 @@ void add_nvme_optimizer_swaps(ParallelEstimate& e) {
   add(e, CommItem{"NVMe: optimizer states and fp32 gradients swapped in and out (ZeRO-Infinity)",
                   CollOp::send_recv, "nvme", e.plan.gpus_per_node, (read + write) / 2, 2, t, 0, t,
                   "exposed: pipeline_read / pipeline_write are off by default, the step waits for each "
-                  "sub-group's read and write; the node's drives serve all its ranks"});
+                  "sub-group's read and write; the node's drives serve all its ranks",
+                  ""});
 }
 
 // Paged optimizer states that do not fit next to the rank's other memory cross the rank's PCIe link out and
@@ -111,7 +112,7 @@ void add_optimizer_paging_item(ParallelEstimate& e, const GpuSpec& gpu) {
                        json(std::round(pg.paging_s * 100) / 100).dump() + " s of PCIe per step)");
   add(e, CommItem{"paged optimizer states: to host RAM and back (unified memory, PCIe)", CollOp::send_recv,
                   "pcie-host", 1, paged, 2, pg.paging_s, 0, pg.paging_s,
-                  "exposed (evicted while the step allocates, prefetched before each update)"});
+                  "exposed (evicted while the step allocates, prefetched before each update)", ""});
 }
 
 // Bytes as GiB for a message: one decimal, none when whole ("2048", "12.5").

@@ -1,8 +1,34 @@
 #include "ftcost/node.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace ftcost {
+
+namespace {
+
+// The node's NICs (network.nics x network.nic_gbit, optional): the network's bottleneck is the node's NICs
+// shared by its GPUs, so when given they must make gbit_per_gpu (NICs x rate / GPUs, within 1%).
+Status parse_nics(const json& net, int gpus, double gbit_per_gpu, NodeShape& n) {
+  const bool has_nics = has(net, "nics") && !net.at("nics").is_null();
+  const bool has_rate = has(net, "nic_gbit") && !net.at("nic_gbit").is_null();
+  if (!has_nics && !has_rate) return Ok{};
+  if (has_nics != has_rate)
+    return make_error(Errc::missing_field, has_nics ? "network.nic_gbit" : "network.nics",
+                      "network.nics and network.nic_gbit go together");
+  FTCOST_TRY(count, get_number_in(net, "nics", "network", 1, 1024));
+  if (std::floor(count) != count) return make_error(Errc::invalid_value, "network.nics", "must be whole");
+  FTCOST_TRY(rate, get_number_in(net, "nic_gbit", "network", 1, 10000));
+  const double per_gpu = count * rate / std::max(1, gpus);
+  if (std::fabs(per_gpu - gbit_per_gpu) > 0.01 * per_gpu)
+    return make_error(Errc::invalid_value, "network.gbit_per_gpu",
+                      "must be nics x nic_gbit / gpus = " + json(per_gpu).dump() + " Gbit/s");
+  n.nics = static_cast<int>(count);
+  n.nic_gbit = rate;
+  return Ok{};
+}
+
+}  // namespace
 
 Result<NodeShape> parse_node(const json& doc, const std::string& source) {
   if (!doc.is_object()) return make_error(Errc::wrong_type, source, "must be a JSON object");
@@ -43,6 +69,7 @@ Result<NodeShape> parse_node(const json& doc, const std::string& source) {
   if ((kind == "none") != (gb == 0))
     return make_error(Errc::invalid_value, "network.gbit_per_gpu", "must be 0 exactly when kind is none");
   n.network_gbit_per_gpu = gb;
+  if (auto nics = parse_nics(net, n.gpus, gb, n); !nics.ok()) return nics.error();
   if (has(doc, "host_ram_gib") && !doc.at("host_ram_gib").is_null()) {
     FTCOST_TRY(ram, get_number_in(doc, "host_ram_gib", p, 1, 1 << 20));
     n.host_ram_gib = ram;

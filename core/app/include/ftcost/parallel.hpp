@@ -97,6 +97,9 @@ struct ParallelPlan {
   // DeepSpeed Ulysses sequence parallelism (--sequence-parallel, ZeRO only): each sample's sequence is split
   // over `sp` ranks of a node, attention all-to-alls heads for sequence; ZeRO still shards over every rank.
   int sp = 1;
+  // NCCL's compute-capability row of its tuning tables (0 Volta, 1 Ampere, 2 Hopper, 3 Blackwell), from the
+  // GPU's compute capability (estimate_parallel sets it).
+  int nccl_arch = 1;
   int ranks() const { return gpus_per_node * nodes; }
 };
 
@@ -134,8 +137,24 @@ Result<ParallelPlan> plan_from_inputs(const Inputs& in, const Database& db);
 // (op, ranks) win when given (busbw interpolated in log(bytes)).
 double collective_time_s(CollOp op, double bytes, int ranks, const Link& link,
                          const std::vector<CollectivePoint>& curves);
-// Over gpus_per_node x nodes: hierarchical (intra-node reduce-scatter, inter-node collective on the shard,
-// intra-node all-gather) when nodes > 1.
+// NCCL's own choice for one all-reduce, all-gather or reduce-scatter over one communicator of
+// gpus_per_node x nodes ranks (NVIDIA/nccl src/graph/tuning.cc ncclTopoTuneModel + ncclTopoGetAlgoTime @
+// 5067397c): every enabled algorithm (ring, tree for all-reduce, NVLS on NVSwitch Hopper/Blackwell nodes,
+// PAT with one GPU per node) and protocol (LL, LL128, Simple) timed with its tables' latencies and bandwidth
+// factors, the fastest kept. The communicator is flat: a ring over nodes moves its data through the slowest
+// link, the node's NICs (--network-gbit-per-gpu x GPUs of the node) or the intra-node link.
+struct NcclTime {
+  double time_s = 0;
+  const char* algorithm = "";  // "ring", "tree", "nvls", "pat"
+  const char* protocol = "";   // "LL", "LL128", "Simple"
+  bool network_bound = false;  // the node's NICs, not the intra-node link, set the bandwidth
+  double busbw_gbps = 0;       // the bus bandwidth of the chosen algorithm's graph
+};
+NcclTime nccl_time(CollOp op, double bytes, int gpus_per_node, int nodes, const ParallelPlan& p);
+// "ring/Simple" or "ring/Simple, network-bound" (nccl_time's choice, for a communication item).
+std::string nccl_label(const NcclTime& t);
+// Over gpus_per_node x nodes: NCCL's choice (nccl_time) for all-reduce, all-gather and reduce-scatter;
+// measured curves on one node win; all-to-all and send/recv on the link model.
 double group_collective_time_s(CollOp op, double bytes, int gpus_per_node, int nodes, const ParallelPlan& p);
 
 // DeepSpeed's estimators, as written in deepspeed/runtime/zero/stage_1_and_2.py and stage3.py
@@ -215,14 +234,15 @@ struct RankMemory {
 struct CommItem {
   std::string name;  // what it moves ("gradient all-reduce", "forward parameter all-gather", ...)
   CollOp op = CollOp::all_reduce;
-  std::string scope;  // "intra-node" | "inter-node" | "hierarchical" | "pcie-host"
+  std::string scope;  // "intra-node" | "inter-node" | "flat across nodes" | "pcie-host"
   int ranks = 0;
   double bytes = 0;   // nccl-tests size S of one call
   double calls = 0;   // per optimizer step
   double time_s = 0;  // total per optimizer step
   double overlapped_s = 0;
   double exposed_s = 0;
-  std::string overlap;  // how the strategy overlaps it (the code fact, short)
+  std::string overlap;    // how the strategy overlaps it (the code fact, short)
+  std::string algorithm;  // NCCL's choice for one call ("ring/Simple", "tree/LL", "nvls/Simple"; bound)
 };
 
 struct ParallelEstimate {
