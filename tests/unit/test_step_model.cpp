@@ -366,6 +366,25 @@ TEST_CASE("models that alternate sliding-window and full attention layers are ch
         doctest::Approx(2 * L * gemma_width * (21 * mean_keys(L, 4096) + 21 * (L + 1) / 2)));
 }
 
+TEST_CASE("--tiled-mlp: each dense MLP's forward runs once more in the backward (TiledMLP.backward)") {
+  // Llama-3.1-8B full, one 8,192-token sample: 32 layers x (gate/up 4096 -> 28672, down 14336 -> 4096)
+  const Request base = {{"model", "llama-3.1-8b"},
+                        {"gpu", "h100-sxm5-80gb"},
+                        {"method", "full"},
+                        {"seq", "8192"},
+                        {"batch", "1"},
+                        {"stack", "hf-trl-2026"}};
+  const Estimate off = run(base);
+  const Estimate on = run(with(base, "tiled-mlp", "on"));
+  double rerun_flops = 0;
+  for (const auto& op : on.step.ops)
+    if (op.stage == Stage::backward && std::strstr(op.name, "_rerun") != nullptr) rerun_flops += op.flops;
+  CHECK(rerun_flops == doctest::Approx(32 * 2.0 * 8192 * (4096.0 * 28672 + 14336.0 * 4096)));
+  const auto bwd = static_cast<std::size_t>(Stage::backward);
+  CHECK(on.step.by_stage[bwd] > off.step.by_stage[bwd]);
+  CHECK(on.step.by_stage[0] == doctest::Approx(off.step.by_stage[0]));  // the forward is unchanged
+}
+
 TEST_CASE("--fp8: torchao float8 linears run on the FP8 peak, with their dynamic casts counted by hand") {
   // Llama-3.1-8B, one 8,192-token sample, full fine-tuning on an H100 (989 bf16 / 1979 fp8 dense TFLOP/s).
   const Request base = {{"model", "llama-3.1-8b"},

@@ -621,6 +621,25 @@ class Builder {
            (st == Stage::backward ? 2.0 : 1.0) * a_ * N_ * F * 4, 3, reps);
   }
 
+  // ALST's TiledMLP (--tiled-mlp; DeepSpeed runtime/sequence_parallel/ulysses_sp.py TiledMLP.backward @
+  // 5db0c450: "this module re-computes `forward` in the `backward`"): each shard's MLP forward runs once more
+  // with gradients inside the backward, on top of checkpointing's recompute. Its GEMMs and activation, in
+  // the backward stage; the adapters' and dequantization's share of the re-run is left out (ALST trains in
+  // full).
+  void tiled_mlp_rerun(double reps) {
+    const double H = d(m_.hidden);
+    const double F = d(m_.mlp.intermediate);
+    const double up = (m_.mlp.gated ? 2.0 : 1.0);
+    gemm("mlp_up_rerun", Stage::backward, LayerType::mlp, KernelClass::gemm, N_, F * up, H, reps);
+    gemm("mlp_down_rerun", Stage::backward, LayerType::mlp, KernelClass::gemm, N_, H, F, reps);
+    if (eager_) {
+      emit(mlp_act_ops(ctx(Stage::forward), m_.mlp.gated), N_ * F, Stage::backward, LayerType::mlp, reps);
+      return;
+    }
+    stream("mlp_act_rerun", Stage::backward, LayerType::mlp, KernelClass::elementwise, a_ * N_ * F * 4, 3,
+           reps);
+  }
+
   // Tokens routed to expert `e` (every token in dense mode).
   double expert_tokens(std::size_t e) const {
     if (w_.moe == MoeMode::dense) return N_;
@@ -773,6 +792,7 @@ class Builder {
       if (g.mixer == Mixer::attention) attention_block(st, reps);
       if (g.mixer == Mixer::mamba) mamba_block(st, reps);
       if (g.ffn == Ffn::mlp) mlp_block(st, reps);
+      if (g.ffn == Ffn::mlp && st == Stage::backward && w_.tiled_mlp != 0) tiled_mlp_rerun(reps);
       if (g.ffn == Ffn::moe) moe_block(st, reps);
     }
     if (head) {
