@@ -608,6 +608,7 @@ class Builder {
     const double up = (m_.mlp.gated ? 2.0 : 1.0);
     linear("mlp_up", st, LayerType::mlp, KernelClass::gemm, N_, H, F * up, reps, gu, true, up);
     linear("mlp_down", st, LayerType::mlp, KernelClass::gemm, N_, F, H, reps, dn);
+    if (st == Stage::backward && w_.tiled_mlp != 0) tiled_mlp_rerun(reps);
     if (eager_) {
       const OpContext c = ctx(st);
       emit(mlp_act_ops(c, m_.mlp.gated), N_ * F, st, LayerType::mlp, reps);
@@ -792,7 +793,6 @@ class Builder {
       if (g.mixer == Mixer::attention) attention_block(st, reps);
       if (g.mixer == Mixer::mamba) mamba_block(st, reps);
       if (g.ffn == Ffn::mlp) mlp_block(st, reps);
-      if (g.ffn == Ffn::mlp && st == Stage::backward && w_.tiled_mlp != 0) tiled_mlp_rerun(reps);
       if (g.ffn == Ffn::moe) moe_block(st, reps);
     }
     if (head) {
