@@ -42,30 +42,41 @@ struct Unit {
   const char* label;
 };
 
-// Units that appear in key names. Bases: GB/s, MiB, MHz, W, TFLOP/s.
+// Units that appear in key names, by dimension. Bases: GB/s, MiB, MHz, W, TFLOP/s.
 const std::vector<Unit>& units() {
-  static const std::vector<Unit> u = {
-      {"gbps", "bandwidth", 1, "GB/s (10^9 bytes/s)"},
-      {"tbps", "bandwidth", 1000, "TB/s"},
-      {"mbps", "bandwidth", 0.001, "MB/s"},
-      {"gibps", "bandwidth", 1.073741824, "GiB/s"},
-      {"gib", "memory", 1024, "GiB (2^30 bytes)"},
-      {"gb", "memory", 953.67431640625, "GB (10^9 bytes)"},
-      {"tib", "memory", 1048576, "TiB"},
-      {"tb", "memory", 953674.31640625, "TB"},
-      {"mib", "memory", 1, "MiB (2^20 bytes)"},
-      {"mb", "memory", 1, "MB"},
-      {"kib", "memory", 1.0 / 1024, "KiB"},
-      {"kb", "memory", 1.0 / 1024, "KB"},
-      {"mhz", "frequency", 1, "MHz"},
-      {"ghz", "frequency", 1000, "GHz"},
-      {"khz", "frequency", 0.001, "kHz"},
-      {"w", "power", 1, "W"},
-      {"kw", "power", 1000, "kW"},
-      {"tflops", "compute", 1, "TFLOP/s (10^12 operations/s)"},
-      {"pflops", "compute", 1000, "PFLOP/s"},
-      {"gflops", "compute", 0.001, "GFLOP/s"},
+  struct Scale {
+    const char* suffix;
+    double factor;
+    const char* label;
   };
+  static const std::vector<Unit> u = [] {
+    const std::vector<std::pair<const char*, std::vector<Scale>>> dims = {
+        {"bandwidth",
+         {{"gbps", 1, "GB/s (10^9 bytes/s)"},
+          {"tbps", 1000, "TB/s"},
+          {"mbps", 0.001, "MB/s"},
+          {"gibps", 1.073741824, "GiB/s"}}},
+        {"memory",
+         {{"gib", 1024, "GiB (2^30 bytes)"},
+          {"gb", 953.67431640625, "GB (10^9 bytes)"},
+          {"tib", 1048576, "TiB"},
+          {"tb", 953674.31640625, "TB"},
+          {"mib", 1, "MiB (2^20 bytes)"},
+          {"mb", 1, "MB"},
+          {"kib", 1.0 / 1024, "KiB"},
+          {"kb", 1.0 / 1024, "KB"}}},
+        {"frequency", {{"mhz", 1, "MHz"}, {"ghz", 1000, "GHz"}, {"khz", 0.001, "kHz"}}},
+        {"power", {{"w", 1, "W"}, {"kw", 1000, "kW"}}},
+        {"compute",
+         {{"tflops", 1, "TFLOP/s (10^12 operations/s)"},
+          {"pflops", 1000, "PFLOP/s"},
+          {"gflops", 0.001, "GFLOP/s"}}},
+    };
+    std::vector<Unit> out;
+    for (const auto& d : dims)
+      for (const Scale& s : d.second) out.push_back({s.suffix, d.first, s.factor, s.label});
+    return out;
+  }();
   return u;
 }
 

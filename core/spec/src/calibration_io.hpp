@@ -13,10 +13,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <initializer_list>
+#include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ftcost::cal_io {
@@ -331,6 +334,28 @@ inline void check_time_vs_rate(Obj& o, const char* time_key, double time_us, dou
 }
 
 inline int read_iterations(Obj& o) { return static_cast<int>(o.integer("iterations")); }
+
+// Columns read in the file's order by read_cols, each by its member's type; a string column is free text
+// (Obj::str) unless wrapped in OneOf (Obj::one_of: the list's allowed values), a CalStat's key is its prefix.
+struct OneOf {
+  std::string& value;
+};
+inline void read_col(Obj& o, const char* key, OneOf c) { c.value = o.one_of(key); }
+inline void read_col(Obj& o, const char* key, std::string& v) { v = o.str(key); }
+inline void read_col(Obj& o, const char* key, bool& v) { v = o.boolean(key); }
+inline void read_col(Obj& o, const char* key, int& v) { v = static_cast<int>(o.integer(key)); }
+inline void read_col(Obj& o, const char* key, std::int64_t& v) { v = o.integer(key); }
+inline void read_col(Obj& o, const char* key, std::uint64_t& v) { v = o.bytes(key); }
+inline void read_col(Obj& o, const char* key, double& v) { v = o.number(key); }
+inline void read_col(Obj& o, const char* key, std::optional<double>& v) { v = o.opt_number(key); }
+inline void read_col(Obj& o, const char* key, CalStat& v) { v = o.stat(key); }
+
+// read_cols(o, {"op", "elements"}, OneOf{r.op}, r.elements): one key per column, read left to right.
+template <class... T>
+void read_cols(Obj& o, const char* const (&keys)[sizeof...(T)], T&&... cols) {
+  std::size_t i = 0;
+  (read_col(o, keys[i++], std::forward<T>(cols)), ...);
+}
 
 template <class F>
 void for_rows(Obj& parent, const std::string& key, Ctx& ctx, F&& f) {

@@ -34,20 +34,15 @@ CalMeta read_meta(const json* j, Ctx& ctx) {
              "\"" + m.schema + "\" is not supported; this build reads \"" + kCalibrationSchema + "\", \"" +
                  kCalibrationSchemaV2 + "\" and \"" + kCalibrationSchemaV1 + "\"");
   }
-  m.tool = o.str("tool");
-  m.tool_version = o.str("tool_version");
-  m.git_revision = o.str("git_revision");
-  m.git_dirty = o.boolean("git_dirty");
-  m.created_utc = o.str("created_utc");
+  read_cols(o, {"tool", "tool_version", "git_revision", "git_dirty", "created_utc"}, m.tool, m.tool_version,
+            m.git_revision, m.git_dirty, m.created_utc);
   if (ctx.ok() && !utc_ok(m.created_utc)) {
     o.fail(Errc::invalid_value, "created_utc",
            "must be a UTC time \"YYYY-MM-DDTHH:MM:SSZ\" (got \"" + m.created_utc + "\")");
   }
-  m.command_line = o.str("command_line");
-  m.mode = o.one_of("mode");
+  read_cols(o, {"command_line", "mode"}, m.command_line, OneOf{m.mode});
   m.only = o.choices("only", "benchmark family");
-  m.partial = o.boolean("partial");
-  m.duration_s = o.number("duration_s");
+  read_cols(o, {"partial", "duration_s"}, m.partial, m.duration_s);
   m.notes = o.strings("notes");
   o.finish();
   return m;
@@ -87,17 +82,14 @@ CalDevice read_device(const json* j, Ctx& ctx) {
       o.fail(Errc::invalid_value, "compute_capability",
              "must be \"major.minor\" like \"9.0\" (got \"" + cc + "\")");
   }
-  d.sm_count = static_cast<int>(o.integer("sm_count"));
-  d.memory_bytes = o.bytes("memory_bytes");
-  d.memory_bus_width_bits = static_cast<int>(o.integer("memory_bus_width_bits"));
+  read_cols(o, {"sm_count", "memory_bytes", "memory_bus_width_bits"}, d.sm_count, d.memory_bytes,
+            d.memory_bus_width_bits);
   d.l2_cache_bytes = static_cast<std::uint64_t>(o.integer("l2_cache_bytes"));
-  d.sm_clock_max_mhz = o.opt_number("sm_clock_max_mhz");
-  d.memory_clock_max_mhz = o.opt_number("memory_clock_max_mhz");
-  d.power_limit_w = o.opt_number("power_limit_w");
-  d.driver_version = o.str("driver_version");
-  d.cuda_runtime_version = o.str("cuda_runtime_version");
-  d.cublas_version = o.str("cublas_version");
-  d.host_cpu = o.str("host_cpu");
+  read_cols(o,
+            {"sm_clock_max_mhz", "memory_clock_max_mhz", "power_limit_w", "driver_version",
+             "cuda_runtime_version", "cublas_version", "host_cpu"},
+            d.sm_clock_max_mhz, d.memory_clock_max_mhz, d.power_limit_w, d.driver_version,
+            d.cuda_runtime_version, d.cublas_version, d.host_cpu);
   o.finish();
   return d;
 }
@@ -105,10 +97,8 @@ CalDevice read_device(const json* j, Ctx& ctx) {
 CalClockSample read_sample(const json* j, const std::string& path, Ctx& ctx) {
   Obj o(j, path, ctx, field_list("calibration.conditions.sample"));
   CalClockSample s;
-  s.sm_clock_mhz = o.opt_number("sm_clock_mhz");
-  s.memory_clock_mhz = o.opt_number("memory_clock_mhz");
-  s.temperature_c = o.opt_number("temperature_c");
-  s.power_w = o.opt_number("power_w");
+  read_cols(o, {"sm_clock_mhz", "memory_clock_mhz", "temperature_c", "power_w"}, s.sm_clock_mhz,
+            s.memory_clock_mhz, s.temperature_c, s.power_w);
   o.finish();
   return s;
 }
@@ -119,13 +109,11 @@ CalConditions read_conditions(const json* j, Ctx& ctx) {
   c.nvml = o.boolean("nvml");
   c.start = read_sample(o.raw("start", true), "conditions.start", ctx);
   c.end = read_sample(o.raw("end", true), "conditions.end", ctx);
-  c.sm_clock_min_mhz = o.opt_number("sm_clock_min_mhz");
-  c.sm_clock_max_mhz = o.opt_number("sm_clock_max_mhz");
+  read_cols(o, {"sm_clock_min_mhz", "sm_clock_max_mhz"}, c.sm_clock_min_mhz, c.sm_clock_max_mhz);
   if (ctx.ok() && c.sm_clock_min_mhz && c.sm_clock_max_mhz && *c.sm_clock_min_mhz > *c.sm_clock_max_mhz) {
     o.fail(Errc::invalid_value, "sm_clock_min_mhz", "must be <= sm_clock_max_mhz");
   }
-  c.temperature_max_c = o.opt_number("temperature_max_c");
-  c.power_max_w = o.opt_number("power_max_w");
+  read_cols(o, {"temperature_max_c", "power_max_w"}, c.temperature_max_c, c.power_max_w);
   c.throttle_reasons_seen = o.choices("throttle_reasons_seen", "throttle reason");
   auto other = o.opt_integer("other_processes");
   if (other) c.other_processes = static_cast<int>(*other);

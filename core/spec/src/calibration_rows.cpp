@@ -48,11 +48,8 @@ void set_tail(Row& r, const GbpsTail& t) {
 
 NormRow read_norm(Obj& o, Ctx& ctx) {
   NormRow r;
-  r.op = o.one_of("op");
-  r.direction = o.one_of("direction");
-  r.dtype = o.one_of("dtype");
-  r.rows = o.integer("rows");
-  r.cols = o.integer("cols");
+  read_cols(o, {"op", "direction", "dtype", "rows", "cols"}, OneOf{r.op}, OneOf{r.direction}, OneOf{r.dtype},
+            r.rows, r.cols);
   const std::uint64_t n = u64(r.rows) * u64(r.cols);
   const std::uint64_t c = u64(r.cols);
   const bool fwd = r.direction == "fwd";
@@ -63,8 +60,7 @@ NormRow read_norm(Obj& o, Ctx& ctx) {
 
 CastRow read_cast(Obj& o, Ctx& ctx) {
   CastRow r;
-  r.src_dtype = o.one_of("src_dtype");
-  r.dst_dtype = o.one_of("dst_dtype");
+  read_cols(o, {"src_dtype", "dst_dtype"}, OneOf{r.src_dtype}, OneOf{r.dst_dtype});
   if (ctx.ok() && r.src_dtype == r.dst_dtype)
     o.fail(Errc::invalid_value, "dst_dtype", "must differ from src_dtype (got " + r.dst_dtype + " twice)");
   r.elements = o.integer("elements");
@@ -74,19 +70,15 @@ CastRow read_cast(Obj& o, Ctx& ctx) {
 
 PointwiseRow read_pointwise(Obj& o, Ctx& ctx) {
   PointwiseRow r;
-  r.op = o.one_of("op");
-  r.dtype = o.one_of("dtype");
-  r.elements = o.integer("elements");
+  read_cols(o, {"op", "dtype", "elements"}, OneOf{r.op}, OneOf{r.dtype}, r.elements);
   set_tail(r, read_gbps_tail(o, ctx, 6 * u64(r.elements), "6 x elements"));
   return r;
 }
 
 CrossEntropyRow read_cross_entropy(Obj& o, Ctx& ctx) {
   CrossEntropyRow r;
-  r.direction = o.one_of("direction");
-  r.logits_dtype = o.one_of("logits_dtype");
-  r.rows = o.integer("rows");
-  r.vocab = o.integer("vocab");
+  read_cols(o, {"direction", "logits_dtype", "rows", "vocab"}, OneOf{r.direction}, OneOf{r.logits_dtype},
+            r.rows, r.vocab);
   const std::uint64_t rv = u64(r.rows) * u64(r.vocab);
   const std::uint64_t rows = u64(r.rows);
   const bool fwd = r.direction == "fwd";
@@ -127,25 +119,13 @@ void check_lora_shape(Obj& o, Ctx& ctx, const LoraGemmRow& r) {
 
 LoraGemmRow read_lora_gemm(Obj& o, Ctx& ctx) {
   LoraGemmRow r;
-  r.shape = o.str("shape");
-  r.side = o.one_of("side");
-  r.rank = static_cast<int>(o.integer("rank"));
-  r.dtype = o.one_of("dtype");
-  r.pass = o.one_of("pass");
-  r.transa = o.one_of("transa");
-  r.transb = o.one_of("transb");
-  r.tokens = o.integer("tokens");
-  r.in = o.integer("in");
-  r.out = o.integer("out");
-  r.m = o.integer("m");
-  r.n = o.integer("n");
-  r.k = o.integer("k");
-  r.bytes_moved = o.bytes("bytes_moved");
+  read_cols(o, {"shape", "side", "rank", "dtype", "pass", "transa", "transb"}, r.shape, OneOf{r.side}, r.rank,
+            OneOf{r.dtype}, OneOf{r.pass}, OneOf{r.transa}, OneOf{r.transb});
+  read_cols(o, {"tokens", "in", "out", "m", "n", "k", "bytes_moved"}, r.tokens, r.in, r.out, r.m, r.n, r.k,
+            r.bytes_moved);
   check_lora_shape(o, ctx, r);
-  r.tflops = o.stat("tflops");
-  r.time_us_median = o.number("time_us_median");
-  r.iterations = read_iterations(o);
-  r.algos_tried = static_cast<int>(o.integer("algos_tried"));
+  read_cols(o, {"tflops", "time_us_median", "iterations", "algos_tried"}, r.tflops, r.time_us_median,
+            r.iterations, r.algos_tried);
   const double flops = 2.0 * static_cast<double>(r.m) * static_cast<double>(r.n) * static_cast<double>(r.k);
   check_time_vs_rate(o, "time_us_median", r.time_us_median, r.tflops.median, flops / 1e6, "tflops_median");
   return r;
@@ -153,27 +133,18 @@ LoraGemmRow read_lora_gemm(Obj& o, Ctx& ctx) {
 
 AttentionRow read_attention(Obj& o, Ctx& ctx) {
   AttentionRow r;
-  r.direction = o.one_of("direction");
-  r.impl = o.str("impl");
-  r.dtype = o.one_of("dtype");
-  r.causal = o.boolean("causal");
+  read_cols(o, {"direction", "impl", "dtype", "causal"}, OneOf{r.direction}, r.impl, OneOf{r.dtype},
+            r.causal);
   if (ctx.ok() && !r.causal)
     o.fail(Errc::invalid_value, "causal", "must be true (causal attention is measured)");
-  r.model = o.str("model");
-  r.batch = static_cast<int>(o.integer("batch"));
-  r.heads = static_cast<int>(o.integer("heads"));
-  r.kv_heads = static_cast<int>(o.integer("kv_heads"));
+  read_cols(o, {"model", "batch", "heads", "kv_heads"}, r.model, r.batch, r.heads, r.kv_heads);
   if (ctx.ok() && r.heads % r.kv_heads != 0) o.fail(Errc::invalid_value, "kv_heads", "must divide heads");
-  r.head_dim = static_cast<int>(o.integer("head_dim"));
-  r.seq_len = o.integer("seq_len");
-  r.flops = o.number("flops");
+  read_cols(o, {"head_dim", "seq_len", "flops"}, r.head_dim, r.seq_len, r.flops);
   const double want = attention_causal_flops(r.direction, r.batch, r.heads, r.seq_len, r.head_dim);
   if (ctx.ok() && !close(r.flops, want, 1e-9))
     o.fail(Errc::invalid_value, "flops",
            "must be the causal count " + num(want) + " (fwd 2 batch heads seq_len^2 head_dim, bwd 2.5x)");
-  r.tflops = o.stat("tflops");
-  r.time_us_median = o.number("time_us_median");
-  r.iterations = read_iterations(o);
+  read_cols(o, {"tflops", "time_us_median", "iterations"}, r.tflops, r.time_us_median, r.iterations);
   check_time_vs_rate(o, "time_us_median", r.time_us_median, r.tflops.median, r.flops / 1e6, "tflops_median");
   return r;
 }
@@ -223,11 +194,8 @@ BandwidthRow read_bandwidth(Obj& o, Ctx& ctx) {
 
 GemmRow read_gemm(Obj& o, Ctx& ctx) {
   GemmRow r;
-  r.shape = o.str("shape");
-  r.dtype = o.one_of("dtype");
-  r.pass = o.one_of("pass");
-  r.transa = o.one_of("transa");
-  r.transb = o.one_of("transb");
+  read_cols(o, {"shape", "dtype", "pass", "transa", "transb"}, r.shape, OneOf{r.dtype}, OneOf{r.pass},
+            OneOf{r.transa}, OneOf{r.transb});
   if (ctx.ok()) {
     std::string want = r.pass == "fwd" ? "TN" : r.pass == "dgrad" ? "NN" : "NT";
     if (r.transa + r.transb != want) {
@@ -235,14 +203,8 @@ GemmRow read_gemm(Obj& o, Ctx& ctx) {
              "pass " + r.pass + " is transa/transb " + want + " (got " + r.transa + r.transb + ")");
     }
   }
-  r.m = o.integer("m");
-  r.n = o.integer("n");
-  r.k = o.integer("k");
-  r.tflops = o.stat("tflops");
-  r.time_us_median = o.number("time_us_median");
-  r.iterations = read_iterations(o);
-  r.algos_tried = static_cast<int>(o.integer("algos_tried"));
-  r.tflops_heuristic = o.opt_number("tflops_heuristic");
+  read_cols(o, {"m", "n", "k", "tflops", "time_us_median", "iterations", "algos_tried", "tflops_heuristic"},
+            r.m, r.n, r.k, r.tflops, r.time_us_median, r.iterations, r.algos_tried, r.tflops_heuristic);
   if (const json* fa = o.raw("fast_accum", false); fa && !fa->is_null()) {
     if (!fa->is_boolean()) {
       o.fail(Errc::wrong_type, "fast_accum", std::string("must be true or false, got ") + fa->type_name());
@@ -260,11 +222,8 @@ GemmRow read_gemm(Obj& o, Ctx& ctx) {
 // The routing columns that expert_gemm and moe_layer rows share, in the files' order.
 template <class Row>
 void read_routing(Obj& o, Row& r) {
-  r.impl = o.one_of("impl");
-  r.routing = o.one_of("routing");
-  r.distribution = o.one_of("distribution");
-  r.experts = static_cast<int>(o.integer("experts"));
-  r.top_k = static_cast<int>(o.integer("top_k"));
+  read_cols(o, {"impl", "routing", "distribution", "experts", "top_k"}, OneOf{r.impl}, OneOf{r.routing},
+            OneOf{r.distribution}, r.experts, r.top_k);
 }
 
 // top_k is at most the expert count, and every expert under dense routing.
@@ -277,14 +236,9 @@ void check_top_k(Obj& o, const Row& r) {
 
 ExpertGemmRow read_expert_gemm(Obj& o, Ctx& ctx) {
   ExpertGemmRow r;
-  r.model = o.str("model");
-  r.dtype = o.one_of("dtype");
-  r.proj = o.one_of("proj");
-  r.pass = o.one_of("pass");
+  read_cols(o, {"model", "dtype", "proj", "pass"}, r.model, OneOf{r.dtype}, OneOf{r.proj}, OneOf{r.pass});
   read_routing(o, r);
-  r.tokens = o.integer("tokens");
-  r.n = o.integer("n");
-  r.k = o.integer("k");
+  read_cols(o, {"tokens", "n", "k"}, r.tokens, r.n, r.k);
   const json* tpe = o.array("tokens_per_expert");
   if (tpe && ctx.ok()) {
     std::string p = at(o.path(), "tokens_per_expert");
@@ -310,9 +264,7 @@ ExpertGemmRow read_expert_gemm(Obj& o, Ctx& ctx) {
       }
     }
   }
-  r.time_us = o.stat("time_us");
-  r.tflops_median = o.number("tflops_median");
-  r.iterations = read_iterations(o);
+  read_cols(o, {"time_us", "tflops_median", "iterations"}, r.time_us, r.tflops_median, r.iterations);
   check_time_vs_rate(o, "time_us_median", r.time_us.median, r.tflops_median, expert_flops(r) / 1e6,
                      "tflops_median");
   return r;
@@ -324,11 +276,8 @@ MoeLayerRow read_moe_layer(Obj& o, Ctx& ctx) {
   r.direction = o.one_of("direction");
   read_routing(o, r);
   if (ctx.ok()) check_top_k(o, r);
-  r.tokens = o.integer("tokens");
-  r.hidden = o.integer("hidden");
-  r.ffn = o.integer("ffn");
-  r.time_us = o.stat("time_us");
-  r.iterations = read_iterations(o);
+  read_cols(o, {"tokens", "hidden", "ffn", "time_us", "iterations"}, r.tokens, r.hidden, r.ffn, r.time_us,
+            r.iterations);
   Obj st(o.raw("stages_us", true), at(o.path(), "stages_us"), ctx,
          field_list("calibration.measurements.moe_layer[].stages_us"));
   std::vector<std::string> names =
@@ -353,10 +302,8 @@ Nf4Row read_nf4_dequant(Obj& o, Ctx& ctx) {
   r.elements = o.integer("elements");
   if (ctx.ok() && r.elements % 64 != 0)
     o.fail(Errc::invalid_value, "elements", "must be a multiple of the 64-value block");
-  r.out_dtype = o.one_of("out_dtype");
-  r.double_quant = o.boolean("double_quant");
-  r.bytes_moved = o.bytes("bytes_moved");
-  r.bytes_per_param = o.number("bytes_per_param");
+  read_cols(o, {"out_dtype", "double_quant", "bytes_moved", "bytes_per_param"}, OneOf{r.out_dtype},
+            r.double_quant, r.bytes_moved, r.bytes_per_param);
   if (ctx.ok()) check_per_param(o, r.bytes_per_param, r.bytes_moved, r.elements, "elements");
   read_rate(o, r);
   return r;
@@ -364,10 +311,8 @@ Nf4Row read_nf4_dequant(Obj& o, Ctx& ctx) {
 
 AdamwRow read_adamw(Obj& o, Ctx& ctx) {
   AdamwRow r;
-  r.impl = o.one_of("impl");
-  r.params = o.integer("params");
-  r.bytes_moved = o.bytes("bytes_moved");
-  r.bytes_per_param = o.number("bytes_per_param");
+  read_cols(o, {"impl", "params", "bytes_moved", "bytes_per_param"}, OneOf{r.impl}, r.params, r.bytes_moved,
+            r.bytes_per_param);
   if (ctx.ok()) check_per_param(o, r.bytes_per_param, r.bytes_moved, r.params, "params");
   read_rate(o, r);
   return r;
@@ -375,48 +320,35 @@ AdamwRow read_adamw(Obj& o, Ctx& ctx) {
 
 ElementwiseRow read_elementwise(Obj& o) {
   ElementwiseRow r;
-  r.op = o.one_of("op");
-  r.dtype = o.one_of("dtype");
-  r.elements = o.integer("elements");
-  r.bytes_moved = o.bytes("bytes_moved");
+  read_cols(o, {"op", "dtype", "elements", "bytes_moved"}, OneOf{r.op}, OneOf{r.dtype}, r.elements,
+            r.bytes_moved);
   read_rate(o, r);
   return r;
 }
 
 LaunchRow read_launch(Obj& o) {
   LaunchRow r;
-  r.kind = o.one_of("kind");
-  r.us = o.stat("us");
-  r.iterations = read_iterations(o);
+  read_cols(o, {"kind", "us", "iterations"}, OneOf{r.kind}, r.us, r.iterations);
   return r;
 }
 
 HostRow read_host(Obj& o) {
   HostRow r;
-  r.kind = o.one_of("kind");
-  r.ops_per_sample = static_cast<int>(o.integer("ops_per_sample"));
-  r.sync_every = static_cast<int>(o.integer("sync_every"));
-  r.us = o.stat("us");
-  r.iterations = read_iterations(o);
+  read_cols(o, {"kind", "ops_per_sample", "sync_every", "us", "iterations"}, OneOf{r.kind}, r.ops_per_sample,
+            r.sync_every, r.us, r.iterations);
   return r;
 }
 
 CpuRow read_cpu(Obj& o) {
   CpuRow r;
-  r.kind = o.one_of("kind");
-  r.score = o.stat("score");
-  r.iterations = read_iterations(o);
+  read_cols(o, {"kind", "score", "iterations"}, OneOf{r.kind}, r.score, r.iterations);
   return r;
 }
 
 CollectiveRow read_collectives(Obj& o, Ctx& ctx) {
   CollectiveRow r;
-  r.op = o.one_of("op");
-  r.ranks = static_cast<int>(o.integer("ranks"));
-  r.bytes = o.bytes("bytes");
-  r.time_us = o.number("time_us");
-  r.algbw_gbps = o.number("algbw_gbps");
-  r.busbw_gbps = o.number("busbw_gbps");
+  read_cols(o, {"op", "ranks", "bytes", "time_us", "algbw_gbps", "busbw_gbps"}, OneOf{r.op}, r.ranks, r.bytes,
+            r.time_us, r.algbw_gbps, r.busbw_gbps);
   if (ctx.ok()) {
     const double alg = static_cast<double>(r.bytes) / r.time_us / 1e3;  // B/us -> GB/s
     if (!close(r.algbw_gbps, alg, 2e-3)) {
@@ -435,13 +367,9 @@ CollectiveRow read_collectives(Obj& o, Ctx& ctx) {
 
 P2pRow read_p2p(Obj& o, Ctx& ctx) {
   P2pRow r;
-  r.src = static_cast<int>(o.integer("src"));
-  r.dst = static_cast<int>(o.integer("dst"));
+  read_cols(o, {"src", "dst"}, r.src, r.dst);
   if (ctx.ok() && r.src == r.dst) o.fail(Errc::invalid_value, "dst", "must differ from src");
-  r.peer_access = o.boolean("peer_access");
-  r.bytes = o.bytes("bytes");
-  r.time_us = o.number("time_us");
-  r.gbps = o.number("gbps");
+  read_cols(o, {"peer_access", "bytes", "time_us", "gbps"}, r.peer_access, r.bytes, r.time_us, r.gbps);
   check_time_vs_rate(o, "time_us", r.time_us, r.gbps, static_cast<double>(r.bytes) / 1e3, "gbps");
   return r;
 }

@@ -106,33 +106,68 @@ FieldList calibration_conditions_list() {
 
 // The measurement rows (one list per benchmark family; a rate or time given as median/p10/p90 is three
 // fields). Authored from calibration.schema.json's descriptions; the ranges are the reader's.
+const char* const kSee = "See calibration.schema.json.";
+
 Field length(Field x, std::size_t lo, std::size_t hi) {
   x.min_length = lo;
   x.max_length = hi;
   return x;
 }
 
+// The column shapes the rows repeat: a required string name, a count, a byte size, a rate or a time.
+Field name(const char* key, const char* help) { return req(length(f(key, K::string, help), 1, 4096)); }
+Field count(const char* key, const char* help, double hi) {
+  return req(range(f(key, K::integer, help), 1, hi, ""));
+}
+Field bytes(const char* key, const char* help) {
+  return req(range(f(key, K::integer, help), 1, 4503599627370496.0, "bytes"));
+}
+Field positive(const char* key, const char* help, double hi, const char* unit) {
+  return req(above(f(key, K::number, help), 0, hi, unit));
+}
+Field gbps(const char* key, const char* help) { return positive(key, help, 200000, "GB/s"); }
+Field tflops(const char* key, const char* help) { return positive(key, help, 20000, "TFLOP/s"); }
+Field time_us(const char* key, const char* help) { return positive(key, help, 10000000000.0, "us"); }
+Field iterations() { return count("iterations", "timed samples after warm-up.", 100000000); }
+
+std::vector<Field> joined(std::vector<Field> head, const std::vector<Field>& tail) {
+  head.insert(head.end(), tail.begin(), tail.end());
+  return head;
+}
+
+// The GB/s statistic, median time and sample count that end the schema-1 bandwidth rows after their
+// bytes_moved (nf4_dequant, adamw, elementwise).
+std::vector<Field> with_rate_tail(std::vector<Field> head) {
+  return joined(
+      std::move(head),
+      {gbps("gbps_median", "median over the timed samples, GB/s."),
+       gbps("gbps_p10", "10th percentile, GB/s (for a rate: the rate of the slow samples); <= median."),
+       gbps("gbps_p90", "90th percentile, GB/s; >= median."), time_us("time_us_median", kSee), iterations()});
+}
+
+// The microseconds statistic of the MoE rows (expert_gemm, moe_layer).
+std::vector<Field> time_us_stat() {
+  return {time_us("time_us_median", "median over the timed samples, microseconds."),
+          time_us("time_us_p10",
+                  "10th percentile, microseconds (for a rate: the rate of the slow samples); <= median."),
+          time_us("time_us_p90", "90th percentile, microseconds; >= median.")};
+}
+
 FieldList cal_bandwidth_list() {
-  return {
-      "calibration.measurements.bandwidth[]",
-      kCalibrationSchema,
-      {
-          req(choice("kernel", {"copy", "triad"},
-                     "copy: b = a; triad: a = b + s c (fp32, 16-byte vectors).")),
-          req(range(f("array_bytes", K::integer, "bytes."), 1, 4503599627370496.0, "bytes")),
-          req(range(f("bytes_moved", K::integer, "per run: 2 x array_bytes (copy), 3 x (triad)."), 1,
-                    4503599627370496.0, "bytes")),
-          req(above(f("gbps_median", K::number, "median over the timed samples, GB/s (1e9 B/s)."), 0, 200000,
-                    "GB/s")),
-          req(above(
-              f("gbps_p10", K::number,
-                "10th percentile, GB/s (1e9 B/s) (for a rate: the rate of the slow samples); <= median."),
-              0, 200000, "GB/s")),
-          req(above(f("gbps_p90", K::number, "90th percentile, GB/s (1e9 B/s); >= median."), 0, 200000,
-                    "GB/s")),
-          req(above(f("time_us_median", K::number, "See calibration.schema.json."), 0, 10000000000.0, "us")),
-          req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")),
-      }};
+  return {"calibration.measurements.bandwidth[]",
+          kCalibrationSchema,
+          {
+              req(choice("kernel", {"copy", "triad"},
+                         "copy: b = a; triad: a = b + s c (fp32, 16-byte vectors).")),
+              bytes("array_bytes", "bytes."),
+              bytes("bytes_moved", "per run: 2 x array_bytes (copy), 3 x (triad)."),
+              gbps("gbps_median", "median over the timed samples, GB/s (1e9 B/s)."),
+              gbps("gbps_p10",
+                   "10th percentile, GB/s (1e9 B/s) (for a rate: the rate of the slow samples); <= median."),
+              gbps("gbps_p90", "90th percentile, GB/s (1e9 B/s); >= median."),
+              time_us("time_us_median", kSee),
+              iterations(),
+          }};
 }
 
 FieldList cal_gemm_list() {
@@ -140,224 +175,138 @@ FieldList cal_gemm_list() {
       "calibration.measurements.gemm[]",
       kCalibrationSchema,
       {
-          req(length(f("shape", K::string, "\"square\" or <model>.<layer>."), 1, 4096)),
-          req(choice("dtype", {"bf16", "fp16", "tf32", "fp8_e4m3"}, "See calibration.schema.json.")),
+          name("shape", "\"square\" or <model>.<layer>."),
+          req(choice("dtype", {"bf16", "fp16", "tf32", "fp8_e4m3"}, kSee)),
           req(choice("pass", {"fwd", "dgrad", "wgrad"}, "fwd: TN, dgrad: NN, wgrad: NT.")),
-          req(choice("transa", {"N", "T"}, "See calibration.schema.json.")),
-          req(choice("transb", {"N", "T"}, "See calibration.schema.json.")),
-          req(range(f("m", K::integer, "See calibration.schema.json."), 1, 2147483647, "")),
-          req(range(f("n", K::integer, "See calibration.schema.json."), 1, 2147483647, "")),
-          req(range(f("k", K::integer, "See calibration.schema.json."), 1, 2147483647, "")),
-          req(above(f("tflops_median", K::number, "median over the timed samples, TFLOP/s (2mnk / time)."), 0,
-                    20000, "TFLOP/s")),
-          req(above(
-              f("tflops_p10", K::number,
-                "10th percentile, TFLOP/s (2mnk / time) (for a rate: the rate of the slow samples); <= ...."),
-              0, 20000, "TFLOP/s")),
-          req(above(f("tflops_p90", K::number, "90th percentile, TFLOP/s (2mnk / time); >= median."), 0,
-                    20000, "TFLOP/s")),
-          req(above(f("time_us_median", K::number, "See calibration.schema.json."), 0, 10000000000.0, "us")),
-          req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")),
-          req(range(
-              f("algos_tried", K::integer, "cuBLASLt heuristic candidates timed; the best is recorded."), 1,
-              1024, "")),
-          req(null_ok(above(
-              f("tflops_heuristic", K::number, "(schema 2: timed under the same policy as tflops_median)."),
-              0, 20000, "TFLOP/s"))),
+          req(choice("transa", {"N", "T"}, kSee)),
+          req(choice("transb", {"N", "T"}, kSee)),
+          count("m", kSee, 2147483647),
+          count("n", kSee, 2147483647),
+          count("k", kSee, 2147483647),
+          tflops("tflops_median", "median over the timed samples, TFLOP/s (2mnk / time)."),
+          tflops(
+              "tflops_p10",
+              "10th percentile, TFLOP/s (2mnk / time) (for a rate: the rate of the slow samples); <= ...."),
+          tflops("tflops_p90", "90th percentile, TFLOP/s (2mnk / time); >= median."),
+          time_us("time_us_median", kSee),
+          iterations(),
+          count("algos_tried", "cuBLASLt heuristic candidates timed; the best is recorded.", 1024),
+          null_ok(tflops("tflops_heuristic", "(schema 2: timed under the same policy as tflops_median).")),
           null_ok(
               f("fast_accum", K::boolean,
                 "fp8 only: CUBLASLT_MATMUL_DESC_FAST_ACCUM on (Transformer Engine's forward GEMMs); ....")),
       }};
 }
 
+// The routing columns that expert_gemm and moe_layer rows share, in the files' order, after `head`.
+std::vector<Field> with_routing(std::vector<Field> head, const char* impl_help) {
+  return joined(
+      std::move(head),
+      {req(choice("impl", {"loop", "grouped"}, impl_help)), req(choice("routing", {"sparse", "dense"}, kSee)),
+       req(choice("distribution", {"uniform", "mixtral_he_tuned", "mixtral_gs_tuned", "skewed"},
+                  "expert-load distribution: uniform; the paper's Fig.")),
+       count("experts", kSee, 4096), count("top_k", kSee, 4096), count("tokens", kSee, 2147483647)});
+}
+
 FieldList cal_expert_gemm_list() {
-  return {
-      "calibration.measurements.expert_gemm[]",
-      kCalibrationSchema,
-      {
-          req(length(f("model", K::string, "See calibration.schema.json."), 1, 4096)),
-          req(choice("dtype", {"bf16", "fp16"}, "See calibration.schema.json.")),
-          req(choice("proj", {"w1_w3", "w2"}, "See calibration.schema.json.")),
-          req(choice("pass", {"fwd", "dgrad", "wgrad"}, "See calibration.schema.json.")),
-          req(choice("impl", {"loop", "grouped"},
-                     "loop: cublasGemmEx per expert; grouped: one cublasGemmGroupedBatchedEx.")),
-          req(choice("routing", {"sparse", "dense"}, "See calibration.schema.json.")),
-          req(choice("distribution", {"uniform", "mixtral_he_tuned", "mixtral_gs_tuned", "skewed"},
-                     "expert-load distribution: uniform; the paper's Fig.")),
-          req(range(f("experts", K::integer, "See calibration.schema.json."), 1, 4096, "")),
-          req(range(f("top_k", K::integer, "See calibration.schema.json."), 1, 4096, "")),
-          req(range(f("tokens", K::integer, "See calibration.schema.json."), 1, 2147483647, "")),
-          req(range(f("n", K::integer, "See calibration.schema.json."), 1, 2147483647, "")),
-          req(range(f("k", K::integer, "See calibration.schema.json."), 1, 2147483647, "")),
-          req(array("tokens_per_expert", K::integer, 0, "sums to tokens x top_k.")),
-          req(above(f("time_us_median", K::number, "median over the timed samples, microseconds."), 0,
-                    10000000000.0, "us")),
-          req(above(f("time_us_p10", K::number,
-                      "10th percentile, microseconds (for a rate: the rate of the slow samples); <= median."),
-                    0, 10000000000.0, "us")),
-          req(above(f("time_us_p90", K::number, "90th percentile, microseconds; >= median."), 0,
-                    10000000000.0, "us")),
-          req(above(f("tflops_median", K::number, "See calibration.schema.json."), 0, 20000, "TFLOP/s")),
-          req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")),
-      }};
+  std::vector<Field> head = with_routing(
+      {name("model", kSee), req(choice("dtype", {"bf16", "fp16"}, kSee)),
+       req(choice("proj", {"w1_w3", "w2"}, kSee)), req(choice("pass", {"fwd", "dgrad", "wgrad"}, kSee))},
+      "loop: cublasGemmEx per expert; grouped: one cublasGemmGroupedBatchedEx.");
+  return {"calibration.measurements.expert_gemm[]", kCalibrationSchema,
+          joined(joined(std::move(head),
+                        {count("n", kSee, 2147483647), count("k", kSee, 2147483647),
+                         req(array("tokens_per_expert", K::integer, 0, "sums to tokens x top_k."))}),
+                 joined(time_us_stat(), {tflops("tflops_median", kSee), iterations()}))};
 }
 
 FieldList cal_moe_layer_stages_us_list() {
+  auto stage = [](const char* key) { return range(f(key, K::number, kSee), 0, 10000000000.0, ""); };
   return {"calibration.measurements.moe_layer[].stages_us",
           kCalibrationSchema,
-          {
-              range(f("router", K::number, "See calibration.schema.json."), 0, 10000000000.0, ""),
-              range(f("topk", K::number, "See calibration.schema.json."), 0, 10000000000.0, ""),
-              range(f("permute", K::number, "See calibration.schema.json."), 0, 10000000000.0, ""),
-              range(f("experts", K::number, "See calibration.schema.json."), 0, 10000000000.0, ""),
-              range(f("unpermute", K::number, "See calibration.schema.json."), 0, 10000000000.0, ""),
-              range(f("experts_dgrad", K::number, "See calibration.schema.json."), 0, 10000000000.0, ""),
-              range(f("experts_wgrad", K::number, "See calibration.schema.json."), 0, 10000000000.0, ""),
-          }};
+          {stage("router"), stage("topk"), stage("permute"), stage("experts"), stage("unpermute"),
+           stage("experts_dgrad"), stage("experts_wgrad")}};
 }
 
 FieldList cal_moe_layer_list() {
+  std::vector<Field> head =
+      with_routing({name("model", kSee), req(choice("direction", {"forward", "backward"}, kSee))}, kSee);
   return {
-      "calibration.measurements.moe_layer[]",
-      kCalibrationSchema,
-      {
-          req(length(f("model", K::string, "See calibration.schema.json."), 1, 4096)),
-          req(choice("direction", {"forward", "backward"}, "See calibration.schema.json.")),
-          req(choice("impl", {"loop", "grouped"}, "See calibration.schema.json.")),
-          req(choice("routing", {"sparse", "dense"}, "See calibration.schema.json.")),
-          req(choice("distribution", {"uniform", "mixtral_he_tuned", "mixtral_gs_tuned", "skewed"},
-                     "expert-load distribution: uniform; the paper's Fig.")),
-          req(range(f("experts", K::integer, "See calibration.schema.json."), 1, 4096, "")),
-          req(range(f("top_k", K::integer, "See calibration.schema.json."), 1, 4096, "")),
-          req(range(f("tokens", K::integer, "See calibration.schema.json."), 1, 2147483647, "")),
-          req(range(f("hidden", K::integer, "See calibration.schema.json."), 1, 2147483647, "")),
-          req(range(f("ffn", K::integer, "See calibration.schema.json."), 1, 2147483647, "")),
-          req(above(f("time_us_median", K::number, "median over the timed samples, microseconds."), 0,
-                    10000000000.0, "us")),
-          req(above(f("time_us_p10", K::number,
-                      "10th percentile, microseconds (for a rate: the rate of the slow samples); <= median."),
-                    0, 10000000000.0, "us")),
-          req(above(f("time_us_p90", K::number, "90th percentile, microseconds; >= median."), 0,
-                    10000000000.0, "us")),
-          req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")),
-          req(object(
-              "stages_us", "calibration.measurements.moe_layer[].stages_us",
-              "median microseconds per stage; forward: router, topk, permute, experts, unpermute; ....")),
-      }};
+      "calibration.measurements.moe_layer[]", kCalibrationSchema,
+      joined(joined(std::move(head), {count("hidden", kSee, 2147483647), count("ffn", kSee, 2147483647)}),
+             joined(time_us_stat(),
+                    {iterations(), req(object("stages_us", "calibration.measurements.moe_layer[].stages_us",
+                                              "median microseconds per stage; forward: router, topk, "
+                                              "permute, experts, unpermute; ...."))}))};
 }
 
 FieldList cal_nf4_dequant_list() {
-  return {
-      "calibration.measurements.nf4_dequant[]",
-      kCalibrationSchema,
-      {
-          req(choice("variant", {"fused", "bnb"}, "See calibration.schema.json.")),
-          req(range(f("elements", K::integer, "See calibration.schema.json."), 64, 1099511627776.0, "")),
-          req(choice("out_dtype", {"bf16", "fp16"}, "See calibration.schema.json.")),
-          req(f("double_quant", K::boolean, "See calibration.schema.json.")),
-          req(range(f("bytes_moved", K::integer, "bytes."), 1, 4503599627370496.0, "bytes")),
-          req(above(f("bytes_per_param", K::number, "See calibration.schema.json."), 0, 64, "")),
-          req(above(f("gbps_median", K::number, "median over the timed samples, GB/s."), 0, 200000, "GB/s")),
-          req(above(f("gbps_p10", K::number,
-                      "10th percentile, GB/s (for a rate: the rate of the slow samples); <= median."),
-                    0, 200000, "GB/s")),
-          req(above(f("gbps_p90", K::number, "90th percentile, GB/s; >= median."), 0, 200000, "GB/s")),
-          req(above(f("time_us_median", K::number, "See calibration.schema.json."), 0, 10000000000.0, "us")),
-          req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")),
-      }};
+  return {"calibration.measurements.nf4_dequant[]", kCalibrationSchema,
+          with_rate_tail({req(choice("variant", {"fused", "bnb"}, kSee)),
+                          req(range(f("elements", K::integer, kSee), 64, 1099511627776.0, "")),
+                          req(choice("out_dtype", {"bf16", "fp16"}, kSee)),
+                          req(f("double_quant", K::boolean, kSee)), bytes("bytes_moved", "bytes."),
+                          positive("bytes_per_param", kSee, 64, "")})};
 }
 
 FieldList cal_adamw_list() {
   return {
-      "calibration.measurements.adamw[]",
-      kCalibrationSchema,
-      {
-          req(choice("impl", {"fused", "unfused"}, "See calibration.schema.json.")),
-          req(range(f("params", K::integer, "See calibration.schema.json."), 1, 1099511627776.0, "")),
-          req(range(f("bytes_moved", K::integer, "bytes."), 1, 4503599627370496.0, "bytes")),
-          req(above(f("bytes_per_param", K::number, "See calibration.schema.json."), 0, 256, "")),
-          req(above(f("gbps_median", K::number, "median over the timed samples, GB/s."), 0, 200000, "GB/s")),
-          req(above(f("gbps_p10", K::number,
-                      "10th percentile, GB/s (for a rate: the rate of the slow samples); <= median."),
-                    0, 200000, "GB/s")),
-          req(above(f("gbps_p90", K::number, "90th percentile, GB/s; >= median."), 0, 200000, "GB/s")),
-          req(above(f("time_us_median", K::number, "See calibration.schema.json."), 0, 10000000000.0, "us")),
-          req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")),
-      }};
+      "calibration.measurements.adamw[]", kCalibrationSchema,
+      with_rate_tail({req(choice("impl", {"fused", "unfused"}, kSee)), count("params", kSee, 1099511627776.0),
+                      bytes("bytes_moved", "bytes."), positive("bytes_per_param", kSee, 256, "")})};
 }
 
 FieldList cal_elementwise_list() {
-  return {
-      "calibration.measurements.elementwise[]",
-      kCalibrationSchema,
-      {
-          req(choice("op", {"swiglu", "swiglu_bwd", "gelu", "rmsnorm"}, "See calibration.schema.json.")),
-          req(choice("dtype", {"bf16", "fp16", "fp32"}, "See calibration.schema.json.")),
-          req(range(f("elements", K::integer, "See calibration.schema.json."), 1, 1099511627776.0, "")),
-          req(range(f("bytes_moved", K::integer, "bytes."), 1, 4503599627370496.0, "bytes")),
-          req(above(f("gbps_median", K::number, "median over the timed samples, GB/s."), 0, 200000, "GB/s")),
-          req(above(f("gbps_p10", K::number,
-                      "10th percentile, GB/s (for a rate: the rate of the slow samples); <= median."),
-                    0, 200000, "GB/s")),
-          req(above(f("gbps_p90", K::number, "90th percentile, GB/s; >= median."), 0, 200000, "GB/s")),
-          req(above(f("time_us_median", K::number, "See calibration.schema.json."), 0, 10000000000.0, "us")),
-          req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")),
-      }};
+  return {"calibration.measurements.elementwise[]", kCalibrationSchema,
+          with_rate_tail({req(choice("op", {"swiglu", "swiglu_bwd", "gelu", "rmsnorm"}, kSee)),
+                          req(choice("dtype", {"bf16", "fp16", "fp32"}, kSee)),
+                          count("elements", kSee, 1099511627776.0), bytes("bytes_moved", "bytes.")})};
+}
+
+// A per-launch, per-op or score statistic (median, p10, p90), then the sample count.
+struct Stat {
+  const char* prefix;
+  const char* median_help;
+  const char* p10_help;
+  const char* p90_help;
+  double hi;
+  const char* unit;
+};
+std::vector<Field> with_stat(std::vector<Field> head, const Stat& s) {
+  auto column = [&s](const char* which, const char* help) {
+    Field x = positive("", help, s.hi, s.unit);
+    x.key = std::string(s.prefix) + which;
+    return x;
+  };
+  return joined(std::move(head), {column("_median", s.median_help), column("_p10", s.p10_help),
+                                  column("_p90", s.p90_help), iterations()});
 }
 
 FieldList cal_launch_list() {
   return {
-      "calibration.measurements.launch[]",
-      kCalibrationSchema,
-      {
-          req(choice("kind", {"async", "sync"}, "See calibration.schema.json.")),
-          req(above(f("us_median", K::number, "median over the timed samples, microseconds per launch."), 0,
-                    10000000, "us")),
-          req(above(
-              f("us_p10", K::number,
-                "10th percentile, microseconds per launch (for a rate: the rate of the slow samples); ...."),
-              0, 10000000, "us")),
-          req(above(f("us_p90", K::number, "90th percentile, microseconds per launch; >= median."), 0,
-                    10000000, "us")),
-          req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")),
-      }};
+      "calibration.measurements.launch[]", kCalibrationSchema,
+      with_stat({req(choice("kind", {"async", "sync"}, kSee))},
+                {"us", "median over the timed samples, microseconds per launch.",
+                 "10th percentile, microseconds per launch (for a rate: the rate of the slow samples); ....",
+                 "90th percentile, microseconds per launch; >= median.", 10000000, "us"})};
 }
 
 FieldList cal_host_list() {
-  return {"calibration.measurements.host[]",
-          kCalibrationSchema,
-          {
-              req(choice("kind", {"eager_op"}, "See calibration.schema.json.")),
-              req(range(f("ops_per_sample", K::integer, "See calibration.schema.json."), 1, 100000000, "")),
-              req(range(f("sync_every", K::integer, "See calibration.schema.json."), 1, 100000000, "")),
-              req(above(f("us_median", K::number, "median over the timed samples, microseconds per op."), 0,
-                        10000000, "us")),
-              req(above(f("us_p10", K::number,
-                          "10th percentile, microseconds per op (for a rate: the rate of the slow samples); "
-                          "<= median."),
-                        0, 10000000, "us")),
-              req(above(f("us_p90", K::number, "90th percentile, microseconds per op; >= median."), 0,
-                        10000000, "us")),
-              req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")),
-          }};
+  return {"calibration.measurements.host[]", kCalibrationSchema,
+          with_stat({req(choice("kind", {"eager_op"}, kSee)), count("ops_per_sample", kSee, 100000000),
+                     count("sync_every", kSee, 100000000)},
+                    {"us", "median over the timed samples, microseconds per op.",
+                     "10th percentile, microseconds per op (for a rate: the rate of the slow samples); "
+                     "<= median.",
+                     "90th percentile, microseconds per op; >= median.", 10000000, "us"})};
 }
 
 FieldList cal_cpu_list() {
-  return {
-      "calibration.measurements.cpu[]",
-      kCalibrationSchema,
-      {
-          req(choice("kind", {"single_thread"}, "See calibration.schema.json.")),
-          req(above(
-              f("score_median", K::number, "median over the timed samples, work units per millisecond."), 0,
-              1000000000, "")),
-          req(above(f("score_p10", K::number,
-                      "10th percentile, work units per millisecond (for a rate: the rate of the slow ...."),
-                    0, 1000000000, "")),
-          req(above(f("score_p90", K::number, "90th percentile, work units per millisecond; >= median."), 0,
-                    1000000000, "")),
-          req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")),
-      }};
+  return {"calibration.measurements.cpu[]", kCalibrationSchema,
+          with_stat({req(choice("kind", {"single_thread"}, kSee))},
+                    {"score", "median over the timed samples, work units per millisecond.",
+                     "10th percentile, work units per millisecond (for a rate: the rate of the slow ....",
+                     "90th percentile, work units per millisecond; >= median.", 1000000000, ""})};
 }
 
 FieldList cal_collectives_list() {
@@ -365,53 +314,38 @@ FieldList cal_collectives_list() {
       "calibration.measurements.collectives[]",
       kCalibrationSchema,
       {
-          req(choice("op", {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv"},
-                     "See calibration.schema.json.")),
+          req(choice("op", {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv"}, kSee)),
           req(range(f("ranks", K::integer, "GPUs in the communicator."), 2, 1048576, "")),
-          req(range(f("bytes", K::integer, "nccl-tests' size: max(send, receive) bytes per rank."), 1,
-                    4503599627370496.0, "bytes")),
-          req(above(f("time_us", K::number, "one operation, microseconds."), 0, 10000000000.0, "us")),
-          req(above(f("algbw_gbps", K::number, "bytes / time (1e9 B/s)."), 0, 200000, "GB/s")),
-          req(above(
-              f("busbw_gbps", K::number,
-                "algbw x 2(n-1)/n (all_reduce), (n-1)/n (all_gather, reduce_scatter, all_to_all), 1 ...."),
-              0, 200000, "GB/s")),
+          bytes("bytes", "nccl-tests' size: max(send, receive) bytes per rank."),
+          time_us("time_us", "one operation, microseconds."),
+          gbps("algbw_gbps", "bytes / time (1e9 B/s)."),
+          gbps("busbw_gbps",
+               "algbw x 2(n-1)/n (all_reduce), (n-1)/n (all_gather, reduce_scatter, all_to_all), 1 ...."),
       }};
 }
 
 FieldList cal_p2p_list() {
-  return {
-      "calibration.measurements.p2p[]",
-      kCalibrationSchema,
-      {
-          req(range(f("src", K::integer, "See calibration.schema.json."), 0, 4096, "")),
-          req(range(f("dst", K::integer, "See calibration.schema.json."), 0, 4096, "")),
-          req(f("peer_access", K::boolean, "cudaDeviceCanAccessPeer: direct NVLink/PCIe peer copies.")),
-          req(range(f("bytes", K::integer, "See calibration.schema.json."), 1, 4503599627370496.0, "bytes")),
-          req(above(f("time_us", K::number, "microseconds."), 0, 10000000000.0, "us")),
-          req(above(f("gbps", K::number, "bytes / time (1e9 B/s)."), 0, 200000, "GB/s")),
-      }};
+  return {"calibration.measurements.p2p[]",
+          kCalibrationSchema,
+          {
+              req(range(f("src", K::integer, kSee), 0, 4096, "")),
+              req(range(f("dst", K::integer, kSee), 0, 4096, "")),
+              req(f("peer_access", K::boolean, "cudaDeviceCanAccessPeer: direct NVLink/PCIe peer copies.")),
+              bytes("bytes", kSee),
+              time_us("time_us", "microseconds."),
+              gbps("gbps", "bytes / time (1e9 B/s)."),
+          }};
 }
 
 // ---- schema 3: the op classes between the GEMMs (issue 38) ----
 // The rate columns every bandwidth-type row of schema 3 ends with.
 std::vector<Field> with_gbps_tail(std::vector<Field> head, const char* bytes_help) {
-  head.push_back(req(range(f("bytes_moved", K::integer, bytes_help), 1, 4503599627370496.0, "bytes")));
-  head.push_back(
-      req(above(f("gbps_median", K::number, "median over the timed samples, GB/s (bytes_moved / time)."), 0,
-                200000, "GB/s")));
-  head.push_back(
-      req(above(f("gbps_p10", K::number, "10th percentile (the rate of the slow samples); <= median."), 0,
-                200000, "GB/s")));
-  head.push_back(req(above(f("gbps_p90", K::number, "90th percentile; >= median."), 0, 200000, "GB/s")));
-  head.push_back(
-      req(above(f("time_us_median", K::number, "median time of one run."), 0, 10000000000.0, "us")));
-  head.push_back(req(range(f("iterations", K::integer, "timed samples after warm-up."), 1, 100000000, "")));
-  return head;
-}
-
-Field count(const char* key, const char* help, double hi) {
-  return req(range(f(key, K::integer, help), 1, hi, ""));
+  return joined(std::move(head),
+                {bytes("bytes_moved", bytes_help),
+                 gbps("gbps_median", "median over the timed samples, GB/s (bytes_moved / time)."),
+                 gbps("gbps_p10", "10th percentile (the rate of the slow samples); <= median."),
+                 gbps("gbps_p90", "90th percentile; >= median."),
+                 time_us("time_us_median", "median time of one run."), iterations()});
 }
 
 FieldList cal_norm_list() {
@@ -449,113 +383,91 @@ FieldList cal_cross_entropy_list() {
 }
 
 FieldList cal_lora_gemm_list() {
-  auto tflops = [](const char* key, const char* help) {
-    return req(above(f(key, K::number, help), 0, 20000, "TFLOP/s"));
-  };
-  return {
-      "calibration.measurements.lora_gemm[]",
-      kCalibrationSchema,
-      {
-          req(length(f("shape", K::string, "the base layer, <model>.<layer>."), 1, 4096)),
-          req(choice("side", {"A", "B"}, "A: in -> rank; B: rank -> out.")),
-          count("rank", "LoRA rank r.", 65536),
-          req(choice("dtype", {"bf16"}, "operands and output; fp32 accumulation.")),
-          req(choice("pass", {"fwd", "dgrad", "wgrad"}, "fwd: TN, dgrad: NN, wgrad: NT.")),
-          req(choice("transa", {"N", "T"}, "cuBLAS's op(A).")),
-          req(choice("transb", {"N", "T"}, "cuBLAS's op(B).")),
-          count("tokens", "rows of x.", 2147483647),
-          count("in", "in features of this GEMM's linear.", 2147483647),
-          count("out", "out features of this GEMM's linear.", 2147483647),
-          count("m", "cuBLAS m.", 2147483647),
-          count("n", "cuBLAS n.", 2147483647),
-          count("k", "cuBLAS k.", 2147483647),
-          req(range(f("bytes_moved", K::integer, "2 (m k + k n + m n)."), 1, 4503599627370496.0, "bytes")),
-          tflops("tflops_median", "median over the timed samples, TFLOP/s (2mnk / time)."),
-          tflops("tflops_p10", "10th percentile (the rate of the slow samples); <= median."),
-          tflops("tflops_p90", "90th percentile; >= median."),
-          req(above(f("time_us_median", K::number, "median time of one run."), 0, 10000000000.0, "us")),
-          count("iterations", "timed samples after warm-up.", 100000000),
-          count("algos_tried", "cuBLASLt heuristic candidates timed; the best is recorded.", 1024),
-      }};
+  return {"calibration.measurements.lora_gemm[]",
+          kCalibrationSchema,
+          {
+              name("shape", "the base layer, <model>.<layer>."),
+              req(choice("side", {"A", "B"}, "A: in -> rank; B: rank -> out.")),
+              count("rank", "LoRA rank r.", 65536),
+              req(choice("dtype", {"bf16"}, "operands and output; fp32 accumulation.")),
+              req(choice("pass", {"fwd", "dgrad", "wgrad"}, "fwd: TN, dgrad: NN, wgrad: NT.")),
+              req(choice("transa", {"N", "T"}, "cuBLAS's op(A).")),
+              req(choice("transb", {"N", "T"}, "cuBLAS's op(B).")),
+              count("tokens", "rows of x.", 2147483647),
+              count("in", "in features of this GEMM's linear.", 2147483647),
+              count("out", "out features of this GEMM's linear.", 2147483647),
+              count("m", "cuBLAS m.", 2147483647),
+              count("n", "cuBLAS n.", 2147483647),
+              count("k", "cuBLAS k.", 2147483647),
+              bytes("bytes_moved", "2 (m k + k n + m n)."),
+              tflops("tflops_median", "median over the timed samples, TFLOP/s (2mnk / time)."),
+              tflops("tflops_p10", "10th percentile (the rate of the slow samples); <= median."),
+              tflops("tflops_p90", "90th percentile; >= median."),
+              time_us("time_us_median", "median time of one run."),
+              iterations(),
+              count("algos_tried", "cuBLASLt heuristic candidates timed; the best is recorded.", 1024),
+          }};
 }
 
 FieldList cal_attention_list() {
-  auto tflops = [](const char* key, const char* help) {
-    return req(above(f(key, K::number, help), 0, 20000, "TFLOP/s"));
-  };
   return {
       "calibration.measurements.attention[]",
       kCalibrationSchema,
       {
           req(choice("direction", {"fwd", "bwd"}, "forward, or backward (dQ, dK, dV).")),
-          req(length(f("impl", K::string, "the kernel measured (the calibrator's own or a library's)."), 1,
-                     4096)),
+          name("impl", "the kernel measured (the calibrator's own or a library's)."),
           req(choice("dtype", {"bf16"}, "Q, K, V, O and the gradients; fp32 softmax and accumulation.")),
           req(f("causal", K::boolean, "causal mask (true: the only kind measured).")),
-          req(length(f("model", K::string, "where the shape comes from."), 1, 4096)),
+          name("model", "where the shape comes from."),
           count("batch", "sequences.", 1048576),
           count("heads", "query heads.", 4096),
           count("kv_heads", "key/value heads; divides heads.", 4096),
           count("head_dim", "dimension per head.", 1024),
           count("seq_len", "tokens per sequence.", 2147483647),
-          req(above(f("flops", K::number, "causal FLOPs: fwd 2 batch heads seq_len^2 head_dim, bwd 2.5x."), 0,
-                    1e21, "FLOP")),
+          positive("flops", "causal FLOPs: fwd 2 batch heads seq_len^2 head_dim, bwd 2.5x.", 1e21, "FLOP"),
           tflops("tflops_median", "median over the timed samples, TFLOP/s (flops / time)."),
           tflops("tflops_p10", "10th percentile (the rate of the slow samples); <= median."),
           tflops("tflops_p90", "90th percentile; >= median."),
-          req(above(f("time_us_median", K::number, "median time of one run."), 0, 10000000000.0, "us")),
-          count("iterations", "timed samples after warm-up.", 100000000),
+          time_us("time_us_median", "median time of one run."),
+          iterations(),
       }};
 }
 
 FieldList cal_measurements_list() {
+  auto rows = [](const char* key, const char* help) {
+    Field x = array(key, K::object, 0, help);
+    x.members = std::string("calibration.measurements.") + key + "[]";
+    return x;
+  };
   return {
       "calibration.measurements",
       kCalibrationSchema,
       {
-          req(array("bandwidth", K::object, 0, "STREAM-style DRAM bandwidth, arrays >= 4x L2.",
-                    "calibration.measurements.bandwidth[]")),
-          req(array("gemm", K::object, 0,
-                    "cuBLASLt matmuls; m, n, k in cuBLAS's column-major view (see docs/calibrate.md).",
-                    "calibration.measurements.gemm[]")),
-          req(array("expert_gemm", K::object, 0, "the expert GEMMs of one MoE layer pass.",
-                    "calibration.measurements.expert_gemm[]")),
-          req(array("moe_layer", K::object, 0, "a whole MoE block.", "calibration.measurements.moe_layer[]")),
-          req(array("nf4_dequant", K::object, 0,
-                    "bitsandbytes NF4 dequantization (64-value blocks, double-quantized absmax).",
-                    "calibration.measurements.nf4_dequant[]")),
-          req(array("adamw", K::object, 0, "one AdamW step over fp32 states.",
-                    "calibration.measurements.adamw[]")),
-          req(array("elementwise", K::object, 0, "memory-bound elementwise kernels.",
-                    "calibration.measurements.elementwise[]")),
-          req(array("launch", K::object, 0, "empty-kernel launch overhead.",
-                    "calibration.measurements.launch[]")),
-          req(array("host", K::object, 0,
-                    "eager pattern: host work + a small kernel per op, a host sync every few ops.",
-                    "calibration.measurements.host[]")),
-          req(array("cpu", K::object, 0, "single-thread CPU score.", "calibration.measurements.cpu[]")),
+          req(rows("bandwidth", "STREAM-style DRAM bandwidth, arrays >= 4x L2.")),
+          req(rows("gemm",
+                   "cuBLASLt matmuls; m, n, k in cuBLAS's column-major view (see docs/calibrate.md).")),
+          req(rows("expert_gemm", "the expert GEMMs of one MoE layer pass.")),
+          req(rows("moe_layer", "a whole MoE block.")),
+          req(rows("nf4_dequant",
+                   "bitsandbytes NF4 dequantization (64-value blocks, double-quantized absmax).")),
+          req(rows("adamw", "one AdamW step over fp32 states.")),
+          req(rows("elementwise", "memory-bound elementwise kernels.")),
+          req(rows("launch", "empty-kernel launch overhead.")),
+          req(rows("host", "eager pattern: host work + a small kernel per op, a host sync every few ops.")),
+          req(rows("cpu", "single-thread CPU score.")),
           null_ok(
-              array("collectives", K::object, 0,
-                    "NCCL collectives as nccl-tests reports them (doc/PERFORMANCE.md, src/*.cu GetBw); ....",
-                    "calibration.measurements.collectives[]")),
-          null_ok(array(
-              "p2p", K::object, 0,
-              "GPU-to-GPU copies (cudaMemcpyPeerAsync), one direction; --collectives in one process ....",
-              "calibration.measurements.p2p[]")),
+              rows("collectives",
+                   "NCCL collectives as nccl-tests reports them (doc/PERFORMANCE.md, src/*.cu GetBw); ....")),
+          null_ok(rows(
+              "p2p",
+              "GPU-to-GPU copies (cudaMemcpyPeerAsync), one direction; --collectives in one process ....")),
           // schema 3 (issue 38): absent in older files
-          null_ok(array("norm", K::object, 0, "RMSNorm forward and backward (LlamaRMSNorm, fp32 math).",
-                        "calibration.measurements.norm[]")),
-          null_ok(
-              array("cast", K::object, 0, "dtype casts bf16 <-> fp32.", "calibration.measurements.cast[]")),
-          null_ok(array("pointwise", K::object, 0, "binary element-wise mul and add, bf16.",
-                        "calibration.measurements.pointwise[]")),
-          null_ok(array("cross_entropy", K::object, 0,
-                        "softmax + cross-entropy over vocabulary-wide fp32 rows.",
-                        "calibration.measurements.cross_entropy[]")),
-          null_ok(array("lora_gemm", K::object, 0, "LoRA-shaped GEMMs (rank 8-64) through cuBLASLt.",
-                        "calibration.measurements.lora_gemm[]")),
-          null_ok(array("attention", K::object, 0, "causal flash-style attention forward and backward.",
-                        "calibration.measurements.attention[]")),
+          null_ok(rows("norm", "RMSNorm forward and backward (LlamaRMSNorm, fp32 math).")),
+          null_ok(rows("cast", "dtype casts bf16 <-> fp32.")),
+          null_ok(rows("pointwise", "binary element-wise mul and add, bf16.")),
+          null_ok(rows("cross_entropy", "softmax + cross-entropy over vocabulary-wide fp32 rows.")),
+          null_ok(rows("lora_gemm", "LoRA-shaped GEMMs (rank 8-64) through cuBLASLt.")),
+          null_ok(rows("attention", "causal flash-style attention forward and backward.")),
       }};
 }
 
