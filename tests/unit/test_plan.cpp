@@ -8,6 +8,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -470,4 +471,21 @@ TEST_CASE("plan: a single-GPU plan runs at a micro-batch whose memory range's up
     stepped_down |= e.micro_batch < est->max_batch.batch;
   }
   CHECK(stepped_down);
+}
+
+TEST_CASE("plan: a job modelled on one GPU only (--fp8 te-delayed) searches one-GPU shapes, and says so") {
+  const Database& db = Database::embedded();
+  const Request job = {{"model", "llama-3.2-3b"},
+                       {"method", "full"},
+                       {"fp8", "te-delayed"},
+                       {"seq", "1024"},
+                       {"queries", "1000"}};
+  auto r = plan(job, PlanConstraints{}, db, nullptr, kToday);
+  REQUIRE(r.ok());
+  REQUIRE_FALSE(r->front.empty());
+  for (const auto& e : r->front) CHECK(e.shape.ranks() == 1);
+  CHECK(std::find_if(r->notes.begin(), r->notes.end(), [](const std::string& n) {
+          return n.rfind("--fp8 te-delayed: only one-GPU shapes", 0) == 0;
+        }) != r->notes.end());
+  check_front_reproduces(r.value(), db);
 }

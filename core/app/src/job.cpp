@@ -8,6 +8,13 @@
 
 namespace ftcost {
 
+std::string one_gpu_only_option(const Inputs& in) {
+  const Objective obj = in.workload.objective.objective;
+  if (obj != Objective::sft) return std::string("--objective ") + objective_name(obj);
+  if (in.workload.fp8_te()) return "--fp8 " + in.workload.fp8;
+  return "";
+}
+
 Result<Job> make_job(const Inputs& in, const Database& db) {
   Job job;
   job.in = in;

@@ -1,5 +1,6 @@
 #include "ftcost/plan.hpp"
 
+#include "ftcost/job.hpp"
 #include "ftcost/options.hpp"
 #include "ftcost/parallel.hpp"
 #include "ftcost/plan_config.hpp"
@@ -442,13 +443,13 @@ class PlanSearch {
   void search_layout(const Inputs& in, int ci, const std::vector<std::string>& strategies,
                      const std::vector<int>& idx) {
     const PlanShape& rep = shapes_[static_cast<std::size_t>(idx.front())];
-    // Preference and RL objectives are estimated on one training GPU (job.cpp make_job).
-    const Objective obj = in.workload.objective.objective;
-    if (rep.ranks() > 1 && obj != Objective::sft) {
+    // Preference and RL objectives and Transformer Engine's FP8 are estimated on one training GPU (job.cpp
+    // make_job refuses them on several).
+    const std::string one_gpu = one_gpu_only_option(in);
+    if (rep.ranks() > 1 && !one_gpu.empty()) {
       prune("objective_one_gpu", static_cast<long>(idx.size()));
       const std::string note =
-          std::string("--objective ") + objective_name(obj) +
-          ": only one-GPU shapes are searched (several training GPUs are not modelled for it)";
+          one_gpu + ": only one-GPU shapes are searched (several training GPUs are not modelled for it)";
       if (std::find(res_.notes.begin(), res_.notes.end(), note) == res_.notes.end())
         res_.notes.push_back(note);
       return;

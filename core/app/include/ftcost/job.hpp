@@ -20,6 +20,9 @@ struct Job {
   int gpus() const { return plan.ranks(); }
 };
 
+// The option that makes a job one-GPU only ("--objective dpo", "--fp8 te-delayed"), "" when several GPUs are
+// modelled for it: make_job refuses such a job on several GPUs, the plan search searches one-GPU shapes.
+std::string one_gpu_only_option(const Inputs& in);
 // The job of resolved inputs: its plan from --gpus, --nodes, --parallel, --offload, --node, --network...
 Result<Job> make_job(const Inputs& in, const Database& db);
 // resolve_request() then make_job(): an error names the flag.
