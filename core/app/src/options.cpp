@@ -1339,7 +1339,8 @@ std::vector<Option> build_options() {
         "gradients and saves only its input; backward re-runs each shard with gradients. The MLP's "
         "intermediate (gate, up, product) is then held for one shard, not the sequence. 'on' takes the "
         "code's shard count, ceil(tokens per GPU / hidden_size); a number sets it (ms-swift's "
-        "tiled_mlp_num_shards). Memory only: the recomputed MLP forward is not in the step time.";
+        "tiled_mlp_num_shards). The step time has the MLP's forward once more in the backward, as TiledMLP "
+        "re-runs each shard there.";
     o.unit = "shards";
     o.values = {{"off", "off", "the MLP as the model runs it"},
                 {"on", "on", "ALST's shard count, ceil(tokens / hidden_size)"}};

@@ -69,6 +69,9 @@ double qk_norm_bytes(const ModelSpec& m, const StackProfile& s, const Workload& 
 
 // LoRA on frozen 16-bit linear modules through PEFT-style layers: not QLoRA, and not a stack's fused LoRA
 // kernel.
+// Transformer Engine's te.Linear modules train (--fp8 te-*, full fine-tuning: --fp8 refuses the rest).
+bool te_linears(const Workload& w) { return w.fp8_te() && w.method == Method::full; }
+
 bool plain_lora(const StackProfile& s, const Workload& w) {
   return w.method == Method::lora && !fused_lora(s, w);
 }
@@ -128,7 +131,7 @@ struct ActCtx {
     // base_result + m/||W + sBA|| * lora_result * s, and the magnitude m is trained: the two products keep
     // base_result and lora_result (out_features each, compute dtype) for m's gradient.
     if (lora && w.lora_variant == LoraVariant::dora) dora_out = 2.0 * a;
-    te = w.fp8_te() && w.method == Method::full;
+    te = te_linears(w);
   }
   // Whether the 16-bit input of the linear layers that read it stays saved for backward. PyTorch saves a
   // matmul's input only for its weight's gradient (autograd codegen, tools/autograd/gen_variable_type.py
@@ -522,7 +525,7 @@ DoraDtypes dora_dtypes(const StackProfile& s, const Workload& w) {
 // layer with it (a checkpointed forward saves nothing), and lm_head's when the model's own forward runs it
 // (a chunked or fused loss multiplies by lm_head.weight itself: TRL's chunked_nll, Liger; no te.Linear call).
 double te_weight_copy_bytes(const ModelSpec& m, const Workload& w, const StackProfile& s) {
-  if (!w.fp8_te() || w.method != Method::full) return 0;
+  if (!te_linears(w)) return 0;
   const ParamCounts pc = m.params();
   const double layers = std::max(1.0, d(m.layers()));
   const double kept_layers = w.checkpointing ? 1.0 : layers;
@@ -756,7 +759,7 @@ BatchMemory::BatchMemory(const ModelSpec& m, const Workload& w, const StackProfi
   // (`te_module.weight.copy_(module.weight)`, utils/transformer_engine.py @ 16cb6eb): a weight of its own,
   // which trains (its gradient exists) but which _prepare_te's parameter mapping leaves out of the optimizer
   // (it maps the named parameters from before the conversion, where the tied weight appears once).
-  if (w.fp8_te() && w.method == Method::full && m.params().lm_head == 0) {
+  if (te_linears(w) && m.params().lm_head == 0) {
     const double copy = d(m.vocab) * d(m.hidden) * wbytes;
     mb.weights += copy;
     mb.gradients += copy;
