@@ -353,7 +353,7 @@ bool detail::Eval::size_micro_batch() {
       e.batch_choice.rule == "largest" ? "the largest micro-batch per GPU that fits (--batch max)" : "";
   e.batch_choice.largest = e.max_micro_range_fit;
   e.batch_choice.grad_accum = plan.grad_accum;
-  e.max_seq_len = max_seq_rank(c, e.usable_bytes);
+  e.max_seq_len = known_max_seq >= 0 ? known_max_seq : max_seq_rank(c, e.usable_bytes);
   if (w.batch > 0 && w.batch > e.max_micro_batch)
     e.warnings.push_back("batch " + std::to_string(w.batch) +
                          " per GPU does not fit: the maximum per rank is " +
@@ -493,10 +493,11 @@ ParallelEstimate detail::Eval::finish(const Estimate& single, const Database& db
 
 namespace {
 
+// known_max_seq: the rank's longest sequence at micro-batch 1 when the caller has it for the same plan and
+// accumulation (it does not depend on the micro-batch), else -1.
 Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, const Estimate& single,
-                                  const Database& db) {
-  ParallelEstimate e;
-  e.single = single;
+                                  const Database& db, double known_max_seq = -1) {
+  ParallelEstimate e;  // e.single stays empty: the caller attaches the one it returns (attach_single)
   e.plan = plan;
   e.is_single = false;
   const Workload& w = in.workload;
@@ -513,6 +514,7 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
   Ctx c{in, plan, st, deg, st == Strategy::tp ? tp_shard(m, deg) : m, single.max_batch.seq_len, 0};
   init_zero3(c);
   Eval v(in, plan, c, e);
+  v.known_max_seq = known_max_seq;
   if (!v.size_micro_batch()) return e;
   v.rank_compute();
   v.comm_setup();
@@ -527,9 +529,9 @@ Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, co
 // A 1-GPU plan: the single-GPU estimate. A data-parallel or sharding strategy named for one GPU has nothing
 // to replicate or shard, and the estimate says so rather than drop the flag (tp/ep/cp:N need N GPUs: an
 // error).
-ParallelEstimate one_gpu(const Estimate& single, const ParallelPlan& plan) {
+ParallelEstimate one_gpu(Estimate&& single, const ParallelPlan& plan) {
   ParallelEstimate e;
-  e.single = single;
+  e.single = std::move(single);
   e.plan = plan;
   e.is_single = true;
   e.strategy_label = "single";
@@ -560,7 +562,7 @@ std::vector<std::int64_t> micro_candidates_for(const Workload& w, int dp, std::i
 
 // --batch fastest / --effective-batch on several GPUs: the micro-batch per rank (and the grad-accum) of the
 // highest throughput among those whose rank memory's upper end fits, each candidate estimated in full.
-Result<ParallelEstimate> choose_micro(const Inputs& in, const ParallelEstimate& first, const Estimate& single,
+Result<ParallelEstimate> choose_micro(const Inputs& in, const ParallelEstimate& first, Estimate& single,
                                       const Database& db) {
   const Workload& w = in.workload;
   if (!first.fits || (w.batch > 0 && w.effective_batch <= 0) ||
@@ -580,13 +582,14 @@ Result<ParallelEstimate> choose_micro(const Inputs& in, const ParallelEstimate& 
   ParallelEstimate best = first;
   bool have = w.effective_batch <= 0;  // the first estimate is a candidate only without an effective batch
   int evaluated = 0;
+  Inputs x = in;  // one copy for every candidate: only the batch and the accumulation change
   for (const std::int64_t b : cand) {
-    Inputs x = in;
     x.workload.batch = b;
     x.workload.grad_accum = w.effective_batch > 0 ? w.effective_batch / (b * dp) : w.grad_accum;
     ParallelPlan p = first.plan;
     p.grad_accum = static_cast<int>(x.workload.grad_accum);
-    FTCOST_TRY(r, evaluate(x, p, single, db));
+    const bool same_accum = x.workload.grad_accum == w.grad_accum;
+    FTCOST_TRY(r, evaluate(x, p, single, db, same_accum ? first.max_seq_len : -1.0));
     ++evaluated;
     if (r.fits && (!have || r.throughput_qps > best.throughput_qps)) {
       best = std::move(r);
@@ -616,8 +619,15 @@ Result<ParallelEstimate> choose_micro(const Inputs& in, const ParallelEstimate& 
   if (w.effective_batch > 0)
     c.reason += " for the effective batch " + std::to_string(w.effective_batch) + " (grad-accum " +
                 std::to_string(c.grad_accum) + " on " + std::to_string(dp) + " replicas)";
-  best.single.in.workload.grad_accum = c.grad_accum;
+  single.in.workload.grad_accum = c.grad_accum;
   return best;
+}
+
+// The single-GPU estimate a multi-GPU result carries (evaluate leaves it out: copying it per candidate was
+// most of --parallel auto's and the plan search's time).
+Result<ParallelEstimate> attach_single(Result<ParallelEstimate> r, Estimate&& single) {
+  if (r.ok()) r.value().single = std::move(single);
+  return r;
 }
 
 // estimate_parallel of inputs whose length is resolved.
@@ -633,14 +643,15 @@ Result<ParallelEstimate> estimate_parallel_resolved(const Inputs& in, const Para
   FTCOST_TRY(single, estimate(in, db));
   const bool one = plan.ranks() == 1 && plan.offload == Offload::none && !plan.choose &&
                    (plan.strategy == Strategy::single || plan.degree <= 1);
-  if (one) return one_gpu(single, plan);
+  if (one) return one_gpu(std::move(single), plan);
   if (plan.intra.kind == LinkKind::none && plan.gpus_per_node > 1)
     plan.intra = intra_node_link(in.gpu, plan.gpus_per_node, -1);
   plan.nccl_arch = nccl_arch_of(in.gpu);
   if (!plan.choose) {
     if (plan.strategy == Strategy::single) plan.strategy = Strategy::ddp;
     FTCOST_TRY(first, evaluate(in, plan, single, db));
-    return choose_micro(in, first, single, db);
+    auto r = choose_micro(in, first, single, db);
+    return attach_single(std::move(r), std::move(single));
   }
   // --parallel auto: every applicable strategy; the fastest that fits wins.
   std::vector<ParallelPlan> cands;
@@ -687,6 +698,7 @@ Result<ParallelEstimate> estimate_parallel_resolved(const Inputs& in, const Para
     e.why.push_back("no strategy fits on " + std::to_string(plan.ranks()) + " x " + in.gpu.id +
                     "; shown: " + e.strategy_label);
     for (const auto& s : no) e.why.push_back("does not fit: " + s);
+    e.single = std::move(single);
     return e;
   }
   std::stable_sort(ok.begin(), ok.end(), by_fit_then_speed);
@@ -699,6 +711,7 @@ Result<ParallelEstimate> estimate_parallel_resolved(const Inputs& in, const Para
   for (std::size_t i = 1; i < ok.size(); ++i)
     best.why.push_back(not_chosen_line(ok[i], upper_end_fits(ok[i]), upper_end_fits(ok[0])));
   for (const auto& s : no) best.why.push_back("does not fit: " + s);
+  best.single = std::move(single);
   return best;
 }
 

@@ -123,6 +123,7 @@ struct Eval {
   int R, deg;  // ranks; tensor, expert or context degree
   Ctx& c;
   ParallelEstimate& e;
+  double known_max_seq = -1;     // the rank's longest sequence when the caller has it already (choose_micro)
   StepTime t;                    // one micro-batch on one rank (the optimizer's share not spread yet)
   double len = 0, step_len = 0;  // padded length, and the rank's share of it
   double micro_s = 0, fwd_s = 0, bwd_s = 0;  // a micro-batch's compute, its forward and backward
