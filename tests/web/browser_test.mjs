@@ -557,7 +557,8 @@ try {
     for (const job of jobs) {
       const flags = [];
       for (const [k, v] of Object.entries(job.req)) flags.push("--" + k, String(v));
-      const cliAnswer = JSON.parse(execFileSync(cli, ["estimate", ...flags, "--json"], { encoding: "utf8" })).answer;
+      const cliFull = JSON.parse(execFileSync(cli, ["estimate", ...flags, "--json"], { encoding: "utf8" }));
+      const cliAnswer = cliFull.answer;
       const hash = "v=1&" + Object.entries(job.req).map(([k, v]) => `${k}=${v}`).join("&");
       const before = (await ui(tall.page)).app.recomputes;
       await tall.page.evaluate((h) => (location.hash = h), hash);
@@ -595,6 +596,21 @@ try {
       check(near(num(c.c_cost[1]), a.cost_usd, c.c_cost[1]), what(`cost card = $${a.cost_usd.toFixed(2)}`), c.c_cost);
       check(c.c_cost.some((l) => l.startsWith(`${a.price.provider}, `) && near(num(l.split(", ")[1]), a.price.usd_per_gpu_hour)),
         what("cost card names the answer's price"), c.c_cost);
+      // issue 38: the step chart's top ops are the CLI's step_top_ops (name, stage, device time), in order, and
+      // every stage's device vs host line
+      const topOps = (cliFull.step_top_ops || {}).top || [];
+      const shownOps = c["step.top_ops"] || [];
+      // (a multi-GPU answer has none: the one-GPU op list is not a rank's, and neither view shows it)
+      check(topOps.length > 0 === !multi && shownOps.length === topOps.length && topOps.every((o, i) => shownOps[i].startsWith(`${o.name} (${o.stage}) `)),
+        what(multi ? "no one-GPU top ops on a multi-GPU job (none in the CLI's JSON)" : "the step chart's top ops are the CLI's step_top_ops, in order"),
+        { page: shownOps, cli: topOps.map((o) => `${o.name} (${o.stage})`) });
+      const op0 = /([0-9.,]+) (s|us)$/.exec(shownOps[0] || "");
+      if (!multi) check(op0 && topOps.length > 0 && Math.abs(num(op0[1]) * (op0[2] === "us" ? 1e-6 : 1) - topOps[0].device_s) <= 0.006 * topOps[0].device_s,
+        what("the top op's device time is the CLI's"), { page: shownOps[0], cli: topOps[0] });
+      const stagesShown = c["step.device_host"] || [];
+      const stagesCli = ((cliFull.step_top_ops || {}).stages || []).filter((st) => st.device_s > 0 || st.host_s > 0);
+      check(stagesShown.length === stagesCli.length && stagesCli.every((st, i) => stagesShown[i].startsWith(`${st.stage}: device `) && stagesShown[i].endsWith(`(${st.bound}-bound)`)),
+        what("device vs host per stage is the CLI's"), { page: stagesShown, cli: stagesCli });
       // warnings: the answer's, all of them
       check(JSON.stringify(c.warnings || []) === JSON.stringify(a.warnings), what("the warnings are the answer's"), { page: c.warnings, cli: a.warnings });
       // the table's row of the job: GPUs, batch, throughput, time, price class, cost

@@ -184,6 +184,7 @@ class App {
   void draw_parallel();
   void draw_memory();
   void draw_step_time();
+  void draw_step_ops();   // app_step_ops.cpp: top ops, device vs host per stage
   void draw_objective();  // app_objective.cpp
   void draw_throughput_plot();
   void draw_compare();

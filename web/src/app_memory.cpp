@@ -251,6 +251,7 @@ void App::draw_step_time() {
     ImGui::TextDisabled("%s", t.c_str());
     plot::bar_list(key.c_str(), 0, items, "s");
   }
+  draw_step_ops();
 }
 
 void App::draw_throughput_plot() {
