@@ -37,8 +37,15 @@ def main(argv=None):
     ap.add_argument("--attention", default="sdpa", help="attn_implementation (sdpa | eager | flash_attention_2)")
     ap.add_argument("--no-checkpointing", action="store_true")
     ap.add_argument("--gpu-id", default=None, help="ftcost GPU id (default: matched from the device name)")
+    ap.add_argument("--profile-step", type=int, default=0,
+                    help="profile this optimizer step with torch.profiler (tools/step_profile.py): OUT's stem "
+                         "+ .profile.json (summary) and .profile.trace.json.gz; the step is then marked "
+                         "warm-up in OUT (the profiler slows its host side). 0: off")
     ap.add_argument("-o", "--out", required=True)
     a = ap.parse_args(argv)
+    if a.profile_step and not 2 < a.profile_step <= a.steps:
+        ap.error("--profile-step: must be after the 2 warm-up steps and at most --steps (%d), got %d"
+                 % (a.steps, a.profile_step))
 
     import torch
     import transformers
@@ -92,9 +99,22 @@ def main(argv=None):
             dataloader_num_workers=0, remove_unused_columns=False)
         trainer = transformers.Trainer(model=model, args=args, train_dataset=Data())
         trainer.add_callback(FtcostProbe(a.out, warmup_steps=2, model_preset=a.preset, gpu_id=a.gpu_id))
+        if a.profile_step:
+            from step_profile import StepProfiler
+
+            stem = a.out[:-5] if a.out.endswith(".json") else a.out
+            trainer.add_callback(StepProfiler(stem + ".profile", step=a.profile_step))
         trainer.train()
     with open(a.out) as f:
         doc = json.load(f)
+    if a.profile_step:  # the profiled step's host side is slower: not a timed step of the run
+        for st in doc["steps"]:
+            if st["step"] == a.profile_step:
+                st["warmup"] = True
+                st["note"] = "profiled with torch.profiler (tools/step_profile.py): not a timed step"
+        with open(a.out + ".tmp", "w") as f:
+            json.dump(doc, f, indent=1)
+        os.replace(a.out + ".tmp", a.out)
     for st in doc["steps"]:
         print("step %d: %.4f s, allocated %.2f GiB, reserved %.2f GiB%s" % (
             st["step"], st["wall_s"], (st.get("max_memory_allocated_bytes") or 0) / 2**30,
