@@ -48,14 +48,6 @@ Status apply_objective(ResolveState& st, const std::string& v) {
   return Ok{};
 }
 
-Status apply_generation(ResolveState& st, const std::string& v) {
-  Generation g = Generation::hf;
-  if (v == "vllm-colocate") g = Generation::vllm_colocate;
-  if (v == "vllm-server") g = Generation::vllm_server;
-  objective(st).generation = g;
-  return Ok{};
-}
-
 // --vllm-gpu-memory-utilization (colocated): vLLM's share of the GPU is kept from the training process, as
 // --headroom keeps memory for another process (GpuSpec::reserved_mib).
 Status apply_vllm_share(ResolveState& st, const std::string& v) {
@@ -65,18 +57,6 @@ Status apply_vllm_share(ResolveState& st, const std::string& v) {
   const Workload& w = st.in.workload;
   const VllmMemory vm = vllm_memory(st.in.model, w, st.in.gpu, frac, w.memory_seq_len());
   st.in.gpu.reserved_mib += vm.pool / kMiB;
-  return Ok{};
-}
-
-// An option that stores its checked value in one ObjectiveConfig member.
-template <double ObjectiveConfig::*Member>
-Status store_real(ResolveState& st, const std::string& v) {
-  objective(st).*Member = std::strtod(v.c_str(), nullptr);
-  return Ok{};
-}
-template <std::int64_t ObjectiveConfig::*Member>
-Status store_count(ResolveState& st, const std::string& v) {
-  objective(st).*Member = std::strtoll(v.c_str(), nullptr, 10);
   return Ok{};
 }
 
@@ -147,10 +127,7 @@ void add_preference_options(std::vector<Option>& table) {
   o.default_help = "off";
   o.default_rule = unlisted_default("off");
   o.applies = only_reference_objectives;
-  o.apply = [](ResolveState& st, const std::string& v) -> Status {
-    objective(st).precompute_ref = v == "on";
-    return Ok{};
-  };
+  o.apply = stores(&ObjectiveConfig::precompute_ref, on_value);
   table.push_back(std::move(o));
 }
 
@@ -164,7 +141,7 @@ void add_grpo_counts(std::vector<Option>& table) {
     o.default_help = "8 (TRL's default)";
     o.default_rule = listed_default("8", "TRL GRPOConfig's default");
     o.applies = only_grpo;
-    o.apply = store_count<&ObjectiveConfig::generations>;
+    o.apply = stores(&ObjectiveConfig::generations, count_value);
     table.push_back(std::move(o));
   }
   {
@@ -178,7 +155,7 @@ void add_grpo_counts(std::vector<Option>& table) {
     o.default_help = "512 (TRL's default)";
     o.default_rule = listed_default("512", "TRL GRPOConfig's default");
     o.applies = only_grpo;
-    o.apply = store_real<&ObjectiveConfig::completion_len>;
+    o.apply = stores(&ObjectiveConfig::completion_len, real_value);
     table.push_back(std::move(o));
   }
   {
@@ -189,7 +166,7 @@ void add_grpo_counts(std::vector<Option>& table) {
     o.default_help = "1";
     o.default_rule = unlisted_default("1");
     o.applies = only_grpo;
-    o.apply = store_count<&ObjectiveConfig::iterations>;
+    o.apply = stores(&ObjectiveConfig::iterations, count_value);
     table.push_back(std::move(o));
   }
 }
@@ -203,7 +180,7 @@ void add_grpo_reals(std::vector<Option>& table) {
     o.default_help = "0 (TRL's default: no reference)";
     o.default_rule = unlisted_default("0");
     o.applies = only_grpo;
-    o.apply = store_real<&ObjectiveConfig::beta>;
+    o.apply = stores(&ObjectiveConfig::beta, real_value);
     table.push_back(std::move(o));
   }
   {
@@ -214,7 +191,7 @@ void add_grpo_reals(std::vector<Option>& table) {
     o.default_help = "0";
     o.default_rule = unlisted_default("0");
     o.applies = only_grpo;
-    o.apply = store_real<&ObjectiveConfig::reward_s>;
+    o.apply = stores(&ObjectiveConfig::reward_s, real_value);
     table.push_back(std::move(o));
   }
 }
@@ -235,7 +212,9 @@ void add_generation_options(std::vector<Option>& table) {
     o.default_rule = listed_default("hf", "TRL's default: use_vllm=False");
     o.applies = only_grpo;
     o.invalidates = {"vllm-gpu-memory-utilization", "vllm-gpus"};
-    o.apply = apply_generation;
+    o.apply = stores_choice(&ObjectiveConfig::generation, {{"vllm-colocate", Generation::vllm_colocate},
+                                                           {"vllm-server", Generation::vllm_server},
+                                                           {"hf", Generation::hf}});
     table.push_back(std::move(o));
   }
   {
@@ -260,7 +239,7 @@ void add_generation_options(std::vector<Option>& table) {
     o.default_help = "1";
     o.default_rule = unlisted_default("1");
     o.applies = only_vllm_server;
-    o.apply = store_count<&ObjectiveConfig::vllm_gpus>;
+    o.apply = stores(&ObjectiveConfig::vllm_gpus, count_value);
     table.push_back(std::move(o));
   }
 }
