@@ -34,6 +34,15 @@ Error in_file(const std::string& path, Error e) {
   return e;
 }
 
+Option declare_option(std::string key, OptionKind kind, std::string group, std::string label) {
+  Option o;
+  o.key = std::move(key);
+  o.kind = kind;
+  o.group = std::move(group);
+  o.label = std::move(label);
+  return o;
+}
+
 DefaultValue fixed_default(std::string value, std::string reason) {
   return DefaultValue{std::move(value), std::move(reason), true};
 }

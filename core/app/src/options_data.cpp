@@ -34,11 +34,7 @@ Status apply_effective_batch(ResolveState& st, const std::string& v) {
 }
 
 Option seq_option() {
-  Option o;
-  o.key = "seq";
-  o.kind = OptionKind::count;
-  o.group = "data";
-  o.label = "Seq. length";
+  Option o = declare_option("seq", OptionKind::count, "data", "Seq. length");
   o.help = "Fixed sequence length (instead of --dataset), or max (the longest that fits at batch 1)";
   o.details =
       "Tokens per sample (prompt + answer); every sample has this length. \"max\": the longest sequence "
@@ -48,6 +44,7 @@ Option seq_option() {
   o.lo = 1;
   o.hi = 1 << 22;
   o.invalidates = {"dataset", "padding", "max-length", "template-tokens"};
+  o.checks_given = {"dataset"};
   o.apply = [](ResolveState& st, const std::string& v) -> Status {
     if (st.given("dataset"))
       return make_error(Errc::invalid_value, "--seq", "give either --seq or --dataset, not both");
@@ -62,11 +59,7 @@ Option seq_option() {
 }
 
 Option dataset_option() {
-  Option o;
-  o.key = "dataset";
-  o.kind = OptionKind::id_or_path;
-  o.group = "data";
-  o.label = "Dataset";
+  Option o = declare_option("dataset", OptionKind::id_or_path, "data", "Dataset");
   o.help =
       "Dataset preset, or your own token lengths: a file of one length per line, a CSV with a length "
       "column, "
@@ -79,6 +72,7 @@ Option dataset_option() {
       "are added to your own lengths.";
   o.id_list = "datasets";
   o.default_help = "cs15k when no --seq";
+  o.checks_given = {"seq"};
   o.default_rule = [](const ResolveState&) { return fixed_default("cs15k", "no --seq or --dataset given"); };
   o.applies = [](const ResolveState& st) -> std::string {
     return st.given("seq") ? "give either --seq or --dataset, not both" : "";
@@ -108,11 +102,7 @@ Option dataset_option() {
 }
 
 Option template_tokens_option() {
-  Option o;
-  o.key = "template-tokens";
-  o.kind = OptionKind::count;
-  o.group = "data";
-  o.label = "Template";
+  Option o = declare_option("template-tokens", OptionKind::count, "data", "Template");
   o.help = "Tokens the prompt template adds to every sample";
   o.details =
       "Tokens the prompt template adds to every query (chat/instruction wrapper), on top of the "
@@ -121,6 +111,8 @@ Option template_tokens_option() {
   o.lo = 0;
   o.hi = 100000;
   o.default_help = "the dataset preset's; 0 for your own length file unless it states template_tokens";
+  o.reads = {"dataset"};
+  o.checks_given = {"seq"};
   o.default_rule = [](const ResolveState& st) {
     const Dataset* d = st.in.dataset.get();
     const double tt = d != nullptr ? d->template_tokens : 0;
@@ -139,17 +131,15 @@ Option template_tokens_option() {
 }
 
 Option max_length_option() {
-  Option o;
-  o.key = "max-length";
-  o.kind = OptionKind::count;
-  o.group = "data";
-  o.label = "Max length";
+  Option o = declare_option("max-length", OptionKind::count, "data", "Max length");
   o.help = "Truncation length";
   o.details = "Samples longer than this are truncated (LLaMA-Factory cutoff_len).";
   o.unit = "tokens";
   o.lo = 1;  // as --seq and a length file's samples: the default (the longest sample) is always allowed
   o.hi = 1 << 22;
   o.default_help = "1024 for a preset; the longest sample of your own length file";
+  o.reads = {"dataset", "template-tokens"};
+  o.checks_given = {"seq"};
   o.default_rule = [](const ResolveState& st) {
     const Dataset* d = st.in.dataset.get();
     if (d != nullptr && d->own_data)
@@ -165,11 +155,7 @@ Option max_length_option() {
 }
 
 Option padding_option() {
-  Option o;
-  o.key = "padding";
-  o.kind = OptionKind::choice;
-  o.group = "data";
-  o.label = "Padding";
+  Option o = declare_option("padding", OptionKind::choice, "data", "Padding");
   o.help = "How a batch is shaped";
   o.details =
       "How a batch is shaped: longest = padded to its longest sample (Hugging Face collator default); "
@@ -179,6 +165,7 @@ Option padding_option() {
               {"max-length", "to the maximum length", ""},
               {"packing", "packing", ""}};
   o.default_help = "longest";
+  o.checks_given = {"seq"};
   o.default_rule = [](const ResolveState&) {
     return fixed_default("longest", "pad each batch to its longest sample, the HF collator default");
   };
@@ -192,17 +179,14 @@ Option padding_option() {
 }
 
 Option queries_option() {
-  Option o;
-  o.key = "queries";
-  o.kind = OptionKind::count;
-  o.group = "data";
-  o.label = "Queries";
+  Option o = declare_option("queries", OptionKind::count, "data", "Queries");
   o.help = "Number of training samples per epoch";
   o.details = "Dataset size: samples (queries) per epoch.";
   o.unit = "samples";
   o.lo = 1;
   o.hi = static_cast<double>(std::int64_t{1} << 40);
   o.default_help = "the dataset's size, else 1000";
+  o.reads = {"dataset"};
   o.default_rule = [](const ResolveState& st) {
     if (const Dataset* d = st.in.dataset.get())
       return fixed_default(number_text(d->queries), "size of " + st.in.dataset_id);
@@ -214,11 +198,7 @@ Option queries_option() {
 }
 
 Option batch_option() {
-  Option o;
-  o.key = "batch";
-  o.kind = OptionKind::count;
-  o.group = "data";
-  o.label = "Batch size";
+  Option o = declare_option("batch", OptionKind::count, "data", "Batch size");
   o.help = "Micro-batch size N, fastest or max";
   o.details =
       "Samples per forward/backward pass on the GPU (the micro-batch). \"Fastest\" = the batch of the "
@@ -240,11 +220,7 @@ Option batch_option() {
 }
 
 Option grad_accum_option() {
-  Option o;
-  o.key = "grad-accum";
-  o.kind = OptionKind::count;
-  o.group = "data";
-  o.label = "Grad. accum.";
+  Option o = declare_option("grad-accum", OptionKind::count, "data", "Grad. accum.");
   o.help = "Gradient accumulation: micro-batches per optimizer step";
   o.details =
       "Gradient accumulation steps: the optimizer steps once every N micro-batches, so the effective "
@@ -260,11 +236,7 @@ Option grad_accum_option() {
 }
 
 Option effective_batch_option() {
-  Option o;
-  o.key = "effective-batch";
-  o.kind = OptionKind::count;
-  o.group = "data";
-  o.label = "Effective batch";
+  Option o = declare_option("effective-batch", OptionKind::count, "data", "Effective batch");
   o.help =
       "Samples per optimizer step to keep (micro-batch x grad-accum x data-parallel GPUs): the "
       "grad-accum follows, and the fastest micro-batch that divides it is chosen";
@@ -276,16 +248,14 @@ Option effective_batch_option() {
   o.lo = 1;
   o.hi = 1 << 24;
   o.default_help = "none: --grad-accum as given";
+  o.reads = {"batch", "grad-accum"};
+  o.checks_given = {"grad-accum"};
   o.apply = apply_effective_batch;
   return o;
 }
 
 Option epochs_option() {
-  Option o;
-  o.key = "epochs";
-  o.kind = OptionKind::real;
-  o.group = "data";
-  o.label = "Epochs";
+  Option o = declare_option("epochs", OptionKind::real, "data", "Epochs");
   o.help = "Number of epochs (may be fractional)";
   o.details = "Passes over the dataset (may be fractional).";
   o.unit = "epochs";

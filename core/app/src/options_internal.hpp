@@ -34,6 +34,11 @@ void add_parallel_options(
     std::vector<Option>& table);                       // node, GPUs, offload, strategy (options_parallel.cpp)
 void add_network_options(std::vector<Option>& table);  // network, host memory, Ulysses, FP8 all-gather
 
+// ------------------------------------------------------------------ declaring an option (options.cpp)
+// An option's key (the flag without "--"), kind, calculator panel section and short label; the group's
+// function fills in the rest.
+Option declare_option(std::string key, OptionKind kind, std::string group, std::string label);
+
 // ------------------------------------------------------------------ defaults (options.cpp)
 DefaultValue fixed_default(std::string value, std::string reason = {});
 // A fixed default that the estimate's "defaults:" list leaves out (an option most jobs never touch), and one

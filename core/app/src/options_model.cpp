@@ -97,11 +97,7 @@ Status apply_modules_to_save(ResolveState& st, const std::string& v) {
 }
 
 Option model_option() {
-  Option o;
-  o.key = "model";
-  o.kind = OptionKind::id_or_path;
-  o.group = "model";
-  o.label = "Model";
+  Option o = declare_option("model", OptionKind::id_or_path, "model", "Model");
   o.help = "Model preset id (see `ftcost models`) or path to a Hugging Face config.json";
   o.details =
       "The model to fine-tune: a preset (Hugging Face config.json shipped with ftcost) or your own "
@@ -119,11 +115,7 @@ Option model_option() {
 }
 
 Option gpu_option() {
-  Option o;
-  o.key = "gpu";
-  o.kind = OptionKind::id_or_path;
-  o.group = "gpu";
-  o.label = "GPU";
+  Option o = declare_option("gpu", OptionKind::id_or_path, "gpu", "GPU");
   o.help = "GPU id (see `ftcost gpus`) or path to a GPU spec JSON";
   o.details =
       "The GPU to run on: every GPU in ftcost's database (spec sheets with sources), or your own GPU spec "
@@ -151,11 +143,7 @@ Option gpu_option() {
 }
 
 Option method_option() {
-  Option o;
-  o.key = "method";
-  o.kind = OptionKind::choice;
-  o.group = "method";
-  o.label = "Method";
+  Option o = declare_option("method", OptionKind::choice, "method", "Method");
   o.help = "Fine-tuning method";
   o.details =
       "full: every weight is trained (16-bit weights, gradients and optimizer states for all parameters).\n"
@@ -177,11 +165,7 @@ Option method_option() {
 }
 
 Option quant_option() {
-  Option o;
-  o.key = "quant";
-  o.kind = OptionKind::choice;
-  o.group = "method";
-  o.label = "Quantization";
+  Option o = declare_option("quant", OptionKind::choice, "method", "Quantization");
   o.help = "QLoRA quantization of the frozen base weights";
   o.details =
       "How the frozen base weights are stored (bitsandbytes): nf4-dq = 4-bit NormalFloat with "
@@ -191,6 +175,7 @@ Option quant_option() {
               {"nf4", "NF4", "4-bit NormalFloat"},
               {"int8", "int8", "LLM.int8, 1 byte per parameter"}};
   o.default_help = "nf4-dq";
+  o.reads = {"method"};
   o.default_rule = [](const ResolveState&) {
     return fixed_default("nf4-dq", "QLoRA default: NF4 with double quantization, bitsandbytes");
   };
@@ -203,11 +188,7 @@ Option quant_option() {
 }
 
 Option lora_rank_option() {
-  Option o;
-  o.key = "lora-rank";
-  o.kind = OptionKind::count;
-  o.group = "method";
-  o.label = "LoRA rank";
+  Option o = declare_option("lora-rank", OptionKind::count, "method", "LoRA rank");
   o.help = "LoRA rank r";
   o.details =
       "Rank r of the adapter matrices (A: r x in, B: out x r). Adapter parameters grow linearly with r.";
@@ -215,6 +196,7 @@ Option lora_rank_option() {
   o.lo = 1;
   o.hi = 65536;
   o.default_help = "16";
+  o.reads = {"method"};
   o.default_rule = [](const ResolveState&) { return fixed_default("16"); };
   o.applies = only_lora;
   o.apply = stores(&Workload::lora_rank, count_value);
@@ -222,11 +204,7 @@ Option lora_rank_option() {
 }
 
 Option lora_targets_option() {
-  Option o;
-  o.key = "lora-targets";
-  o.kind = OptionKind::text;
-  o.group = "method";
-  o.label = "LoRA targets";
+  Option o = declare_option("lora-targets", OptionKind::text, "method", "LoRA targets");
   o.help =
       "PEFT module names (q_proj,v_proj,w1,w2,w3,gate,...) or groups (attention, experts, router, mlp, "
       "mamba, all-linear), comma-separated";
@@ -241,6 +219,7 @@ Option lora_targets_option() {
               {"experts", "experts", "MoE expert FFNs (w1, w2, w3)"},
               {"q_proj,v_proj", "q_proj, v_proj", "The original LoRA paper's choice"}};
   o.default_help = "all-linear";
+  o.reads = {"method"};
   o.default_rule = [](const ResolveState&) {
     return fixed_default("all-linear", "every linear layer except lm_head");
   };
@@ -254,11 +233,7 @@ Option lora_targets_option() {
 }
 
 Option lora_dropout_option() {
-  Option o;
-  o.key = "lora-dropout";
-  o.kind = OptionKind::real;
-  o.group = "method";
-  o.label = "LoRA dropout";
+  Option o = declare_option("lora-dropout", OptionKind::real, "method", "LoRA dropout");
   o.help = "PEFT lora_dropout: dropout probability on each adapter's input";
   o.details =
       "Dropout on the input of every LoRA adapter (PEFT LoraConfig.lora_dropout). Above 0 each adapted "
@@ -268,6 +243,7 @@ Option lora_dropout_option() {
   o.lo = 0;
   o.hi = 1;  // torch.nn.Dropout's own range
   o.default_help = "0";
+  o.reads = {"method"};
   o.default_rule = [](const ResolveState&) {
     DefaultValue d = fixed_default("0", "PEFT LoraConfig default");
     d.listed = false;
@@ -279,11 +255,7 @@ Option lora_dropout_option() {
 }
 
 Option lora_variant_option() {
-  Option o;
-  o.key = "lora-variant";
-  o.kind = OptionKind::choice;
-  o.group = "method";
-  o.label = "LoRA variant";
+  Option o = declare_option("lora-variant", OptionKind::choice, "method", "LoRA variant");
   o.help = "PEFT LoRA variant: lora, dora (use_dora) or lora-fa (frozen lora_A)";
   o.details =
       "lora: plain LoRA. dora: PEFT use_dora=True, a trained magnitude vector per adapted layer "
@@ -299,6 +271,7 @@ Option lora_variant_option() {
               {"dora", "DoRA", "Weight-decomposed LoRA (PEFT use_dora)"},
               {"lora-fa", "LoRA-FA", "lora_A frozen, lora_B trained (peft create_lorafa_optimizer)"}};
   o.default_help = "lora";
+  o.reads = {"method"};
   o.default_rule = unlisted_default("lora");
   o.applies = only_lora;
   o.apply = stores_choice(
@@ -308,11 +281,7 @@ Option lora_variant_option() {
 }
 
 Option rslora_option() {
-  Option o;
-  o.key = "rslora";
-  o.kind = OptionKind::toggle;
-  o.group = "method";
-  o.label = "rsLoRA";
+  Option o = declare_option("rslora", OptionKind::toggle, "method", "rsLoRA");
   o.help = "PEFT use_rslora: adapter scale lora_alpha/sqrt(r); changes no memory or time";
   o.details =
       "Rank-stabilised LoRA (PEFT use_rslora=True) sets the adapter scale to lora_alpha/sqrt(r) instead of "
@@ -320,6 +289,7 @@ Option rslora_option() {
       "same kernels, tensors and bytes, so the estimate is that of LoRA. Exported configs carry it.";
   o.values = {{"on", "on", ""}, {"off", "off", ""}};
   o.default_help = "off";
+  o.reads = {"method"};
   o.default_rule = unlisted_default("off");
   o.applies = only_lora;
   o.apply = apply_rslora;
@@ -327,11 +297,7 @@ Option rslora_option() {
 }
 
 Option modules_to_save_option() {
-  Option o;
-  o.key = "modules-to-save";
-  o.kind = OptionKind::text;
-  o.group = "method";
-  o.label = "Modules to save";
+  Option o = declare_option("modules-to-save", OptionKind::text, "method", "Modules to save");
   o.help =
       "PEFT modules_to_save trained in full beside the adapters: embed_tokens, lm_head (comma-separated)";
   o.details =
@@ -345,6 +311,7 @@ Option modules_to_save_option() {
               {"embed_tokens", "embed_tokens", ""},
               {"embed_tokens,lm_head", "embed_tokens, lm_head", "e.g. new tokens added to the vocabulary"}};
   o.default_help = "none";
+  o.reads = {"method"};
   o.applies = only_lora;
   o.apply = apply_modules_to_save;
   return o;

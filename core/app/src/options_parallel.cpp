@@ -100,16 +100,13 @@ std::string fp8_all_gather_applies(const ResolveState& st) {
 }
 
 Option node_option() {
-  Option o;
-  o.key = "node";
-  o.kind = OptionKind::id_or_path;
-  o.group = "multi-gpu";
-  o.label = "Node";
+  Option o = declare_option("node", OptionKind::id_or_path, "multi-gpu", "Node");
   o.help = "Node preset (gpu-db/nodes/): GPUs per node, how they are joined, network, host RAM";
   o.details =
       "A machine shape with sources: its GPU count sets --gpus, its NVLink/PCIe and network set the "
       "communication links, its host RAM bounds offload. Its GPU must be --gpu.";
   o.id_list = "nodes";
+  o.reads = {"gpu"};
   o.apply = [](ResolveState& st, const std::string& v) -> Status {
     const NodeShape* n = st.db.node(v);
     if (n == nullptr) {
@@ -129,16 +126,13 @@ Option node_option() {
 }
 
 Option gpus_option() {
-  Option o;
-  o.key = "gpus";
-  o.kind = OptionKind::count;
-  o.group = "multi-gpu";
-  o.label = "GPUs per node";
+  Option o = declare_option("gpus", OptionKind::count, "multi-gpu", "GPUs per node");
   o.help = "GPUs per node";
   o.details = "GPUs in each node that train together; with --node, at most the preset's count.";
   o.unit = "GPUs";
   o.lo = 1;
   o.hi = 72;
+  o.reads = {"node"};
   o.hi_rule = [](const ResolveState& st) {
     const NodeShape* n = st.in.multi.node.empty() ? nullptr : st.db.node(st.in.multi.node);
     return n ? static_cast<double>(n->gpus) : 72.0;
@@ -154,11 +148,7 @@ Option gpus_option() {
 }
 
 Option nodes_option() {
-  Option o;
-  o.key = "nodes";
-  o.kind = OptionKind::count;
-  o.group = "multi-gpu";
-  o.label = "Nodes";
+  Option o = declare_option("nodes", OptionKind::count, "multi-gpu", "Nodes");
   o.help = "Nodes (each with --gpus GPUs); more than one needs a network (--node or --network)";
   o.details =
       "Machines that train together; the gradient and parameter traffic between them crosses the network.";
@@ -172,11 +162,7 @@ Option nodes_option() {
 }
 
 Option offload_option() {
-  Option o;
-  o.key = "offload";
-  o.kind = OptionKind::choice;
-  o.group = "multi-gpu";
-  o.label = "Offload";
+  Option o = declare_option("offload", OptionKind::choice, "multi-gpu", "Offload");
   o.help = "Move optimizer states (or parameters too) to host RAM or NVMe";
   o.details =
       "DeepSpeed ZeRO-Offload / FSDP CPU offload: optimizer states and fp32 gradients (optimizer), or "
@@ -195,11 +181,7 @@ Option offload_option() {
 }
 
 Option nvme_gbps_option() {
-  Option o;
-  o.key = "nvme-gbps";
-  o.kind = OptionKind::text;
-  o.group = "multi-gpu";
-  o.label = "NVMe GB/s";
+  Option o = declare_option("nvme-gbps", OptionKind::text, "multi-gpu", "NVMe GB/s");
   o.help = "The node's NVMe read[,write] rate for ZeRO-Infinity, GB/s (e.g. 10,5)";
   o.details =
       "Sequential read and write rates of the node's NVMe drives together, as DeepSpeed's async I/O "
@@ -207,17 +189,14 @@ Option nvme_gbps_option() {
   o.unit = "GB/s";
   o.default_help = "10,5 (DeepSpeed's measurement of 4 PCIe 4.0 SSDs in RAID-0)";
   o.not_applicable_warns = true;
+  o.reads = {"offload"};
   o.applies = nvme_gbps_applies;
   o.apply = apply_nvme_gbps;
   return o;
 }
 
 Option parallel_option() {
-  Option o;
-  o.key = "parallel";
-  o.kind = OptionKind::text;
-  o.group = "multi-gpu";
-  o.label = "Strategy";
+  Option o = declare_option("parallel", OptionKind::text, "multi-gpu", "Strategy");
   o.help = "Multi-GPU strategy";
   o.details =
       "How the GPUs share the job: data parallel (ddp), sharded data parallel (fsdp, fsdp-grad-op, hsdp "
@@ -235,6 +214,7 @@ Option parallel_option() {
               {"ep:N", "ep:N", "expert parallelism over N GPUs (MoE)"},
               {"cp:N", "cp:N", "context (ring attention) parallelism over N GPUs"}};
   o.default_help = "auto with more than one GPU or with --offload";
+  o.reads = {"model", "gpus", "nodes", "offload"};
   o.default_rule = [](const ResolveState& st) {
     if (ranks(st) <= 1 && st.in.multi.offload == "none") return DefaultValue{};
     return fixed_default("auto", "the fastest strategy that fits on " + std::to_string(ranks(st)) +
@@ -245,11 +225,7 @@ Option parallel_option() {
 }
 
 Option zero3_option() {
-  Option o;
-  o.key = "zero3";
-  o.kind = OptionKind::text;
-  o.group = "multi-gpu";
-  o.label = "ZeRO-3 cache";
+  Option o = declare_option("zero3", OptionKind::text, "multi-gpu", "ZeRO-3 cache");
   o.help =
       "DeepSpeed ZeRO-3 cache settings, KEY=VALUE,... (e.g. "
       "max_live_parameters=1e9,prefetch_bucket_size=auto)";
@@ -262,17 +238,14 @@ Option zero3_option() {
       "max_live_parameters.";
   o.default_help = "DeepSpeed's defaults, auto bucket and persistence (assumed)";
   o.not_applicable_warns = true;
+  o.reads = {"parallel"};
   o.applies = zero3_applies;
   o.apply = apply_zero3;
   return o;
 }
 
 Option network_option() {
-  Option o;
-  o.key = "network";
-  o.kind = OptionKind::choice;
-  o.group = "multi-gpu";
-  o.label = "Network";
+  Option o = declare_option("network", OptionKind::choice, "multi-gpu", "Network");
   o.help = "Network between nodes (overrides the --node preset's)";
   o.details = "The fabric between nodes: InfiniBand or RoCE (GPUDirect RDMA) or plain Ethernet (TCP).";
   o.values = {{"infiniband", "InfiniBand", ""},
@@ -281,17 +254,14 @@ Option network_option() {
               {"none", "none", "a single node"}};
   o.default_help = "the --node preset's";
   o.not_applicable_warns = true;  // like --moe on a dense model: ignored with a warning
+  o.reads = {"nodes"};
   o.applies = only_several_nodes;
   o.apply = stores(&MultiGpuRequest::network, text_value);
   return o;
 }
 
 Option network_gbit_per_gpu_option() {
-  Option o;
-  o.key = "network-gbit-per-gpu";
-  o.kind = OptionKind::real;
-  o.group = "multi-gpu";
-  o.label = "Net. per GPU";
+  Option o = declare_option("network-gbit-per-gpu", OptionKind::real, "multi-gpu", "Net. per GPU");
   o.help = "NIC line rate available to each GPU, Gbit/s (with --nodes 2 or more)";
   o.details = "The node's network bandwidth divided by its GPUs (8 x 400 Gb/s InfiniBand on 8 GPUs: 400).";
   o.unit = "Gbit/s";
@@ -299,17 +269,14 @@ Option network_gbit_per_gpu_option() {
   o.hi = 10000;
   o.default_help = "the --node preset's";
   o.not_applicable_warns = true;  // like --moe on a dense model: ignored with a warning
+  o.reads = {"nodes"};
   o.applies = only_several_nodes;
   o.apply = stores(&MultiGpuRequest::network_gbit_per_gpu, real_value);
   return o;
 }
 
 Option host_memory_gbps_option() {
-  Option o;
-  o.key = "host-memory-gbps";
-  o.kind = OptionKind::real;
-  o.group = "multi-gpu";
-  o.label = "Host memory";
+  Option o = declare_option("host-memory-gbps", OptionKind::real, "multi-gpu", "Host memory");
   o.help =
       "The node's host memory bandwidth, GB/s (all channels at line rate): bounds PCIe GPUs without "
       "peer-to-peer";
@@ -321,17 +288,14 @@ Option host_memory_gbps_option() {
   o.hi = 100000;
   o.default_help = "the --node preset's, else 204.8 (assumed)";
   o.not_applicable_warns = true;
+  o.reads = {"gpus", "nodes"};
   o.applies = only_several_gpus;
   o.apply = stores(&MultiGpuRequest::host_memory_gbps, real_value);
   return o;
 }
 
 Option sequence_parallel_option() {
-  Option o;
-  o.key = "sequence-parallel";
-  o.kind = OptionKind::count;
-  o.group = "multi-gpu";
-  o.label = "Sequence parallel";
+  Option o = declare_option("sequence-parallel", OptionKind::count, "multi-gpu", "Sequence parallel");
   o.help =
       "DeepSpeed Ulysses sequence parallelism: split each sample's sequence over N GPUs of a node "
       "(with --parallel zero1, zero2 or zero3)";
@@ -343,17 +307,14 @@ Option sequence_parallel_option() {
   o.lo = 1;
   o.hi = 64;
   o.default_help = "1 (off)";
+  o.reads = {"gpus", "nodes"};
   o.applies = only_several_gpus;
   o.apply = stores(&MultiGpuRequest::sequence_parallel, count_value);
   return o;
 }
 
 Option fp8_all_gather_option() {
-  Option o;
-  o.key = "fp8-all-gather";
-  o.kind = OptionKind::toggle;
-  o.group = "multi-gpu";
-  o.label = "FP8 all-gather";
+  Option o = declare_option("fp8-all-gather", OptionKind::toggle, "multi-gpu", "FP8 all-gather");
   o.help = "FSDP2 all-gathers the float8 linears' weights in FP8, 1 byte per parameter (--fp8 tensorwise)";
   o.details =
       "torchao's Float8LinearConfig(enable_fsdp_float8_all_gather=True): each float8 linear's weight is a "
@@ -363,6 +324,7 @@ Option fp8_all_gather_option() {
       "embeddings, norms, router and lm_head are gathered as before.";
   o.values = {{"off", "off", ""}, {"on", "on", ""}};
   o.default_help = "off";
+  o.reads = {"fp8", "gpus", "nodes"};
   o.default_rule = unlisted_default("off");
   o.applies = fp8_all_gather_applies;
   o.apply = stores(&Workload::fp8_all_gather, on_value);

@@ -16,11 +16,7 @@ namespace ftcost {
 namespace {
 
 Option price_per_hour_option() {
-  Option o;
-  o.key = "price-per-hour";
-  o.kind = OptionKind::real;
-  o.group = "price";
-  o.label = "$/GPU-hour";
+  Option o = declare_option("price-per-hour", OptionKind::real, "price", "$/GPU-hour");
   o.help = "Your price in USD per GPU-hour (instead of the database's offers)";
   o.details = "Your price per GPU-hour, in US dollars.";
   o.unit = "USD per GPU-hour";
@@ -33,11 +29,7 @@ Option price_per_hour_option() {
 }
 
 Option electricity_option() {
-  Option o;
-  o.key = "electricity";
-  o.kind = OptionKind::real;
-  o.group = "price";
-  o.label = "Electricity";
+  Option o = declare_option("electricity", OptionKind::real, "price", "Electricity");
   o.help = "A GPU you own: your electricity price, costed at the GPU's board power (TDP)";
   o.details =
       "For a GPU you own: the job's cost is its board power (TDP, from the GPU's spec sheet) times your "
@@ -45,6 +37,8 @@ Option electricity_option() {
   o.unit = "USD per kWh";
   o.lo = 0;
   o.hi = 10;
+  o.reads = {"gpu"};
+  o.checks_given = {"price-per-hour"};
   o.applies = [](const ResolveState& st) -> std::string {
     return st.given("price-per-hour") ? "cannot be combined with --price-per-hour (give one price)" : "";
   };
@@ -60,11 +54,7 @@ Option electricity_option() {
 }
 
 Option stale_days_option() {
-  Option o;
-  o.key = "stale-days";
-  o.kind = OptionKind::count;
-  o.group = "price";
-  o.label = "Stale after";
+  Option o = declare_option("stale-days", OptionKind::count, "price", "Stale after");
   o.help = "Prices older than this many days are flagged stale";
   o.details = "Prices older than this are flagged as stale.";
   o.unit = "days";
@@ -76,15 +66,12 @@ Option stale_days_option() {
 }
 
 Option calibration_option() {
-  Option o;
-  o.key = "calibration";
-  o.kind = OptionKind::id_or_path;
-  o.group = "gpu";
-  o.label = "Calibration";
+  Option o = declare_option("calibration", OptionKind::id_or_path, "gpu", "Calibration");
   o.help = "Calibration JSON from ftcost-calibrate";
   o.details = "Measured kernel speeds of your GPU (ftcost-calibrate); estimates for that GPU use them.";
   o.id_list = "files";  // a path only: calibrations are files the user has (or uploaded to the page)
   o.in_url = false;
+  o.reads = {"gpu"};
   o.apply = [](ResolveState& st, const std::string& v) -> Status {
     if (!st.reader)
       return make_error(Errc::io_error, "--calibration",
@@ -107,12 +94,65 @@ Option calibration_option() {
   return o;
 }
 
+// What --run reads (apply_runs, run.cpp): the GPU and --model-kind it checks, then max_batch_size and
+// step_model at the estimate's batch, with the stack refitted: the model, the GPU, the stack, the
+// calibration, the expert load and every workload setting. Every option above it but the prices.
+std::vector<std::string> run_reads() {
+  return {"model",
+          "gpu",
+          "method",
+          "quant",
+          "lora-rank",
+          "lora-targets",
+          "lora-dropout",
+          "lora-variant",
+          "rslora",
+          "modules-to-save",
+          "precision",
+          "fp8",
+          "optimizer",
+          "checkpointing",
+          "moe",
+          "top-k",
+          "seq",
+          "dataset",
+          "template-tokens",
+          "max-length",
+          "padding",
+          "queries",
+          "batch",
+          "grad-accum",
+          "effective-batch",
+          "epochs",
+          "headroom",
+          "stack",
+          "attention",
+          "liger",
+          "offload-activations",
+          "host-ram",
+          "tiled-mlp",
+          "tiled-loss",
+          "optimizer-in-backward",
+          "adamw-impl",
+          "kbit-upcast",
+          "packed-doc-len",
+          "objective",
+          "precompute-ref",
+          "num-generations",
+          "completion-len",
+          "num-iterations",
+          "beta",
+          "reward-s",
+          "generation",
+          "vllm-gpu-memory-utilization",
+          "vllm-gpus",
+          "model-kind",
+          "routing",
+          "calibration"};
+}
+
 Option run_option() {
-  Option o;
-  o.key = "run";
-  o.kind = OptionKind::id_or_path;
-  o.group = "gpu";
-  o.label = "Your run";
+  Option o = declare_option("run", OptionKind::id_or_path, "gpu", "Your run");
   o.help = "A recorded training run (ftcost.run/1, tools/ftcost_probe.py): refit the stack to it";
   o.details =
       "A short run of your own job recorded with tools/ftcost_probe.py (or imported from "
@@ -122,6 +162,7 @@ Option run_option() {
       "estimate's range is the run's residual. The run must be on the GPU being estimated.";
   o.id_list = "files";
   o.in_url = false;
+  o.reads = run_reads();
   o.applies = [](const ResolveState& st) -> std::string {
     return st.in.model_kind == "step" ? "" : "applies only to --model-kind step";
   };
@@ -132,14 +173,11 @@ Option run_option() {
 }
 
 Option provider_option() {
-  Option o;
-  o.key = "provider";
-  o.kind = OptionKind::id_or_path;
-  o.group = "price";
-  o.label = "Provider";
+  Option o = declare_option("provider", OptionKind::id_or_path, "price", "Provider");
   o.help = "Take the price from this provider id";
   o.details = "Take the price from this provider's offers for the GPU.";
   o.id_list = "providers";
+  o.checks_given = {"price-per-hour", "electricity"};
   o.applies = [](const ResolveState& st) -> std::string {
     if (st.given("price-per-hour"))
       return "cannot be combined with --price-per-hour (your price replaces the provider's offers)";
@@ -158,15 +196,12 @@ Option provider_option() {
 }
 
 Option spot_option() {
-  Option o;
-  o.key = "spot";
-  o.kind = OptionKind::toggle;
-  o.group = "price";
-  o.label = "Spot";
+  Option o = declare_option("spot", OptionKind::toggle, "price", "Spot");
   o.help = "Also consider spot (interruptible) offers; the price rule picks among them and on-demand";
   o.details = "Use the provider's spot (interruptible) price instead of on-demand.";
   o.values = {{"on", "on", ""}, {"off", "off", ""}};
   o.default_help = "off";
+  o.checks_given = {"price-per-hour", "electricity"};
   o.applies = [](const ResolveState& st) -> std::string {
     if (st.given("price-per-hour")) return "cannot be combined with --price-per-hour (your price is used)";
     return st.given("electricity") ? "cannot be combined with --electricity (your GPU is used)" : "";

@@ -83,11 +83,7 @@ Status apply_tiled_mlp(ResolveState& st, const std::string& v) {
 }
 
 Option headroom_option() {
-  Option o;
-  o.key = "headroom";
-  o.kind = OptionKind::real;
-  o.group = "gpu";
-  o.label = "Headroom";
+  Option o = declare_option("headroom", OptionKind::real, "gpu", "Headroom");
   o.help = "GPU memory to keep free for other processes (a desktop display, a second job)";
   o.details =
       "Memory the job must leave free, taken off the GPU's usable memory before the maximum batch is "
@@ -97,6 +93,7 @@ Option headroom_option() {
   o.lo = 0;
   o.hi = 1024;
   o.default_help = "0 (the usable memory is the driver-reported total)";
+  o.reads = {"gpu"};
   o.apply = [](ResolveState& st, const std::string& v) -> Status {
     const double gib = std::strtod(v.c_str(), nullptr);
     if (gib * kGiB >= st.in.gpu.usable_bytes())
@@ -111,11 +108,7 @@ Option headroom_option() {
 }
 
 Option stack_option() {
-  Option o;
-  o.key = "stack";
-  o.kind = OptionKind::id_or_path;
-  o.group = "gpu";
-  o.label = "Software";
+  Option o = declare_option("stack", OptionKind::id_or_path, "gpu", "Software");
   o.help = "Software stack profile: an id, or a profile JSON file (e.g. from fit-stack --run --write)";
   o.details =
       "Software stack profile: how the training software behaves (per-kernel and per-expert host "
@@ -124,6 +117,7 @@ Option stack_option() {
   o.id_list = "stacks";
   o.default_help =
       std::string(kDefaultStackId) + " (today's HF/TRL stack; the paper's is " + kPaperStackId + ")";
+  o.reads = {"gpu"};
   o.default_rule = [](const ResolveState&) {
     return fixed_default(kDefaultStackId,
                          "today's Hugging Face stack (transformers + PEFT + TRL SFTTrainer), what most users "
@@ -136,11 +130,7 @@ Option stack_option() {
 
 // After --stack: the default is the stack's (Unsloth's default install runs xformers).
 Option attention_option() {
-  Option o;
-  o.key = "attention";
-  o.kind = OptionKind::choice;
-  o.group = "method";
-  o.label = "Attention";
+  Option o = declare_option("attention", OptionKind::choice, "method", "Attention");
   o.help = "Attention implementation";
   o.details =
       "Attention implementation: flash (FlashAttention-2: no seq x seq score matrix kept), sdpa "
@@ -154,17 +144,14 @@ Option attention_option() {
               {"eager", "eager", ""},
               {"xformers", "xformers", ""}};
   o.default_help = "the stack's: flash (xformers for unsloth-*)";
+  o.reads = {"model", "gpu", "stack"};
   o.default_rule = attention_default;
   o.apply = apply_attention;
   return o;
 }
 
 Option liger_option() {
-  Option o;
-  o.key = "liger";
-  o.kind = OptionKind::toggle;
-  o.group = "gpu";
-  o.label = "Liger kernels";
+  Option o = declare_option("liger", OptionKind::toggle, "gpu", "Liger kernels");
   o.help = "Liger kernels (use_liger_kernel): fused linear cross-entropy, RMSNorm, SwiGLU";
   o.details =
       "Liger-Kernel (TRL/LLaMA-Factory/axolotl use_liger_kernel): the fused linear cross-entropy never "
@@ -172,6 +159,7 @@ Option liger_option() {
       "recomputes its product in backward. docs/sources/stacks/liger.md.";
   o.values = {{"on", "on", ""}, {"off", "off", ""}};
   o.default_help = "off";
+  o.reads = {"model"};
   o.default_rule = unlisted_default("off");
   o.applies = [](const ResolveState& st) -> std::string {
     return own_code_without_checkpointing(st.in.model)
@@ -183,11 +171,7 @@ Option liger_option() {
 }
 
 Option offload_activations_option() {
-  Option o;
-  o.key = "offload-activations";
-  o.kind = OptionKind::choice;
-  o.group = "gpu";
-  o.label = "Offload act.";
+  Option o = declare_option("offload-activations", OptionKind::choice, "gpu", "Offload act.");
   o.help = "Gradient checkpoints in host RAM (Unsloth 'unsloth' checkpointing, torchtune/TRL offloading)";
   o.details =
       "Activation offloading: the per-layer checkpoints live in pinned host RAM and cross PCIe twice a "
@@ -197,6 +181,7 @@ Option offload_activations_option() {
               {"on", "on", "checkpoints in host RAM"},
               {"off", "off", "checkpoints on the GPU"}};
   o.default_help = "stack";
+  o.reads = {"checkpointing", "stack"};
   o.default_rule = [](const ResolveState& st) {
     DefaultValue d = fixed_default(
         "stack", st.in.stack.offload_checkpoints
@@ -216,11 +201,7 @@ Option offload_activations_option() {
 }
 
 Option host_ram_option() {
-  Option o;
-  o.key = "host-ram";
-  o.kind = OptionKind::real;
-  o.group = "gpu";
-  o.label = "Host RAM";
+  Option o = declare_option("host-ram", OptionKind::real, "gpu", "Host RAM");
   o.help = "Host RAM available for offloading, per node (checked: a job that needs more does not fit)";
   o.details =
       "Host RAM the offloaded checkpoints and, with --offload, the offloaded model states of all the "
@@ -236,11 +217,7 @@ Option host_ram_option() {
 }
 
 Option tiled_mlp_option() {
-  Option o;
-  o.key = "tiled-mlp";
-  o.kind = OptionKind::count;
-  o.group = "gpu";
-  o.label = "Tiled MLP";
+  Option o = declare_option("tiled-mlp", OptionKind::count, "gpu", "Tiled MLP");
   o.help = "ALST's TiledMLP: each dense MLP computed in sequence shards (on: ceil(tokens / hidden) shards)";
   o.details =
       "Arctic Long Sequence Training's TiledMLP (DeepSpeed runtime/sequence_parallel/ulysses_sp.py, as "
@@ -262,11 +239,7 @@ Option tiled_mlp_option() {
 }
 
 Option tiled_loss_option() {
-  Option o;
-  o.key = "tiled-loss";
-  o.kind = OptionKind::toggle;
-  o.group = "gpu";
-  o.label = "Tiled loss";
+  Option o = declare_option("tiled-loss", OptionKind::toggle, "gpu", "Tiled loss");
   o.help = "ALST's tiled logits + loss: about 1 GiB of fp32 logits at a time (a fused loss is kept)";
   o.details =
       "ArcticTraining's SFTTrainer.loss (DeepSpeed's sequence_tiled_compute): the lm_head and the loss run "
@@ -281,11 +254,7 @@ Option tiled_loss_option() {
 }
 
 Option optimizer_in_backward_option() {
-  Option o;
-  o.key = "optimizer-in-backward";
-  o.kind = OptionKind::toggle;
-  o.group = "method";
-  o.label = "Opt. in bwd";
+  Option o = declare_option("optimizer-in-backward", OptionKind::toggle, "method", "Opt. in bwd");
   o.help = "Step each parameter in the backward pass (torchtune optimizer_in_bwd): no full gradient buffer";
   o.details =
       "torchtune optimizer_in_bwd: each parameter is stepped and its gradient freed as soon as it is "
@@ -293,6 +262,7 @@ Option optimizer_in_backward_option() {
       "Needs --grad-accum 1.";
   o.values = {{"on", "on", ""}, {"off", "off", ""}};
   o.default_help = "off";
+  o.reads = {"grad-accum", "effective-batch"};
   o.default_rule = unlisted_default("off");
   o.apply = [](ResolveState& st, const std::string& v) -> Status {
     if (v == "on" && st.in.workload.grad_accum > 1)
@@ -306,11 +276,7 @@ Option optimizer_in_backward_option() {
 }
 
 Option adamw_impl_option() {
-  Option o;
-  o.key = "adamw-impl";
-  o.kind = OptionKind::choice;
-  o.group = "method";
-  o.label = "AdamW impl.";
+  Option o = declare_option("adamw-impl", OptionKind::choice, "method", "AdamW impl.");
   o.help =
       "torch AdamW: foreach (adamw_torch, a state-sized temporary at the step) or fused "
       "(adamw_torch_fused)";
@@ -325,6 +291,7 @@ Option adamw_impl_option() {
               {"foreach", "foreach", "adamw_torch"},
               {"fused", "fused", "adamw_torch_fused"}};
   o.default_help = "stack";
+  o.reads = {"optimizer"};
   o.default_rule = unlisted_default("stack");
   o.applies = only_torch_adamw;
   o.apply = stores_choice(
@@ -334,11 +301,7 @@ Option adamw_impl_option() {
 }
 
 Option kbit_upcast_option() {
-  Option o;
-  o.key = "kbit-upcast";
-  o.kind = OptionKind::choice;
-  o.group = "method";
-  o.label = "k-bit upcast";
+  Option o = declare_option("kbit-upcast", OptionKind::choice, "method", "k-bit upcast");
   o.help = "QLoRA: peft prepare_model_for_kbit_training (fp32 embeddings, lm_head, norms and activations)";
   o.details =
       "peft's prepare_model_for_kbit_training casts every unquantized parameter to fp32, which makes the "
@@ -348,6 +311,7 @@ Option kbit_upcast_option() {
               {"on", "on", "fp32 upcast"},
               {"off", "off", "no upcast (LLaMA-Factory)"}};
   o.default_help = "stack";
+  o.reads = {"method"};
   o.default_rule = unlisted_default("stack");
   o.applies = [](const ResolveState& st) -> std::string {
     return st.in.workload.method == Method::qlora ? "" : "applies only to --method qlora";
@@ -358,11 +322,7 @@ Option kbit_upcast_option() {
 }
 
 Option packed_doc_len_option() {
-  Option o;
-  o.key = "packed-doc-len";
-  o.kind = OptionKind::real;
-  o.group = "data";
-  o.label = "Doc. length";
+  Option o = declare_option("packed-doc-len", OptionKind::real, "data", "Doc. length");
   o.help = "Packing with document masking: mean length of the documents inside a packed row";
   o.details =
       "With packing and document masking (TRL padding_free / position_ids, torchtune packed datasets) a "
@@ -377,11 +337,7 @@ Option packed_doc_len_option() {
 }
 
 Option model_kind_option() {
-  Option o;
-  o.key = "model-kind";
-  o.kind = OptionKind::choice;
-  o.group = "gpu";
-  o.label = "Step model";
+  Option o = declare_option("model-kind", OptionKind::choice, "gpu", "Step model");
   o.help = "How step time is predicted";
   o.details =
       "How step time is predicted: step (ftcost's model: every op's FLOPs and bytes on the GPU's "
@@ -396,11 +352,7 @@ Option model_kind_option() {
 }
 
 Option routing_option() {
-  Option o;
-  o.key = "routing";
-  o.kind = OptionKind::text;
-  o.group = "method";
-  o.label = "Routing";
+  Option o = declare_option("routing", OptionKind::text, "method", "Routing");
   o.help = "Expert load: uniform | paper-mixtral | paper-blackmamba (Fig. 11) | skew:S (Zipf exponent)";
   o.details =
       "How tokens spread over the experts (expert load): uniform; the paper's measured distributions "
@@ -413,6 +365,7 @@ Option routing_option() {
               {"skew:1", "skewed, S = 1", "Zipf exponent 1"},
               {"skew:2", "skewed, S = 2", "Zipf exponent 2"}};
   o.default_help = "uniform";
+  o.reads = {"model"};
   o.default_rule = [](const ResolveState& st) {
     DefaultValue d = fixed_default("uniform", "tokens spread evenly over the experts");
     d.listed = st.in.model.is_moe();

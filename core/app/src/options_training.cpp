@@ -106,28 +106,21 @@ std::string only_moe(const ResolveState& st) {
 }
 
 Option precision_option() {
-  Option o;
-  o.key = "precision";
-  o.kind = OptionKind::choice;
-  o.group = "method";
-  o.label = "Precision";
+  Option o = declare_option("precision", OptionKind::choice, "method", "Precision");
   o.help = "Compute precision (autocast dtype)";
   o.details = "Compute precision of forward/backward (autocast dtype): bf16, fp16 or fp32.";
   o.values = {{"bf16", "bf16", "bfloat16 (Ampere and newer)"},
               {"fp16", "fp16", "float16"},
               {"fp32", "fp32", "float32 (no mixed precision)"}};
   o.default_help = "bf16 (fp16 on GPUs without bf16: T4, V100)";
+  o.reads = {"gpu"};
   o.default_rule = precision_default;
   o.apply = apply_precision;
   return o;
 }
 
 Option fp8_option() {
-  Option o;
-  o.key = "fp8";
-  o.kind = OptionKind::choice;
-  o.group = "method";
-  o.label = "FP8 training";
+  Option o = declare_option("fp8", OptionKind::choice, "method", "FP8 training");
   o.help = "FP8 training of the linear layers, torchao or Transformer Engine (full fine-tuning, FP8 GPUs)";
   o.details =
       "torchao's convert_to_float8_training: the decoder's nn.Linear GEMMs run in FP8 on the GPU's "
@@ -146,17 +139,14 @@ Option fp8_option() {
       {"te-delayed", "TE delayed", "Transformer Engine te.Linear, DelayedScaling (accelerate)"},
       {"te-current", "TE current", "Transformer Engine te.Linear, Float8CurrentScaling (accelerate)"}};
   o.default_help = "off";
+  o.reads = {"gpu", "model", "method", "precision"};
   o.default_rule = unlisted_default("off");
   o.apply = apply_fp8;
   return o;
 }
 
 Option optimizer_option() {
-  Option o;
-  o.key = "optimizer";
-  o.kind = OptionKind::choice;
-  o.group = "method";
-  o.label = "Optimizer";
+  Option o = declare_option("optimizer", OptionKind::choice, "method", "Optimizer");
   o.help = "Optimizer of the trained parameters";
   o.details =
       "Optimizer of the trained parameters and its state size per parameter: adamw (two states in the "
@@ -175,6 +165,7 @@ Option optimizer_option() {
               {"sgd", "SGD", "no state"},
               {"sgd-momentum", "SGD + momentum", "one state"}};
   o.default_help = "adamw";
+  o.reads = {"method", "lora-variant"};
   o.default_rule = [](const ResolveState&) {
     return fixed_default("adamw", "torch AdamW, states in the parameter dtype");
   };
@@ -183,17 +174,14 @@ Option optimizer_option() {
 }
 
 Option checkpointing_option() {
-  Option o;
-  o.key = "checkpointing";
-  o.kind = OptionKind::toggle;
-  o.group = "method";
-  o.label = "Checkpointing";
+  Option o = declare_option("checkpointing", OptionKind::toggle, "method", "Checkpointing");
   o.help = "Gradient checkpointing";
   o.details =
       "Gradient (activation) checkpointing: keep only layer inputs and recompute activations in the "
       "backward pass. Less memory (larger batches), about one extra forward pass of time.";
   o.values = {{"on", "on", ""}, {"off", "off", ""}};
   o.default_help = "on (off for BlackMamba/Mamba, whose training code has none)";
+  o.reads = {"model"};
   o.default_rule = [](const ResolveState& st) {
     return own_code_without_checkpointing(st.in.model)
                ? fixed_default("off", "the BlackMamba/mamba_ssm training code has no checkpointing")
@@ -204,11 +192,7 @@ Option checkpointing_option() {
 }
 
 Option moe_option() {
-  Option o;
-  o.key = "moe";
-  o.kind = OptionKind::choice;
-  o.group = "method";
-  o.label = "MoE experts";
+  Option o = declare_option("moe", OptionKind::choice, "method", "MoE experts");
   o.help = "MoE mode";
   o.details =
       "Mixture-of-Experts mode: sparse = each token goes to its top-k experts as the model is "
@@ -216,6 +200,7 @@ Option moe_option() {
   o.values = {{"sparse", "sparse (top-k)", "the configured top-k experts per token"},
               {"dense", "dense (all experts)", "all experts active"}};
   o.default_help = "sparse";
+  o.reads = {"model"};
   o.default_rule = [](const ResolveState& st) {
     return fixed_default("sparse", "top-" + std::to_string(st.in.model.moe.top_k) + " of " +
                                        std::to_string(st.in.model.moe.experts) + " experts per token");
@@ -229,16 +214,13 @@ Option moe_option() {
 }
 
 Option top_k_option() {
-  Option o;
-  o.key = "top-k";
-  o.kind = OptionKind::count;
-  o.group = "method";
-  o.label = "Top-k";
+  Option o = declare_option("top-k", OptionKind::count, "method", "Top-k");
   o.help = "Experts per token in sparse mode";
   o.details = "Experts per token (overrides the model's top-k).";
   o.unit = "experts";
   o.lo = 1;
   o.hi = 1e9;
+  o.reads = {"model"};
   o.hi_rule = [](const ResolveState& st) { return static_cast<double>(st.in.model.moe.experts); };
   o.default_help = "the model's";
   o.applies = only_moe;
