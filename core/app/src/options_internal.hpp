@@ -15,24 +15,28 @@
 namespace ftcost {
 
 // ------------------------------------------------------------------ the groups, in table order
-void add_model_options(std::vector<Option>& table);  // --model, --gpu (options_model.cpp)
-void add_peft_options(
-    std::vector<Option>& table);  // --method, --quant, the LoRA settings (options_model.cpp)
-void add_precision_options(std::vector<Option>& table);  // --precision, --fp8 (options_training.cpp)
-void add_training_options(
-    std::vector<Option>& table);  // optimizer, checkpointing, experts (options_training.cpp)
-void add_data_options(std::vector<Option>& table);   // --seq, --dataset and the lengths (options_data.cpp)
-void add_batch_options(std::vector<Option>& table);  // batch, grad-accum, epochs (options_data.cpp)
-void add_stack_options(std::vector<Option>& table);  // --headroom, --stack, --attention (options_stack.cpp)
-void add_kernel_options(
-    std::vector<Option>& table);  // the modern-stack options, issue 13 (options_stack.cpp)
-void add_objective_options(
-    std::vector<Option>& table);  // --objective, DPO family, GRPO (options_objective.cpp)
-void add_step_model_options(std::vector<Option>& table);  // --model-kind, --routing (options_stack.cpp)
-void add_price_options(std::vector<Option>& table);       // prices, calibration, --run (options_price.cpp)
-void add_parallel_options(
-    std::vector<Option>& table);                       // node, GPUs, offload, strategy (options_parallel.cpp)
-void add_network_options(std::vector<Option>& table);  // network, host memory, Ulysses, FP8 all-gather
+// options_model.cpp: --model, --gpu; --method, --quant and the LoRA settings.
+void add_model_options(std::vector<Option>& table);
+void add_peft_options(std::vector<Option>& table);
+// options_training.cpp: --precision, --fp8; the optimizer, checkpointing and the experts.
+void add_precision_options(std::vector<Option>& table);
+void add_training_options(std::vector<Option>& table);
+// options_data.cpp: --seq or --dataset and the lengths; the batch, grad-accum and epochs.
+void add_data_options(std::vector<Option>& table);
+void add_batch_options(std::vector<Option>& table);
+// options_stack.cpp: --headroom, --stack, --attention; the modern-stack options (issue 13).
+void add_stack_options(std::vector<Option>& table);
+void add_kernel_options(std::vector<Option>& table);
+// options_objective.cpp: --objective, the DPO family and GRPO.
+void add_objective_options(std::vector<Option>& table);
+// options_stack.cpp: --model-kind, --routing.
+void add_step_model_options(std::vector<Option>& table);
+// options_price.cpp: your price or electricity, staleness, --calibration, --run, the provider and spot.
+void add_price_options(std::vector<Option>& table);
+// options_parallel.cpp: the node, GPUs, offload and strategy; the network, host memory, Ulysses, FP8
+// all-gather.
+void add_parallel_options(std::vector<Option>& table);
+void add_network_options(std::vector<Option>& table);
 
 // ------------------------------------------------------------------ declaring an option (options.cpp)
 // An option's key (the flag without "--"), kind, calculator panel section and short label; the group's
