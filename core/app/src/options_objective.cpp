@@ -48,14 +48,6 @@ Status apply_objective(ResolveState& st, const std::string& v) {
   return Ok{};
 }
 
-Status apply_generation(ResolveState& st, const std::string& v) {
-  Generation g = Generation::hf;
-  if (v == "vllm-colocate") g = Generation::vllm_colocate;
-  if (v == "vllm-server") g = Generation::vllm_server;
-  objective(st).generation = g;
-  return Ok{};
-}
-
 // --vllm-gpu-memory-utilization (colocated): vLLM's share of the GPU is kept from the training process, as
 // --headroom keeps memory for another process (GpuSpec::reserved_mib).
 Status apply_vllm_share(ResolveState& st, const std::string& v) {
@@ -68,33 +60,12 @@ Status apply_vllm_share(ResolveState& st, const std::string& v) {
   return Ok{};
 }
 
-// An option that stores its checked value in one ObjectiveConfig member.
-template <double ObjectiveConfig::*Member>
-Status store_real(ResolveState& st, const std::string& v) {
-  objective(st).*Member = std::strtod(v.c_str(), nullptr);
-  return Ok{};
-}
-template <std::int64_t ObjectiveConfig::*Member>
-Status store_count(ResolveState& st, const std::string& v) {
-  objective(st).*Member = std::strtoll(v.c_str(), nullptr, 10);
-  return Ok{};
-}
-
 Option choice_option(const char* key, const char* label) {
-  Option o;
-  o.key = key;
-  o.kind = OptionKind::choice;
-  o.group = "method";
-  o.label = label;
-  return o;
+  return declare_option(key, OptionKind::choice, "method", label);
 }
 
 Option number_option(const char* key, OptionKind kind, const char* label, double lo, double hi) {
-  Option o;
-  o.key = key;
-  o.kind = kind;
-  o.group = "method";
-  o.label = label;
+  Option o = declare_option(key, kind, "method", label);
   o.lo = lo;
   o.hi = hi;
   return o;
@@ -129,16 +100,13 @@ void add_objective_choice(std::vector<Option>& table) {
                    "vllm-gpu-memory-utilization",
                    "vllm-gpus",
                    "reward-s"};
+  o.reads = {"dataset"};  // a dataset's completion lengths
   o.apply = apply_objective;
   table.push_back(std::move(o));
 }
 
 void add_preference_options(std::vector<Option>& table) {
-  Option o;
-  o.key = "precompute-ref";
-  o.kind = OptionKind::toggle;
-  o.group = "method";
-  o.label = "Precompute ref.";
+  Option o = declare_option("precompute-ref", OptionKind::toggle, "method", "Precompute ref.");
   o.help = "DPO/KTO precompute_ref_log_probs: reference log-probs computed once before training";
   o.details =
       "TRL's precompute_ref_log_probs=True: one reference pass over the dataset before training (in the "
@@ -146,11 +114,9 @@ void add_preference_options(std::vector<Option>& table) {
   o.values = {{"on", "on", ""}, {"off", "off", ""}};
   o.default_help = "off";
   o.default_rule = unlisted_default("off");
+  o.reads = {"objective"};
   o.applies = only_reference_objectives;
-  o.apply = [](ResolveState& st, const std::string& v) -> Status {
-    objective(st).precompute_ref = v == "on";
-    return Ok{};
-  };
+  o.apply = stores(&ObjectiveConfig::precompute_ref, on_value);
   table.push_back(std::move(o));
 }
 
@@ -163,8 +129,9 @@ void add_grpo_counts(std::vector<Option>& table) {
     o.unit = "completions";
     o.default_help = "8 (TRL's default)";
     o.default_rule = listed_default("8", "TRL GRPOConfig's default");
+    o.reads = {"objective"};
     o.applies = only_grpo;
-    o.apply = store_count<&ObjectiveConfig::generations>;
+    o.apply = stores(&ObjectiveConfig::generations, count_value);
     table.push_back(std::move(o));
   }
   {
@@ -177,8 +144,9 @@ void add_grpo_counts(std::vector<Option>& table) {
     o.unit = "tokens";
     o.default_help = "512 (TRL's default)";
     o.default_rule = listed_default("512", "TRL GRPOConfig's default");
+    o.reads = {"objective"};
     o.applies = only_grpo;
-    o.apply = store_real<&ObjectiveConfig::completion_len>;
+    o.apply = stores(&ObjectiveConfig::completion_len, real_value);
     table.push_back(std::move(o));
   }
   {
@@ -188,8 +156,9 @@ void add_grpo_counts(std::vector<Option>& table) {
     o.unit = "passes";
     o.default_help = "1";
     o.default_rule = unlisted_default("1");
+    o.reads = {"objective"};
     o.applies = only_grpo;
-    o.apply = store_count<&ObjectiveConfig::iterations>;
+    o.apply = stores(&ObjectiveConfig::iterations, count_value);
     table.push_back(std::move(o));
   }
 }
@@ -202,8 +171,9 @@ void add_grpo_reals(std::vector<Option>& table) {
     o.unit = "coefficient";
     o.default_help = "0 (TRL's default: no reference)";
     o.default_rule = unlisted_default("0");
+    o.reads = {"objective"};
     o.applies = only_grpo;
-    o.apply = store_real<&ObjectiveConfig::beta>;
+    o.apply = stores(&ObjectiveConfig::beta, real_value);
     table.push_back(std::move(o));
   }
   {
@@ -213,8 +183,9 @@ void add_grpo_reals(std::vector<Option>& table) {
     o.unit = "s";
     o.default_help = "0";
     o.default_rule = unlisted_default("0");
+    o.reads = {"objective"};
     o.applies = only_grpo;
-    o.apply = store_real<&ObjectiveConfig::reward_s>;
+    o.apply = stores(&ObjectiveConfig::reward_s, real_value);
     table.push_back(std::move(o));
   }
 }
@@ -233,9 +204,12 @@ void add_generation_options(std::vector<Option>& table) {
                 {"vllm-server", "vLLM server", "vLLM on GPUs of its own (vllm_mode=server)"}};
     o.default_help = "hf (TRL's default, use_vllm=False)";
     o.default_rule = listed_default("hf", "TRL's default: use_vllm=False");
+    o.reads = {"objective"};
     o.applies = only_grpo;
     o.invalidates = {"vllm-gpu-memory-utilization", "vllm-gpus"};
-    o.apply = apply_generation;
+    o.apply = stores_choice(&ObjectiveConfig::generation, {{"vllm-colocate", Generation::vllm_colocate},
+                                                           {"vllm-server", Generation::vllm_server},
+                                                           {"hf", Generation::hf}});
     table.push_back(std::move(o));
   }
   {
@@ -248,6 +222,12 @@ void add_generation_options(std::vector<Option>& table) {
     o.unit = "of the GPU's memory";
     o.default_help = "0.3 (TRL's default)";
     o.default_rule = listed_default("0.3", "TRL GRPOConfig's default");
+    // vllm_memory: the weights as vLLM loads them, the KV cache of one sequence (prompt and completion), the
+    // GPU's memory and what --headroom keeps
+    o.reads = {"objective",    "generation",   "completion-len",  "model", "gpu",
+               "headroom",     "precision",    "method",          "quant", "lora-rank",
+               "lora-targets", "lora-variant", "modules-to-save", "seq",   "dataset",
+               "max-length",   "padding"};
     o.applies = only_vllm;
     o.apply = apply_vllm_share;
     table.push_back(std::move(o));
@@ -259,8 +239,9 @@ void add_generation_options(std::vector<Option>& table) {
     o.unit = "GPUs";
     o.default_help = "1";
     o.default_rule = unlisted_default("1");
+    o.reads = {"objective", "generation"};
     o.applies = only_vllm_server;
-    o.apply = store_count<&ObjectiveConfig::vllm_gpus>;
+    o.apply = stores(&ObjectiveConfig::vllm_gpus, count_value);
     table.push_back(std::move(o));
   }
 }

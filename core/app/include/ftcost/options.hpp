@@ -7,9 +7,10 @@
 // resolve_request() walks the table in order: everything above an option is resolved when it is reached, so
 // a rule may look at the model, the method or the dataset chosen before it.
 //
-// Adding an option: one entry in core/app/src/options.cpp (the row's `apply` stores the value in Workload or
-// Inputs) plus the model code that uses it. The CLI flag, its --help line, the JSON key, the URL-hash key and
-// the calculator's widget come from the entry.
+// Adding an option: one entry in its group's function (core/app/src/options_*.cpp; build_options() in
+// options.cpp lists the groups in table order), its `apply` storing the value in Workload or Inputs and its
+// `reads` naming the options it reads, plus the model code that uses it. The CLI flag, its --help line, the
+// JSON key, the URL-hash key and the calculator's widget come from the entry.
 #pragma once
 
 #include "ftcost/estimate.hpp"
@@ -77,7 +78,13 @@ struct Option {
   std::function<std::string(const ResolveState&)> applies;
   bool not_applicable_warns = false;
   std::vector<std::string> invalidates;  // keys that a change of this option clears in the calculator
-  bool in_url = true;                    // false: never part of a link (file contents)
+  // The options whose resolved values (what their apply stored in `st.in`) this option's hi_rule,
+  // default_rule, applies or apply reads: each comes before it in the table (tests/unit/test_option_order.cpp
+  // checks it).
+  std::vector<std::string> reads;
+  // The options whose presence in the request (ResolveState::given) it checks: anywhere in the table.
+  std::vector<std::string> checks_given;
+  bool in_url = true;  // false: never part of a link (file contents)
   // Stores the checked value (given or default) into `st.in`; may reject it with a reason of its own.
   std::function<Status(ResolveState& st, const std::string& value)> apply;
 
