@@ -62,9 +62,9 @@ Result<long> today_override();
 // A number validator whose message says what is allowed (CLI11's built-in ranges print DBL_MAX).
 CLI::Validator number_in(double lo, double hi, const std::string& what);
 
-// The job's flags on `cmd` (from the option table, core/app/src/options.cpp), each stored under its key in
-// `into`; `skip` names the keys the command does not take (it chooses that value itself). `into` must outlive
-// `cmd`.
+// The job's flags on `cmd` (from the option table, core/app/src/options_table.cpp), each stored under its key
+// in `into`; `skip` names the keys the command does not take (it chooses that value itself). `into` must
+// outlive `cmd`.
 void add_job_options(CLI::App* cmd, Request& into, const std::vector<std::string>& skip);
 
 // A command that lists entries of the embedded database: the text `table` writes, or with --json the array

@@ -1,5 +1,5 @@
-// The job option table (core/app/src/options.cpp): every option is declared completely, round-trips through
-// the JSON request, resolves with a sample value, and rejects empty and non-applying values by name.
+// The job option table (core/app/src/options_table.cpp): every option is declared completely, round-trips
+// through the JSON request, resolves with a sample value, and rejects empty and non-applying values by name.
 #include "ftcost/api.hpp"
 #include "ftcost/options.hpp"
 #include "ftcost/suggest.hpp"

@@ -1,5 +1,5 @@
-// The inputs panel: the job option table (core/app/src/options.cpp) drawn by kind — choices as combos or
-// radio buttons, numbers as checked text fields, toggles as checkboxes, database ids as pickers — with the
+// The inputs panel: the job option table (core/app/src/options_table.cpp) drawn by kind — choices as combos
+// or radio buttons, numbers as checked text fields, toggles as checkboxes, database ids as pickers — with the
 // table's labels, tooltips, ranges and applicability. Only the model, GPU, length mode, batch and price
 // source have hand-written widgets. Unset options show the value the core chose (its defaults), marked
 // "default"; a value that fails the option's checks is shown in red with the reason and is not applied.

@@ -15,25 +15,26 @@
 namespace ftcost {
 
 // ------------------------------------------------------------------ the groups, in table order
-// options_model.cpp: --model, --gpu; --method, --quant and the LoRA settings.
+// options_table.cpp (model): --model, --gpu; --method, --quant and the LoRA settings.
 void add_model_options(std::vector<Option>& table);
 void add_peft_options(std::vector<Option>& table);
-// options_training.cpp: --precision, --fp8; the optimizer, checkpointing and the experts.
+// options_table.cpp (training): --precision, --fp8; the optimizer, checkpointing and the experts.
 void add_precision_options(std::vector<Option>& table);
 void add_training_options(std::vector<Option>& table);
-// options_data.cpp: --seq or --dataset and the lengths; the batch, grad-accum and epochs.
+// options_table.cpp (data): --seq or --dataset and the lengths; the batch, grad-accum and epochs.
 void add_data_options(std::vector<Option>& table);
 void add_batch_options(std::vector<Option>& table);
-// options_stack.cpp: --headroom, --stack, --attention; the modern-stack options (issue 13).
+// options_table.cpp (stack): --headroom, --stack, --attention; the modern-stack options (issue 13).
 void add_stack_options(std::vector<Option>& table);
 void add_kernel_options(std::vector<Option>& table);
 // options_objective.cpp: --objective, the DPO family and GRPO.
 void add_objective_options(std::vector<Option>& table);
-// options_stack.cpp: --model-kind, --routing.
+// options_table.cpp (stack): --model-kind, --routing.
 void add_step_model_options(std::vector<Option>& table);
-// options_price.cpp: your price or electricity, staleness, --calibration, --run, the provider and spot.
+// options_table.cpp (price): your price or electricity, staleness, --calibration, --run, the provider and
+// spot.
 void add_price_options(std::vector<Option>& table);
-// options_parallel.cpp: the node, GPUs, offload and strategy; the network, host memory, Ulysses, FP8
+// options_table.cpp (parallel): the node, GPUs, offload and strategy; the network, host memory, Ulysses, FP8
 // all-gather.
 void add_parallel_options(std::vector<Option>& table);
 void add_network_options(std::vector<Option>& table);

@@ -128,7 +128,8 @@ std::string expert_lora_alternative(const Estimate& e) {
 }
 
 // The job as `stack` would run it: xformers attention is only the default of stacks that run it (Unsloth's);
-// elsewhere the job's default is flash (options.cpp attention_default), as `--stack <id>` would resolve it.
+// elsewhere the job's default is flash (options_table.cpp attention_default), as `--stack <id>` would resolve
+// it.
 Inputs job_on_stack(const Inputs& in, const StackProfile& stack) {
   Inputs out = in;
   if (out.workload.attention == Attention::xformers && stack.default_attention != "xformers")
