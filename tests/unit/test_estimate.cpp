@@ -3,6 +3,7 @@
 #include "ftcost/database.hpp"
 #include "ftcost/estimate.hpp"
 #include "ftcost/stack.hpp"
+#include "resolved_inputs.hpp"
 
 #include <doctest/doctest.h>
 
@@ -341,12 +342,8 @@ TEST_CASE("a chunked-loss estimate says what a plain Trainer's full logits need"
     for (const auto& w : e.value().warnings) all += w + "\n";
     return all;
   };
-  const Request job = {{"model", "llama-3.1-8b"},
-                       {"gpu", "h100-sxm5-80gb"},
-                       {"method", "lora"},
-                       {"seq", "2048"},
-                       {"batch", "4"},
-                       {"stack", "hf-trl-2026"}};
+  const Request job =
+      test::request("model=llama-3.1-8b gpu=h100-sxm5-80gb method=lora seq=2048 batch=4 stack=hf-trl-2026");
   CHECK(warnings_of(job).find("--stack hf-trainer-2026") != std::string::npos);
   Request plain = job;
   plain["stack"] = "hf-trainer-2026";

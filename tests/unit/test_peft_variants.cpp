@@ -98,11 +98,8 @@ TEST_CASE("DoRA: the step runs the weight norm and costs more than LoRA") {
 }
 
 TEST_CASE("DoRA: Unsloth's fused LoRA kernels step aside (PEFT's modules run)") {
-  Request r = {{"model", "llama-3.1-8b"},
-               {"gpu", "h100-sxm5-80gb"},
-               {"method", "qlora"},
-               {"stack", "unsloth-2024q4"},
-               {"seq", "1024"}};
+  Request r =
+      test::request("model=llama-3.1-8b gpu=h100-sxm5-80gb method=qlora stack=unsloth-2024q4 seq=1024");
   const Inputs lora = test::inputs(r);
   r["lora-variant"] = "dora";
   const Inputs dora = test::inputs(r);

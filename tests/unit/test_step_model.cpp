@@ -1,23 +1,21 @@
 // The step-time model: consistency of its breakdowns and the sanity properties a user relies on.
 #include "ftcost/database.hpp"
 #include "ftcost/estimate.hpp"
+#include "resolved_inputs.hpp"
 
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <utility>
 
 using namespace ftcost;
 
 namespace {
-// The step-model tests pin the paper's stack (per-expert loop, transformers 4.40): requests that name no
-// stack get it explicitly, not the estimate's default.
+// The step-model tests pin the paper's stack (per-expert loop, transformers 4.40: test::paper_inputs).
 Estimate run(Request r) {
-  if (r.count("stack") == 0) r["stack"] = kPaperStackId;
-  auto in = resolve_request(r, Database::embedded(), nullptr);
-  REQUIRE_MESSAGE(in.ok(), (in.ok() ? std::string() : in.error().to_string()));
-  auto e = estimate(in.value(), Database::embedded());
+  auto e = estimate(test::paper_inputs(std::move(r)), Database::embedded());
   REQUIRE(e.ok());
   return e.value();
 }
@@ -163,11 +161,7 @@ TEST_CASE("expert load imbalance and longer sequences cost time") {
 }
 
 TEST_CASE("full fine-tuning computes weight gradients; LoRA backward only input gradients") {
-  Request full = {{"model", "mistral-7b"},
-                  {"gpu", "h100-sxm5-80gb"},
-                  {"seq", "1024"},
-                  {"batch", "8"},
-                  {"method", "full"}};
+  Request full = test::request("model=mistral-7b gpu=h100-sxm5-80gb seq=1024 batch=8 method=full");
   Request lora = with(full, "method", "lora");
   Estimate f = run(full), l = run(lora);
   const double fb = f.step.by_stage[static_cast<std::size_t>(Stage::backward)];
@@ -312,13 +306,8 @@ TEST_CASE(
     "Qwen3's q_norm and k_norm: two more RMSNorms per layer in the step and their saved input in memory") {
   // transformers models/qwen3/modeling_qwen3.py Qwen3Attention.forward: q_norm(q_proj(x)), k_norm(k_proj(x))
   // before rotary, each a Qwen3RMSNorm (fp32 upcast, pow, mean, rsqrt, mul, weight * x.to(dtype)).
-  auto in = resolve_request({{"model", "qwen3-8b"},
-                             {"gpu", "h100-sxm5-80gb"},
-                             {"seq", "1024"},
-                             {"batch", "2"},
-                             {"method", "lora"},
-                             {"checkpointing", "off"},
-                             {"stack", "hf-trainer-2026"}},
+  auto in = resolve_request(test::request("model=qwen3-8b gpu=h100-sxm5-80gb seq=1024 batch=2 method=lora "
+                                          "checkpointing=off stack=hf-trainer-2026"),
                             Database::embedded(), nullptr);
   REQUIRE(in.ok());
   Inputs with_qk = in.value();
@@ -368,12 +357,8 @@ TEST_CASE("models that alternate sliding-window and full attention layers are ch
 
 TEST_CASE("--tiled-mlp: each dense MLP's forward runs once more in the backward (TiledMLP.backward)") {
   // Llama-3.1-8B full, one 8,192-token sample: 32 layers x (gate/up 4096 -> 28672, down 14336 -> 4096)
-  const Request base = {{"model", "llama-3.1-8b"},
-                        {"gpu", "h100-sxm5-80gb"},
-                        {"method", "full"},
-                        {"seq", "8192"},
-                        {"batch", "1"},
-                        {"stack", "hf-trl-2026"}};
+  const Request base =
+      test::request("model=llama-3.1-8b gpu=h100-sxm5-80gb method=full seq=8192 batch=1 stack=hf-trl-2026");
   const Estimate off = run(base);
   const Estimate on = run(with(base, "tiled-mlp", "on"));
   double rerun_flops = 0;
@@ -387,13 +372,9 @@ TEST_CASE("--tiled-mlp: each dense MLP's forward runs once more in the backward 
 
 TEST_CASE("--fp8: torchao float8 linears run on the FP8 peak, with their dynamic casts counted by hand") {
   // Llama-3.1-8B, one 8,192-token sample, full fine-tuning on an H100 (989 bf16 / 1979 fp8 dense TFLOP/s).
-  const Request base = {{"model", "llama-3.1-8b"},
-                        {"gpu", "h100-sxm5-80gb"},
-                        {"method", "full"},
-                        {"seq", "8192"},
-                        {"batch", "1"},
-                        {"stack", "hf-trl-2026"},
-                        {"checkpointing", "off"}};
+  const Request base = test::request(
+      "model=llama-3.1-8b gpu=h100-sxm5-80gb method=full seq=8192 batch=1 stack=hf-trl-2026 "
+      "checkpointing=off");
   const Estimate off = run(base);
   const Estimate fp8 = run(with(base, "fp8", "tensorwise"));
   double cast_fwd = 0, cast_bwd = 0;
