@@ -134,6 +134,18 @@ inline void add_op_classes(CalMeasurements& ms) {
   }
 }
 
+// An expert-GEMM or MoE-layer row's routing: Mixtral-8x7B, 4096 tokens, sparse top-2 of 8 experts.
+template <class Row>
+void mixtral_routing(Row& r, const char* impl, const char* dist) {
+  r.model = "mixtral-8x7b";
+  r.impl = impl;
+  r.routing = "sparse";
+  r.distribution = dist;
+  r.experts = 8;
+  r.top_k = 2;
+  r.tokens = 4096;
+}
+
 inline Calibration synthetic_calibration() {
   Calibration c;
   CalMeta& m = c.meta;
@@ -219,16 +231,10 @@ inline Calibration synthetic_calibration() {
       for (const char* pass : {"fwd", "dgrad", "wgrad"}) {
         for (const char* impl : {"loop", "grouped"}) {
           ExpertGemmRow r;
-          r.model = "mixtral-8x7b";
+          mixtral_routing(r, impl, dist);
           r.dtype = "bf16";
           r.proj = proj;
           r.pass = pass;
-          r.impl = impl;
-          r.routing = "sparse";
-          r.distribution = dist;
-          r.experts = 8;
-          r.top_k = 2;
-          r.tokens = 4096;
           r.n = r.proj == "w1_w3" ? 14336 : 4096;
           r.k = r.proj == "w1_w3" ? 4096 : 14336;
           r.tokens_per_expert = counts;
@@ -245,14 +251,8 @@ inline Calibration synthetic_calibration() {
     for (const char* dir : {"forward", "backward"}) {
       for (const char* impl : {"loop", "grouped"}) {
         MoeLayerRow r;
-        r.model = "mixtral-8x7b";
+        mixtral_routing(r, impl, dist);
         r.direction = dir;
-        r.impl = impl;
-        r.routing = "sparse";
-        r.distribution = dist;
-        r.experts = 8;
-        r.top_k = 2;
-        r.tokens = 4096;
         r.hidden = 4096;
         r.ffn = 14336;
         double experts_us = r.direction == "forward" ? (r.impl == "loop" ? 5400 : 4800) : 0;

@@ -61,8 +61,7 @@ TEST_CASE("per-token activations follow the saved-tensor lists (stack-facts 8, c
 }
 
 TEST_CASE("maximum batch: Mixtral QLoRA on the A40 (paper.md §2.2; bar: within ±1, here exact)") {
-  const Request base = {
-      {"model", "mixtral-8x7b"}, {"gpu", "a40"}, {"method", "qlora"}, {"lora-targets", "w1,w2,w3,gate"}};
+  const Request base = test::request("model=mixtral-8x7b gpu=a40 method=qlora lora-targets=w1,w2,w3,gate");
   auto with = [&](const char* ds, const char* moe) {
     Request r = base;
     r["dataset"] = ds;

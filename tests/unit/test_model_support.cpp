@@ -104,8 +104,7 @@ TEST_CASE("the estimate warns when the stack cannot load the model") {
 namespace {
 
 Estimate qwen3_moe_lora(const std::string& stack) {
-  Request r{
-      {"model", "qwen3-30b-a3b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "lora"}, {"dataset", "math14k"}};
+  Request r = test::request("model=qwen3-30b-a3b gpu=h100-sxm5-80gb method=lora dataset=math14k");
   if (!stack.empty()) r["stack"] = stack;
   auto in = resolve_request(r, Database::embedded(), nullptr);
   REQUIRE(in.ok());

@@ -233,8 +233,8 @@ TEST_CASE(
   const std::string file = R"({"schema": "ftcost.dataset/1", "histogram": [[200, 200, 1000]],
                                "completion_histogram": [[100, 300, 1000]]})";
   const FileReader reader = [&](const std::string&) -> Result<std::string> { return file; };
-  Request r = {{"model", "tinyllama-1.1b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "lora"},
-               {"dataset", "my-grpo.json"}, {"objective", "grpo"},     {"batch", "8"}};
+  Request r = test::request(
+      "model=tinyllama-1.1b gpu=h100-sxm5-80gb method=lora dataset=my-grpo.json objective=grpo batch=8");
   auto in = resolve_request(r, Database::embedded(), reader);
   REQUIRE(in.ok());
   const Workload& w = in->workload;

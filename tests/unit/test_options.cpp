@@ -140,8 +140,7 @@ TEST_CASE("option table: a value that does not apply is checked first, then reje
   CHECK(in.error().field == "--moe");
   CHECK(in.error().message.find("must be one of") != std::string::npos);
   // --provider with --price-per-hour: one price wins, so the pair is refused
-  r = {{"model", "llama-3.1-8b"}, {"gpu", "a40"},         {"method", "lora"}, {"seq", "512"},
-       {"provider", "crusoe"},    {"price-per-hour", "2"}};
+  r = test::request("model=llama-3.1-8b gpu=a40 method=lora seq=512 provider=crusoe price-per-hour=2");
   in = resolve_request(r, db, nullptr, 20000);
   REQUIRE(!in.ok());
   CHECK(in.error().field == "--provider");

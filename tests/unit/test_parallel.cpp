@@ -455,8 +455,8 @@ TEST_CASE("plan from JSON: node presets set GPUs, links and network; errors name
 TEST_CASE(
     "job options: --gpus/--nodes/--parallel/--offload/--node resolve into the plan; the JSON API answers") {
   const Database& db = Database::embedded();
-  Request r = {{"model", "llama-3.1-8b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "full"},
-               {"seq", "2048"},           {"node", "dgx-h100"},      {"nodes", "2"}};
+  Request r =
+      test::request("model=llama-3.1-8b gpu=h100-sxm5-80gb method=full seq=2048 node=dgx-h100 nodes=2");
   const Inputs in = inputs(r);
   CHECK(in.multi.gpus == 8);  // from the preset
   CHECK(in.multi.nodes == 2);

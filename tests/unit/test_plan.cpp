@@ -228,11 +228,9 @@ TEST_CASE("plan configs: settings a stack lacks are refused naming --config") {
   check_refused(llama_full_8gpu("fsdp"), "unsloth", "one GPU");
   check_refused(llama_full_8gpu("zero2"), "torchtune", "FSDP2 only");
   check_refused(llama_full_8gpu("tp:2"), "trl", "Megatron");
-  Request mixtral = {
-      {"model", "mixtral-8x7b"}, {"method", "qlora"}, {"dataset", "math14k"}, {"gpu", "a100-sxm4-80gb"}};
+  Request mixtral = test::request("model=mixtral-8x7b method=qlora dataset=math14k gpu=a100-sxm4-80gb");
   check_refused(mixtral, "torchtune", "no model builder");
-  Request qwen_q = {
-      {"model", "qwen2.5-7b"}, {"method", "qlora"}, {"dataset", "math14k"}, {"gpu", "a100-sxm4-80gb"}};
+  Request qwen_q = test::request("model=qwen2.5-7b method=qlora dataset=math14k gpu=a100-sxm4-80gb");
   check_refused(qwen_q, "torchtune", "no QLoRA builder");
   auto bad = plan_config(qwen_q, "megatron", db, nullptr, kToday);
   REQUIRE_FALSE(bad.ok());
@@ -348,8 +346,8 @@ TEST_CASE(
 
 TEST_CASE("plan: a Llama-3.1-8B LoRA job with an effective batch, methods and stacks open, and a deadline") {
   const Database& db = Database::embedded();
-  const Request job = {{"model", "llama-3.1-8b"}, {"method", "lora"}, {"dataset", "math14k"},
-                       {"queries", "15000"},      {"epochs", "3"},    {"stack", "hf-trl-2026"}};
+  const Request job = test::request(
+      "model=llama-3.1-8b method=lora dataset=math14k queries=15000 epochs=3 stack=hf-trl-2026");
   PlanConstraints c;
   c.effective_batch = 64;
   c.methods = {"lora", "qlora", "full"};
@@ -424,8 +422,8 @@ TEST_CASE("plan: checkpointing off at 90% or more of the usable memory is warned
   const json j = plan_to_json(r.value());
   CHECK(j["front"][static_cast<std::size_t>(r->best)]["warnings"][0] == b.warnings[0]);
   // none where checkpointing is on or the plan leaves more than 10% free
-  const Request job = {{"model", "llama-3.1-8b"}, {"method", "lora"}, {"dataset", "math14k"},
-                       {"queries", "15000"},      {"epochs", "3"},    {"stack", "hf-trl-2026"}};
+  const Request job = test::request(
+      "model=llama-3.1-8b method=lora dataset=math14k queries=15000 epochs=3 stack=hf-trl-2026");
   auto small = plan(job, PlanConstraints{}, Database::embedded(), nullptr, kToday);
   REQUIRE(small.ok());
   int off_roomy = 0;

@@ -173,8 +173,7 @@ TEST_CASE("longest sequence at batch 1: fits at L, not at L + 1") {
 }
 
 TEST_CASE("memory range: a job whose upper end exceeds usable memory says so instead of a plain fit") {
-  Request r = {
-      {"model", "llama-3.1-8b"}, {"gpu", "rtx-4090"}, {"method", "qlora"}, {"stack", "hf-trl-2024q4"}};
+  Request r = test::request("model=llama-3.1-8b gpu=rtx-4090 method=qlora stack=hf-trl-2024q4");
   Inputs probe = resolve(r);
   r["seq"] = std::to_string(static_cast<long>(
       max_seq_len(probe.model, probe.workload, probe.stack, probe.gpu).seq_len));  // right at the edge
@@ -225,8 +224,7 @@ TEST_CASE("reference rows carry the stack options as request keys") {
 }
 
 TEST_CASE("--seq max: the estimate runs at the longest sequence that fits at batch 1") {
-  Request r = {
-      {"model", "llama-3.1-8b"}, {"gpu", "rtx-4090"}, {"method", "qlora"}, {"stack", "hf-trl-2024q4"}};
+  Request r = test::request("model=llama-3.1-8b gpu=rtx-4090 method=qlora stack=hf-trl-2024q4");
   Inputs fixed = resolve(r, {{"seq", "1024"}});
   const double longest = max_seq_len(fixed.model, fixed.workload, fixed.stack, fixed.gpu, 8).seq_len;
   REQUIRE(longest > 1024);
@@ -518,8 +516,8 @@ TEST_CASE(
 }
 
 TEST_CASE("--lora-dropout on Unsloth: its fused LoRA MLP is not used, and the estimate says so") {
-  Request r = {{"model", "llama-3.1-8b"}, {"gpu", "rtx-4090"}, {"method", "qlora"},
-               {"seq", "2048"},           {"batch", "1"},      {"stack", "unsloth-2024q4"}};
+  Request r =
+      test::request("model=llama-3.1-8b gpu=rtx-4090 method=qlora seq=2048 batch=1 stack=unsloth-2024q4");
   const Inputs off = resolve(r);
   const Inputs on = resolve(r, {{"lora-dropout", "0.05"}});
   REQUIRE(on.stack.fused_lora_needs_zero_dropout);
@@ -583,8 +581,8 @@ TEST_CASE("Unsloth runs xformers by default: grouped-query K and V copied to eve
 }
 
 TEST_CASE("fused LoRA kernels cast the fp32 adapters themselves: no autocast copy of them is cached") {
-  Request r = {{"model", "llama-3.1-8b"}, {"gpu", "rtx-4090"}, {"method", "lora"},
-               {"seq", "2048"},           {"batch", "1"},      {"stack", "unsloth-2024q4"}};
+  Request r =
+      test::request("model=llama-3.1-8b gpu=rtx-4090 method=lora seq=2048 batch=1 stack=unsloth-2024q4");
   for (const char* method : {"lora", "qlora"}) {
     CAPTURE(method);
     const Inputs fused = resolve(r, {{"method", method}});

@@ -195,8 +195,7 @@ TEST_CASE("the eager loop's gather backward moves the whole input once per exper
     }
     return b;
   };
-  Request bm = {
-      {"model", "blackmamba-2.8b"}, {"gpu", "a40"}, {"seq", "128"}, {"method", "full"}, {"moe", "dense"}};
+  Request bm = test::request("model=blackmamba-2.8b gpu=a40 seq=128 method=full moe=dense");
   for (int batch : {1, 30}) {
     CAPTURE(batch);
     Estimate e = run(with(bm, "batch", std::to_string(batch).c_str()));
@@ -211,8 +210,7 @@ TEST_CASE("the eager loop's gather backward moves the whole input once per exper
 }
 
 TEST_CASE("padding to the longest sample: the padded length grows with batch size") {
-  Request r = {
-      {"model", "mixtral-8x7b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "qlora"}, {"dataset", "math14k"}};
+  Request r = test::request("model=mixtral-8x7b gpu=h100-sxm5-80gb method=qlora dataset=math14k");
   double prev = 0;
   for (int b : {1, 2, 4, 8}) {
     Estimate e = run(with(r, "batch", std::to_string(b).c_str()));
@@ -255,8 +253,8 @@ TEST_CASE("a loaded calibration replaces the spec efficiencies (fixture: tests/d
 // layers skip the cast under autocast, torchtune's bf16 adapters need none, and Unsloth's fused LoRA kernels
 // (lora_dropout 0) cast the adapter weights instead.
 TEST_CASE("PEFT's cast of the LoRA input: where it runs and what it costs") {
-  const Request base = {{"model", "llama-3.1-8b"}, {"gpu", "h100-sxm5-80gb"}, {"seq", "1024"}, {"batch", "4"},
-                        {"method", "lora"},        {"stack", "hf-trl-2026"}};
+  const Request base =
+      test::request("model=llama-3.1-8b gpu=h100-sxm5-80gb seq=1024 batch=4 method=lora stack=hf-trl-2026");
   auto cast_bytes = [](const Estimate& e) {
     double v = 0;
     for (const auto& op : e.step.ops)
@@ -287,8 +285,8 @@ TEST_CASE("a causal attention kernel computes half the L x L scores; eager compu
   // FlashAttention-2 and SDPA's flash/efficient kernels skip the key blocks above the diagonal: query i
   // attends i keys, (L+1)/2 on average. QK^T and PV each cost 2 FLOPs per query, key and channel; eager
   // attention multiplies the full L x L scores and masks them afterwards.
-  const Request base = {{"model", "llama-3.1-8b"}, {"gpu", "h100-sxm5-80gb"}, {"seq", "2048"}, {"batch", "2"},
-                        {"method", "lora"},        {"stack", "hf-trl-2026"}};
+  const Request base =
+      test::request("model=llama-3.1-8b gpu=h100-sxm5-80gb seq=2048 batch=2 method=lora stack=hf-trl-2026");
   const double L = 2048, N = 2 * L, width = 4096 + 4096, layers = 32;  // q and o widths
   CHECK(forward_attention_flops(run(base)) == doctest::Approx(layers * 2 * N * (L + 1) / 2 * width));
   CHECK(forward_attention_flops(run(with(base, "attention", "eager"))) ==
