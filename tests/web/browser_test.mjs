@@ -20,6 +20,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 
+import { clickRect, dropJsonFile } from "./page_input.mjs";
+
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, "../..");
 const args = process.argv.slice(2);
@@ -137,12 +139,7 @@ async function clickAnchor(page, name) {
   const u = await ui(page);
   const a = u.app.anchors[name];
   if (!a) throw new Error(`no anchor ${name} in this frame (anchors: ${Object.keys(u.app.anchors).join(", ")})`);
-  const box = await page.locator("#canvas").boundingBox();
-  await page.mouse.move(box.x + (a[0] + a[2]) / 2, box.y + (a[1] + a[3]) / 2);
-  await sleep(100);
-  await page.mouse.down();
-  await sleep(100);
-  await page.mouse.up();
+  await clickRect(page, a);
 }
 async function waitFor(page, pred, what, timeout = 15000) {
   const t0 = Date.now();
@@ -374,13 +371,7 @@ async function linkChecks() {
   // is checked). Enter is held over a frame for the same reason.
   const pickModel = async (query, model) => {
     for (let attempt = 0; attempt < 2; attempt++) {
-      const a = (await ui(dp)).app.anchors["input.model"];
-      const box = await dp.locator("#canvas").boundingBox();
-      await dp.mouse.move(box.x + (a[0] + a[2]) / 2, box.y + (a[1] + a[3]) / 2);
-      await sleep(150);
-      await dp.mouse.down();
-      await sleep(300);
-      await dp.mouse.up();
+      await clickRect(dp, (await ui(dp)).app.anchors["input.model"], { settleMs: 150, holdMs: 300 });
       // the list opens on the next frame and its search field takes the keyboard on the one after
       for (let i = 0; i < 30 && !(await ui(dp)).app.text_input; i++) await sleep(100);
       if (!(await ui(dp)).app.text_input) {
@@ -497,11 +488,7 @@ try {
   // ---- 1c. #16 item 2: a notice does not move the controls; dismissed with a click ----
   {
     const y0 = u.app.anchors["method.lora"][1];
-    await page.evaluate(() => {
-      const dt = new DataTransfer();
-      dt.items.add(new File(["not json"], "junk.json", { type: "application/json" }));
-      for (const type of ["dragenter", "dragover", "drop"]) window.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
-    });
+    await dropJsonFile(page, "not json", "junk.json");
     let v = await waitFor(page, (x) => x.app.notices.length === 1 && x.app.notices[0].level === "error" && x.app.anchors["notices.dismiss"],
       "an unreadable dropped file gives one error notice with a dismiss button");
     if (v) check(v.app.anchors["method.lora"][1] === y0, "the notice does not move the inputs", { before: y0, after: v.app.anchors["method.lora"][1] });
@@ -772,11 +759,7 @@ try {
 
   // ---- 5. drag and drop a Hugging Face config.json onto the page ----
   const tinyConfig = fs.readFileSync(path.join(root, "tests/data/tiny-llama-config.json"), "utf8");
-  await page.evaluate((text) => {
-    const dt = new DataTransfer();
-    dt.items.add(new File([text], "tiny-llama-config.json", { type: "application/json" }));
-    for (const type of ["dragenter", "dragover", "drop"]) window.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
-  }, tinyConfig);
+  await dropJsonFile(page, tinyConfig, "tiny-llama-config.json");
   await waitFor(page, (x) => x.app.request.model === "uploaded/tiny-llama-config.json" && !x.app.result.error,
     "a dropped config.json becomes the model");
 
@@ -907,11 +890,7 @@ try {
     const sender = await openPage(calJob);
     const sp = sender.page;
     const calText = fs.readFileSync(calFile, "utf8");
-    await sp.evaluate((text) => {
-      const dt = new DataTransfer();
-      dt.items.add(new File([text], "h100-sxm-synthetic.json", { type: "application/json" }));
-      for (const type of ["dragenter", "dragover", "drop"]) window.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
-    }, calText);
+    await dropJsonFile(sp, calText, "h100-sxm-synthetic.json");
     u = await waitFor(sp, (x) => x.app.calibrations.some((c) => c.in_use) && x.app.effective_request.calibration && !x.app.result.error &&
       x.app.cards.c_tp, "a dropped calibration is used for its GPU");
     let sharedHash = "";
