@@ -183,7 +183,8 @@ async function uploadLengths(page, name, text) {
   await fc.setFiles({ name, mimeType: "text/plain", buffer: Buffer.from(text) });
 }
 
-async function linkChecks() {
+// ---- issue 36, in links: every plan constraint, the job line and the axes of the Plan view ----
+async function planLinkChecks() {
   const planJob = "v=1&model=mixtral-8x7b&gpu=a40&method=qlora&moe=sparse&dataset=math14k&lora-targets=q_proj%2Ck_proj%2Cv_proj%2Co_proj";
   // -- 36 item 3.1: every plan constraint computes a plan (as a link; the methods also clicked) --
   const pg = await openPage(planJob + "&view=plan");
@@ -239,7 +240,10 @@ async function linkChecks() {
   if (u) check(/mixtral-8x7b, qlora, MATH14K.* x 14,000 samples/i.test(u.app.cards["plan.job"][0]) || /x [\d,]+ samples/.test(u.app.cards["plan.job"][0]),
     "i36: a data set job's line names the data set and its sample count", u.app.cards["plan.job"]);
   await pg.context.close();
+}
 
+// ---- issue 36, in links: the user's own lengths (JS API, plan, config, the link's data=) and the pinned job ----
+async function ownLengthsLinkChecks() {
   // -- 36 item 1.2: the user's own lengths in every path (JS API, plan, config) --
   const lengths = ownLengths();
   const lengthsText = lengths.join("\n") + "\n";
@@ -247,7 +251,7 @@ async function linkChecks() {
   const own = await openPage("v=1&model=llama-3.1-8b&gpu=a100-sxm4-80gb&method=lora");
   const op = own.page;
   await uploadLengths(op, "lengths.txt", lengthsText);
-  u = await waitFor(op, (x) => x.app.request.dataset === "dataset/lengths.txt" && !x.app.result.error && x.app.recomputes > 1, "i36: 2,000 own lengths become the dataset");
+  let u = await waitFor(op, (x) => x.app.request.dataset === "dataset/lengths.txt" && !x.app.result.error && x.app.recomputes > 1, "i36: 2,000 own lengths become the dataset");
   const ownResult = u ? u.app.result : null;
   const ownHash = await op.evaluate(() => location.hash.slice(1));
   if (u) {
@@ -361,7 +365,10 @@ async function linkChecks() {
   }, null, { timeout: 60000 });
   await waitFor(op, (x) => x.app.comparison && x.app.panels.includes("pinned"), "i36: a reload keeps the pinned job");
   await own.context.close();
+}
 
+// ---- issue 36: the searchable model dropdown ----
+async function dropdownChecks() {
   // -- 36 items 1.7/1.8: the searchable dropdown --
   const dd = await openPage("v=1&model=mixtral-8x7b&gpu=a40&method=qlora");
   const dp = dd.page;
@@ -397,6 +404,12 @@ async function linkChecks() {
   await pickModel("llama 3.1 8b", "llama-3.1-8b");  // typed over the old query: it was selected when the list opened
   await waitFor(dp, (x) => x.app.request.model === "llama-3.1-8b", "i36: the old query is selected when the list opens (typing replaces it)");
   await dd.context.close();
+}
+
+async function linkChecks() {
+  await planLinkChecks();
+  await ownLengthsLinkChecks();
+  await dropdownChecks();
 }
 
 // ---- issue 42: a GRPO job end to end — from a link, a canvas click, its round split drawn, the CLI's JSON ----
