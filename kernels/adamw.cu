@@ -7,6 +7,7 @@
 // benchmark's size and on every element of small odd sizes, after two steps.
 #include "common.cuh"
 #include "families.hpp"
+#include "selftest.hpp"
 
 #include <cmath>
 
@@ -84,13 +85,7 @@ __global__ void pass_update(float* p, const float* m, const float* d, std::size_
 
 struct State {
   DevBuf<float> p, g, m, v, d;
-  void reserve(std::size_t n) {
-    p.reserve(n);
-    g.reserve(n);
-    m.reserve(n);
-    v.reserve(n);
-    d.reserve(n);
-  }
+  void reserve(std::size_t n) { reserve_all(n, p, g, m, v, d); }
 };
 
 const Gen kP{41, 127, 1.0f / 128};
@@ -137,12 +132,7 @@ void validate(bool fused, State& s, std::size_t n, bool all) {
   init(s, n);
   step(fused, s, n, 1);
   step(fused, s, n, 2);
-  std::vector<std::int64_t> pos;
-  if (all) {
-    for (std::size_t i = 0; i < n; ++i) pos.push_back(static_cast<std::int64_t>(i));
-  } else {
-    pos = sample_positions(static_cast<std::int64_t>(n), 4096, 45);
-  }
+  const std::vector<std::int64_t> pos = check_positions(static_cast<std::int64_t>(n), all, 4096, 45);
   auto gp = sample_to_host(s.p.get(), pos), gm = sample_to_host(s.m.get(), pos),
        gv = sample_to_host(s.v.get(), pos);
   Check c;
@@ -179,9 +169,7 @@ void bench_adamw(Env& env) {
             r.bytes_per_param = fused ? 28 : 56;
             r.bytes_moved =
                 static_cast<std::uint64_t>(r.bytes_per_param) * static_cast<std::uint64_t>(params);
-            r.gbps = rate_stat(tm, static_cast<double>(r.bytes_moved), 1e9);
-            r.time_us_median = tm.median * 1e6;
-            r.iterations = tm.n;
+            set_bandwidth(r, tm);
             env.rows().adamw.push_back(r);
           });
     }
@@ -193,12 +181,7 @@ void selftest_adamw(Report& rep) {
   for (std::size_t n : {std::size_t{1}, std::size_t{7}, std::size_t{1001}, std::size_t{1} << 20}) {
     for (bool fused : {true, false}) {
       std::string name = std::string("adamw ") + (fused ? "fused" : "unfused") + " n=" + std::to_string(n);
-      try {
-        validate(fused, s, n, n < 5000);
-        rep.push_back("ok: " + name);
-      } catch (const ValidationFailure& e) {
-        rep.push_back("FAILED: " + name + ": " + e.what());
-      }
+      self_check(rep, name, [&] { validate(fused, s, n, n < 5000); });
     }
   }
 }

@@ -113,9 +113,7 @@ void bench_bandwidth(Env& env) {
         r.kernel = kind;
         r.array_bytes = static_cast<std::uint64_t>(n) * sizeof(float);
         r.bytes_moved = r.array_bytes * (triad ? 3u : 2u);
-        r.gbps = rate_stat(t, static_cast<double>(r.bytes_moved), 1e9);
-        r.time_us_median = t.median * 1e6;
-        r.iterations = t.n;
+        set_bandwidth(r, t);
         env.rows().bandwidth.push_back(r);
       });
     }

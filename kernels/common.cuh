@@ -79,6 +79,12 @@ class DevBuf {
   std::size_t n_ = 0;
 };
 
+// Grows every buffer of `bufs` to at least n elements (DevBuf::reserve).
+template <class... Bufs>
+void reserve_all(std::size_t n, Bufs&... bufs) {
+  (bufs.reserve(n), ...);
+}
+
 // ---- the run's context ----
 struct Gpu {
   int device = 0;
@@ -142,5 +148,23 @@ Summary time_host(const TimingPolicy& p, const std::function<void()>& op_batch);
 
 // Random-looking but deterministic sample positions in [0, n): the corners and `count` others.
 std::vector<std::int64_t> sample_positions(std::int64_t n, int count, std::uint32_t seed);
+
+// The positions a validation compares: every one of [0, n) where `all` (the small sizes), else
+// sample_positions(n, count, seed).
+inline std::vector<std::int64_t> check_positions(std::int64_t n, bool all, int count, std::uint32_t seed) {
+  if (!all) return sample_positions(n, count, seed);
+  std::vector<std::int64_t> pos;
+  for (std::int64_t i = 0; i < n; ++i) pos.push_back(i);
+  return pos;
+}
+
+// The three fields every bandwidth-bound row fills from its timing: GB/s over the row's bytes_moved, the
+// median time in microseconds and the number of timed samples.
+template <class Row>
+void set_bandwidth(Row& r, const Summary& t) {
+  r.gbps = rate_stat(t, static_cast<double>(r.bytes_moved), 1e9);
+  r.time_us_median = t.median * 1e6;
+  r.iterations = t.n;
+}
 
 }  // namespace ftcost::calib

@@ -7,6 +7,7 @@
 // cross_entropy_grad_ref.
 #include "common.cuh"
 #include "families.hpp"
+#include "selftest.hpp"
 
 #include <cmath>
 
@@ -185,9 +186,7 @@ void bench_cross_entropy(Env& env) {
         const auto rv = static_cast<std::uint64_t>(s.rows * s.vocab),
                    rows = static_cast<std::uint64_t>(s.rows);
         r.bytes_moved = fwd ? 4 * rv + 16 * rows : 8 * rv + 12 * rows;
-        r.gbps = rate_stat(t, static_cast<double>(r.bytes_moved), 1e9);
-        r.time_us_median = t.median * 1e6;
-        r.iterations = t.n;
+        set_bandwidth(r, t);
         env.rows().cross_entropy.push_back(r);
       });
     }
@@ -201,12 +200,7 @@ void selftest_cross_entropy(Report& rep) {
   };
   for (const Case& cs : {Case{1, 5}, Case{3, 1000}, Case{7, 4096}, Case{5, 32003}, Case{2, 152064}}) {
     const std::string name = "cross_entropy " + std::to_string(cs.rows) + "x" + std::to_string(cs.vocab);
-    try {
-      validate_ce(b, cs.rows, cs.vocab, true);
-      rep.push_back("ok: " + name);
-    } catch (const ValidationFailure& e) {
-      rep.push_back("FAILED: " + name + ": " + e.what());
-    }
+    self_check(rep, name, [&] { validate_ce(b, cs.rows, cs.vocab, true); });
   }
 }
 

@@ -4,6 +4,7 @@
 #include "common.cuh"
 #include "elementwise.cuh"
 #include "families.hpp"
+#include "selftest.hpp"
 
 #include <cmath>
 
@@ -164,13 +165,7 @@ constexpr double kAtol = 1e-6;
 // Checks the op `name` on rows x cols at the given element positions (all when `pos` is empty).
 struct Bufs {
   DevBuf<bf16> a, b, c, d, e;
-  void reserve(std::size_t n) {
-    a.reserve(n);
-    b.reserve(n);
-    c.reserve(n);
-    d.reserve(n);
-    e.reserve(n);
-  }
+  void reserve(std::size_t n) { reserve_all(n, a, b, c, d, e); }
 };
 
 void run_op(const std::string& op, Bufs& x, std::int64_t rows, std::int64_t cols) {
@@ -230,12 +225,7 @@ void validate(const std::string& op, Bufs& x, std::int64_t rows, std::int64_t co
       }
     }
   } else {
-    std::vector<std::int64_t> pos;
-    if (all) {
-      for (std::int64_t i = 0; i < n; ++i) pos.push_back(i);
-    } else {
-      pos = sample_positions(n, 4096, 36);
-    }
+    const std::vector<std::int64_t> pos = check_positions(n, all, 4096, 36);
     auto got = sample_to_host(op == "swiglu_bwd" ? x.d.get() : x.c.get(), pos);
     std::vector<float> got2;
     if (op == "swiglu_bwd") got2 = sample_to_host(x.e.get(), pos);
@@ -307,9 +297,7 @@ void bench_elementwise(Env& env) {
                  r.dtype = "bf16";
                  r.elements = tokens * cols;
                  r.bytes_moved = bytes_of(op, tokens, cols);
-                 r.gbps = rate_stat(t, static_cast<double>(r.bytes_moved), 1e9);
-                 r.time_us_median = t.median * 1e6;
-                 r.iterations = t.n;
+                 set_bandwidth(r, t);
                  env.rows().elementwise.push_back(r);
                });
     }
@@ -325,12 +313,7 @@ void selftest_elementwise(Report& rep) {
     for (const char* op : {"swiglu", "swiglu_bwd", "gelu", "rmsnorm"}) {
       std::string name =
           std::string("elementwise ") + op + " " + std::to_string(cs.rows) + "x" + std::to_string(cs.cols);
-      try {
-        validate(op, x, cs.rows, cs.cols, true);
-        rep.push_back("ok: " + name);
-      } catch (const ValidationFailure& e) {
-        rep.push_back("FAILED: " + name + ": " + e.what());
-      }
+      self_check(rep, name, [&] { validate(op, x, cs.rows, cs.cols, true); });
     }
   }
 }

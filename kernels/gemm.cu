@@ -166,12 +166,7 @@ void validate(const GemmSpec& s, LtGemm& g, int algo, Operands& o, int samples, 
   CUDA_CHECK(cudaMemsetAsync(o.c.get(), 0x7F, static_cast<std::size_t>(rows * cols) * cfg(s.dtype).cd_size,
                              gpu().stream));
   g.run(algo, o);
-  std::vector<std::int64_t> pos;
-  if (samples <= 0) {
-    for (std::int64_t i = 0; i < rows * cols; ++i) pos.push_back(i);
-  } else {
-    pos = sample_positions(rows * cols, samples, 64);
-  }
+  const std::vector<std::int64_t> pos = check_positions(rows * cols, samples <= 0, samples, 64);
   auto got = read_c(s, o, pos);
   const double rtol = cfg(s.dtype).out_rtol;
   Check c;

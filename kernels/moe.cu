@@ -336,37 +336,15 @@ class MoeLayer {
     const auto T = static_cast<std::size_t>(d.T), H = static_cast<std::size_t>(d.H),
                F = static_cast<std::size_t>(d.F), E = static_cast<std::size_t>(d.E),
                R = static_cast<std::size_t>(d.R());
-    x.reserve(T * H);
-    wg.reserve(E * H);
-    w1.reserve(E * F * H);
-    w3.reserve(E * F * H);
-    w2.reserve(E * H * F);
-    logits.reserve(T * E);
-    topw.reserve(R);
-    topi.reserve(R);
-    ctrl.reserve(R);
+    reserve_all(T * H, x, out, dout, dx);
+    reserve_all(E * H, wg, dwg);
+    reserve_all(E * F * H, w1, w3, w2, dw1, dw3, dw2);  // w2 and dw2 are E x H x F
+    reserve_all(T * E, logits, dlogits);
+    reserve_all(R, topw, topi, ctrl, pos, dw);
     counts.reserve(E);
     offsets.reserve(E + 1);
-    pos.reserve(R);
-    xp.reserve(R * H);
-    h1.reserve(R * F);
-    h3.reserve(R * F);
-    act.reserve(R * F);
-    yp.reserve(R * H);
-    out.reserve(T * H);
-    dout.reserve(T * H);
-    dyp.reserve(R * H);
-    dw.reserve(R);
-    da.reserve(R * F);
-    dh1.reserve(R * F);
-    dh3.reserve(R * F);
-    dxp.reserve(R * H);
-    dx.reserve(T * H);
-    dlogits.reserve(T * E);
-    dw1.reserve(E * F * H);
-    dw3.reserve(E * F * H);
-    dw2.reserve(E * H * F);
-    dwg.reserve(E * H);
+    reserve_all(R * H, xp, yp, dyp, dxp);
+    reserve_all(R * F, h1, h3, act, da, dh1, dh3);
     slots.reserve(2 * d.E);
     if (!h_counts) CUDA_CHECK(cudaMallocHost(&h_counts, sizeof(int) * (kMaxExperts + 1)));
     fill(x.get(), T * H, gens.x);

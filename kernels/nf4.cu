@@ -19,6 +19,7 @@
 // positions of the benchmark's size, every element of small sizes in the self-test.
 #include "common.cuh"
 #include "families.hpp"
+#include "selftest.hpp"
 
 #include <cmath>
 
@@ -190,12 +191,7 @@ void validate(bool fused, Nf4Dev& d, std::size_t n, const std::vector<float>& co
   prepare(d, n, code2);
   CUDA_CHECK(cudaMemsetAsync(d.out.get(), 0xFF, n * sizeof(bf16), gpu().stream));  // NaN: must be overwritten
   run(fused, d);
-  std::vector<std::int64_t> pos;
-  if (all) {
-    for (std::size_t i = 0; i < n; ++i) pos.push_back(static_cast<std::int64_t>(i));
-  } else {
-    pos = sample_positions(static_cast<std::int64_t>(n), 1 << 16, 51);
-  }
+  const std::vector<std::int64_t> pos = check_positions(static_cast<std::int64_t>(n), all, 1 << 16, 51);
   auto got = sample_to_host(d.out.get(), pos);
   Check c;
   for (std::size_t k = 0; k < pos.size(); ++k) {
@@ -227,9 +223,7 @@ void bench_nf4(Env& env) {
                  r.double_quant = true;
                  r.bytes_moved = bytes_of(fused, n);
                  r.bytes_per_param = static_cast<double>(r.bytes_moved) / static_cast<double>(n);
-                 r.gbps = rate_stat(t, static_cast<double>(r.bytes_moved), 1e9);
-                 r.time_us_median = t.median * 1e6;
-                 r.iterations = t.n;
+                 set_bandwidth(r, t);
                  env.rows().nf4_dequant.push_back(r);
                });
     }
@@ -243,12 +237,7 @@ void selftest_nf4(Report& rep) {
   for (std::size_t n : {std::size_t{64}, std::size_t{64} * 257, std::size_t{64} * 256 * 3}) {
     for (bool fused : {true, false}) {
       std::string name = std::string("nf4 ") + (fused ? "fused" : "bnb") + " n=" + std::to_string(n);
-      try {
-        validate(fused, d, n, code2, true);
-        rep.push_back("ok: " + name);
-      } catch (const ValidationFailure& e) {
-        rep.push_back("FAILED: " + name + ": " + e.what());
-      }
+      self_check(rep, name, [&] { validate(fused, d, n, code2, true); });
     }
   }
 }

@@ -7,6 +7,7 @@
 #include "common.cuh"
 #include "elementwise.cuh"
 #include "families.hpp"
+#include "selftest.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -271,12 +272,7 @@ void run_cast(CastBufs& b, bool to_fp32, std::size_t n) {
 void validate_cast(CastBufs& b, bool to_fp32, std::size_t n, bool all) {
   b.prepare(n);
   run_cast(b, to_fp32, n);
-  std::vector<std::int64_t> pos;
-  if (all) {
-    for (std::size_t i = 0; i < n; ++i) pos.push_back(static_cast<std::int64_t>(i));
-  } else {
-    pos = sample_positions(static_cast<std::int64_t>(n), 4096, 97);
-  }
+  const std::vector<std::int64_t> pos = check_positions(static_cast<std::int64_t>(n), all, 4096, 97);
   auto got = to_fp32 ? sample_to_host(b.f.get(), pos) : sample_to_host(b.h.get(), pos);
   Check c;
   for (std::size_t k = 0; k < pos.size(); ++k)
@@ -303,12 +299,7 @@ void run_pointwise(PwBufs& p, const std::string& op, std::size_t n) {
 void validate_pointwise(PwBufs& p, const std::string& op, std::size_t n, bool all) {
   p.prepare(n);
   run_pointwise(p, op, n);
-  std::vector<std::int64_t> pos;
-  if (all) {
-    for (std::size_t i = 0; i < n; ++i) pos.push_back(static_cast<std::int64_t>(i));
-  } else {
-    pos = sample_positions(static_cast<std::int64_t>(n), 4096, 98);
-  }
+  const std::vector<std::int64_t> pos = check_positions(static_cast<std::int64_t>(n), all, 4096, 98);
   auto got = sample_to_host(p.c.get(), pos);
   Check c;
   for (std::size_t k = 0; k < pos.size(); ++k) {
@@ -323,9 +314,7 @@ template <class Row>
 Row timed_row(Row r, const TimingPolicy& p, std::uint64_t bytes, const std::function<void()>& op) {
   Summary t = time_op(p, op);
   r.bytes_moved = bytes;
-  r.gbps = rate_stat(t, static_cast<double>(bytes), 1e9);
-  r.time_us_median = t.median * 1e6;
-  r.iterations = t.n;
+  set_bandwidth(r, t);
   return r;
 }
 
@@ -393,14 +382,7 @@ void bench_pointwise(Env& env) {
 }
 
 void selftest_opclasses(Report& rep) {
-  auto guard = [&](const std::string& name, const std::function<void()>& fn) {
-    try {
-      fn();
-      rep.push_back("ok: " + name);
-    } catch (const ValidationFailure& e) {
-      rep.push_back("FAILED: " + name + ": " + e.what());
-    }
-  };
+  auto guard = [&](const std::string& name, const std::function<void()>& fn) { self_check(rep, name, fn); };
   NormBufs nb;
   for (auto rc :
        {std::pair<std::int64_t, std::int64_t>{1, 8}, {3, 40}, {5, 1000}, {17, 4096}, {600, 256}, {2, 8192}})

@@ -28,13 +28,7 @@
   let readyResolve;
 
   // ---- links (repository and calibrator docs) ----
-  let repo = (document.querySelector('meta[name="ftcost-repo"]') || {}).content || "";
-  if (!repo || repo.indexOf("@") === 0) {
-    // On GitHub Pages (OWNER.github.io/REPO/) the repository is github.com/OWNER/REPO.
-    const m = location.hostname.match(/^([^.]+)\.github\.io$/);
-    const first = location.pathname.split("/").filter(Boolean)[0];
-    repo = m && first ? "https://github.com/" + m[1] + "/" + first : "";
-  }
+  const repo = ftcostRepoUrl();  // repo.js
   if (repo) {
     const r = document.getElementById("repo-link");
     r.href = repo;

@@ -16,6 +16,8 @@ import net from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
+import { clickRect } from "../tests/web/page_input.mjs";
+
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(path.join(root, "tests/web/package.json"));
 const { chromium } = require("playwright-core");
@@ -168,13 +170,7 @@ for (const s of sites) {
     u = await ui(page);
     const a = u.app.anchors["input.lora-rank"];
     if (a) {
-      const box = await page.locator("#canvas").boundingBox();
-      // ImGui 1.86 has no input queue: a press and release within one frame would be lost
-      await page.mouse.move(box.x + (a[0] + a[2]) / 2, box.y + (a[1] + a[3]) / 2);
-      await sleep(150);
-      await page.mouse.down();
-      await sleep(150);
-      await page.mouse.up();
+      await clickRect(page, a, { settleMs: 150, holdMs: 150 });
       await sleep(300);
       await page.keyboard.press("End");
       for (let i = 0; i < 6; ++i) await page.keyboard.press("Backspace");

@@ -83,8 +83,8 @@ void print_result(const JobAnswer& a, const Workload& w, double optimizer_steps)
       << ")\n";
 }
 
-int print_estimate(const Estimate& e, const JobAnswer& a) {
-  const Inputs& in = e.in;
+// The job's identity: model, method, stack, calibration and the defaults the request fell back on.
+void print_estimate_header(const Inputs& in) {
   const Workload& w = in.workload;
   const ModelSpec& m = in.model;
   std::cout << "ftcost estimate: " << printable(m.display_name) << " on " << printable(in.gpu.name) << " — "
@@ -108,41 +108,57 @@ int print_estimate(const Estimate& e, const JobAnswer& a) {
     for (const auto& d : in.defaults) std::cout << "\n  " << d;
     std::cout << "\n";
   }
-  std::cout << "\nparameters: " << human_count(static_cast<double>(m.params().total())) << " total, "
-            << human_count(static_cast<double>(m.active_params(m.is_moe() ? w.active_experts(m) : 0)))
-            << " active per token, " << human_count(e.params.trainable) << " trainable\n";
-  std::cout << "memory at batch " << (e.batch > 0 ? e.batch : 1) << " × " << fixed(e.max_batch.seq_len, 0)
-            << " tokens (peak, GiB" << (e.batch > 0 ? "" : "; does not fit") << "):\n";
+}
+
+// The memory table's rows, each shown where it is not zero.
+const std::pair<const char*, double MemoryBreakdown::*> kMemoryRows[] = {
+    {"weights", &MemoryBreakdown::weights},
+    {"trainable params (adapters)", &MemoryBreakdown::trainable_params},
+    {"gradients", &MemoryBreakdown::gradients},
+    {"optimizer states", &MemoryBreakdown::optimizer_states},
+    {"autocast weight copies", &MemoryBreakdown::autocast_copies},
+    {"activations", &MemoryBreakdown::activations},
+    {"logits + loss", &MemoryBreakdown::logits},
+    {"dequant buffers", &MemoryBreakdown::dequant_buffers},
+    {"DoRA weight norm", &MemoryBreakdown::dora_weight_norm},
+    {"FP8 weight copies (TE)", &MemoryBreakdown::fp8_weight_copies},
+    {"CUDA context", &MemoryBreakdown::cuda_context},
+    {"allocator overhead", &MemoryBreakdown::allocator_overhead},
+    {"optimizer step temporaries", &MemoryBreakdown::optimizer_step_temp},
+    {"reference model (frozen copy)", &MemoryBreakdown::reference_weights},
+    {"generation (KV cache, prefill)", &MemoryBreakdown::generation_temp},
+};
+
+// Whether the peak is not the rows' sum: phased, at the optimizer step or at generation, or the rows add up
+// to more than the peak because not every component exists at once.
+struct PeakKind {
+  bool step_peak, gen_peak, not_sum;
+};
+
+// The memory table: components, the peak, what is usable and what is paged out.
+PeakKind print_memory_table(const Estimate& e) {
   const MemoryBreakdown& mb = e.memory;
   Table t({"component", "GiB"}, {false, true});
   double rows_sum = 0;  // the rows' sum: more than the peak when not every component exists at once
-  auto add = [&](const char* name, double bytes) {
-    if (bytes > 0) t.row({name, gib(bytes)});
+  for (const auto& row : kMemoryRows) {
+    const double bytes = mb.*row.second;
+    if (bytes > 0) t.row({row.first, gib(bytes)});
     if (bytes > 0) rows_sum += bytes;
-  };
-  add("weights", mb.weights);
-  add("trainable params (adapters)", mb.trainable_params);
-  add("gradients", mb.gradients);
-  add("optimizer states", mb.optimizer_states);
-  add("autocast weight copies", mb.autocast_copies);
-  add("activations", mb.activations);
-  add("logits + loss", mb.logits);
-  add("dequant buffers", mb.dequant_buffers);
-  add("DoRA weight norm", mb.dora_weight_norm);
-  add("FP8 weight copies (TE)", mb.fp8_weight_copies);
-  add("CUDA context", mb.cuda_context);
-  add("allocator overhead", mb.allocator_overhead);
-  add("optimizer step temporaries", mb.optimizer_step_temp);
-  add("reference model (frozen copy)", mb.reference_weights);
-  add("generation (KV cache, prefill)", mb.generation_temp);
-  const bool step_peak = mb.peak_moment() == MemoryBreakdown::Moment::optimizer_step;
-  const bool gen_peak = mb.peak_moment() == MemoryBreakdown::Moment::generation;
-  const bool not_sum = mb.phased || step_peak || gen_peak || rows_sum > mb.total() * (1 + 1e-9);
-  t.row({not_sum ? "peak (not the sum: see below)" : "total", gib(mb.total())});
-  t.row({"usable on " + printable(in.gpu.id), gib(e.max_batch.usable_bytes)});
+  }
+  PeakKind k{};
+  k.step_peak = mb.peak_moment() == MemoryBreakdown::Moment::optimizer_step;
+  k.gen_peak = mb.peak_moment() == MemoryBreakdown::Moment::generation;
+  k.not_sum = mb.phased || k.step_peak || k.gen_peak || rows_sum > mb.total() * (1 + 1e-9);
+  t.row({k.not_sum ? "peak (not the sum: see below)" : "total", gib(mb.total())});
+  t.row({"usable on " + printable(e.in.gpu.id), gib(e.max_batch.usable_bytes)});
   if (mb.paged_out(e.max_batch.usable_bytes) > 0)
     t.row({"paged optimizer states in host RAM", gib(mb.paged_out(e.max_batch.usable_bytes))});
   std::cout << t.str();
+  return k;
+}
+
+// The lines under the memory table that say when the peak happens and what it leaves out.
+void print_peak_notes(const MemoryBreakdown& mb, const PeakKind& k) {
   if (mb.phased) {
     const MemoryBreakdown::Phases ph = mb.phases();
     const std::string at = mb.peak_phase();
@@ -156,22 +172,36 @@ int print_estimate(const Estimate& e, const JobAnswer& a) {
       std::cout << "; optimizer step " << gib(ph.optimizer_step) << mark("optimizer_step");
     std::cout << "\n";
   }
-  if (gen_peak)
+  if (k.gen_peak)
     std::cout << "peak at generation (model.generate): weights, optimizer states and the KV cache of the "
                  "generation batch, before the training step allocates its activations\n";
   else if (mb.generation_temp > 0)
     std::cout << "generation (model.generate) needs " << gib(mb.phases().generation)
               << " GiB at its own moment, less than the training step's peak\n";
-  if (!mb.phased && !step_peak && !gen_peak && not_sum && mb.optimizer_step_temp > 0)
+  if (!mb.phased && !k.step_peak && !k.gen_peak && k.not_sum && mb.optimizer_step_temp > 0)
     std::cout << "peak with activations and logits; the optimizer step temporaries ("
               << gib(mb.optimizer_step_temp)
               << " GiB) come at the optimizer step, once those are freed, and are not part of it\n";
-  if (!mb.phased && step_peak)
+  if (!mb.phased && k.step_peak)
     std::cout
         << "peak at the optimizer step: foreach AdamW's temporary (sqrt of every exp_avg_sq, "
         << gib(mb.optimizer_step_temp)
         << " GiB) beside every gradient, once activations and logits are "
            "freed; fused AdamW (--adamw-impl fused, adamw_torch_fused) or an 8-bit optimizer has none\n";
+}
+
+// Parameters, memory at the chosen batch, its range, host RAM, the maximum batch and sequence.
+void print_memory(const Estimate& e) {
+  const Inputs& in = e.in;
+  const Workload& w = in.workload;
+  const ModelSpec& m = in.model;
+  std::cout << "\nparameters: " << human_count(static_cast<double>(m.params().total())) << " total, "
+            << human_count(static_cast<double>(m.active_params(m.is_moe() ? w.active_experts(m) : 0)))
+            << " active per token, " << human_count(e.params.trainable) << " trainable\n";
+  std::cout << "memory at batch " << (e.batch > 0 ? e.batch : 1) << " × " << fixed(e.max_batch.seq_len, 0)
+            << " tokens (peak, GiB" << (e.batch > 0 ? "" : "; does not fit") << "):\n";
+  const MemoryBreakdown& mb = e.memory;
+  print_peak_notes(mb, print_memory_table(e));
   if (in.stack.memory_uncertainty_fraction > 0)
     std::cout << "memory range: " << gib(e.memory_low) << "-" << gib(e.memory_high)
               << " GiB (stack uncertainty ±" << fixed(in.stack.memory_uncertainty_fraction * 100, 0)
@@ -184,6 +214,57 @@ int print_estimate(const Estimate& e, const JobAnswer& a) {
             << fixed(e.max_batch.seq_len, 0) << " tokens; " << gib(e.max_batch.per_sample_bytes)
             << " GiB per sample)\n";
   std::cout << "longest sequence at batch 1: " << fixed(e.max_seq.seq_len, 0) << " tokens\n";
+}
+
+// The step model's split of the step: by stage, layer type and kernel class, and where its range comes from.
+void print_step_split(const Estimate& e) {
+  const double tot = e.step.total_s;
+  auto pct = [&](double v) { return fixed(100.0 * v / (tot > 0 ? tot : 1), 0) + "%"; };
+  Table st({"stage", "s", "share"}, {false, true, true});
+  for (int i = 0; i < kStages; ++i) {
+    double v = e.step.by_stage[static_cast<std::size_t>(i)];
+    if (v > 0) st.row({stage_name(static_cast<Stage>(i)), fixed(v, 3), pct(v)});
+  }
+  std::cout << st.str();
+  Table lt({"layer type", "device s"}, {false, true});
+  for (int i = 0; i < kLayerTypes; ++i) {
+    double v = e.step.by_layer[static_cast<std::size_t>(i)];
+    if (v > 0) lt.row({layer_type_name(static_cast<LayerType>(i)), fixed(v, 3)});
+  }
+  Table kt({"kernel class", "device s"}, {false, true});
+  for (int i = 0; i < kKernelClasses; ++i) {
+    double v = e.step.by_class[static_cast<std::size_t>(i)];
+    if (v > 0) kt.row({kernel_class_name(static_cast<KernelClass>(i)), fixed(v, 3)});
+  }
+  std::cout << lt.str() << kt.str();
+  std::cout << "device busy " << fixed(e.step.gpu_s, 3) << " s, host-bound wait " << fixed(e.step.host_s, 3)
+            << " s, " << group_thousands(e.step.kernels) << " kernel launches per step"
+            << (e.step.calibrated ? " (calibrated)" : " (spec efficiencies, no calibration)") << "\n";
+  std::cout << "range dominated by: " << e.step.dominant_uncertainty << "\n";
+}
+
+// Every provider's price for this GPU, the one the price rule used marked.
+void print_providers(const Estimate& e, const JobAnswer& a) {
+  std::cout << "\nproviders for " << e.in.gpu.id << ":\n";
+  Table pt({"provider", "kind", "$/GPU-h", "date", "cost", "note"}, {false, false, true, false, true, false});
+  for (const auto& c : e.costs) {
+    const bool used = a.has_price && c.price.provider_id == a.price.provider_id &&
+                      c.price.usd_per_hour == a.price.usd_per_hour && c.price.spot == a.price.spot &&
+                      c.price.instance_type == a.price.instance_type;
+    std::string note = used ? "used (the price rule)" : "";
+    if (c.price.stale)
+      note += std::string(note.empty() ? "" : ", ") + "stale (" + std::to_string(c.price.age_days) + " days)";
+    if (c.price.date.empty()) note += std::string(note.empty() ? "" : ", ") + "undated";
+    pt.row({c.price.provider, c.price.spot ? "spot" : "on-demand", fixed(c.price.usd_per_hour, 2),
+            c.price.date.empty() ? "-" : c.price.date, money(c.cost_usd), note});
+  }
+  std::cout << pt.str();
+}
+
+int print_estimate(const Estimate& e, const JobAnswer& a) {
+  const Inputs& in = e.in;
+  print_estimate_header(in);
+  print_memory(e);
   if (e.batch > e.max_batch.batch && e.max_batch.batch > 0) {
     // An explicit --batch that does not fit: no step time, throughput, time or cost is a result.
     std::cout << "does not fit at batch " << e.batch << ": the maximum on " << in.gpu.id << " is "
@@ -193,52 +274,11 @@ int print_estimate(const Estimate& e, const JobAnswer& a) {
     std::cout << "step time: " << fixed(e.step.total_s, 3) << " s at batch " << e.batch << " ("
               << e.step.model << ", ±" << fixed(e.step.range_fraction * 100, 0) << "%)\n";
     if (e.step.model == "step-model") {
-      const double tot = e.step.total_s;
-      auto pct = [&](double v) { return fixed(100.0 * v / (tot > 0 ? tot : 1), 0) + "%"; };
-      Table st({"stage", "s", "share"}, {false, true, true});
-      for (int i = 0; i < kStages; ++i) {
-        double v = e.step.by_stage[static_cast<std::size_t>(i)];
-        if (v > 0) st.row({stage_name(static_cast<Stage>(i)), fixed(v, 3), pct(v)});
-      }
-      std::cout << st.str();
-      Table lt({"layer type", "device s"}, {false, true});
-      for (int i = 0; i < kLayerTypes; ++i) {
-        double v = e.step.by_layer[static_cast<std::size_t>(i)];
-        if (v > 0) lt.row({layer_type_name(static_cast<LayerType>(i)), fixed(v, 3)});
-      }
-      Table kt({"kernel class", "device s"}, {false, true});
-      for (int i = 0; i < kKernelClasses; ++i) {
-        double v = e.step.by_class[static_cast<std::size_t>(i)];
-        if (v > 0) kt.row({kernel_class_name(static_cast<KernelClass>(i)), fixed(v, 3)});
-      }
-      std::cout << lt.str() << kt.str();
-      std::cout << "device busy " << fixed(e.step.gpu_s, 3) << " s, host-bound wait "
-                << fixed(e.step.host_s, 3) << " s, " << group_thousands(e.step.kernels)
-                << " kernel launches per step"
-                << (e.step.calibrated ? " (calibrated)" : " (spec efficiencies, no calibration)") << "\n";
-      std::cout << "range dominated by: " << e.step.dominant_uncertainty << "\n";
+      print_step_split(e);
       print_objective(e);
     }
-    print_result(a, w, 0);
-    if (!e.costs.empty()) {
-      std::cout << "\nproviders for " << in.gpu.id << ":\n";
-      Table pt({"provider", "kind", "$/GPU-h", "date", "cost", "note"},
-               {false, false, true, false, true, false});
-      for (std::size_t i = 0; i < e.costs.size(); ++i) {
-        const auto& c = e.costs[i];
-        const bool used = a.has_price && c.price.provider_id == a.price.provider_id &&
-                          c.price.usd_per_hour == a.price.usd_per_hour && c.price.spot == a.price.spot &&
-                          c.price.instance_type == a.price.instance_type;
-        std::string note = used ? "used (the price rule)" : "";
-        if (c.price.stale)
-          note +=
-              std::string(note.empty() ? "" : ", ") + "stale (" + std::to_string(c.price.age_days) + " days)";
-        if (c.price.date.empty()) note += std::string(note.empty() ? "" : ", ") + "undated";
-        pt.row({c.price.provider, c.price.spot ? "spot" : "on-demand", fixed(c.price.usd_per_hour, 2),
-                c.price.date.empty() ? "-" : c.price.date, money(c.cost_usd), note});
-      }
-      std::cout << pt.str();
-    }
+    print_result(a, in.workload, 0);
+    if (!e.costs.empty()) print_providers(e, a);
   }
   for (const auto& wmsg : a.warnings) std::cout << "warning: " << printable(wmsg) << "\n";
   return 0;

@@ -2,6 +2,7 @@
 # first in LD_LIBRARY_PATH: each class of problem gives exit 3, exactly one line on stderr naming it,
 # nothing on stdout and no output file (docs/calibrate.md "Exit codes").
 #   cmake -DBIN=<ftcost-calibrate> -DFAKE_DIR=<folder of the fake libcuda.so.1> -DOUT=<file> -P host_checks_test.cmake
+include(${CMAKE_CURRENT_LIST_DIR}/expect_one_line.cmake)
 if(EXISTS /dev/nvidiactl)
   # the probe also reads /dev/nvidiactl and NVML; with a real driver present the fakes are not alone
   message("note: a real NVIDIA driver is present; the fake driver still answers the probe first")
@@ -10,17 +11,10 @@ function(scenario name pattern)
   file(REMOVE ${OUT})
   execute_process(COMMAND ${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${FAKE_DIR} ${ARGN} ${BIN} --quick --only launch --out ${OUT}
     RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)
-  string(REGEX REPLACE "\n$" "" e "${err}")
-  string(FIND "${e}" "\n" nl)
   if(NOT rc EQUAL 3)
     message(FATAL_ERROR "${name}: exit ${rc}, expected 3\nstdout: ${out}\nstderr: ${err}")
   endif()
-  if(NOT nl EQUAL -1 OR e STREQUAL "")
-    message(FATAL_ERROR "${name}: expected exactly one line on stderr, got:\n${err}")
-  endif()
-  if(NOT e MATCHES "${pattern}")
-    message(FATAL_ERROR "${name}: message does not match '${pattern}':\n${e}")
-  endif()
+  expect_one_stderr_line("${name}: " "${err}" "${pattern}" e)
   if(NOT out STREQUAL "" OR EXISTS ${OUT})
     message(FATAL_ERROR "${name}: wrote something although nothing was measured")
   endif()

@@ -1,6 +1,7 @@
 # Runs ftcost-calibrate on a machine without a GPU: exit code 3, exactly one line on stderr naming the
 # problem, nothing on stdout, no output file. On a machine with a GPU the test reports itself skipped.
 #   cmake -DBIN=<ftcost-calibrate> -DOUT=<file> -P no_gpu_test.cmake
+include(${CMAKE_CURRENT_LIST_DIR}/expect_one_line.cmake)
 file(REMOVE ${OUT})
 execute_process(COMMAND ${BIN} --quick --only launch --out ${OUT}
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 120)
@@ -12,15 +13,8 @@ endif()
 if(NOT rc EQUAL 3)
   message(FATAL_ERROR "exit code ${rc}, expected 3\nstdout: ${out}\nstderr: ${err}")
 endif()
-string(REGEX REPLACE "\n$" "" err_trim "${err}")
-string(FIND "${err_trim}" "\n" nl)
-if(NOT nl EQUAL -1 OR err_trim STREQUAL "")
-  message(FATAL_ERROR "expected exactly one line on stderr, got:\n${err}")
-endif()
 # one of the documented "cannot measure here" messages (docs/calibrate.md "Exit codes")
-if(NOT err_trim MATCHES "^ftcost-calibrate: (no NVIDIA driver|no usable NVIDIA driver|NVIDIA driver broken|driver too old|no GPU|GPU unusable|CUDA libraries missing|no usable CUDA GPU)")
-  message(FATAL_ERROR "unexpected message: ${err_trim}")
-endif()
+expect_one_stderr_line("" "${err}" "^ftcost-calibrate: (no NVIDIA driver|no usable NVIDIA driver|NVIDIA driver broken|driver too old|no GPU|GPU unusable|CUDA libraries missing|no usable CUDA GPU)" err_trim)
 if(NOT out STREQUAL "")
   message(FATAL_ERROR "expected nothing on stdout, got:\n${out}")
 endif()

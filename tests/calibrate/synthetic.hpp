@@ -134,9 +134,20 @@ inline void add_op_classes(CalMeasurements& ms) {
   }
 }
 
-inline Calibration synthetic_calibration() {
-  Calibration c;
-  CalMeta& m = c.meta;
+// An expert-GEMM or MoE-layer row's routing: Mixtral-8x7B, 4096 tokens, sparse top-2 of 8 experts.
+template <class Row>
+void mixtral_routing(Row& r, const char* impl, const char* dist) {
+  r.model = "mixtral-8x7b";
+  r.impl = impl;
+  r.routing = "sparse";
+  r.distribution = dist;
+  r.experts = 8;
+  r.top_k = 2;
+  r.tokens = 4096;
+}
+
+// The synthetic fixture's run: version, command line, mode.
+inline void synthetic_meta(CalMeta& m) {
   m.tool_version = "0.1.0";
   m.git_revision = "0123456789ab";
   m.git_dirty = false;
@@ -146,8 +157,10 @@ inline Calibration synthetic_calibration() {
   m.partial = false;
   m.duration_s = 96.5;
   m.notes = {"synthetic test fixture: plausible H100 SXM numbers, not a measurement"};
+}
 
-  CalDevice& d = c.device;
+// The synthetic fixture's device: an H100 SXM.
+inline void synthetic_device(CalDevice& d) {
   d.name = "NVIDIA H100 80GB HBM3 (synthetic fixture)";
   d.pci_device_id = "0x2330";
   d.uuid_hash = "sha256:" + std::string(64, 'a');
@@ -164,8 +177,9 @@ inline Calibration synthetic_calibration() {
   d.cuda_runtime_version = "13.0";
   d.cublas_version = "13.1.0";
   d.host_cpu = "Intel(R) Xeon(R) Platinum 8480+";
+}
 
-  CalConditions& k = c.conditions;
+inline void synthetic_conditions(CalConditions& k) {
   k.nvml = true;
   k.start = CalClockSample{1980.0, 2619.0, 34.0, 118.0};
   k.end = CalClockSample{1755.0, 2619.0, 61.0, 690.0};
@@ -175,8 +189,10 @@ inline Calibration synthetic_calibration() {
   k.power_max_w = 699;
   k.throttle_reasons_seen = {"sw_power_cap"};
   k.other_processes = 0;
+}
 
-  CalMeasurements& ms = c.measurements;
+// Bandwidth rows (copy, triad) and dense GEMM rows.
+inline void add_bandwidth_and_gemm_rows(CalMeasurements& ms) {
   const double MiB = 1048576.0;
   for (const char* kern : {"copy", "triad"}) {
     for (double mib : {512.0, 1024.0}) {
@@ -210,7 +226,9 @@ inline Calibration synthetic_calibration() {
     gemm_row(calib::make_gemm("mixtral-8x7b.w1", "bf16", pass, 4096, 4096, 14336), 740);
     gemm_row(calib::make_gemm("mixtral-8x7b.router", "bf16", pass, 4096, 4096, 8), 740);
   }
+}
 
+inline void add_moe_rows(CalMeasurements& ms) {
   // expert GEMMs and the layer: Mixtral, 4096 tokens, top-2, uniform and the paper's distribution
   for (const char* dist : {"uniform", "mixtral_he_tuned"}) {
     auto w = calib::distribution_weights(dist, 8).value();
@@ -219,16 +237,10 @@ inline Calibration synthetic_calibration() {
       for (const char* pass : {"fwd", "dgrad", "wgrad"}) {
         for (const char* impl : {"loop", "grouped"}) {
           ExpertGemmRow r;
-          r.model = "mixtral-8x7b";
+          mixtral_routing(r, impl, dist);
           r.dtype = "bf16";
           r.proj = proj;
           r.pass = pass;
-          r.impl = impl;
-          r.routing = "sparse";
-          r.distribution = dist;
-          r.experts = 8;
-          r.top_k = 2;
-          r.tokens = 4096;
           r.n = r.proj == "w1_w3" ? 14336 : 4096;
           r.k = r.proj == "w1_w3" ? 4096 : 14336;
           r.tokens_per_expert = counts;
@@ -245,14 +257,8 @@ inline Calibration synthetic_calibration() {
     for (const char* dir : {"forward", "backward"}) {
       for (const char* impl : {"loop", "grouped"}) {
         MoeLayerRow r;
-        r.model = "mixtral-8x7b";
+        mixtral_routing(r, impl, dist);
         r.direction = dir;
-        r.impl = impl;
-        r.routing = "sparse";
-        r.distribution = dist;
-        r.experts = 8;
-        r.top_k = 2;
-        r.tokens = 4096;
         r.hidden = 4096;
         r.ffn = 14336;
         double experts_us = r.direction == "forward" ? (r.impl == "loop" ? 5400 : 4800) : 0;
@@ -278,6 +284,10 @@ inline Calibration synthetic_calibration() {
       }
     }
   }
+}
+
+// The memory-bound families: NF4 dequantization, AdamW, elementwise.
+inline void add_memory_bound_rows(CalMeasurements& ms) {
   for (const char* variant : {"fused", "bnb"}) {
     Nf4Row r;
     r.variant = variant;
@@ -321,6 +331,17 @@ inline Calibration synthetic_calibration() {
     r.iterations = 20;
     ms.elementwise.push_back(r);
   }
+}
+
+inline Calibration synthetic_calibration() {
+  Calibration c;
+  synthetic_meta(c.meta);
+  synthetic_device(c.device);
+  synthetic_conditions(c.conditions);
+  CalMeasurements& ms = c.measurements;
+  add_bandwidth_and_gemm_rows(ms);
+  add_moe_rows(ms);
+  add_memory_bound_rows(ms);
   ms.launch.push_back(LaunchRow{"async", spread(2.2, 0.05), 30});
   ms.launch.push_back(LaunchRow{"sync", spread(7.9, 0.08), 30});
   ms.host.push_back(HostRow{"eager_op", 512, 32, spread(5.6, 0.04), 25});

@@ -6,6 +6,7 @@
 #include "ftcost/calibrate/output.hpp"
 #include "ftcost/calibrate/plan.hpp"
 #include "synthetic.hpp"
+#include "tmpdir.hpp"
 
 #include <doctest/doctest.h>
 
@@ -49,12 +50,7 @@ struct FakeDriver : DriverApi {
 };
 
 std::string tmpdir() {
-  static std::string dir = [] {
-    char tmpl[] = "/tmp/ftcost-calibrate-fail-XXXXXX";
-    char* d = ::mkdtemp(tmpl);
-    REQUIRE(d != nullptr);
-    return std::string(d);
-  }();
+  static const std::string dir = ftcost::test::make_tmpdir("fail");
   return dir;
 }
 

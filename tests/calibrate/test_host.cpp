@@ -8,6 +8,7 @@
 #include "ftcost/calibrate/progress.hpp"
 #include "ftcost/calibrate/routing.hpp"
 #include "synthetic.hpp"
+#include "tmpdir.hpp"
 
 #include <doctest/doctest.h>
 
@@ -27,12 +28,7 @@ namespace {
 DeviceFacts h100() { return {9, 0, 85045460992ull, 52428800, 132}; }
 DeviceFacts a100_40() { return {8, 0, 42505273344ull, 41943040, 108}; }
 std::string tmpdir() {
-  static std::string dir = [] {
-    char tmpl[] = "/tmp/ftcost-calibrate-test-XXXXXX";
-    char* d = ::mkdtemp(tmpl);
-    REQUIRE(d != nullptr);
-    return std::string(d);
-  }();
+  static const std::string dir = ftcost::test::make_tmpdir("test");
   return dir;
 }
 }  // namespace

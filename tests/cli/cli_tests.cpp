@@ -52,6 +52,13 @@ Run run(const std::string& args, const std::string& prefix = "") {
   return r;
 }
 
+// `ftcost ARGS`, which must succeed: its standard output, parsed as JSON.
+json run_json(const std::string& args) {
+  Run r = run(args);
+  REQUIRE_MESSAGE(r.code == 0, "ftcost " << args << ": " << r.err);
+  return json::parse(r.out);
+}
+
 const std::string kData = std::string(FTCOST_SOURCE_DIR) + "/tests/data";
 
 void expect_bad(const std::string& args, const std::string& must_mention) {
@@ -66,11 +73,9 @@ void expect_bad(const std::string& args, const std::string& must_mention) {
 }  // namespace
 
 TEST_CASE("estimate --json: the contracted fields") {
-  Run r =
-      run("estimate --model mixtral-8x7b --gpu a40 --method qlora --moe sparse --dataset math14k --batch max "
-          "--queries 15000 --epochs 10 --stack hf-transformers-2024 --json");
-  REQUIRE(r.code == 0);
-  json j = json::parse(r.out);
+  json j = run_json(
+      "estimate --model mixtral-8x7b --gpu a40 --method qlora --moe sparse --dataset math14k --batch max "
+      "--queries 15000 --epochs 10 --stack hf-transformers-2024 --json");
   for (const char* key :
        {"max_batch_size", "batch_size", "memory_gib", "step_time_s", "throughput_queries_per_s",
         "throughput_tokens_per_s", "time_hours", "cost_usd", "model", "gpu", "warnings"}) {
@@ -115,17 +120,13 @@ TEST_CASE("estimate: human output is a table with units and lists the defaults")
 }
 
 TEST_CASE("estimate reads a Hugging Face config.json from a path") {
-  Run r = run("estimate --model " + std::string(FTCOST_SOURCE_DIR) +
-              "/tests/data/tiny-llama-config.json --gpu rtx-4090 --method lora --seq 256 --json");
-  REQUIRE(r.code == 0);
-  json j = json::parse(r.out);
+  json j = run_json("estimate --model " + std::string(FTCOST_SOURCE_DIR) +
+                    "/tests/data/tiny-llama-config.json --gpu rtx-4090 --method lora --seq 256 --json");
   CHECK(j["model"]["total_params"].get<long long>() > 0);
 }
 
 TEST_CASE("paper table4 --json reproduces Table IV to the cent") {
-  Run r = run("paper table4 --json");
-  REQUIRE(r.code == 0);
-  json j = json::parse(r.out);
+  json j = run_json("paper table4 --json");
   REQUIRE(j["rows"].size() == 3);
   const double published[] = {32.7, 25.4, 17.9};
   for (int i = 0; i < 3; ++i) {
@@ -157,9 +158,7 @@ std::string mixtral_cs_sparse_csv() {
 }
 
 TEST_CASE("fit --points") {
-  Run r = run("fit --points " + mixtral_cs_sparse_csv() + " --json");
-  REQUIRE(r.code == 0);
-  json j = json::parse(r.out);
+  json j = run_json("fit --points " + mixtral_cs_sparse_csv() + " --json");
   CHECK(j["points"] == 8);
   CHECK(j["rmse"].get<double>() < 0.1);
   expect_bad("fit --points " + kData + "/bad/points-nan.csv", "points-nan.csv:3");
@@ -192,9 +191,7 @@ TEST_CASE("bench reports estimates per second") {
 
 TEST_CASE("sweep: batch 1 to beyond the maximum, each point what estimate gives; estimate --csv") {
   const std::string job = "--model mixtral-8x7b --gpu a40 --method qlora --dataset math14k";
-  Run r = run("sweep " + job + " --json");
-  REQUIRE(r.code == 0);
-  json j = json::parse(r.out);
+  json j = run_json("sweep " + job + " --json");
   const int max_b = j["max_batch_size"].get<int>();
   REQUIRE(max_b >= 1);
   const json& pts = j["points"];
@@ -234,9 +231,7 @@ TEST_CASE("sweep: batch 1 to beyond the maximum, each point what estimate gives;
 TEST_CASE(
     "compare: every GPU, cheapest first, the same numbers as estimate; CUDA-only stacks flag other vendors") {
   const std::string job = "--model mixtral-8x7b --method qlora --dataset math14k --queries 15000";
-  Run r = run("compare " + job + " --json");
-  REQUIRE(r.code == 0);
-  json j = json::parse(r.out);
+  json j = run_json("compare " + job + " --json");
   REQUIRE(j.at("rows").is_array());
   const json& rows = j.at("rows");
   int gpus = 0, cheapest = 0, flagged = 0;
@@ -393,11 +388,9 @@ TEST_CASE("memory state: fits, tight or does not fit, with needed vs available")
 
 TEST_CASE("host-bound: the warning names the cause and prices the alternative stack") {
   // the paper's stack runs the experts as a Python loop
-  Run r =
-      run("estimate --model qwen3-30b-a3b --gpu h100-sxm5-80gb --method lora --dataset math14k "
-          "--stack hf-transformers-2024 --json");
-  REQUIRE(r.code == 0);
-  json j = json::parse(r.out);
+  json j = run_json(
+      "estimate --model qwen3-30b-a3b --gpu h100-sxm5-80gb --method lora --dataset math14k "
+      "--stack hf-transformers-2024 --json");
   // on the default stack (grouped experts) a loop stack would be slower: it is not offered as advice
   Run g = run("estimate --model qwen3-30b-a3b --gpu h100-sxm5-80gb --method lora --dataset math14k --json");
   REQUIRE(g.code == 0);
@@ -702,9 +695,7 @@ TEST_CASE("plan: the JSON contract, the best plan reproduced by estimate, CSV an
   const std::string job =
       "--model mixtral-8x7b --method qlora --dataset math14k --queries 15000 --epochs 10 --stack "
       "hf-transformers-2024";
-  Run r = run("plan " + job + " --json");
-  REQUIRE(r.code == 0);
-  json j = json::parse(r.out);
+  json j = run_json("plan " + job + " --json");
   for (const char* key : {"front", "best", "minimize", "considered", "pruned", "alternatives", "search_ms"}) {
     CAPTURE(key);
     CHECK(j.contains(key));
@@ -798,12 +789,10 @@ TEST_CASE("plan: a plan with checkpointing off near the memory limit is warned a
 }
 
 TEST_CASE("plan: an effective batch is kept, constraints restrict the shapes") {
-  Run r =
-      run("plan --model llama-3.1-8b --method lora --dataset math14k --queries 15000 --epochs 3 "
-          "--effective-batch 32 "
-          "--max-gpus 1 --providers lambda,runpod --gpus a100-sxm4-80gb,h100-sxm5-80gb,a10 --json");
-  REQUIRE(r.code == 0);
-  json j = json::parse(r.out);
+  json j = run_json(
+      "plan --model llama-3.1-8b --method lora --dataset math14k --queries 15000 --epochs 3 "
+      "--effective-batch 32 "
+      "--max-gpus 1 --providers lambda,runpod --gpus a100-sxm4-80gb,h100-sxm5-80gb,a10 --json");
   REQUIRE(j["front"].size() >= 1);
   for (const auto& e : j["front"]) {
     CHECK(e["effective_batch"].get<long>() == 32);
@@ -863,9 +852,7 @@ TEST_CASE(
 
 TEST_CASE("estimate --vs: two jobs side by side, the same numbers as two estimates") {
   const std::string job = "estimate --model mixtral-8x7b --gpu a40 --method qlora --dataset math14k";
-  Run r = run(job + " --vs gpu=h100-sxm5-80gb,lora-targets=w1,w2,w3,gate --json");
-  REQUIRE(r.code == 0);
-  json j = json::parse(r.out);
+  json j = run_json(job + " --vs gpu=h100-sxm5-80gb,lora-targets=w1,w2,w3,gate --json");
   Run a = run(job + " --json");
   Run b =
       run("estimate --model mixtral-8x7b --gpu h100-sxm5-80gb --method qlora --dataset math14k "

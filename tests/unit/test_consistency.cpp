@@ -9,6 +9,7 @@
 #include "ftcost/job.hpp"
 #include "ftcost/plan.hpp"
 #include "ftcost/scaling.hpp"
+#include "resolved_inputs.hpp"
 
 #include <doctest/doctest.h>
 
@@ -299,8 +300,8 @@ TEST_CASE("the price rule: a job one GPU cannot hold is priced at the best per-G
   // cost). No 4-GPU RTX 4090 instance is priced, so the rule falls back to per-GPU prices: the lowest of the
   // best class (fresh, stale, undated), not the first offer listed.
   const Database& db = Database::embedded();
-  const Request r = {{"model", "llama-3.1-70b"}, {"gpu", "rtx-4090"}, {"method", "qlora"},
-                     {"dataset", "math14k"},     {"gpus", "4"},       {"parallel", "fsdp"}};
+  const Request r =
+      test::request("model=llama-3.1-70b gpu=rtx-4090 method=qlora dataset=math14k gpus=4 parallel=fsdp");
   auto e = estimate_request(r, db, nullptr, kToday);
   REQUIRE(e.ok());
   REQUIRE(e->answer.fits);

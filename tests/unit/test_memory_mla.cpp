@@ -2,24 +2,23 @@
 // beyond q, k and v, counted by hand (transformers models/deepseek_v2/modeling_deepseek_v2.py @ 03eac6f6).
 #include "ftcost/database.hpp"
 #include "ftcost/estimate.hpp"
+#include "resolved_inputs.hpp"
 
 #include <doctest/doctest.h>
 
 using namespace ftcost;
 
 TEST_CASE("MLA: kv_a_layernorm's input and output, FlashAttention-2's padded v and o_proj's sliced copy") {
-  Request r = {{"model", "deepseek-v2-lite"}, {"gpu", "h100-sxm5-80gb"}, {"method", "full"},
-               {"stack", "hf-trl-2025"},      {"seq", "4096"},           {"checkpointing", "off"}};
-  auto in = resolve_request(r, Database::embedded(), nullptr);
-  REQUIRE(in.ok());
-  const ModelSpec& m = in->model;
+  const Inputs in = test::inputs(test::request(
+      "model=deepseek-v2-lite gpu=h100-sxm5-80gb method=full stack=hf-trl-2025 seq=4096 checkpointing=off"));
+  const ModelSpec& m = in.model;
   REQUIRE(m.attn.mla);
   CHECK(m.attn.q_lora_rank == 0);  // DeepSeek-V2-Lite: q_lora_rank null, a plain q_proj
   CHECK(m.attn.kv_lora_rank == 512);
   CHECK(m.attn.q_dim() == 16 * (128 + 64));   // q and k: 16 heads x (128 nope + 64 rope)
   CHECK(m.attn.kv_dim() == 16 * (128 + 64));  // v padded to 192 for FlashAttention-2
-  const Workload& w = in->workload;
-  const StackProfile& s = in->stack;
+  const Workload& w = in.workload;
+  const StackProfile& s = in.stack;
   const double base = activation_detail(m, w, s, 4096).per_layer_max_bytes;
   const double bf16 = 2;
   // kv_a_layernorm over 64 more latent features: its input (fp32 when the stack's norms upcast, as

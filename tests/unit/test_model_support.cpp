@@ -5,6 +5,7 @@
 #include "ftcost/options.hpp"
 #include "ftcost/stack.hpp"
 #include "ftcost/suggest.hpp"
+#include "resolved_inputs.hpp"
 
 #include <doctest/doctest.h>
 
@@ -88,11 +89,8 @@ TEST_CASE("model_support versions: dotted numbers, a range, an open end") {
 }
 
 TEST_CASE("the estimate warns when the stack cannot load the model") {
-  Request r{{"model", "qwen3-30b-a3b"},
-            {"gpu", "h100-sxm5-80gb"},
-            {"method", "lora"},
-            {"dataset", "math14k"},
-            {"stack", "unsloth-2024q4"}};
+  Request r = test::request(
+      "model=qwen3-30b-a3b gpu=h100-sxm5-80gb method=lora dataset=math14k stack=unsloth-2024q4");
   auto in = resolve_request(r, Database::embedded(), nullptr);
   REQUIRE(in.ok());
   auto e = estimate(in.value(), Database::embedded());
@@ -106,8 +104,7 @@ TEST_CASE("the estimate warns when the stack cannot load the model") {
 namespace {
 
 Estimate qwen3_moe_lora(const std::string& stack) {
-  Request r{
-      {"model", "qwen3-30b-a3b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "lora"}, {"dataset", "math14k"}};
+  Request r = test::request("model=qwen3-30b-a3b gpu=h100-sxm5-80gb method=lora dataset=math14k");
   if (!stack.empty()) r["stack"] = stack;
   auto in = resolve_request(r, Database::embedded(), nullptr);
   REQUIRE(in.ok());

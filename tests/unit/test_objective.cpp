@@ -108,14 +108,9 @@ TEST_CASE("DPO step: training over both sequences, plus one reference forward of
 
 TEST_CASE(
     "decode: one step of Llama-3.1-8B at batch 1 on an H100 is its weights over the bandwidth, by hand") {
-  Request r = {{"model", "llama-3.1-8b"},
-               {"gpu", "h100-sxm5-80gb"},
-               {"method", "lora"},
-               {"stack", "hf-trl-2026"},
-               {"seq", "128"},
-               {"objective", "grpo"},
-               {"completion-len", "1"},
-               {"generation", "vllm-server"}};
+  Request r = test::request(
+      "model=llama-3.1-8b gpu=h100-sxm5-80gb method=lora stack=hf-trl-2026 seq=128 objective=grpo "
+      "completion-len=1 generation=vllm-server");
   const Inputs in = test::inputs(r);
   // 8,030,261,248 parameters in bf16 = 16.06 GB; the KV of 128 tokens (32 layers x 2 x 1024 x 2 B = 128 KiB a
   // token) = 16.8 MB. The stack streams memory-bound GEMMs at gemm_memory_efficiency of 3,350 GB/s.
@@ -189,9 +184,8 @@ TEST_CASE("objective errors name the flag") {
   // a generation batch that is not whole groups
   CHECK(error_field(with(tiny("lora", "grpo"), "batch", "6")) == "--batch");
   // vLLM's share cannot hold Llama-3.1-8B on an L4
-  Request l4 = {{"model", "llama-3.1-8b"}, {"gpu", "l4"},
-                {"method", "qlora"},       {"seq", "256"},
-                {"objective", "grpo"},     {"generation", "vllm-colocate"}};
+  Request l4 =
+      test::request("model=llama-3.1-8b gpu=l4 method=qlora seq=256 objective=grpo generation=vllm-colocate");
   CHECK(error_field(l4) == "--vllm-gpu-memory-utilization");
   // several training GPUs are not modelled for these objectives
   CHECK(error_field(with(tiny("lora", "dpo"), "gpus", "2")) == "--gpus");
@@ -220,12 +214,8 @@ TEST_CASE("GRPO chosen batch: lowered to whole groups, and the server's GPUs are
 TEST_CASE("GRPO: a batch lowered to whole groups has its own memory, fraction and state") {
   // Qwen2.5-7B LoRA beside vLLM (colocate, 0.3 of the H100): the largest batch that fits is lowered to a
   // multiple of 8 completions; what the estimate reports is that batch's memory, not the larger one's
-  const Inputs in = test::inputs({{"model", "qwen2.5-7b"},
-                                  {"gpu", "h100-sxm5-80gb"},
-                                  {"method", "lora"},
-                                  {"seq", "256"},
-                                  {"objective", "grpo"},
-                                  {"generation", "vllm-colocate"}});
+  const Inputs in = test::inputs(test::request(
+      "model=qwen2.5-7b gpu=h100-sxm5-80gb method=lora seq=256 objective=grpo generation=vllm-colocate"));
   auto e = estimate(in, Database::embedded());
   REQUIRE(e.ok());
   CHECK(e->batch % 8 == 0);
@@ -243,8 +233,8 @@ TEST_CASE(
   const std::string file = R"({"schema": "ftcost.dataset/1", "histogram": [[200, 200, 1000]],
                                "completion_histogram": [[100, 300, 1000]]})";
   const FileReader reader = [&](const std::string&) -> Result<std::string> { return file; };
-  Request r = {{"model", "tinyllama-1.1b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "lora"},
-               {"dataset", "my-grpo.json"}, {"objective", "grpo"},     {"batch", "8"}};
+  Request r = test::request(
+      "model=tinyllama-1.1b gpu=h100-sxm5-80gb method=lora dataset=my-grpo.json objective=grpo batch=8");
   auto in = resolve_request(r, Database::embedded(), reader);
   REQUIRE(in.ok());
   const Workload& w = in->workload;

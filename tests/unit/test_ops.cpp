@@ -110,13 +110,9 @@ TEST_CASE("eager op inventory: torch AdamW foreach and fused, with clip_grad_nor
 
 TEST_CASE("one Llama layer on hf-trainer-2026: the kernels between the GEMMs, counted by hand") {
   // Llama-3.2-3B, LoRA r16 on all seven linears, SDPA (flash), no checkpointing, 4 x 1024 tokens
-  const Inputs in = inputs({{"model", "llama-3.2-3b"},
-                            {"gpu", "h200-sxm-141gb"},
-                            {"method", "lora"},
-                            {"seq", "1024"},
-                            {"batch", "4"},
-                            {"checkpointing", "off"},
-                            {"stack", "hf-trainer-2026"}});
+  const Inputs in =
+      inputs(test::request("model=llama-3.2-3b gpu=h200-sxm-141gb method=lora seq=1024 batch=4 "
+                           "checkpointing=off stack=hf-trainer-2026"));
   REQUIRE(in.stack.ops_inventory == "eager");
   const StepTime t = step_of(in, 4, 1024);
   const double L = 28, N = 4096, H = 3072, q = 3072, kv = 1024, F = 8192, r = 16;
@@ -151,14 +147,9 @@ TEST_CASE("one Llama layer on hf-trainer-2026: the kernels between the GEMMs, co
 }
 
 TEST_CASE("one MoE layer on hf-trainer-2026: Qwen3-30B-A3B's norms, RoPE and residuals by hand") {
-  const Inputs in = inputs({{"model", "qwen3-30b-a3b"},
-                            {"gpu", "h200-sxm-141gb"},
-                            {"method", "lora"},
-                            {"lora-targets", "q_proj,k_proj,v_proj,o_proj"},
-                            {"seq", "1024"},
-                            {"batch", "2"},
-                            {"checkpointing", "off"},
-                            {"stack", "hf-trainer-2026"}});
+  const Inputs in = inputs(test::request(
+      "model=qwen3-30b-a3b gpu=h200-sxm-141gb method=lora lora-targets=q_proj,k_proj,v_proj,o_proj seq=1024 "
+      "batch=2 checkpointing=off stack=hf-trainer-2026"));
   const StepTime t = step_of(in, 2, 1024);
   const double L = 48, N = 2048, H = 2048, q = 4096, kv = 512;  // 32 query heads, 4 kv heads of 128
   double norm_k = 0, norm_b = 0, rope_b = 0, resid_b = 0, resid_k = 0;
@@ -179,12 +170,8 @@ TEST_CASE("one MoE layer on hf-trainer-2026: Qwen3-30B-A3B's norms, RoPE and res
 }
 
 TEST_CASE("a small model at a short sequence on a fast GPU is host-bound; a long one is not") {
-  Request r = {{"model", "llama-3.2-3b"},
-               {"gpu", "h200-sxm-141gb"},
-               {"method", "lora"},
-               {"seq", "128"},
-               {"batch", "1"},
-               {"stack", "hf-trainer-2026"}};
+  Request r = test::request(
+      "model=llama-3.2-3b gpu=h200-sxm-141gb method=lora seq=128 batch=1 stack=hf-trainer-2026");
   const Inputs in = inputs(r);
   const StepTime small = step_of(in, 1, 128);
   double device_fwd = 0;
@@ -207,12 +194,8 @@ TEST_CASE(
   ss << file.rdbuf();
   auto cal = parse_calibration(ss.str(), "fixture.json");
   REQUIRE(cal.ok());
-  Inputs in = inputs({{"model", "llama-3.2-3b"},
-                      {"gpu", "h100-sxm5-80gb"},
-                      {"method", "lora"},
-                      {"seq", "1024"},
-                      {"batch", "4"},
-                      {"stack", "hf-trainer-2026"}});
+  Inputs in = inputs(test::request(
+      "model=llama-3.2-3b gpu=h100-sxm5-80gb method=lora seq=1024 batch=4 stack=hf-trainer-2026"));
   auto norm_time = [&](const Calibration& c, double* bytes, double* kernels) {
     const StepTime t = step_model(in.model, in.workload, in.stack, in.gpu, &c, 4, 1024, in.expert_shares);
     double s = 0;

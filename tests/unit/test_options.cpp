@@ -4,6 +4,7 @@
 #include "ftcost/options.hpp"
 #include "ftcost/suggest.hpp"
 #include "option_samples.hpp"
+#include "resolved_inputs.hpp"
 
 #include <doctest/doctest.h>
 
@@ -139,8 +140,7 @@ TEST_CASE("option table: a value that does not apply is checked first, then reje
   CHECK(in.error().field == "--moe");
   CHECK(in.error().message.find("must be one of") != std::string::npos);
   // --provider with --price-per-hour: one price wins, so the pair is refused
-  r = {{"model", "llama-3.1-8b"}, {"gpu", "a40"},         {"method", "lora"}, {"seq", "512"},
-       {"provider", "crusoe"},    {"price-per-hour", "2"}};
+  r = test::request("model=llama-3.1-8b gpu=a40 method=lora seq=512 provider=crusoe price-per-hour=2");
   in = resolve_request(r, db, nullptr, 20000);
   REQUIRE(!in.ok());
   CHECK(in.error().field == "--provider");
@@ -148,12 +148,8 @@ TEST_CASE("option table: a value that does not apply is checked first, then reje
 
 TEST_CASE("grad-accum: the optimizer's time is spread over the micro-batches, nothing else changes") {
   const Database& db = Database::embedded();
-  Request r = {{"model", "llama-3.1-8b"},
-               {"gpu", "a100-sxm4-80gb"},
-               {"method", "full"},
-               {"seq", "1024"},
-               {"batch", "2"},
-               {"optimizer", "adamw-mixed"}};
+  Request r = test::request(
+      "model=llama-3.1-8b gpu=a100-sxm4-80gb method=full seq=1024 batch=2 optimizer=adamw-mixed");
   auto one = estimate(resolve_request(r, db, nullptr, 20000).value(), db);
   r["grad-accum"] = "8";
   auto eight = estimate(resolve_request(r, db, nullptr, 20000).value(), db);

@@ -218,14 +218,10 @@ TEST_CASE(
 TEST_CASE("a 1-GPU plan gives exactly the single-GPU estimate (and a named strategy says it does nothing)") {
   const Database& db = Database::embedded();
   for (Request r :
-       std::vector<Request>{{{"model", "mixtral-8x7b"}, {"gpu", "a40"}, {"method", "qlora"}},
-                            {{"model", "llama-3.1-8b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "full"}},
-                            {{"model", "qwen3-30b-a3b"},
-                             {"gpu", "a100-sxm4-80gb"},
-                             {"method", "lora"},
-                             {"dataset", "math14k"},
-                             {"routing", "skew:1.0"}},
-                            {{"model", "llama-2-70b"}, {"gpu", "rtx-4090"}, {"method", "qlora"}}}) {
+       {test::request("model=mixtral-8x7b gpu=a40 method=qlora"),
+        test::request("model=llama-3.1-8b gpu=h100-sxm5-80gb method=full"),
+        test::request("model=qwen3-30b-a3b gpu=a100-sxm4-80gb method=lora dataset=math14k routing=skew:1.0"),
+        test::request("model=llama-2-70b gpu=rtx-4090 method=qlora")}) {
     const Inputs in = inputs(r);
     auto single = estimate(in, db);
     REQUIRE(single.ok());
@@ -295,11 +291,7 @@ TEST_CASE(
 }
 
 TEST_CASE("gradient accumulation: no DDP gradient sync on accumulation micro-batches") {
-  Request r = {{"model", "llama-3.1-8b"},
-               {"gpu", "h100-sxm5-80gb"},
-               {"method", "lora"},
-               {"seq", "2048"},
-               {"batch", "4"}};
+  Request r = test::request("model=llama-3.1-8b gpu=h100-sxm5-80gb method=lora seq=2048 batch=4");
   const Inputs in1 = inputs(r);
   r["grad-accum"] = "4";
   const Inputs in4 = inputs(r);
@@ -318,12 +310,8 @@ TEST_CASE("gradient accumulation: no DDP gradient sync on accumulation micro-bat
 }
 
 TEST_CASE("sharding lowers per-rank memory; offload moves it to the host") {
-  const Inputs in = inputs({{"model", "llama-3.1-8b"},
-                            {"gpu", "a100-sxm4-80gb"},
-                            {"method", "full"},
-                            {"optimizer", "adamw-mixed"},
-                            {"seq", "2048"},
-                            {"batch", "1"}});
+  const Inputs in = inputs(test::request(
+      "model=llama-3.1-8b gpu=a100-sxm4-80gb method=full optimizer=adamw-mixed seq=2048 batch=1"));
   const double ddp = run(in, plan(8, 1, Strategy::ddp)).memory.total();
   const double z1 = run(in, plan(8, 1, Strategy::zero1)).memory.model_state_bytes();
   const double z3 = run(in, plan(8, 1, Strategy::zero3)).memory.model_state_bytes();
@@ -365,17 +353,10 @@ TEST_CASE(
 }
 
 TEST_CASE("expert parallelism: imbalance from the routing shares, all-to-all on the critical path") {
-  const Inputs uni = inputs({{"model", "mixtral-8x7b"},
-                             {"gpu", "h100-sxm5-80gb"},
-                             {"method", "lora"},
-                             {"seq", "2048"},
-                             {"batch", "2"}});
-  const Inputs skew = inputs({{"model", "mixtral-8x7b"},
-                              {"gpu", "h100-sxm5-80gb"},
-                              {"method", "lora"},
-                              {"seq", "2048"},
-                              {"batch", "2"},
-                              {"routing", "skew:1.0"}});
+  const Inputs uni =
+      inputs(test::request("model=mixtral-8x7b gpu=h100-sxm5-80gb method=lora seq=2048 batch=2"));
+  const Inputs skew = inputs(
+      test::request("model=mixtral-8x7b gpu=h100-sxm5-80gb method=lora seq=2048 batch=2 routing=skew:1.0"));
   const ParallelEstimate a = run(uni, plan(8, 1, Strategy::ep, 8));
   const ParallelEstimate b = run(skew, plan(8, 1, Strategy::ep, 8));
   CHECK(a.expert_imbalance == doctest::Approx(1.0));
@@ -388,11 +369,8 @@ TEST_CASE("expert parallelism: imbalance from the routing shares, all-to-all on 
 }
 
 TEST_CASE("--parallel auto picks the fastest strategy that fits and says why") {
-  const Inputs in = inputs({{"model", "llama-3.1-8b"},
-                            {"gpu", "a100-sxm4-80gb"},
-                            {"method", "full"},
-                            {"optimizer", "adamw-mixed"},
-                            {"seq", "2048"}});
+  const Inputs in = inputs(
+      test::request("model=llama-3.1-8b gpu=a100-sxm4-80gb method=full optimizer=adamw-mixed seq=2048"));
   ParallelPlan p = plan(8, 1, Strategy::ddp);
   p.choose = true;
   const ParallelEstimate e = run(in, p);
@@ -477,8 +455,8 @@ TEST_CASE("plan from JSON: node presets set GPUs, links and network; errors name
 TEST_CASE(
     "job options: --gpus/--nodes/--parallel/--offload/--node resolve into the plan; the JSON API answers") {
   const Database& db = Database::embedded();
-  Request r = {{"model", "llama-3.1-8b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "full"},
-               {"seq", "2048"},           {"node", "dgx-h100"},      {"nodes", "2"}};
+  Request r =
+      test::request("model=llama-3.1-8b gpu=h100-sxm5-80gb method=full seq=2048 node=dgx-h100 nodes=2");
   const Inputs in = inputs(r);
   CHECK(in.multi.gpus == 8);  // from the preset
   CHECK(in.multi.nodes == 2);
@@ -511,12 +489,8 @@ TEST_CASE(
   const bool same = api_one.dump() == estimate_to_json(single.value()).dump();
   CHECK(same);
   // --offload on one GPU runs the DeepSpeed path (ZeRO-Offload) with --parallel auto.
-  const Inputs off = inputs({{"model", "llama-3.1-8b"},
-                             {"gpu", "rtx-4090"},
-                             {"method", "full"},
-                             {"optimizer", "adamw-mixed"},
-                             {"seq", "512"},
-                             {"offload", "optimizer"}});
+  const Inputs off = inputs(test::request(
+      "model=llama-3.1-8b gpu=rtx-4090 method=full optimizer=adamw-mixed seq=512 offload=optimizer"));
   CHECK(off.multi.parallel == "auto");
   auto pe = estimate_parallel(off, plan_from_inputs(off, db).value(), db);
   REQUIRE(pe.ok());
@@ -543,15 +517,9 @@ TEST_CASE("FSDP + QLoRA: Llama-2-70B trains on two 24 GB cards with CPU offload 
   // 2048 tokens: feasible (no memory or speed given). A feasibility check, with the modern stack profile; the
   // paper's 2024 profile keeps far more activations (fitted to the paper's A40 maxima) and would not fit.
   const Database& db = Database::embedded();
-  const Inputs in = inputs({{"model", "llama-2-70b"},
-                            {"gpu", "rtx-4090"},
-                            {"method", "qlora"},
-                            {"node", "2x-rtx-4090-desktop"},
-                            {"parallel", "fsdp"},
-                            {"offload", "params"},
-                            {"seq", "2048"},
-                            {"batch", "2"},
-                            {"stack", "grouped-gemm-2025"}});
+  const Inputs in =
+      inputs(test::request("model=llama-2-70b gpu=rtx-4090 method=qlora node=2x-rtx-4090-desktop "
+                           "parallel=fsdp offload=params seq=2048 batch=2 stack=grouped-gemm-2025"));
   const ParallelEstimate e = run(in, plan_from_inputs(in, db).value());
   CHECK(e.fits);
   CHECK(e.max_micro_batch >= 2);
@@ -568,14 +536,9 @@ TEST_CASE("offloaded parameters cross PCIe to the GPU before every all-gather (F
   // all_gather_coalesced copies ds_tensor to the device before the gather (core/app/src/parallel.cpp).
   const Database& db = Database::embedded();
   auto copies = [](const ParallelEstimate& e) { return comm_item(e, "offloaded parameters to the GPU"); };
-  const Inputs q = inputs({{"model", "llama-2-70b"},
-                           {"gpu", "rtx-4090"},
-                           {"method", "qlora"},
-                           {"node", "2x-rtx-4090-desktop"},
-                           {"parallel", "fsdp"},
-                           {"offload", "params"},
-                           {"seq", "512"},
-                           {"batch", "2"}});
+  const Inputs q =
+      inputs(test::request("model=llama-2-70b gpu=rtx-4090 method=qlora node=2x-rtx-4090-desktop "
+                           "parallel=fsdp offload=params seq=512 batch=2"));
   const ParallelEstimate e = run(q, plan_from_inputs(q, db).value());
   const CommItem* c = copies(e);
   REQUIRE(c != nullptr);
@@ -594,11 +557,8 @@ TEST_CASE("offloaded parameters cross PCIe to the GPU before every all-gather (F
   CHECK(copies(n) == nullptr);
   CHECK(n.step_s < e.step_s);
   // ZeRO-3 with offloaded parameters: the same copies, forward and backward per micro-batch
-  const Inputs f = inputs({{"model", "llama-3.1-8b"},
-                           {"gpu", "h100-sxm5-80gb"},
-                           {"method", "full"},
-                           {"seq", "2048"},
-                           {"grad-accum", "4"}});
+  const Inputs f =
+      inputs(test::request("model=llama-3.1-8b gpu=h100-sxm5-80gb method=full seq=2048 grad-accum=4"));
   ParallelPlan z3 = plan(8, 1, Strategy::zero3);
   z3.offload = Offload::params;
   const ParallelEstimate z = run(f, z3);
@@ -671,12 +631,8 @@ TEST_CASE("ZeRO-Infinity: optimizer states (and parameters) on NVMe, host RAM ke
   // partitioned_optimizer_swapper.py, partitioned_param_swapper.py @ edaa722; core/app/src/rank_memory.cpp,
   // parallel.cpp).
   const Database& db = Database::embedded();
-  const Inputs in = inputs({{"model", "llama-2-70b"},
-                            {"gpu", "a100-sxm4-80gb"},
-                            {"method", "full"},
-                            {"seq", "2048"},
-                            {"batch", "1"},
-                            {"grad-accum", "8"}});
+  const Inputs in =
+      inputs(test::request("model=llama-2-70b gpu=a100-sxm4-80gb method=full seq=2048 batch=1 grad-accum=8"));
   const double part = static_cast<double>(in.model.params().total()) / 8;  // elements per rank
   ParallelPlan p = plan(8, 1, Strategy::zero3);
   p.offload = Offload::optimizer;
@@ -754,11 +710,8 @@ TEST_CASE("ZeRO-Infinity: optimizer states (and parameters) on NVMe, host RAM ke
 
 TEST_CASE(
     "context parallelism: activations split over the ring, K/V passed around it, gradients over all ranks") {
-  const Inputs in = inputs({{"model", "llama-3.1-8b"},
-                            {"gpu", "h100-sxm5-80gb"},
-                            {"method", "lora"},
-                            {"seq", "32768"},
-                            {"batch", "1"}});
+  const Inputs in =
+      inputs(test::request("model=llama-3.1-8b gpu=h100-sxm5-80gb method=lora seq=32768 batch=1"));
   const ParallelEstimate ddp = run(in, plan(8, 1, Strategy::ddp));
   const ParallelEstimate cp = run(in, plan(8, 1, Strategy::cp, 4));
   CHECK(cp.memory.base.activations == doctest::Approx(ddp.memory.base.activations / 4).epsilon(0.02));
@@ -777,13 +730,9 @@ TEST_CASE(
 
 TEST_CASE("paged optimizer states per rank: what does not fit is paged over PCIe, an exposed item") {
   // torchtune's 2024 README: Llama-2-70B full fine-tuning on 8 x A100 with bitsandbytes PagedAdamW
-  const Inputs in = inputs({{"model", "llama-2-70b"},
-                            {"gpu", "a100-sxm4-80gb"},
-                            {"method", "full"},
-                            {"seq", "512"},
-                            {"batch", "4"},
-                            {"stack", "torchtune-2024"},
-                            {"optimizer", "paged-adamw"}});
+  const Inputs in =
+      inputs(test::request("model=llama-2-70b gpu=a100-sxm4-80gb method=full seq=512 batch=4 "
+                           "stack=torchtune-2024 optimizer=paged-adamw"));
   const ParallelEstimate e = run(in, plan(8, 1, Strategy::fsdp));
   CHECK(e.fits);
   const double paged = e.memory.paged_out(e.usable_bytes);
@@ -803,12 +752,8 @@ TEST_CASE("paged optimizer states per rank: what does not fit is paged over PCIe
 
 TEST_CASE(
     "the optimizer step's foreach temporary per rank: sharded like the states, on the host under offload") {
-  Inputs in = inputs({{"model", "llama-3.1-8b"},
-                      {"gpu", "h100-sxm5-80gb"},
-                      {"method", "full"},
-                      {"seq", "512"},
-                      {"batch", "1"},
-                      {"stack", "hf-trl-2025"}});
+  Inputs in = inputs(
+      test::request("model=llama-3.1-8b gpu=h100-sxm5-80gb method=full seq=512 batch=1 stack=hf-trl-2025"));
   const double P = static_cast<double>(in.model.params().total());
   // DDP: every rank steps the whole model (bf16 states: 2 B per parameter)
   CHECK(run(in, plan(4, 1, Strategy::ddp)).memory.base.optimizer_step_temp == doctest::Approx(2.0 * P));
@@ -945,11 +890,8 @@ TEST_CASE(
 
 TEST_CASE("a multi-GPU job that does not fit (GPU at its batch, or host RAM) has no time and no cost") {
   // Issue 39 W4: a job whose offload did not fit in the node's host RAM was still given a time and a cost.
-  const Inputs in = inputs({{"model", "llama-3.1-8b"},
-                            {"gpu", "h100-sxm5-80gb"},
-                            {"method", "full"},
-                            {"seq", "512"},
-                            {"price-per-hour", "2"}});
+  const Inputs in =
+      inputs(test::request("model=llama-3.1-8b gpu=h100-sxm5-80gb method=full seq=512 price-per-hour=2"));
   ParallelPlan p = plan(8, 1, Strategy::zero3);
   p.offload = Offload::params;
   p.host_ram_gib = 16;
@@ -1049,25 +991,10 @@ TEST_CASE(
     auto r = estimate_parallel(in, p.value(), db);
     return r.ok() ? std::string() : r.error().field;
   };
-  CHECK(refused({{"model", "llama-3.1-8b"},
-                 {"gpu", "h100-sxm5-80gb"},
-                 {"method", "full"},
-                 {"gpus", "8"},
-                 {"parallel", "fsdp"},
-                 {"sequence-parallel", "4"},
-                 {"seq", "4096"}}) == "--sequence-parallel");
-  CHECK(refused({{"model", "llama-3.1-8b"},
-                 {"gpu", "h100-sxm5-80gb"},
-                 {"method", "full"},
-                 {"gpus", "6"},
-                 {"parallel", "zero3"},
-                 {"sequence-parallel", "4"},
-                 {"seq", "4096"}}) == "--sequence-parallel");
-  CHECK(refused({{"model", "mamba-2.8b"},
-                 {"gpu", "h100-sxm5-80gb"},
-                 {"method", "full"},
-                 {"gpus", "2"},
-                 {"parallel", "zero3"},
-                 {"sequence-parallel", "2"},
-                 {"seq", "4096"}}) == "--sequence-parallel");
+  CHECK(refused(test::request("model=llama-3.1-8b gpu=h100-sxm5-80gb method=full gpus=8 parallel=fsdp "
+                              "sequence-parallel=4 seq=4096")) == "--sequence-parallel");
+  CHECK(refused(test::request("model=llama-3.1-8b gpu=h100-sxm5-80gb method=full gpus=6 parallel=zero3 "
+                              "sequence-parallel=4 seq=4096")) == "--sequence-parallel");
+  CHECK(refused(test::request("model=mamba-2.8b gpu=h100-sxm5-80gb method=full gpus=2 parallel=zero3 "
+                              "sequence-parallel=2 seq=4096")) == "--sequence-parallel");
 }

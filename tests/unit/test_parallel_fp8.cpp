@@ -65,13 +65,8 @@ TEST_CASE("FP8 all-gather: the gathered units hold the float8 linears in FP8 (pe
 }
 
 TEST_CASE("FP8 all-gather needs --fp8 tensorwise: rowwise (and off) are refused naming the flag") {
-  auto in = resolve_request({{"model", "llama-3.1-8b"},
-                             {"gpu", "h100-sxm5-80gb"},
-                             {"method", "full"},
-                             {"fp8", "rowwise"},
-                             {"gpus", "8"},
-                             {"parallel", "fsdp"},
-                             {"fp8-all-gather", "on"}},
+  auto in = resolve_request(test::request("model=llama-3.1-8b gpu=h100-sxm5-80gb method=full fp8=rowwise "
+                                          "gpus=8 parallel=fsdp fp8-all-gather=on"),
                             Database::embedded(), nullptr);
   REQUIRE_FALSE(in.ok());
   CHECK(in.error().field == "--fp8-all-gather");

@@ -26,6 +26,13 @@ Inputs with(Request r, const std::string& key, const std::string& value) {
   return test::inputs(r);
 }
 
+// The estimate of `r` (the test stops where there is none).
+Estimate estimated(const Request& r) {
+  auto e = estimate(test::inputs(r), Database::embedded());
+  REQUIRE(e.ok());
+  return e.value();
+}
+
 MemoryBreakdown memory_of(const Inputs& in) {
   return memory_for_batch(in.model, in.workload, in.stack, 1, 1024);
 }
@@ -84,25 +91,20 @@ TEST_CASE("DoRA: one Llama-3.1-8B layer's terms counted by hand") {
 
 TEST_CASE("DoRA: the step runs the weight norm and costs more than LoRA") {
   Request r = llama8b("lora");
-  auto el = estimate(test::inputs(r), Database::embedded());
+  const Estimate el = estimated(r);
   r["lora-variant"] = "dora";
-  auto ed = estimate(test::inputs(r), Database::embedded());
-  REQUIRE(el.ok());
-  REQUIRE(ed.ok());
-  CHECK(ed->step.total_s > el->step.total_s);
-  CHECK(ed->step.flops > el->step.flops);
+  const Estimate ed = estimated(r);
+  CHECK(ed.step.total_s > el.step.total_s);
+  CHECK(ed.step.flops > el.step.flops);
   bool norm = false;
-  for (const auto& op : ed->step.ops) norm = norm || std::string(op.name) == "dora_weight_norm";
+  for (const auto& op : ed.step.ops) norm = norm || std::string(op.name) == "dora_weight_norm";
   CHECK(norm);
-  CHECK(ed->memory.total() > el->memory.total());
+  CHECK(ed.memory.total() > el.memory.total());
 }
 
 TEST_CASE("DoRA: Unsloth's fused LoRA kernels step aside (PEFT's modules run)") {
-  Request r = {{"model", "llama-3.1-8b"},
-               {"gpu", "h100-sxm5-80gb"},
-               {"method", "qlora"},
-               {"stack", "unsloth-2024q4"},
-               {"seq", "1024"}};
+  Request r =
+      test::request("model=llama-3.1-8b gpu=h100-sxm5-80gb method=qlora stack=unsloth-2024q4 seq=1024");
   const Inputs lora = test::inputs(r);
   r["lora-variant"] = "dora";
   const Inputs dora = test::inputs(r);
@@ -113,8 +115,8 @@ TEST_CASE("DoRA: Unsloth's fused LoRA kernels step aside (PEFT's modules run)") 
 TEST_CASE("LoRA-FA and DoRA: trainable parameters equal PEFT's method comparison counts") {
   // peft method_comparison/MetaMathQA/results lora--llama-3.2-3B-rank32{,-dora,-lorafa}.json,
   // num_trainable_params: q_proj and v_proj, rank 32, 28 layers (hidden 3072, kv 1024)
-  Request r = {{"model", "llama-3.2-3b"},         {"gpu", "l40s"},     {"method", "lora"}, {"seq", "768"},
-               {"lora-targets", "q_proj,v_proj"}, {"lora-rank", "32"}, {"batch", "4"}};
+  Request r = test::request(
+      "model=llama-3.2-3b gpu=l40s method=lora seq=768 lora-targets=q_proj,v_proj lora-rank=32 batch=4");
   CHECK(param_breakdown(test::inputs(r).model, test::inputs(r).workload).trainable == 9175040);
   r["lora-variant"] = "dora";
   CHECK(param_breakdown(test::inputs(r).model, test::inputs(r).workload).trainable == 9289728);
@@ -185,16 +187,14 @@ TEST_CASE("modules_to_save: a trained copy of embed_tokens and lm_head beside th
 
 TEST_CASE("rsLoRA: accepted, the same estimate, and said so") {
   Request r = llama8b("lora");
-  auto plain = estimate(test::inputs(r), Database::embedded());
+  const Estimate plain = estimated(r);
   r["rslora"] = "on";
-  auto rs = estimate(test::inputs(r), Database::embedded());
-  REQUIRE(plain.ok());
-  REQUIRE(rs.ok());
-  CHECK(rs->memory.total() == plain->memory.total());
-  CHECK(rs->step.total_s == plain->step.total_s);
+  const Estimate rs = estimated(r);
+  CHECK(rs.memory.total() == plain.memory.total());
+  CHECK(rs.step.total_s == plain.step.total_s);
   bool said = false;
-  for (const auto& w : rs->in.warnings) said = said || w.find("--rslora") == 0;
-  for (const auto& w : rs->warnings) said = said || w.find("--rslora") == 0;
+  for (const auto& w : rs.in.warnings) said = said || w.find("--rslora") == 0;
+  for (const auto& w : rs.warnings) said = said || w.find("--rslora") == 0;
   CHECK(said);
 }
 

@@ -5,6 +5,7 @@
 #include "ftcost/parallel.hpp"
 #include "ftcost/plan.hpp"
 #include "ftcost/plan_config.hpp"
+#include "resolved_inputs.hpp"
 
 #include <doctest/doctest.h>
 
@@ -115,10 +116,9 @@ namespace {
 // The 70B LoRA plan of issue 36: 8x B200, ZeRO-3, checkpointing off, micro-batch 2 (planned with
 // hf-trl-2026).
 Request llama70_zero3() {
-  return {{"model", "llama-3.3-70b"}, {"method", "lora"},     {"seq", "2048"},
-          {"queries", "50000"},       {"gpu", "b200"},        {"gpus", "8"},
-          {"parallel", "zero3"},      {"batch", "2"},         {"grad-accum", "1"},
-          {"checkpointing", "off"},   {"provider", "nebius"}, {"stack", "hf-trl-2026"}};
+  return test::request(
+      "model=llama-3.3-70b method=lora seq=2048 queries=50000 gpu=b200 gpus=8 parallel=zero3 batch=2 "
+      "grad-accum=1 checkpointing=off provider=nebius stack=hf-trl-2026");
 }
 // The header's expected line, as `ftcost estimate` of `r` gives it.
 std::string expected_line(const Request& r) {
@@ -158,9 +158,9 @@ TEST_CASE("plan configs: the expected numbers are the trainer's own stack profil
   REQUIRE(trl.ok());
   CHECK(trl->files.front().text.find("--stack hf-trl-2025\n") != std::string::npos);
   // where the trainer's profile does not fit the plan's micro-batch: the plan's numbers, and by how much
-  const Request tight = {{"model", "llama-3.1-8b"}, {"method", "lora"},     {"seq", "2048"},
-                         {"gpu", "h100-sxm5-80gb"}, {"batch", "20"},        {"checkpointing", "on"},
-                         {"stack", "hf-trl-2026"},  {"price-per-hour", "2"}};
+  const Request tight = test::request(
+      "model=llama-3.1-8b method=lora seq=2048 gpu=h100-sxm5-80gb batch=20 checkpointing=on "
+      "stack=hf-trl-2026 price-per-hour=2");
   auto ax = plan_config(tight, "axolotl", db, nullptr, kToday);
   REQUIRE(ax.ok());
   const std::string& text = ax->files.front().text;
@@ -228,11 +228,9 @@ TEST_CASE("plan configs: settings a stack lacks are refused naming --config") {
   check_refused(llama_full_8gpu("fsdp"), "unsloth", "one GPU");
   check_refused(llama_full_8gpu("zero2"), "torchtune", "FSDP2 only");
   check_refused(llama_full_8gpu("tp:2"), "trl", "Megatron");
-  Request mixtral = {
-      {"model", "mixtral-8x7b"}, {"method", "qlora"}, {"dataset", "math14k"}, {"gpu", "a100-sxm4-80gb"}};
+  Request mixtral = test::request("model=mixtral-8x7b method=qlora dataset=math14k gpu=a100-sxm4-80gb");
   check_refused(mixtral, "torchtune", "no model builder");
-  Request qwen_q = {
-      {"model", "qwen2.5-7b"}, {"method", "qlora"}, {"dataset", "math14k"}, {"gpu", "a100-sxm4-80gb"}};
+  Request qwen_q = test::request("model=qwen2.5-7b method=qlora dataset=math14k gpu=a100-sxm4-80gb");
   check_refused(qwen_q, "torchtune", "no QLoRA builder");
   auto bad = plan_config(qwen_q, "megatron", db, nullptr, kToday);
   REQUIRE_FALSE(bad.ok());
@@ -322,9 +320,9 @@ TEST_CASE(
     "every plan on the front is what estimate gives") {
   const Database& db = Database::embedded();
   // The paper's job: Mixtral-8x7B QLoRA (sparse), math14k, 15,000 queries x 10 epochs, on the paper's stack.
-  const Request job = {{"model", "mixtral-8x7b"},        {"method", "qlora"},  {"moe", "sparse"},
-                       {"dataset", "math14k"},           {"queries", "15000"}, {"epochs", "10"},
-                       {"stack", "hf-transformers-2024"}};
+  const Request job = test::request(
+      "model=mixtral-8x7b method=qlora moe=sparse dataset=math14k queries=15000 epochs=10 "
+      "stack=hf-transformers-2024");
   auto r = plan(job, PlanConstraints{}, db, nullptr, kToday);
   REQUIRE(r.ok());
   check_front_reproduces(r.value(), db);
@@ -348,8 +346,8 @@ TEST_CASE(
 
 TEST_CASE("plan: a Llama-3.1-8B LoRA job with an effective batch, methods and stacks open, and a deadline") {
   const Database& db = Database::embedded();
-  const Request job = {{"model", "llama-3.1-8b"}, {"method", "lora"}, {"dataset", "math14k"},
-                       {"queries", "15000"},      {"epochs", "3"},    {"stack", "hf-trl-2026"}};
+  const Request job = test::request(
+      "model=llama-3.1-8b method=lora dataset=math14k queries=15000 epochs=3 stack=hf-trl-2026");
   PlanConstraints c;
   c.effective_batch = 64;
   c.methods = {"lora", "qlora", "full"};
@@ -424,8 +422,8 @@ TEST_CASE("plan: checkpointing off at 90% or more of the usable memory is warned
   const json j = plan_to_json(r.value());
   CHECK(j["front"][static_cast<std::size_t>(r->best)]["warnings"][0] == b.warnings[0]);
   // none where checkpointing is on or the plan leaves more than 10% free
-  const Request job = {{"model", "llama-3.1-8b"}, {"method", "lora"}, {"dataset", "math14k"},
-                       {"queries", "15000"},      {"epochs", "3"},    {"stack", "hf-trl-2026"}};
+  const Request job = test::request(
+      "model=llama-3.1-8b method=lora dataset=math14k queries=15000 epochs=3 stack=hf-trl-2026");
   auto small = plan(job, PlanConstraints{}, Database::embedded(), nullptr, kToday);
   REQUIRE(small.ok());
   int off_roomy = 0;
@@ -442,11 +440,8 @@ TEST_CASE("plan: a single-GPU plan runs at a micro-batch whose memory range's up
   const Database& db = Database::embedded();
   // hf-trl-2026 states a +/-10% memory uncertainty: at the point estimate's largest batch on an H100 the
   // upper end exceeds the usable memory (estimate warns "fits only at the low end"), so the plan steps down.
-  const Request job = {{"model", "llama-3.1-8b"},
-                       {"method", "qlora"},
-                       {"dataset", "math14k"},
-                       {"checkpointing", "off"},
-                       {"stack", "hf-trl-2026"}};
+  const Request job =
+      test::request("model=llama-3.1-8b method=qlora dataset=math14k checkpointing=off stack=hf-trl-2026");
   PlanConstraints c;
   c.max_gpus = 1;
   auto r = plan(job, c, db, nullptr, kToday);
@@ -475,11 +470,7 @@ TEST_CASE("plan: a single-GPU plan runs at a micro-batch whose memory range's up
 
 TEST_CASE("plan: a job modelled on one GPU only (--fp8 te-delayed) searches one-GPU shapes, and says so") {
   const Database& db = Database::embedded();
-  const Request job = {{"model", "llama-3.2-3b"},
-                       {"method", "full"},
-                       {"fp8", "te-delayed"},
-                       {"seq", "1024"},
-                       {"queries", "1000"}};
+  const Request job = test::request("model=llama-3.2-3b method=full fp8=te-delayed seq=1024 queries=1000");
   auto r = plan(job, PlanConstraints{}, db, nullptr, kToday);
   REQUIRE(r.ok());
   REQUIRE_FALSE(r->front.empty());

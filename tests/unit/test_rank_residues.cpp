@@ -52,11 +52,7 @@ TEST_CASE("ZeRO-3 reuse distance: the modules kept gathered at the forward/backw
 }
 
 TEST_CASE("ZeRO-3 live parameters: prefetch bucket, persistence, hpZ, and the upper end up to max_live") {
-  const Inputs in = inputs({{"model", "qwen2.5-7b"},
-                            {"gpu", "a100-sxm4-80gb"},
-                            {"method", "lora"},
-                            {"seq", "2048"},
-                            {"batch", "1"}});
+  const Inputs in = inputs(test::request("model=qwen2.5-7b gpu=a100-sxm4-80gb method=lora seq=2048 batch=1"));
   const ModelSpec& m = in.model;
   const ParamCounts pc = m.params();
   const double H = d(m.hidden);
@@ -88,11 +84,7 @@ TEST_CASE("ZeRO-3 live parameters: prefetch bucket, persistence, hpZ, and the up
 }
 
 TEST_CASE("FSDP's root unit (embedding, final norm, lm_head) stays gathered from forward to backward") {
-  const Inputs in = inputs({{"model", "qwen2.5-7b"},
-                            {"gpu", "a100-sxm4-80gb"},
-                            {"method", "full"},
-                            {"seq", "2048"},
-                            {"batch", "1"}});
+  const Inputs in = inputs(test::request("model=qwen2.5-7b gpu=a100-sxm4-80gb method=full seq=2048 batch=1"));
   const ParamCounts pc = in.model.params();
   const ParallelEstimate e = run(in, 8, Strategy::fsdp);
   CHECK(e.memory.live_params == doctest::Approx(2.0 * d(pc.embedding + pc.lm_head + in.model.norm_params())));
@@ -124,11 +116,7 @@ TEST_CASE("--zero3: DeepSpeed's key names, errors that name the option and the k
 }
 
 TEST_CASE("the per-rank upper end decides: 'may not fit' names its term; --batch fastest keeps under it") {
-  Inputs in = inputs({{"model", "llama-3.1-8b"},
-                      {"gpu", "rtx-4090"},
-                      {"method", "lora"},
-                      {"seq", "2048"},
-                      {"batch", "max"}});
+  Inputs in = inputs(test::request("model=llama-3.1-8b gpu=rtx-4090 method=lora seq=2048 batch=max"));
   const ParallelEstimate e = run(in, 2, Strategy::zero3);
   REQUIRE(e.fits);
   // at the largest micro-batch that fits the point estimate the upper end, residues included, does not
@@ -149,11 +137,8 @@ TEST_CASE("the per-rank upper end decides: 'may not fit' names its term; --batch
 }
 
 TEST_CASE("hpZ: the backward's all-gathers run inside the node, from the secondary partition") {
-  const Inputs in = inputs({{"model", "llama-3.1-8b"},
-                            {"gpu", "h100-sxm5-80gb"},
-                            {"method", "full"},
-                            {"seq", "2048"},
-                            {"batch", "1"}});
+  const Inputs in =
+      inputs(test::request("model=llama-3.1-8b gpu=h100-sxm5-80gb method=full seq=2048 batch=1"));
   ParallelPlan p;
   p.gpus_per_node = 8;
   p.nodes = 2;
@@ -213,12 +198,8 @@ TEST_CASE("gpt-oss's training expert loop: indexed weight copies and index's ful
   // gpt-oss-20b: H 2880, expert intermediate I 2880, 32 experts, top-4, 24 MoE layers. 2048 tokens route
   // 8192 pairs over 32 experts: all 32 hit (1 - e^-256). Each saves gate_up (H x 2I) and down (I x H) slices:
   // 3 x 2880 x 2880 = 24,883,200 elements; checkpointed, for one layer.
-  const Inputs in = inputs({{"model", "gpt-oss-20b"},
-                            {"gpu", "h100-sxm5-80gb"},
-                            {"method", "full"},
-                            {"seq", "2048"},
-                            {"batch", "1"},
-                            {"stack", "hf-trl-2025"}});
+  const Inputs in = inputs(
+      test::request("model=gpt-oss-20b gpu=h100-sxm5-80gb method=full seq=2048 batch=1 stack=hf-trl-2025"));
   const double copies = 32.0 * 3 * 2880 * 2880;
   const double index_backward = 32.0 * 2 * 2880 * 2880;  // zeros of the whole gate_up_proj
   CHECK(run(in, 8, Strategy::fsdp).memory.expert_copies == doctest::Approx(2.0 * (copies + index_backward)));
@@ -229,10 +210,7 @@ TEST_CASE("gpt-oss's training expert loop: indexed weight copies and index's ful
   lora.workload.checkpointing = false;
   CHECK(run(lora, 8, Strategy::fsdp).memory.expert_copies == doctest::Approx(24 * 2.0 * copies));
   // grouped-GEMM experts and other MoE models' per-expert Linears have no such copies
-  CHECK(run(inputs({{"model", "gpt-oss-20b"},
-                    {"gpu", "h100-sxm5-80gb"},
-                    {"method", "full"},
-                    {"stack", "grouped-gemm-2025"}}),
+  CHECK(run(inputs(test::request("model=gpt-oss-20b gpu=h100-sxm5-80gb method=full stack=grouped-gemm-2025")),
             8, Strategy::fsdp)
             .memory.expert_copies == 0);
   CHECK(run(inputs({{"model", "mixtral-8x7b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "lora"}}), 8,
@@ -245,11 +223,8 @@ TEST_CASE(
     "end") {
   // the unit whose reduce-scatter is in flight (held for its stream) and the next one accumulating: as many
   // bytes as the two units of gathered parameters (the running and the prefetched one)
-  const Inputs in = inputs({{"model", "llama-3.1-8b"},
-                            {"gpu", "h100-sxm5-80gb"},
-                            {"method", "full"},
-                            {"seq", "1024"},
-                            {"batch", "1"}});
+  const Inputs in =
+      inputs(test::request("model=llama-3.1-8b gpu=h100-sxm5-80gb method=full seq=1024 batch=1"));
   const ParallelEstimate e = run(in, 4, Strategy::fsdp);
   CHECK(e.memory.bucket_buffers > 0);
   CHECK(e.memory.bucket_buffers == doctest::Approx(e.memory.gather_buffers));

@@ -6,6 +6,7 @@
 #include "ftcost/model_constants.hpp"
 #include "ftcost/units.hpp"
 #include "ftcost/validate.hpp"
+#include "resolved_inputs.hpp"
 
 #include <doctest/doctest.h>
 
@@ -172,8 +173,7 @@ TEST_CASE("longest sequence at batch 1: fits at L, not at L + 1") {
 }
 
 TEST_CASE("memory range: a job whose upper end exceeds usable memory says so instead of a plain fit") {
-  Request r = {
-      {"model", "llama-3.1-8b"}, {"gpu", "rtx-4090"}, {"method", "qlora"}, {"stack", "hf-trl-2024q4"}};
+  Request r = test::request("model=llama-3.1-8b gpu=rtx-4090 method=qlora stack=hf-trl-2024q4");
   Inputs probe = resolve(r);
   r["seq"] = std::to_string(static_cast<long>(
       max_seq_len(probe.model, probe.workload, probe.stack, probe.gpu).seq_len));  // right at the edge
@@ -224,8 +224,7 @@ TEST_CASE("reference rows carry the stack options as request keys") {
 }
 
 TEST_CASE("--seq max: the estimate runs at the longest sequence that fits at batch 1") {
-  Request r = {
-      {"model", "llama-3.1-8b"}, {"gpu", "rtx-4090"}, {"method", "qlora"}, {"stack", "hf-trl-2024q4"}};
+  Request r = test::request("model=llama-3.1-8b gpu=rtx-4090 method=qlora stack=hf-trl-2024q4");
   Inputs fixed = resolve(r, {{"seq", "1024"}});
   const double longest = max_seq_len(fixed.model, fixed.workload, fixed.stack, fixed.gpu, 8).seq_len;
   REQUIRE(longest > 1024);
@@ -470,13 +469,9 @@ TEST_CASE(
     "adapters") {
   // Llama-3.2-3B without checkpointing (every layer keeps its activations), 4 x 1024 tokens, LoRA on all
   // seven linears: per layer the adapted inputs are q, k, v, o, gate, up (hidden 3072 each) and down (8192).
-  Request r = {{"model", "llama-3.2-3b"},
-               {"gpu", "h200-sxm-141gb"},
-               {"method", "lora"},
-               {"seq", "1024"},
-               {"batch", "4"},
-               {"checkpointing", "off"},
-               {"stack", "hf-trainer-2026"}};
+  Request r = test::request(
+      "model=llama-3.2-3b gpu=h200-sxm-141gb method=lora seq=1024 batch=4 checkpointing=off "
+      "stack=hf-trainer-2026");
   const Inputs off = resolve(r);
   const Inputs on = resolve(r, {{"lora-dropout", "0.1"}});
   CHECK(off.workload.lora_dropout == 0);
@@ -521,8 +516,8 @@ TEST_CASE(
 }
 
 TEST_CASE("--lora-dropout on Unsloth: its fused LoRA MLP is not used, and the estimate says so") {
-  Request r = {{"model", "llama-3.1-8b"}, {"gpu", "rtx-4090"}, {"method", "qlora"},
-               {"seq", "2048"},           {"batch", "1"},      {"stack", "unsloth-2024q4"}};
+  Request r =
+      test::request("model=llama-3.1-8b gpu=rtx-4090 method=qlora seq=2048 batch=1 stack=unsloth-2024q4");
   const Inputs off = resolve(r);
   const Inputs on = resolve(r, {{"lora-dropout", "0.05"}});
   REQUIRE(on.stack.fused_lora_needs_zero_dropout);
@@ -556,13 +551,8 @@ TEST_CASE("Unsloth runs xformers by default: grouped-query K and V copied to eve
   // Llama-3.1-8B: 32 query heads, 8 kv heads of 128; 2048 tokens, checkpointing off (every layer's
   // activations held, and half a layer's more of gradients in flight in backward), so the copies add
   // 2 tensors x (32 - 8) x 128 x 2 B per token and layer.
-  Request r = {{"model", "llama-3.1-8b"},
-               {"gpu", "rtx-4090"},
-               {"method", "qlora"},
-               {"seq", "2048"},
-               {"batch", "1"},
-               {"checkpointing", "off"},
-               {"stack", "unsloth-2024q4"}};
+  Request r = test::request(
+      "model=llama-3.1-8b gpu=rtx-4090 method=qlora seq=2048 batch=1 checkpointing=off stack=unsloth-2024q4");
   const Inputs x = resolve(r);
   const Inputs f = resolve(r, {{"attention", "flash"}});
   CHECK(x.workload.attention == Attention::xformers);
@@ -591,8 +581,8 @@ TEST_CASE("Unsloth runs xformers by default: grouped-query K and V copied to eve
 }
 
 TEST_CASE("fused LoRA kernels cast the fp32 adapters themselves: no autocast copy of them is cached") {
-  Request r = {{"model", "llama-3.1-8b"}, {"gpu", "rtx-4090"}, {"method", "lora"},
-               {"seq", "2048"},           {"batch", "1"},      {"stack", "unsloth-2024q4"}};
+  Request r =
+      test::request("model=llama-3.1-8b gpu=rtx-4090 method=lora seq=2048 batch=1 stack=unsloth-2024q4");
   for (const char* method : {"lora", "qlora"}) {
     CAPTURE(method);
     const Inputs fused = resolve(r, {{"method", method}});
@@ -610,13 +600,8 @@ TEST_CASE("fused LoRA kernels cast the fp32 adapters themselves: no autocast cop
 TEST_CASE("paged optimizers: fp32 states in unified memory yield to the step and cross PCIe when short") {
   // Llama-3.2-3B full fine-tuning on an RTX 4090 with bitsandbytes PagedAdamW: two fp32 states per
   // parameter (25.7 GB) cannot sit next to the bf16 weights and gradients in 24 GiB, but they need not.
-  const Request r = {{"model", "llama-3.2-3b"},
-                     {"gpu", "rtx-4090"},
-                     {"method", "full"},
-                     {"seq", "2048"},
-                     {"batch", "1"},
-                     {"stack", "hf-trl-2026"},
-                     {"optimizer", "paged-adamw"}};
+  const Request r = test::request(
+      "model=llama-3.2-3b gpu=rtx-4090 method=full seq=2048 batch=1 stack=hf-trl-2026 optimizer=paged-adamw");
   const Inputs in = resolve(r);
   const double P = static_cast<double>(in.model.params().total());
   const MemoryBreakdown mb = memory_for_batch(in.model, in.workload, in.stack, 1, 2048);

@@ -1,23 +1,21 @@
 // The step-time model: consistency of its breakdowns and the sanity properties a user relies on.
 #include "ftcost/database.hpp"
 #include "ftcost/estimate.hpp"
+#include "resolved_inputs.hpp"
 
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <utility>
 
 using namespace ftcost;
 
 namespace {
-// The step-model tests pin the paper's stack (per-expert loop, transformers 4.40): requests that name no
-// stack get it explicitly, not the estimate's default.
+// The step-model tests pin the paper's stack (per-expert loop, transformers 4.40: test::paper_inputs).
 Estimate run(Request r) {
-  if (r.count("stack") == 0) r["stack"] = kPaperStackId;
-  auto in = resolve_request(r, Database::embedded(), nullptr);
-  REQUIRE_MESSAGE(in.ok(), (in.ok() ? std::string() : in.error().to_string()));
-  auto e = estimate(in.value(), Database::embedded());
+  auto e = estimate(test::paper_inputs(std::move(r)), Database::embedded());
   REQUIRE(e.ok());
   return e.value();
 }
@@ -163,11 +161,7 @@ TEST_CASE("expert load imbalance and longer sequences cost time") {
 }
 
 TEST_CASE("full fine-tuning computes weight gradients; LoRA backward only input gradients") {
-  Request full = {{"model", "mistral-7b"},
-                  {"gpu", "h100-sxm5-80gb"},
-                  {"seq", "1024"},
-                  {"batch", "8"},
-                  {"method", "full"}};
+  Request full = test::request("model=mistral-7b gpu=h100-sxm5-80gb seq=1024 batch=8 method=full");
   Request lora = with(full, "method", "lora");
   Estimate f = run(full), l = run(lora);
   const double fb = f.step.by_stage[static_cast<std::size_t>(Stage::backward)];
@@ -201,8 +195,7 @@ TEST_CASE("the eager loop's gather backward moves the whole input once per exper
     }
     return b;
   };
-  Request bm = {
-      {"model", "blackmamba-2.8b"}, {"gpu", "a40"}, {"seq", "128"}, {"method", "full"}, {"moe", "dense"}};
+  Request bm = test::request("model=blackmamba-2.8b gpu=a40 seq=128 method=full moe=dense");
   for (int batch : {1, 30}) {
     CAPTURE(batch);
     Estimate e = run(with(bm, "batch", std::to_string(batch).c_str()));
@@ -217,8 +210,7 @@ TEST_CASE("the eager loop's gather backward moves the whole input once per exper
 }
 
 TEST_CASE("padding to the longest sample: the padded length grows with batch size") {
-  Request r = {
-      {"model", "mixtral-8x7b"}, {"gpu", "h100-sxm5-80gb"}, {"method", "qlora"}, {"dataset", "math14k"}};
+  Request r = test::request("model=mixtral-8x7b gpu=h100-sxm5-80gb method=qlora dataset=math14k");
   double prev = 0;
   for (int b : {1, 2, 4, 8}) {
     Estimate e = run(with(r, "batch", std::to_string(b).c_str()));
@@ -261,8 +253,8 @@ TEST_CASE("a loaded calibration replaces the spec efficiencies (fixture: tests/d
 // layers skip the cast under autocast, torchtune's bf16 adapters need none, and Unsloth's fused LoRA kernels
 // (lora_dropout 0) cast the adapter weights instead.
 TEST_CASE("PEFT's cast of the LoRA input: where it runs and what it costs") {
-  const Request base = {{"model", "llama-3.1-8b"}, {"gpu", "h100-sxm5-80gb"}, {"seq", "1024"}, {"batch", "4"},
-                        {"method", "lora"},        {"stack", "hf-trl-2026"}};
+  const Request base =
+      test::request("model=llama-3.1-8b gpu=h100-sxm5-80gb seq=1024 batch=4 method=lora stack=hf-trl-2026");
   auto cast_bytes = [](const Estimate& e) {
     double v = 0;
     for (const auto& op : e.step.ops)
@@ -293,8 +285,8 @@ TEST_CASE("a causal attention kernel computes half the L x L scores; eager compu
   // FlashAttention-2 and SDPA's flash/efficient kernels skip the key blocks above the diagonal: query i
   // attends i keys, (L+1)/2 on average. QK^T and PV each cost 2 FLOPs per query, key and channel; eager
   // attention multiplies the full L x L scores and masks them afterwards.
-  const Request base = {{"model", "llama-3.1-8b"}, {"gpu", "h100-sxm5-80gb"}, {"seq", "2048"}, {"batch", "2"},
-                        {"method", "lora"},        {"stack", "hf-trl-2026"}};
+  const Request base =
+      test::request("model=llama-3.1-8b gpu=h100-sxm5-80gb seq=2048 batch=2 method=lora stack=hf-trl-2026");
   const double L = 2048, N = 2 * L, width = 4096 + 4096, layers = 32;  // q and o widths
   CHECK(forward_attention_flops(run(base)) == doctest::Approx(layers * 2 * N * (L + 1) / 2 * width));
   CHECK(forward_attention_flops(run(with(base, "attention", "eager"))) ==
@@ -312,13 +304,8 @@ TEST_CASE(
     "Qwen3's q_norm and k_norm: two more RMSNorms per layer in the step and their saved input in memory") {
   // transformers models/qwen3/modeling_qwen3.py Qwen3Attention.forward: q_norm(q_proj(x)), k_norm(k_proj(x))
   // before rotary, each a Qwen3RMSNorm (fp32 upcast, pow, mean, rsqrt, mul, weight * x.to(dtype)).
-  auto in = resolve_request({{"model", "qwen3-8b"},
-                             {"gpu", "h100-sxm5-80gb"},
-                             {"seq", "1024"},
-                             {"batch", "2"},
-                             {"method", "lora"},
-                             {"checkpointing", "off"},
-                             {"stack", "hf-trainer-2026"}},
+  auto in = resolve_request(test::request("model=qwen3-8b gpu=h100-sxm5-80gb seq=1024 batch=2 method=lora "
+                                          "checkpointing=off stack=hf-trainer-2026"),
                             Database::embedded(), nullptr);
   REQUIRE(in.ok());
   Inputs with_qk = in.value();
@@ -368,12 +355,8 @@ TEST_CASE("models that alternate sliding-window and full attention layers are ch
 
 TEST_CASE("--tiled-mlp: each dense MLP's forward runs once more in the backward (TiledMLP.backward)") {
   // Llama-3.1-8B full, one 8,192-token sample: 32 layers x (gate/up 4096 -> 28672, down 14336 -> 4096)
-  const Request base = {{"model", "llama-3.1-8b"},
-                        {"gpu", "h100-sxm5-80gb"},
-                        {"method", "full"},
-                        {"seq", "8192"},
-                        {"batch", "1"},
-                        {"stack", "hf-trl-2026"}};
+  const Request base =
+      test::request("model=llama-3.1-8b gpu=h100-sxm5-80gb method=full seq=8192 batch=1 stack=hf-trl-2026");
   const Estimate off = run(base);
   const Estimate on = run(with(base, "tiled-mlp", "on"));
   double rerun_flops = 0;
@@ -387,13 +370,9 @@ TEST_CASE("--tiled-mlp: each dense MLP's forward runs once more in the backward 
 
 TEST_CASE("--fp8: torchao float8 linears run on the FP8 peak, with their dynamic casts counted by hand") {
   // Llama-3.1-8B, one 8,192-token sample, full fine-tuning on an H100 (989 bf16 / 1979 fp8 dense TFLOP/s).
-  const Request base = {{"model", "llama-3.1-8b"},
-                        {"gpu", "h100-sxm5-80gb"},
-                        {"method", "full"},
-                        {"seq", "8192"},
-                        {"batch", "1"},
-                        {"stack", "hf-trl-2026"},
-                        {"checkpointing", "off"}};
+  const Request base = test::request(
+      "model=llama-3.1-8b gpu=h100-sxm5-80gb method=full seq=8192 batch=1 stack=hf-trl-2026 "
+      "checkpointing=off");
   const Estimate off = run(base);
   const Estimate fp8 = run(with(base, "fp8", "tensorwise"));
   double cast_fwd = 0, cast_bwd = 0;

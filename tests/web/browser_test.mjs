@@ -20,6 +20,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 
+import { clickRect, dropJsonFile } from "./page_input.mjs";
+
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, "../..");
 const args = process.argv.slice(2);
@@ -137,12 +139,7 @@ async function clickAnchor(page, name) {
   const u = await ui(page);
   const a = u.app.anchors[name];
   if (!a) throw new Error(`no anchor ${name} in this frame (anchors: ${Object.keys(u.app.anchors).join(", ")})`);
-  const box = await page.locator("#canvas").boundingBox();
-  await page.mouse.move(box.x + (a[0] + a[2]) / 2, box.y + (a[1] + a[3]) / 2);
-  await sleep(100);
-  await page.mouse.down();
-  await sleep(100);
-  await page.mouse.up();
+  await clickRect(page, a);
 }
 async function waitFor(page, pred, what, timeout = 15000) {
   const t0 = Date.now();
@@ -186,7 +183,8 @@ async function uploadLengths(page, name, text) {
   await fc.setFiles({ name, mimeType: "text/plain", buffer: Buffer.from(text) });
 }
 
-async function linkChecks() {
+// ---- issue 36, in links: every plan constraint, the job line and the axes of the Plan view ----
+async function planLinkChecks() {
   const planJob = "v=1&model=mixtral-8x7b&gpu=a40&method=qlora&moe=sparse&dataset=math14k&lora-targets=q_proj%2Ck_proj%2Cv_proj%2Co_proj";
   // -- 36 item 3.1: every plan constraint computes a plan (as a link; the methods also clicked) --
   const pg = await openPage(planJob + "&view=plan");
@@ -242,7 +240,10 @@ async function linkChecks() {
   if (u) check(/mixtral-8x7b, qlora, MATH14K.* x 14,000 samples/i.test(u.app.cards["plan.job"][0]) || /x [\d,]+ samples/.test(u.app.cards["plan.job"][0]),
     "i36: a data set job's line names the data set and its sample count", u.app.cards["plan.job"]);
   await pg.context.close();
+}
 
+// ---- issue 36, in links: the user's own lengths (JS API, plan, config, the link's data=) and the pinned job ----
+async function ownLengthsLinkChecks() {
   // -- 36 item 1.2: the user's own lengths in every path (JS API, plan, config) --
   const lengths = ownLengths();
   const lengthsText = lengths.join("\n") + "\n";
@@ -250,7 +251,7 @@ async function linkChecks() {
   const own = await openPage("v=1&model=llama-3.1-8b&gpu=a100-sxm4-80gb&method=lora");
   const op = own.page;
   await uploadLengths(op, "lengths.txt", lengthsText);
-  u = await waitFor(op, (x) => x.app.request.dataset === "dataset/lengths.txt" && !x.app.result.error && x.app.recomputes > 1, "i36: 2,000 own lengths become the dataset");
+  let u = await waitFor(op, (x) => x.app.request.dataset === "dataset/lengths.txt" && !x.app.result.error && x.app.recomputes > 1, "i36: 2,000 own lengths become the dataset");
   const ownResult = u ? u.app.result : null;
   const ownHash = await op.evaluate(() => location.hash.slice(1));
   if (u) {
@@ -364,7 +365,10 @@ async function linkChecks() {
   }, null, { timeout: 60000 });
   await waitFor(op, (x) => x.app.comparison && x.app.panels.includes("pinned"), "i36: a reload keeps the pinned job");
   await own.context.close();
+}
 
+// ---- issue 36: the searchable model dropdown ----
+async function dropdownChecks() {
   // -- 36 items 1.7/1.8: the searchable dropdown --
   const dd = await openPage("v=1&model=mixtral-8x7b&gpu=a40&method=qlora");
   const dp = dd.page;
@@ -374,13 +378,7 @@ async function linkChecks() {
   // is checked). Enter is held over a frame for the same reason.
   const pickModel = async (query, model) => {
     for (let attempt = 0; attempt < 2; attempt++) {
-      const a = (await ui(dp)).app.anchors["input.model"];
-      const box = await dp.locator("#canvas").boundingBox();
-      await dp.mouse.move(box.x + (a[0] + a[2]) / 2, box.y + (a[1] + a[3]) / 2);
-      await sleep(150);
-      await dp.mouse.down();
-      await sleep(300);
-      await dp.mouse.up();
+      await clickRect(dp, (await ui(dp)).app.anchors["input.model"], { settleMs: 150, holdMs: 300 });
       // the list opens on the next frame and its search field takes the keyboard on the one after
       for (let i = 0; i < 30 && !(await ui(dp)).app.text_input; i++) await sleep(100);
       if (!(await ui(dp)).app.text_input) {
@@ -406,6 +404,12 @@ async function linkChecks() {
   await pickModel("llama 3.1 8b", "llama-3.1-8b");  // typed over the old query: it was selected when the list opened
   await waitFor(dp, (x) => x.app.request.model === "llama-3.1-8b", "i36: the old query is selected when the list opens (typing replaces it)");
   await dd.context.close();
+}
+
+async function linkChecks() {
+  await planLinkChecks();
+  await ownLengthsLinkChecks();
+  await dropdownChecks();
 }
 
 // ---- issue 42: a GRPO job end to end — from a link, a canvas click, its round split drawn, the CLI's JSON ----
@@ -497,11 +501,7 @@ try {
   // ---- 1c. #16 item 2: a notice does not move the controls; dismissed with a click ----
   {
     const y0 = u.app.anchors["method.lora"][1];
-    await page.evaluate(() => {
-      const dt = new DataTransfer();
-      dt.items.add(new File(["not json"], "junk.json", { type: "application/json" }));
-      for (const type of ["dragenter", "dragover", "drop"]) window.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
-    });
+    await dropJsonFile(page, "not json", "junk.json");
     let v = await waitFor(page, (x) => x.app.notices.length === 1 && x.app.notices[0].level === "error" && x.app.anchors["notices.dismiss"],
       "an unreadable dropped file gives one error notice with a dismiss button");
     if (v) check(v.app.anchors["method.lora"][1] === y0, "the notice does not move the inputs", { before: y0, after: v.app.anchors["method.lora"][1] });
@@ -788,11 +788,7 @@ try {
 
   // ---- 5. drag and drop a Hugging Face config.json onto the page ----
   const tinyConfig = fs.readFileSync(path.join(root, "tests/data/tiny-llama-config.json"), "utf8");
-  await page.evaluate((text) => {
-    const dt = new DataTransfer();
-    dt.items.add(new File([text], "tiny-llama-config.json", { type: "application/json" }));
-    for (const type of ["dragenter", "dragover", "drop"]) window.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
-  }, tinyConfig);
+  await dropJsonFile(page, tinyConfig, "tiny-llama-config.json");
   await waitFor(page, (x) => x.app.request.model === "uploaded/tiny-llama-config.json" && !x.app.result.error,
     "a dropped config.json becomes the model");
 
@@ -923,11 +919,7 @@ try {
     const sender = await openPage(calJob);
     const sp = sender.page;
     const calText = fs.readFileSync(calFile, "utf8");
-    await sp.evaluate((text) => {
-      const dt = new DataTransfer();
-      dt.items.add(new File([text], "h100-sxm-synthetic.json", { type: "application/json" }));
-      for (const type of ["dragenter", "dragover", "drop"]) window.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
-    }, calText);
+    await dropJsonFile(sp, calText, "h100-sxm-synthetic.json");
     u = await waitFor(sp, (x) => x.app.calibrations.some((c) => c.in_use) && x.app.effective_request.calibration && !x.app.result.error &&
       x.app.cards.c_tp, "a dropped calibration is used for its GPU");
     let sharedHash = "";

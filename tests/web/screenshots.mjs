@@ -8,6 +8,8 @@ import net from "node:net";
 import fs from "node:fs";
 import path from "node:path";
 
+import { clickRect, dropJsonFile } from "./page_input.mjs";
+
 const require = createRequire(import.meta.url);
 const { chromium } = require("playwright-core");
 const args = process.argv.slice(2);
@@ -27,14 +29,12 @@ const server = spawn("python3", ["-m", "http.server", String(port), "--bind", "1
   stdio: "ignore",
 });
 await new Promise((r) => setTimeout(r, 800));
-// Dear ImGui acts on a click only after a frame has seen the pointer over the item: hover, then press and
-// release a frame apart (as tests/web/browser_test.mjs clickAnchor does); an instant click can be missed.
-async function clickAt(page, x, y) {
-  await page.mouse.move(x, y);
-  await page.waitForTimeout(100);
-  await page.mouse.down();
-  await page.waitForTimeout(100);
-  await page.mouse.up();
+// Lets the page settle `ms`, then saves its screenshot as <outDir>/<name>.png and prints the path.
+async function shoot(page, name, ms) {
+  await page.waitForTimeout(ms);
+  const file = path.join(outDir, `${name}.png`);
+  await page.screenshot({ path: file });
+  console.log(file);
 }
 const browser = await chromium.launch({
   executablePath: "/usr/bin/chromium",
@@ -62,10 +62,7 @@ try {
     await page.waitForFunction(() => window.ftcost && window.ftcost.ui && window.ftcost.ui() &&
                                      window.ftcost.ui().app && window.ftcost.ui().app.recomputes > 0,
                                null, { timeout: 60000 });
-    await page.waitForTimeout(1500);
-    const file = path.join(outDir, `${name}.png`);
-    await page.screenshot({ path: file });
-    console.log(file);
+    await shoot(page, name, 1500);
     await ctx.close();
   }
   // a calibration dropped on the page (the synthetic H100 fixture): the [calibrated] badges, spec-only vs
@@ -79,15 +76,9 @@ try {
                                null, { timeout: 60000 });
     const here = path.dirname(new URL(import.meta.url).pathname);
     const text = fs.readFileSync(path.join(here, "../data/calibration/h100-sxm-synthetic.json"), "utf8");
-    await page.evaluate((t) => {
-      const dt = new DataTransfer();
-      dt.items.add(new File([t], "h100-sxm-synthetic.json", { type: "application/json" }));
-      for (const type of ["dragenter", "dragover", "drop"]) window.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
-    }, text);
+    await dropJsonFile(page, text, "h100-sxm-synthetic.json");
     await page.waitForFunction(() => window.ftcost.ui().app.calibrations.length > 0, null, { timeout: 20000 });
-    await page.waitForTimeout(1500);
-    await page.screenshot({ path: path.join(outDir, "calibrated.png") });
-    console.log(path.join(outDir, "calibrated.png"));
+    await shoot(page, "calibrated", 1500);
     await ctx.close();
   }
   // issue #13's user: Llama-3.1-8B QLoRA on an RTX 4090 with their own token lengths (a length file uploaded
@@ -109,17 +100,15 @@ try {
       lengths.push(String(Math.round(Math.min(4096, 60 + 540 * Math.exp(1.1 * Math.sqrt(-2 * Math.log(u)) * Math.cos(6.283 * ((i * 0.618) % 1)))))));
     }
     const a = (await page.evaluate(() => window.ftcost.ui())).app.anchors["dataset.upload"];
-    const box = await page.locator("#canvas").boundingBox();
     const chooser = page.waitForEvent("filechooser", { timeout: 10000 });
-    await clickAt(page, box.x + (a[0] + a[2]) / 2, box.y + (a[1] + a[3]) / 2);
+    await clickRect(page, a);
     await (await chooser).setFiles({ name: "my-chat-lengths.txt", mimeType: "text/plain",
                                      buffer: Buffer.from(lengths.join("\n") + "\n") });
     await page.waitForFunction(() => window.ftcost.ui().app.request.dataset === "dataset/my-chat-lengths.txt",
                                null, { timeout: 20000 });
+    const box = await page.locator("#canvas").boundingBox();
     await page.mouse.move(box.x + 5, box.y + 5);
-    await page.waitForTimeout(1500);
-    await page.screenshot({ path: path.join(outDir, "own-data-rtx4090-llama8b-qlora.png") });
-    console.log(path.join(outDir, "own-data-rtx4090-llama8b-qlora.png"));
+    await shoot(page, "own-data-rtx4090-llama8b-qlora", 1500);
     await ctx.close();
   }
   // a recorded run loaded on the Calibrations page (measured vs predicted), and a multi-GPU job
@@ -138,17 +127,12 @@ try {
     const runFile = path.join(outDir, "example-run.json");
     fs.writeFileSync(runFile, JSON.stringify(run));
     const a = (await page.evaluate(() => window.ftcost.ui())).app.anchors["run.load"];
-    const box = await page.locator("#canvas").boundingBox();
     const chooser = page.waitForEvent("filechooser", { timeout: 10000 });
-    await clickAt(page, box.x + (a[0] + a[2]) / 2, box.y + (a[1] + a[3]) / 2);
+    await clickRect(page, a);
     await (await chooser).setFiles(runFile);
-    await page.waitForTimeout(2500);
-    await page.screenshot({ path: path.join(outDir, "run-loaded.png") });
-    console.log(path.join(outDir, "run-loaded.png"));
+    await shoot(page, "run-loaded", 2500);
     await page.goto(`http://127.0.0.1:${port}/#v=1&model=llama-3.1-70b&gpu=h100-sxm5-80gb&method=lora&dataset=math14k&node=dgx-h100`);
-    await page.waitForTimeout(4000);
-    await page.screenshot({ path: path.join(outDir, "multi-gpu.png") });
-    console.log(path.join(outDir, "multi-gpu.png"));
+    await shoot(page, "multi-gpu", 4000);
     await ctx.close();
   }
   // the Plan view (the paper's job: Mixtral-8x7B QLoRA on MATH, up to 8 GPUs) and the scaling plot of a full
@@ -166,17 +150,13 @@ try {
     const a = u.app.anchors["plan.plot"];
     const box = await page.locator("#canvas").boundingBox();
     if (a) await page.mouse.move(box.x + a[0] + (a[2] - a[0]) * 0.3, box.y + a[1] + (a[3] - a[1]) * 0.5);
-    await page.waitForTimeout(1200);
-    await page.screenshot({ path: path.join(outDir, "plan.png") });
-    console.log(path.join(outDir, "plan.png"));
+    await shoot(page, "plan", 1200);
     await page.goto(`http://127.0.0.1:${port}/#v=1&model=llama-2-7b&gpu=h100-sxm5-80gb&method=full&dataset=math14k`);
     await page.waitForTimeout(3000);
     // the scaling plot is under the memory and step-time panels: scroll the results column to it
     await page.mouse.move(box.x + 900, box.y + 600);
     await page.mouse.wheel(0, 900);
-    await page.waitForTimeout(1200);
-    await page.screenshot({ path: path.join(outDir, "scaling.png") });
-    console.log(path.join(outDir, "scaling.png"));
+    await shoot(page, "scaling", 1200);
     await ctx.close();
   }
 } finally {

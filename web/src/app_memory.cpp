@@ -18,14 +18,16 @@ namespace ftcost::web {
 
 namespace {
 
-// The memory components, typed: a renamed field of MemoryBreakdown fails to compile here.
-struct MemInfo {
-  double MemoryBreakdown::*field;
+// A memory row of `Of`, typed: a renamed field fails to compile here.
+template <class Of>
+struct FieldInfo {
+  double Of::*field;
   const char* label;
   const char* tip;
 };
 
-constexpr MemInfo kMem[] = {
+// The memory components.
+constexpr FieldInfo<MemoryBreakdown> kMem[] = {
     {&MemoryBreakdown::weights, "weights",
      "Base model weights as stored: 16-bit, or NF4/int8 with block scales for QLoRA (parts that stay 16-bit "
      "included)."},
@@ -58,13 +60,7 @@ constexpr MemInfo kMem[] = {
 };
 
 // What sharding adds to each rank (more than one GPU).
-struct RankInfo {
-  double RankMemory::*field;
-  const char* label;
-  const char* tip;
-};
-
-constexpr RankInfo kRankMem[] = {
+constexpr FieldInfo<RankMemory> kRankMem[] = {
     {&RankMemory::fp32_grad_partition, "fp32 grad partition",
      "DeepSpeed ZeRO's fp32 gradient partition / FSDP's sharded fp32 gradients."},
     {&RankMemory::gather_buffers, "gather buffers",

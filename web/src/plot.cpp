@@ -173,6 +173,207 @@ std::vector<double> log_ticks(double lo, double hi) {
   return out;
 }
 
+namespace {
+
+// A line plot's frame on screen: the plot area, both axes' mappings and where it draws.
+struct Frame {
+  ImDrawList* dl;
+  float fh;  // font height
+  float left, right, top, bottom;
+  Mapper mx, my;
+  ImVec2 at(double x, double y) const { return ImVec2(mx.map(x), my.map(y)); }
+};
+
+// One axis's ticks: a grid line across the plot area and a label beside it. `along_x` says which axis.
+void draw_ticks(const Frame& fr, const std::vector<double>& ticks, bool integer, bool along_x, ImU32 grid) {
+  for (double v : ticks) {
+    const float c = along_x ? fr.mx.map(v) : fr.my.map(v);
+    const float lo = along_x ? fr.left : fr.top, hi = along_x ? fr.right : fr.bottom;
+    if (c < lo - 1 || c > hi + 1) continue;
+    std::string s = tick_label(v, integer);
+    ImVec2 ts = ImGui::CalcTextSize(s.c_str());
+    if (along_x) {
+      fr.dl->AddLine(ImVec2(c, fr.top), ImVec2(c, fr.bottom), grid);
+      fr.dl->AddText(ImVec2(c - ts.x * 0.5f, fr.bottom + 4), dim_text_col(), s.c_str());
+    } else {
+      fr.dl->AddLine(ImVec2(fr.left, c), ImVec2(fr.right, c), grid);
+      fr.dl->AddText(ImVec2(fr.left - 6 - ts.x, c - ts.y * 0.5f), dim_text_col(), s.c_str());
+    }
+  }
+}
+
+// The x axis's ticks: log or nice, spaced by the plot's width; whole numbers only on an integer axis.
+std::vector<double> x_ticks(const Frame& fr, const Axis& xa) {
+  std::vector<double> xt =
+      xa.log ? log_ticks(xa.lo, xa.hi)
+             : nice_ticks(xa.lo, xa.hi, std::max(2, static_cast<int>((fr.right - fr.left) / (fr.fh * 5.0f))));
+  if (xa.integer)
+    xt.erase(std::remove_if(xt.begin(), xt.end(), [](double v) { return std::floor(v) != v; }), xt.end());
+  return xt;
+}
+
+// The plot area's grid, tick labels, axis labels and border.
+void draw_axes(const Frame& fr, ImVec2 p, const Axis& xa, const Axis& ya, const std::vector<double>& yt) {
+  ImDrawList* dl = fr.dl;
+  const ImU32 grid = ImGui::GetColorU32(ImGuiCol_Border, 0.45f);
+  draw_ticks(fr, yt, ya.integer, false, grid);
+  draw_ticks(fr, x_ticks(fr, xa), xa.integer, true, grid);
+  ImVec2 ts = ImGui::CalcTextSize(xa.label.c_str());
+  dl->AddText(ImVec2((fr.left + fr.right - ts.x) * 0.5f, fr.bottom + fr.fh + 8), text_col(),
+              xa.label.c_str());
+  dl->AddText(ImVec2(p.x, p.y), text_col(), ya.label.c_str());
+  dl->AddRect(ImVec2(fr.left, fr.top), ImVec2(fr.right, fr.bottom), ImGui::GetColorU32(ImGuiCol_Border),
+              3.0f);
+}
+
+// Range bands of the line series, below everything else.
+void draw_bands(const Frame& fr, const std::vector<Series>& series) {
+  for (const auto& s : series) {
+    if (!s.line || s.y_lo.size() != s.x.size() || s.y_hi.size() != s.x.size()) continue;
+    for (std::size_t i = 0; i + 1 < s.x.size(); ++i) {
+      ImVec2 a = fr.at(s.x[i], s.y_hi[i]), b = fr.at(s.x[i + 1], s.y_hi[i + 1]);
+      ImVec2 c = fr.at(s.x[i + 1], s.y_lo[i + 1]), d = fr.at(s.x[i], s.y_lo[i]);
+      fr.dl->AddQuadFilled(a, b, c, d, with_alpha(s.color, 0.18f));
+    }
+  }
+}
+
+void draw_lines(const Frame& fr, const std::vector<Series>& series) {
+  for (const auto& s : series) {
+    if (!s.line || s.x.size() < 2) continue;
+    for (std::size_t i = 0; i + 1 < s.x.size() && i + 1 < s.y.size(); ++i) {
+      bool faded = (i + 1 < s.dim.size() && s.dim[i + 1]) || (i < s.dim.size() && s.dim[i]);
+      fr.dl->AddLine(fr.at(s.x[i], s.y[i]), fr.at(s.x[i + 1], s.y[i + 1]),
+                     faded ? with_alpha(s.color, 0.35f) : s.color, 2.2f);
+    }
+  }
+}
+
+// Markers, with error bars on marker-only series that have a range.
+void draw_markers(const Frame& fr, const std::vector<Series>& series) {
+  ImDrawList* dl = fr.dl;
+  for (const auto& s : series) {
+    if (!s.markers) continue;
+    for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
+      bool faded = i < s.dim.size() && s.dim[i];
+      ImU32 c = faded ? with_alpha(s.color, 0.35f) : s.color;
+      ImVec2 q = fr.at(s.x[i], s.y[i]);
+      if (!s.line && s.y_lo.size() == s.x.size() && s.y_hi.size() == s.x.size()) {
+        float y0 = fr.my.map(s.y_lo[i]), y1 = fr.my.map(s.y_hi[i]);
+        dl->AddLine(ImVec2(q.x, y0), ImVec2(q.x, y1), c, 1.5f);
+        dl->AddLine(ImVec2(q.x - 3, y0), ImVec2(q.x + 3, y0), c, 1.5f);
+        dl->AddLine(ImVec2(q.x - 3, y1), ImVec2(q.x + 3, y1), c, 1.5f);
+      }
+      dl->AddCircleFilled(q, s.marker_radius, c);
+      dl->AddCircle(q, s.marker_radius, IM_COL32(20, 20, 20, 200));
+    }
+  }
+}
+
+// Vertical lines' labels (above the plot area, inside the frame).
+void draw_vline_labels(const Frame& fr, const std::vector<VLine>& vlines) {
+  for (const auto& v : vlines) {
+    float x = fr.mx.map(v.x);
+    if (x < fr.left || x > fr.right || v.label.empty()) continue;
+    ImVec2 ts = ImGui::CalcTextSize(v.label.c_str());
+    float tx = std::min(std::max(x + 4, fr.left + 2), fr.right - ts.x - 2);
+    fr.dl->AddText(ImVec2(tx, fr.top + 2), v.color, v.label.c_str());
+  }
+}
+
+// How many data points fall in the box [x0, x0 + w] x [y0, y1].
+int points_in(const Frame& fr, const std::vector<Series>& series, float x0, float w, float y0, float y1) {
+  int c = 0;
+  for (const auto& s : series)
+    for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
+      float px = fr.mx.map(s.x[i]), py = fr.my.map(s.y[i]);
+      if (px >= x0 && px <= x0 + w && py >= y0 && py <= y1) ++c;
+    }
+  return c;
+}
+
+// The legend: inside, in the top corner (left or right) that covers fewer data points.
+void draw_legend(const Frame& fr, const std::vector<Series>& series, bool has_vlines) {
+  float w = 0;
+  int n = 0;
+  for (const auto& s : series)
+    if (!s.name.empty()) {
+      w = std::max(w, ImGui::CalcTextSize(s.name.c_str()).x);
+      ++n;
+    }
+  if (n == 0) return;
+  const float fh = fr.fh;
+  const float box_w = w + 36, box_h = static_cast<float>(n) * (fh + 3) + 6;
+  const float top_y = fr.top + 6 + (has_vlines ? fh + 2 : 0.0f);
+  const float left_x = fr.left + 8, right_x = fr.right - 8 - box_w;
+  const float bx = points_in(fr, series, right_x, box_w, top_y - 4, top_y + box_h) <
+                           points_in(fr, series, left_x, box_w, top_y - 4, top_y + box_h)
+                       ? right_x
+                       : left_x;
+  fr.dl->AddRectFilled(ImVec2(bx, top_y - 4), ImVec2(bx + box_w, top_y + box_h - 4),
+                       ImGui::GetColorU32(ImGuiCol_WindowBg, 0.88f), 4.0f);
+  float yy = top_y;
+  const float bx0 = bx + 6;
+  for (const auto& s : series) {
+    if (s.name.empty()) continue;
+    if (s.line) fr.dl->AddLine(ImVec2(bx0, yy + fh * 0.5f), ImVec2(bx0 + 16, yy + fh * 0.5f), s.color, 2.5f);
+    if (s.markers) fr.dl->AddCircleFilled(ImVec2(bx0 + 8, yy + fh * 0.5f), 3.5f, s.color);
+    fr.dl->AddText(ImVec2(bx0 + 22, yy), text_col(), s.name.c_str());
+    yy += fh + 3;
+  }
+}
+
+// The tooltip of one point: series, x, y with its range, and the point's notes.
+void point_tooltip(const Series& s, std::size_t i, const Axis& xa, const Axis& ya, float fh) {
+  ImGui::BeginTooltip();
+  if (!s.name.empty()) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(s.color), "%s", s.name.c_str());
+  ImGui::Text("%s: %s", xa.label.c_str(), tick_label(s.x[i], xa.integer).c_str());
+  std::string yv = fmt(s.y[i], 4);
+  if (i < s.y_lo.size() && i < s.y_hi.size())
+    yv += "  (" + fmt(s.y_lo[i], 3) + " to " + fmt(s.y_hi[i], 3) + ")";
+  ImGui::Text("%s: %s %s", ya.label.c_str(), yv.c_str(), s.unit.c_str());
+  if (i < s.dim.size() && s.dim[i]) ImGui::TextColored(ImVec4(1, 0.5f, 0.4f, 1), "does not fit in memory");
+  if (i < s.notes.size() && !s.notes[i].empty()) {
+    ImGui::PushTextWrapPos(fh * 28);
+    ImGui::TextUnformatted(s.notes[i].c_str());
+    ImGui::PopTextWrapPos();
+  }
+  ImGui::EndTooltip();
+}
+
+// The hover read-out: a cursor line and the nearest point (screen distance) of any series, with its tooltip.
+void hover_readout(const Frame& fr, const Axis& xa, const Axis& ya, const std::vector<Series>& series,
+                   Hit* hit) {
+  ImVec2 m = ImGui::GetIO().MousePos;
+  const Series* best_s = nullptr;
+  std::size_t best_i = 0;
+  float best_d = 1e30f;
+  for (const auto& s : series) {
+    for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
+      float dx = fr.mx.map(s.x[i]) - m.x, dy = fr.my.map(s.y[i]) - m.y;
+      float d = dx * dx + dy * dy * 0.25f;  // favour the point under the cursor's x
+      if (d < best_d) {
+        best_d = d;
+        best_s = &s;
+        best_i = i;
+      }
+    }
+  }
+  if (m.x >= fr.left && m.x <= fr.right && m.y >= fr.top && m.y <= fr.bottom)
+    fr.dl->AddLine(ImVec2(m.x, fr.top), ImVec2(m.x, fr.bottom), ImGui::GetColorU32(ImGuiCol_Text, 0.25f));
+  if (best_s == nullptr || best_d >= 60.0f * 60.0f) return;
+  fr.dl->AddCircle(fr.at(best_s->x[best_i], best_s->y[best_i]), 6.0f, ImGui::GetColorU32(ImGuiCol_Text), 0,
+                   2.0f);
+  point_tooltip(*best_s, best_i, xa, ya, fr.fh);
+  if (hit != nullptr) {
+    hit->series = static_cast<int>(best_s - series.data());
+    hit->index = static_cast<int>(best_i);
+    hit->clicked = ImGui::IsItemClicked(ImGuiMouseButton_Left);
+  }
+}
+
+}  // namespace
+
 bool line_plot(const char* id, ImVec2 size, const Axis& xa, const Axis& ya, const std::vector<Series>& series,
                const std::vector<VLine>& vlines, Hit* hit) {
   ImGui::PushID(id);
@@ -182,7 +383,6 @@ bool line_plot(const char* id, ImVec2 size, const Axis& xa, const Axis& ya, cons
   const ImVec2 p = ImGui::GetCursorScreenPos();
   ImGui::InvisibleButton("##plot", size);
   const bool hovered = ImGui::IsItemHovered();
-  ImDrawList* dl = ImGui::GetWindowDrawList();
   const float fh = ImGui::GetFontSize();
 
   // y tick labels decide the left margin
@@ -199,173 +399,24 @@ bool line_plot(const char* id, ImVec2 size, const Axis& xa, const Axis& ya, cons
     ImGui::PopID();
     return hovered;
   }
-  Mapper mx{xa, left, right};
-  Mapper my{ya, bottom, top};
-
+  const Frame fr{ImGui::GetWindowDrawList(), fh, left, right, top, bottom, Mapper{xa, left, right},
+                 Mapper{ya, bottom, top}};
+  ImDrawList* dl = fr.dl;
   dl->AddRectFilled(ImVec2(left, top), ImVec2(right, bottom), ImGui::GetColorU32(ImGuiCol_FrameBg), 3.0f);
   dl->PushClipRect(ImVec2(p.x, p.y), ImVec2(p.x + size.x, p.y + size.y), true);
-  const ImU32 grid = ImGui::GetColorU32(ImGuiCol_Border, 0.45f);
-  // y ticks
-  for (double v : yt) {
-    float y = my.map(v);
-    if (y < top - 1 || y > bottom + 1) continue;
-    dl->AddLine(ImVec2(left, y), ImVec2(right, y), grid);
-    std::string s = tick_label(v, ya.integer);
-    ImVec2 ts = ImGui::CalcTextSize(s.c_str());
-    dl->AddText(ImVec2(left - 6 - ts.x, y - ts.y * 0.5f), dim_text_col(), s.c_str());
-  }
-  // x ticks
-  std::vector<double> xt =
-      xa.log ? log_ticks(xa.lo, xa.hi)
-             : nice_ticks(xa.lo, xa.hi, std::max(2, static_cast<int>((right - left) / (fh * 5.0f))));
-  if (xa.integer)
-    xt.erase(std::remove_if(xt.begin(), xt.end(), [](double v) { return std::floor(v) != v; }), xt.end());
-  for (double v : xt) {
-    float x = mx.map(v);
-    if (x < left - 1 || x > right + 1) continue;
-    dl->AddLine(ImVec2(x, top), ImVec2(x, bottom), grid);
-    std::string s = tick_label(v, xa.integer);
-    ImVec2 ts = ImGui::CalcTextSize(s.c_str());
-    dl->AddText(ImVec2(x - ts.x * 0.5f, bottom + 4), dim_text_col(), s.c_str());
-  }
-  // axis labels
-  {
-    ImVec2 ts = ImGui::CalcTextSize(xa.label.c_str());
-    dl->AddText(ImVec2((left + right - ts.x) * 0.5f, bottom + fh + 8), text_col(), xa.label.c_str());
-    dl->AddText(ImVec2(p.x, p.y), text_col(), ya.label.c_str());
-  }
-  dl->AddRect(ImVec2(left, top), ImVec2(right, bottom), ImGui::GetColorU32(ImGuiCol_Border), 3.0f);
-
+  draw_axes(fr, p, xa, ya, yt);
   dl->PushClipRect(ImVec2(left, top), ImVec2(right, bottom), true);
-  for (const auto& v : vlines) {
-    float x = mx.map(v.x);
-    dashed_vline(dl, x, top, bottom, v.color, 1.5f);
-  }
+  for (const auto& v : vlines) dashed_vline(dl, fr.mx.map(v.x), top, bottom, v.color, 1.5f);
   // bands first, then lines, then markers
-  for (const auto& s : series) {
-    if (!s.line || s.y_lo.size() != s.x.size() || s.y_hi.size() != s.x.size()) continue;
-    for (std::size_t i = 0; i + 1 < s.x.size(); ++i) {
-      ImVec2 a(mx.map(s.x[i]), my.map(s.y_hi[i])), b(mx.map(s.x[i + 1]), my.map(s.y_hi[i + 1]));
-      ImVec2 c(mx.map(s.x[i + 1]), my.map(s.y_lo[i + 1])), d(mx.map(s.x[i]), my.map(s.y_lo[i]));
-      dl->AddQuadFilled(a, b, c, d, with_alpha(s.color, 0.18f));
-    }
-  }
-  for (const auto& s : series) {
-    if (!s.line || s.x.size() < 2) continue;
-    for (std::size_t i = 0; i + 1 < s.x.size() && i + 1 < s.y.size(); ++i) {
-      bool faded = (i + 1 < s.dim.size() && s.dim[i + 1]) || (i < s.dim.size() && s.dim[i]);
-      dl->AddLine(ImVec2(mx.map(s.x[i]), my.map(s.y[i])), ImVec2(mx.map(s.x[i + 1]), my.map(s.y[i + 1])),
-                  faded ? with_alpha(s.color, 0.35f) : s.color, 2.2f);
-    }
-  }
-  for (const auto& s : series) {
-    if (!s.markers) continue;
-    for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
-      bool faded = i < s.dim.size() && s.dim[i];
-      ImU32 c = faded ? with_alpha(s.color, 0.35f) : s.color;
-      ImVec2 q(mx.map(s.x[i]), my.map(s.y[i]));
-      if (!s.line && s.y_lo.size() == s.x.size() && s.y_hi.size() == s.x.size()) {
-        float y0 = my.map(s.y_lo[i]), y1 = my.map(s.y_hi[i]);
-        dl->AddLine(ImVec2(q.x, y0), ImVec2(q.x, y1), c, 1.5f);
-        dl->AddLine(ImVec2(q.x - 3, y0), ImVec2(q.x + 3, y0), c, 1.5f);
-        dl->AddLine(ImVec2(q.x - 3, y1), ImVec2(q.x + 3, y1), c, 1.5f);
-      }
-      dl->AddCircleFilled(q, s.marker_radius, c);
-      dl->AddCircle(q, s.marker_radius, IM_COL32(20, 20, 20, 200));
-    }
-  }
+  draw_bands(fr, series);
+  draw_lines(fr, series);
+  draw_markers(fr, series);
   dl->PopClipRect();
-  // vline labels (above the plot area, inside the frame)
-  for (const auto& v : vlines) {
-    float x = mx.map(v.x);
-    if (x < left || x > right || v.label.empty()) continue;
-    ImVec2 ts = ImGui::CalcTextSize(v.label.c_str());
-    float tx = std::min(std::max(x + 4, left + 2), right - ts.x - 2);
-    dl->AddText(ImVec2(tx, top + 2), v.color, v.label.c_str());
-  }
-  // legend: inside, in the top corner (left or right) that covers fewer data points
-  {
-    float w = 0;
-    int n = 0;
-    for (const auto& s : series)
-      if (!s.name.empty()) {
-        w = std::max(w, ImGui::CalcTextSize(s.name.c_str()).x);
-        ++n;
-      }
-    if (n > 0) {
-      const float box_w = w + 36, box_h = static_cast<float>(n) * (fh + 3) + 6;
-      const float top_y = top + 6 + (vlines.empty() ? 0.0f : fh + 2);
-      auto covered = [&](float x0) {
-        int c = 0;
-        for (const auto& s : series)
-          for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
-            float px = mx.map(s.x[i]), py = my.map(s.y[i]);
-            if (px >= x0 && px <= x0 + box_w && py >= top_y - 4 && py <= top_y + box_h) ++c;
-          }
-        return c;
-      };
-      const float left_x = left + 8, right_x = right - 8 - box_w;
-      const float bx = covered(right_x) < covered(left_x) ? right_x : left_x;
-      dl->AddRectFilled(ImVec2(bx, top_y - 4), ImVec2(bx + box_w, top_y + box_h - 4),
-                        ImGui::GetColorU32(ImGuiCol_WindowBg, 0.88f), 4.0f);
-      float yy = top_y;
-      const float bx0 = bx + 6;
-      for (const auto& s : series) {
-        if (s.name.empty()) continue;
-        if (s.line) dl->AddLine(ImVec2(bx0, yy + fh * 0.5f), ImVec2(bx0 + 16, yy + fh * 0.5f), s.color, 2.5f);
-        if (s.markers) dl->AddCircleFilled(ImVec2(bx0 + 8, yy + fh * 0.5f), 3.5f, s.color);
-        dl->AddText(ImVec2(bx0 + 22, yy), text_col(), s.name.c_str());
-        yy += fh + 3;
-      }
-    }
-  }
+  draw_vline_labels(fr, vlines);
+  draw_legend(fr, series, !vlines.empty());
   dl->PopClipRect();
 
-  // hover read-out: the nearest point (screen distance) of any series
-  if (hovered) {
-    ImVec2 m = ImGui::GetIO().MousePos;
-    const Series* best_s = nullptr;
-    std::size_t best_i = 0;
-    float best_d = 1e30f;
-    for (const auto& s : series) {
-      for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
-        float dx = mx.map(s.x[i]) - m.x, dy = my.map(s.y[i]) - m.y;
-        float d = dx * dx + dy * dy * 0.25f;  // favour the point under the cursor's x
-        if (d < best_d) {
-          best_d = d;
-          best_s = &s;
-          best_i = i;
-        }
-      }
-    }
-    if (m.x >= left && m.x <= right && m.y >= top && m.y <= bottom)
-      dl->AddLine(ImVec2(m.x, top), ImVec2(m.x, bottom), ImGui::GetColorU32(ImGuiCol_Text, 0.25f));
-    if (best_s != nullptr && best_d < 60.0f * 60.0f) {
-      ImVec2 q(mx.map(best_s->x[best_i]), my.map(best_s->y[best_i]));
-      dl->AddCircle(q, 6.0f, ImGui::GetColorU32(ImGuiCol_Text), 0, 2.0f);
-      ImGui::BeginTooltip();
-      if (!best_s->name.empty())
-        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(best_s->color), "%s", best_s->name.c_str());
-      ImGui::Text("%s: %s", xa.label.c_str(), tick_label(best_s->x[best_i], xa.integer).c_str());
-      std::string yv = fmt(best_s->y[best_i], 4);
-      if (best_i < best_s->y_lo.size() && best_i < best_s->y_hi.size())
-        yv += "  (" + fmt(best_s->y_lo[best_i], 3) + " to " + fmt(best_s->y_hi[best_i], 3) + ")";
-      ImGui::Text("%s: %s %s", ya.label.c_str(), yv.c_str(), best_s->unit.c_str());
-      if (best_i < best_s->dim.size() && best_s->dim[best_i])
-        ImGui::TextColored(ImVec4(1, 0.5f, 0.4f, 1), "does not fit in memory");
-      if (best_i < best_s->notes.size() && !best_s->notes[best_i].empty()) {
-        ImGui::PushTextWrapPos(fh * 28);
-        ImGui::TextUnformatted(best_s->notes[best_i].c_str());
-        ImGui::PopTextWrapPos();
-      }
-      ImGui::EndTooltip();
-      if (hit != nullptr) {
-        hit->series = static_cast<int>(best_s - series.data());
-        hit->index = static_cast<int>(best_i);
-        hit->clicked = ImGui::IsItemClicked(ImGuiMouseButton_Left);
-      }
-    }
-  }
+  if (hovered) hover_readout(fr, xa, ya, series, hit);
   ImGui::PopID();
   return hovered;
 }
