@@ -237,6 +237,17 @@ void print_step_split(const Estimate& e) {
     if (v > 0) kt.row({kernel_class_name(static_cast<KernelClass>(i)), fixed(v, 3)});
   }
   std::cout << lt.str() << kt.str();
+  // the top ops as `--json` step_top_ops lists them (and the calculator's step chart draws them)
+  const json top = estimate_to_json(e)["step_top_ops"];
+  if (top.is_object() && top["top"].is_array() && !top["top"].empty()) {
+    Table ot({"top op (stage)", "device s", "of device"}, {false, true, true});
+    std::size_t shown = 0;
+    for (const auto& o : top["top"])
+      if (shown++ < 5)
+        ot.row({o.value("name", "") + " (" + o.value("stage", "") + ")", fixed(o.value("device_s", 0.0), 3),
+                fixed(100.0 * o.value("share", 0.0), 0) + "%"});
+    std::cout << ot.str();
+  }
   std::cout << "device busy " << fixed(e.step.gpu_s, 3) << " s, host-bound wait " << fixed(e.step.host_s, 3)
             << " s, " << group_thousands(e.step.kernels) << " kernel launches per step"
             << (e.step.calibrated ? " (calibrated)" : " (spec efficiencies, no calibration)") << "\n";
