@@ -567,6 +567,8 @@ ProviderCost cost_at(const Estimate& e, PriceChoice p) {
 // Every provider offer for this GPU (on demand and spot), cheapest first.
 void offer_costs(Estimate& e, const Database& db) {
   const Inputs& in = e.in;
+  std::vector<ProviderCost> costs;
+  costs.reserve(32);  // on-demand and spot of every offer of one GPU: about 20 today
   db.for_each_offer(in.gpu.id, [&](const PriceOffer& o) {
     for (int spot = 0; spot < 2; ++spot) {
       const double price = spot ? o.spot_usd_per_gpu_hour : o.on_demand_usd_per_gpu_hour;
@@ -586,11 +588,17 @@ void offer_costs(Estimate& e, const Database& db) {
         p.age_days = in.today_days - o.date_days;
         p.stale = p.age_days > in.stale_days;
       }
-      e.costs.push_back(cost_at(e, std::move(p)));
+      costs.push_back(cost_at(e, std::move(p)));
     }
   });
-  std::sort(e.costs.begin(), e.costs.end(),
-            [](const ProviderCost& a, const ProviderCost& b) { return a.cost_usd < b.cost_usd; });
+  // Cheapest first. The positions are sorted, not the offers (strings and all): the same comparisons give
+  // the same order, ties included, and each offer moves once.
+  std::vector<std::size_t> order(costs.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&costs](std::size_t a, std::size_t b) { return costs[a].cost_usd < costs[b].cost_usd; });
+  e.costs.reserve(e.costs.size() + costs.size());
+  for (const std::size_t i : order) e.costs.push_back(std::move(costs[i]));
 }
 
 // The headline price among the offers: the one price rule (price_better) over the eligible offers; a stale or

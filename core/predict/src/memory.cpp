@@ -903,9 +903,10 @@ MaxSeq max_seq_len(const ModelSpec& m, const Workload& w, const StackProfile& s,
     const double m2 = memory_for_batch(m, w, s, 1, l2).resident();
     if (m2 > m1 && l2 > l1) {
       const double guess = std::floor(l1 + (out.usable_bytes - m1) * (l2 - l1) / (m2 - m1));
-      if (guess >= lo && guess < hi && fits(guess) && !fits(guess + 1)) {
+      const double at_guess = guess >= lo && guess < hi ? memory_for_batch(m, w, s, 1, guess).resident() : 0;
+      if (guess >= lo && guess < hi && at_guess <= out.usable_bytes && !fits(guess + 1)) {
         out.seq_len = guess;
-        out.bytes_at_max = memory_for_batch(m, w, s, 1, guess).resident();
+        out.bytes_at_max = at_guess;
         return out;
       }
     }
