@@ -1,5 +1,6 @@
 #include "ftcost/model.hpp"
 
+#include "ftcost/enum_names.hpp"
 #include "model_families.hpp"
 
 #include <algorithm>
@@ -9,29 +10,12 @@
 
 namespace ftcost {
 
-const char* mixer_name(Mixer m) {
-  switch (m) {
-    case Mixer::none:
-      return "none";
-    case Mixer::attention:
-      return "attention";
-    case Mixer::mamba:
-      return "mamba";
-  }
-  return "none";
-}
+constexpr EnumName<Mixer> kMixerNames[] = {
+    {Mixer::none, "none"}, {Mixer::attention, "attention"}, {Mixer::mamba, "mamba"}};
+const char* mixer_name(Mixer m) { return enum_name(kMixerNames, m); }
 
-const char* ffn_name(Ffn f) {
-  switch (f) {
-    case Ffn::none:
-      return "none";
-    case Ffn::mlp:
-      return "mlp";
-    case Ffn::moe:
-      return "moe";
-  }
-  return "none";
-}
+constexpr EnumName<Ffn> kFfnNames[] = {{Ffn::none, "none"}, {Ffn::mlp, "mlp"}, {Ffn::moe, "moe"}};
+const char* ffn_name(Ffn f) { return enum_name(kFfnNames, f); }
 
 std::int64_t AttentionSpec::q_dim() const {
   return mla ? heads * (qk_nope_head_dim + qk_rope_head_dim) : heads * head_dim;
