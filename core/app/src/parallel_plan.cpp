@@ -341,12 +341,8 @@ Result<ParallelPlan> plan_from_inputs(const Inputs& in, const Database& db) {
   if (in.calibration && !in.calibration->measurements.collectives.empty()) {
     json rows = json::array();
     for (const auto& r : in.calibration->measurements.collectives)
-      rows.push_back(json{{"op", r.op},
-                          {"ranks", r.ranks},
-                          {"bytes", r.bytes},
-                          {"time_us", r.time_us},
-                          {"algbw_gbps", r.algbw_gbps},
-                          {"busbw_gbps", r.busbw_gbps}});
+      rows.push_back(json_object({"op", r.op}, {"ranks", r.ranks}, {"bytes", r.bytes}, {"time_us", r.time_us},
+                                 {"algbw_gbps", r.algbw_gbps}, {"busbw_gbps", r.busbw_gbps}));
     j["collectives"] = rows;
   }
   return plan_from_json(j, in, db);

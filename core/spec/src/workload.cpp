@@ -182,19 +182,13 @@ double Workload::memory_seq_len() const { return prompt_memory_seq_len() + compl
 
 double Workload::prompt_memory_seq_len() const {
   if (seq_len > 0) return seq_len;
-  switch (padding) {
-    case Padding::max_length:
-    case Padding::packing:
-      return max_length;
-    case Padding::longest:
-      // DataCollatorForSeq2Seq pads to the longest sample, rounded up to a multiple of 8; over an epoch
-      // some batch holds the longest (truncated) sample, and that batch sets the peak.
-      // The worst batch is padded to the longest sample of the length distribution. The prompt template's
-      // tokens are not added here: the presets' maxima are where the paper's histograms stop (CS: 512),
-      // not measured longest templated samples (see the note in docs/validation.md).
-      return std::min(round_up8(lengths.max()), round_up8(max_length));
-  }
-  return max_length;
+  if (padding != Padding::longest) return max_length;  // max-length, packing: every row is max_length
+  // DataCollatorForSeq2Seq pads to the longest sample, rounded up to a multiple of 8; over an epoch
+  // some batch holds the longest (truncated) sample, and that batch sets the peak.
+  // The worst batch is padded to the longest sample of the length distribution. The prompt template's
+  // tokens are not added here: the presets' maxima are where the paper's histograms stop (CS: 512),
+  // not measured longest templated samples (see the note in docs/validation.md).
+  return std::min(round_up8(lengths.max()), round_up8(max_length));
 }
 
 double Workload::queries_per_row() const {
@@ -233,17 +227,11 @@ double Workload::mean_padded_len(std::int64_t b) const {
 
 double Workload::mean_prompt_padded_len(std::int64_t b) const {
   if (seq_len > 0) return seq_len;
-  switch (padding) {
-    case Padding::max_length:
-    case Padding::packing:
-      return max_length;
-    case Padding::longest:
-      return std::min(
-          round_up8(template_tokens + lengths.expected_max(static_cast<double>(std::max<std::int64_t>(b, 1)),
-                                                           std::max(1.0, max_length - template_tokens))),
-          round_up8(max_length));
-  }
-  return max_length;
+  if (padding != Padding::longest) return max_length;  // max-length, packing
+  return std::min(
+      round_up8(template_tokens + lengths.expected_max(static_cast<double>(std::max<std::int64_t>(b, 1)),
+                                                       std::max(1.0, max_length - template_tokens))),
+      round_up8(max_length));
 }
 
 double Workload::attention_len(double padded_len) const {
