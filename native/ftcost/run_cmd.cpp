@@ -21,15 +21,8 @@ Result<std::vector<RunFile>> load_runs(const std::vector<std::string>& paths, co
                                        const RunReader& read) {
   std::vector<RunFile> runs;
   for (const auto& p : paths) {
-    auto text = read(p);
-    if (!text.ok()) return make_error(Errc::io_error, "--run", text.error().to_string());
-    auto run = parse_run(text.value(), p, db);
-    if (!run.ok()) {
-      Error e = run.error();
-      e.field = p + ": " + e.field;
-      return e;
-    }
-    runs.push_back(std::move(run).value());
+    FTCOST_TRY(run, read_run(p, db, read));
+    runs.push_back(std::move(run));
   }
   return runs;
 }

@@ -228,15 +228,10 @@ std::string compare_json(const std::string& request_json, const FileReader& read
 json models_list(const Database& db) {
   json a = json::array();
   for (const auto& [id, m] : db.models()) {
-    a.push_back(json{{"id", id},
-                     {"name", m.display_name},
-                     {"kind", m.kind()},
-                     {"hf_repo", m.hf_repo},
-                     {"total_params", m.params().total()},
-                     {"active_params", m.active_params(m.moe.top_k)},
-                     {"experts", m.moe.experts},
-                     {"top_k", m.moe.top_k},
-                     {"layers", m.layers()}});
+    a.push_back(json_object({"id", id}, {"name", m.display_name}, {"kind", m.kind()}, {"hf_repo", m.hf_repo},
+                            {"total_params", m.params().total()},
+                            {"active_params", m.active_params(m.moe.top_k)}, {"experts", m.moe.experts},
+                            {"top_k", m.moe.top_k}, {"layers", m.layers()}));
   }
   return a;
 }
@@ -266,13 +261,10 @@ std::string prices_json() {
   json a = json::array();
   for (const auto& p : Database::embedded().providers()) {
     for (const auto& o : p.offers) {
-      a.push_back(json{{"provider", o.provider},
-                       {"provider_id", o.provider_id},
-                       {"gpu_id", o.gpu_id},
-                       {"on_demand_usd_per_gpu_hour", o.on_demand_usd_per_gpu_hour},
-                       {"spot_usd_per_gpu_hour", o.spot_usd_per_gpu_hour},
-                       {"date", o.date},
-                       {"source", o.source}});
+      a.push_back(json_object({"provider", o.provider}, {"provider_id", o.provider_id}, {"gpu_id", o.gpu_id},
+                              {"on_demand_usd_per_gpu_hour", o.on_demand_usd_per_gpu_hour},
+                              {"spot_usd_per_gpu_hour", o.spot_usd_per_gpu_hour}, {"date", o.date},
+                              {"source", o.source}));
     }
   }
   return a.dump();

@@ -66,37 +66,22 @@ json parallel_to_json(const ParallelEstimate& p) {
   j["paged_out_gib"] = e.memory.paged_out(e.usable_bytes) / kGiB;
   json comm = json::array();
   for (const auto& c : e.comm)
-    comm.push_back({{"name", c.name},
-                    {"op", coll_op_name(c.op)},
-                    {"scope", c.scope},
-                    {"algorithm", c.algorithm},
-                    {"ranks", c.ranks},
-                    {"bytes_per_call", c.bytes},
-                    {"calls", c.calls},
-                    {"time_s", c.time_s},
-                    {"overlapped_s", c.overlapped_s},
-                    {"exposed_s", c.exposed_s},
-                    {"overlap", c.overlap}});
-  json par = {{"strategy", e.strategy_label},
-              {"gpus_per_node", e.plan.gpus_per_node},
-              {"nodes", e.plan.nodes},
-              {"data_parallel", e.dp},
-              {"grad_accum", e.plan.grad_accum},
-              {"offload", offload_name(e.plan.offload)},
-              {"intra_node_link",
-               {{"kind", link_kind_name(e.plan.intra.kind)},
-                {"busbw_gbps", e.plan.intra.busbw_gbps},
-                {"latency_us", e.plan.intra.latency_us},
-                {"note", e.plan.intra.note}}},
-              {"host_gib_per_rank", e.memory.host_bytes / kGiB},
-              {"communication", comm},
-              {"optimizer_steps", e.optimizer_steps},
-              {"compute_s", e.compute_s},
-              {"optimizer_s", e.optimizer_s},
-              {"communication_s", e.comm_s},
-              {"communication_exposed_s", e.comm_exposed_s},
-              {"scaling_efficiency", e.scaling_efficiency},
-              {"why", e.why}};
+    comm.push_back(json_object({"name", c.name}, {"op", coll_op_name(c.op)}, {"scope", c.scope},
+                               {"algorithm", c.algorithm}, {"ranks", c.ranks}, {"bytes_per_call", c.bytes},
+                               {"calls", c.calls}, {"time_s", c.time_s}, {"overlapped_s", c.overlapped_s},
+                               {"exposed_s", c.exposed_s}, {"overlap", c.overlap}));
+  json par = json_object(
+      {"strategy", e.strategy_label}, {"gpus_per_node", e.plan.gpus_per_node}, {"nodes", e.plan.nodes},
+      {"data_parallel", e.dp}, {"grad_accum", e.plan.grad_accum}, {"offload", offload_name(e.plan.offload)},
+      {"intra_node_link",
+       {{"kind", link_kind_name(e.plan.intra.kind)},
+        {"busbw_gbps", e.plan.intra.busbw_gbps},
+        {"latency_us", e.plan.intra.latency_us},
+        {"note", e.plan.intra.note}}},
+      {"host_gib_per_rank", e.memory.host_bytes / kGiB}, {"communication", comm},
+      {"optimizer_steps", e.optimizer_steps}, {"compute_s", e.compute_s}, {"optimizer_s", e.optimizer_s},
+      {"communication_s", e.comm_s}, {"communication_exposed_s", e.comm_exposed_s},
+      {"scaling_efficiency", e.scaling_efficiency}, {"why", e.why});
   if (!e.plan.node_id.empty()) par["node"] = e.plan.node_id;
   if (offload_on_nvme(e.plan.offload))
     par["nvme"] = {{"gib_per_rank", (e.memory.nvme_optimizer_bytes + e.memory.nvme_param_bytes) / kGiB},
@@ -123,12 +108,7 @@ json parallel_to_json(const ParallelEstimate& p) {
   for (const auto& w : e.warnings) warnings.push_back(w);
   j["warnings"] = warnings;
   if (!e.fits) {
-    // as on one GPU: a job that does not fit has no step time, throughput, time or cost
-    j["step_time_s"] = nullptr;
-    j["throughput_queries_per_s"] = nullptr;
-    j["throughput_tokens_per_s"] = nullptr;
-    j["time_hours"] = nullptr;
-    j["cost_usd"] = nullptr;
+    null_timing(j);  // as on one GPU
     return j;
   }
   j["step_time_s"] = e.step_s;

@@ -1,6 +1,7 @@
 // Collectives and links of the multi-GPU layer: nccl-tests' bus-bandwidth factors, measured collective
 // curves, the intra-node link and the network from the GPU's interconnect fields, and the alpha-beta time of
 // a collective, flat or hierarchical over nodes.
+#include "ftcost/enum_names.hpp"
 #include "ftcost/parallel.hpp"
 
 #include <algorithm>
@@ -58,43 +59,19 @@ double pcie_lane_gbps(int gen) {
 
 }  // namespace
 
-const char* coll_op_name(CollOp o) {
-  switch (o) {
-    case CollOp::all_reduce:
-      return "all_reduce";
-    case CollOp::all_gather:
-      return "all_gather";
-    case CollOp::reduce_scatter:
-      return "reduce_scatter";
-    case CollOp::all_to_all:
-      return "all_to_all";
-    case CollOp::send_recv:
-      return "send_recv";
-  }
-  return "?";
-}
+constexpr EnumName<CollOp> kCollOpNames[] = {{CollOp::all_reduce, "all_reduce"},
+                                             {CollOp::all_gather, "all_gather"},
+                                             {CollOp::reduce_scatter, "reduce_scatter"},
+                                             {CollOp::all_to_all, "all_to_all"},
+                                             {CollOp::send_recv, "send_recv"}};
+const char* coll_op_name(CollOp o) { return enum_name(kCollOpNames, o, "?"); }
 
-const char* link_kind_name(LinkKind k) {
-  switch (k) {
-    case LinkKind::nvswitch:
-      return "nvswitch";
-    case LinkKind::nvlink_bridge:
-      return "nvlink-bridge";
-    case LinkKind::pcie_p2p:
-      return "pcie-p2p";
-    case LinkKind::pcie_host:
-      return "pcie-via-host";
-    case LinkKind::infiniband:
-      return "infiniband";
-    case LinkKind::roce:
-      return "roce";
-    case LinkKind::ethernet:
-      return "ethernet";
-    case LinkKind::none:
-      return "none";
-  }
-  return "?";
-}
+constexpr EnumName<LinkKind> kLinkKindNames[] = {
+    {LinkKind::nvswitch, "nvswitch"},     {LinkKind::nvlink_bridge, "nvlink-bridge"},
+    {LinkKind::pcie_p2p, "pcie-p2p"},     {LinkKind::pcie_host, "pcie-via-host"},
+    {LinkKind::infiniband, "infiniband"}, {LinkKind::roce, "roce"},
+    {LinkKind::ethernet, "ethernet"},     {LinkKind::none, "none"}};
+const char* link_kind_name(LinkKind k) { return enum_name(kLinkKindNames, k, "?"); }
 
 double busbw_factor(CollOp op, int ranks) {
   const double n = static_cast<double>(std::max(ranks, 1));

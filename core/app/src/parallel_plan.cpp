@@ -1,6 +1,7 @@
 // The typed multi-GPU plan and its parsing: strategy and offload names, --parallel, --nvme-gbps, --zero3, the
 // plan's keys of a request (plan_from_json) and the plan of resolved inputs (plan_from_inputs).
 #include "ftcost/calibration.hpp"
+#include "ftcost/enum_names.hpp"
 #include "ftcost/parallel.hpp"
 
 #include <algorithm>
@@ -22,49 +23,21 @@ constexpr double kDefaultNvmeReadGbps = 10, kDefaultNvmeWriteGbps = 5;
 
 }  // namespace
 
-const char* strategy_name(Strategy s) {
-  switch (s) {
-    case Strategy::single:
-      return "single";
-    case Strategy::ddp:
-      return "ddp";
-    case Strategy::fsdp:
-      return "fsdp";
-    case Strategy::fsdp_grad_op:
-      return "fsdp-grad-op";
-    case Strategy::hsdp:
-      return "hsdp";
-    case Strategy::zero1:
-      return "zero1";
-    case Strategy::zero2:
-      return "zero2";
-    case Strategy::zero3:
-      return "zero3";
-    case Strategy::tp:
-      return "tp";
-    case Strategy::ep:
-      return "ep";
-    case Strategy::cp:
-      return "cp";
-  }
-  return "?";
-}
+constexpr EnumName<Strategy> kStrategyNames[] = {
+    {Strategy::single, "single"}, {Strategy::ddp, "ddp"},
+    {Strategy::fsdp, "fsdp"},     {Strategy::fsdp_grad_op, "fsdp-grad-op"},
+    {Strategy::hsdp, "hsdp"},     {Strategy::zero1, "zero1"},
+    {Strategy::zero2, "zero2"},   {Strategy::zero3, "zero3"},
+    {Strategy::tp, "tp"},         {Strategy::ep, "ep"},
+    {Strategy::cp, "cp"}};
+const char* strategy_name(Strategy s) { return enum_name(kStrategyNames, s, "?"); }
 
-const char* offload_name(Offload o) {
-  switch (o) {
-    case Offload::none:
-      return "none";
-    case Offload::optimizer:
-      return "optimizer";
-    case Offload::params:
-      return "params";
-    case Offload::optimizer_nvme:
-      return "optimizer-nvme";
-    case Offload::params_nvme:
-      return "params-nvme";
-  }
-  return "?";
-}
+constexpr EnumName<Offload> kOffloadNames[] = {{Offload::none, "none"},
+                                               {Offload::optimizer, "optimizer"},
+                                               {Offload::params, "params"},
+                                               {Offload::optimizer_nvme, "optimizer-nvme"},
+                                               {Offload::params_nvme, "params-nvme"}};
+const char* offload_name(Offload o) { return enum_name(kOffloadNames, o, "?"); }
 
 bool offloads_params(Offload o) { return o == Offload::params || o == Offload::params_nvme; }
 bool offload_on_nvme(Offload o) { return o == Offload::optimizer_nvme || o == Offload::params_nvme; }
@@ -368,12 +341,8 @@ Result<ParallelPlan> plan_from_inputs(const Inputs& in, const Database& db) {
   if (in.calibration && !in.calibration->measurements.collectives.empty()) {
     json rows = json::array();
     for (const auto& r : in.calibration->measurements.collectives)
-      rows.push_back(json{{"op", r.op},
-                          {"ranks", r.ranks},
-                          {"bytes", r.bytes},
-                          {"time_us", r.time_us},
-                          {"algbw_gbps", r.algbw_gbps},
-                          {"busbw_gbps", r.busbw_gbps}});
+      rows.push_back(json_object({"op", r.op}, {"ranks", r.ranks}, {"bytes", r.bytes}, {"time_us", r.time_us},
+                                 {"algbw_gbps", r.algbw_gbps}, {"busbw_gbps", r.busbw_gbps}));
     j["collectives"] = rows;
   }
   return plan_from_json(j, in, db);

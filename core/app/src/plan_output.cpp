@@ -1,4 +1,5 @@
 // A plan search's result as JSON (`ftcost plan --json`) and as CSV.
+#include "ftcost/compare.hpp"
 #include "ftcost/options.hpp"
 #include "ftcost/parallel.hpp"
 #include "ftcost/plan.hpp"
@@ -22,42 +23,20 @@ json plan_to_json(const PlanResult& r) {
   auto entry_json = [](const PlanEntry& e) {
     json req = json::object();
     for (const auto& [k, v] : e.request) req[k] = v;
-    return json{{"id", e.id},
-                {"gpu", e.shape.gpu_id},
-                {"gpu_name", e.gpu_name},
-                {"gpus_per_node", e.shape.gpus_per_node},
-                {"nodes", e.shape.nodes},
-                {"provider", e.shape.provider},
-                {"provider_id", e.shape.provider_id},
-                {"instance_type", e.shape.instance_type},
-                {"region", e.shape.region},
-                {"price_date", e.shape.date.empty() ? json(nullptr) : json(e.shape.date)},
-                {"price_stale", e.shape.stale},
-                {"spot", e.shape.spot},
-                {"usd_per_hour", e.shape.usd_per_hour},
-                {"usd_per_gpu_hour", e.shape.usd_per_gpu_hour},
-                {"method", e.method},
-                {"stack", e.stack},
-                {"parallel", e.parallel},
-                {"offload", e.offload},
-                {"checkpointing", e.checkpointing},
-                {"optimizer", e.optimizer},
-                {"micro_batch", e.micro_batch},
-                {"max_micro_batch", e.max_micro_batch},
-                {"grad_accum", e.grad_accum},
-                {"effective_batch", e.effective_batch},
-                {"hours", e.hours},
-                {"cost_usd", e.cost_usd},
-                {"step_time_s", e.step_s},
-                {"throughput_queries_per_s", e.throughput_qps},
-                {"peak_gib_per_gpu", e.peak_gib_per_gpu},
-                {"usable_gib_per_gpu", e.usable_gib},
-                {"memory_gib", e.memory_gib},
-                {"bottleneck", e.bottleneck},
-                {"bottleneck_share", e.bottleneck_share},
-                {"why", e.why},
-                {"warnings", e.warnings},
-                {"request", req}};
+    return json_object(
+        {"id", e.id}, {"gpu", e.shape.gpu_id}, {"gpu_name", e.gpu_name},
+        {"gpus_per_node", e.shape.gpus_per_node}, {"nodes", e.shape.nodes}, {"provider", e.shape.provider},
+        {"provider_id", e.shape.provider_id}, {"instance_type", e.shape.instance_type},
+        {"region", e.shape.region}, {"price_date", e.shape.date.empty() ? json(nullptr) : json(e.shape.date)},
+        {"price_stale", e.shape.stale}, {"spot", e.shape.spot}, {"usd_per_hour", e.shape.usd_per_hour},
+        {"usd_per_gpu_hour", e.shape.usd_per_gpu_hour}, {"method", e.method}, {"stack", e.stack},
+        {"parallel", e.parallel}, {"offload", e.offload}, {"checkpointing", e.checkpointing},
+        {"optimizer", e.optimizer}, {"micro_batch", e.micro_batch}, {"max_micro_batch", e.max_micro_batch},
+        {"grad_accum", e.grad_accum}, {"effective_batch", e.effective_batch}, {"hours", e.hours},
+        {"cost_usd", e.cost_usd}, {"step_time_s", e.step_s}, {"throughput_queries_per_s", e.throughput_qps},
+        {"peak_gib_per_gpu", e.peak_gib_per_gpu}, {"usable_gib_per_gpu", e.usable_gib},
+        {"memory_gib", e.memory_gib}, {"bottleneck", e.bottleneck}, {"bottleneck_share", e.bottleneck_share},
+        {"why", e.why}, {"warnings", e.warnings}, {"request", req});
   };
   for (const auto& e : r.front) front.push_back(entry_json(e));
   json pruned = json::object();
@@ -94,15 +73,7 @@ std::string plan_to_csv(const PlanResult& r) {
       "id,best,gpu,gpus_per_node,nodes,provider,instance_type,spot,usd_per_hour,method,stack,parallel,"
       "checkpointing,optimizer,micro_batch,grad_accum,effective_batch,hours,cost_usd,peak_gib_per_gpu,"
       "bottleneck\n";
-  auto q = [](const std::string& s) {
-    if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-    std::string o = "\"";
-    for (char ch : s) {
-      if (ch == '"') o += '"';
-      o += ch;
-    }
-    return o + "\"";
-  };
+  const auto q = csv_field;
   for (const auto& e : r.front)
     out += std::to_string(e.id) + "," + (e.id == r.best ? "yes" : "no") + "," + q(e.shape.gpu_id) + "," +
            std::to_string(e.shape.gpus_per_node) + "," + std::to_string(e.shape.nodes) + "," +

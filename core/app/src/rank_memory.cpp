@@ -74,22 +74,17 @@ ZeroEstimate deepspeed_zero3_estimate(std::int64_t total_params, std::int64_t la
   auto tdiv = [&](std::int64_t num) {
     return static_cast<std::int64_t>(static_cast<double>(num) / static_cast<double>(total_gpus));
   };
+  // With CPU offload: host bytes per parameter on the CPU (18 with the parameters, 16 without), per node.
+  auto offload_cpu_mem = [&](std::int64_t per_param) {
+    if (zero_init)
+      return static_cast<double>(total_params * per_param) * gpus_factor * additional_buffer_factor;
+    return P *
+           std::max(static_cast<double>(4 * gpus_per_node), static_cast<double>(per_param) * gpus_factor) *
+           additional_buffer_factor;
+  };
   if (cpu_offload) {
-    if (cpu_offload_params) {
-      gpu_mem = largest_layer_memory;
-      if (zero_init)
-        cpu_mem = static_cast<double>(total_params * 18) * gpus_factor * additional_buffer_factor;
-      else
-        cpu_mem =
-            P * std::max(static_cast<double>(4 * gpus_per_node), 18 * gpus_factor) * additional_buffer_factor;
-    } else {
-      gpu_mem = largest_layer_memory + tdiv(2 * total_params);
-      if (zero_init)
-        cpu_mem = static_cast<double>(total_params * 16) * gpus_factor * additional_buffer_factor;
-      else
-        cpu_mem =
-            P * std::max(static_cast<double>(4 * gpus_per_node), 16 * gpus_factor) * additional_buffer_factor;
-    }
+    gpu_mem = largest_layer_memory + (cpu_offload_params ? 0 : tdiv(2 * total_params));
+    cpu_mem = offload_cpu_mem(cpu_offload_params ? 18 : 16);
   } else {
     gpu_mem = largest_layer_memory + tdiv(18 * total_params);
     if (zero_init)

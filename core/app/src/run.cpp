@@ -207,10 +207,7 @@ Result<RunFitResult> apply_runs(Inputs& in, const std::vector<RunFile>& runs, co
   return fit;
 }
 
-Status apply_run_file(Inputs& in, const std::string& path, const Database& db, const FileReader& reader) {
-  if (!reader)
-    return make_error(Errc::io_error, "--run",
-                      "file paths are not available here; load the run file in the UI");
+Result<RunFile> read_run(const std::string& path, const Database& db, const FileReader& reader) {
   auto text = reader(path);
   if (!text.ok()) return make_error(Errc::io_error, "--run", text.error().to_string());
   auto run = parse_run(text.value(), path, db);
@@ -219,7 +216,15 @@ Status apply_run_file(Inputs& in, const std::string& path, const Database& db, c
     e.field = path + ": " + e.field;
     return e;
   }
-  FTCOST_TRY(fit, apply_runs(in, {run.value()}, db));
+  return run;
+}
+
+Status apply_run_file(Inputs& in, const std::string& path, const Database& db, const FileReader& reader) {
+  if (!reader)
+    return make_error(Errc::io_error, "--run",
+                      "file paths are not available here; load the run file in the UI");
+  FTCOST_TRY(run, read_run(path, db, reader));
+  FTCOST_TRY(fit, apply_runs(in, {run}, db));
   (void)fit;
   return Ok{};
 }

@@ -48,15 +48,12 @@ json RunFitResult::to_json() const {
   json pts = json::array();
   auto opt = [](double v) { return v >= 0 ? json(v) : json(nullptr); };
   for (const auto& q : points)
-    pts.push_back(json{{"file", q.file},
-                       {"step", q.step},
-                       {"shape", q.shape},
-                       {"measured_s", q.measured_s},
-                       {"predicted_before_s", q.before_s},
-                       {"predicted_after_s", q.after_s},
-                       {"measured_allocated_bytes", opt(q.measured_alloc_bytes)},
-                       {"predicted_before_allocated_bytes", opt(q.before_alloc_bytes)},
-                       {"predicted_after_allocated_bytes", opt(q.after_alloc_bytes)}});
+    pts.push_back(json_object({"file", q.file}, {"step", q.step}, {"shape", q.shape},
+                              {"measured_s", q.measured_s}, {"predicted_before_s", q.before_s},
+                              {"predicted_after_s", q.after_s},
+                              {"measured_allocated_bytes", opt(q.measured_alloc_bytes)},
+                              {"predicted_before_allocated_bytes", opt(q.before_alloc_bytes)},
+                              {"predicted_after_allocated_bytes", opt(q.after_alloc_bytes)}));
   return json{
       {"stack", stack.id},
       {"points", pts},

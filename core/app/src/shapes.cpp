@@ -64,23 +64,16 @@ json shape_to_json(const InstanceShape& s) {
     net = json{{"kind", s.offer.network},
                {"gbit_per_gpu", s.offer.network_gbit_per_gpu},
                {"source", s.offer.network_source}};
-  return json{
-      {"provider", s.offer.provider},
-      {"provider_id", s.offer.provider_id},
-      {"instance_type", s.offer.instance_type},
-      {"region", s.offer.region},
-      {"gpu", s.offer.gpu_id},
-      {"gpus_per_node", s.gpus_per_node},
-      {"nodes", s.nodes},
-      {"gpus", s.gpus()},
-      {"intra_node", s.intra},
+  return json_object(
+      {"provider", s.offer.provider}, {"provider_id", s.offer.provider_id},
+      {"instance_type", s.offer.instance_type}, {"region", s.offer.region}, {"gpu", s.offer.gpu_id},
+      {"gpus_per_node", s.gpus_per_node}, {"nodes", s.nodes}, {"gpus", s.gpus()}, {"intra_node", s.intra},
       {"network", net},
       {"usd_per_gpu_hour",
        {{"on_demand", price(s.offer.on_demand_usd_per_gpu_hour)},
         {"spot", price(s.offer.spot_usd_per_gpu_hour)}}},
       {"usd_per_hour", {{"on_demand", price(s.usd_per_hour(false))}, {"spot", price(s.usd_per_hour(true))}}},
-      {"date", s.offer.date.empty() ? json(nullptr) : json(s.offer.date)},
-      {"source", s.offer.source}};
+      {"date", s.offer.date.empty() ? json(nullptr) : json(s.offer.date)}, {"source", s.offer.source});
 }
 
 }  // namespace ftcost

@@ -62,16 +62,29 @@ bool has(const json& obj, const std::string& key) {
   return it != obj.end() && !it->is_null();
 }
 
-Result<double> get_number(const json& obj, const std::string& key, const std::string& path) {
-  std::string p = join_path(path, key);
+namespace {
+
+// A required field of `obj` that is present, not null and (is_kind) of the kind named `kind`.
+Result<const json*> required(const json& obj, const std::string& key, const std::string& path,
+                             const char* kind, bool (json::*is_kind)() const noexcept) {
   if (!obj.is_object()) return make_error(Errc::wrong_type, path, "must be an object");
   auto it = obj.find(key);
   if (it == obj.end() || it->is_null())
-    return make_error(Errc::missing_field, p, "required number is missing");
-  if (!it->is_number())
-    return make_error(Errc::wrong_type, p, "must be a number, got " + std::string(it->type_name()));
-  double v = it->get<double>();
-  if (!std::isfinite(v)) return make_error(Errc::invalid_value, p, "must be a finite number");
+    return make_error(Errc::missing_field, join_path(path, key),
+                      std::string("required ") + kind + " is missing");
+  if (!((*it).*is_kind)())
+    return make_error(Errc::wrong_type, join_path(path, key),
+                      std::string("must be a ") + kind + ", got " + std::string(it->type_name()));
+  return &*it;
+}
+
+}  // namespace
+
+Result<double> get_number(const json& obj, const std::string& key, const std::string& path) {
+  FTCOST_TRY(field, required(obj, key, path, "number", &json::is_number));
+  double v = field->get<double>();
+  if (!std::isfinite(v))
+    return make_error(Errc::invalid_value, join_path(path, key), "must be a finite number");
   return v;
 }
 
@@ -111,14 +124,8 @@ Result<std::int64_t> opt_count(const json& obj, const std::string& key, const st
 }
 
 Result<std::string> get_string(const json& obj, const std::string& key, const std::string& path) {
-  std::string p = join_path(path, key);
-  if (!obj.is_object()) return make_error(Errc::wrong_type, path, "must be an object");
-  auto it = obj.find(key);
-  if (it == obj.end() || it->is_null())
-    return make_error(Errc::missing_field, p, "required string is missing");
-  if (!it->is_string())
-    return make_error(Errc::wrong_type, p, "must be a string, got " + std::string(it->type_name()));
-  return it->get<std::string>();
+  FTCOST_TRY(field, required(obj, key, path, "string", &json::is_string));
+  return field->get<std::string>();
 }
 
 Result<std::string> opt_string(const json& obj, const std::string& key, const std::string& path,

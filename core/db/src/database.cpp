@@ -37,6 +37,26 @@ void add_checked(std::map<std::string, T>& into, const std::string& file, const 
   into.emplace(id, std::move(value));
 }
 
+// A file read by `parsed` (its parser's result): into `into` under its id (add_checked), or its error among
+// the problems.
+template <class T>
+void add_parsed(std::map<std::string, T>& into, const std::string& file, Result<T> parsed,
+                std::vector<DbProblem>& problems) {
+  if (!parsed.ok()) {
+    problems.push_back({file, parsed.error()});
+    return;
+  }
+  const std::string id = parsed->id;  // a copy: the value is moved into the map
+  add_checked(into, file, id, std::move(parsed).value(), problems);
+}
+
+// The entry of `id` in one of the database's maps, or nullptr.
+template <class T>
+const T* find_id(const std::map<std::string, T>& m, const std::string& id) {
+  auto it = m.find(id);
+  return it == m.end() ? nullptr : &it->second;
+}
+
 }  // namespace
 
 std::string join_ids(const std::vector<std::string>& ids) {
@@ -71,23 +91,11 @@ Database Database::from_files(const std::vector<std::pair<std::string, std::stri
     }
     const json& doc = parsed.value();
     if (folder == "gpus") {
-      auto g = parse_gpu(doc, path);
-      if (!g.ok())
-        db.problems_.push_back({path, g.error()});
-      else
-        add_checked(db.gpus_, path, g->id, g.value(), db.problems_);
+      add_parsed(db.gpus_, path, parse_gpu(doc, path), db.problems_);
     } else if (folder == "models") {
-      auto m = parse_model_file(doc, path);
-      if (!m.ok())
-        db.problems_.push_back({path, m.error()});
-      else
-        add_checked(db.models_, path, m->id, m.value(), db.problems_);
+      add_parsed(db.models_, path, parse_model_file(doc, path), db.problems_);
     } else if (folder == "datasets") {
-      auto d = parse_dataset(doc, path);
-      if (!d.ok())
-        db.problems_.push_back({path, d.error()});
-      else
-        add_checked(db.datasets_, path, d->id, d.value(), db.problems_);
+      add_parsed(db.datasets_, path, parse_dataset(doc, path), db.problems_);
     } else if (folder == "stacks") {
       if (doc.is_object() && doc.contains("alias_of")) {
         aliases.emplace_back(path, doc);
@@ -95,17 +103,9 @@ Database Database::from_files(const std::vector<std::pair<std::string, std::stri
       }
       if (doc.is_object() && doc.contains("id") && doc.at("id").is_string())
         stack_docs[doc.at("id").get<std::string>()] = doc;
-      auto s = parse_stack(doc, path);
-      if (!s.ok())
-        db.problems_.push_back({path, s.error()});
-      else
-        add_checked(db.stacks_, path, s->id, s.value(), db.problems_);
+      add_parsed(db.stacks_, path, parse_stack(doc, path), db.problems_);
     } else if (folder == "nodes") {
-      auto n = parse_node(doc, path);
-      if (!n.ok())
-        db.problems_.push_back({path, n.error()});
-      else
-        add_checked(db.nodes_, path, n->id, n.value(), db.problems_);
+      add_parsed(db.nodes_, path, parse_node(doc, path), db.problems_);
     } else if (folder == "prices") {
       auto p = parse_prices(doc, path);
       if (!p.ok()) {
@@ -192,27 +192,12 @@ const Database& Database::embedded() {
   return db;
 }
 
-const GpuSpec* Database::gpu(const std::string& id) const {
-  auto it = gpus_.find(id);
-  return it == gpus_.end() ? nullptr : &it->second;
-}
-const ModelSpec* Database::model(const std::string& id) const {
-  auto it = models_.find(id);
-  return it == models_.end() ? nullptr : &it->second;
-}
-const Dataset* Database::dataset(const std::string& id) const {
-  auto it = datasets_.find(id);
-  return it == datasets_.end() ? nullptr : &it->second;
-}
-const StackProfile* Database::stack(const std::string& id) const {
-  auto it = stacks_.find(id);
-  return it == stacks_.end() ? nullptr : &it->second;
-}
+const GpuSpec* Database::gpu(const std::string& id) const { return find_id(gpus_, id); }
+const ModelSpec* Database::model(const std::string& id) const { return find_id(models_, id); }
+const Dataset* Database::dataset(const std::string& id) const { return find_id(datasets_, id); }
+const StackProfile* Database::stack(const std::string& id) const { return find_id(stacks_, id); }
 
-const NodeShape* Database::node(const std::string& id) const {
-  auto it = nodes_.find(id);
-  return it == nodes_.end() ? nullptr : &it->second;
-}
+const NodeShape* Database::node(const std::string& id) const { return find_id(nodes_, id); }
 
 std::vector<PriceOffer> Database::offers_for(const std::string& gpu_id) const {
   std::vector<PriceOffer> out;

@@ -269,6 +269,12 @@ void add_objective_json(json& j, const Estimate& e) {
 
 }  // namespace
 
+void null_timing(json& j) {
+  for (const char* key :
+       {"step_time_s", "throughput_queries_per_s", "throughput_tokens_per_s", "time_hours", "cost_usd"})
+    j[key] = nullptr;
+}
+
 json estimate_to_json(const Estimate& e) {
   const Inputs& in = e.in;
   const Workload& w = in.workload;
@@ -312,11 +318,7 @@ json estimate_to_json(const Estimate& e) {
   j["warnings"] = warnings;
   if (e.batch <= 0) {
     j["fits"] = false;
-    j["step_time_s"] = nullptr;
-    j["throughput_queries_per_s"] = nullptr;
-    j["throughput_tokens_per_s"] = nullptr;
-    j["time_hours"] = nullptr;
-    j["cost_usd"] = nullptr;
+    null_timing(j);
     return j;
   }
   j["fits"] = e.max_batch.batch >= e.batch;

@@ -1,6 +1,7 @@
 // A memory breakdown's moments (the summed peak, the phases of a step, the optimizer step, GRPO's
 // generation), its total, what must be resident, and its JSON: MemoryBreakdown's methods (memory.hpp). The
 // components themselves are counted in memory.cpp.
+#include "ftcost/enum_names.hpp"
 #include "ftcost/memory.hpp"
 #include "ftcost/units.hpp"
 
@@ -75,21 +76,12 @@ MemoryBreakdown::Moment MemoryBreakdown::training_peak_moment(const Phases& p) c
 }
 
 const char* MemoryBreakdown::peak_phase() const {
-  switch (peak_moment()) {
-    case Moment::forward_loss:
-      return "forward_loss";
-    case Moment::backward_start:
-      return "backward_start";
-    case Moment::backward_end:
-      return "backward_end";
-    case Moment::optimizer_step:
-      return "optimizer_step";
-    case Moment::generation:
-      return "generation";
-    case Moment::sum:
-      break;
-  }
-  return "sum";
+  constexpr EnumName<Moment> kPhases[] = {{Moment::forward_loss, "forward_loss"},
+                                          {Moment::backward_start, "backward_start"},
+                                          {Moment::backward_end, "backward_end"},
+                                          {Moment::optimizer_step, "optimizer_step"},
+                                          {Moment::generation, "generation"}};
+  return enum_name(kPhases, peak_moment(), "sum");
 }
 
 MemoryBreakdown MemoryBreakdown::at_peak() const {

@@ -172,13 +172,7 @@ class Obj {
     const Field* f = list_ ? spec(key) : nullptr;
     const std::uint64_t lo = f ? static_cast<std::uint64_t>(f->min) : 1;
     const std::uint64_t hi = f ? static_cast<std::uint64_t>(f->max) : (std::uint64_t{1} << 52);
-    if (b < lo || b > hi) {
-      ctx_.fail(Errc::out_of_range, p,
-                "must be >= " + std::to_string(lo) + " and <= " + std::to_string(hi) + " (got " +
-                    std::to_string(b) + ")");
-      return 0;
-    }
-    return b;
+    return in_range(b, lo, hi, p) ? b : 0;
   }
   std::optional<std::int64_t> opt_integer(const std::string& key, std::int64_t lo, std::int64_t hi) {
     const json* v = raw(key, false);
@@ -293,13 +287,16 @@ class Obj {
       return 0;
     }
     std::int64_t x = v.get<std::int64_t>();
-    if (x < lo || x > hi) {
-      ctx_.fail(Errc::out_of_range, p,
-                "must be >= " + std::to_string(lo) + " and <= " + std::to_string(hi) + " (got " +
-                    std::to_string(x) + ")");
-      return 0;
-    }
-    return x;
+    return in_range(x, lo, hi, p) ? x : 0;
+  }
+  // lo <= x <= hi, else a failure that names the range.
+  template <class T>
+  bool in_range(T x, T lo, T hi, const std::string& p) {
+    if (x >= lo && x <= hi) return true;
+    ctx_.fail(Errc::out_of_range, p,
+              "must be >= " + std::to_string(lo) + " and <= " + std::to_string(hi) + " (got " +
+                  std::to_string(x) + ")");
+    return false;
   }
   std::string check_string(const json& v, const std::string& p, bool allow_empty) {
     if (!v.is_string()) {

@@ -5,6 +5,11 @@ namespace ftcost::cal_io {
 namespace {
 
 bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+// `prefix` then exactly `digits` hex digits.
+bool prefixed_hex(const std::string& s, const std::string& prefix, std::size_t digits) {
+  return s.size() == prefix.size() + digits && s.compare(0, prefix.size(), prefix) == 0 &&
+         std::all_of(s.begin() + static_cast<std::ptrdiff_t>(prefix.size()), s.end(), is_hex);
+}
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 bool utc_ok(const std::string& s) {
@@ -53,22 +58,13 @@ CalDevice read_device(const json* j, Ctx& ctx) {
   CalDevice d;
   d.name = o.str("name");
   d.pci_device_id = o.opt_str("pci_device_id");
-  if (ctx.ok() && d.pci_device_id) {
-    const std::string& s = *d.pci_device_id;
-    bool good = s.size() == 6 && s[0] == '0' && s[1] == 'x' && std::all_of(s.begin() + 2, s.end(), is_hex);
-    if (!good)
-      o.fail(Errc::invalid_value, "pci_device_id",
-             "must be \"0x\" and 4 hex digits, or null (got \"" + s + "\")");
-  }
+  if (ctx.ok() && d.pci_device_id && !prefixed_hex(*d.pci_device_id, "0x", 4))
+    o.fail(Errc::invalid_value, "pci_device_id",
+           "must be \"0x\" and 4 hex digits, or null (got \"" + *d.pci_device_id + "\")");
   d.uuid_hash = o.str("uuid_hash");
-  if (ctx.ok()) {
-    const std::string& s = d.uuid_hash;
-    bool good =
-        s.size() == 7 + 64 && s.compare(0, 7, "sha256:") == 0 && std::all_of(s.begin() + 7, s.end(), is_hex);
-    if (!good)
-      o.fail(Errc::invalid_value, "uuid_hash",
-             "must be \"sha256:\" and 64 hex digits (a hash, never the raw UUID)");
-  }
+  if (ctx.ok() && !prefixed_hex(d.uuid_hash, "sha256:", 64))
+    o.fail(Errc::invalid_value, "uuid_hash",
+           "must be \"sha256:\" and 64 hex digits (a hash, never the raw UUID)");
   std::string cc = o.str("compute_capability");
   if (ctx.ok()) {
     const auto parsed = cc.size() <= 5 ? parse_compute_capability(cc) : std::nullopt;

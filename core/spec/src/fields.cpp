@@ -622,7 +622,23 @@ Status FieldReader::check_object() const {
                     std::string("must be a JSON object, got ") + obj_.type_name());
 }
 
+Status FieldReader::check_file() const {
+  FTCOST_TRY(obj_ok, check_object());
+  (void)obj_ok;
+  FTCOST_TRY(schema, choice("schema"));
+  (void)schema;
+  return Ok{};
+}
+
 bool FieldReader::present(const std::string& key) const { return has(obj_, key); }
+
+Status FieldReader::numbers(std::initializer_list<std::pair<const char*, double*>> fields) const {
+  for (const auto& [key, dst] : fields) {
+    FTCOST_TRY(v, number(key, *dst));
+    *dst = v;
+  }
+  return Ok{};
+}
 
 Result<const Field*> FieldReader::field(const std::string& key, FieldKind kind) const {
   const Field* x = list_.find(key);

@@ -40,18 +40,12 @@ double GpuSpec::peak_tflops(const std::string& precision) const {
 }
 
 json GpuSpec::to_json() const {
-  json j{{"id", id},
-         {"name", name},
-         {"vendor", vendor},
-         {"architecture", architecture},
-         {"memory_gib", memory_gib},
-         {"usable_memory_gib", usable_bytes() / kGiB},
-         {"usable_memory_estimated", usable_memory_estimated()},
-         {"memory_bandwidth_gbps", memory_bandwidth_gbps},
-         {"bf16_dense_tflops", bf16_tflops},
-         {"fp16_dense_tflops", fp16_tflops},
-         {"fp32_tflops", fp32_tflops},
-         {"sm_count", sm_count}};
+  json j =
+      json_object({"id", id}, {"name", name}, {"vendor", vendor}, {"architecture", architecture},
+                  {"memory_gib", memory_gib}, {"usable_memory_gib", usable_bytes() / kGiB},
+                  {"usable_memory_estimated", usable_memory_estimated()},
+                  {"memory_bandwidth_gbps", memory_bandwidth_gbps}, {"bf16_dense_tflops", bf16_tflops},
+                  {"fp16_dense_tflops", fp16_tflops}, {"fp32_tflops", fp32_tflops}, {"sm_count", sm_count});
   if (!variant_of.empty()) j["variant_of"] = variant_of;
   return j;
 }
@@ -126,17 +120,14 @@ Status parse_peaks(const json& t, GpuSpec& g) {
   const FieldReader r(t, *field_list("gpu.dense_tflops"), "dense_tflops");
   FTCOST_TRY(obj_ok, r.check_object());
   (void)obj_ok;
-  FTCOST_TRY(fp32, r.number("fp32"));
-  FTCOST_TRY(tf32, r.number("tf32"));
-  FTCOST_TRY(fp16, r.number("fp16"));
-  FTCOST_TRY(bf16, r.number("bf16"));
-  FTCOST_TRY(fp8, r.number("fp8"));
-  g.fp32_tflops = fp32;
-  g.tf32_tflops = tf32;
-  g.fp16_tflops = fp16;
-  g.bf16_tflops = bf16;
-  g.fp8_tflops = fp8;
-  if (fp16 <= 0 && bf16 <= 0 && fp32 <= 0)
+  g.fp32_tflops = g.tf32_tflops = g.fp16_tflops = g.bf16_tflops = g.fp8_tflops = 0;  // null = unsupported
+  FTCOST_TRY(nums, r.numbers({{"fp32", &g.fp32_tflops},
+                              {"tf32", &g.tf32_tflops},
+                              {"fp16", &g.fp16_tflops},
+                              {"bf16", &g.bf16_tflops},
+                              {"fp8", &g.fp8_tflops}}));
+  (void)nums;
+  if (g.fp16_tflops <= 0 && g.bf16_tflops <= 0 && g.fp32_tflops <= 0)
     return make_error(Errc::missing_field, "dense_tflops", "needs at least one of fp32, fp16, bf16");
   return Ok{};
 }
@@ -181,11 +172,9 @@ Result<std::string> parse_variant_of(const FieldReader& r, const std::string& id
 // A GPU file read through its field list (fields.cpp: keys, kinds, ranges); the rules between fields here.
 Result<GpuSpec> parse_gpu(const json& doc, const std::string& source) {
   const FieldReader r(doc, *field_list("gpu"), "", source);
-  FTCOST_TRY(obj_ok, r.check_object());
-  (void)obj_ok;
+  FTCOST_TRY(file_ok, r.check_file());
+  (void)file_ok;
   GpuSpec g;
-  FTCOST_TRY(schema, r.choice("schema"));
-  (void)schema;
   FTCOST_TRY(names_ok, parse_names(r, g));
   (void)names_ok;
   FTCOST_TRY(mem, r.number("memory_gib"));

@@ -1,5 +1,6 @@
 #include "ftcost/model.hpp"
 
+#include "ftcost/enum_names.hpp"
 #include "model_families.hpp"
 
 #include <algorithm>
@@ -9,29 +10,12 @@
 
 namespace ftcost {
 
-const char* mixer_name(Mixer m) {
-  switch (m) {
-    case Mixer::none:
-      return "none";
-    case Mixer::attention:
-      return "attention";
-    case Mixer::mamba:
-      return "mamba";
-  }
-  return "none";
-}
+constexpr EnumName<Mixer> kMixerNames[] = {
+    {Mixer::none, "none"}, {Mixer::attention, "attention"}, {Mixer::mamba, "mamba"}};
+const char* mixer_name(Mixer m) { return enum_name(kMixerNames, m); }
 
-const char* ffn_name(Ffn f) {
-  switch (f) {
-    case Ffn::none:
-      return "none";
-    case Ffn::mlp:
-      return "mlp";
-    case Ffn::moe:
-      return "moe";
-  }
-  return "none";
-}
+constexpr EnumName<Ffn> kFfnNames[] = {{Ffn::none, "none"}, {Ffn::mlp, "mlp"}, {Ffn::moe, "moe"}};
+const char* ffn_name(Ffn f) { return enum_name(kFfnNames, f); }
 
 std::int64_t AttentionSpec::q_dim() const {
   return mla ? heads * (qk_nope_head_dim + qk_rope_head_dim) : heads * head_dim;
@@ -48,16 +32,9 @@ std::int64_t ParamCounts::total() const {
 }
 
 json ParamCounts::to_json() const {
-  return json{{"embedding", embedding},
-              {"lm_head", lm_head},
-              {"attention", attention},
-              {"mamba", mamba},
-              {"mlp", mlp},
-              {"experts", experts},
-              {"shared_experts", shared_experts},
-              {"router", router},
-              {"norms", norms},
-              {"total", total()}};
+  return json_object({"embedding", embedding}, {"lm_head", lm_head}, {"attention", attention},
+                     {"mamba", mamba}, {"mlp", mlp}, {"experts", experts}, {"shared_experts", shared_experts},
+                     {"router", router}, {"norms", norms}, {"total", total()});
 }
 
 std::int64_t ModelSpec::layers() const {
@@ -129,20 +106,24 @@ std::int64_t ModelSpec::mamba_params_per_layer() const {
   return p;
 }
 
-std::int64_t ModelSpec::mlp_params_per_layer() const {
-  const std::int64_t H = hidden;
-  const std::int64_t F = mlp.intermediate;
-  std::int64_t p = (mlp.gated ? 3 : 2) * H * F;
-  if (mlp.bias) p += (mlp.gated ? 2 * F : F) + H;
+namespace {
+
+// An MLP of width F on hidden size H: gate, up and down projections (up and down when not gated), with their
+// biases where `bias`.
+std::int64_t ffn_params(std::int64_t H, std::int64_t F, bool gated, bool bias) {
+  std::int64_t p = (gated ? 3 : 2) * H * F;
+  if (bias) p += (gated ? 2 * F : F) + H;
   return p;
 }
 
+}  // namespace
+
+std::int64_t ModelSpec::mlp_params_per_layer() const {
+  return ffn_params(hidden, mlp.intermediate, mlp.gated, mlp.bias);
+}
+
 std::int64_t ModelSpec::expert_params() const {
-  const std::int64_t H = hidden;
-  const std::int64_t F = moe.expert_intermediate;
-  std::int64_t p = (moe.gated ? 3 : 2) * H * F;
-  if (moe.expert_bias) p += (moe.gated ? 2 * F : F) + H;
-  return p;
+  return ffn_params(hidden, moe.expert_intermediate, moe.gated, moe.expert_bias);
 }
 
 std::int64_t ModelSpec::shared_expert_params_per_layer() const {

@@ -24,6 +24,13 @@ void push_layers(std::vector<LayerGroup>& groups, Mixer m, Ffn f, std::int64_t c
   }
 }
 
+// Adds `layers` attention layers; layer i's FFN is the experts where is_moe(i), else the dense MLP.
+template <class IsMoe>
+void push_attention_layers(ModelSpec& m, std::int64_t layers, IsMoe is_moe) {
+  for (std::int64_t i = 0; i < layers; ++i)
+    push_layers(m.groups, Mixer::attention, is_moe(i) ? Ffn::moe : Ffn::mlp, 1);
+}
+
 }  // namespace
 
 // rope_theta and rope_scaling: the estimate does not use them (RoPE costs no memory and a negligible share
@@ -146,17 +153,13 @@ Status read_mlp(const json& c, ModelSpec& m, const std::string& p) {
 }
 
 Result<std::int64_t> read_top_k(const json& c, const std::string& p, std::int64_t experts) {
-  std::int64_t k = 0;
-  if (has(c, "num_experts_per_tok")) {
-    FTCOST_GET(v, get_count(c, "num_experts_per_tok", p, 1, 1 << 12));
-    k = v;
-  } else if (has(c, "experts_per_token")) {
-    FTCOST_GET(v, get_count(c, "experts_per_token", p, 1, 1 << 12));
-    k = v;
-  } else {
+  const char* key = has(c, "num_experts_per_tok") ? "num_experts_per_tok"
+                    : has(c, "experts_per_token") ? "experts_per_token"
+                                                  : nullptr;
+  if (key == nullptr)
     return make_error(Errc::missing_field, join_path(p, "num_experts_per_tok"),
                       "MoE config needs the experts per token");
-  }
+  FTCOST_GET(k, get_count(c, key, p, 1, 1 << 12));
   if (k > experts) {
     return make_error(
         Errc::invalid_value, join_path(p, "num_experts_per_tok"),
@@ -165,16 +168,37 @@ Result<std::int64_t> read_top_k(const json& c, const std::string& p, std::int64_
   return k;
 }
 
-}  // namespace
-
-Status parse_llama_like(const json& c, ModelSpec& m, const std::string& p) {
+// What every decoder config states: read_common, num_hidden_layers (the result), read_attention and, with
+// `mlp`, the dense MLP (read_mlp).
+Result<std::int64_t> read_decoder(const json& c, ModelSpec& m, const std::string& p, bool mlp) {
   FTCOST_TRY(ok1, read_common(c, m, p));
   (void)ok1;
   FTCOST_GET(layers, get_count(c, "num_hidden_layers", p, 1, 100000));
   FTCOST_TRY(ok2, read_attention(c, m, p));
   (void)ok2;
+  if (!mlp) return layers;
   FTCOST_TRY(ok3, read_mlp(c, m, p));
   (void)ok3;
+  return layers;
+}
+
+// The routed experts: how many (`experts_key`), how many a token takes (read_top_k) and their width
+// (`width_key`).
+Status read_experts(const json& c, ModelSpec& m, const std::string& p, const char* experts_key,
+                    const char* width_key) {
+  FTCOST_GET(experts, get_count(c, experts_key, p, 1, 1 << 12));
+  FTCOST_GET(k, read_top_k(c, p, experts));
+  FTCOST_GET(width, get_count(c, width_key, p, 1, 1 << 22));
+  m.moe.experts = experts;
+  m.moe.top_k = k;
+  m.moe.expert_intermediate = width;
+  return Ok{};
+}
+
+}  // namespace
+
+Status parse_llama_like(const json& c, ModelSpec& m, const std::string& p) {
+  FTCOST_GET(layers, read_decoder(c, m, p, true));
   const std::string& f = m.family;
   if (f == "qwen2") {
     m.attn.qkv_bias = true;  // Qwen2 has biases on q, k, v (not o)
@@ -197,17 +221,9 @@ Status parse_llama_like(const json& c, ModelSpec& m, const std::string& p) {
 }
 
 Status parse_mixtral_like(const json& c, ModelSpec& m, const std::string& p) {
-  FTCOST_TRY(ok1, read_common(c, m, p));
-  (void)ok1;
-  FTCOST_GET(layers, get_count(c, "num_hidden_layers", p, 1, 100000));
-  FTCOST_TRY(ok2, read_attention(c, m, p));
-  (void)ok2;
-  FTCOST_GET(experts, get_count(c, "num_local_experts", p, 1, 1 << 12));
-  FTCOST_GET(k, read_top_k(c, p, experts));
-  FTCOST_GET(f, get_count(c, "intermediate_size", p, 1, 1 << 22));
-  m.moe.experts = experts;
-  m.moe.top_k = k;
-  m.moe.expert_intermediate = f;
+  FTCOST_GET(layers, read_decoder(c, m, p, false));
+  FTCOST_TRY(moe, read_experts(c, m, p, "num_local_experts", "intermediate_size"));
+  (void)moe;
   m.moe.gated = true;
   if (m.family == "phimoe") {
     m.norm = NormKind::layer;
@@ -229,20 +245,10 @@ Status parse_mixtral_like(const json& c, ModelSpec& m, const std::string& p) {
 namespace {
 
 Status parse_qwen_moe(const json& c, ModelSpec& m, const std::string& p) {
-  FTCOST_TRY(ok1, read_common(c, m, p));
-  (void)ok1;
-  FTCOST_GET(layers, get_count(c, "num_hidden_layers", p, 1, 100000));
-  FTCOST_TRY(ok2, read_attention(c, m, p));
-  (void)ok2;
-  FTCOST_TRY(ok3, read_mlp(c, m, p));
-  (void)ok3;
-  FTCOST_GET(experts, get_count(c, "num_experts", p, 1, 1 << 12));
-  FTCOST_GET(k, read_top_k(c, p, experts));
-  FTCOST_GET(fe, get_count(c, "moe_intermediate_size", p, 1, 1 << 22));
+  FTCOST_GET(layers, read_decoder(c, m, p, true));
+  FTCOST_TRY(moe, read_experts(c, m, p, "num_experts", "moe_intermediate_size"));
+  (void)moe;
   FTCOST_GET(step, opt_count(c, "decoder_sparse_step", p, 1, 1, 100000));
-  m.moe.experts = experts;
-  m.moe.top_k = k;
-  m.moe.expert_intermediate = fe;
   if (m.family == "qwen2_moe") {
     m.attn.qkv_bias = true;
     m.attn.o_bias = false;
@@ -268,32 +274,21 @@ Status parse_qwen_moe(const json& c, ModelSpec& m, const std::string& p) {
       mlp_only.push_back(v.get<std::int64_t>());
     }
   }
-  for (std::int64_t i = 0; i < layers; ++i) {
-    bool is_moe = std::find(mlp_only.begin(), mlp_only.end(), i) == mlp_only.end() && (i + 1) % step == 0;
-    push_layers(m.groups, Mixer::attention, is_moe ? Ffn::moe : Ffn::mlp, 1);
-  }
+  push_attention_layers(m, layers, [&](std::int64_t i) {
+    return std::find(mlp_only.begin(), mlp_only.end(), i) == mlp_only.end() && (i + 1) % step == 0;
+  });
   return Ok{};
 }
 
 Status parse_deepseek(const json& c, ModelSpec& m, const std::string& p) {
-  FTCOST_TRY(ok1, read_common(c, m, p));
-  (void)ok1;
-  FTCOST_GET(layers, get_count(c, "num_hidden_layers", p, 1, 100000));
-  FTCOST_TRY(ok2, read_attention(c, m, p));
-  (void)ok2;
-  FTCOST_TRY(ok3, read_mlp(c, m, p));
-  (void)ok3;
-  FTCOST_GET(experts, get_count(c, "n_routed_experts", p, 1, 1 << 12));
-  FTCOST_GET(k, read_top_k(c, p, experts));
-  FTCOST_GET(fe, get_count(c, "moe_intermediate_size", p, 1, 1 << 22));
+  FTCOST_GET(layers, read_decoder(c, m, p, true));
+  FTCOST_TRY(moe, read_experts(c, m, p, "n_routed_experts", "moe_intermediate_size"));
+  (void)moe;
   FTCOST_GET(shared, opt_count(c, "n_shared_experts", p, 0, 0, 1 << 12));
   FTCOST_GET(first_dense, opt_count(c, "first_k_dense_replace", p, 0, 0, 100000));
   FTCOST_GET(freq, opt_count(c, "moe_layer_freq", p, 1, 1, 100000));
-  m.moe.experts = experts;
-  m.moe.top_k = k;
-  m.moe.expert_intermediate = fe;
   m.moe.shared_experts = shared;
-  m.moe.shared_intermediate = fe;  // each shared expert has the routed expert's width
+  m.moe.shared_intermediate = m.moe.expert_intermediate;  // each shared expert has the routed expert's width
   if (m.family == "deepseek_v2" || m.family == "deepseek_v3") {
     m.attn.mla = true;
     FTCOST_GET(ql, opt_count(c, "q_lora_rank", p, 0, 0, 1 << 20));
@@ -309,25 +304,14 @@ Status parse_deepseek(const json& c, ModelSpec& m, const std::string& p) {
     m.attn.kv_heads = m.attn.heads;
     m.attn.head_dim = nope + rope;
   }
-  for (std::int64_t i = 0; i < layers; ++i) {
-    bool is_moe = i >= first_dense && i % freq == 0;
-    push_layers(m.groups, Mixer::attention, is_moe ? Ffn::moe : Ffn::mlp, 1);
-  }
+  push_attention_layers(m, layers, [&](std::int64_t i) { return i >= first_dense && i % freq == 0; });
   return Ok{};
 }
 
 Status parse_olmoe(const json& c, ModelSpec& m, const std::string& p) {
-  FTCOST_TRY(ok1, read_common(c, m, p));
-  (void)ok1;
-  FTCOST_GET(layers, get_count(c, "num_hidden_layers", p, 1, 100000));
-  FTCOST_TRY(ok2, read_attention(c, m, p));
-  (void)ok2;
-  FTCOST_GET(experts, get_count(c, "num_experts", p, 1, 1 << 12));
-  FTCOST_GET(k, read_top_k(c, p, experts));
-  FTCOST_GET(f, get_count(c, "intermediate_size", p, 1, 1 << 22));
-  m.moe.experts = experts;
-  m.moe.top_k = k;
-  m.moe.expert_intermediate = f;
+  FTCOST_GET(layers, read_decoder(c, m, p, false));
+  FTCOST_TRY(moe, read_experts(c, m, p, "num_experts", "intermediate_size"));
+  (void)moe;
   m.attn.qk_norm = true;  // OLMoE normalises full q and k (not per head)
   m.attn.qk_norm_params = m.attn.q_dim() + m.attn.kv_dim();
   push_layers(m.groups, Mixer::attention, Ffn::moe, layers);
@@ -335,14 +319,10 @@ Status parse_olmoe(const json& c, ModelSpec& m, const std::string& p) {
 }
 
 Status parse_dbrx(const json& c, ModelSpec& m, const std::string& p) {
-  FTCOST_GET(hidden, get_count(c, "d_model", p, 1, 1 << 20));
-  FTCOST_GET(vocab, get_count(c, "vocab_size", p, 1, 1 << 24));
+  FTCOST_TRY(ok, read_common(c, m, p, "d_model"));
+  (void)ok;
   FTCOST_GET(layers, get_count(c, "n_layers", p, 1, 100000));
   FTCOST_GET(heads, get_count(c, "n_heads", p, 1, 4096));
-  m.hidden = hidden;
-  m.vocab = vocab;
-  FTCOST_GET(tied, opt_bool(c, "tie_word_embeddings", p, false));
-  m.tied_embeddings = tied;
   if (!has(c, "attn_config") || !c.at("attn_config").is_object())
     return make_error(Errc::missing_field, join_path(p, "attn_config"), "DBRX config needs attn_config");
   if (!has(c, "ffn_config") || !c.at("ffn_config").is_object())
@@ -355,7 +335,7 @@ Status parse_dbrx(const json& c, ModelSpec& m, const std::string& p) {
   FTCOST_GET(k, get_count(fc, "moe_top_k", join_path(p, "ffn_config"), 1, experts));
   m.attn.heads = heads;
   m.attn.kv_heads = kv;
-  m.attn.head_dim = hidden / heads;
+  m.attn.head_dim = m.hidden / heads;
   m.norm = NormKind::layer_no_bias;
   m.moe.experts = experts;
   m.moe.top_k = k;
@@ -459,13 +439,7 @@ Status parse_blackmamba(const json& c, ModelSpec& m, const std::string& p) {
 namespace {
 
 Status parse_jamba(const json& c, ModelSpec& m, const std::string& p) {
-  FTCOST_TRY(ok1, read_common(c, m, p));
-  (void)ok1;
-  FTCOST_GET(layers, get_count(c, "num_hidden_layers", p, 1, 100000));
-  FTCOST_TRY(ok2, read_attention(c, m, p));
-  (void)ok2;
-  FTCOST_TRY(ok3, read_mlp(c, m, p));
-  (void)ok3;
+  FTCOST_GET(layers, read_decoder(c, m, p, true));
   FTCOST_GET(experts, get_count(c, "num_experts", p, 1, 1 << 12));
   FTCOST_GET(k, read_top_k(c, p, experts));
   FTCOST_GET(ap, get_count(c, "attn_layer_period", p, 1, 100000));
@@ -527,27 +501,29 @@ Status parse_qwen1(const json& c, ModelSpec& m, const std::string& p) {
   return Ok{};
 }
 
+// Phi's and StarCoder2's layers: Llama-style attention, a non-gated MLP of `width` (fc -> gelu -> proj) and
+// LayerNorm, with biases on q/k/v/o, the MLP and the norms where `bias`.
+void gelu_layers(ModelSpec& m, std::int64_t layers, std::int64_t width, bool bias) {
+  m.attn.qkv_bias = bias;
+  m.attn.o_bias = bias;
+  m.mlp = MlpSpec{width, false, bias};
+  m.norm = bias ? NormKind::layer : NormKind::layer_no_bias;
+  push_layers(m.groups, Mixer::attention, Ffn::mlp, layers);
+}
+
 // Phi-1/1.5/2 (model_type "phi", transformers models/phi/modeling_phi.py; model-families.md §3): a parallel
 // block (one input_layernorm feeds attention and MLP), LayerNorm with bias, q/k/v/dense with biases, a
 // non-gated MLP (fc1 -> gelu -> fc2, both with biases), lm_head with a bias; qk_layernorm adds a LayerNorm of
 // head_dim (weight and bias) on q and on k.
 Status parse_phi(const json& c, ModelSpec& m, const std::string& p) {
-  FTCOST_TRY(ok1, read_common(c, m, p));
-  (void)ok1;
-  FTCOST_GET(layers, get_count(c, "num_hidden_layers", p, 1, 100000));
-  FTCOST_TRY(ok2, read_attention(c, m, p));
-  (void)ok2;
+  FTCOST_GET(layers, read_decoder(c, m, p, false));
   FTCOST_GET(f, get_count(c, "intermediate_size", p, 1, 1 << 22));
   FTCOST_GET(qk_ln, opt_bool(c, "qk_layernorm", p, false));
-  m.attn.qkv_bias = true;
-  m.attn.o_bias = true;
+  gelu_layers(m, layers, f, true);
   m.attn.qk_norm = qk_ln;
   m.attn.qk_norm_params = qk_ln ? 4 * m.attn.head_dim : 0;
-  m.mlp = MlpSpec{f, false, true};
-  m.norm = NormKind::layer;
   m.norms_per_attention_layer = 1;
   m.lm_head_bias = true;
-  push_layers(m.groups, Mixer::attention, Ffn::mlp, layers);
   return Ok{};
 }
 
@@ -555,18 +531,10 @@ Status parse_phi(const json& c, ModelSpec& m, const std::string& p) {
 // model-families.md §3): Llama-style attention and layer order, but LayerNorm (with bias), biases on q/k/v/o
 // and on the MLP when use_bias (default true), and a non-gated MLP: c_fc -> gelu -> c_proj.
 Status parse_starcoder2(const json& c, ModelSpec& m, const std::string& p) {
-  FTCOST_TRY(ok1, read_common(c, m, p));
-  (void)ok1;
-  FTCOST_GET(layers, get_count(c, "num_hidden_layers", p, 1, 100000));
-  FTCOST_TRY(ok2, read_attention(c, m, p));
-  (void)ok2;
+  FTCOST_GET(layers, read_decoder(c, m, p, false));
   FTCOST_GET(f, get_count(c, "intermediate_size", p, 1, 1 << 22));
   FTCOST_GET(bias, opt_bool(c, "use_bias", p, true));
-  m.attn.qkv_bias = bias;
-  m.attn.o_bias = bias;
-  m.mlp = MlpSpec{f, false, bias};
-  m.norm = bias ? NormKind::layer : NormKind::layer_no_bias;
-  push_layers(m.groups, Mixer::attention, Ffn::mlp, layers);
+  gelu_layers(m, layers, f, bias);
   return Ok{};
 }
 
@@ -635,13 +603,7 @@ Status parse_gemma3(const json& config, ModelSpec& m, const std::string& top) {
   FTCOST_GET(part, text_part(config, top));
   const json& c = *part.config;
   const std::string& p = part.path;
-  FTCOST_TRY(ok1, read_common(c, m, p));
-  (void)ok1;
-  FTCOST_GET(layers, get_count(c, "num_hidden_layers", p, 1, 100000));
-  FTCOST_TRY(ok2, read_attention(c, m, p));
-  (void)ok2;
-  FTCOST_TRY(ok3, read_mlp(c, m, p));
-  (void)ok3;
+  FTCOST_GET(layers, read_decoder(c, m, p, true));
   if (!has(c, "tie_word_embeddings") && !has(config, "tie_word_embeddings")) m.tied_embeddings = true;
   m.norms_per_attention_layer = 4;
   m.attn.qk_norm = true;
@@ -678,7 +640,7 @@ Status read_llama4_layers(const json& c, ModelSpec& m, const std::string& p, std
   } else {
     for (std::int64_t i = step - 1; i < layers; i += step) moe[static_cast<std::size_t>(i)] = 1;
   }
-  for (const char is_moe : moe) push_layers(m.groups, Mixer::attention, is_moe ? Ffn::moe : Ffn::mlp, 1);
+  push_attention_layers(m, layers, [&](std::int64_t i) { return moe[static_cast<std::size_t>(i)] != 0; });
   return Ok{};
 }
 
@@ -721,20 +683,12 @@ Status parse_llama4(const json& config, ModelSpec& m, const std::string& top) {
   FTCOST_GET(part, text_part(config, top));
   const json& c = *part.config;
   const std::string& p = part.path;
-  FTCOST_TRY(ok1, read_common(c, m, p));
-  (void)ok1;
-  FTCOST_GET(layers, get_count(c, "num_hidden_layers", p, 1, 100000));
-  FTCOST_TRY(ok2, read_attention(c, m, p));
-  (void)ok2;
-  FTCOST_GET(experts, get_count(c, "num_local_experts", p, 1, 1 << 12));
-  FTCOST_GET(k, read_top_k(c, p, experts));
-  FTCOST_GET(fe, get_count(c, "intermediate_size", p, 1, 1 << 22));
+  FTCOST_GET(layers, read_decoder(c, m, p, false));
+  FTCOST_TRY(moe, read_experts(c, m, p, "num_local_experts", "intermediate_size"));
+  (void)moe;
   FTCOST_GET(fd, opt_count(c, "intermediate_size_mlp", p, 16384, 1, 1 << 22));
-  m.moe.experts = experts;
-  m.moe.top_k = k;
-  m.moe.expert_intermediate = fe;
   m.moe.shared_experts = 1;
-  m.moe.shared_intermediate = fe;
+  m.moe.shared_intermediate = m.moe.expert_intermediate;
   m.mlp = MlpSpec{fd, true, false};
   FTCOST_TRY(ok3, read_llama4_layers(c, m, p, layers));
   (void)ok3;

@@ -229,16 +229,11 @@ std::vector<Table4Row> table4(double queries, double epochs) {
 json table4_json(double queries, double epochs) {
   json rows = json::array();
   for (const auto& r : table4(queries, epochs)) {
-    rows.push_back(json{{"gpu", r.gpu},
-                        {"gpu_id", r.gpu_id},
-                        {"memory_gb", r.memory_gb},
-                        {"max_batch_size", r.max_batch},
-                        {"throughput_queries_per_s", r.throughput_qps},
-                        {"usd_per_hour", r.usd_per_hour},
-                        {"time_hours", r.hours},
-                        {"cost_usd", std::round(r.cost * 10.0) / 10.0},
-                        {"cost_usd_unrounded", r.cost},
-                        {"published_cost_usd", r.published_cost}});
+    rows.push_back(json_object(
+        {"gpu", r.gpu}, {"gpu_id", r.gpu_id}, {"memory_gb", r.memory_gb}, {"max_batch_size", r.max_batch},
+        {"throughput_queries_per_s", r.throughput_qps}, {"usd_per_hour", r.usd_per_hour},
+        {"time_hours", r.hours}, {"cost_usd", std::round(r.cost * 10.0) / 10.0},
+        {"cost_usd_unrounded", r.cost}, {"published_cost_usd", r.published_cost}));
   }
   return json{{"table", "IV"},
               {"source",

@@ -92,10 +92,8 @@ Result<PriceOffer> parse_offer(const json& o, const std::string& path) {
 // A price file read through its field list (fields.cpp).
 Result<PriceProvider> parse_prices(const json& doc, const std::string& source) {
   const FieldReader r(doc, *field_list("prices"), "", source);
-  FTCOST_TRY(obj_ok, r.check_object());
-  (void)obj_ok;
-  FTCOST_TRY(schema, r.choice("schema"));
-  (void)schema;
+  FTCOST_TRY(file_ok, r.check_file());
+  (void)file_ok;
   PriceProvider p;
   FTCOST_TRY(id, r.string("id"));
   FTCOST_TRY(name, r.string("provider"));

@@ -13,33 +13,19 @@
 namespace ftcost {
 
 json StackProfile::to_json() const {
-  return json{{"id", id},
-              {"name", display_name},
-              {"moe_execution", moe_execution},
-              {"version", version},
-              {"loss_path", loss_path},
-              {"offload_checkpoints", offload_checkpoints},
-              {"peak_model", peak_model},
-              {"default_attention", default_attention},
-              {"adamw_implementation", adamw_implementation},
-              {"memory",
-               {{"cuda_context_gib", cuda_context_gib},
-                {"allocator_overhead_fraction", allocator_overhead_fraction},
-                {"logits_bytes_per_vocab_entry", logits_bytes_per_vocab_entry},
-                {"gc_retained_fraction", gc_retained_fraction},
-                {"gc_retained_provenance", gc_retained_provenance}}}};
+  return json_object({"id", id}, {"name", display_name}, {"moe_execution", moe_execution},
+                     {"version", version}, {"loss_path", loss_path},
+                     {"offload_checkpoints", offload_checkpoints}, {"peak_model", peak_model},
+                     {"default_attention", default_attention}, {"adamw_implementation", adamw_implementation},
+                     {"memory",
+                      {{"cuda_context_gib", cuda_context_gib},
+                       {"allocator_overhead_fraction", allocator_overhead_fraction},
+                       {"logits_bytes_per_vocab_entry", logits_bytes_per_vocab_entry},
+                       {"gc_retained_fraction", gc_retained_fraction},
+                       {"gc_retained_provenance", gc_retained_provenance}}});
 }
 
 namespace {
-
-// Numbers of one object read through its field list into the profile: key -> member.
-Status read_numbers(const FieldReader& r, std::initializer_list<std::pair<const char*, double*>> fields) {
-  for (const auto& [key, dst] : fields) {
-    FTCOST_TRY(v, r.number(key, *dst));
-    *dst = v;
-  }
-  return Ok{};
-}
 
 // The memory object (fields.cpp: stack.memory).
 Status parse_stack_memory(const json& m, StackProfile& s) {
@@ -51,21 +37,20 @@ Status parse_stack_memory(const json& m, StackProfile& s) {
   s.mlp_saved_intermediates = 4.0;
   s.memory_uncertainty_fraction = 0.0;
   s.qlora_unquantized_param_bytes = 0.0;
-  FTCOST_TRY(
-      nums,
-      read_numbers(r, {{"cuda_context_gib", &s.cuda_context_gib},
-                       {"allocator_overhead_fraction", &s.allocator_overhead_fraction},
-                       {"logits_bytes_per_vocab_entry", &s.logits_bytes_per_vocab_entry},
-                       {"own_code_logits_bytes_per_vocab_entry", &s.own_code_logits_bytes_per_vocab_entry},
-                       {"trainable_param_bytes", &s.trainable_param_bytes},
-                       {"autocast_weight_copy_bytes", &s.autocast_weight_copy_bytes},
-                       {"dequant_temp_bytes_per_param", &s.dequant_temp_bytes_per_param},
-                       {"gc_retained_fraction", &s.gc_retained_fraction},
-                       {"loss_chunk_tokens", &s.loss_chunk_tokens},
-                       {"fused_ce_bytes_per_hidden", &s.fused_ce_bytes_per_hidden},
-                       {"mlp_saved_intermediates", &s.mlp_saved_intermediates},
-                       {"memory_uncertainty_fraction", &s.memory_uncertainty_fraction},
-                       {"qlora_unquantized_param_bytes", &s.qlora_unquantized_param_bytes}}));
+  FTCOST_TRY(nums,
+             r.numbers({{"cuda_context_gib", &s.cuda_context_gib},
+                        {"allocator_overhead_fraction", &s.allocator_overhead_fraction},
+                        {"logits_bytes_per_vocab_entry", &s.logits_bytes_per_vocab_entry},
+                        {"own_code_logits_bytes_per_vocab_entry", &s.own_code_logits_bytes_per_vocab_entry},
+                        {"trainable_param_bytes", &s.trainable_param_bytes},
+                        {"autocast_weight_copy_bytes", &s.autocast_weight_copy_bytes},
+                        {"dequant_temp_bytes_per_param", &s.dequant_temp_bytes_per_param},
+                        {"gc_retained_fraction", &s.gc_retained_fraction},
+                        {"loss_chunk_tokens", &s.loss_chunk_tokens},
+                        {"fused_ce_bytes_per_hidden", &s.fused_ce_bytes_per_hidden},
+                        {"mlp_saved_intermediates", &s.mlp_saved_intermediates},
+                        {"memory_uncertainty_fraction", &s.memory_uncertainty_fraction},
+                        {"qlora_unquantized_param_bytes", &s.qlora_unquantized_param_bytes}}));
   (void)nums;
   FTCOST_TRY(fp32norm, r.boolean("norm_saves_fp32_input", 1));
   s.norm_saves_fp32_input = fp32norm == 1;
@@ -108,10 +93,10 @@ Status parse_stack_ops(const json& o, StackProfile& s) {
       return make_error(Errc::invalid_value, "throughput.ops.fused",
                         "\"" + g + "\" is not a kernel group (rmsnorm, rope, swiglu, residual)");
   s.ops_fused = fused;
-  FTCOST_TRY(nums, read_numbers(r, {{"python_us_per_op", &s.python_us_per_op},
-                                    {"dispatch_us_per_op", &s.dispatch_us_per_op},
-                                    {"optimizer_host_us_per_tensor", &s.optimizer_host_us_per_tensor},
-                                    {"bandwidth_fraction", &s.ops_bandwidth_fraction}}));
+  FTCOST_TRY(nums, r.numbers({{"python_us_per_op", &s.python_us_per_op},
+                              {"dispatch_us_per_op", &s.dispatch_us_per_op},
+                              {"optimizer_host_us_per_tensor", &s.optimizer_host_us_per_tensor},
+                              {"bandwidth_fraction", &s.ops_bandwidth_fraction}}));
   (void)nums;
   return Ok{};
 }
@@ -121,31 +106,30 @@ Status parse_stack_throughput(const json& t, StackProfile& s) {
   const FieldReader r(t, *field_list("stack.throughput"), "throughput");
   FTCOST_TRY(obj_ok, r.check_object());
   (void)obj_ok;
-  FTCOST_TRY(needed, read_numbers(
-                         r, {
-                                {"host_us_per_kernel", &s.host_us_per_kernel},
-                                {"backward_host_factor", &s.backward_host_factor},
-                                {"host_sync_us", &s.host_sync_us},
-                                {"kernel_floor_us", &s.kernel_floor_us},
-                                {"host_device_overlap", &s.host_device_overlap},
-                                {"kernels_per_linear", &s.kernels_per_linear},
-                                {"kernels_per_quantized_linear_extra", &s.kernels_per_quantized_linear_extra},
-                                {"kernels_per_lora_module", &s.kernels_per_lora_module},
-                                {"kernels_per_expert_overhead", &s.kernels_per_expert_overhead},
-                                {"kernels_per_attention_block", &s.kernels_per_attention_block},
-                                {"kernels_per_mamba_block", &s.kernels_per_mamba_block},
-                                {"kernels_per_router", &s.kernels_per_router},
-                                {"kernels_per_norm", &s.kernels_per_norm},
-                                {"gemm_efficiency", &s.gemm_efficiency},
-                                {"attention_efficiency_factor", &s.attention_efficiency_factor},
-                                {"memory_efficiency", &s.memory_efficiency},
-                                {"dequant_efficiency", &s.dequant_efficiency},
-                                {"optimizer_efficiency", &s.optimizer_efficiency},
-                                {"dequant_bytes_per_param", &s.dequant_bytes_per_param},
-                                {"optimizer_bytes_per_param_fp32", &s.optimizer_bytes_per_param_fp32},
-                                {"optimizer_bytes_per_param_16bit", &s.optimizer_bytes_per_param_16bit},
-                                {"loss_bytes_per_vocab_entry", &s.loss_bytes_per_vocab_entry},
-                            }));
+  FTCOST_TRY(needed, r.numbers({
+                         {"host_us_per_kernel", &s.host_us_per_kernel},
+                         {"backward_host_factor", &s.backward_host_factor},
+                         {"host_sync_us", &s.host_sync_us},
+                         {"kernel_floor_us", &s.kernel_floor_us},
+                         {"host_device_overlap", &s.host_device_overlap},
+                         {"kernels_per_linear", &s.kernels_per_linear},
+                         {"kernels_per_quantized_linear_extra", &s.kernels_per_quantized_linear_extra},
+                         {"kernels_per_lora_module", &s.kernels_per_lora_module},
+                         {"kernels_per_expert_overhead", &s.kernels_per_expert_overhead},
+                         {"kernels_per_attention_block", &s.kernels_per_attention_block},
+                         {"kernels_per_mamba_block", &s.kernels_per_mamba_block},
+                         {"kernels_per_router", &s.kernels_per_router},
+                         {"kernels_per_norm", &s.kernels_per_norm},
+                         {"gemm_efficiency", &s.gemm_efficiency},
+                         {"attention_efficiency_factor", &s.attention_efficiency_factor},
+                         {"memory_efficiency", &s.memory_efficiency},
+                         {"dequant_efficiency", &s.dequant_efficiency},
+                         {"optimizer_efficiency", &s.optimizer_efficiency},
+                         {"dequant_bytes_per_param", &s.dequant_bytes_per_param},
+                         {"optimizer_bytes_per_param_fp32", &s.optimizer_bytes_per_param_fp32},
+                         {"optimizer_bytes_per_param_16bit", &s.optimizer_bytes_per_param_16bit},
+                         {"loss_bytes_per_vocab_entry", &s.loss_bytes_per_vocab_entry},
+                     }));
   (void)needed;
   // Optional (older stack files do without them): the fallbacks are the code's or another field's.
   s.kernels_per_gather_backward = 0.0;
@@ -154,14 +138,13 @@ Status parse_stack_throughput(const json& t, StackProfile& s) {
   s.own_code_kernels_per_expert_overhead = s.kernels_per_expert_overhead;
   s.gemm_memory_efficiency = s.memory_efficiency;
   s.hopper_tensor_peak_fraction = 1.0;
-  FTCOST_TRY(
-      optional,
-      read_numbers(r, {{"kernels_per_gather_backward", &s.kernels_per_gather_backward},
-                       {"own_code_kernels_per_router", &s.own_code_kernels_per_router},
-                       {"own_code_kernels_per_norm", &s.own_code_kernels_per_norm},
-                       {"own_code_kernels_per_expert_overhead", &s.own_code_kernels_per_expert_overhead},
-                       {"gemm_memory_efficiency", &s.gemm_memory_efficiency},
-                       {"hopper_tensor_peak_fraction", &s.hopper_tensor_peak_fraction}}));
+  FTCOST_TRY(optional,
+             r.numbers({{"kernels_per_gather_backward", &s.kernels_per_gather_backward},
+                        {"own_code_kernels_per_router", &s.own_code_kernels_per_router},
+                        {"own_code_kernels_per_norm", &s.own_code_kernels_per_norm},
+                        {"own_code_kernels_per_expert_overhead", &s.own_code_kernels_per_expert_overhead},
+                        {"gemm_memory_efficiency", &s.gemm_memory_efficiency},
+                        {"hopper_tensor_peak_fraction", &s.hopper_tensor_peak_fraction}}));
   (void)optional;
   FTCOST_TRY(hnote, r.string("hopper_tensor_note"));
   s.hopper_tensor_note = hnote;
@@ -379,10 +362,8 @@ std::string SoftwareRange::to_text() const {
 // A stack profile read through its field lists (fields.cpp: stack, stack.memory, stack.throughput).
 Result<StackProfile> parse_stack(const json& doc, const std::string& source) {
   const FieldReader r(doc, *field_list("stack"), "", source);
-  FTCOST_TRY(obj_ok, r.check_object());
-  (void)obj_ok;
-  FTCOST_TRY(schema, r.choice("schema"));
-  (void)schema;
+  FTCOST_TRY(file_ok, r.check_file());
+  (void)file_ok;
   StackProfile s;
   FTCOST_TRY(id, r.string("id"));
   FTCOST_TRY(name, r.string("display_name"));

@@ -1,91 +1,40 @@
 #include "ftcost/workload.hpp"
 
+#include "ftcost/enum_names.hpp"
+
 #include <algorithm>
 #include <cmath>
 
 namespace ftcost {
 
-const char* method_name(Method m) {
-  switch (m) {
-    case Method::full:
-      return "full";
-    case Method::lora:
-      return "lora";
-    case Method::qlora:
-      return "qlora";
-  }
-  return "full";
-}
+constexpr EnumName<Method> kMethodNames[] = {
+    {Method::full, "full"}, {Method::lora, "lora"}, {Method::qlora, "qlora"}};
+const char* method_name(Method m) { return enum_name(kMethodNames, m); }
 
-const char* quant_name(Quant q) {
-  switch (q) {
-    case Quant::none:
-      return "none";
-    case Quant::nf4_dq:
-      return "nf4-dq";
-    case Quant::nf4:
-      return "nf4";
-    case Quant::int8:
-      return "int8";
-  }
-  return "none";
-}
+constexpr EnumName<Quant> kQuantNames[] = {
+    {Quant::none, "none"}, {Quant::nf4_dq, "nf4-dq"}, {Quant::nf4, "nf4"}, {Quant::int8, "int8"}};
+const char* quant_name(Quant q) { return enum_name(kQuantNames, q); }
 
-const char* optimizer_name(Optimizer o) {
-  switch (o) {
-    case Optimizer::adamw:
-      return "adamw";
-    case Optimizer::adamw_mixed:
-      return "adamw-mixed";
-    case Optimizer::adamw_8bit:
-      return "adamw-8bit";
-    case Optimizer::sgd:
-      return "sgd";
-    case Optimizer::sgd_momentum:
-      return "sgd-momentum";
-    case Optimizer::paged_adamw_8bit:
-      return "paged-adamw-8bit";
-    case Optimizer::paged_adamw:
-      return "paged-adamw";
-  }
-  return "adamw";
-}
+constexpr EnumName<Optimizer> kOptimizerNames[] = {{Optimizer::adamw, "adamw"},
+                                                   {Optimizer::adamw_mixed, "adamw-mixed"},
+                                                   {Optimizer::adamw_8bit, "adamw-8bit"},
+                                                   {Optimizer::sgd, "sgd"},
+                                                   {Optimizer::sgd_momentum, "sgd-momentum"},
+                                                   {Optimizer::paged_adamw_8bit, "paged-adamw-8bit"},
+                                                   {Optimizer::paged_adamw, "paged-adamw"}};
+const char* optimizer_name(Optimizer o) { return enum_name(kOptimizerNames, o); }
 
-const char* padding_name(Padding p) {
-  switch (p) {
-    case Padding::longest:
-      return "longest";
-    case Padding::max_length:
-      return "max-length";
-    case Padding::packing:
-      return "packing";
-  }
-  return "longest";
-}
+constexpr EnumName<Padding> kPaddingNames[] = {
+    {Padding::longest, "longest"}, {Padding::max_length, "max-length"}, {Padding::packing, "packing"}};
+const char* padding_name(Padding p) { return enum_name(kPaddingNames, p); }
 
-const char* attention_name(Attention a) {
-  switch (a) {
-    case Attention::flash:
-      return "flash";
-    case Attention::eager:
-      return "eager";
-    case Attention::xformers:
-      return "xformers";
-  }
-  return "flash";
-}
+constexpr EnumName<Attention> kAttentionNames[] = {
+    {Attention::flash, "flash"}, {Attention::eager, "eager"}, {Attention::xformers, "xformers"}};
+const char* attention_name(Attention a) { return enum_name(kAttentionNames, a); }
 
-const char* lora_variant_name(LoraVariant v) {
-  switch (v) {
-    case LoraVariant::lora:
-      return "lora";
-    case LoraVariant::dora:
-      return "dora";
-    case LoraVariant::lora_fa:
-      return "lora-fa";
-  }
-  return "lora";
-}
+constexpr EnumName<LoraVariant> kLoraVariantNames[] = {
+    {LoraVariant::lora, "lora"}, {LoraVariant::dora, "dora"}, {LoraVariant::lora_fa, "lora-fa"}};
+const char* lora_variant_name(LoraVariant v) { return enum_name(kLoraVariantNames, v); }
 
 bool LoraTargets::any() const {
   return q || k || v || o || mlp || mlp_down || mlp_gate_up || expert_gate_up || expert_down || shared ||
@@ -210,35 +159,15 @@ namespace {
 double round_up8(double x) { return std::ceil(x / 8.0) * 8.0; }
 }  // namespace
 
-const char* objective_name(Objective o) {
-  switch (o) {
-    case Objective::sft:
-      return "sft";
-    case Objective::dpo:
-      return "dpo";
-    case Objective::orpo:
-      return "orpo";
-    case Objective::simpo:
-      return "simpo";
-    case Objective::kto:
-      return "kto";
-    case Objective::grpo:
-      return "grpo";
-  }
-  return "sft";
-}
+constexpr EnumName<Objective> kObjectiveNames[] = {{Objective::sft, "sft"},   {Objective::dpo, "dpo"},
+                                                   {Objective::orpo, "orpo"}, {Objective::simpo, "simpo"},
+                                                   {Objective::kto, "kto"},   {Objective::grpo, "grpo"}};
+const char* objective_name(Objective o) { return enum_name(kObjectiveNames, o); }
 
-const char* generation_name(Generation g) {
-  switch (g) {
-    case Generation::hf:
-      return "hf";
-    case Generation::vllm_colocate:
-      return "vllm-colocate";
-    case Generation::vllm_server:
-      return "vllm-server";
-  }
-  return "hf";
-}
+constexpr EnumName<Generation> kGenerationNames[] = {{Generation::hf, "hf"},
+                                                     {Generation::vllm_colocate, "vllm-colocate"},
+                                                     {Generation::vllm_server, "vllm-server"}};
+const char* generation_name(Generation g) { return enum_name(kGenerationNames, g); }
 
 bool ObjectiveConfig::paired() const {
   return objective == Objective::dpo || objective == Objective::orpo || objective == Objective::simpo;
@@ -253,19 +182,13 @@ double Workload::memory_seq_len() const { return prompt_memory_seq_len() + compl
 
 double Workload::prompt_memory_seq_len() const {
   if (seq_len > 0) return seq_len;
-  switch (padding) {
-    case Padding::max_length:
-    case Padding::packing:
-      return max_length;
-    case Padding::longest:
-      // DataCollatorForSeq2Seq pads to the longest sample, rounded up to a multiple of 8; over an epoch
-      // some batch holds the longest (truncated) sample, and that batch sets the peak.
-      // The worst batch is padded to the longest sample of the length distribution. The prompt template's
-      // tokens are not added here: the presets' maxima are where the paper's histograms stop (CS: 512),
-      // not measured longest templated samples (see the note in docs/validation.md).
-      return std::min(round_up8(lengths.max()), round_up8(max_length));
-  }
-  return max_length;
+  if (padding != Padding::longest) return max_length;  // max-length, packing: every row is max_length
+  // DataCollatorForSeq2Seq pads to the longest sample, rounded up to a multiple of 8; over an epoch
+  // some batch holds the longest (truncated) sample, and that batch sets the peak.
+  // The worst batch is padded to the longest sample of the length distribution. The prompt template's
+  // tokens are not added here: the presets' maxima are where the paper's histograms stop (CS: 512),
+  // not measured longest templated samples (see the note in docs/validation.md).
+  return std::min(round_up8(lengths.max()), round_up8(max_length));
 }
 
 double Workload::queries_per_row() const {
@@ -304,17 +227,11 @@ double Workload::mean_padded_len(std::int64_t b) const {
 
 double Workload::mean_prompt_padded_len(std::int64_t b) const {
   if (seq_len > 0) return seq_len;
-  switch (padding) {
-    case Padding::max_length:
-    case Padding::packing:
-      return max_length;
-    case Padding::longest:
-      return std::min(
-          round_up8(template_tokens + lengths.expected_max(static_cast<double>(std::max<std::int64_t>(b, 1)),
-                                                           std::max(1.0, max_length - template_tokens))),
-          round_up8(max_length));
-  }
-  return max_length;
+  if (padding != Padding::longest) return max_length;  // max-length, packing
+  return std::min(
+      round_up8(template_tokens + lengths.expected_max(static_cast<double>(std::max<std::int64_t>(b, 1)),
+                                                       std::max(1.0, max_length - template_tokens))),
+      round_up8(max_length));
 }
 
 double Workload::attention_len(double padded_len) const {

@@ -55,6 +55,9 @@ struct RunFile {
 // GPU), model (preset or config.json ftcost can read), training arguments (ftcost's names), steps
 // (positive shapes, physically plausible timings and memory). Errors name the JSON field.
 Result<RunFile> parse_run(const std::string& text, const std::string& source, const Database& db);
+// The run file at `path`, read through `reader` and parsed: an unreadable file's error names --run, a bad
+// file's names the file and its field ("PATH: steps[2].wall_s").
+Result<RunFile> read_run(const std::string& path, const Database& db, const FileReader& reader);
 
 // Resolves the run's request to Inputs (the recorded config.json is read through a reader of its own).
 Result<Inputs> run_inputs(const RunFile& run, const Database& db);

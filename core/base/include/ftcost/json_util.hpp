@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 namespace ftcost {
 
@@ -40,5 +41,40 @@ Result<std::string> opt_string(const json& obj, const std::string& key, const st
                                const std::string& fallback);
 
 bool has(const json& obj, const std::string& key);  // present and not null
+
+// One member of a JSON object written with json_object.
+template <class J>
+struct JsonMember {
+  const char* key;
+  J value;
+};
+
+namespace json_detail {
+template <class J, std::size_t>
+using Member = JsonMember<J>;
+
+template <class J, class Indices>
+struct ObjectOfN;
+template <class J, std::size_t... I>
+struct ObjectOfN<J, std::index_sequence<I...>> {
+  J operator()(Member<J, I>... members) const {
+    J o = J::object();
+    (o.emplace(members.key, std::move(members.value)), ...);  // as J{...}: a repeated key keeps the first
+    return o;
+  }
+};
+
+// One call operator per member count, 1 to N.
+template <class J, class Counts>
+struct ObjectOf;
+template <class J, std::size_t... N>
+struct ObjectOf<J, std::index_sequence<N...>> : ObjectOfN<J, std::make_index_sequence<N + 1>>... {
+  using ObjectOfN<J, std::make_index_sequence<N + 1>>::operator()...;
+};
+}  // namespace json_detail
+
+// A JSON object from {key, value} members given as arguments, which clang-format packs several to a line
+// where json{...} puts each on its own: json_object({"id", e.id}, {"gpu", e.gpu_id}, ...) (1 to 48 members).
+inline constexpr json_detail::ObjectOf<json, std::make_index_sequence<48>> json_object{};
 
 }  // namespace ftcost

@@ -21,6 +21,7 @@
 #include "ftcost/json_util.hpp"
 
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <string>
 #include <utility>
@@ -103,11 +104,15 @@ class FieldReader {
 
   // The object is a JSON object (else an error naming the path).
   Status check_object() const;
+  // A file's top level: a JSON object whose "schema" is the list's (check_object, then the schema field).
+  Status check_file() const;
   std::string path_of(const std::string& key) const { return join_path(path_, key); }
   bool present(const std::string& key) const;  // present and not null
 
   // Absent or null -> fallback (an error when the field is `needed`); present -> checked against the list.
   Result<double> number(const std::string& key, double fallback = 0) const;
+  // Numbers into their members, key -> member, in the order given; an absent key keeps the member's value.
+  Status numbers(std::initializer_list<std::pair<const char*, double*>> fields) const;
   Result<std::int64_t> integer(const std::string& key, std::int64_t fallback = 0) const;
   Result<std::string> string(const std::string& key, const std::string& fallback = "") const;
   // A choice field: one of the list's values (or the fallback when absent or null).
