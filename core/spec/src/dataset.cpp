@@ -237,9 +237,7 @@ json Dataset::to_file_json() const {
 
 // A dataset file read through its field list (fields.cpp: dataset); the lengths as a histogram or quantiles.
 Result<Dataset> parse_dataset(const json& doc, const std::string& source) {
-  const FieldReader r(doc, *field_list("dataset"), "", source);
-  FTCOST_TRY(file_ok, r.check_file());
-  (void)file_ok;
+  FTCOST_TRY(r, FieldReader::file(doc, "dataset", source));
   Dataset d;
   FTCOST_TRY(id, r.string("id"));
   FTCOST_TRY(name, r.string("display_name", id));

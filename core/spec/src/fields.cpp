@@ -630,6 +630,13 @@ Status FieldReader::check_file() const {
   return Ok{};
 }
 
+Result<FieldReader> FieldReader::file(const json& doc, const std::string& list, const std::string& source) {
+  FieldReader r(doc, *field_list(list), "", source);
+  FTCOST_TRY(file_ok, r.check_file());
+  (void)file_ok;
+  return r;
+}
+
 bool FieldReader::present(const std::string& key) const { return has(obj_, key); }
 
 Status FieldReader::numbers(std::initializer_list<std::pair<const char*, double*>> fields) const {

@@ -171,9 +171,7 @@ Result<std::string> parse_variant_of(const FieldReader& r, const std::string& id
 
 // A GPU file read through its field list (fields.cpp: keys, kinds, ranges); the rules between fields here.
 Result<GpuSpec> parse_gpu(const json& doc, const std::string& source) {
-  const FieldReader r(doc, *field_list("gpu"), "", source);
-  FTCOST_TRY(file_ok, r.check_file());
-  (void)file_ok;
+  FTCOST_TRY(r, FieldReader::file(doc, "gpu", source));
   GpuSpec g;
   FTCOST_TRY(names_ok, parse_names(r, g));
   (void)names_ok;

@@ -91,9 +91,7 @@ Result<PriceOffer> parse_offer(const json& o, const std::string& path) {
 
 // A price file read through its field list (fields.cpp).
 Result<PriceProvider> parse_prices(const json& doc, const std::string& source) {
-  const FieldReader r(doc, *field_list("prices"), "", source);
-  FTCOST_TRY(file_ok, r.check_file());
-  (void)file_ok;
+  FTCOST_TRY(r, FieldReader::file(doc, "prices", source));
   PriceProvider p;
   FTCOST_TRY(id, r.string("id"));
   FTCOST_TRY(name, r.string("provider"));

@@ -361,9 +361,7 @@ std::string SoftwareRange::to_text() const {
 
 // A stack profile read through its field lists (fields.cpp: stack, stack.memory, stack.throughput).
 Result<StackProfile> parse_stack(const json& doc, const std::string& source) {
-  const FieldReader r(doc, *field_list("stack"), "", source);
-  FTCOST_TRY(file_ok, r.check_file());
-  (void)file_ok;
+  FTCOST_TRY(r, FieldReader::file(doc, "stack", source));
   StackProfile s;
   FTCOST_TRY(id, r.string("id"));
   FTCOST_TRY(name, r.string("display_name"));

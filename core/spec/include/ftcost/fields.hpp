@@ -106,6 +106,8 @@ class FieldReader {
   Status check_object() const;
   // A file's top level: a JSON object whose "schema" is the list's (check_object, then the schema field).
   Status check_file() const;
+  // The reader of a file `source` in the format `list` (field_list's name), after check_file.
+  static Result<FieldReader> file(const json& doc, const std::string& list, const std::string& source);
   std::string path_of(const std::string& key) const { return join_path(path_, key); }
   bool present(const std::string& key) const;  // present and not null
 
