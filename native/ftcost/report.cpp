@@ -2,6 +2,7 @@
 
 #include "fileio.hpp"
 #include "format.hpp"
+#include "ftcost/json_util.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -30,8 +31,7 @@ Result<std::vector<RefRow>> load_reference_dir(const std::string& dir, const Rea
     FTCOST_TRY(part, parse_reference(text, f));
     rows.insert(rows.end(), part.begin(), part.end());
   }
-  FTCOST_TRY(unique, check_unique_ids(rows));
-  (void)unique;
+  FTCOST_CHECK(check_unique_ids(rows));
   return rows;
 }
 
@@ -137,12 +137,8 @@ int run_validate(const std::vector<RefRow>& rows, const Database& db, bool as_js
                         {"error", r.error}});
     json jg = json::array();
     for (const auto& g : groups)
-      jg.push_back(json{{"group", g.group},
-                        {"role", g.role},
-                        {"n", g.n},
-                        {"mape", g.mape},
-                        {"max_abs_error", g.max_abs},
-                        {"worst", g.worst_id}});
+      jg.push_back(json_object({"group", g.group}, {"role", g.role}, {"n", g.n}, {"mape", g.mape},
+                               {"max_abs_error", g.max_abs}, {"worst", g.worst_id}));
     std::cout << json{{"rows", jr}, {"groups", jg}}.dump(2) << "\n";
   } else {
     Table t({"row", "role", "metric", "measured", "predicted", "error"},

@@ -7,6 +7,7 @@
 #include "ftcost/calibration_share.hpp"
 #include "ftcost/dataset.hpp"
 #include "ftcost/job_compare.hpp"
+#include "ftcost/json_util.hpp"
 #include "ftcost/model.hpp"
 #include "ftcost/run.hpp"
 #include "imgui.h"
@@ -90,12 +91,8 @@ void App::save_calibrations() {
   json a = json::array();
   for (const auto& c : calibrations_)
     if (!c.from_link)  // a link's calibration is used while the page shows that link, not stored
-      a.push_back(json{{"name", c.name},
-                       {"gpu", c.gpu},
-                       {"device", c.device},
-                       {"added", c.added},
-                       {"enabled", c.enabled},
-                       {"text", c.text}});
+      a.push_back(json_object({"name", c.name}, {"gpu", c.gpu}, {"device", c.device}, {"added", c.added},
+                              {"enabled", c.enabled}, {"text", c.text}));
   host_.save(kStoreCalibrations, a.empty() ? std::string() : a.dump());
   for (const auto& [id, g] : engine_.db().gpus())
     engine_.remove_file(std::string(kYoursPrefix) + id + ".json");

@@ -1,6 +1,7 @@
 #include "state.hpp"
 
 #include "ftcost/calibration_share.hpp"
+#include "ftcost/enum_names.hpp"
 #include "ftcost/json_util.hpp"
 #include "ftcost/options.hpp"
 #include "ftcost/plan.hpp"
@@ -10,19 +11,11 @@
 
 namespace ftcost::web {
 
-const char* view_name(View v) {
-  switch (v) {
-    case View::calculator:
-      return "calculator";
-    case View::paper:
-      return "paper";
-    case View::calibrations:
-      return "calibrations";
-    case View::plan:
-      return "plan";
-  }
-  return "calculator";
-}
+constexpr EnumName<View> kViewNames[] = {{View::calculator, "calculator"},
+                                         {View::paper, "paper"},
+                                         {View::calibrations, "calibrations"},
+                                         {View::plan, "plan"}};
+const char* view_name(View v) { return enum_name(kViewNames, v, "calculator"); }
 
 Request default_request() {
   return Request{{"model", "mixtral-8x7b"}, {"gpu", "a40"},         {"method", "qlora"},

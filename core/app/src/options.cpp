@@ -2,6 +2,7 @@
 // resolve_request(). See options.hpp.
 #include "ftcost/options.hpp"
 
+#include "ftcost/enum_names.hpp"
 #include "ftcost/suggest.hpp"
 #include "options_internal.hpp"
 
@@ -140,8 +141,7 @@ Status resolve_option(const Option& o, ResolveState& st) {
   if (!not_applicable.empty()) {
     if (!given) return Ok{};
     // A value that does not apply is still checked first: a typo gets its own message.
-    FTCOST_TRY(checked, check_option_value(o, st, value));
-    (void)checked;
+    FTCOST_CHECK(check_option_value(o, st, value));
     if (o.not_applicable_warns) {
       st.in.warnings.push_back(o.flag() + " " + value + " " + not_applicable);
       return Ok{};
@@ -172,23 +172,10 @@ Status resolve_option(const Option& o, ResolveState& st) {
 
 }  // namespace
 
-const char* option_kind_name(OptionKind k) {
-  switch (k) {
-    case OptionKind::choice:
-      return "choice";
-    case OptionKind::count:
-      return "count";
-    case OptionKind::real:
-      return "real";
-    case OptionKind::id_or_path:
-      return "id-or-path";
-    case OptionKind::toggle:
-      return "toggle";
-    case OptionKind::text:
-      return "text";
-  }
-  return "text";
-}
+constexpr EnumName<OptionKind> kOptionKindNames[] = {
+    {OptionKind::choice, "choice"},         {OptionKind::count, "count"},   {OptionKind::real, "real"},
+    {OptionKind::id_or_path, "id-or-path"}, {OptionKind::toggle, "toggle"}, {OptionKind::text, "text"}};
+const char* option_kind_name(OptionKind k) { return enum_name(kOptionKindNames, k, "text"); }
 
 std::string ResolveState::get(const std::string& key) const {
   auto it = req.find(key);
@@ -257,14 +244,12 @@ Status check_option_value(const Option& o, const ResolveState& st, const std::st
     case OptionKind::count: {
       for (const auto& v : o.values)
         if (v.value == text) return Ok{};
-      FTCOST_TRY(n, parse_count(text, flag, static_cast<std::int64_t>(o.lo),
-                                static_cast<std::int64_t>(upper_bound(o, st))));
-      (void)n;
+      FTCOST_CHECK(parse_count(text, flag, static_cast<std::int64_t>(o.lo),
+                               static_cast<std::int64_t>(upper_bound(o, st))));
       return Ok{};
     }
     case OptionKind::real: {
-      FTCOST_TRY(x, parse_real(text, flag, o.lo, upper_bound(o, st)));
-      (void)x;
+      FTCOST_CHECK(parse_real(text, flag, o.lo, upper_bound(o, st)));
       return Ok{};
     }
     case OptionKind::id_or_path:

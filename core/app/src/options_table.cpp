@@ -1361,9 +1361,7 @@ Option calibration_option() {
     FTCOST_TRY(text, st.reader(v));
     auto cal = parse_calibration(text, v);
     if (!cal.ok()) return cal.error();
-    FTCOST_TRY(spec_ok,
-               check_against_spec(cal.value(), st.in.gpu.bf16_tflops, st.in.gpu.memory_bandwidth_gbps));
-    (void)spec_ok;
+    FTCOST_CHECK(check_against_spec(cal.value(), st.in.gpu.bf16_tflops, st.in.gpu.memory_bandwidth_gbps));
     const double cal_gib = static_cast<double>(cal->device.memory_bytes) / kGiB;
     if (std::fabs(cal_gib - st.in.gpu.memory_gib) > 0.1 * st.in.gpu.memory_gib)
       st.in.warnings.push_back("calibration " + v + " was measured on \"" + cal->device.name + "\" (" +
@@ -1540,8 +1538,7 @@ std::string nvme_gbps_applies(const ResolveState& st) {
 }
 
 Status apply_nvme_gbps(ResolveState& st, const std::string& v) {
-  FTCOST_TRY(rates, parse_nvme_gbps(json{{"nvme-gbps", v}}));
-  (void)rates;
+  FTCOST_CHECK(parse_nvme_gbps(json{{"nvme-gbps", v}}));
   st.in.multi.nvme_gbps = v;
   return Ok{};
 }
@@ -1553,8 +1550,7 @@ std::string zero3_applies(const ResolveState& st) {
 }
 
 Status apply_zero3(ResolveState& st, const std::string& v) {
-  FTCOST_TRY(z, parse_zero3(v, "--zero3"));
-  (void)z;
+  FTCOST_CHECK(parse_zero3(v, "--zero3"));
   st.in.multi.zero3 = v;
   return Ok{};
 }

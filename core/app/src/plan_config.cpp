@@ -267,8 +267,7 @@ std::string hf_dtype(const Job& j) {
 }
 
 Status hf_begin(const Job& j, const std::string& stack, const std::string& what, PlanConfig& pc, Yaml& y) {
-  FTCOST_TRY(ok, hf_common_checks(j, stack));
-  (void)ok;
+  FTCOST_CHECK(hf_common_checks(j, stack));
   pc.stack = stack;
   header(y, j, what);
   return Ok{};

@@ -73,11 +73,10 @@ Result<PlanConfig> trl_config(const Job& j) {
                              : command == "dpo" ? "DPOConfig"
                              : command == "kto" ? "KTOConfig"
                                                 : "GRPOConfig";
-  FTCOST_TRY(ok, hf_begin(j, "trl",
-                          "TRL: trl " + command + " --config THIS_FILE (ScriptArguments + " + config +
-                              " + ModelConfig keys)",
-                          pc, y));
-  (void)ok;
+  FTCOST_CHECK(hf_begin(
+      j, "trl",
+      "TRL: trl " + command + " --config THIS_FILE (ScriptArguments + " + config + " + ModelConfig keys)", pc,
+      y));
   y.kv("model_name_or_path", yq(j.model_repo));
   y.kv("dtype", hf_dtype(j));
   y.kv("attn_implementation", hf_attention(j));
@@ -95,8 +94,7 @@ Result<PlanConfig> trl_config(const Job& j) {
         "value:");
     y.kv("lora_dropout", json(j.in.workload.lora_dropout).dump());
     y.kv("lora_target_modules", ylist(t));
-    FTCOST_TRY(v, peft_variant_supported(j, "trl", kTrlPeft));
-    (void)v;
+    FTCOST_CHECK(peft_variant_supported(j, "trl", kTrlPeft));
     kv_peft_variant(y, j, kTrlPeft);
   }
   if (is_qlora(j)) {
@@ -139,8 +137,7 @@ Result<PlanConfig> trl_config(const Job& j) {
 Result<PlanConfig> axolotl_config(const Job& j) {
   PlanConfig pc;
   Yaml y;
-  FTCOST_TRY(ok, hf_begin(j, "axolotl", "axolotl: axolotl train THIS_FILE", pc, y));
-  (void)ok;
+  FTCOST_CHECK(hf_begin(j, "axolotl", "axolotl: axolotl train THIS_FILE", pc, y));
   if (j.strategy == "hsdp")
     return refuse("axolotl", "hybrid sharding is not an axolotl fsdp_config setting here");
   y.kv("base_model", yq(j.model_repo));
@@ -162,8 +159,7 @@ Result<PlanConfig> axolotl_config(const Job& j) {
       y.kv("lora_target_linear", "true");
     else
       y.kv("lora_target_modules", ylist(t));
-    FTCOST_TRY(v, peft_variant_supported(j, "axolotl", kAxolotlPeft));
-    (void)v;
+    FTCOST_CHECK(peft_variant_supported(j, "axolotl", kAxolotlPeft));
     kv_peft_variant(y, j, kAxolotlPeft);
   }
   y.section("datasets");
@@ -269,8 +265,7 @@ void llamafactory_template(Yaml& y, const Job& j) {
 Result<PlanConfig> llamafactory_config(const Job& j) {
   PlanConfig pc;
   Yaml y;
-  FTCOST_TRY(ok, hf_begin(j, "llamafactory", "LLaMA-Factory: llamafactory-cli train THIS_FILE", pc, y));
-  (void)ok;
+  FTCOST_CHECK(hf_begin(j, "llamafactory", "LLaMA-Factory: llamafactory-cli train THIS_FILE", pc, y));
   y.kv("model_name_or_path", yq(j.model_repo));
   if (is_qlora(j)) {
     y.kv("quantization_bit", j.in.workload.quant == Quant::int8 ? "8" : "4");
@@ -292,8 +287,7 @@ Result<PlanConfig> llamafactory_config(const Job& j) {
     std::string joined;
     for (const auto& s : t) joined += (joined.empty() ? "" : ",") + s;
     y.kv("lora_target", t.size() == 1 && t[0] == "all-linear" ? "all" : joined);
-    FTCOST_TRY(v, peft_variant_supported(j, "llamafactory", kLlamafactoryPeft));
-    (void)v;
+    FTCOST_CHECK(peft_variant_supported(j, "llamafactory", kLlamafactoryPeft));
     kv_peft_variant(y, j, kLlamafactoryPeft);
   }
   y.kv("dataset", "REPLACE_WITH_YOUR_DATASET");
@@ -406,8 +400,7 @@ Status torchtune_checks(const Job& j, const TtModel* tm) {
 
 Result<PlanConfig> torchtune_config(const Job& j) {
   const TtModel* tm = torchtune_model(j.in.model.id);
-  FTCOST_TRY(ok, torchtune_checks(j, tm));
-  (void)ok;
+  FTCOST_CHECK(torchtune_checks(j, tm));
   const LoraTargets& t = j.in.workload.lora_targets;
   const bool all_linear = std::find(t.names.begin(), t.names.end(), "all-linear") != t.names.end();
   PlanConfig pc;
@@ -432,8 +425,7 @@ Result<PlanConfig> torchtune_config(const Job& j) {
     y.kv("lora_rank", yi(j.in.workload.lora_rank), 2);
     y.kv("lora_alpha", yi(2 * j.in.workload.lora_rank), 2);
     kv_lora_dropout(y, j, 2);
-    FTCOST_TRY(v, peft_variant_supported(j, "torchtune", kTorchtunePeft));
-    (void)v;
+    FTCOST_CHECK(peft_variant_supported(j, "torchtune", kTorchtunePeft));
     kv_peft_variant(y, j, kTorchtunePeft, 2);
   }
   y.section("tokenizer");
@@ -516,8 +508,7 @@ Result<std::string> unsloth_peft(const Job& j) {
   c.kw("lora_alpha", yi(2 * j.in.workload.lora_rank));
   c.kw("lora_dropout", j.in.workload.lora_dropout > 0 ? yn(j.in.workload.lora_dropout) : "0.0");
   c.kw("use_gradient_checkpointing", unsloth_checkpointing(j));
-  FTCOST_TRY(v, peft_variant_supported(j, "unsloth", kUnslothPeft));
-  (void)v;
+  FTCOST_CHECK(peft_variant_supported(j, "unsloth", kUnslothPeft));
   const Workload& w = j.in.workload;
   if (w.lora_variant == LoraVariant::dora) c.kw("use_dora", "True");
   if (w.rslora) c.kw("use_rslora", "True");
@@ -549,8 +540,7 @@ std::string unsloth_trainer(const Job& j) {
 }
 
 Result<PlanConfig> unsloth_config(const Job& j) {
-  FTCOST_TRY(ok, unsloth_checks(j));
-  (void)ok;
+  FTCOST_CHECK(unsloth_checks(j));
   FTCOST_TRY(peft, unsloth_peft(j));
   PlanConfig pc;
   pc.stack = "unsloth";

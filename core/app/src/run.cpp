@@ -224,8 +224,7 @@ Status apply_run_file(Inputs& in, const std::string& path, const Database& db, c
     return make_error(Errc::io_error, "--run",
                       "file paths are not available here; load the run file in the UI");
   FTCOST_TRY(run, read_run(path, db, reader));
-  FTCOST_TRY(fit, apply_runs(in, {run}, db));
-  (void)fit;
+  FTCOST_CHECK(apply_runs(in, {run}, db));
   return Ok{};
 }
 

@@ -165,11 +165,9 @@ Result<std::string> recorder_source(const json& doc) {
   const json& rec = doc.at("recorder");
   if (!rec.is_object()) return make_error(Errc::wrong_type, "recorder", "must be an object");
   for (const char* k : {"tool", "version", "created_utc"}) {
-    FTCOST_TRY(field, opt_string(rec, k, "recorder", ""));
-    (void)field;
+    FTCOST_CHECK(opt_string(rec, k, "recorder", ""));
   }
-  FTCOST_TRY(warm, opt_count(rec, "warmup_steps", "recorder", 0, 0, 1 << 30));
-  (void)warm;
+  FTCOST_CHECK(opt_count(rec, "warmup_steps", "recorder", 0, 0, 1 << 30));
   return opt_choice(rec, "source", "recorder",
                     {"hook", "trainer-callback", "trainer_state", "torchtune-log"});
 }
@@ -190,11 +188,9 @@ Status check_gpu_memory(const json& g, const GpuSpec& gpu) {
 // against the schema all the same: a batch of 0 or a negative length is not a run.
 Status check_recorded_training(const json& t) {
   for (const char* k : {"batch_size", "gradient_accumulation_steps", "max_length"}) {
-    FTCOST_TRY(n, opt_count(t, k, "training", 1, 1, std::int64_t{1} << 40));
-    (void)n;
+    FTCOST_CHECK(opt_count(t, k, "training", 1, 1, std::int64_t{1} << 40));
   }
-  FTCOST_TRY(packing, opt_bool(t, "packing", "training", false));
-  (void)packing;
+  FTCOST_CHECK(opt_bool(t, "packing", "training", false));
   return Ok{};
 }
 
@@ -338,8 +334,7 @@ Result<std::string> read_lora_targets(const json& lt) {
   } else {
     return make_error(Errc::wrong_type, "training.lora_targets", "must be a list of PEFT module names");
   }
-  FTCOST_TRY(parsed, parse_lora_targets(list, "training.lora_targets"));
-  (void)parsed;
+  FTCOST_CHECK(parse_lora_targets(list, "training.lora_targets"));
   return list;
 }
 
@@ -401,8 +396,7 @@ Result<std::optional<RunMicroBatch>> read_micro_batch(const json& mb, const std:
                       "must be between 0 and batch_size x seq_len = " + std::to_string(bs * sl) + ", got " +
                           json(tok).dump());
   b.tokens = tok;
-  FTCOST_TRY(labels, opt_count(mb, "label_tokens", q, 0, 0, bs * sl));
-  (void)labels;
+  FTCOST_CHECK(opt_count(mb, "label_tokens", q, 0, 0, bs * sl));
   FTCOST_TRY(as, opt_bool(mb, "assumed", q, false));
   b.assumed = as;
   return std::optional<RunMicroBatch>(b);

@@ -3,26 +3,19 @@
 // element; a = bytes of the compute dtype (2 for bf16), 4 for fp32.
 #include "ftcost/ops.hpp"
 
+#include "ftcost/enum_names.hpp"
+
 #include <algorithm>
 #include <cmath>
 
 namespace ftcost {
 
-const char* op_kind_name(OpKind k) {
-  switch (k) {
-    case OpKind::norm:
-      return "norm";
-    case OpKind::cast:
-      return "cast";
-    case OpKind::pointwise:
-      return "pointwise";
-    case OpKind::cross_entropy:
-      return "cross_entropy";
-    case OpKind::optimizer:
-      return "optimizer";
-  }
-  return "pointwise";
-}
+constexpr EnumName<OpKind> kOpKindNames[] = {{OpKind::norm, "norm"},
+                                             {OpKind::cast, "cast"},
+                                             {OpKind::pointwise, "pointwise"},
+                                             {OpKind::cross_entropy, "cross_entropy"},
+                                             {OpKind::optimizer, "optimizer"}};
+const char* op_kind_name(OpKind k) { return enum_name(kOpKindNames, k, "pointwise"); }
 
 void OpList::add(const char* name, OpKind kind, double bytes, double kernels, double flops) {
   if (n >= kMax) return;

@@ -1,5 +1,6 @@
 // The step model's names (stages, layer types, kernel classes: what its breakdowns print) and the MoE
 // routing distributions (expert_shares); ftcost/throughput.hpp declares them.
+#include "ftcost/enum_names.hpp"
 #include "ftcost/throughput.hpp"
 
 #include <algorithm>
@@ -8,61 +9,28 @@
 
 namespace ftcost {
 
-const char* stage_name(Stage s) {
-  switch (s) {
-    case Stage::forward:
-      return "forward";
-    case Stage::recompute:
-      return "recompute";
-    case Stage::backward:
-      return "backward";
-    case Stage::optimizer:
-      return "optimizer";
-  }
-  return "forward";
-}
+constexpr EnumName<Stage> kStageNames[] = {{Stage::forward, "forward"},
+                                           {Stage::recompute, "recompute"},
+                                           {Stage::backward, "backward"},
+                                           {Stage::optimizer, "optimizer"}};
+const char* stage_name(Stage s) { return enum_name(kStageNames, s, "forward"); }
 
-const char* layer_type_name(LayerType l) {
-  switch (l) {
-    case LayerType::attention:
-      return "attention";
-    case LayerType::moe:
-      return "moe";
-    case LayerType::mamba:
-      return "mamba";
-    case LayerType::mlp:
-      return "mlp";
-    case LayerType::norm:
-      return "norm";
-    case LayerType::other:
-      return "other";
-  }
-  return "other";
-}
+constexpr EnumName<LayerType> kLayerTypeNames[] = {
+    {LayerType::attention, "attention"}, {LayerType::moe, "moe"},
+    {LayerType::mamba, "mamba"},         {LayerType::mlp, "mlp"},
+    {LayerType::norm, "norm"},           {LayerType::other, "other"}};
+const char* layer_type_name(LayerType l) { return enum_name(kLayerTypeNames, l, "other"); }
 
-const char* kernel_class_name(KernelClass k) {
-  switch (k) {
-    case KernelClass::gemm:
-      return "gemm";
-    case KernelClass::expert_gemm:
-      return "expert_gemm";
-    case KernelClass::attention:
-      return "attention";
-    case KernelClass::dequant:
-      return "dequant";
-    case KernelClass::elementwise:
-      return "elementwise";
-    case KernelClass::scan:
-      return "selective_scan";
-    case KernelClass::routing:
-      return "routing";
-    case KernelClass::loss:
-      return "loss";
-    case KernelClass::optimizer:
-      return "optimizer";
-  }
-  return "elementwise";
-}
+constexpr EnumName<KernelClass> kKernelClassNames[] = {{KernelClass::gemm, "gemm"},
+                                                       {KernelClass::expert_gemm, "expert_gemm"},
+                                                       {KernelClass::attention, "attention"},
+                                                       {KernelClass::dequant, "dequant"},
+                                                       {KernelClass::elementwise, "elementwise"},
+                                                       {KernelClass::scan, "selective_scan"},
+                                                       {KernelClass::routing, "routing"},
+                                                       {KernelClass::loss, "loss"},
+                                                       {KernelClass::optimizer, "optimizer"}};
+const char* kernel_class_name(KernelClass k) { return enum_name(kKernelClassNames, k, "elementwise"); }
 
 Result<std::vector<double>> expert_shares(const std::string& routing, std::int64_t experts) {
   std::vector<double> s;

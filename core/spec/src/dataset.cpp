@@ -145,8 +145,7 @@ Result<std::vector<LengthBin>> bins_from_json(const json& h, const std::string& 
                         "must be a [lo, hi, count] triple of numbers (lengths in tokens, lo..hi inclusive)");
     bins.push_back(LengthBin{e[0].get<double>(), e[1].get<double>(), e[2].get<double>()});
   }
-  FTCOST_TRY(dist, LengthDistribution::from_histogram(bins, key));
-  (void)dist;
+  FTCOST_CHECK(LengthDistribution::from_histogram(bins, key));
   return bins;
 }
 
@@ -178,8 +177,7 @@ Status check_length_tokens(const json& doc, const LengthDistribution& dist) {
   FTCOST_TRY(lt, FieldReader(doc, *field_list("dataset"), "").member("length_tokens"));
   if (lt == nullptr) return Ok{};
   const FieldReader r(*lt, *field_list("dataset.length_tokens"), "length_tokens");
-  FTCOST_TRY(obj_ok, r.check_object());
-  (void)obj_ok;
+  FTCOST_CHECK(r.check_object());
   for (auto it = lt->begin(); it != lt->end(); ++it)
     if (!field_list("dataset.length_tokens")->find(it.key()))
       return make_error(Errc::unknown_key, r.path_of(it.key()),
@@ -266,8 +264,7 @@ Result<Dataset> parse_dataset(const json& doc, const std::string& source) {
       bins.push_back(LengthBin{b[0].get<double>(), b[1].get<double>(), b[2].get<double>()});
     d.histogram = coarsen_bins(bins);
     FTCOST_TRY(dist, LengthDistribution::from_histogram(d.histogram, "histogram"));
-    FTCOST_TRY(lt_ok, check_length_tokens(doc, dist));
-    (void)lt_ok;
+    FTCOST_CHECK(check_length_tokens(doc, dist));
     d.lengths = dist;
     d.median = dist.quantile(0.5);
     return d;
@@ -286,8 +283,7 @@ Result<Dataset> parse_dataset(const json& doc, const std::string& source) {
     pts.emplace_back(e[0].get<double>(), e[1].get<double>());
   }
   FTCOST_TRY(dist, LengthDistribution::from_quantiles(std::move(pts), "quantiles"));
-  FTCOST_TRY(lt_ok, check_length_tokens(doc, dist));
-  (void)lt_ok;
+  FTCOST_CHECK(check_length_tokens(doc, dist));
   d.lengths = dist;
   d.median = dist.quantile(0.5);
   return d;
@@ -564,8 +560,7 @@ Result<Dataset> parse_dataset_file(const std::string& text, const std::string& p
         !t.empty() && std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; });
     if (!numeric && t.find(',') == std::string::npos && std::isdigit(static_cast<unsigned char>(t[0]))) {
       // a malformed number on the first line of a plain list (e.g. "12.5"), not a header
-      FTCOST_TRY(v, parse_length(t, path + ":" + std::to_string(lines[first].number)));
-      (void)v;
+      FTCOST_CHECK(parse_length(t, path + ":" + std::to_string(lines[first].number)));
     }
     if (numeric) {
       std::vector<std::int64_t> lengths;

@@ -623,17 +623,14 @@ Status FieldReader::check_object() const {
 }
 
 Status FieldReader::check_file() const {
-  FTCOST_TRY(obj_ok, check_object());
-  (void)obj_ok;
-  FTCOST_TRY(schema, choice("schema"));
-  (void)schema;
+  FTCOST_CHECK(check_object());
+  FTCOST_CHECK(choice("schema"));
   return Ok{};
 }
 
 Result<FieldReader> FieldReader::file(const json& doc, const std::string& list, const std::string& source) {
   FieldReader r(doc, *field_list(list), "", source);
-  FTCOST_TRY(file_ok, r.check_file());
-  (void)file_ok;
+  FTCOST_CHECK(r.check_file());
   return r;
 }
 
@@ -658,8 +655,7 @@ Result<const Field*> FieldReader::field(const std::string& key, FieldKind kind) 
 }
 
 Result<const json*> FieldReader::value(const Field& x) const {
-  FTCOST_TRY(obj_ok, check_object());
-  (void)obj_ok;
+  FTCOST_CHECK(check_object());
   const std::string p = path_of(x.key);
   auto it = obj_.find(x.key);
   if (it == obj_.end() || it->is_null()) {

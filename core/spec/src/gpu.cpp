@@ -90,8 +90,7 @@ Status check_text(const std::string& key, const std::string& v, std::size_t max_
 // The interconnect object of a GPU file (NVLink and PCIe), read through its field list (fields.cpp).
 Result<GpuInterconnect> parse_interconnect(const json& ic) {
   const FieldReader r(ic, *field_list("gpu.interconnect"), "interconnect");
-  FTCOST_TRY(obj_ok, r.check_object());
-  (void)obj_ok;
+  FTCOST_CHECK(r.check_object());
   FTCOST_TRY(nv, r.number("nvlink_gbps_bidirectional"));
   FTCOST_TRY(nvgen, r.integer("nvlink_generation"));
   FTCOST_TRY(nvmax, r.integer("nvlink_max_gpus"));
@@ -118,15 +117,13 @@ Result<GpuInterconnect> parse_interconnect(const json& ic) {
 // The dense peaks (dense_tflops): null = unsupported = 0.
 Status parse_peaks(const json& t, GpuSpec& g) {
   const FieldReader r(t, *field_list("gpu.dense_tflops"), "dense_tflops");
-  FTCOST_TRY(obj_ok, r.check_object());
-  (void)obj_ok;
+  FTCOST_CHECK(r.check_object());
   g.fp32_tflops = g.tf32_tflops = g.fp16_tflops = g.bf16_tflops = g.fp8_tflops = 0;  // null = unsupported
-  FTCOST_TRY(nums, r.numbers({{"fp32", &g.fp32_tflops},
-                              {"tf32", &g.tf32_tflops},
-                              {"fp16", &g.fp16_tflops},
-                              {"bf16", &g.bf16_tflops},
-                              {"fp8", &g.fp8_tflops}}));
-  (void)nums;
+  FTCOST_CHECK(r.numbers({{"fp32", &g.fp32_tflops},
+                          {"tf32", &g.tf32_tflops},
+                          {"fp16", &g.fp16_tflops},
+                          {"bf16", &g.bf16_tflops},
+                          {"fp8", &g.fp8_tflops}}));
   if (g.fp16_tflops <= 0 && g.bf16_tflops <= 0 && g.fp32_tflops <= 0)
     return make_error(Errc::missing_field, "dense_tflops", "needs at least one of fp32, fp16, bf16");
   return Ok{};
@@ -139,15 +136,12 @@ Status parse_names(const FieldReader& r, GpuSpec& g) {
   FTCOST_TRY(vendor, r.string("vendor"));
   FTCOST_TRY(arch, r.string("architecture"));
   FTCOST_TRY(cc, r.string("compute_capability"));
-  FTCOST_TRY(id_ok, check_gpu_id(id));
-  (void)id_ok;
-  FTCOST_TRY(name_ok, check_text("name", name, 200, true));
-  (void)name_ok;
+  FTCOST_CHECK(check_gpu_id(id));
+  FTCOST_CHECK(check_text("name", name, 200, true));
   for (const auto& [key, text] : {std::pair<const char*, const std::string*>{"vendor", &vendor},
                                   {"architecture", &arch},
                                   {"compute_capability", &cc}}) {
-    FTCOST_TRY(t_ok, check_text(key, *text, 200, false));
-    (void)t_ok;
+    FTCOST_CHECK(check_text(key, *text, 200, false));
   }
   g.id = id;
   g.name = name;
@@ -173,8 +167,7 @@ Result<std::string> parse_variant_of(const FieldReader& r, const std::string& id
 Result<GpuSpec> parse_gpu(const json& doc, const std::string& source) {
   FTCOST_TRY(r, FieldReader::file(doc, "gpu", source));
   GpuSpec g;
-  FTCOST_TRY(names_ok, parse_names(r, g));
-  (void)names_ok;
+  FTCOST_CHECK(parse_names(r, g));
   FTCOST_TRY(mem, r.number("memory_gib"));
   FTCOST_TRY(usable, r.integer("usable_memory_mib_nvidia_smi"));
   FTCOST_TRY(bw, r.number("memory_bandwidth_gbps"));
@@ -190,8 +183,7 @@ Result<GpuSpec> parse_gpu(const json& doc, const std::string& source) {
                       "is larger than memory_gib (" + json(mem).dump() + " GiB)");
   }
   FTCOST_TRY(peaks, r.member("dense_tflops"));
-  FTCOST_TRY(peaks_ok, parse_peaks(*peaks, g));
-  (void)peaks_ok;
+  FTCOST_CHECK(parse_peaks(*peaks, g));
   FTCOST_TRY(sms, r.integer("sm_count"));
   FTCOST_TRY(clk, r.number("boost_clock_mhz"));
   FTCOST_TRY(l2, r.number("l2_cache_mb"));
@@ -202,9 +194,7 @@ Result<GpuSpec> parse_gpu(const json& doc, const std::string& source) {
   g.tdp_w = tdp;
   FTCOST_TRY(sources, r.strings("sources"));
   for (std::size_t i = 0; i < sources.size(); ++i) {
-    FTCOST_TRY(s_ok,
-               check_text(r.path_of("sources") + "[" + std::to_string(i) + "]", sources[i], 2000, true));
-    (void)s_ok;
+    FTCOST_CHECK(check_text(r.path_of("sources") + "[" + std::to_string(i) + "]", sources[i], 2000, true));
   }
   g.sources = sources;
   FTCOST_TRY(ic, r.member("interconnect"));

@@ -361,8 +361,7 @@ Result<ModelSpec> parse_config_with(const json& config, const std::string& id, c
     FTCOST_GET(v, get_string(config, "model_type", p));
     mt = v;
   }
-  FTCOST_TRY(ok1, parse_structure(config, m, mt, p, outside));
-  (void)ok1;
+  FTCOST_CHECK(parse_structure(config, m, mt, p, outside));
   m.own_training_code = m.family == "blackmamba" || m.family == "mamba";
   m.fused_gate_up = m.family == "blackmamba" || m.family == "gpt_oss" || m.family == "llama4" ||
                     m.family == "llama4_text";  // Llama4TextExperts.gate_up_proj
@@ -371,12 +370,10 @@ Result<ModelSpec> parse_config_with(const json& config, const std::string& id, c
   const bool nested = (m.family == "gemma3" || m.family == "llama4") && has(config, "text_config");
   const json& c = nested ? config.at("text_config") : config;
   if (nested) p = join_path(p, "text_config");
-  FTCOST_TRY(ok2, read_context_window(c, m, p));
-  (void)ok2;
+  FTCOST_CHECK(read_context_window(c, m, p));
   if (m.layers_with(Mixer::attention) > 0 && m.attn.heads <= 0)
     return make_error(Errc::invalid_value, join_path(p, "num_attention_heads"), "must be positive");
-  FTCOST_GET(rope_ok, check_rope(c, p));
-  (void)rope_ok;
+  FTCOST_CHECK(check_rope(c, p));
   return m;
 }
 

@@ -171,14 +171,11 @@ Result<std::int64_t> read_top_k(const json& c, const std::string& p, std::int64_
 // What every decoder config states: read_common, num_hidden_layers (the result), read_attention and, with
 // `mlp`, the dense MLP (read_mlp).
 Result<std::int64_t> read_decoder(const json& c, ModelSpec& m, const std::string& p, bool mlp) {
-  FTCOST_TRY(ok1, read_common(c, m, p));
-  (void)ok1;
+  FTCOST_CHECK(read_common(c, m, p));
   FTCOST_GET(layers, get_count(c, "num_hidden_layers", p, 1, 100000));
-  FTCOST_TRY(ok2, read_attention(c, m, p));
-  (void)ok2;
+  FTCOST_CHECK(read_attention(c, m, p));
   if (!mlp) return layers;
-  FTCOST_TRY(ok3, read_mlp(c, m, p));
-  (void)ok3;
+  FTCOST_CHECK(read_mlp(c, m, p));
   return layers;
 }
 
@@ -222,8 +219,7 @@ Status parse_llama_like(const json& c, ModelSpec& m, const std::string& p) {
 
 Status parse_mixtral_like(const json& c, ModelSpec& m, const std::string& p) {
   FTCOST_GET(layers, read_decoder(c, m, p, false));
-  FTCOST_TRY(moe, read_experts(c, m, p, "num_local_experts", "intermediate_size"));
-  (void)moe;
+  FTCOST_CHECK(read_experts(c, m, p, "num_local_experts", "intermediate_size"));
   m.moe.gated = true;
   if (m.family == "phimoe") {
     m.norm = NormKind::layer;
@@ -246,8 +242,7 @@ namespace {
 
 Status parse_qwen_moe(const json& c, ModelSpec& m, const std::string& p) {
   FTCOST_GET(layers, read_decoder(c, m, p, true));
-  FTCOST_TRY(moe, read_experts(c, m, p, "num_experts", "moe_intermediate_size"));
-  (void)moe;
+  FTCOST_CHECK(read_experts(c, m, p, "num_experts", "moe_intermediate_size"));
   FTCOST_GET(step, opt_count(c, "decoder_sparse_step", p, 1, 1, 100000));
   if (m.family == "qwen2_moe") {
     m.attn.qkv_bias = true;
@@ -282,8 +277,7 @@ Status parse_qwen_moe(const json& c, ModelSpec& m, const std::string& p) {
 
 Status parse_deepseek(const json& c, ModelSpec& m, const std::string& p) {
   FTCOST_GET(layers, read_decoder(c, m, p, true));
-  FTCOST_TRY(moe, read_experts(c, m, p, "n_routed_experts", "moe_intermediate_size"));
-  (void)moe;
+  FTCOST_CHECK(read_experts(c, m, p, "n_routed_experts", "moe_intermediate_size"));
   FTCOST_GET(shared, opt_count(c, "n_shared_experts", p, 0, 0, 1 << 12));
   FTCOST_GET(first_dense, opt_count(c, "first_k_dense_replace", p, 0, 0, 100000));
   FTCOST_GET(freq, opt_count(c, "moe_layer_freq", p, 1, 1, 100000));
@@ -310,8 +304,7 @@ Status parse_deepseek(const json& c, ModelSpec& m, const std::string& p) {
 
 Status parse_olmoe(const json& c, ModelSpec& m, const std::string& p) {
   FTCOST_GET(layers, read_decoder(c, m, p, false));
-  FTCOST_TRY(moe, read_experts(c, m, p, "num_experts", "intermediate_size"));
-  (void)moe;
+  FTCOST_CHECK(read_experts(c, m, p, "num_experts", "intermediate_size"));
   m.attn.qk_norm = true;  // OLMoE normalises full q and k (not per head)
   m.attn.qk_norm_params = m.attn.q_dim() + m.attn.kv_dim();
   push_layers(m.groups, Mixer::attention, Ffn::moe, layers);
@@ -319,8 +312,7 @@ Status parse_olmoe(const json& c, ModelSpec& m, const std::string& p) {
 }
 
 Status parse_dbrx(const json& c, ModelSpec& m, const std::string& p) {
-  FTCOST_TRY(ok, read_common(c, m, p, "d_model"));
-  (void)ok;
+  FTCOST_CHECK(read_common(c, m, p, "d_model"));
   FTCOST_GET(layers, get_count(c, "n_layers", p, 1, 100000));
   FTCOST_GET(heads, get_count(c, "n_heads", p, 1, 4096));
   if (!has(c, "attn_config") || !c.at("attn_config").is_object())
@@ -482,8 +474,7 @@ Status parse_jamba(const json& c, ModelSpec& m, const std::string& p) {
 // (nn.Linear's default), c_proj's bias follows no_bias; QWenMLP's w1, w2 and c_proj are intermediate_size //
 // 2 wide: the config's intermediate_size counts both halves of the gated MLP.
 Status parse_qwen1(const json& c, ModelSpec& m, const std::string& p) {
-  FTCOST_TRY(ok1, read_common(c, m, p));
-  (void)ok1;
+  FTCOST_CHECK(read_common(c, m, p));
   FTCOST_GET(layers, get_count(c, "num_hidden_layers", p, 1, 100000));
   FTCOST_GET(heads, get_count(c, "num_attention_heads", p, 1, 4096));
   FTCOST_GET(kv_channels, opt_count(c, "kv_channels", p, m.hidden / heads, 1, 4096));
@@ -684,16 +675,13 @@ Status parse_llama4(const json& config, ModelSpec& m, const std::string& top) {
   const json& c = *part.config;
   const std::string& p = part.path;
   FTCOST_GET(layers, read_decoder(c, m, p, false));
-  FTCOST_TRY(moe, read_experts(c, m, p, "num_local_experts", "intermediate_size"));
-  (void)moe;
+  FTCOST_CHECK(read_experts(c, m, p, "num_local_experts", "intermediate_size"));
   FTCOST_GET(fd, opt_count(c, "intermediate_size_mlp", p, 16384, 1, 1 << 22));
   m.moe.shared_experts = 1;
   m.moe.shared_intermediate = m.moe.expert_intermediate;
   m.mlp = MlpSpec{fd, true, false};
-  FTCOST_TRY(ok3, read_llama4_layers(c, m, p, layers));
-  (void)ok3;
-  FTCOST_TRY(ok4, read_llama4_chunks(c, m, p, layers));
-  (void)ok4;
+  FTCOST_CHECK(read_llama4_layers(c, m, p, layers));
+  FTCOST_CHECK(read_llama4_chunks(c, m, p, layers));
   FTCOST_GET(vision, llama4_vision_params(config, m.hidden));
   m.vision_params = vision;
   if (vision > 0)

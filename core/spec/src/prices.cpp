@@ -40,8 +40,7 @@ namespace {
 // The network between instances of an offer's type ("network": {kind, gbit_per_gpu, source}).
 Status parse_network(const json& n, const std::string& path, PriceOffer& off) {
   const FieldReader r(n, *field_list("prices.offers[].network"), path);
-  FTCOST_TRY(obj_ok, r.check_object());
-  (void)obj_ok;
+  FTCOST_CHECK(r.check_object());
   FTCOST_TRY(kind, r.choice("kind"));
   FTCOST_TRY(gb, r.number("gbit_per_gpu"));
   FTCOST_TRY(src, r.string("source"));
@@ -54,8 +53,7 @@ Status parse_network(const json& n, const std::string& path, PriceOffer& off) {
 // One offer, read through its field list (fields.cpp); the rules between fields here.
 Result<PriceOffer> parse_offer(const json& o, const std::string& path) {
   const FieldReader r(o, *field_list("prices.offers[]"), path);
-  FTCOST_TRY(obj_ok, r.check_object());
-  (void)obj_ok;
+  FTCOST_CHECK(r.check_object());
   PriceOffer off;
   FTCOST_TRY(gpu, r.string("gpu_id"));
   FTCOST_TRY(od, r.number("on_demand_usd_per_gpu_hour"));
@@ -69,8 +67,7 @@ Result<PriceOffer> parse_offer(const json& o, const std::string& path) {
   FTCOST_TRY(count, r.integer("gpu_count", 1));
   FTCOST_TRY(net, r.member("network"));
   if (net) {
-    FTCOST_TRY(net_ok, parse_network(*net, r.path_of("network"), off));
-    (void)net_ok;
+    FTCOST_CHECK(parse_network(*net, r.path_of("network"), off));
   }
   off.gpu_id = gpu;
   off.on_demand_usd_per_gpu_hour = od;
@@ -95,8 +92,7 @@ Result<PriceProvider> parse_prices(const json& doc, const std::string& source) {
   PriceProvider p;
   FTCOST_TRY(id, r.string("id"));
   FTCOST_TRY(name, r.string("provider"));
-  FTCOST_TRY(currency, r.choice("currency", "USD"));
-  (void)currency;  // the list allows USD only
+  FTCOST_CHECK(r.choice("currency", "USD"));  // the list allows USD only
   p.id = id;
   p.name = name;
   FTCOST_TRY(offers, r.member("offers"));

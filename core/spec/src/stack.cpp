@@ -30,8 +30,7 @@ namespace {
 // The memory object (fields.cpp: stack.memory).
 Status parse_stack_memory(const json& m, StackProfile& s) {
   const FieldReader r(m, *field_list("stack.memory"), "memory");
-  FTCOST_TRY(obj_ok, r.check_object());
-  (void)obj_ok;
+  FTCOST_CHECK(r.check_object());
   s.loss_chunk_tokens = 0;
   s.fused_ce_bytes_per_hidden = 6.0;
   s.mlp_saved_intermediates = 4.0;
@@ -83,8 +82,7 @@ Status parse_stack_memory(const json& m, StackProfile& s) {
 // The throughput.ops object (fields.cpp: stack.ops): the op inventory and what the stack fuses.
 Status parse_stack_ops(const json& o, StackProfile& s) {
   const FieldReader r(o, *field_list("stack.ops"), "throughput.ops");
-  FTCOST_TRY(obj_ok, r.check_object());
-  (void)obj_ok;
+  FTCOST_CHECK(r.check_object());
   FTCOST_TRY(inventory, r.choice("inventory", "coarse"));
   s.ops_inventory = inventory;
   FTCOST_TRY(fused, r.strings("fused"));
@@ -93,44 +91,41 @@ Status parse_stack_ops(const json& o, StackProfile& s) {
       return make_error(Errc::invalid_value, "throughput.ops.fused",
                         "\"" + g + "\" is not a kernel group (rmsnorm, rope, swiglu, residual)");
   s.ops_fused = fused;
-  FTCOST_TRY(nums, r.numbers({{"python_us_per_op", &s.python_us_per_op},
-                              {"dispatch_us_per_op", &s.dispatch_us_per_op},
-                              {"optimizer_host_us_per_tensor", &s.optimizer_host_us_per_tensor},
-                              {"bandwidth_fraction", &s.ops_bandwidth_fraction}}));
-  (void)nums;
+  FTCOST_CHECK(r.numbers({{"python_us_per_op", &s.python_us_per_op},
+                          {"dispatch_us_per_op", &s.dispatch_us_per_op},
+                          {"optimizer_host_us_per_tensor", &s.optimizer_host_us_per_tensor},
+                          {"bandwidth_fraction", &s.ops_bandwidth_fraction}}));
   return Ok{};
 }
 
 // The throughput object (fields.cpp: stack.throughput). Optional fields fall back to others, read first.
 Status parse_stack_throughput(const json& t, StackProfile& s) {
   const FieldReader r(t, *field_list("stack.throughput"), "throughput");
-  FTCOST_TRY(obj_ok, r.check_object());
-  (void)obj_ok;
-  FTCOST_TRY(needed, r.numbers({
-                         {"host_us_per_kernel", &s.host_us_per_kernel},
-                         {"backward_host_factor", &s.backward_host_factor},
-                         {"host_sync_us", &s.host_sync_us},
-                         {"kernel_floor_us", &s.kernel_floor_us},
-                         {"host_device_overlap", &s.host_device_overlap},
-                         {"kernels_per_linear", &s.kernels_per_linear},
-                         {"kernels_per_quantized_linear_extra", &s.kernels_per_quantized_linear_extra},
-                         {"kernels_per_lora_module", &s.kernels_per_lora_module},
-                         {"kernels_per_expert_overhead", &s.kernels_per_expert_overhead},
-                         {"kernels_per_attention_block", &s.kernels_per_attention_block},
-                         {"kernels_per_mamba_block", &s.kernels_per_mamba_block},
-                         {"kernels_per_router", &s.kernels_per_router},
-                         {"kernels_per_norm", &s.kernels_per_norm},
-                         {"gemm_efficiency", &s.gemm_efficiency},
-                         {"attention_efficiency_factor", &s.attention_efficiency_factor},
-                         {"memory_efficiency", &s.memory_efficiency},
-                         {"dequant_efficiency", &s.dequant_efficiency},
-                         {"optimizer_efficiency", &s.optimizer_efficiency},
-                         {"dequant_bytes_per_param", &s.dequant_bytes_per_param},
-                         {"optimizer_bytes_per_param_fp32", &s.optimizer_bytes_per_param_fp32},
-                         {"optimizer_bytes_per_param_16bit", &s.optimizer_bytes_per_param_16bit},
-                         {"loss_bytes_per_vocab_entry", &s.loss_bytes_per_vocab_entry},
-                     }));
-  (void)needed;
+  FTCOST_CHECK(r.check_object());
+  FTCOST_CHECK(r.numbers({
+      {"host_us_per_kernel", &s.host_us_per_kernel},
+      {"backward_host_factor", &s.backward_host_factor},
+      {"host_sync_us", &s.host_sync_us},
+      {"kernel_floor_us", &s.kernel_floor_us},
+      {"host_device_overlap", &s.host_device_overlap},
+      {"kernels_per_linear", &s.kernels_per_linear},
+      {"kernels_per_quantized_linear_extra", &s.kernels_per_quantized_linear_extra},
+      {"kernels_per_lora_module", &s.kernels_per_lora_module},
+      {"kernels_per_expert_overhead", &s.kernels_per_expert_overhead},
+      {"kernels_per_attention_block", &s.kernels_per_attention_block},
+      {"kernels_per_mamba_block", &s.kernels_per_mamba_block},
+      {"kernels_per_router", &s.kernels_per_router},
+      {"kernels_per_norm", &s.kernels_per_norm},
+      {"gemm_efficiency", &s.gemm_efficiency},
+      {"attention_efficiency_factor", &s.attention_efficiency_factor},
+      {"memory_efficiency", &s.memory_efficiency},
+      {"dequant_efficiency", &s.dequant_efficiency},
+      {"optimizer_efficiency", &s.optimizer_efficiency},
+      {"dequant_bytes_per_param", &s.dequant_bytes_per_param},
+      {"optimizer_bytes_per_param_fp32", &s.optimizer_bytes_per_param_fp32},
+      {"optimizer_bytes_per_param_16bit", &s.optimizer_bytes_per_param_16bit},
+      {"loss_bytes_per_vocab_entry", &s.loss_bytes_per_vocab_entry},
+  }));
   // Optional (older stack files do without them): the fallbacks are the code's or another field's.
   s.kernels_per_gather_backward = 0.0;
   s.own_code_kernels_per_router = s.kernels_per_router;
@@ -316,8 +311,7 @@ Result<std::optional<MajorMinor>> version_bound(const FieldReader& r, const char
 
 Result<SoftwareRange> parse_software_range(const json& doc, const std::string& path) {
   const FieldReader r(doc, *field_list("stack.software_versions[]"), path);
-  FTCOST_TRY(obj_ok, r.check_object());
-  (void)obj_ok;
+  FTCOST_CHECK(r.check_object());
   FTCOST_TRY(package, r.choice("package"));
   FTCOST_TRY(from, version_bound(r, "from"));
   FTCOST_TRY(to, version_bound(r, "to"));
@@ -376,17 +370,13 @@ Result<StackProfile> parse_stack(const json& doc, const std::string& source) {
   FTCOST_TRY(vendors, r.strings("vendors"));
   s.vendors = vendors;
   FTCOST_TRY(m, r.member("memory"));
-  FTCOST_TRY(mem_ok, parse_stack_memory(*m, s));
-  (void)mem_ok;
+  FTCOST_CHECK(parse_stack_memory(*m, s));
   FTCOST_TRY(version, r.string("version"));
   s.version = version;
   FTCOST_TRY(t, r.member("throughput"));
-  FTCOST_TRY(thr_ok, parse_stack_throughput(*t, s));
-  (void)thr_ok;
-  FTCOST_TRY(support_ok, parse_model_support(doc, s));
-  (void)support_ok;
-  FTCOST_TRY(versions_ok, parse_software_versions(r, s));
-  (void)versions_ok;
+  FTCOST_CHECK(parse_stack_throughput(*t, s));
+  FTCOST_CHECK(parse_model_support(doc, s));
+  FTCOST_CHECK(parse_software_versions(r, s));
   return s;
 }
 

@@ -1,28 +1,20 @@
 #include "ftcost/calibrate/driver.hpp"
 
+#include "ftcost/enum_names.hpp"
+
 #include <cstdlib>
 #include <dlfcn.h>
 #include <unistd.h>
 
 namespace ftcost::calib {
 
-const char* host_status_name(HostStatus s) {
-  switch (s) {
-    case HostStatus::ok:
-      return "ok";
-    case HostStatus::no_driver:
-      return "no_driver";
-    case HostStatus::driver_too_old:
-      return "driver_too_old";
-    case HostStatus::no_gpu:
-      return "no_gpu";
-    case HostStatus::gpu_unusable:
-      return "gpu_unusable";
-    case HostStatus::libraries_missing:
-      return "libraries_missing";
-  }
-  return "unknown";
-}
+constexpr EnumName<HostStatus> kHostStatusNames[] = {{HostStatus::ok, "ok"},
+                                                     {HostStatus::no_driver, "no_driver"},
+                                                     {HostStatus::driver_too_old, "driver_too_old"},
+                                                     {HostStatus::no_gpu, "no_gpu"},
+                                                     {HostStatus::gpu_unusable, "gpu_unusable"},
+                                                     {HostStatus::libraries_missing, "libraries_missing"}};
+const char* host_status_name(HostStatus s) { return enum_name(kHostStatusNames, s, "unknown"); }
 
 std::string cuda_version_text(int v) {
   return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);

@@ -1,21 +1,15 @@
 #include "ftcost/calibrate/plan.hpp"
 
+#include "ftcost/enum_names.hpp"
+
 #include <algorithm>
 #include <set>
 
 namespace ftcost::calib {
 
-const char* mode_name(Mode m) {
-  switch (m) {
-    case Mode::quick:
-      return "quick";
-    case Mode::full:
-      return "full";
-    case Mode::smoke:
-      return "smoke";
-  }
-  return "quick";
-}
+constexpr EnumName<Mode> kModeNames[] = {
+    {Mode::quick, "quick"}, {Mode::full, "full"}, {Mode::smoke, "smoke"}};
+const char* mode_name(Mode m) { return enum_name(kModeNames, m, "quick"); }
 
 const std::vector<std::string>& all_families() {
   // the op classes between the GEMMs (issue 38) come last, so that a time-limited run has the older rows

@@ -94,4 +94,12 @@ using Status = Result<Ok>;
   if (!var##_result_.ok()) return var##_result_.error(); \
   auto var = std::move(var##_result_).value()  // NOLINT(bugprone-macro-parentheses)
 
+// The same for a check whose value is not needed (a Status, or a Result read only for its error): returns
+// the error, else goes on.
+#define FTCOST_CHECK(expr)                                               \
+  do {                                                                   \
+    auto ftcost_check_result_ = (expr);                                  \
+    if (!ftcost_check_result_.ok()) return ftcost_check_result_.error(); \
+  } while (false)
+
 }  // namespace ftcost
