@@ -591,12 +591,12 @@ void offer_costs(Estimate& e, const Database& db) {
       costs.push_back(cost_at(e, std::move(p)));
     }
   });
-  // Cheapest first. The positions are sorted, not the offers (strings and all): the same comparisons give
-  // the same order, ties included, and each offer moves once.
+  // Cheapest first, ties in the database's order (a stable sort: the native and WebAssembly builds' standard
+  // libraries order ties alike). The positions are sorted, not the offers (strings and all): each moves once.
   std::vector<std::size_t> order(costs.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(),
-            [&costs](std::size_t a, std::size_t b) { return costs[a].cost_usd < costs[b].cost_usd; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&costs](std::size_t a, std::size_t b) { return costs[a].cost_usd < costs[b].cost_usd; });
   e.costs.reserve(e.costs.size() + costs.size());
   for (const std::size_t i : order) e.costs.push_back(std::move(costs[i]));
 }
