@@ -497,7 +497,9 @@ namespace {
 // accumulation (it does not depend on the micro-batch), else -1.
 Result<ParallelEstimate> evaluate(const Inputs& in, const ParallelPlan& plan, const Estimate& single,
                                   const Database& db, double known_max_seq = -1) {
-  ParallelEstimate e;  // e.single stays empty: the caller attaches the one it returns (attach_single)
+  // e.single stays empty: copying the single-GPU estimate into every candidate was most of --parallel auto's
+  // and the plan search's time; estimate_parallel_resolved moves it into the result it returns.
+  ParallelEstimate e;
   e.plan = plan;
   e.is_single = false;
   const Workload& w = in.workload;
@@ -623,13 +625,6 @@ Result<ParallelEstimate> choose_micro(const Inputs& in, const ParallelEstimate& 
   return best;
 }
 
-// The single-GPU estimate a multi-GPU result carries (evaluate leaves it out: copying it per candidate was
-// most of --parallel auto's and the plan search's time).
-Result<ParallelEstimate> attach_single(Result<ParallelEstimate> r, Estimate&& single) {
-  if (r.ok()) r.value().single = std::move(single);
-  return r;
-}
-
 // estimate_parallel of inputs whose length is resolved.
 Result<ParallelEstimate> estimate_parallel_resolved(const Inputs& in, const ParallelPlan& plan_in,
                                                     const Database& db) {
@@ -650,8 +645,9 @@ Result<ParallelEstimate> estimate_parallel_resolved(const Inputs& in, const Para
   if (!plan.choose) {
     if (plan.strategy == Strategy::single) plan.strategy = Strategy::ddp;
     FTCOST_TRY(first, evaluate(in, plan, single, db));
-    auto r = choose_micro(in, first, single, db);
-    return attach_single(std::move(r), std::move(single));
+    FTCOST_TRY(best, choose_micro(in, first, single, db));
+    best.single = std::move(single);
+    return best;
   }
   // --parallel auto: every applicable strategy; the fastest that fits wins.
   std::vector<ParallelPlan> cands;

@@ -903,11 +903,13 @@ MaxSeq max_seq_len(const ModelSpec& m, const Workload& w, const StackProfile& s,
     const double m2 = memory_for_batch(m, w, s, 1, l2).resident();
     if (m2 > m1 && l2 > l1) {
       const double guess = std::floor(l1 + (out.usable_bytes - m1) * (l2 - l1) / (m2 - m1));
-      const double at_guess = guess >= lo && guess < hi ? memory_for_batch(m, w, s, 1, guess).resident() : 0;
-      if (guess >= lo && guess < hi && at_guess <= out.usable_bytes && !fits(guess + 1)) {
-        out.seq_len = guess;
-        out.bytes_at_max = at_guess;
-        return out;
+      if (guess >= lo && guess < hi) {
+        const double at_guess = memory_for_batch(m, w, s, 1, guess).resident();
+        if (at_guess <= out.usable_bytes && !fits(guess + 1)) {
+          out.seq_len = guess;
+          out.bytes_at_max = at_guess;
+          return out;
+        }
       }
     }
   }
