@@ -238,8 +238,8 @@ void print_step_split(const Estimate& e) {
   }
   std::cout << lt.str() << kt.str();
   // the top ops as `--json` step_top_ops lists them (and the calculator's step chart draws them)
-  const json top = estimate_to_json(e)["step_top_ops"];
-  if (top.is_object() && top["top"].is_array() && !top["top"].empty()) {
+  const json top = step_top_ops_json(e.step);
+  if (!top["top"].empty()) {
     Table ot({"top op (stage)", "device s", "of device"}, {false, true, true});
     std::size_t shown = 0;
     for (const auto& o : top["top"])

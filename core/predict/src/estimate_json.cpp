@@ -55,11 +55,32 @@ json inputs_json(const Estimate& e) {
   return inputs;
 }
 
-// The step model's breakdowns (stage, layer type, kernel class), its ops and its device/host split.
+using MergedOps = std::map<std::tuple<int, std::string, int, int>, Op>;
+
+// The ops as the step model sums them, one per (stage, name, kernel class, layer type).
+MergedOps merged_ops(const StepTime& step) {
+  MergedOps merged;
+  for (const auto& op : step.ops) {
+    auto key = std::make_tuple(static_cast<int>(op.stage), std::string(op.name), static_cast<int>(op.kclass),
+                               static_cast<int>(op.layer));
+    auto it = merged.find(key);
+    if (it == merged.end()) {
+      merged.emplace(key, op);
+    } else {
+      it->second.flops += op.flops;
+      it->second.bytes += op.bytes;
+      it->second.kernels += op.kernels;
+      it->second.gpu_s += op.gpu_s;
+      it->second.compute_bound = it->second.compute_bound || op.compute_bound;
+    }
+  }
+  return merged;
+}
+
 // Where the step goes, for the step chart: the ops with the most device time (up to 10, by name and stage
 // summed over layer types and classes), each with its share of the device time; and per stage the device
 // time, the host time issuing it, and the wall time (the larger of the two where they overlap).
-json top_ops_json(const std::map<std::tuple<int, std::string, int, int>, Op>& merged, const StepTime& step) {
+json top_ops_json(const MergedOps& merged, const StepTime& step) {
   std::map<std::pair<int, std::string>, double> by_name;
   for (const auto& kv : merged) by_name[{std::get<0>(kv.first), std::get<1>(kv.first)}] += kv.second.gpu_s;
   std::vector<std::pair<double, std::pair<int, std::string>>> order;
@@ -91,6 +112,7 @@ json top_ops_json(const std::map<std::tuple<int, std::string, int, int>, Op>& me
   return json{{"top", top}, {"stages", stages}};
 }
 
+// The step model's breakdowns (stage, layer type, kernel class), its ops and its device/host split.
 void add_step_breakdown(json& j, const StepTime& step) {
   json st = json::object();
   json lt = json::object();
@@ -108,21 +130,7 @@ void add_step_breakdown(json& j, const StepTime& step) {
   // FLOPs, bytes, launches, bound. A linear layer's NF4 dequantization and its GEMM share a name and
   // stay two ops. Ordered by stage, then name, then class.
   json ops = json::array();
-  std::map<std::tuple<int, std::string, int, int>, Op> merged;
-  for (const auto& op : step.ops) {
-    auto key = std::make_tuple(static_cast<int>(op.stage), std::string(op.name), static_cast<int>(op.kclass),
-                               static_cast<int>(op.layer));
-    auto it = merged.find(key);
-    if (it == merged.end()) {
-      merged.emplace(key, op);
-    } else {
-      it->second.flops += op.flops;
-      it->second.bytes += op.bytes;
-      it->second.kernels += op.kernels;
-      it->second.gpu_s += op.gpu_s;
-      it->second.compute_bound = it->second.compute_bound || op.compute_bound;
-    }
-  }
+  const MergedOps merged = merged_ops(step);
   for (const auto& [key, op] : merged) {
     if (op.gpu_s <= 0 && op.kernels <= 0) continue;
     ops.push_back(json{{"stage", stage_name(op.stage)},
@@ -274,6 +282,8 @@ void null_timing(json& j) {
        {"step_time_s", "throughput_queries_per_s", "throughput_tokens_per_s", "time_hours", "cost_usd"})
     j[key] = nullptr;
 }
+
+json step_top_ops_json(const StepTime& step) { return top_ops_json(merged_ops(step), step); }
 
 json estimate_to_json(const Estimate& e) {
   const Inputs& in = e.in;

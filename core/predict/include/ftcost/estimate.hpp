@@ -205,6 +205,8 @@ Result<Inputs> resolve_longest_seq(const Inputs& in);
 // "seq=N (--seq max: `why`)".
 Inputs at_fixed_length(const Inputs& in, double seq, const std::string& why);
 json estimate_to_json(const Estimate& e);
+// The step's top ops and its device vs host time per stage: `estimate --json`'s step_top_ops.
+json step_top_ops_json(const StepTime& step);
 // A job that does not fit has no step time, throughput, time or cost: those keys of its JSON, null (one GPU's
 // and the multi-GPU estimate's).
 void null_timing(json& j);
