@@ -169,6 +169,67 @@ TEST_CASE("one MoE layer on hf-trainer-2026: Qwen3-30B-A3B's norms, RoPE and res
   CHECK(resid_b == doctest::Approx(L * 2 * N * H * 6));
 }
 
+TEST_CASE("eager op inventory: transformers 5's grouped_mm experts per element, bf16 and fp32 weights") {
+  // forward, bf16 routing weights: the two gathers 4 + 4; the weight product 2 + 2, out[inv_perm] 2 + 2,
+  // index_add_ reads 2 (no cast back); the result's zero fill and writes 2 + 2 per token element
+  MoeGroupedOps o = moe_grouped_mm_ops(fwd(), 2, 16384);
+  CHECK(o.per_pair.bytes() == 8 + 10);
+  CHECK(o.per_pair.kernels() == 2 + 3);
+  CHECK(o.per_token.bytes() == 4);
+  // fp32 weights promote the product: 2 + 4, un-permute 4 + 4, the cast back 4 + 2, index_add_ 2
+  o = moe_grouped_mm_ops(fwd(), 4, 16384);
+  CHECK(o.per_pair.bytes() == 8 + 22);
+  CHECK(o.per_pair.kernels() == 2 + 4);
+  // int64 index work per routed pair: token_idx arange 8 + copy 16; two argsorts, each a fill 8 and a
+  // 64-bit CUB onesweep sort of pairs (histogram 8, 8 passes of 32); expert_ids[perm] 24; fp32
+  // sample_weights[perm] 8 + 8; histc's cast 12 and count 4
+  CHECK(o.per_route.bytes() == 24 + 2 * (8 + 8 + 8 * 32) + 24 + 16 + 16);
+  // arange, copy; 2 x (fill, histogram, exclusive sum, 8 passes); 2 gathers; cast, zero, count; cumsum
+  CHECK(o.per_route.kernels() == 2 + 2 * 11 + 2 + 3 + 1);
+  // backward, bf16: index_select 4; IndexBackward of out[inv_perm]: zeros 2, index_put_ 2 + 4; the
+  // product's gradients 4 and 2 + 2 + 2, their sum over hidden 2; the gathers' index_put_s 2 + 2 + 4 and
+  // 2 + 4 (their zero fill: per token); 9 kernels
+  o = moe_grouped_mm_ops(bwd(), 2, 16384);
+  CHECK(o.per_pair.bytes() == 4 + 8 + 4 + 8 + 14);
+  CHECK(o.per_pair.kernels() == 6 + 3);
+  CHECK(o.per_token.bytes() == 2);
+  // four sorted index_put_ calls, 16384 rows = 14 bits: linear index 16, divide_ 16, arange 8, a sort of
+  // 2 passes (8 + 64); sample_weights' own zeros and index_put_ 8
+  CHECK(o.per_route.bytes() == 4 * (16 + 16 + 8 + 8 + 2 * 32) + 8);
+  CHECK(o.per_route.kernels() == 4 * (3 + 4) + 2);
+  // 131,072 rows (17 bits) take a third pass
+  CHECK(moe_grouped_mm_ops(bwd(), 2, 131072).per_route.kernels() == 4 * (3 + 5) + 2);
+}
+
+TEST_CASE("one MoE layer on hf-trainer-2026: transformers 5's grouped_mm experts by hand") {
+  const Inputs in = inputs(test::request(
+      "model=qwen3-30b-a3b gpu=h200-sxm-141gb method=lora lora-targets=q_proj,k_proj,v_proj,o_proj seq=1024 "
+      "batch=2 checkpointing=off stack=hf-trainer-2026"));
+  const StepTime t = step_of(in, 2, 1024);
+  // 48 sparse layers, 2048 tokens x top-8 = 16,384 routed pairs, hidden 2048, expert intermediate 768
+  const double L = 48, N = 2048, H = 2048, S = 16384, F = 768;
+  double fb = 0, fk = 0, bb = 0, bk = 0;
+  for (const auto& op : t.ops) {
+    if (op.layer != LayerType::moe || op.kclass != KernelClass::elementwise) continue;
+    double& b = op.stage == Stage::forward ? fb : bb;
+    double& k = op.stage == Stage::forward ? fk : bk;
+    if (op.stage == Stage::recompute) continue;
+    b += op.bytes;
+    k += op.kernels;
+  }
+  // forward per layer: zero fill + result writes 4 B per token element; gathers 8, product, un-permute and
+  // index_add_ reads 10 per pair element; SiLU x up 10 per pair x intermediate element; the index work
+  // 620 B per pair; the residual add after the block 6 per token element (the attention's is not MoE)
+  CHECK(fb == doctest::Approx(L * (N * H * 4 + S * H * 18 + S * F * 10 + S * 620 + N * H * 6)));
+  // zero fill; 2 gathers; 3; silu, mul; 30 index kernels; the residual add
+  CHECK(fk == doctest::Approx(L * (1 + 2 + 3 + 2 + 30 + 1)));
+  // backward per layer: the gathered input's zero-filled gradient 2 and the sum of its two consumers'
+  // gradients 6 per token element; 38 per pair element; SiLU x up 18 per pair x intermediate element;
+  // 456 B per pair for the four sorted index_put_ calls; the residual's gradient sum 6 per token element
+  CHECK(bb == doctest::Approx(L * (N * H * (2 + 6) + S * H * 38 + S * F * 18 + S * 456 + N * H * 6)));
+  CHECK(bk == doctest::Approx(L * (1 + 1 + 9 + 3 + 30 + 1)));
+}
+
 TEST_CASE("a small model at a short sequence on a fast GPU is host-bound; a long one is not") {
   Request r = test::request(
       "model=llama-3.2-3b gpu=h200-sxm-141gb method=lora seq=128 batch=1 stack=hf-trainer-2026");

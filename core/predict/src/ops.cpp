@@ -184,6 +184,73 @@ DoraOps dora_ops(const OpContext& c, double tb, double xd, double copy_from) {
   return o;
 }
 
+namespace {
+
+// A CUB radix sort of (int64 key, int64 value) pairs over `bits` key bits (cub/device/dispatch/
+// dispatch_radix_sort.cuh, DeviceRadixSortPolicy from Policy800: ONESWEEP for keys of 4 bytes or more,
+// ONESWEEP_RADIX_BITS 8): a histogram kernel, an exclusive-sum kernel, one onesweep kernel per 8 bits.
+// Bytes per item: the histogram reads the keys [8]; each pass reads and writes keys and values [32].
+struct RadixSort {
+  double kernels = 0, bytes = 0;
+};
+RadixSort radix_sort_pairs(double bits) {
+  const double passes = std::max(1.0, std::ceil(bits / 8.0));
+  return RadixSort{2 + passes, 8 + 32 * passes};
+}
+
+}  // namespace
+
+// transformers integrations/moe.py grouped_mm_experts_forward (@ 0261a467; transformers 5 modeling_utils
+// get_correct_experts_implementation: "grouped_mm" unless asked otherwise), S routed pairs, p = the product
+// dtype max(w, a) (a bf16 product with fp32 routing weights promotes to fp32):
+//   per token x hidden: final = zeros_like(hidden_states) [w a]; index_add_'s writes of it [w a]: 1 kernel.
+//   per pair x hidden: hidden_states[token_idx] and current_hidden_states[perm] [r a w a each]; out *
+//     sample_weights_g [r a w p]; out[inv_perm] [r p w p]; .to(a) [r p w a, when p != a]; index_add_ reads
+//     the rows [r a]: 5 or 6 kernels.
+//   per pair (int64 index work): token_idx = arange(N).expand().reshape(-1) [w 8, r 8 w 8]; perm =
+//     argsort(expert_ids, stable=True) and inv_perm = argsort(perm, stable=True), each PyTorch's
+//     launch_stable_sort_kernel (aten/src/ATen/native/cuda/SortStable.cu: a fill kernel [w 8], then a CUB
+//     radix sort over the 64 key bits); expert_ids[perm] [r 8 + 8 w 8]; sample_weights[perm] [r 8 + w w w];
+//     histc(expert_ids_g.float()) [cast r 8 w 4; zero-fill and count r 4]; cumsum over the experts.
+// Backward (autograd; the experts' weights frozen or not, their gradients are the GEMMs'):
+//   per token x hidden: the zero-filled gradient of hidden_states[token_idx] [w a]: 1 kernel.
+//   per pair x hidden: index_add_'s source gradient grad.index_select(0, token_idx) [r a w a]; .to()
+//     backward [r a w p, when p != a]; out[inv_perm]'s IndexBackward (zeros [w p], then
+//     index_put_(accumulate=True) [r p, read-modify-write 2p]); the product's gradients: to the rows
+//     grad * w [r p w p] and back to a [r p w a, when p != a], to the routing weights grad * out [r p + a
+//     w p] summed over hidden [r p]; current_hidden_states[perm]'s IndexBackward (zeros [w a],
+//     index_put_ [r a, 2a]) and hidden_states[token_idx]'s index_put_ [r a, 2a]: 9 or 11 kernels.
+//   per pair (int64): the four index_put_(accumulate=True) calls (out[inv_perm], current[perm],
+//     hidden_states[token_idx], sample_weights[perm]) each take aten/src/ATen/native/cuda/Indexing.cu
+//     index_put_with_sort_kernel: the linear index [r 8 w 8], .divide_(sliceSize) [r 8 w 8], arange [w 8],
+//     a CUB radix sort over the bits of the largest row index; sample_weights[perm]'s zeros and index_put_
+//     [4w]: 2 kernels more.
+MoeGroupedOps moe_grouped_mm_ops(const OpContext& c, double weight_bytes, double routed) {
+  MoeGroupedOps o;
+  const double a = c.a;
+  const double w = weight_bytes;
+  const double p = std::max(w, a);
+  const bool cast = p != a;
+  const double row_bits = std::ceil(std::log2(std::max(routed, 2.0)));
+  if (!c.backward) {
+    o.per_token.add("moe_scatter", OpKind::pointwise, 2 * a, 1);
+    o.per_pair.add("moe_gather", OpKind::cast, 4 * a, 2);
+    o.per_pair.add("moe_combine", OpKind::pointwise, (a + p) + 2 * p + (cast ? p + a : 0.0) + a,
+                   cast ? 4 : 3);
+    const RadixSort full = radix_sort_pairs(64);
+    o.per_route.add("moe_sort", OpKind::pointwise, 24 + 2 * (8 + full.bytes) + 24 + (8 + 2 * w) + 16,
+                    2 + 2 * (1 + full.kernels) + 2 + 3 + 1);
+    return o;
+  }
+  o.per_token.add("moe_scatter", OpKind::pointwise, a, 1);
+  o.per_pair.add("moe_gather", OpKind::cast, 7 * a, 3);
+  o.per_pair.add("moe_combine", OpKind::pointwise, 3 * a + 9 * p + (cast ? 2 * (a + p) : 0.0), cast ? 8 : 6);
+  const RadixSort rows = radix_sort_pairs(row_bits);
+  o.per_route.add("moe_sort", OpKind::pointwise, 4 * (16 + 16 + 8 + rows.bytes) + 4 * w,
+                  4 * (3 + rows.kernels) + 2);
+  return o;
+}
+
 // transformers loss/loss_utils.py ForCausalLMLoss (>= 4.46): logits.float() [r a w 4];
 // nn.functional.cross_entropy(reduction="sum"): log_softmax reads the row twice (max, sum) and writes it
 // [r 8 w 4], nll_loss gathers one value per row; / num_items_in_batch: 4 kernels, 16 + a bytes per logit.

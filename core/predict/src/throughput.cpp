@@ -737,8 +737,11 @@ class Builder {
     } else {
       // Grouped GEMM over all experts: sort/permute, one GEMM per projection, unpermute; no host sync.
       const double pairs = dense_mode ? N_ * E : N_ * k;
-      stream("permute", st, LayerType::moe, KernelClass::routing, (bwd ? 2.0 : 1.0) * a_ * pairs * H * 4, 6,
-             reps);
+      if (eager_)
+        grouped_experts_glue(st, reps, pairs);
+      else
+        stream("permute", st, LayerType::moe, KernelClass::routing, (bwd ? 2.0 : 1.0) * a_ * pairs * H * 4, 6,
+               reps);
       const double hit_experts = dense_mode ? E : E * (1.0 - std::exp(-pairs / E));
       const double ne = pairs / std::max(hit_experts, 1.0);
       // quantized expert weights are dequantized per expert that is hit; the grouped GEMM reads all of them
@@ -753,9 +756,27 @@ class Builder {
       }
       linear("expert_down", st, LayerType::moe, KernelClass::expert_gemm, ne, F, H, reps_e, t.expert_down);
       expert_kernel_scale_ = 1;
-      stream("expert_act", st, LayerType::moe, KernelClass::elementwise,
-             (bwd ? 2.0 : 1.0) * a_ * pairs * (F * 4 + H * 3), 4, reps);
+      if (eager_)
+        emit(mlp_act_ops(ctx(st), m_.moe.gated), pairs * F, st, LayerType::moe, reps);
+      else
+        stream("expert_act", st, LayerType::moe, KernelClass::elementwise,
+               (bwd ? 2.0 : 1.0) * a_ * pairs * (F * 4 + H * 3), 4, reps);
     }
+  }
+
+  // The eager kernels of transformers 5's grouped_mm experts besides the two grouped GEMMs and the
+  // activation (ops.hpp moe_grouped_mm_ops), over `pairs` routed (token, expert) pairs; the routing weights
+  // reach the product in the compute dtype (transformers' Qwen3MoeTopKRouter casts its fp32 top-k back to
+  // the router logits' dtype). In backward the block input's gradient is summed over its two consumers
+  // (the router and the gather).
+  void grouped_experts_glue(Stage st, double reps, double pairs) {
+    const double H = d(m_.hidden);
+    const OpContext c = ctx(st);
+    const MoeGroupedOps o = moe_grouped_mm_ops(c, a_, pairs);
+    emit(o.per_token, N_ * H, st, LayerType::moe, reps);
+    emit(o.per_pair, pairs * H, st, LayerType::moe, reps);
+    emit(o.per_route, pairs, st, LayerType::moe, reps);
+    if (st == Stage::backward) emit(grad_accumulate_ops(c), N_ * H, st, LayerType::moe, reps);
   }
 
   void mamba_block(Stage st, double reps) {

@@ -90,6 +90,19 @@ struct DoraOps {
 };
 DoraOps dora_ops(const OpContext& c, double tb, double xd, double copy_from);
 
+// transformers 5's grouped_mm experts (integrations/moe.py grouped_mm_experts_forward, the default
+// experts_implementation) around its two torch._grouped_mm GEMMs and act(gate) * up (mlp_act_ops), per
+// element of three bases: tokens x hidden (the result's zero fill and index_add_'s writes; in backward the
+// zero-filled gradient of the gathered input), routed pairs x hidden (the gathers, the routing-weight
+// product, the un-permutation, the cast back, index_add_'s reads, and their backward), routed pairs (the
+// int64 index work: two argsorts, the permutation gathers, histc, cumsum; in backward the four sorted
+// index_put_ calls of the gathers' gradients). weight_bytes: the routing weights' element size (4:
+// Qwen3MoeTopKRouter returns softmax's fp32 top-k); routed: routed pairs (the radix sorts' passes).
+struct MoeGroupedOps {
+  OpList per_token, per_pair, per_route;
+};
+MoeGroupedOps moe_grouped_mm_ops(const OpContext& c, double weight_bytes, double routed);
+
 // The loss per logit (token x vocabulary entry) after the lm_head GEMM.
 //   full:  transformers ForCausalLMLoss: logits.float(), log_softmax + nll (cross_entropy), backward
 //   chunk: the same per chunk under torch.utils.checkpoint (TRL chunked_nll): its backward recomputes
