@@ -10,7 +10,6 @@
 
 namespace ftcost {
 
-using run_detail::idx;
 using run_detail::kConfigPath;
 
 namespace {
