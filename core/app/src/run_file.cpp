@@ -5,16 +5,11 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <functional>
-#include <map>
 #include <set>
-#include <sstream>
-#include <tuple>
 #include <utility>
 
 namespace ftcost {
 
-using run_detail::idx;
 using run_detail::kConfigPath;
 
 namespace {
@@ -76,127 +71,10 @@ Result<std::string> match_gpu(const std::string& name, double memory_bytes, cons
                     "\"" + name + "\" could be " + join_ids(ids) + "; set gpu.id to the one it is");
 }
 
-Result<std::string> opt_choice(const json& obj, const std::string& key, const std::string& path,
-                               const std::vector<std::string>& allowed) {
-  if (!has(obj, key)) return std::string();
-  const json& v = obj.at(key);
-  if (!v.is_string())
-    return make_error(Errc::wrong_type, join_path(path, key),
-                      "must be a string: one of " + join_ids(allowed));
-  const std::string s = v.get<std::string>();
-  for (const auto& a : allowed)
-    if (s == a) return s;
-  return make_error(Errc::invalid_value, join_path(path, key),
-                    "must be one of " + join_ids(allowed) + ", got \"" + s + "\"");
-}
-
-double opt_bytes(const json& obj, const std::string& key) {
-  return has(obj, key) && obj.at(key).is_number() ? obj.at(key).get<double>() : -1.0;
-}
-
-}  // namespace
-
-bool RunFile::has_memory() const {
-  return std::any_of(steps.begin(), steps.end(),
-                     [](const RunStep& s) { return !s.warmup && s.max_allocated_bytes >= 0; });
-}
-
-std::size_t RunFile::timed_steps() const {
-  std::size_t n = 0;
-  for (const auto& s : steps) n += (!s.warmup && s.wall_s > 0 && !s.micro.empty()) ? 1 : 0;
-  return n;
-}
-
-namespace {
-
 std::string version_of(const json& software, const char* name) {
   if (!software.is_object() || !software.contains(name) || !software.at(name).is_string()) return "";
   return software.at(name).get<std::string>();
 }
-
-// training.lora_dropout (PEFT LoraConfig.lora_dropout, as ftcost_probe.py records it) as the request's
-// lora-dropout; 0 and absent leave the estimate's default (0).
-Status read_lora_dropout(const json& t, Request& request) {
-  if (!has(t, "lora_dropout")) return Ok{};
-  FTCOST_TRY(p, opt_number(t, "lora_dropout", "training", 0));
-  if (!(p >= 0 && p <= 1))
-    return make_error(Errc::out_of_range, "training.lora_dropout",
-                      "must be in [0, 1], got " + json(p).dump());
-  if (p > 0) request["lora-dropout"] = json(p).dump();
-  return Ok{};
-}
-
-// The stack the run's recorded software points to (kept only when the database has it).
-void read_software_stack(const json& doc, const Database& db, RunFile& run) {
-  if (!has(doc, "software")) return;
-  run.software_stack = stack_for_software(doc.at("software"), db, run.software_stack_why);
-  if (!run.software_stack.empty() && db.stack(run.software_stack) == nullptr) run.software_stack.clear();
-}
-
-// torch AdamW's implementation of a run: recorded (training.adamw_impl), or read off the Trainer's own optim
-// name in training_raw (adamw_torch is foreach, adamw_torch_fused fused: transformers' OptimizerNames), which
-// recordings made before adamw_impl existed carry. Empty: not known (the stack's default applies) or not
-// torch's AdamW (the recorded optimizer is another one).
-Result<std::string> recorded_adamw_impl(const json& doc, const json& training, const std::string& path,
-                                        const std::string& optimizer) {
-  FTCOST_TRY(impl, opt_choice(training, "adamw_impl", path, {"foreach", "fused"}));
-  if (!optimizer.empty() && optimizer != "adamw" && optimizer != "adamw-mixed") return std::string();
-  if (!impl.empty() || !has(doc, "training_raw") || !doc.at("training_raw").is_object()) return impl;
-  const json& raw = doc.at("training_raw");
-  if (!has(raw, "optim") || !raw.at("optim").is_string()) return impl;
-  const std::string o = raw.at("optim").get<std::string>();
-  return std::string(o == "adamw_torch" ? "foreach" : o == "adamw_torch_fused" ? "fused" : "");
-}
-
-// training.optimizer and torch AdamW's implementation into the request.
-Status read_optimizer(const json& doc, const json& training, const std::string& path, Request& request) {
-  FTCOST_TRY(opt, opt_choice(training, "optimizer", path,
-                             {"adamw", "adamw-mixed", "adamw-8bit", "paged-adamw", "paged-adamw-8bit", "sgd",
-                              "sgd-momentum"}));
-  if (!opt.empty()) request["optimizer"] = opt;
-  FTCOST_TRY(impl, recorded_adamw_impl(doc, training, path, opt));
-  if (!impl.empty()) request["adamw-impl"] = impl;
-  return Ok{};
-}
-
-// recorder.source (what fit-stack reports), with the recorder's other fields checked against the schema.
-Result<std::string> recorder_source(const json& doc) {
-  if (!has(doc, "recorder")) return std::string();
-  const json& rec = doc.at("recorder");
-  if (!rec.is_object()) return make_error(Errc::wrong_type, "recorder", "must be an object");
-  for (const char* k : {"tool", "version", "created_utc"}) {
-    FTCOST_CHECK(opt_string(rec, k, "recorder", ""));
-  }
-  FTCOST_CHECK(opt_count(rec, "warmup_steps", "recorder", 0, 0, 1 << 30));
-  return opt_choice(rec, "source", "recorder",
-                    {"hook", "trainer-callback", "trainer_state", "torchtune-log"});
-}
-
-// gpu.memory_bytes as torch reports it (total_memory): a little below the label, less on a MIG slice,
-// never far more.
-Status check_gpu_memory(const json& g, const GpuSpec& gpu) {
-  if (!has(g, "memory_bytes")) return Ok{};
-  const json& v = g.at("memory_bytes");
-  const double bytes = v.is_number() ? v.get<double>() : -1;
-  if (bytes > 0 && bytes <= 1.5 * gpu.memory_gib * kGiB) return Ok{};
-  return make_error(Errc::out_of_range, "gpu.memory_bytes",
-                    "must be the GPU's memory in bytes, above 0 and at most 1.5 x the " +
-                        json(gpu.memory_gib).dump() + " GiB of " + gpu.id + ", got " + v.dump());
-}
-
-// The training arguments recorded for the record (the steps carry the shapes the fit uses), checked
-// against the schema all the same: a batch of 0 or a negative length is not a run.
-Status check_recorded_training(const json& t) {
-  for (const char* k : {"batch_size", "gradient_accumulation_steps", "max_length"}) {
-    FTCOST_CHECK(opt_count(t, k, "training", 1, 1, std::int64_t{1} << 40));
-  }
-  FTCOST_CHECK(opt_bool(t, "packing", "training", false));
-  return Ok{};
-}
-
-}  // namespace
-
-namespace {
 
 // The profile whose software_versions cover the deciding package's version (and transformers'), with its
 // note added to `why`; "" when none does (older than every profile).
@@ -254,236 +132,77 @@ std::string stack_for_software(const json& software, std::string& why) {
 
 namespace {
 
-// --- GPU: an ftcost id, or the name nvidia-smi prints (matched against the database)
-Status read_gpu(const json& doc, const Database& db, RunFile& run) {
-  if (!has(doc, "gpu")) {
-    std::string why = "not recorded";
-    if (has(doc, "gpu_null_reason") && doc.at("gpu_null_reason").is_string())
-      why = doc.at("gpu_null_reason").get<std::string>();
-    return make_error(Errc::missing_field, "gpu",
-                      "the run names no GPU (" + why + "); a step time needs the GPU it was measured on");
-  }
-  const json& g = doc.at("gpu");
-  if (!g.is_object()) return make_error(Errc::wrong_type, "gpu", "must be an object");
-  FTCOST_TRY(gname, opt_string(g, "name", "gpu", ""));
-  FTCOST_TRY(gid, opt_string(g, "id", "gpu", ""));
-  const double gmem = opt_bytes(g, "memory_bytes");
-  run.gpu_name = gname;
-  if (!gid.empty()) {
-    if (db.gpu(gid) == nullptr)
+// --- GPU: the recorded id, or the recorded name matched against the database
+Status resolve_gpu(const Database& db, RunFile& run) {
+  const RunGpuRecord& g = run.gpu;
+  if (!g.id.empty()) {
+    if (db.gpu(g.id) == nullptr)
       return make_error(Errc::unknown_id, "gpu.id",
-                        "unknown GPU \"" + gid + "\"" + known_ids_hint(gid, db.gpu_ids()));
-    run.gpu_id = gid;
-  } else if (!gname.empty()) {
-    FTCOST_TRY(m, match_gpu(gname, gmem, db));
-    run.gpu_id = m;
-    run.notes.push_back("gpu.name \"" + gname + "\" taken as " + m);
+                        "unknown GPU \"" + g.id + "\"" + known_ids_hint(g.id, db.gpu_ids()));
+    run.gpu_id = g.id;
   } else {
-    return make_error(Errc::missing_field, "gpu",
-                      "needs id (an ftcost GPU id) or name (as nvidia-smi prints it)");
+    const double gmem = g.memory_bytes.is_number() ? g.memory_bytes.get<double>() : -1.0;
+    FTCOST_TRY(m, match_gpu(g.name, gmem, db));
+    run.gpu_id = m;
+    run.notes.push_back("gpu.name \"" + g.name + "\" taken as " + m);
   }
-  if (auto st = check_gpu_memory(g, *db.gpu(run.gpu_id)); !st.ok()) return st.error();
-  FTCOST_TRY(gcount, opt_count(g, "count", "gpu", 1, 1, 1 << 20));
-  if (gcount != 1)
-    run.notes.push_back("gpu.count = " + std::to_string(gcount) +
+  FTCOST_CHECK(check_run_memory(run, *db.gpu(run.gpu_id)));
+  if (g.count != 1)
+    run.notes.push_back("gpu.count = " + std::to_string(g.count) +
                         ": the run is read as one GPU's work (data-parallel ranks each time their own step)");
   run.request["gpu"] = run.gpu_id;
   return Ok{};
 }
 
-// --- model: a preset id, or the model's own config.json (read through the virtual kConfigPath)
-Status read_model(const json& doc, const Database& db, RunFile& run) {
-  if (!has(doc, "model") || !doc.at("model").is_object())
-    return make_error(Errc::missing_field, "model", "required object: preset (an ftcost id) or config");
-  const json& m = doc.at("model");
-  FTCOST_TRY(preset, opt_string(m, "preset", "model", ""));
-  if (!preset.empty()) {
-    if (db.model(preset) == nullptr)
-      return make_error(
-          Errc::unknown_id, "model.preset",
-          "unknown model \"" + preset + "\"" + known_ids_hint(preset, db.model_ids(), "presets"));
-    run.request["model"] = preset;
+// The stack the run's recorded software points to (kept only when the database has it).
+void resolve_software_stack(const Database& db, RunFile& run) {
+  run.software_stack = stack_for_software(json(run.software), db, run.software_stack_why);
+  if (!run.software_stack.empty() && db.stack(run.software_stack) == nullptr) run.software_stack.clear();
+}
+
+// --- model: a preset of the database, or the recorded config.json (read through the virtual kConfigPath)
+Status resolve_model(const Database& db, RunFile& run) {
+  const std::string& preset = run.model_preset;
+  if (preset.empty()) {
+    run.request["model"] = kConfigPath;
     return Ok{};
   }
-  if (!has(m, "config") || !m.at("config").is_object())
-    return make_error(Errc::missing_field, "model.config",
-                      "the run carries neither a preset nor the model's config.json");
-  auto spec = parse_model_file(m.at("config"), "model.config");
-  if (!spec.ok()) {
-    Error e = spec.error();
-    e.field = "model.config" + (e.field.empty() ? std::string() : "." + e.field);
-    e.message = "ftcost cannot read this config.json: " + e.message;
-    return e;
-  }
-  run.model_config = m.at("config");
-  run.request["model"] = kConfigPath;
+  if (db.model(preset) == nullptr)
+    return make_error(Errc::unknown_id, "model.preset",
+                      "unknown model \"" + preset + "\"" + known_ids_hint(preset, db.model_ids(), "presets"));
+  run.request["model"] = preset;
   return Ok{};
 }
 
-// training.lora_targets: a comma-separated string or a list of PEFT module names.
-Result<std::string> read_lora_targets(const json& lt) {
-  std::string list;
-  if (lt.is_string()) {
-    list = lt.get<std::string>();
-  } else if (lt.is_array()) {
-    for (std::size_t i = 0; i < lt.size(); ++i) {
-      if (!lt[i].is_string())
-        return make_error(Errc::wrong_type, idx("training.lora_targets", i), "must be a module name");
-      list += (list.empty() ? "" : ",") + lt[i].get<std::string>();
-    }
-  } else {
-    return make_error(Errc::wrong_type, "training.lora_targets", "must be a list of PEFT module names");
-  }
-  FTCOST_CHECK(parse_lora_targets(list, "training.lora_targets"));
-  return list;
+// --- training arguments as the request's options (absent ones take the estimate's defaults)
+void training_request(RunFile& run) {
+  const RunTraining& t = run.training;
+  Request& request = run.request;
+  request["method"] = t.method;
+  if (!t.quant.empty() && t.method == "qlora") request["quant"] = t.quant;
+  for (auto [option, value] :
+       {std::make_pair("precision", &t.precision), std::make_pair("optimizer", &t.optimizer),
+        std::make_pair("adamw-impl", &t.adamw_impl), std::make_pair("attention", &t.attention)})
+    if (!value->empty()) request[option] = *value;
+  if (t.checkpointing) request["checkpointing"] = *t.checkpointing ? "on" : "off";
+  if (t.lora_rank > 0) request["lora-rank"] = std::to_string(t.lora_rank);
+  if (!t.lora_targets.empty()) request["lora-targets"] = t.lora_targets;
+  if (t.lora_dropout > 0) request["lora-dropout"] = json(t.lora_dropout).dump();
+  for (auto [name, recorded] :
+       {std::make_pair("precision", !t.precision.empty()), std::make_pair("optimizer", !t.optimizer.empty()),
+        std::make_pair("attention", !t.attention.empty()),
+        std::make_pair("checkpointing", t.checkpointing.has_value())})
+    if (!recorded)
+      run.notes.push_back(std::string("training.") + name + " not recorded: the estimate's default");
 }
 
-Status read_lora(const json& t, const std::string& tp, Request& request) {
-  if (has(t, "lora_rank")) {
-    FTCOST_TRY(r, get_count(t, "lora_rank", tp, 1, 65536));
-    request["lora-rank"] = std::to_string(r);
-  }
-  if (has(t, "lora_targets")) {
-    FTCOST_TRY(list, read_lora_targets(t.at("lora_targets")));
-    request["lora-targets"] = list;
-  }
-  return read_lora_dropout(t, request);
-}
-
-// --- training arguments (ftcost's names; absent ones take the estimate's defaults)
-Status read_training(const json& doc, RunFile& run) {
-  if (!has(doc, "training") || !doc.at("training").is_object())
-    return make_error(Errc::missing_field, "training", "required object (method, precision, ...)");
-  const json& t = doc.at("training");
-  const std::string tp = "training";
-  FTCOST_TRY(method, opt_choice(t, "method", tp, {"full", "lora", "qlora"}));
-  if (method.empty())
-    return make_error(Errc::missing_field, "training.method", "required: full, lora or qlora");
-  run.request["method"] = method;
-  FTCOST_TRY(quant, opt_choice(t, "quant", tp, {"nf4-dq", "nf4", "int8"}));
-  if (!quant.empty() && method == "qlora") run.request["quant"] = quant;
-  FTCOST_TRY(prec, opt_choice(t, "precision", tp, {"bf16", "fp16", "fp32"}));
-  if (!prec.empty()) run.request["precision"] = prec;
-  if (auto st = read_optimizer(doc, t, tp, run.request); !st.ok()) return st.error();
-  FTCOST_TRY(att, opt_choice(t, "attention", tp, {"flash", "sdpa", "eager", "xformers"}));
-  if (!att.empty()) run.request["attention"] = att;
-  if (has(t, "checkpointing")) {
-    if (!t.at("checkpointing").is_boolean())
-      return make_error(Errc::wrong_type, "training.checkpointing", "must be true or false");
-    run.request["checkpointing"] = t.at("checkpointing").get<bool>() ? "on" : "off";
-  }
-  if (method != "full")
-    if (auto st = read_lora(t, tp, run.request); !st.ok()) return st.error();
-  if (auto st = check_recorded_training(t); !st.ok()) return st.error();
-  for (const char* k : {"precision", "optimizer", "attention", "checkpointing"})
-    if (!has(t, k))
-      run.notes.push_back(std::string("training.") + k + " not recorded: the estimate's default");
-  return Ok{};
-}
-
-// One micro-batch record; nullopt when the callback could not see the batch (no seq_len or batch_size).
-Result<std::optional<RunMicroBatch>> read_micro_batch(const json& mb, const std::string& q) {
-  if (!mb.is_object()) return make_error(Errc::wrong_type, q, "must be an object");
-  if (!has(mb, "seq_len") || !has(mb, "batch_size")) return std::optional<RunMicroBatch>();
-  RunMicroBatch b;
-  FTCOST_TRY(bs, get_count(mb, "batch_size", q, 1, 1 << 24));
-  FTCOST_TRY(sl, get_count(mb, "seq_len", q, 1, 1 << 22));
-  b.batch = bs;
-  b.seq_len = static_cast<double>(sl);
-  FTCOST_TRY(tok, opt_number(mb, "tokens", q, -1));
-  if (has(mb, "tokens") && (tok < 0 || tok > static_cast<double>(bs) * static_cast<double>(sl)))
-    return make_error(Errc::out_of_range, q + ".tokens",
-                      "must be between 0 and batch_size x seq_len = " + std::to_string(bs * sl) + ", got " +
-                          json(tok).dump());
-  b.tokens = tok;
-  FTCOST_CHECK(opt_count(mb, "label_tokens", q, 0, 0, bs * sl));
-  FTCOST_TRY(as, opt_bool(mb, "assumed", q, false));
-  b.assumed = as;
-  return std::optional<RunMicroBatch>(b);
-}
-
-// A step's micro-batches; empty when any lacks its shape (time and memory unusable).
-Status read_micro_batches(const json& s, const std::string& p, RunStep& st) {
-  if (!has(s, "micro_batches") || !s.at("micro_batches").is_array())
-    return make_error(Errc::missing_field, p + ".micro_batches", "required list of {batch_size, seq_len}");
-  const json& mbs = s.at("micro_batches");
-  bool complete = !mbs.empty();
-  for (std::size_t j = 0; j < mbs.size(); ++j) {
-    FTCOST_TRY(b, read_micro_batch(mbs[j], idx(p + ".micro_batches", j)));
-    if (b)
-      st.micro.push_back(*b);
-    else
-      complete = false;
-  }
-  if (!complete) st.micro.clear();
-  return Ok{};
-}
-
-// The step's peak memory figures: numbers of bytes within the GPU's memory, reserved >= allocated.
-Status read_step_memory(const json& s, const std::string& p, const GpuSpec& gpu, RunStep& st) {
-  const double gpu_bytes = gpu.memory_gib * kGiB;
-  st.max_allocated_bytes = opt_bytes(s, "max_memory_allocated_bytes");
-  st.max_reserved_bytes = opt_bytes(s, "max_memory_reserved_bytes");
-  for (auto [key, v] : {std::make_pair("max_memory_allocated_bytes", st.max_allocated_bytes),
-                        std::make_pair("max_memory_reserved_bytes", st.max_reserved_bytes)}) {
-    if (has(s, key) && !s.at(key).is_number())
-      return make_error(Errc::wrong_type, p + "." + key, "must be a number of bytes or null");
-    if (has(s, key) && (v <= 0 || v > gpu_bytes * 1.001))
-      return make_error(Errc::out_of_range, p + "." + key,
-                        "must be > 0 and at most the memory of " + gpu.id + " (" +
-                            json(std::round(gpu.memory_gib * 10) / 10).dump() + " GiB), got " +
-                            json(v / kGiB).dump() + " GiB");
-  }
-  if (st.max_allocated_bytes > 0 && st.max_reserved_bytes > 0 &&
-      st.max_reserved_bytes < st.max_allocated_bytes * 0.999)
-    return make_error(
-        Errc::out_of_range, p + ".max_memory_reserved_bytes",
-        "is below max_memory_allocated_bytes: the allocator reserves at least what it hands out");
-  return Ok{};
-}
-
-Result<RunStep> read_step(const json& s, std::size_t i, const GpuSpec& gpu) {
-  const std::string p = idx("steps", i);
-  if (!s.is_object()) return make_error(Errc::wrong_type, p, "must be an object");
-  RunStep st;
-  FTCOST_TRY(sn, opt_count(s, "step", p, static_cast<std::int64_t>(i + 1), 0));
-  FTCOST_TRY(cnt, opt_count(s, "count", p, 1, 1));
-  FTCOST_TRY(warm, opt_bool(s, "warmup", p, false));
-  st.step = sn;
-  st.count = cnt;
-  st.warmup = warm;
-  FTCOST_TRY(wall, get_number(s, "wall_s", p));
-  if (!std::isfinite(wall) || wall < 0 || (!warm && wall <= 0))
-    return make_error(Errc::out_of_range, p + ".wall_s",
-                      "must be a positive number of seconds, got " + json(wall).dump());
-  if (wall / static_cast<double>(cnt) > 86400.0)
-    return make_error(Errc::out_of_range, p + ".wall_s",
-                      "more than a day per step (" + json(wall / static_cast<double>(cnt)).dump() +
-                          " s): not a step time in seconds");
-  st.wall_s = wall;
-  if (auto r = read_micro_batches(s, p, st); !r.ok()) return r.error();
-  if (auto r = read_step_memory(s, p, gpu, st); !r.ok()) return r.error();
-  return st;
-}
-
-// --- steps
-Status read_steps(const json& doc, const Database& db, RunFile& run) {
-  if (!has(doc, "steps") || !doc.at("steps").is_array() || doc.at("steps").empty())
-    return make_error(Errc::missing_field, "steps", "required non-empty list of step records");
-  const json& steps = doc.at("steps");
-  const GpuSpec& gpu = *db.gpu(run.gpu_id);
-  std::size_t shapeless = 0;
-  for (std::size_t i = 0; i < steps.size(); ++i) {
-    FTCOST_TRY(st, read_step(steps[i], i, gpu));
-    if (st.micro.empty()) ++shapeless;
-    run.steps.push_back(st);
-  }
+// --- steps: the first shape's sequence length and batch for the request
+void steps_request(RunFile& run) {
+  const auto shapeless =
+      std::count_if(run.steps.begin(), run.steps.end(), [](const RunStep& s) { return s.micro.empty(); });
   if (shapeless > 0)
     run.notes.push_back(std::to_string(shapeless) +
                         " step record(s) without a batch shape: not used for fitting");
-  if (run.timed_steps() == 0)
-    return make_error(Errc::invalid_value, "steps",
-                      "no step outside the warm-up has both a wall time and a batch shape: nothing to fit");
   // The shapes' sequence length for the request (any valid value: every prediction passes its own).
   for (const auto& s : run.steps)
     if (!s.micro.empty()) {
@@ -491,29 +210,19 @@ Status read_steps(const json& doc, const Database& db, RunFile& run) {
       run.request["batch"] = std::to_string(static_cast<long long>(s.micro[0].batch));
       break;
     }
-  return Ok{};
 }
 
 }  // namespace
 
 Result<RunFile> parse_run(const std::string& text, const std::string& source, const Database& db) {
-  FTCOST_TRY(doc, parse_json_text(text, source));
-  if (!doc.is_object()) return make_error(Errc::wrong_type, "(top level)", "must be a JSON object");
-  FTCOST_TRY(schema, get_string(doc, "schema", ""));
-  if (schema != "ftcost.run/1")
-    return make_error(Errc::schema_mismatch, "schema", "expected \"ftcost.run/1\", got \"" + schema + "\"");
+  FTCOST_TRY(record, parse_run_record(text, source));
   RunFile run;
-  run.source = source;
-  FTCOST_TRY(rs, recorder_source(doc));
-  run.recorder_source = rs;
-  if (has(doc, "lacks") && doc.at("lacks").is_array())
-    for (const auto& v : doc.at("lacks"))
-      if (v.is_string()) run.lacks.push_back(v.get<std::string>());
-  if (auto st = read_gpu(doc, db, run); !st.ok()) return st.error();
-  read_software_stack(doc, db, run);
-  if (auto st = read_model(doc, db, run); !st.ok()) return st.error();
-  if (auto st = read_training(doc, run); !st.ok()) return st.error();
-  if (auto st = read_steps(doc, db, run); !st.ok()) return st.error();
+  static_cast<RunRecord&>(run) = std::move(record);
+  FTCOST_CHECK(resolve_gpu(db, run));
+  resolve_software_stack(db, run);
+  FTCOST_CHECK(resolve_model(db, run));
+  training_request(run);
+  steps_request(run);
   return run;
 }
 

@@ -1,6 +1,8 @@
-// Internal to a user's runs (ftcost/run.hpp): what their sources share.
-//   run_file.cpp   the `ftcost.run/1` file: its reader, the software stack it names, the request it resolves
-//   to run_fit.cpp    the refit of a stack profile's free parameters to runs' step times and peak memory
+// Internal to a user's runs (ftcost/run.hpp): what their sources share. The `ftcost.run/1` file's reader is
+// spec's (core/spec/src/run_file.cpp, ftcost/run_file.hpp: the record as the file states it, no database).
+//   run_file.cpp   the record resolved against the database: the GPU (id, or name matched), the memory
+//                  figures against it, the model preset, the software stack the versions name, the request
+//   run_fit.cpp    the refit of a stack profile's free parameters to runs' step times and peak memory
 //   run.cpp        the step model at a run's shapes, the run as validation rows, --run applied to an estimate
 #pragma once
 

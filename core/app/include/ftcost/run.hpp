@@ -1,10 +1,12 @@
-// A user's own training run (`ftcost.run/1`, written by tools/ftcost_probe.py; docs/runs.md): its loader,
-// the refit of a stack profile's free parameters to the run's step times (and peak memory, where the run
-// has it), and the adjusted profile that `ftcost estimate --run` applies.
+// A user's own training run (`ftcost.run/1`, written by tools/ftcost_probe.py; docs/runs.md; the file's
+// reader is ftcost/run_file.hpp in spec): the run resolved against the database, the refit of a stack
+// profile's free parameters to the run's step times (and peak memory, where the run has it), and the
+// adjusted profile that `ftcost estimate --run` applies.
 #pragma once
 
 #include "ftcost/database.hpp"
 #include "ftcost/estimate.hpp"
+#include "ftcost/run_file.hpp"
 #include "ftcost/validate.hpp"
 
 #include <cstdint>
@@ -13,47 +15,23 @@
 
 namespace ftcost {
 
-struct RunMicroBatch {
-  std::int64_t batch = 0;  // samples in the micro-batch
-  double seq_len = 0;      // padded length (tokens per sample as the kernels see them)
-  double tokens = -1;      // non-padding tokens; -1 = not recorded
-  bool assumed = false;    // shape given by the user for an importer, not observed
-};
-
-struct RunStep {
-  std::int64_t step = 0;
-  double wall_s = 0;                 // wall time of `count` optimizer steps together
-  std::int64_t count = 1;            // optimizer steps this record spans (an importer's aggregate: many)
-  bool warmup = false;               // recorded, not fitted
-  std::vector<RunMicroBatch> micro;  // the micro-batches of ONE optimizer step (gradient accumulation)
-  double max_allocated_bytes = -1;   // torch.cuda.max_memory_allocated during the step; -1 = none
-  double max_reserved_bytes = -1;    // torch.cuda.max_memory_reserved; -1 = none
-};
-
-// bugprone-exception-escape (silenced below): its implicit destructor and moves destroy nlohmann::json
-// members, whose noexcept destructor may allocate (a stack for nested values) inside the library.
-// NOLINTNEXTLINE(bugprone-exception-escape)
-struct RunFile {
-  std::string source;           // path or name, for messages and provenance
-  std::string recorder_source;  // hook | trainer-callback | trainer_state | torchtune-log
-  std::string gpu_id;           // resolved against the database (gpu.id, or matched from gpu.name)
-  std::string gpu_name;         // as recorded
-  Request request;              // the run as `ftcost estimate` flags (model, gpu, method, ...)
-  json model_config;            // the recorded config.json (null with a preset)
-  std::vector<RunStep> steps;
-  std::vector<std::string> lacks;  // what the source did not carry (from the file)
+// A run file resolved against the database: the record as the file states it (ftcost/run_file.hpp: source,
+// recorder, GPU and model as recorded, software, training arguments, steps) with the database's GPU, the
+// request and the stack profile the recorded versions point to.
+// NOLINTNEXTLINE(bugprone-exception-escape): json members, as RunRecord
+struct RunFile : RunRecord {
+  std::string gpu_id;              // resolved against the database (gpu.id, or matched from gpu.name)
+  Request request;                 // the run as `ftcost estimate` flags (model, gpu, method, ...)
   std::vector<std::string> notes;  // what the loader assumed
   // The shipped stack profile the recorded software versions (software.transformers, .trl) point to, and
   // why; empty when no rule applies (unsloth, torchtune, no versions): the estimate's default stack then.
   std::string software_stack;
   std::string software_stack_why;
-  bool has_memory() const;          // some non-warm-up step has max_memory_allocated
-  std::size_t timed_steps() const;  // non-warm-up steps with a wall time
 };
 
-// Parses and checks a run file against the database: schema, GPU (gpu.id, or gpu.name matched to one
-// GPU), model (preset or config.json ftcost can read), training arguments (ftcost's names), steps
-// (positive shapes, physically plausible timings and memory). Errors name the JSON field.
+// Parses and checks a run file (parse_run_record) and resolves it against the database: the GPU (gpu.id, or
+// gpu.name matched to one GPU; gpu.memory_bytes and the steps' memory figures within its memory), the model
+// preset, the stack profile of the recorded software, the request. Errors name the JSON field.
 Result<RunFile> parse_run(const std::string& text, const std::string& source, const Database& db);
 // The run file at `path`, read through `reader` and parsed: an unreadable file's error names --run, a bad
 // file's names the file and its field ("PATH: steps[2].wall_s").
