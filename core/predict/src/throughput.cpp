@@ -137,15 +137,14 @@ class Builder {
                   static_cast<int>(op.kclass);
     auto& slots = index_[static_cast<std::size_t>(b)];
     auto& n = used_[static_cast<std::size_t>(b)];
-    // Names are string literals: the same pointer is the same name (checked first, for every slot), and
-    // equal text under another pointer (a literal the compiler did not merge) is the same name too. A bucket
-    // holds each name once, so either test finds the same slot.
+    // Names are string literals: the same pointer is the same name, and equal text under another pointer
+    // (a literal of another translation unit) is the same name too. A bucket holds each name once, so one
+    // pass with either test finds the slot; the first character screens the text comparison.
     int found = -1;
-    for (int i = 0; i < n && found < 0; ++i)
-      if (ops_[static_cast<std::size_t>(slots[static_cast<std::size_t>(i)])].name == op.name) found = i;
-    for (int i = 0; i < n && found < 0; ++i)
-      if (std::strcmp(ops_[static_cast<std::size_t>(slots[static_cast<std::size_t>(i)])].name, op.name) == 0)
-        found = i;
+    for (int i = 0; i < n && found < 0; ++i) {
+      const char* name = ops_[static_cast<std::size_t>(slots[static_cast<std::size_t>(i)])].name;
+      if (name == op.name || (name[0] == op.name[0] && std::strcmp(name, op.name) == 0)) found = i;
+    }
     if (found >= 0) {
       Op& o = ops_[static_cast<std::size_t>(slots[static_cast<std::size_t>(found)])];
       o.flops += op.flops;
