@@ -201,7 +201,7 @@ TEST_CASE("eager op inventory: transformers 5's grouped_mm experts per element, 
   CHECK(moe_grouped_mm_ops(bwd(), 2, 131072).per_route.kernels() == 4 * (3 + 5) + 2);
 }
 
-TEST_CASE("one MoE layer on hf-trainer-2026: transformers 5's grouped_mm experts by hand") {
+TEST_CASE("one MoE layer on hf-trainer-2026: transformers 5's router and grouped_mm experts by hand") {
   const Inputs in = inputs(test::request(
       "model=qwen3-30b-a3b gpu=h200-sxm-141gb method=lora lora-targets=q_proj,k_proj,v_proj,o_proj seq=1024 "
       "batch=2 checkpointing=off stack=hf-trainer-2026"));
@@ -219,15 +219,22 @@ TEST_CASE("one MoE layer on hf-trainer-2026: transformers 5's grouped_mm experts
   }
   // forward per layer: zero fill + result writes 4 B per token element; gathers 8, product, un-permute and
   // index_add_ reads 10 per pair element; SiLU x up 10 per pair x intermediate element; the index work
-  // 620 B per pair; the residual add after the block 6 per token element (the attention's is not MoE)
-  CHECK(fb == doctest::Approx(L * (N * H * 4 + S * H * 18 + S * F * 10 + S * 620 + N * H * 6)));
-  // zero fill; 2 gathers; 3; silu, mul; 30 index kernels; the residual add
-  CHECK(fk == doctest::Approx(L * (1 + 2 + 3 + 2 + 30 + 1)));
+  // 620 B per pair; the residual add after the block 6 per token element (the attention's is not MoE); the
+  // router's softmax and top-k read 2 + 4 + 4 per logit (128 experts), top-k's values and indices 12, the
+  // renormalisation 4 + 8 and the cast back 4 + 2 per pair
+  const double E = 128;
+  CHECK(fb == doctest::Approx(
+                  L * (N * H * 4 + S * H * 18 + S * F * 10 + S * 620 + N * H * 6 + N * E * 10 + S * 30)));
+  // zero fill; 2 gathers; 3; silu, mul; 30 index kernels; the residual add; the router's 6
+  CHECK(fk == doctest::Approx(L * (1 + 2 + 3 + 2 + 30 + 1 + 6)));
   // backward per layer: the gathered input's zero-filled gradient 2 and the sum of its two consumers'
   // gradients 6 per token element; 38 per pair element; SiLU x up 18 per pair x intermediate element;
-  // 456 B per pair for the four sorted index_put_ calls; the residual's gradient sum 6 per token element
-  CHECK(bb == doctest::Approx(L * (N * H * (2 + 6) + S * H * 38 + S * F * 18 + S * 456 + N * H * 6)));
-  CHECK(bk == doctest::Approx(L * (1 + 1 + 9 + 3 + 30 + 1)));
+  // 456 B per pair for the four sorted index_put_ calls; the residual's gradient sum 6 per token element;
+  // the router: top-k's zero fill 4 and the softmax backward 8 + 2 per logit; per pair the cast's 2 + 4,
+  // the division's gradients 8 and 12 + 4, the sum's 12, top-k's scatter 16
+  CHECK(bb == doctest::Approx(L * (N * H * (2 + 6) + S * H * 38 + S * F * 18 + S * 456 + N * H * 6 +
+                                   N * E * 14 + S * 58)));
+  CHECK(bk == doctest::Approx(L * (1 + 1 + 9 + 3 + 30 + 1 + 8)));
 }
 
 TEST_CASE("a small model at a short sequence on a fast GPU is host-bound; a long one is not") {

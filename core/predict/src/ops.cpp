@@ -251,6 +251,27 @@ MoeGroupedOps moe_grouped_mm_ops(const OpContext& c, double weight_bytes, double
   return o;
 }
 
+// transformers models/qwen3_moe Qwen3MoeTopKRouter.forward (5.x; Mixtral's and Qwen2-MoE's routers are the
+// same ops): router_logits = F.linear(x, weight); softmax(router_logits, dtype=float) [r a w 4 per logit];
+// topk(k) [r 4 per logit; w 4 + 8 per choice; its sorted k-slice one kernel more]; router_top_value /=
+// sum(-1) [sum r 4, div r 4 w 4 per choice] (norm_topk_prob, true for Qwen3-MoE); .to(router_logits.dtype)
+// [r 4 w a]: 6 kernels. Backward: the cast's [r a w 4]; the in-place division's two gradients (grad / sum
+// [r 4 w 4]; -grad * top / sum^2 summed over k [r 8 w 4, r 4]); the sum's gradient added to the top values'
+// [r 8 w 4]; topk's value_selecting_reduction_backward (zeros [w 4 per logit], scatter [r 12 w 4]); the
+// softmax backward into the logits' dtype [r 8 w a per logit]: 8 kernels.
+MoeRouterOps moe_router_ops(const OpContext& c) {
+  MoeRouterOps o;
+  const double a = c.a;
+  if (!c.backward) {
+    o.per_logit.add("router_topk", OpKind::pointwise, a + 8, 2);
+    o.per_choice.add("router_topk", OpKind::pointwise, 12 + 4 + 8 + (4 + a), 4);
+    return o;
+  }
+  o.per_logit.add("router_topk", OpKind::pointwise, 4 + 8 + a, 2);
+  o.per_choice.add("router_topk", OpKind::pointwise, (a + 4) + 8 + 16 + 12 + 16, 6);
+  return o;
+}
+
 // transformers loss/loss_utils.py ForCausalLMLoss (>= 4.46): logits.float() [r a w 4];
 // nn.functional.cross_entropy(reduction="sum"): log_softmax reads the row twice (max, sum) and writes it
 // [r 8 w 4], nll_loss gathers one value per row; / num_items_in_batch: 4 kernels, 16 + a bytes per logit.

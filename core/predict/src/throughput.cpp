@@ -716,8 +716,14 @@ class Builder {
     norm(st, reps);
     // router GEMM (quantized in QLoRA: bitsandbytes converts every nn.Linear except lm_head) + softmax/top-k
     linear("router", st, LayerType::moe, KernelClass::routing, N_, H, E, reps, t.router);
-    stream("router_topk", st, LayerType::moe, KernelClass::routing, N_ * E * 16,
-           own_code_ ? s_.own_code_kernels_per_router : s_.kernels_per_router, reps);
+    if (eager_) {
+      const MoeRouterOps r = moe_router_ops(ctx(st));
+      emit(r.per_logit, N_ * E, st, LayerType::moe, reps);
+      emit(r.per_choice, N_ * k, st, LayerType::moe, reps);
+    } else {
+      stream("router_topk", st, LayerType::moe, KernelClass::routing, N_ * E * 16,
+             own_code_ ? s_.own_code_kernels_per_router : s_.kernels_per_router, reps);
+    }
     // shared experts (always active)
     if (m_.moe.shared_experts > 0) {
       const double Fs = d(m_.moe.shared_intermediate) * d(m_.moe.shared_experts);

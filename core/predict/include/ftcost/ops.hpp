@@ -103,6 +103,14 @@ struct MoeGroupedOps {
 };
 MoeGroupedOps moe_grouped_mm_ops(const OpContext& c, double weight_bytes, double routed);
 
+// transformers 5's top-k router after its linear (Qwen3MoeTopKRouter.forward): per router logit (tokens x
+// experts) the fp32 softmax and top-k's read (in backward top-k's zero-filled gradient and the softmax
+// backward), per routed pair (tokens x k) top-k's outputs, the renormalisation and the cast back.
+struct MoeRouterOps {
+  OpList per_logit, per_choice;
+};
+MoeRouterOps moe_router_ops(const OpContext& c);
+
 // The loss per logit (token x vocabulary entry) after the lm_head GEMM.
 //   full:  transformers ForCausalLMLoss: logits.float(), log_softmax + nll (cross_entropy), backward
 //   chunk: the same per chunk under torch.utils.checkpoint (TRL chunked_nll): its backward recomputes
