@@ -117,6 +117,8 @@ class FieldReader {
   Status numbers(std::initializer_list<std::pair<const char*, double*>> fields) const;
   Result<std::int64_t> integer(const std::string& key, std::int64_t fallback = 0) const;
   Result<std::string> string(const std::string& key, const std::string& fallback = "") const;
+  // Strings (or choices) into their members, as numbers() does: in the order given; absent keeps the member.
+  Status texts(std::initializer_list<std::pair<const char*, std::string*>> fields) const;
   // A choice field: one of the list's values (or the fallback when absent or null).
   Result<std::string> choice(const std::string& key, const std::string& fallback = "") const;
   // A boolean: 1 true, 0 false, `fallback` when absent or null.
