@@ -31,11 +31,7 @@ namespace {
 Status parse_stack_memory(const json& m, StackProfile& s) {
   const FieldReader r(m, *field_list("stack.memory"), "memory");
   FTCOST_CHECK(r.check_object());
-  s.loss_chunk_tokens = 0;
-  s.fused_ce_bytes_per_hidden = 6.0;
-  s.mlp_saved_intermediates = 4.0;
-  s.memory_uncertainty_fraction = 0.0;
-  s.qlora_unquantized_param_bytes = 0.0;
+  // an absent number keeps StackProfile's default (parse_stack reads into a fresh profile)
   FTCOST_CHECK(r.numbers({{"cuda_context_gib", &s.cuda_context_gib},
                           {"allocator_overhead_fraction", &s.allocator_overhead_fraction},
                           {"logits_bytes_per_vocab_entry", &s.logits_bytes_per_vocab_entry},
@@ -118,13 +114,11 @@ Status parse_stack_throughput(const json& t, StackProfile& s) {
       {"optimizer_bytes_per_param_16bit", &s.optimizer_bytes_per_param_16bit},
       {"loss_bytes_per_vocab_entry", &s.loss_bytes_per_vocab_entry},
   }));
-  // Optional (older stack files do without them): the fallbacks are the code's or another field's.
-  s.kernels_per_gather_backward = 0.0;
+  // Optional (older stack files do without them): the fallbacks are StackProfile's or another field's.
   s.own_code_kernels_per_router = s.kernels_per_router;
   s.own_code_kernels_per_norm = s.kernels_per_norm;
   s.own_code_kernels_per_expert_overhead = s.kernels_per_expert_overhead;
   s.gemm_memory_efficiency = s.memory_efficiency;
-  s.hopper_tensor_peak_fraction = 1.0;
   FTCOST_CHECK(r.numbers({{"kernels_per_gather_backward", &s.kernels_per_gather_backward},
                           {"own_code_kernels_per_router", &s.own_code_kernels_per_router},
                           {"own_code_kernels_per_norm", &s.own_code_kernels_per_norm},
