@@ -658,6 +658,13 @@ Status FieldReader::texts(std::initializer_list<std::pair<const char*, std::stri
                    [this](const char* key, const std::string& fallback) { return string(key, fallback); });
 }
 
+Status FieldReader::flags(std::initializer_list<std::pair<const char*, bool*>> fields) const {
+  return read_into(fields, [this](const char* key, bool fallback) -> Result<bool> {
+    FTCOST_TRY(v, boolean(key, fallback ? 1 : 0));
+    return Result<bool>(v == 1);
+  });
+}
+
 Result<const Field*> FieldReader::field(const std::string& key, FieldKind kind) const {
   const Field* x = list_.find(key);
   const bool fits = x && (x->kind == kind || (kind == K::string && x->kind == K::choice) ||

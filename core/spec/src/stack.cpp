@@ -31,7 +31,8 @@ namespace {
 Status parse_stack_memory(const json& m, StackProfile& s) {
   const FieldReader r(m, *field_list("stack.memory"), "memory");
   FTCOST_CHECK(r.check_object());
-  // an absent number keeps StackProfile's default (parse_stack reads into a fresh profile)
+  // an absent field keeps StackProfile's default (parse_stack reads into a fresh profile): loss_path "full",
+  // default_attention "flash", norm_saves_fp32_input true, ...
   FTCOST_CHECK(r.numbers({{"cuda_context_gib", &s.cuda_context_gib},
                           {"allocator_overhead_fraction", &s.allocator_overhead_fraction},
                           {"logits_bytes_per_vocab_entry", &s.logits_bytes_per_vocab_entry},
@@ -45,24 +46,19 @@ Status parse_stack_memory(const json& m, StackProfile& s) {
                           {"mlp_saved_intermediates", &s.mlp_saved_intermediates},
                           {"memory_uncertainty_fraction", &s.memory_uncertainty_fraction},
                           {"qlora_unquantized_param_bytes", &s.qlora_unquantized_param_bytes}}));
-  FTCOST_TRY(fp32norm, r.boolean("norm_saves_fp32_input", 1));
-  s.norm_saves_fp32_input = fp32norm == 1;
+  FTCOST_CHECK(r.flags({{"norm_saves_fp32_input", &s.norm_saves_fp32_input}}));
   FTCOST_TRY(mfit, r.member("fit"));
   if (mfit) s.memory_fit = *mfit;
   FTCOST_TRY(mfit_parameters, r.strings("fit_parameters"));
   s.memory_fit_parameters = mfit_parameters;
-  // absent strings and choices keep StackProfile's defaults (loss_path "full", default_attention "flash",
-  // ...)
   FTCOST_CHECK(r.texts({{"gc_retained_provenance", &s.gc_retained_provenance}}));
   FTCOST_CHECK(r.numbers({{"gc_retained_fit_residual_batches", &s.gc_retained_fit_residual_batches}}));
   FTCOST_CHECK(r.texts({{"loss_path", &s.loss_path}}));
   if (s.loss_path == "chunked" && !(s.loss_chunk_tokens > 0))
     return make_error(Errc::missing_field, "memory.loss_chunk_tokens",
                       "required (tokens per chunk, > 0) when loss_path is \"chunked\"");
-  FTCOST_TRY(offload, r.boolean("offload_checkpoints", 0));
-  s.offload_checkpoints = offload == 1;
-  FTCOST_TRY(fused_lora, r.boolean("fused_lora_needs_zero_dropout", 0));
-  s.fused_lora_needs_zero_dropout = fused_lora == 1;
+  FTCOST_CHECK(r.flags({{"offload_checkpoints", &s.offload_checkpoints},
+                        {"fused_lora_needs_zero_dropout", &s.fused_lora_needs_zero_dropout}}));
   return r.texts({{"default_attention", &s.default_attention},
                   {"adamw_implementation", &s.adamw_implementation},
                   {"peak_model", &s.peak_model}});
@@ -342,8 +338,7 @@ Result<StackProfile> parse_stack(const json& doc, const std::string& source) {
                         {"display_name", &s.display_name},
                         {"description", &s.description},
                         {"moe_execution", &s.moe_execution}}));
-  FTCOST_TRY(leaf, r.boolean("zero3_moe_leaf_modules", 0));
-  s.zero3_moe_leaf_modules = leaf == 1;
+  FTCOST_CHECK(r.flags({{"zero3_moe_leaf_modules", &s.zero3_moe_leaf_modules}}));
   FTCOST_TRY(vendors, r.strings("vendors"));
   s.vendors = vendors;
   FTCOST_TRY(m, r.member("memory"));

@@ -123,6 +123,8 @@ class FieldReader {
   Result<std::string> choice(const std::string& key, const std::string& fallback = "") const;
   // A boolean: 1 true, 0 false, `fallback` when absent or null.
   Result<int> boolean(const std::string& key, int fallback = -1) const;
+  // Booleans into their members, as numbers() does: in the order given; absent keeps the member.
+  Status flags(std::initializer_list<std::pair<const char*, bool*>> fields) const;
   // An array of non-empty strings (at least min_items when present); absent -> empty.
   Result<std::vector<std::string>> strings(const std::string& key) const;
   // An object or array member: nullptr when absent or null and not needed; else checked to be of its kind.
