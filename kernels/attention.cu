@@ -500,14 +500,14 @@ void validate(AttnBufs& bb, const AttnProblem& p, bool all) {
   validate_bwd(bb, p, all);
 }
 
-// The benchmark's and the self-test's problems: their shape, the reference's default inputs.
-AttnProblem problem_of(int batch, int heads, int kv_heads, int dim, std::int64_t seq) {
+// The benchmark's and the self-test's problems: the spec's shape, the reference's default inputs.
+AttnProblem problem_of(const AttentionSpec& s) {
   AttnProblem p;
-  p.batch = batch;
-  p.heads = heads;
-  p.kv_heads = kv_heads;
-  p.dim = dim;
-  p.seq = seq;
+  p.batch = s.batch;
+  p.heads = s.heads;
+  p.kv_heads = s.kv_heads;
+  p.dim = s.head_dim;
+  p.seq = s.seq_len;
   return p;
 }
 
@@ -516,7 +516,7 @@ AttnProblem problem_of(int batch, int heads, int kv_heads, int dim, std::int64_t
 void bench_attention(Env& env) {
   AttnBufs bb;
   for (const AttentionSpec& s : env.plan().attention) {
-    const AttnProblem p = problem_of(s.batch, s.heads, s.kv_heads, s.head_dim, s.seq_len);
+    const AttnProblem p = problem_of(s);
     bool checked = false;
     for (bool fwd : {true, false}) {
       run_item(env, s.label() + (fwd ? " fwd" : " bwd"), [&] {
@@ -524,8 +524,18 @@ void bench_attention(Env& env) {
         checked = true;
         run_attention(bb, p, true);  // the backward reads O and the log-sum-exp
         Summary t = time_op(env.plan().timing, [&] { run_attention(bb, p, fwd); });
-        AttentionRow r = s.row(fwd ? "fwd" : "bwd");
+        AttentionRow r;
+        r.direction = fwd ? "fwd" : "bwd";
         r.impl = kImpl;
+        r.dtype = "bf16";
+        r.causal = true;
+        r.model = s.model;
+        r.batch = s.batch;
+        r.heads = s.heads;
+        r.kv_heads = s.kv_heads;
+        r.head_dim = s.head_dim;
+        r.seq_len = s.seq_len;
+        r.flops = attention_causal_flops(r.direction, r.batch, r.heads, r.seq_len, r.head_dim);
         r.tflops = rate_stat(t, r.flops, 1e12);
         r.time_us_median = t.median * 1e6;
         r.iterations = t.n;
@@ -538,19 +548,19 @@ void bench_attention(Env& env) {
 void selftest_attention(Report& rep) {
   AttnBufs bb;
   struct Case {
-    int batch, heads, kv_heads, dim;
-    std::int64_t seq;
+    AttentionSpec shape;  // no model: only the shape
     bool all;
   };
   // odd lengths (partial tiles), grouped-query, both head sizes; the last one at a length where only samples
   // are checked, as in the benchmark
-  for (const Case& cs :
-       {Case{1, 2, 1, 64, 77, true}, Case{2, 4, 2, 128, 70, true}, Case{1, 1, 1, 128, 1, true},
-        Case{1, 4, 1, 128, 130, true}, Case{1, 8, 2, 128, 1000, false}}) {
-    const AttnProblem p = problem_of(cs.batch, cs.heads, cs.kv_heads, cs.dim, cs.seq);
-    const std::string name = "attention b=" + std::to_string(cs.batch) + " h=" + std::to_string(cs.heads) +
-                             "/" + std::to_string(cs.kv_heads) + " d=" + std::to_string(cs.dim) +
-                             " L=" + std::to_string(cs.seq);
+  for (const Case& cs : {Case{{"", 1, 2, 1, 64, 77}, true}, Case{{"", 2, 4, 2, 128, 70}, true},
+                         Case{{"", 1, 1, 1, 128, 1}, true}, Case{{"", 1, 4, 1, 128, 130}, true},
+                         Case{{"", 1, 8, 2, 128, 1000}, false}}) {
+    const AttentionSpec& s = cs.shape;
+    const AttnProblem p = problem_of(s);
+    const std::string name = "attention b=" + std::to_string(s.batch) + " h=" + std::to_string(s.heads) +
+                             "/" + std::to_string(s.kv_heads) + " d=" + std::to_string(s.head_dim) +
+                             " L=" + std::to_string(s.seq_len);
     try {
       validate(bb, p, cs.all);
       rep.push_back("ok: " + name);

@@ -147,21 +147,6 @@ std::string AttentionSpec::label() const {
          " h=" + std::to_string(heads) + "/" + std::to_string(kv_heads) + " d=" + std::to_string(head_dim);
 }
 
-AttentionRow AttentionSpec::row(const std::string& direction) const {
-  AttentionRow r;
-  r.direction = direction;
-  r.dtype = "bf16";
-  r.causal = true;
-  r.model = model;
-  r.batch = batch;
-  r.heads = heads;
-  r.kv_heads = kv_heads;
-  r.head_dim = head_dim;
-  r.seq_len = seq_len;
-  r.flops = attention_causal_flops(direction, batch, heads, seq_len, head_dim);
-  return r;
-}
-
 std::uint64_t AttentionSpec::bytes_needed() const {
   const double t = static_cast<double>(batch) * static_cast<double>(seq_len);
   const double q = t * heads * head_dim, kv = t * kv_heads * head_dim;

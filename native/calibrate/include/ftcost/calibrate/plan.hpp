@@ -97,9 +97,6 @@ struct AttentionSpec {
   int batch = 0, heads = 0, kv_heads = 0, head_dim = 0;
   std::int64_t seq_len = 0;
   std::string label() const;
-  // A calibration row naming this problem in one direction ("fwd" | "bwd"): causal bf16, the shape and its
-  // FLOPs; no kernel, no timings.
-  AttentionRow row(const std::string& direction) const;
   std::uint64_t bytes_needed() const;  // Q, K, V, O, dO, dQ (fp32 accumulator and bf16), dK, dV, LSE, D
 };
 
