@@ -661,7 +661,7 @@ Status FieldReader::texts(std::initializer_list<std::pair<const char*, std::stri
 Status FieldReader::flags(std::initializer_list<std::pair<const char*, bool*>> fields) const {
   return read_into(fields, [this](const char* key, bool fallback) -> Result<bool> {
     FTCOST_TRY(v, boolean(key, fallback ? 1 : 0));
-    return Result<bool>(v == 1);
+    return v == 1;
   });
 }
 
