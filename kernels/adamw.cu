@@ -162,15 +162,14 @@ void bench_adamw(Env& env) {
           [&] {
             validate(fused, s, n, false);
             int t = 3;
-            Summary tm = time_op(plan.timing, [&] { step(fused, s, n, t++); });
             AdamwRow r;
             r.impl = fused ? "fused" : "unfused";
             r.params = params;
             r.bytes_per_param = fused ? 28 : 56;
-            r.bytes_moved =
-                static_cast<std::uint64_t>(r.bytes_per_param) * static_cast<std::uint64_t>(params);
-            set_bandwidth(r, tm);
-            env.rows().adamw.push_back(r);
+            env.rows().adamw.push_back(
+                timed_row(r, plan.timing,
+                          static_cast<std::uint64_t>(r.bytes_per_param) * static_cast<std::uint64_t>(params),
+                          [&] { step(fused, s, n, t++); }));
           });
     }
   }

@@ -82,6 +82,21 @@ __device__ void warp_abt(float* scratch, int lds, const bf16* a, const bf16* b, 
   }
 }
 
+// One warp's strip of an A B product accumulated through 16x16x16 WMMA tiles: acc[t] += the 16 rows of A at
+// `a` (K wide, row stride lda) times columns [16 t, 16 t + 16) of B's K rows at `b` (D wide, row stride ldb).
+template <int D, int K>
+__device__ void warp_ab_acc(FragAcc (&acc)[D / 16], const bf16* a, int lda, const bf16* b, int ldb) {
+  for (int t = 0; t < D / 16; ++t) {
+    for (int kk = 0; kk < K / 16; ++kk) {
+      FragArow fa;
+      FragBrow fb;
+      wmma::load_matrix_sync(fa, a + kk * 16, lda);
+      wmma::load_matrix_sync(fb, b + kk * 16 * ldb + t * 16, ldb);
+      wmma::mma_sync(acc[t], fa, fb, acc[t]);
+    }
+  }
+}
+
 template <int D>
 constexpr std::size_t fwd_smem_bytes() {
   return sizeof(bf16) * (kBr + 2 * kBc) * (D + kPad) + sizeof(float) * kBr * (kBc + 4) +
@@ -161,17 +176,10 @@ __global__ void __launch_bounds__(kThreads)
       }
     }
     __syncwarp();
-    for (int t = 0; t < D / 16; ++t) {
+    for (int t = 0; t < D / 16; ++t)
       for (int i = 0; i < acc[t].num_elements; ++i)
         acc[t].x[i] *= sA[warp * 16 + static_cast<int>(rowid.x[i])];
-      for (int kk = 0; kk < kBc / 16; ++kk) {
-        FragArow pa;
-        FragBrow vf;
-        wmma::load_matrix_sync(pa, sP + warp * 16 * LDP + kk * 16, LDP);
-        wmma::load_matrix_sync(vf, sV + kk * 16 * LD + t * 16, LD);
-        wmma::mma_sync(acc[t], pa, vf, acc[t]);
-      }
-    }
+    warp_ab_acc<D, kBc>(acc, sP + warp * 16 * LDP, LDP, sV, LD);  // O_w = alpha O_w + P_w V
   }
   __syncwarp();
   for (int t = 0; t < D / 16; ++t) {  // O = acc / l, through the warp's scratch
@@ -275,15 +283,7 @@ __global__ void __launch_bounds__(kThreads)
         sP[(warp * 16 + r) * LDP + c] = __float2bfloat16_rn(p);
       }
       __syncwarp();
-      for (int t = 0; t < D / 16; ++t) {  // dV_w += P^T_w dO
-        for (int kk = 0; kk < kBq / 16; ++kk) {
-          FragArow pa;
-          FragBrow ob;
-          wmma::load_matrix_sync(pa, sP + warp * 16 * LDP + kk * 16, LDP);
-          wmma::load_matrix_sync(ob, sdO + kk * 16 * LD + t * 16, LD);
-          wmma::mma_sync(dV[t], pa, ob, dV[t]);
-        }
-      }
+      warp_ab_acc<D, kBq>(dV, sP + warp * 16 * LDP, LDP, sdO, LD);   // dV_w += P^T_w dO
       warp_abt<D, kBq>(scratch, LDS, sV + warp * 16 * LD, sdO, LD);  // dP^T = V_w dO^T
       __syncwarp();
       for (int e = lane; e < 16 * kBq; e += 32) {  // dS^T = P^T (dP^T - D)
@@ -292,16 +292,8 @@ __global__ void __launch_bounds__(kThreads)
         sdS[R * LDP + c] = __float2bfloat16_rn(p * (scratch[r * LDS + c] - sD[c]));
       }
       __syncwarp();
-      for (int t = 0; t < D / 16; ++t) {  // dK_w += dS^T_w Q
-        for (int kk = 0; kk < kBq / 16; ++kk) {
-          FragArow sa;
-          FragBrow qb;
-          wmma::load_matrix_sync(sa, sdS + warp * 16 * LDP + kk * 16, LDP);
-          wmma::load_matrix_sync(qb, sQ + kk * 16 * LD + t * 16, LD);
-          wmma::mma_sync(dK[t], sa, qb, dK[t]);
-        }
-      }
-      __syncthreads();  // every warp's dS^T rows are written
+      warp_ab_acc<D, kBq>(dK, sdS + warp * 16 * LDP, LDP, sQ, LD);  // dK_w += dS^T_w Q
+      __syncthreads();                                              // every warp's dS^T rows are written
       for (int tile = warp; tile < (kBq / 16) * (D / 16);
            tile += kWarps) {  // dQ += dS K, into fp32 by atomics
         const int i = tile % (kBq / 16), t = tile / (kBq / 16);
@@ -508,6 +500,7 @@ void validate(AttnBufs& bb, const AttnProblem& p, bool all) {
   validate_bwd(bb, p, all);
 }
 
+// The benchmark's and the self-test's problems: the spec's shape, the reference's default inputs.
 AttnProblem problem_of(const AttentionSpec& s) {
   AttnProblem p;
   p.batch = s.batch;
@@ -555,24 +548,19 @@ void bench_attention(Env& env) {
 void selftest_attention(Report& rep) {
   AttnBufs bb;
   struct Case {
-    int batch, heads, kv_heads, dim;
-    std::int64_t seq;
+    AttentionSpec shape;  // no model: only the shape
     bool all;
   };
   // odd lengths (partial tiles), grouped-query, both head sizes; the last one at a length where only samples
   // are checked, as in the benchmark
-  for (const Case& cs :
-       {Case{1, 2, 1, 64, 77, true}, Case{2, 4, 2, 128, 70, true}, Case{1, 1, 1, 128, 1, true},
-        Case{1, 4, 1, 128, 130, true}, Case{1, 8, 2, 128, 1000, false}}) {
-    AttnProblem p;
-    p.batch = cs.batch;
-    p.heads = cs.heads;
-    p.kv_heads = cs.kv_heads;
-    p.dim = cs.dim;
-    p.seq = cs.seq;
-    const std::string name = "attention b=" + std::to_string(cs.batch) + " h=" + std::to_string(cs.heads) +
-                             "/" + std::to_string(cs.kv_heads) + " d=" + std::to_string(cs.dim) +
-                             " L=" + std::to_string(cs.seq);
+  for (const Case& cs : {Case{{"", 1, 2, 1, 64, 77}, true}, Case{{"", 2, 4, 2, 128, 70}, true},
+                         Case{{"", 1, 1, 1, 128, 1}, true}, Case{{"", 1, 4, 1, 128, 130}, true},
+                         Case{{"", 1, 8, 2, 128, 1000}, false}}) {
+    const AttentionSpec& s = cs.shape;
+    const AttnProblem p = problem_of(s);
+    const std::string name = "attention b=" + std::to_string(s.batch) + " h=" + std::to_string(s.heads) +
+                             "/" + std::to_string(s.kv_heads) + " d=" + std::to_string(s.head_dim) +
+                             " L=" + std::to_string(s.seq_len);
     try {
       validate(bb, p, cs.all);
       rep.push_back("ok: " + name);

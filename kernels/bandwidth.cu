@@ -108,13 +108,11 @@ void bench_bandwidth(Env& env) {
           x.c.alloc(n);
         }
         validate(triad, x, n);
-        Summary t = time_op(plan.timing, [&] { run_kernel(triad, x, n); });
         BandwidthRow r;
         r.kernel = kind;
         r.array_bytes = static_cast<std::uint64_t>(n) * sizeof(float);
-        r.bytes_moved = r.array_bytes * (triad ? 3u : 2u);
-        set_bandwidth(r, t);
-        env.rows().bandwidth.push_back(r);
+        env.rows().bandwidth.push_back(
+            timed_row(r, plan.timing, r.array_bytes * (triad ? 3u : 2u), [&] { run_kernel(triad, x, n); }));
       });
     }
   }

@@ -167,4 +167,13 @@ void set_bandwidth(Row& r, const Summary& t) {
   r.iterations = t.n;
 }
 
+// A bandwidth-bound row `r` (its naming fields filled) with `op` timed under `p` over `bytes` moved.
+template <class Row>
+Row timed_row(Row r, const TimingPolicy& p, std::uint64_t bytes, const std::function<void()>& op) {
+  Summary t = time_op(p, op);
+  r.bytes_moved = bytes;
+  set_bandwidth(r, t);
+  return r;
+}
+
 }  // namespace ftcost::calib

@@ -177,7 +177,6 @@ void bench_cross_entropy(Env& env) {
         checked = true;
         b.prepare(s.rows, s.vocab);
         run_ce(b, true, s.rows, s.vocab);  // the backward reads the forward's lse
-        Summary t = time_op(env.plan().timing, [&] { run_ce(b, fwd, s.rows, s.vocab); });
         CrossEntropyRow r;
         r.direction = fwd ? "fwd" : "bwd";
         r.logits_dtype = "fp32";
@@ -185,9 +184,9 @@ void bench_cross_entropy(Env& env) {
         r.vocab = s.vocab;
         const auto rv = static_cast<std::uint64_t>(s.rows * s.vocab),
                    rows = static_cast<std::uint64_t>(s.rows);
-        r.bytes_moved = fwd ? 4 * rv + 16 * rows : 8 * rv + 12 * rows;
-        set_bandwidth(r, t);
-        env.rows().cross_entropy.push_back(r);
+        env.rows().cross_entropy.push_back(timed_row(r, env.plan().timing,
+                                                     fwd ? 4 * rv + 16 * rows : 8 * rv + 12 * rows,
+                                                     [&] { run_ce(b, fwd, s.rows, s.vocab); }));
       });
     }
   }

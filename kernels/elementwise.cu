@@ -291,14 +291,12 @@ void bench_elementwise(Env& env) {
                std::string("elementwise ") + op + " " + std::to_string(tokens) + "x" + std::to_string(cols),
                [&] {
                  validate(op, x, tokens, cols, false);
-                 Summary t = time_op(plan.timing, [&] { run_op(op, x, tokens, cols); });
                  ElementwiseRow r;
                  r.op = op;
                  r.dtype = "bf16";
                  r.elements = tokens * cols;
-                 r.bytes_moved = bytes_of(op, tokens, cols);
-                 set_bandwidth(r, t);
-                 env.rows().elementwise.push_back(r);
+                 env.rows().elementwise.push_back(timed_row(r, plan.timing, bytes_of(op, tokens, cols),
+                                                            [&] { run_op(op, x, tokens, cols); }));
                });
     }
   }

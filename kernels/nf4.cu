@@ -215,16 +215,14 @@ void bench_nf4(Env& env) {
                std::string("nf4 dequant ") + (fused ? "fused" : "bnb") + " " + std::to_string(n) + " params",
                [&] {
                  validate(fused, d, n, code2, false);
-                 Summary t = time_op(plan.timing, [&] { run(fused, d); });
                  Nf4Row r;
                  r.variant = fused ? "fused" : "bnb";
                  r.elements = static_cast<std::int64_t>(n);
                  r.out_dtype = "bf16";
                  r.double_quant = true;
-                 r.bytes_moved = bytes_of(fused, n);
-                 r.bytes_per_param = static_cast<double>(r.bytes_moved) / static_cast<double>(n);
-                 set_bandwidth(r, t);
-                 env.rows().nf4_dequant.push_back(r);
+                 const std::uint64_t bytes = bytes_of(fused, n);
+                 r.bytes_per_param = static_cast<double>(bytes) / static_cast<double>(n);
+                 env.rows().nf4_dequant.push_back(timed_row(r, plan.timing, bytes, [&] { run(fused, d); }));
                });
     }
   }

@@ -310,14 +310,6 @@ void validate_pointwise(PwBufs& p, const std::string& op, std::size_t n, bool al
   if (!c.ok) throw ValidationFailure(c.describe(op));
 }
 
-template <class Row>
-Row timed_row(Row r, const TimingPolicy& p, std::uint64_t bytes, const std::function<void()>& op) {
-  Summary t = time_op(p, op);
-  r.bytes_moved = bytes;
-  set_bandwidth(r, t);
-  return r;
-}
-
 }  // namespace
 
 void bench_norm(Env& env) {

@@ -9,15 +9,8 @@
 
 namespace {
 ftcost::GemmRow row(const std::string& dtype, std::int64_t m, std::int64_t n, std::int64_t k, double tflops) {
-  ftcost::GemmRow r;
-  r.shape = "square";
-  r.dtype = dtype;
-  r.pass = "fwd";
-  r.transa = "T";
-  r.transb = "N";
-  r.m = m;
-  r.n = n;
-  r.k = k;
+  // a forward GEMM: m = out, n = tokens, k = in (TN)
+  ftcost::GemmRow r = ftcost::calib::make_gemm("square", dtype, "fwd", n, k, m).row();
   r.tflops = {tflops, tflops, tflops};
   r.time_us_median =
       2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) / (tflops * 1e6);

@@ -63,6 +63,14 @@ std::string slurp(const std::string& p) {
 
 bool one_line(const std::string& s) { return !s.empty() && s.find('\n') == std::string::npos; }
 
+// The probe of device 0 by a build that needs CUDA 13.0, checked for its status and a part of its message.
+HostCheck probed(FakeDriver& f, HostStatus want, const std::string& part) {
+  HostCheck h = probe_driver(f, 13000, {0});
+  CHECK(h.status == want);
+  CHECK(h.message.find(part) != std::string::npos);
+  return h;
+}
+
 }  // namespace
 
 TEST_CASE("driver probe: each reason for 'cannot measure here' has its own message, all exit 3") {
@@ -77,20 +85,16 @@ TEST_CASE("driver probe: each reason for 'cannot measure here' has its own messa
   SUBCASE("no driver installed") {
     FakeDriver f;
     f.load_error = "cannot load libcuda.so.1 (libcuda.so.1: cannot open shared object file)";
-    HostCheck h = probe_driver(f, 13000, {0});
-    CHECK(h.status == HostStatus::no_driver);
+    HostCheck h = probed(f, HostStatus::no_driver, "needs CUDA 13.0");
     CHECK(h.exit_code() == 3);
     CHECK(h.message.rfind("no NVIDIA driver: cannot load libcuda.so.1", 0) == 0);
-    CHECK(h.message.find("needs CUDA 13.0") != std::string::npos);
     CHECK(one_line(h.message));
   }
   SUBCASE("driver too old (R550 = CUDA 12.4) names both versions and forward compatibility") {
     FakeDriver f;
     f.version = 12040;
-    HostCheck h = probe_driver(f, 13000, {0});
-    CHECK(h.status == HostStatus::driver_too_old);
+    HostCheck h = probed(f, HostStatus::driver_too_old, "found CUDA 12.4, this build needs >= 13.0");
     CHECK(h.exit_code() == 3);
-    CHECK(h.message.find("found CUDA 12.4, this build needs >= 13.0") != std::string::npos);
     CHECK(h.message.find("forward-compatibility") != std::string::npos);
     CHECK(h.driver_version == 12040);
     CHECK(one_line(h.message));
@@ -98,9 +102,7 @@ TEST_CASE("driver probe: each reason for 'cannot measure here' has its own messa
   SUBCASE("forward-compat package on a GPU that does not support it") {
     FakeDriver f;
     f.init_rc = cu::compat_not_supported_on_device;
-    HostCheck h = probe_driver(f, 13000, {0});
-    CHECK(h.status == HostStatus::driver_too_old);
-    CHECK(h.message.find("data-centre GPUs only") != std::string::npos);
+    probed(f, HostStatus::driver_too_old, "data-centre GPUs only");
   }
   SUBCASE("no GPU") {
     FakeDriver f;
@@ -118,17 +120,13 @@ TEST_CASE("driver probe: each reason for 'cannot measure here' has its own messa
     FakeDriver f;
     f.count = 0;
     f.nvml = 1;
-    HostCheck h = probe_driver(f, 13000, {0});
-    CHECK(h.status == HostStatus::gpu_unusable);
-    CHECK(h.message.find("MIG") != std::string::npos);
+    probed(f, HostStatus::gpu_unusable, "MIG");
   }
   SUBCASE("no permission on /dev/nvidiactl") {
     FakeDriver f;
     f.init_rc = cu::no_device;
     f.nodes_ok = false;
-    HostCheck h = probe_driver(f, 13000, {0});
-    CHECK(h.status == HostStatus::gpu_unusable);
-    CHECK(h.message.find("/dev/nvidiactl") != std::string::npos);
+    probed(f, HostStatus::gpu_unusable, "/dev/nvidiactl");
     FakeDriver g;
     g.init_rc = cu::not_permitted;
     CHECK(probe_driver(g, 13000, {0}).status == HostStatus::gpu_unusable);
@@ -137,17 +135,12 @@ TEST_CASE("driver probe: each reason for 'cannot measure here' has its own messa
     FakeDriver f;
     f.mode = cu::computemode_exclusive_process;
     f.context_rc = cu::device_unavailable;
-    HostCheck h = probe_driver(f, 13000, {0});
-    CHECK(h.status == HostStatus::gpu_unusable);
-    CHECK(h.message.find("exclusive-process") != std::string::npos);
-    CHECK(h.exit_code() == 3);
+    CHECK(probed(f, HostStatus::gpu_unusable, "exclusive-process").exit_code() == 3);
   }
   SUBCASE("compute-prohibited mode") {
     FakeDriver f;
     f.mode = cu::computemode_prohibited;
-    HostCheck h = probe_driver(f, 13000, {0});
-    CHECK(h.status == HostStatus::gpu_unusable);
-    CHECK(h.message.find("prohibited") != std::string::npos);
+    probed(f, HostStatus::gpu_unusable, "prohibited");
   }
   SUBCASE("a toolkit stub libcuda") {
     FakeDriver f;
@@ -230,14 +223,7 @@ TEST_CASE("failures are not skips: only NOT_SUPPORTED and ARCH_MISMATCH skip") {
   CHECK(cal.meta.notes[0].find("FAILED: gemm fp8_e4m3 square fwd TN m=4096 n=4096 k=4096: cublasLtMatmul") ==
         0);
   CHECK(cal.meta.notes[0].find("INVALID_VALUE") != std::string::npos);
-  // a skip stays a skip, not a failure
-  CHECK_FALSE(
-      run_item(env, "unsup", [] { throw Unsupported("cublasLtMatmul", "CUBLAS_STATUS_NOT_SUPPORTED"); }));
-  CHECK(env.failures() == 1);
-  // a sticky error stops the run
-  CHECK_THROWS_AS(
-      run_item(env, "sticky", [] { throw FatalDeviceError("kernel", "cudaErrorIllegalAddress"); }),
-      FatalDeviceError);
+  // skips (not failures) and sticky errors (stop the run): test_host.cpp, "run_item: OOM and unsupported ..."
 }
 
 TEST_CASE("independent MoE items: a grouped failure costs only the grouped rows; checks run once") {

@@ -20,6 +20,7 @@
 #include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <utility>
 
 using namespace ftcost::calib;
 
@@ -197,12 +198,12 @@ TEST_CASE("assignments match the counts with distinct experts per token") {
 }
 
 TEST_CASE("durations, progress line and ETA") {
-  CHECK(format_duration(0) == "0:00");
-  CHECK(format_duration(7.4) == "0:07");
-  CHECK(format_duration(754) == "12:34");
-  CHECK(format_duration(3723) == "1:02:03");
-  CHECK(format_duration(-1) == "--:--");
-  CHECK(format_duration(std::nan("")) == "--:--");
+  const std::pair<double, const char*> durations[] = {
+      {0, "0:00"}, {7.4, "0:07"}, {754, "12:34"}, {3723, "1:02:03"}, {-1, "--:--"}, {std::nan(""), "--:--"}};
+  for (const auto& d : durations) {
+    INFO(d.first);
+    CHECK(format_duration(d.first) == d.second);
+  }
   std::string l = progress_line(0.5, "gemm bf16", 83, 100.0, 10);
   CHECK(l.rfind("[#####.....]  50%  gemm bf16  1:23 elapsed, ETA 1:40", 0) == 0);
   CHECK(progress_line(2.0, "x", 0, std::nullopt, 4).rfind("[####] 100%", 0) == 0);

@@ -29,6 +29,18 @@ const char* guarded(std::string& out, F answer) {
   }
   return out.c_str();
 }
+
+// One of the core's request -> JSON calls with the files the page holds (today_days -1: today).
+using RequestCall = std::string (*)(const std::string&, const ftcost::FileReader&, long);
+
+// The answer of `call` to `request`, in a buffer of its own (valid until the next call of the same function).
+template <RequestCall call>
+const char* answer(const char* request) {
+  static std::string out;
+  return guarded(out, [request] {
+    return call(request != nullptr ? request : "", ftcost::web::page_file_reader(), -1);
+  });
+}
 }  // namespace
 
 extern "C" {
@@ -36,27 +48,18 @@ extern "C" {
 // request: JSON object of `ftcost estimate` flag names -> values. Returns what `ftcost estimate --json`
 // prints.
 EMSCRIPTEN_KEEPALIVE const char* ftcost_estimate(const char* request) {
-  static std::string out;
-  return guarded(out, [request] {
-    return ftcost::api::estimate_json(request != nullptr ? request : "", ftcost::web::page_file_reader());
-  });
+  return answer<ftcost::api::estimate_json>(request);
 }
 
 // request: JSON object of `ftcost compare` flag names -> values. Returns what `ftcost compare --json` prints.
 EMSCRIPTEN_KEEPALIVE const char* ftcost_compare(const char* request) {
-  static std::string out;
-  return guarded(out, [request] {
-    return ftcost::api::compare_json(request != nullptr ? request : "", ftcost::web::page_file_reader());
-  });
+  return answer<ftcost::api::compare_json>(request);
 }
 
 // request: JSON object of the job keys plus the plan's constraint keys. Returns what `ftcost plan --json`
 // prints.
 EMSCRIPTEN_KEEPALIVE const char* ftcost_plan(const char* request) {
-  static std::string out;
-  return guarded(out, [request] {
-    return ftcost::api::plan_json(request != nullptr ? request : "", ftcost::web::page_file_reader());
-  });
+  return answer<ftcost::api::plan_json>(request);
 }
 
 // request: one plan's "request" object; stack: trl, torchtune, axolotl, llamafactory or unsloth. Returns
@@ -72,10 +75,7 @@ EMSCRIPTEN_KEEPALIVE const char* ftcost_plan_config(const char* request, const c
 // request: JSON object of `ftcost scale` flag names -> values (estimate keys and "counts"). Returns what
 // `ftcost scale --json` prints: time, cost, throughput and scaling efficiency against the GPU count.
 EMSCRIPTEN_KEEPALIVE const char* ftcost_scaling(const char* request) {
-  static std::string out;
-  return guarded(out, [request] {
-    return ftcost::api::scaling_json(request != nullptr ? request : "", ftcost::web::page_file_reader());
-  });
+  return answer<ftcost::api::scaling_json>(request);
 }
 
 // what: "models", "gpus", "datasets", "prices" or "table4".

@@ -38,6 +38,7 @@
 //   full_finetuning, use_gradient_checkpointing), unsloth/models/llama.py FastLlamaModel.get_peft_model (r,
 //   target_modules, lora_alpha, lora_dropout, use_gradient_checkpointing), then TRL's SFTTrainer + SFTConfig.
 #include "ftcost/duration.hpp"
+#include "ftcost/enum_names.hpp"
 #include "ftcost/job.hpp"
 #include "ftcost/memory.hpp"
 #include "ftcost/parallel.hpp"
@@ -132,25 +133,20 @@ Result<std::vector<std::string>> peft_targets(const Job& j, const std::string& s
   if (out.empty()) return refuse(stack, "no LoRA target modules");
   return out;
 }
+
+// transformers' TrainingArguments optim names of the optimizers with one; sgd_momentum has none ("").
+constexpr EnumName<Optimizer> kHfOptimNames[] = {{Optimizer::adamw_8bit, "adamw_bnb_8bit"},
+                                                 {Optimizer::paged_adamw_8bit, "paged_adamw_8bit"},
+                                                 {Optimizer::paged_adamw, "paged_adamw_32bit"},
+                                                 {Optimizer::sgd, "sgd"}};
+
 std::string hf_optim(const Job& j, const std::string& stack) {
-  switch (j.in.workload.optimizer) {
-    case Optimizer::adamw:
-    case Optimizer::adamw_mixed:
-      // the AdamW implementation the estimate assumed (--adamw-impl, else the stack's): foreach or fused
-      return adamw_fused(j.in.stack, j.in.workload) ? "adamw_torch_fused" : "adamw_torch";
-    case Optimizer::adamw_8bit:
-      return "adamw_bnb_8bit";
-    case Optimizer::paged_adamw_8bit:
-      return "paged_adamw_8bit";
-    case Optimizer::paged_adamw:
-      return "paged_adamw_32bit";
-    case Optimizer::sgd:
-      return "sgd";
-    case Optimizer::sgd_momentum:
-      break;
-  }
   (void)stack;
-  return "";
+  const Optimizer o = j.in.workload.optimizer;
+  // the AdamW implementation the estimate assumed (--adamw-impl, else the stack's): foreach or fused
+  if (o == Optimizer::adamw || o == Optimizer::adamw_mixed)
+    return adamw_fused(j.in.stack, j.in.workload) ? "adamw_torch_fused" : "adamw_torch";
+  return enum_name(kHfOptimNames, o, "");
 }
 
 void header(Yaml& y, const Job& j, const std::string& what) {

@@ -3,6 +3,7 @@
 // names and the stacks' source files and functions they come from are listed at the top of plan_config.cpp
 // and in docs/sources/plan-configs.md; the plumbing they share (the job, YAML writing, PEFT keys, the HF
 // Trainer's common keys, accelerate and DeepSpeed files) is in plan_config.cpp.
+#include "ftcost/enum_names.hpp"
 #include "ftcost/memory.hpp"
 #include "plan_config_internal.hpp"
 
@@ -338,21 +339,15 @@ const TtModel* torchtune_model(const std::string& id) {
   return it == m.end() ? nullptr : &it->second;
 }
 
+// torchtune's optimizer components; the others are torch's AdamW (adamw_8bit is refused before: torchtune's
+// configs have no bnb AdamW8bit).
+constexpr EnumName<Optimizer> kTorchtuneOptimizers[] = {
+    {Optimizer::paged_adamw_8bit, "bitsandbytes.optim.PagedAdamW8bit"},
+    {Optimizer::paged_adamw, "bitsandbytes.optim.PagedAdamW"},
+    {Optimizer::sgd, "torch.optim.SGD"}};
+
 std::string torchtune_optimizer(const Job& j) {
-  switch (j.in.workload.optimizer) {
-    case Optimizer::paged_adamw_8bit:
-      return "bitsandbytes.optim.PagedAdamW8bit";
-    case Optimizer::paged_adamw:
-      return "bitsandbytes.optim.PagedAdamW";
-    case Optimizer::sgd:
-      return "torch.optim.SGD";
-    case Optimizer::adamw:
-    case Optimizer::adamw_mixed:
-    case Optimizer::adamw_8bit:  // refused before (torchtune's configs have no bnb AdamW8bit)
-    case Optimizer::sgd_momentum:
-      break;
-  }
-  return "torch.optim.AdamW";
+  return enum_name(kTorchtuneOptimizers, j.in.workload.optimizer, "torch.optim.AdamW");
 }
 
 // The optimizer section; torch's AdamW fused as torchtune's own recipe configs set it (recipes/configs/*/

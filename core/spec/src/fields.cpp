@@ -636,12 +636,33 @@ Result<FieldReader> FieldReader::file(const json& doc, const std::string& list, 
 
 bool FieldReader::present(const std::string& key) const { return has(obj_, key); }
 
-Status FieldReader::numbers(std::initializer_list<std::pair<const char*, double*>> fields) const {
+namespace {
+// Each key's value into its member through read(key, the member's value as the fallback), in the order
+// given; the first error stops the walk.
+template <class T, class Read>
+Status read_into(std::initializer_list<std::pair<const char*, T*>> fields, const Read& read) {
   for (const auto& [key, dst] : fields) {
-    FTCOST_TRY(v, number(key, *dst));
+    FTCOST_TRY(v, read(key, *dst));
     *dst = v;
   }
   return Ok{};
+}
+}  // namespace
+
+Status FieldReader::numbers(std::initializer_list<std::pair<const char*, double*>> fields) const {
+  return read_into(fields, [this](const char* key, double fallback) { return number(key, fallback); });
+}
+
+Status FieldReader::texts(std::initializer_list<std::pair<const char*, std::string*>> fields) const {
+  return read_into(fields,
+                   [this](const char* key, const std::string& fallback) { return string(key, fallback); });
+}
+
+Status FieldReader::flags(std::initializer_list<std::pair<const char*, bool*>> fields) const {
+  return read_into(fields, [this](const char* key, bool fallback) -> Result<bool> {
+    FTCOST_TRY(v, boolean(key, fallback ? 1 : 0));
+    return v == 1;
+  });
 }
 
 Result<const Field*> FieldReader::field(const std::string& key, FieldKind kind) const {

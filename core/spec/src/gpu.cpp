@@ -131,23 +131,18 @@ Status parse_peaks(const json& t, GpuSpec& g) {
 
 // Names and text fields: the id rule, printable text.
 Status parse_names(const FieldReader& r, GpuSpec& g) {
-  FTCOST_TRY(id, r.string("id"));
-  FTCOST_TRY(name, r.string("name"));
-  FTCOST_TRY(vendor, r.string("vendor"));
-  FTCOST_TRY(arch, r.string("architecture"));
-  FTCOST_TRY(cc, r.string("compute_capability"));
-  FTCOST_CHECK(check_gpu_id(id));
-  FTCOST_CHECK(check_text("name", name, 200, true));
-  for (const auto& [key, text] : {std::pair<const char*, const std::string*>{"vendor", &vendor},
-                                  {"architecture", &arch},
-                                  {"compute_capability", &cc}}) {
+  FTCOST_CHECK(r.texts({{"id", &g.id},
+                        {"name", &g.name},
+                        {"vendor", &g.vendor},
+                        {"architecture", &g.architecture},
+                        {"compute_capability", &g.compute_capability}}));
+  FTCOST_CHECK(check_gpu_id(g.id));
+  FTCOST_CHECK(check_text("name", g.name, 200, true));
+  for (const auto& [key, text] : {std::pair<const char*, const std::string*>{"vendor", &g.vendor},
+                                  {"architecture", &g.architecture},
+                                  {"compute_capability", &g.compute_capability}}) {
     FTCOST_CHECK(check_text(key, *text, 200, false));
   }
-  g.id = id;
-  g.name = name;
-  g.vendor = vendor;
-  g.architecture = arch;
-  g.compute_capability = cc;
   return Ok{};
 }
 
@@ -171,12 +166,11 @@ Result<GpuSpec> parse_gpu(const json& doc, const std::string& source) {
   FTCOST_TRY(mem, r.number("memory_gib"));
   FTCOST_TRY(usable, r.integer("usable_memory_mib_nvidia_smi"));
   FTCOST_TRY(bw, r.number("memory_bandwidth_gbps"));
-  FTCOST_TRY(mem_type, r.string("memory_type"));
+  FTCOST_CHECK(r.texts({{"memory_type", &g.memory_type}}));
   FTCOST_TRY(bus, r.integer("memory_bus_bits"));
   g.memory_gib = mem;
   g.usable_memory_mib = static_cast<double>(usable);
   g.memory_bandwidth_gbps = bw;
-  g.memory_type = mem_type;
   g.memory_bus_bits = static_cast<int>(bus);
   if (g.usable_memory_mib > mem * 1024.0 * 1.001) {
     return make_error(Errc::out_of_range, "usable_memory_mib_nvidia_smi",
@@ -185,13 +179,9 @@ Result<GpuSpec> parse_gpu(const json& doc, const std::string& source) {
   FTCOST_TRY(peaks, r.member("dense_tflops"));
   FTCOST_CHECK(parse_peaks(*peaks, g));
   FTCOST_TRY(sms, r.integer("sm_count"));
-  FTCOST_TRY(clk, r.number("boost_clock_mhz"));
-  FTCOST_TRY(l2, r.number("l2_cache_mb"));
-  FTCOST_TRY(tdp, r.number("tdp_w"));
   g.sm_count = static_cast<double>(sms);
-  g.boost_clock_mhz = clk;
-  g.l2_cache_mb = l2;
-  g.tdp_w = tdp;
+  FTCOST_CHECK(r.numbers(
+      {{"boost_clock_mhz", &g.boost_clock_mhz}, {"l2_cache_mb", &g.l2_cache_mb}, {"tdp_w", &g.tdp_w}}));
   FTCOST_TRY(sources, r.strings("sources"));
   for (std::size_t i = 0; i < sources.size(); ++i) {
     FTCOST_CHECK(check_text(r.path_of("sources") + "[" + std::to_string(i) + "]", sources[i], 2000, true));

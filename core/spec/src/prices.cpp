@@ -41,13 +41,9 @@ namespace {
 Status parse_network(const json& n, const std::string& path, PriceOffer& off) {
   const FieldReader r(n, *field_list("prices.offers[].network"), path);
   FTCOST_CHECK(r.check_object());
-  FTCOST_TRY(kind, r.choice("kind"));
-  FTCOST_TRY(gb, r.number("gbit_per_gpu"));
-  FTCOST_TRY(src, r.string("source"));
-  off.network = kind;
-  off.network_gbit_per_gpu = gb;
-  off.network_source = src;
-  return Ok{};
+  FTCOST_CHECK(r.texts({{"kind", &off.network}}));
+  FTCOST_CHECK(r.numbers({{"gbit_per_gpu", &off.network_gbit_per_gpu}}));
+  return r.texts({{"source", &off.network_source}});
 }
 
 // One offer, read through its field list (fields.cpp); the rules between fields here.
@@ -55,32 +51,25 @@ Result<PriceOffer> parse_offer(const json& o, const std::string& path) {
   const FieldReader r(o, *field_list("prices.offers[]"), path);
   FTCOST_CHECK(r.check_object());
   PriceOffer off;
-  FTCOST_TRY(gpu, r.string("gpu_id"));
-  FTCOST_TRY(od, r.number("on_demand_usd_per_gpu_hour"));
-  FTCOST_TRY(spot, r.number("spot_usd_per_gpu_hour"));
-  if (od == 0 && spot == 0)
+  FTCOST_CHECK(r.texts({{"gpu_id", &off.gpu_id}}));
+  FTCOST_CHECK(r.numbers({{"on_demand_usd_per_gpu_hour", &off.on_demand_usd_per_gpu_hour},
+                          {"spot_usd_per_gpu_hour", &off.spot_usd_per_gpu_hour}}));
+  if (off.on_demand_usd_per_gpu_hour == 0 && off.spot_usd_per_gpu_hour == 0)
     return make_error(Errc::missing_field, path, "needs an on-demand or a spot price");
-  FTCOST_TRY(date, r.string("date"));
-  FTCOST_TRY(src, r.string("source"));
-  FTCOST_TRY(it, r.string("instance_type"));
-  FTCOST_TRY(region, r.string("region"));
+  FTCOST_CHECK(r.texts({{"date", &off.date},
+                        {"source", &off.source},
+                        {"instance_type", &off.instance_type},
+                        {"region", &off.region}}));
   FTCOST_TRY(count, r.integer("gpu_count", 1));
+  off.gpu_count = static_cast<int>(count);
   FTCOST_TRY(net, r.member("network"));
   if (net) {
     FTCOST_CHECK(parse_network(*net, r.path_of("network"), off));
   }
-  off.gpu_id = gpu;
-  off.on_demand_usd_per_gpu_hour = od;
-  off.spot_usd_per_gpu_hour = spot;
-  off.date = date;
-  if (!date.empty()) {
-    FTCOST_TRY(days, parse_date_days(date, r.path_of("date")));
+  if (!off.date.empty()) {
+    FTCOST_TRY(days, parse_date_days(off.date, r.path_of("date")));
     off.date_days = days;
   }
-  off.source = src;
-  off.instance_type = it;
-  off.region = region;
-  off.gpu_count = static_cast<int>(count);
   return off;
 }
 
@@ -90,16 +79,13 @@ Result<PriceOffer> parse_offer(const json& o, const std::string& path) {
 Result<PriceProvider> parse_prices(const json& doc, const std::string& source) {
   FTCOST_TRY(r, FieldReader::file(doc, "prices", source));
   PriceProvider p;
-  FTCOST_TRY(id, r.string("id"));
-  FTCOST_TRY(name, r.string("provider"));
+  FTCOST_CHECK(r.texts({{"id", &p.id}, {"provider", &p.name}}));
   FTCOST_CHECK(r.choice("currency", "USD"));  // the list allows USD only
-  p.id = id;
-  p.name = name;
   FTCOST_TRY(offers, r.member("offers"));
   for (std::size_t i = 0; i < offers->size(); ++i) {
     FTCOST_TRY(off, parse_offer((*offers)[i], "offers[" + std::to_string(i) + "]"));
-    off.provider_id = id;
-    off.provider = name;
+    off.provider_id = p.id;
+    off.provider = p.name;
     p.offers.push_back(off);
   }
   return p;

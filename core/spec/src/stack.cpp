@@ -31,60 +31,44 @@ namespace {
 Status parse_stack_memory(const json& m, StackProfile& s) {
   const FieldReader r(m, *field_list("stack.memory"), "memory");
   FTCOST_CHECK(r.check_object());
-  s.loss_chunk_tokens = 0;
-  s.fused_ce_bytes_per_hidden = 6.0;
-  s.mlp_saved_intermediates = 4.0;
-  s.memory_uncertainty_fraction = 0.0;
-  s.qlora_unquantized_param_bytes = 0.0;
-  FTCOST_TRY(nums,
-             r.numbers({{"cuda_context_gib", &s.cuda_context_gib},
-                        {"allocator_overhead_fraction", &s.allocator_overhead_fraction},
-                        {"logits_bytes_per_vocab_entry", &s.logits_bytes_per_vocab_entry},
-                        {"own_code_logits_bytes_per_vocab_entry", &s.own_code_logits_bytes_per_vocab_entry},
-                        {"trainable_param_bytes", &s.trainable_param_bytes},
-                        {"autocast_weight_copy_bytes", &s.autocast_weight_copy_bytes},
-                        {"dequant_temp_bytes_per_param", &s.dequant_temp_bytes_per_param},
-                        {"gc_retained_fraction", &s.gc_retained_fraction},
-                        {"loss_chunk_tokens", &s.loss_chunk_tokens},
-                        {"fused_ce_bytes_per_hidden", &s.fused_ce_bytes_per_hidden},
-                        {"mlp_saved_intermediates", &s.mlp_saved_intermediates},
-                        {"memory_uncertainty_fraction", &s.memory_uncertainty_fraction},
-                        {"qlora_unquantized_param_bytes", &s.qlora_unquantized_param_bytes}}));
-  (void)nums;
-  FTCOST_TRY(fp32norm, r.boolean("norm_saves_fp32_input", 1));
-  s.norm_saves_fp32_input = fp32norm == 1;
+  // an absent field keeps StackProfile's default (parse_stack reads into a fresh profile): loss_path "full",
+  // default_attention "flash", norm_saves_fp32_input true, ...
+  FTCOST_CHECK(r.numbers({{"cuda_context_gib", &s.cuda_context_gib},
+                          {"allocator_overhead_fraction", &s.allocator_overhead_fraction},
+                          {"logits_bytes_per_vocab_entry", &s.logits_bytes_per_vocab_entry},
+                          {"own_code_logits_bytes_per_vocab_entry", &s.own_code_logits_bytes_per_vocab_entry},
+                          {"trainable_param_bytes", &s.trainable_param_bytes},
+                          {"autocast_weight_copy_bytes", &s.autocast_weight_copy_bytes},
+                          {"dequant_temp_bytes_per_param", &s.dequant_temp_bytes_per_param},
+                          {"gc_retained_fraction", &s.gc_retained_fraction},
+                          {"loss_chunk_tokens", &s.loss_chunk_tokens},
+                          {"fused_ce_bytes_per_hidden", &s.fused_ce_bytes_per_hidden},
+                          {"mlp_saved_intermediates", &s.mlp_saved_intermediates},
+                          {"memory_uncertainty_fraction", &s.memory_uncertainty_fraction},
+                          {"qlora_unquantized_param_bytes", &s.qlora_unquantized_param_bytes}}));
+  FTCOST_CHECK(r.flags({{"norm_saves_fp32_input", &s.norm_saves_fp32_input}}));
   FTCOST_TRY(mfit, r.member("fit"));
   if (mfit) s.memory_fit = *mfit;
   FTCOST_TRY(mfit_parameters, r.strings("fit_parameters"));
   s.memory_fit_parameters = mfit_parameters;
-  FTCOST_TRY(prov, r.string("gc_retained_provenance"));
-  FTCOST_TRY(resid, r.number("gc_retained_fit_residual_batches"));
-  s.gc_retained_provenance = prov;
-  s.gc_retained_fit_residual_batches = resid;
-  FTCOST_TRY(loss_path, r.choice("loss_path", "full"));
-  s.loss_path = loss_path;
+  FTCOST_CHECK(r.texts({{"gc_retained_provenance", &s.gc_retained_provenance}}));
+  FTCOST_CHECK(r.numbers({{"gc_retained_fit_residual_batches", &s.gc_retained_fit_residual_batches}}));
+  FTCOST_CHECK(r.texts({{"loss_path", &s.loss_path}}));
   if (s.loss_path == "chunked" && !(s.loss_chunk_tokens > 0))
     return make_error(Errc::missing_field, "memory.loss_chunk_tokens",
                       "required (tokens per chunk, > 0) when loss_path is \"chunked\"");
-  FTCOST_TRY(offload, r.boolean("offload_checkpoints", 0));
-  s.offload_checkpoints = offload == 1;
-  FTCOST_TRY(fused_lora, r.boolean("fused_lora_needs_zero_dropout", 0));
-  s.fused_lora_needs_zero_dropout = fused_lora == 1;
-  FTCOST_TRY(default_attention, r.choice("default_attention", "flash"));
-  s.default_attention = default_attention;
-  FTCOST_TRY(adamw_implementation, r.choice("adamw_implementation", "foreach"));
-  s.adamw_implementation = adamw_implementation;
-  FTCOST_TRY(peak_model, r.choice("peak_model", "phases"));
-  s.peak_model = peak_model;
-  return Ok{};
+  FTCOST_CHECK(r.flags({{"offload_checkpoints", &s.offload_checkpoints},
+                        {"fused_lora_needs_zero_dropout", &s.fused_lora_needs_zero_dropout}}));
+  return r.texts({{"default_attention", &s.default_attention},
+                  {"adamw_implementation", &s.adamw_implementation},
+                  {"peak_model", &s.peak_model}});
 }
 
 // The throughput.ops object (fields.cpp: stack.ops): the op inventory and what the stack fuses.
 Status parse_stack_ops(const json& o, StackProfile& s) {
   const FieldReader r(o, *field_list("stack.ops"), "throughput.ops");
   FTCOST_CHECK(r.check_object());
-  FTCOST_TRY(inventory, r.choice("inventory", "coarse"));
-  s.ops_inventory = inventory;
+  FTCOST_CHECK(r.texts({{"inventory", &s.ops_inventory}}));  // absent: "coarse" (StackProfile)
   FTCOST_TRY(fused, r.strings("fused"));
   for (const auto& g : fused)
     if (g != "rmsnorm" && g != "rope" && g != "swiglu" && g != "residual")
@@ -126,25 +110,18 @@ Status parse_stack_throughput(const json& t, StackProfile& s) {
       {"optimizer_bytes_per_param_16bit", &s.optimizer_bytes_per_param_16bit},
       {"loss_bytes_per_vocab_entry", &s.loss_bytes_per_vocab_entry},
   }));
-  // Optional (older stack files do without them): the fallbacks are the code's or another field's.
-  s.kernels_per_gather_backward = 0.0;
+  // Optional (older stack files do without them): the fallbacks are StackProfile's or another field's.
   s.own_code_kernels_per_router = s.kernels_per_router;
   s.own_code_kernels_per_norm = s.kernels_per_norm;
   s.own_code_kernels_per_expert_overhead = s.kernels_per_expert_overhead;
   s.gemm_memory_efficiency = s.memory_efficiency;
-  s.hopper_tensor_peak_fraction = 1.0;
-  FTCOST_TRY(optional,
-             r.numbers({{"kernels_per_gather_backward", &s.kernels_per_gather_backward},
-                        {"own_code_kernels_per_router", &s.own_code_kernels_per_router},
-                        {"own_code_kernels_per_norm", &s.own_code_kernels_per_norm},
-                        {"own_code_kernels_per_expert_overhead", &s.own_code_kernels_per_expert_overhead},
-                        {"gemm_memory_efficiency", &s.gemm_memory_efficiency},
-                        {"hopper_tensor_peak_fraction", &s.hopper_tensor_peak_fraction}}));
-  (void)optional;
-  FTCOST_TRY(hnote, r.string("hopper_tensor_note"));
-  s.hopper_tensor_note = hnote;
-  FTCOST_TRY(note, r.string("note"));
-  s.throughput_note = note;
+  FTCOST_CHECK(r.numbers({{"kernels_per_gather_backward", &s.kernels_per_gather_backward},
+                          {"own_code_kernels_per_router", &s.own_code_kernels_per_router},
+                          {"own_code_kernels_per_norm", &s.own_code_kernels_per_norm},
+                          {"own_code_kernels_per_expert_overhead", &s.own_code_kernels_per_expert_overhead},
+                          {"gemm_memory_efficiency", &s.gemm_memory_efficiency},
+                          {"hopper_tensor_peak_fraction", &s.hopper_tensor_peak_fraction}}));
+  FTCOST_CHECK(r.texts({{"hopper_tensor_note", &s.hopper_tensor_note}, {"note", &s.throughput_note}}));
   FTCOST_TRY(fit, r.member("fit"));
   if (fit) s.fit = *fit;
   FTCOST_TRY(fit_parameters, r.strings("fit_parameters"));
@@ -357,22 +334,16 @@ std::string SoftwareRange::to_text() const {
 Result<StackProfile> parse_stack(const json& doc, const std::string& source) {
   FTCOST_TRY(r, FieldReader::file(doc, "stack", source));
   StackProfile s;
-  FTCOST_TRY(id, r.string("id"));
-  FTCOST_TRY(name, r.string("display_name"));
-  FTCOST_TRY(desc, r.string("description"));
-  FTCOST_TRY(exec, r.choice("moe_execution"));
-  s.id = id;
-  s.display_name = name;
-  s.description = desc;
-  s.moe_execution = exec;
-  FTCOST_TRY(leaf, r.boolean("zero3_moe_leaf_modules", 0));
-  s.zero3_moe_leaf_modules = leaf == 1;
+  FTCOST_CHECK(r.texts({{"id", &s.id},
+                        {"display_name", &s.display_name},
+                        {"description", &s.description},
+                        {"moe_execution", &s.moe_execution}}));
+  FTCOST_CHECK(r.flags({{"zero3_moe_leaf_modules", &s.zero3_moe_leaf_modules}}));
   FTCOST_TRY(vendors, r.strings("vendors"));
   s.vendors = vendors;
   FTCOST_TRY(m, r.member("memory"));
   FTCOST_CHECK(parse_stack_memory(*m, s));
-  FTCOST_TRY(version, r.string("version"));
-  s.version = version;
+  FTCOST_CHECK(r.texts({{"version", &s.version}}));
   FTCOST_TRY(t, r.member("throughput"));
   FTCOST_CHECK(parse_stack_throughput(*t, s));
   FTCOST_CHECK(parse_model_support(doc, s));

@@ -65,14 +65,8 @@ std::string GemmSpec::label() const {
 
 GemmSpec make_gemm(const std::string& shape, const std::string& dtype, const std::string& pass,
                    std::int64_t tokens, std::int64_t in, std::int64_t out) {
-  GemmSpec g;
-  g.shape = shape;
-  g.dtype = dtype;
-  g.pass = pass;
-  g.tokens = tokens;
-  g.in = in;
-  g.out = out;
-  if (pass == "fwd") {  // y = x W^T
+  GemmSpec g{shape, dtype, pass, tokens, in, out};  // the layer; its cuBLAS view below
+  if (pass == "fwd") {                              // y = x W^T
     g.transa = 'T';
     g.transb = 'N';
     g.m = out;

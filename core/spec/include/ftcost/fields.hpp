@@ -117,10 +117,14 @@ class FieldReader {
   Status numbers(std::initializer_list<std::pair<const char*, double*>> fields) const;
   Result<std::int64_t> integer(const std::string& key, std::int64_t fallback = 0) const;
   Result<std::string> string(const std::string& key, const std::string& fallback = "") const;
+  // Strings (or choices) into their members, as numbers() does: in the order given; absent keeps the member.
+  Status texts(std::initializer_list<std::pair<const char*, std::string*>> fields) const;
   // A choice field: one of the list's values (or the fallback when absent or null).
   Result<std::string> choice(const std::string& key, const std::string& fallback = "") const;
   // A boolean: 1 true, 0 false, `fallback` when absent or null.
   Result<int> boolean(const std::string& key, int fallback = -1) const;
+  // Booleans into their members, as numbers() does: in the order given; absent keeps the member.
+  Status flags(std::initializer_list<std::pair<const char*, bool*>> fields) const;
   // An array of non-empty strings (at least min_items when present); absent -> empty.
   Result<std::vector<std::string>> strings(const std::string& key) const;
   // An object or array member: nullptr when absent or null and not needed; else checked to be of its kind.
