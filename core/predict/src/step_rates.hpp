@@ -1,15 +1,18 @@
-// Internal to the step model (throughput.cpp): the device rates one step is timed at: the GPU's datasheet
-// peaks and bandwidth times the stack's efficiencies, or the calibration's measured rates where it has them.
+// Internal to the step model (throughput.cpp, step_model.cpp): the device rates one step is timed at: the
+// GPU's datasheet peaks and bandwidth times the stack's efficiencies, or the calibration's measured rates
+// where it has them.
 #pragma once
 
 #include "ftcost/calibration.hpp"
 #include "ftcost/gpu.hpp"
 #include "ftcost/ops.hpp"
+#include "ftcost/throughput.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace ftcost::step_detail {
 
@@ -108,5 +111,11 @@ struct Rates {
     return r ? *r * 1e12 : 0;
   }
 };
+
+// The op list of one step at `r` (throughput.cpp's builder): every op of the forward, recompute, backward
+// and optimizer stages, their device and host time; step_model (step_model.cpp) adds what acts on the whole
+// step.
+StepTime build_step(const ModelSpec& m, const Workload& w, const StackProfile& s, const Rates& r,
+                    std::int64_t batch, double mean_len, const std::vector<double>& shares);
 
 }  // namespace ftcost::step_detail
