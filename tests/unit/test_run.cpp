@@ -4,6 +4,7 @@
 #include "ftcost/database.hpp"
 #include "ftcost/db_check.hpp"
 #include "ftcost/embedded_db.hpp"
+#include "ftcost/options.hpp"
 #include "ftcost/run.hpp"
 
 #include <doctest/doctest.h>
@@ -511,7 +512,7 @@ TEST_CASE("stack_for_software: the recorded versions name the profile") {
   for (const auto& r : run_reference_rows(run.value())) CHECK(r.request.at("stack") == "hf-trainer-2026");
 }
 
-TEST_CASE("apply_run_file: what the `run` option calls") {
+TEST_CASE("the `run` option loads and checks; resolve_request refits after the last option") {
   const std::string text = synthetic_file("a40", false);
   FileReader reader = [&](const std::string& path) -> Result<std::string> {
     if (path == "mine.json") return text;
@@ -529,24 +530,77 @@ TEST_CASE("apply_run_file: what the `run` option calls") {
                  {"stack", kPaperStackId}};
   auto in = resolve_request(req, db(), nullptr);
   REQUIRE(in.ok());
-  Inputs a = in.value();
-  CHECK(apply_run_file(a, "mine.json", db(), reader).ok());
-  CHECK(a.stack.id == "hf-transformers-2024+run");
-  bool said =
-      false;  // the synthetic file carries no memory figures: the estimate says memory was not refitted
-  for (const auto& w : a.warnings) said = said || w.find("memory not refitted") != std::string::npos;
-  CHECK(said);
-  Inputs b = in.value();
-  auto nofile = apply_run_file(b, "missing.json", db(), reader);
+  // load_run_for reads and checks, and fits nothing
+  auto loaded = load_run_for(in.value(), "mine.json", db(), reader);
+  REQUIRE(loaded.ok());
+  auto nofile = load_run_for(in.value(), "missing.json", db(), reader);
   REQUIRE_FALSE(nofile.ok());
   CHECK(nofile.error().field == "--run");
-  auto noreader = apply_run_file(b, "mine.json", db(), nullptr);
+  auto noreader = load_run_for(in.value(), "mine.json", db(), nullptr);
   REQUIRE_FALSE(noreader.ok());
   CHECK(noreader.error().field == "--run");
-  auto cpu = apply_run_file(b, "cpu.json", db(), reader);
+  auto cpu = load_run_for(in.value(), "cpu.json", db(), reader);
   REQUIRE_FALSE(cpu.ok());
   CHECK(cpu.error().field == "cpu.json: gpu");
   CHECK(cpu.error().message.find("CPU run") != std::string::npos);
+  // a run of another GPU is refused where it is loaded
+  Inputs other = in.value();
+  other.gpu.id = "h100-sxm5-80gb";
+  auto wrong = load_run_for(other, "mine.json", db(), reader);
+  REQUIRE_FALSE(wrong.ok());
+  CHECK(wrong.error().field == "mine.json: gpu");
+
+  // A resolution carries the run, unfitted: the profile is the one asked for
+  Request with_run = req;
+  with_run["run"] = "mine.json";
+  const Resolution r = resolve_partial(with_run, db(), reader);
+  REQUIRE(r.ok);
+  REQUIRE(r.runs.size() == 1);
+  CHECK(r.in.stack.id == kPaperStackId);
+  // resolve_request applies the refit: the same as checking, fitting and applying by hand
+  auto fitted = resolve_request(with_run, db(), reader);
+  REQUIRE(fitted.ok());
+  CHECK(fitted.value().stack.id == "hf-transformers-2024+run");
+  Inputs a = in.value();
+  REQUIRE(apply_runs(a, {loaded.value()}, db()).ok());
+  CHECK(a.stack.gemm_efficiency == fitted.value().stack.gemm_efficiency);
+  CHECK(a.stack.fit == fitted.value().stack.fit);
+  bool said =
+      false;  // the synthetic file carries no memory figures: the estimate says memory was not refitted
+  for (const auto& w : fitted.value().warnings)
+    said = said || w.find("memory not refitted") != std::string::npos;
+  CHECK(said);
+}
+
+TEST_CASE("RunFitCache: one fit per runs and profile, whatever the job") {
+  const std::string text = synthetic_file("a40", false);
+  auto run = parse_run(text, "mine.json", db());
+  REQUIRE(run.ok());
+  const StackProfile& paper = *db().stack(kPaperStackId);
+  RunFitCache cache;
+  auto f1 = cache.fit({run.value()}, db(), paper);
+  auto f2 = cache.fit({run.value()}, db(), paper);
+  REQUIRE(f1.ok());
+  REQUIRE(f2.ok());
+  CHECK(cache.fits_computed() == 1);
+  CHECK(f1.value().stack.gemm_efficiency == f2.value().stack.gemm_efficiency);
+  // another profile, or another run, is another fit
+  StackProfile tweaked = paper;
+  tweaked.memory_efficiency *= 0.9;
+  REQUIRE(cache.fit({run.value()}, db(), tweaked).ok());
+  CHECK(cache.fits_computed() == 2);
+  RunFile slower = run.value();
+  for (auto& st : slower.steps) st.wall_s *= 1.1;
+  auto f3 = cache.fit({slower}, db(), paper);
+  REQUIRE(f3.ok());
+  CHECK(cache.fits_computed() == 3);
+  CHECK(f3.value().stack.gemm_efficiency != f1.value().stack.gemm_efficiency);
+  // the first is still kept
+  REQUIRE(cache.fit({run.value()}, db(), paper).ok());
+  CHECK(cache.fits_computed() == 3);
+  cache.clear();
+  REQUIRE(cache.fit({run.value()}, db(), paper).ok());
+  CHECK(cache.fits_computed() == 4);
 }
 
 TEST_CASE("api::fit_run_json: the calculator's entry point") {

@@ -299,7 +299,7 @@ Resolution resolve_partial(const Request& req, const Database& db, const FileRea
       return r;
     }
   }
-  ResolveState st{r.in, req, db, reader};
+  ResolveState st{r.in, req, db, reader, &r.runs};
   for (const auto& o : job_options()) {
     Status s = resolve_option(o, st);
     if (!s.ok()) {
@@ -316,6 +316,10 @@ Result<Inputs> resolve_request(const Request& req, const Database& db, const Fil
                                long today_days) {
   Resolution r = resolve_partial(req, db, reader, today_days);
   if (!r.ok) return r.error;
+  if (!r.runs.empty()) {
+    FTCOST_TRY(fit, run_fit_cache().fit(r.runs, db, r.in.stack));
+    apply_run_fit(r.in, std::move(fit), r.runs);
+  }
   return std::move(r.in);
 }
 

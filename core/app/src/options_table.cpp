@@ -1447,7 +1447,9 @@ Option run_option() {
     return st.in.model_kind == "step" ? "" : "applies only to --model-kind step";
   };
   o.apply = [](ResolveState& st, const std::string& v) -> Status {
-    return apply_run_file(st.in, v, st.db, st.reader);
+    FTCOST_TRY(run, load_run_for(st.in, v, st.db, st.reader));
+    if (st.runs != nullptr) st.runs->push_back(std::move(run));
+    return Ok{};
   };
   return o;
 }

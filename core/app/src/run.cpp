@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <set>
@@ -135,7 +136,7 @@ std::vector<RefRow> run_reference_rows(const RunFile& run) {
   return out;
 }
 
-Result<RunFitResult> apply_runs(Inputs& in, const std::vector<RunFile>& runs, const Database& db) {
+Status check_runs_for(const Inputs& in, const std::vector<RunFile>& runs) {
   if (runs.empty()) return make_error(Errc::missing_field, "--run", "give at least one run file");
   if (runs[0].gpu_id != in.gpu.id)
     return make_error(Errc::invalid_value, runs[0].source + ": gpu",
@@ -144,7 +145,10 @@ Result<RunFitResult> apply_runs(Inputs& in, const std::vector<RunFile>& runs, co
                           ", or fit a profile with fit-stack --run and read its parameters as a guide)");
   if (in.model_kind != "step")
     return make_error(Errc::invalid_value, "--run", "applies to the step model (--model-kind step) only");
-  FTCOST_TRY(fit, fit_stack_to_runs(runs, db, in.stack));
+  return Ok{};
+}
+
+void apply_run_fit(Inputs& in, RunFitResult fit, const std::vector<RunFile>& runs) {
   // Uncertainty at this configuration: the run residual and the fitted parameters' error bars
   // propagated through the step model at the estimate's batch.
   Inputs probe = in;
@@ -204,7 +208,70 @@ Result<RunFitResult> apply_runs(Inputs& in, const std::vector<RunFile>& runs, co
                         (runs.size() > 1 ? ", ..." : "") + "): step-time error on the run " +
                         json(std::round(fit.rms_log_before * 1000) / 10).dump() + "% -> " +
                         json(std::round(fit.rms_log_after * 1000) / 10).dump() + "% (RMS log)" + memory_part);
+}
+
+Result<RunFitResult> apply_runs(Inputs& in, const std::vector<RunFile>& runs, const Database& db) {
+  FTCOST_CHECK(check_runs_for(in, runs));
+  FTCOST_TRY(fit, fit_stack_to_runs(runs, db, in.stack));
+  apply_run_fit(in, fit, runs);
   return fit;
+}
+
+namespace {
+
+// The cache key of a fit: every field of the runs the fit reads (source, GPU, recorder, request, config.json,
+// what the file lacks and the loader assumed, the steps),
+// and the profile's id, name, version, the digest of the JSON it was read from and its fittable parameters
+// (which a caller may have changed since), printed exactly (%.17g).
+std::string fit_key(const std::vector<RunFile>& runs, const StackProfile& stack) {
+  std::string k = stack.id + "|" + stack.display_name + "|" + stack.version;
+  char b[48];
+  std::snprintf(b, sizeof b, "|%016llx", static_cast<unsigned long long>(stack.source_digest));
+  k += b;
+  auto num = [&](double v) {
+    std::snprintf(b, sizeof b, "|%.17g", v);
+    k += b;
+  };
+  for (const auto& p : fit::fit_params()) num(stack.*(p.field));
+  for (const auto& r : runs) {
+    auto text = [&](const std::string& t) { k.append("|").append(t); };
+    for (const std::string& t : {r.source, r.gpu_id, r.recorder_source, r.model_config.dump()}) text(t);
+    for (const auto& [key, value] : r.request) k.append("|").append(key).append("=").append(value);
+    for (const auto* list : {&r.lacks, &r.notes})
+      for (const auto& item : *list) text(item);
+    for (const auto& st : r.steps) {
+      num(static_cast<double>(st.step));
+      num(st.wall_s);
+      num(static_cast<double>(st.count));
+      num(st.warmup ? 1 : 0);
+      num(st.max_allocated_bytes);
+      num(st.max_reserved_bytes);
+      for (const auto& mb : st.micro) {
+        num(static_cast<double>(mb.batch));
+        num(mb.seq_len);
+        num(mb.tokens);
+      }
+    }
+  }
+  return k;
+}
+
+}  // namespace
+
+Result<RunFitResult> RunFitCache::fit(const std::vector<RunFile>& runs, const Database& db,
+                                      const StackProfile& stack) {
+  char at[32];
+  std::snprintf(at, sizeof at, "%p|", static_cast<const void*>(&db));
+  const std::string key = at + fit_key(runs, stack);
+  const std::lock_guard<std::mutex> lock(m_);
+  for (const auto& [k, f] : kept_)
+    if (k == key) return f;
+  FTCOST_TRY(f, fit_stack_to_runs(runs, db, stack));
+  ++computed_;
+  constexpr std::size_t kKept = 4;
+  if (kept_.size() == kKept) kept_.erase(kept_.begin());
+  kept_.emplace_back(key, f);
+  return f;
 }
 
 Result<RunFile> read_run(const std::string& path, const Database& db, const FileReader& reader) {
@@ -219,13 +286,24 @@ Result<RunFile> read_run(const std::string& path, const Database& db, const File
   return run;
 }
 
-Status apply_run_file(Inputs& in, const std::string& path, const Database& db, const FileReader& reader) {
+void RunFitCache::clear() {
+  const std::lock_guard<std::mutex> lock(m_);
+  kept_.clear();
+}
+
+RunFitCache& run_fit_cache() {
+  static RunFitCache cache;
+  return cache;
+}
+
+Result<RunFile> load_run_for(const Inputs& in, const std::string& path, const Database& db,
+                             const FileReader& reader) {
   if (!reader)
     return make_error(Errc::io_error, "--run",
                       "file paths are not available here; load the run file in the UI");
   FTCOST_TRY(run, read_run(path, db, reader));
-  FTCOST_CHECK(apply_runs(in, {run}, db));
-  return Ok{};
+  FTCOST_CHECK(check_runs_for(in, {run}));
+  return run;
 }
 
 }  // namespace ftcost

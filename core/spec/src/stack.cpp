@@ -348,6 +348,11 @@ Result<StackProfile> parse_stack(const json& doc, const std::string& source) {
   FTCOST_CHECK(parse_stack_throughput(*t, s));
   FTCOST_CHECK(parse_model_support(doc, s));
   FTCOST_CHECK(parse_software_versions(r, s));
+  s.source_digest = 14695981039346656037ULL;  // FNV-1a offset basis
+  for (const char c : doc.dump()) {
+    s.source_digest ^= static_cast<unsigned char>(c);
+    s.source_digest *= 1099511628211ULL;  // FNV prime
+  }
   return s;
 }
 

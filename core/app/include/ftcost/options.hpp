@@ -14,6 +14,7 @@
 #pragma once
 
 #include "ftcost/estimate.hpp"
+#include "ftcost/run.hpp"
 
 #include <functional>
 #include <string>
@@ -44,6 +45,8 @@ struct ResolveState {
   const Request& req;
   const Database& db;
   const FileReader& reader;
+  // Where the run option puts its files, loaded and checked (Resolution::runs); nullptr: nowhere.
+  std::vector<RunFile>* runs = nullptr;
   // The value given for `key` ("" when not given).
   std::string get(const std::string& key) const;
   bool given(const std::string& key) const { return req.count(key) > 0; }
@@ -117,6 +120,9 @@ struct Resolution {
   bool ok = true;
   Error error;
   std::string failed_key;  // the option whose value was rejected ("" for request-level errors)
+  // --run's files, loaded and checked against the job; not yet fitted: resolve_request applies the refit
+  // once every option is resolved (apply_run_fit), and a resolution alone never fits.
+  std::vector<RunFile> runs;
 };
 Resolution resolve_partial(const Request& req, const Database& db, const FileReader& reader,
                            long today_days = -1);

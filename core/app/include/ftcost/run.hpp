@@ -10,7 +10,9 @@
 #include "ftcost/validate.hpp"
 
 #include <cstdint>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ftcost {
@@ -92,19 +94,51 @@ struct RunFitResult {
 Result<RunFitResult> fit_stack_to_runs(const std::vector<RunFile>& runs, const Database& db,
                                        const StackProfile& stack);
 
-// `ftcost estimate --run FILE...`: the fitted profile for the estimate `in` (which must be for the runs'
-// GPU, else an error naming `gpu`), with stack.fit.rms_log_residual set to the run residual combined with
-// the fitted parameters' uncertainty propagated to this configuration — at least the profile's own range
-// when the runs leave no degrees of freedom (time_shapes <= time_params_fitted: one step, or identical
-// ones), never a zero-width range from a fit through its points. A parameter fitted at the edge of its
-// physical range is warned about. Returns the fit as well.
+// `ftcost estimate --run FILE...` in three steps, so that a resolution never fits (issue 40): the option
+// only loads and checks (check_runs_for), the refit depends on the runs and the profile alone
+// (fit_stack_to_runs, once; RunFitCache keeps it across the calculator's changes), and apply_run_fit sets
+// it on the estimate after the request is resolved.
+//
+// check_runs_for: the runs must be for the estimate's GPU (else an error naming `<file>: gpu`) and the step
+// model (--model-kind step).
+Status check_runs_for(const Inputs& in, const std::vector<RunFile>& runs);
+// apply_run_fit: `fit` (of in.stack to `runs`) as the estimate's profile, with stack.fit.rms_log_residual
+// set to the run residual combined with the fitted parameters' uncertainty propagated to this
+// configuration — at least the profile's own range when the runs leave no degrees of freedom (time_shapes
+// <= time_params_fitted: one step, or identical ones), never a zero-width range from a fit through its
+// points. A parameter fitted at the edge of its physical range is warned about.
+void apply_run_fit(Inputs& in, RunFitResult fit, const std::vector<RunFile>& runs);
+// All three at once (the JSON API and `ftcost estimate`): check, fit in.stack to the runs, apply. Returns
+// the fit as well.
 Result<RunFitResult> apply_runs(Inputs& in, const std::vector<RunFile>& runs, const Database& db);
 
+// The fits of a profile to runs, kept while the runs, the profile and the database are the same (the
+// calculator resolves its job at every change; the fit depends on neither the job nor the change). The key
+// is the database's address, the runs' content (source, GPU, request, config.json, shapes, times, memory
+// figures) and the profile's id, name, version, source digest and fittable parameters, exactly.
+// resolve_request keeps one for the process (run_fit_cache()).
+class RunFitCache {
+ public:
+  Result<RunFitResult> fit(const std::vector<RunFile>& runs, const Database& db, const StackProfile& stack);
+  void clear();
+  std::size_t fits_computed() const { return computed_; }
+
+ private:
+  std::mutex m_;                                            // the core runs single-threaded; a caller may not
+  std::vector<std::pair<std::string, RunFitResult>> kept_;  // the last few, newest last
+  std::size_t computed_ = 0;
+};
+
+// The process's fits (resolve_request's): one estimate, its sweep, scaling series and comparisons share
+// a fit.
+RunFitCache& run_fit_cache();
+
 // The `run` job option's work (`ftcost estimate --run FILE`; the calculator's upload): reads the run file
-// through `reader`, parses it against `db` and applies it to `in` (apply_runs). Errors name "--run" (no
-// reader, unreadable file) or "<file>: <field>". Call it once the model, GPU, method, workload, stack and
-// calibration are resolved.
-Status apply_run_file(Inputs& in, const std::string& path, const Database& db, const FileReader& reader);
+// through `reader`, parses it against `db` and checks it against `in` (check_runs_for). Errors name "--run"
+// (no reader, unreadable file) or "<file>: <field>". The refit is not made here: resolve_request applies it
+// once every option is resolved (Resolution::runs).
+Result<RunFile> load_run_for(const Inputs& in, const std::string& path, const Database& db,
+                             const FileReader& reader);
 
 // The stack profile of `db` for recorded package versions (software: {"transformers": "5.17.0", ...}): the
 // deciding package is axolotl or LLaMA-Factory (llamafactory) when recorded (then transformers must be

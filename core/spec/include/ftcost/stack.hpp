@@ -4,6 +4,7 @@
 #include "ftcost/error.hpp"
 #include "ftcost/json_util.hpp"
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -109,6 +110,9 @@ struct StackProfile {
   double qlora_unquantized_param_bytes = 0;
   std::string version;   // the library versions the profile describes, for display
   std::string alias_of;  // a thin alias (LLaMA-Factory, axolotl): the profile it configures
+  // FNV-1a (64 bits) of the JSON the profile was read from (parse_stack; 0 for one built in code): tells two
+  // profiles of one id apart (a refit's cache key, RunFitCache).
+  std::uint64_t source_digest = 0;
   // step time
   double host_us_per_kernel = 7;      // host (Python + launch) time per forward kernel
   double backward_host_factor = 0.5;  // autograd issues backward kernels from C++
