@@ -316,10 +316,7 @@ Result<Inputs> resolve_request(const Request& req, const Database& db, const Fil
                                long today_days) {
   Resolution r = resolve_partial(req, db, reader, today_days);
   if (!r.ok) return r.error;
-  if (!r.runs.empty()) {
-    FTCOST_TRY(fit, run_fit_cache().fit(r.runs, db, r.in.stack));
-    apply_run_fit(r.in, std::move(fit), r.runs);
-  }
+  if (!r.runs.empty()) FTCOST_CHECK(apply_runs(r.in, r.runs, db));
   return std::move(r.in);
 }
 

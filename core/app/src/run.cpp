@@ -212,7 +212,7 @@ void apply_run_fit(Inputs& in, RunFitResult fit, const std::vector<RunFile>& run
 
 Result<RunFitResult> apply_runs(Inputs& in, const std::vector<RunFile>& runs, const Database& db) {
   FTCOST_CHECK(check_runs_for(in, runs));
-  FTCOST_TRY(fit, fit_stack_to_runs(runs, db, in.stack));
+  FTCOST_TRY(fit, run_fit_cache().fit(runs, db, in.stack));
   apply_run_fit(in, fit, runs);
   return fit;
 }

@@ -108,8 +108,8 @@ Status check_runs_for(const Inputs& in, const std::vector<RunFile>& runs);
 // <= time_params_fitted: one step, or identical ones), never a zero-width range from a fit through its
 // points. A parameter fitted at the edge of its physical range is warned about.
 void apply_run_fit(Inputs& in, RunFitResult fit, const std::vector<RunFile>& runs);
-// All three at once (the JSON API and `ftcost estimate`): check, fit in.stack to the runs, apply. Returns
-// the fit as well.
+// All three at once (resolve_request, after the last option): check, fit in.stack to the runs through
+// run_fit_cache(), apply. Returns the fit as well.
 Result<RunFitResult> apply_runs(Inputs& in, const std::vector<RunFile>& runs, const Database& db);
 
 // The fits of a profile to runs, kept while the runs, the profile and the database are the same (the
