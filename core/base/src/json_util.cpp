@@ -51,6 +51,15 @@ Result<json> parse_json_text(const std::string& text, const std::string& source,
   return j;
 }
 
+std::string join_ids(const std::vector<std::string>& ids) {
+  std::string s;
+  for (const auto& id : ids) {
+    if (!s.empty()) s += ", ";
+    s += id;
+  }
+  return s;
+}
+
 std::string join_path(const std::string& base, const std::string& key) {
   if (base.empty()) return key;
   return base + "." + key;

@@ -59,15 +59,6 @@ const T* find_id(const std::map<std::string, T>& m, const std::string& id) {
 
 }  // namespace
 
-std::string join_ids(const std::vector<std::string>& ids) {
-  std::string s;
-  for (const auto& id : ids) {
-    if (!s.empty()) s += ", ";
-    s += id;
-  }
-  return s;
-}
-
 std::string known_ids_hint(const std::string& typed, const std::vector<std::string>& ids,
                            const std::string& label) {
   return did_you_mean(typed, ids) + "; " + label + ": " + join_ids(ids);

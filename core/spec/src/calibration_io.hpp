@@ -32,15 +32,6 @@ inline std::string num(double v) {
   return buf;
 }
 
-inline std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (i) s += ", ";
-    s += v[i];
-  }
-  return s;
-}
-
 struct Range {
   double lo;
   double hi;
@@ -116,7 +107,7 @@ class Obj {
     std::string s = str(key);
     if (!f || !ctx_.ok() || std::find(f->values.begin(), f->values.end(), s) != f->values.end()) return s;
     ctx_.fail(Errc::invalid_value, at(path_, key),
-              "must be one of " + join(f->values) + " (got \"" + s + "\")");
+              "must be one of " + join_ids(f->values) + " (got \"" + s + "\")");
     return s;
   }
   // An array of the list's allowed values; `what` names one in the error ("benchmark family").
@@ -207,7 +198,8 @@ class Obj {
       if (s == a) return s;
       names.emplace_back(a);
     }
-    ctx_.fail(Errc::invalid_value, at(path_, key), "must be one of " + join(names) + " (got \"" + s + "\")");
+    ctx_.fail(Errc::invalid_value, at(path_, key),
+              "must be one of " + join_ids(names) + " (got \"" + s + "\")");
     return s;
   }
   // A statistic whose range is the list's (that of prefix_median; p10 and p90 have the same).
@@ -255,7 +247,8 @@ class Obj {
     for (auto it = j_->begin(); it != j_->end(); ++it) {
       if (!seen_.count(it.key())) {
         std::vector<std::string> known(seen_.begin(), seen_.end());
-        ctx_.fail(Errc::unknown_key, at(path_, it.key()), "unknown key (known here: " + join(known) + ")");
+        ctx_.fail(Errc::unknown_key, at(path_, it.key()),
+                  "unknown key (known here: " + join_ids(known) + ")");
         return;
       }
     }

@@ -15,24 +15,18 @@ namespace {
 
 std::string idx(const std::string& base, std::size_t i) { return base + "[" + std::to_string(i) + "]"; }
 
-// "a, b, c" (the allowed values in a message).
-std::string listed(const std::vector<std::string>& values) {
-  std::string s;
-  for (const auto& v : values) s += (s.empty() ? "" : ", ") + v;
-  return s;
-}
-
 Result<std::string> opt_choice(const json& obj, const std::string& key, const std::string& path,
                                const std::vector<std::string>& allowed) {
   if (!has(obj, key)) return std::string();
   const json& v = obj.at(key);
   if (!v.is_string())
-    return make_error(Errc::wrong_type, join_path(path, key), "must be a string: one of " + listed(allowed));
+    return make_error(Errc::wrong_type, join_path(path, key),
+                      "must be a string: one of " + join_ids(allowed));
   const std::string s = v.get<std::string>();
   for (const auto& a : allowed)
     if (s == a) return s;
   return make_error(Errc::invalid_value, join_path(path, key),
-                    "must be one of " + listed(allowed) + ", got \"" + s + "\"");
+                    "must be one of " + join_ids(allowed) + ", got \"" + s + "\"");
 }
 
 double opt_bytes(const json& obj, const std::string& key) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace ftcost {
 
@@ -21,6 +22,8 @@ Result<json> parse_json_text(const std::string& text, const std::string& source,
                              std::size_t max_bytes = std::size_t{8} * 1024 * 1024, int max_depth = 64);
 
 std::string join_path(const std::string& base, const std::string& key);
+// "a, b, c" for messages (ids, allowed values, known keys).
+std::string join_ids(const std::vector<std::string>& ids);
 
 // Required fields.
 Result<double> get_number(const json& obj, const std::string& key, const std::string& path);

@@ -71,8 +71,6 @@ class Database {
   std::vector<DbProblem> problems_;
 };
 
-// "a, b, c" for messages.
-std::string join_ids(const std::vector<std::string>& ids);
 // The tail of an unknown-id message: " (did you mean \"x\"?)" when a known id is close (suggest.hpp), then
 // "; <label>: a, b, c".
 std::string known_ids_hint(const std::string& typed, const std::vector<std::string>& ids,
